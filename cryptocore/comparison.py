@@ -1,0 +1,136 @@
+"""DGK-style secure comparison, one round trip (crypto.md, "Secure comparison").
+
+The value holder A has x, the key holder B has y and the Paillier key; both
+are ℓ-bit non-negative integers. Only B learns [x > y]:
+
+1. B → A  `EncryptedBits`: Enc(y_0) … Enc(y_{ℓ−1}).
+2. A → B  `MaskedDifferences`: for each i, Enc(r_i · c_i) with
+   c_i = x_i − y_i − 1 + 3·Σ_{j>i}(x_j ⊕ y_j) and r_i uniform in Z_n^*,
+   re-randomised and shuffled.
+3. B decrypts: some c_i is zero iff x > y (at the highest differing bit,
+   x_i = 1 and y_i = 0; every other c_i is −1 or at least 1).
+
+The messages are plain objects holding wire-form ciphertexts, so a transport
+can carry them unchanged.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+import gmpy2
+
+from cryptocore import ciphertext as ct
+from cryptocore.errors import CryptoError, ProtocolStateError
+from cryptocore.paillier import KeyPair, PublicKey
+
+
+@dataclass(frozen=True)
+class EncryptedBits:
+    """Step 1, B → A: B's bits y_0 (least significant) … y_{ℓ−1}, encrypted."""
+
+    key_id: bytes
+    ciphertexts: tuple[bytes, ...]
+
+
+@dataclass(frozen=True)
+class MaskedDifferences:
+    """Step 2, A → B: the blinded, shuffled Enc(r_i · c_i)."""
+
+    key_id: bytes
+    ciphertexts: tuple[bytes, ...]
+
+
+def _check_operand(value: int, bits: int) -> None:
+    if bits < 1:
+        raise ValueError("comparison width must be positive")
+    if not 0 <= value < 1 << bits:
+        raise CryptoError(f"comparison operand outside [0, 2^{bits})")
+
+
+def _decode_all(public: PublicKey, key_id: bytes, ciphertexts: tuple[bytes, ...], bits: int) -> list[int]:
+    ct.check_key_id(public.paillier, key_id)
+    if len(ciphertexts) != bits:
+        raise CryptoError(f"expected {bits} ciphertexts, got {len(ciphertexts)}")
+    return [ct.from_bytes(public.paillier, data) for data in ciphertexts]
+
+
+def _random_unit(n: int) -> int:
+    while True:
+        candidate = secrets.randbelow(n)
+        if candidate and gmpy2.gcd(candidate, n) == 1:
+            return candidate
+
+
+class ComparisonKeyHolder:
+    """Role B: holds y and the private key; learns [x > y]."""
+
+    def __init__(self, keypair: KeyPair, y: int, bits: int):
+        _check_operand(y, bits)
+        self._keypair = keypair
+        self._y = y
+        self.bits = bits
+        self._sent = False
+        self.result: bool | None = None
+
+    def encrypted_bits(self) -> EncryptedBits:
+        if self._sent:
+            raise ProtocolStateError("the encrypted bits were already sent")
+        public = self._keypair.public
+        ciphertexts = tuple(
+            ct.to_bytes(public.paillier, public.encryptor.encrypt((self._y >> i) & 1)) for i in range(self.bits)
+        )
+        self._sent = True
+        return EncryptedBits(public.key_id, ciphertexts)
+
+    def receive(self, message: MaskedDifferences) -> bool:
+        """Decide [x > y] from A's answer."""
+        if not self._sent or self.result is not None:
+            raise ProtocolStateError("masked differences arrive once, after the encrypted bits")
+        values = _decode_all(self._keypair.public, message.key_id, message.ciphertexts, self.bits)
+        self.result = any(self._keypair.is_zero(value) for value in values)
+        return self.result
+
+
+class ComparisonValueHolder:
+    """Role A: holds x; learns nothing."""
+
+    def __init__(self, public: PublicKey, x: int, bits: int):
+        _check_operand(x, bits)
+        self._public = public
+        self._x = x
+        self.bits = bits
+        self._answered = False
+
+    def respond(self, message: EncryptedBits) -> MaskedDifferences:
+        if self._answered:
+            raise ProtocolStateError("this comparison was already answered")
+        public = self._public
+        paillier = public.paillier
+        n, nsquare = paillier.n, paillier.nsquare
+        encrypted_y = _decode_all(public, message.key_id, message.ciphertexts, self.bits)
+        blinded = []
+        suffix_xor = gmpy2.mpz(1)  # Enc(Σ_{j>i} x_j ⊕ y_j), starting from an empty sum
+        for i in reversed(range(self.bits)):
+            x_i = (self._x >> i) & 1
+            enc_y = encrypted_y[i]
+            enc_minus_y = gmpy2.invert(enc_y, nsquare)
+            # Enc(x_i − 1 − y_i + 3·S_i)
+            difference = (1 + (x_i - 1) % n * n) * enc_minus_y % nsquare
+            difference = difference * gmpy2.powmod(suffix_xor, 3, nsquare) % nsquare
+            mask = _random_unit(n)
+            blinded.append(public.encryptor.rerandomise(int(gmpy2.powmod(difference, mask, nsquare))))
+            # x_i ⊕ y_i is y_i when x_i = 0 and 1 − y_i when x_i = 1.
+            enc_xor = enc_y if x_i == 0 else (1 + n) * enc_minus_y % nsquare
+            suffix_xor = suffix_xor * enc_xor % nsquare
+        secrets.SystemRandom().shuffle(blinded)
+        self._answered = True
+        return MaskedDifferences(public.key_id, tuple(ct.to_bytes(paillier, value) for value in blinded))
+
+
+def compare(keypair: KeyPair, x: int, y: int, bits: int) -> bool:
+    """Both roles in one process: [x > y] as B learns it (reference and benchmarks)."""
+    key_holder = ComparisonKeyHolder(keypair, y, bits)
+    value_holder = ComparisonValueHolder(keypair.public, x, bits)
+    return key_holder.receive(value_holder.respond(key_holder.encrypted_bits()))

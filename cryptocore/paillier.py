@@ -1,0 +1,90 @@
+"""Plain Paillier key pairs (the parties' ξ and Charlie's ζ) on `phe` key objects.
+
+p ≡ q ≡ 3 (mod 4), which `phe`'s own generator does not guarantee and the
+fast encryption needs, so the primes are generated here and wrapped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+import gmpy2
+from phe import PaillierPrivateKey, PaillierPublicKey
+
+from cryptocore import ciphertext as ct
+from cryptocore.fast_encryption import FastEncryptor, generate_hs
+from cryptocore.primes import blum_prime, distinct_prime_pair
+
+DEFAULT_KEY_BITS = 2048
+MIN_KEY_BITS = 1024  # allowed for tests and quick demos only
+
+
+def check_key_bits(bits: int) -> None:
+    if bits < MIN_KEY_BITS or bits % 2:
+        raise ValueError(f"key size must be an even number of bits ≥ {MIN_KEY_BITS}, got {bits}")
+
+
+def modulus_from_primes(p: int, q: int, bits: int) -> int:
+    n = p * q
+    if n.bit_length() != bits:
+        raise ValueError("primes do not give a modulus of the requested size")
+    return n
+
+
+@dataclass(frozen=True)
+class PublicKey:
+    """What a Paillier public key publishes: n and h_s; its id is SHA-256(n)."""
+
+    paillier: PaillierPublicKey
+    hs: int
+
+    @property
+    def n(self) -> int:
+        return self.paillier.n
+
+    @cached_property
+    def key_id(self) -> bytes:
+        return ct.key_id(self.paillier)
+
+    @cached_property
+    def encryptor(self) -> FastEncryptor:
+        return FastEncryptor(self.paillier, self.hs)
+
+    def to_dict(self) -> dict:
+        return {"n": hex(self.n), "hs": hex(self.hs), "key_id": self.key_id.hex()}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "PublicKey":
+        paillier = PaillierPublicKey(int(data["n"], 16))
+        key = cls(paillier, ct.validate(paillier, int(data["hs"], 16)))
+        if "key_id" in data and bytes.fromhex(data["key_id"]) != key.key_id:
+            raise ValueError("public key id does not match its modulus")
+        return key
+
+
+@dataclass(frozen=True)
+class KeyPair:
+    public: PublicKey
+    private: PaillierPrivateKey
+
+    def decrypt(self, ciphertext: int) -> int:
+        """Signed plaintext of a validated ciphertext."""
+        ct.validate(self.public.paillier, ciphertext)
+        return ct.decode_signed(self.public.paillier, self.private.raw_decrypt(ciphertext))
+
+    def is_zero(self, ciphertext: int) -> bool:
+        """Whether the plaintext is 0 mod p, from the p-half of CRT alone.
+
+        c = (1+n)^m r^n gives c^(p−1) ≡ 1 + (p−1)·m·n (mod p²), which is 1
+        exactly when p | m. Callers make m ≢ 0 mod p unless m = 0.
+        """
+        p = self.private.p
+        return gmpy2.powmod(ciphertext, p - 1, self.private.psquare) == 1
+
+
+def generate_keypair(bits: int = DEFAULT_KEY_BITS) -> KeyPair:
+    check_key_bits(bits)
+    p, q = distinct_prime_pair(bits // 2, blum_prime)
+    paillier = PaillierPublicKey(modulus_from_primes(p, q, bits))
+    return KeyPair(PublicKey(paillier, generate_hs(paillier)), PaillierPrivateKey(paillier, p, q))

@@ -1,0 +1,282 @@
+"""Threshold Paillier with verifiable partial decryption (Shoup / Damgård–Jurik, s = 1).
+
+crypto.md, "Threshold Paillier": a trusted dealer splits d (d ≡ 0 mod m,
+d ≡ 1 mod n) with a degree t−1 polynomial over Z_{nm}; holder i partially
+decrypts with c^(2Δ·s_i) and proves it with a Chaum–Pedersen proof against
+its public verification key v_i = v^(Δ·s_i); any t verified shares combine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import secrets
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import gmpy2
+from phe import PaillierPublicKey
+
+from cryptocore import ciphertext as ct
+from cryptocore.errors import InvalidCiphertext, InvalidShare, NotEnoughShares
+from cryptocore.fast_encryption import generate_hs
+from cryptocore.paillier import PublicKey, check_key_bits, modulus_from_primes
+from cryptocore.primes import distinct_prime_pair, safe_prime
+
+PROOF_DOMAIN_TAG = b"mpdp/threshold-paillier/partial-decryption/v1"
+CHALLENGE_BITS = 128
+
+
+@dataclass(frozen=True)
+class ThresholdPublicKey:
+    """Public part of a threshold key: n, t, ℓ, v, v_1..v_ℓ and h_s. No m, p′, q′."""
+
+    n: int
+    threshold: int
+    verification_base: int  # v
+    verification_keys: tuple[int, ...]  # v_1..v_ℓ
+    hs: int
+
+    def __post_init__(self):
+        if not 1 <= self.threshold <= self.holders:
+            raise ValueError("threshold must be between 1 and the number of key holders")
+
+    @property
+    def holders(self) -> int:
+        return len(self.verification_keys)
+
+    @cached_property
+    def paillier(self) -> PaillierPublicKey:
+        return PaillierPublicKey(self.n)
+
+    @cached_property
+    def encryption_key(self) -> PublicKey:
+        return PublicKey(self.paillier, self.hs)
+
+    @property
+    def key_id(self) -> bytes:
+        return self.encryption_key.key_id
+
+    @property
+    def encryptor(self):
+        return self.encryption_key.encryptor
+
+    @cached_property
+    def delta(self) -> int:
+        return math.factorial(self.holders)
+
+    def verification_key(self, holder: int) -> int:
+        if not 1 <= holder <= self.holders:
+            raise InvalidShare(holder, "no such key holder")
+        return self.verification_keys[holder - 1]
+
+    @cached_property
+    def proof_randomness_bits(self) -> int:
+        # r must hide e·Δ·s_i (≤ |n²| + 128 + log₂Δ bits) statistically.
+        return self.paillier.nsquare.bit_length() + (self.delta - 1).bit_length() + 256
+
+
+@dataclass(frozen=True)
+class PartialDecryption:
+    """Holder i's share c_i = c^(2Δ·s_i) with its proof (e, z); e = 0, z = 0 when unproven."""
+
+    holder: int
+    value: int
+    challenge: int = 0
+    response: int = 0
+
+
+@dataclass(frozen=True)
+class KeyShare:
+    index: int
+    secret: int = field(repr=False)
+    public: ThresholdPublicKey
+
+    def decryption_share(self, ciphertext: int) -> int:
+        """c^(2Δ·s_i) mod n², without a proof."""
+        ct.validate(self.public.paillier, ciphertext)
+        exponent = 2 * self.public.delta * self.secret
+        return int(gmpy2.powmod(ciphertext, exponent, self.public.paillier.nsquare))
+
+    def partial_decrypt(self, ciphertext: int, context: bytes = b"") -> PartialDecryption:
+        """Partial decryption with a Chaum–Pedersen proof that log_{c⁴}(c_i²) = log_v(v_i)."""
+        public = self.public
+        nsquare = public.paillier.nsquare
+        value = self.decryption_share(ciphertext)
+        c4 = gmpy2.powmod(ciphertext, 4, nsquare)
+        r = secrets.randbits(public.proof_randomness_bits)
+        a = gmpy2.powmod(c4, r, nsquare)
+        b = gmpy2.powmod(public.verification_base, r, nsquare)
+        challenge = _challenge(public, self.index, context, c4, value * value % nsquare, a, b)
+        response = r + challenge * public.delta * self.secret
+        return PartialDecryption(self.index, value, challenge, int(response))
+
+
+def _fixed(value: int, width: int) -> bytes:
+    return int(value).to_bytes(width, "big")
+
+
+def _challenge(public: ThresholdPublicKey, holder: int, context: bytes, c4, ci2, a, b) -> int:
+    """Fiat–Shamir challenge; every field length-prefixed, group elements fixed-width."""
+    width = ct.ciphertext_length(public.paillier)
+    fields = [
+        PROOF_DOMAIN_TAG,
+        public.key_id,
+        _fixed(holder, 4),
+        context,
+        _fixed(c4, width),
+        _fixed(ci2, width),
+        _fixed(public.verification_base, width),
+        _fixed(public.verification_key(holder), width),
+        _fixed(a, width),
+        _fixed(b, width),
+    ]
+    digest = hashlib.sha256()
+    for item in fields:
+        digest.update(len(item).to_bytes(4, "big"))
+        digest.update(item)
+    return int.from_bytes(digest.digest()[: CHALLENGE_BITS // 8], "big")
+
+
+def verify(public: ThresholdPublicKey, ciphertext: int, partial: PartialDecryption, context: bytes = b"") -> None:
+    """Raise InvalidShare unless the partial decryption's proof holds.
+
+    v and v_i come from the public key, never from the message.
+    """
+    holder = partial.holder
+    nsquare = public.paillier.nsquare
+    verification_key = public.verification_key(holder)
+    try:
+        ct.validate(public.paillier, partial.value)
+    except InvalidCiphertext as error:
+        raise InvalidShare(holder, f"share value invalid: {error}") from None
+    if not 0 <= partial.challenge < 1 << CHALLENGE_BITS:
+        raise InvalidShare(holder, "challenge out of range")
+    max_response = (1 << public.proof_randomness_bits) + (1 << CHALLENGE_BITS) * public.delta * nsquare
+    if not 0 <= partial.response < max_response:
+        raise InvalidShare(holder, "response out of range")
+    c4 = gmpy2.powmod(ciphertext, 4, nsquare)
+    ci2 = gmpy2.powmod(partial.value, 2, nsquare)
+    a = gmpy2.powmod(c4, partial.response, nsquare) * gmpy2.powmod(ci2, -partial.challenge, nsquare) % nsquare
+    b = (
+        gmpy2.powmod(public.verification_base, partial.response, nsquare)
+        * gmpy2.powmod(verification_key, -partial.challenge, nsquare)
+        % nsquare
+    )
+    if _challenge(public, holder, context, c4, ci2, a, b) != partial.challenge:
+        raise InvalidShare(holder, "proof of correct decryption does not verify")
+
+
+def lagrange_coefficient(delta: int, holders: list[int], holder: int) -> int:
+    """λ_{0,i} = Δ · Π_{j∈S∖{i}} j / (j − i), an exact integer."""
+    numerator, denominator = delta, 1
+    for other in holders:
+        if other != holder:
+            numerator *= other
+            denominator *= other - holder
+    quotient, remainder = divmod(numerator, denominator)
+    assert remainder == 0, "Δ·Π j/(j−i) is an integer for every set of distinct holders"
+    return quotient
+
+
+def combine(public: ThresholdPublicKey, partials: list[PartialDecryption]) -> int:
+    """Plaintext residue in [0, n) from exactly t shares (assumed verified)."""
+    if len(partials) != public.threshold:
+        raise NotEnoughShares(public.threshold, len(partials), {})
+    holders = [partial.holder for partial in partials]
+    if len(set(holders)) != len(holders):
+        raise ValueError("partial decryptions from the same holder twice")
+    n, nsquare = public.n, public.paillier.nsquare
+    combined = gmpy2.mpz(1)
+    for partial in partials:
+        exponent = 2 * lagrange_coefficient(public.delta, holders, partial.holder)
+        combined = combined * gmpy2.powmod(partial.value, exponent, nsquare) % nsquare
+    scale = gmpy2.invert(4 * public.delta * public.delta, n)
+    return int((combined - 1) // n * scale % n)
+
+
+def decrypt(
+    public: ThresholdPublicKey, ciphertext: int, partials: list[PartialDecryption], context: bytes = b""
+) -> tuple[int, dict[int, str]]:
+    """Verify every share, drop and name the bad ones, combine t good ones.
+
+    Returns (signed plaintext, {rejected holder: reason}); raises
+    NotEnoughShares when fewer than t shares verify.
+    """
+    ct.validate(public.paillier, ciphertext)
+    valid: dict[int, PartialDecryption] = {}
+    rejected: dict[int, str] = {}
+    for partial in partials:
+        if partial.holder in valid or partial.holder in rejected:
+            rejected[partial.holder] = "more than one share from this holder"
+            valid.pop(partial.holder, None)
+            continue
+        try:
+            verify(public, ciphertext, partial, context)
+        except InvalidShare as error:
+            rejected[partial.holder] = error.reason
+        else:
+            valid[partial.holder] = partial
+    if len(valid) < public.threshold:
+        raise NotEnoughShares(public.threshold, len(valid), rejected)
+    chosen = sorted(valid.values(), key=lambda partial: partial.holder)[: public.threshold]
+    return ct.decode_signed(public.paillier, combine(public, chosen)), rejected
+
+
+@dataclass(frozen=True)
+class SafePrimes:
+    """The dealer's secret: p = 2p′+1, q = 2q′+1. Discarded after dealing."""
+
+    p: int
+    q: int
+
+    @classmethod
+    def generate(cls, bits: int) -> "SafePrimes":
+        check_key_bits(bits)
+        return cls(*distinct_prime_pair(bits // 2, safe_prime))
+
+
+def _random_generator_of_squares(primes: SafePrimes, n: int, nsquare: int) -> int:
+    """A random square of Z*_{n²} of full order n·m (m = p′q′)."""
+    order = n * ((primes.p - 1) // 2) * ((primes.q - 1) // 2)
+    factors = (primes.p, primes.q, (primes.p - 1) // 2, (primes.q - 1) // 2)
+    while True:
+        root = secrets.randbelow(nsquare - 2) + 2
+        if gmpy2.gcd(root, n) != 1:
+            continue
+        v = gmpy2.powmod(root, 2, nsquare)
+        if all(gmpy2.powmod(v, order // factor, nsquare) != 1 for factor in factors):
+            return int(v)
+
+
+def deal(primes: SafePrimes, threshold: int, holders: int) -> tuple[ThresholdPublicKey, list[KeyShare]]:
+    """Trusted-dealer key generation: the public key and one share per holder."""
+    if not 1 <= threshold <= holders:
+        raise ValueError("need 1 ≤ threshold ≤ holders")
+    bits = 2 * primes.p.bit_length()
+    n = modulus_from_primes(primes.p, primes.q, bits)
+    nsquare = n * n
+    m = ((primes.p - 1) // 2) * ((primes.q - 1) // 2)
+    nm = n * m
+    d = m * int(gmpy2.invert(m, n))  # d ≡ 0 (mod m), d ≡ 1 (mod n)
+    coefficients = [d] + [secrets.randbelow(nm) for _ in range(threshold - 1)]
+    secrets_by_holder = [
+        sum(coefficient * index**power for power, coefficient in enumerate(coefficients)) % nm
+        for index in range(1, holders + 1)
+    ]
+    delta = math.factorial(holders)
+    v = _random_generator_of_squares(primes, n, nsquare)
+    verification_keys = tuple(int(gmpy2.powmod(v, delta * s, nsquare)) for s in secrets_by_holder)
+    public = ThresholdPublicKey(
+        n=n,
+        threshold=threshold,
+        verification_base=v,
+        verification_keys=verification_keys,
+        hs=generate_hs(PaillierPublicKey(n)),
+    )
+    shares = [KeyShare(index, secret, public) for index, secret in enumerate(secrets_by_holder, start=1)]
+    return public, shares
+
+
+def generate_threshold_key(bits: int, threshold: int, holders: int) -> tuple[ThresholdPublicKey, list[KeyShare]]:
+    return deal(SafePrimes.generate(bits), threshold, holders)

@@ -1,0 +1,33 @@
+"""Shared test keys: 1024-bit, generated once per test session (the benchmarks use 2048)."""
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+from cryptocore.paillier import generate_keypair
+from cryptocore.threshold import generate_threshold_key
+
+TEST_KEY_BITS = 1024
+
+settings.register_profile(
+    "crypto",
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+settings.load_profile("crypto")
+
+
+@pytest.fixture(scope="session")
+def keypair():
+    return generate_keypair(TEST_KEY_BITS)
+
+
+@pytest.fixture(scope="session")
+def other_keypair():
+    return generate_keypair(TEST_KEY_BITS)
+
+
+@pytest.fixture(scope="session")
+def threshold_key():
+    """(public key, shares) with t = 3 of ℓ = 5."""
+    return generate_threshold_key(TEST_KEY_BITS, threshold=3, holders=5)

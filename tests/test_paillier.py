@@ -1,0 +1,132 @@
+import secrets
+
+import gmpy2
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from phe import EncryptedNumber
+
+from cryptocore import ciphertext as ct
+from cryptocore.errors import InvalidCiphertext, KeyMismatch
+from cryptocore.fixed_base import FixedBaseTable
+from cryptocore.paillier import PublicKey, generate_keypair
+
+SIGNED = st.integers(min_value=-(2**200), max_value=2**200)
+
+
+def test_primes_are_blum_and_modulus_exact(keypair):
+    assert keypair.private.p % 4 == 3 and keypair.private.q % 4 == 3
+    assert keypair.public.n.bit_length() == 1024
+
+
+def test_key_size_limits():
+    with pytest.raises(ValueError):
+        generate_keypair(512)
+    with pytest.raises(ValueError):
+        generate_keypair(1025)
+
+
+@given(SIGNED)
+def test_fast_encryption_decrypts_with_phe(keypair, value):
+    c = keypair.public.encryptor.encrypt(value)
+    assert keypair.decrypt(c) == value
+    # phe's own objects decrypt it too (g = n + 1, exponent 0).
+    assert keypair.private.decrypt(EncryptedNumber(keypair.public.paillier, c, 0)) == value
+
+
+@given(SIGNED, SIGNED)
+def test_phe_and_fast_ciphertexts_mix(keypair, a, b):
+    phe_ciphertext = keypair.public.paillier.encrypt(a).ciphertext()
+    fast_ciphertext = keypair.public.encryptor.encrypt(b)
+    ct.validate(keypair.public.paillier, phe_ciphertext)
+    assert keypair.decrypt(ct.add(keypair.public.paillier, phe_ciphertext, fast_ciphertext)) == a + b
+
+
+@given(SIGNED, st.integers(min_value=-(2**100), max_value=2**100))
+def test_scalar_multiply_and_add_plain(keypair, value, scalar):
+    paillier = keypair.public.paillier
+    c = keypair.public.encryptor.encrypt(value)
+    assert keypair.decrypt(ct.scalar_multiply(paillier, c, scalar)) == value * scalar
+    assert keypair.decrypt(ct.add_plain(paillier, c, scalar)) == value + scalar
+
+
+@given(st.lists(SIGNED, min_size=1, max_size=30))
+def test_sum_of_many(keypair, values):
+    ciphertexts = [keypair.public.encryptor.encrypt(v) for v in values]
+    assert keypair.decrypt(ct.add(keypair.public.paillier, *ciphertexts)) == sum(values)
+
+
+def test_rerandomise_changes_ciphertext_not_plaintext(keypair):
+    c = keypair.public.encryptor.encrypt(42)
+    fresh = keypair.public.encryptor.rerandomise(c)
+    assert fresh != c and keypair.decrypt(fresh) == 42
+
+
+def test_encryption_is_randomised(keypair):
+    e = keypair.public.encryptor
+    assert len({e.encrypt(7) for _ in range(5)}) == 5
+
+
+def test_plaintext_magnitude_limit(keypair):
+    with pytest.raises(ValueError):
+        keypair.public.encryptor.encrypt(keypair.public.n // 2)
+
+
+def test_validation_rejects_out_of_group(keypair):
+    paillier = keypair.public.paillier
+    for bad in (0, paillier.nsquare, paillier.nsquare + 5, -3, keypair.private.p * 12345):
+        with pytest.raises(InvalidCiphertext):
+            ct.validate(paillier, bad)
+
+
+def test_wire_form_is_fixed_length_and_checked(keypair):
+    paillier = keypair.public.paillier
+    c = keypair.public.encryptor.encrypt(1)
+    data = ct.to_bytes(paillier, c)
+    assert len(data) == 2 * 128 == ct.ciphertext_length(paillier)
+    assert ct.from_bytes(paillier, data) == c
+    with pytest.raises(InvalidCiphertext):
+        ct.from_bytes(paillier, data[1:])
+    with pytest.raises(InvalidCiphertext):
+        ct.from_bytes(paillier, b"\x00" * len(data))
+    with pytest.raises(InvalidCiphertext):
+        ct.from_bytes(paillier, b"\xff" * len(data))  # ≥ n²
+
+
+def test_key_id_is_sha256_of_n_and_checked(keypair, other_keypair):
+    import hashlib
+
+    assert keypair.public.key_id == hashlib.sha256(keypair.public.n.to_bytes(128, "big")).digest()
+    ct.check_key_id(keypair.public.paillier, keypair.public.key_id)
+    with pytest.raises(KeyMismatch):
+        ct.check_key_id(keypair.public.paillier, other_keypair.public.key_id)
+
+
+def test_public_key_round_trip_and_tamper(keypair):
+    data = keypair.public.to_dict()
+    restored = PublicKey.from_dict(data)
+    assert restored.n == keypair.public.n and restored.hs == keypair.public.hs
+    assert keypair.decrypt(restored.encryptor.encrypt(-9)) == -9
+    with pytest.raises(ValueError):
+        PublicKey.from_dict({**data, "key_id": "00" * 32})
+
+
+def test_zero_test_uses_crt_half(keypair):
+    e = keypair.public.encryptor
+    assert keypair.is_zero(e.encrypt(0))
+    assert not keypair.is_zero(e.encrypt(1))
+    assert not keypair.is_zero(e.encrypt(-1))
+
+
+@given(st.integers(min_value=0, max_value=2**512 - 1))
+def test_fixed_base_table_matches_powmod(keypair, exponent):
+    modulus = keypair.public.paillier.nsquare
+    table = FixedBaseTable(keypair.public.hs, modulus, 512, window_bits=5)
+    assert table.pow(exponent) == gmpy2.powmod(keypair.public.hs, exponent, modulus)
+
+
+def test_fixed_base_table_rejects_long_exponent(keypair):
+    table = FixedBaseTable(3, keypair.public.paillier.nsquare, 64)
+    with pytest.raises(ValueError):
+        table.pow(1 << 64)
+    assert table.pow(secrets.randbits(64) | 1) != 1

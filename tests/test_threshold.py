@@ -1,0 +1,181 @@
+import itertools
+import json
+import math
+import stat
+
+import gmpy2
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from phe import PaillierPublicKey
+
+from cryptocore import keyfiles
+from cryptocore.errors import InvalidShare, NotEnoughShares
+from cryptocore.threshold import PartialDecryption, SafePrimes, combine, deal, decrypt, verify
+
+SIGNED = st.integers(min_value=-(2**300), max_value=2**300)
+CONTEXT = b"session-1/query-0"
+
+
+def test_public_key_shape(threshold_key):
+    public, shares = threshold_key
+    assert public.threshold == 3 and public.holders == 5 and len(shares) == 5
+    assert public.delta == math.factorial(5)
+    assert public.n.bit_length() == 1024
+
+
+@given(SIGNED)
+def test_every_t_subset_combines_to_the_plaintext(threshold_key, value):
+    public, shares = threshold_key
+    c = public.encryptor.encrypt(value)
+    partials = [share.partial_decrypt(c, CONTEXT) for share in shares]
+    for partial in partials:
+        verify(public, c, partial, CONTEXT)
+    residues = {combine(public, list(subset)) for subset in itertools.combinations(partials, public.threshold)}
+    assert residues == {value % public.n}
+
+
+def test_phe_ciphertext_decrypts_through_threshold_shares(threshold_key):
+    public, shares = threshold_key
+    phe_key = PaillierPublicKey(public.n)  # plain phe, knowing only n
+    for value in (0, 1, -1, 123456789, -(2**100)):
+        c = phe_key.encrypt(value).ciphertext()
+        partials = [share.partial_decrypt(c, CONTEXT) for share in shares[2:]]
+        assert decrypt(public, c, partials, CONTEXT) == (value, {})
+
+
+def _tamperings(public, partial):
+    nsquare = public.paillier.nsquare
+    yield "value times g", PartialDecryption(partial.holder, partial.value * (public.n + 1) % nsquare, partial.challenge, partial.response)
+    yield "value squared", PartialDecryption(partial.holder, partial.value**2 % nsquare, partial.challenge, partial.response)
+    yield "response + 1", PartialDecryption(partial.holder, partial.value, partial.challenge, partial.response + 1)
+    yield "challenge + 1", PartialDecryption(partial.holder, partial.value, partial.challenge + 1, partial.response)
+    yield "claims another holder", PartialDecryption(partial.holder % public.holders + 1, partial.value, partial.challenge, partial.response)
+
+
+@given(SIGNED, st.integers(min_value=0, max_value=4))
+def test_tampered_share_is_rejected_by_its_proof(threshold_key, value, holder):
+    public, shares = threshold_key
+    c = public.encryptor.encrypt(value)
+    honest = shares[holder].partial_decrypt(c, CONTEXT)
+    verify(public, c, honest, CONTEXT)
+    for _, bad in _tamperings(public, honest):
+        with pytest.raises(InvalidShare):
+            verify(public, c, bad, CONTEXT)
+
+
+def test_proof_is_bound_to_ciphertext_and_context(threshold_key):
+    public, shares = threshold_key
+    c = public.encryptor.encrypt(5)
+    partial = shares[0].partial_decrypt(c, CONTEXT)
+    with pytest.raises(InvalidShare):
+        verify(public, c, partial, b"another session")
+    with pytest.raises(InvalidShare):
+        verify(public, public.encryptor.rerandomise(c), partial, CONTEXT)
+
+
+def test_unproven_share_is_rejected(threshold_key):
+    public, shares = threshold_key
+    c = public.encryptor.encrypt(5)
+    with pytest.raises(InvalidShare):
+        verify(public, c, PartialDecryption(1, shares[0].decryption_share(c)), CONTEXT)
+
+
+def test_bad_share_is_named_and_excluded(threshold_key):
+    public, shares = threshold_key
+    c = public.encryptor.encrypt(-77)
+    partials = [share.partial_decrypt(c, CONTEXT) for share in shares[:4]]
+    partials[1] = next(_tamperings(public, partials[1]))[1]
+    value, rejected = decrypt(public, c, partials, CONTEXT)
+    assert value == -77
+    assert list(rejected) == [2]
+
+
+def test_too_few_valid_shares_name_the_bad_ones(threshold_key):
+    public, shares = threshold_key
+    c = public.encryptor.encrypt(3)
+    partials = [share.partial_decrypt(c, CONTEXT) for share in shares[:3]]
+    partials[0] = next(_tamperings(public, partials[0]))[1]
+    with pytest.raises(NotEnoughShares) as raised:
+        decrypt(public, c, partials, CONTEXT)
+    assert raised.value.valid == 2 and list(raised.value.rejected) == [1]
+    with pytest.raises(NotEnoughShares):
+        decrypt(public, c, partials[1:], CONTEXT)
+
+
+def test_duplicate_holder_is_not_counted_twice(threshold_key):
+    public, shares = threshold_key
+    c = public.encryptor.encrypt(3)
+    partials = [shares[0].partial_decrypt(c, CONTEXT)] * 2 + [shares[1].partial_decrypt(c, CONTEXT)]
+    with pytest.raises(NotEnoughShares):
+        decrypt(public, c, partials, CONTEXT)
+
+
+def test_unknown_holder_is_rejected(threshold_key):
+    public, shares = threshold_key
+    c = public.encryptor.encrypt(3)
+    partial = shares[0].partial_decrypt(c, CONTEXT)
+    with pytest.raises(InvalidShare):
+        verify(public, c, PartialDecryption(9, partial.value, partial.challenge, partial.response), CONTEXT)
+
+
+def test_public_key_reveals_no_factorisation_secret(threshold_key, tmp_path):
+    public, shares = threshold_key
+    keyfiles.write_key_files(tmp_path, public, shares)
+    published = json.loads((tmp_path / keyfiles.PUBLIC_KEY_FILE).read_text())
+    assert set(published) == {"format", "version", "key_id", "n", "threshold", "holders", "hs", "v", "verification_keys"}
+    # Every published group element is a unit, and n is the only number tied to p, q.
+    for name in ("hs", "v"):
+        assert gmpy2.gcd(int(published[name], 16), public.n) == 1
+
+
+def test_verification_base_generates_the_squares():
+    primes = SafePrimes.generate(1024)
+    public, _ = deal(primes, 2, 3)
+    p_half, q_half = (primes.p - 1) // 2, (primes.q - 1) // 2
+    order = public.n * p_half * q_half
+    v, nsquare = public.verification_base, public.paillier.nsquare
+    assert gmpy2.powmod(v, order, nsquare) == 1
+    for factor in (primes.p, primes.q, p_half, q_half):
+        assert gmpy2.powmod(v, order // factor, nsquare) != 1
+
+
+def test_key_files_round_trip(threshold_key, tmp_path):
+    public, shares = threshold_key
+    paths = keyfiles.write_key_files(tmp_path, public, shares)
+    assert len(paths) == 1 + len(shares)
+    loaded_public = keyfiles.load_public_key(tmp_path / keyfiles.PUBLIC_KEY_FILE)
+    loaded = [keyfiles.load_key_share(tmp_path / keyfiles.share_file_name(i)) for i in (1, 3, 5)]
+    assert loaded_public == public
+    assert stat.S_IMODE((tmp_path / keyfiles.share_file_name(1)).stat().st_mode) == 0o600
+    c = loaded_public.encryptor.encrypt(-31337)
+    assert decrypt(loaded_public, c, [s.partial_decrypt(c) for s in loaded])[0] == -31337
+
+
+def test_key_files_reject_tampering_and_unknown_versions(threshold_key, tmp_path):
+    public, shares = threshold_key
+    keyfiles.write_key_files(tmp_path, public, shares)
+    share_path = tmp_path / keyfiles.share_file_name(2)
+    data = json.loads(share_path.read_text())
+    with pytest.raises(ValueError, match="verification key"):
+        keyfiles.key_share_from_dict({**data, "secret": hex(int(data["secret"], 16) + 1)})
+    with pytest.raises(ValueError, match="version"):
+        keyfiles.key_share_from_dict({**data, "version": 99})
+    with pytest.raises(ValueError, match="format"):
+        keyfiles.public_key_from_dict({**data, "format": "pickle"})
+    public_data = keyfiles.public_key_to_dict(public)
+    with pytest.raises(ValueError, match="key id"):
+        keyfiles.public_key_from_dict({**public_data, "n": hex(public.n + 2)})
+
+
+def test_dealer_rejects_bad_thresholds():
+    primes = SafePrimes.generate(1024)
+    for threshold, holders in ((0, 3), (4, 3)):
+        with pytest.raises(ValueError):
+            deal(primes, threshold, holders)
+
+
+def test_threshold_one_of_one():
+    public, shares = deal(SafePrimes.generate(1024), 1, 1)
+    c = public.encryptor.encrypt(99)
+    assert decrypt(public, c, [shares[0].partial_decrypt(c)]) == (99, {})
