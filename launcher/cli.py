@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import logging
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 from cryptocore.paillier import DEFAULT_KEY_BITS, MIN_KEY_BITS
+
+DEFAULT_RUN_DIR = Path(".mpdp-run")
 
 
 def _key_bits(value: str) -> int:
@@ -29,6 +35,14 @@ def _write_json(path: Path | None, report: dict) -> None:
         print(f"report written to {path}")
 
 
+def _faults(values: list[str]) -> dict[int, str]:
+    faults = {}
+    for value in values or []:
+        number, _, fault = value.partition("=")
+        faults[int(number)] = fault
+    return faults
+
+
 def _bench(args) -> int:
     from launcher import bench_crypto
 
@@ -37,6 +51,126 @@ def _bench(args) -> int:
     print(bench_crypto.summary(report))
     _write_json(args.json, report)
     return 0
+
+
+def _serve(args) -> int:
+    from launcher import serve
+
+    logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    serve.run(args.role, args.topology, args.id, args.test_mode, args.fault)
+    return 0
+
+
+def _keygen(args) -> int:
+    from launcher.keygen import ceremony
+
+    _warn_small_key(args.bits)
+    started = time.perf_counter()
+    paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold)
+    print(f"threshold key: {holders} holders, t = {threshold}, {args.bits} bits, {time.perf_counter() - started:.1f} s")
+    for path in paths:
+        print(f"  {path}")
+    return 0
+
+
+def _load_dataset(args):
+    from learning import datasets
+
+    return datasets.load(args.dataset, label=args.label, data_dir=args.data_dir)
+
+
+def _up(args) -> int:
+    from launcher import processes
+    from wire.topology import Topology
+
+    if args.topology:
+        topology = Topology.load(args.topology)
+        processes.wait_healthy(topology)
+        print(f"attached: {len(topology.roles)} roles in {args.topology} are serving")
+        return 0
+    _warn_small_key(args.bits)
+    topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
+                            args.test_mode, _faults(args.fault))
+    for entry in topology.roles:
+        print(f"  {str(entry.identity):<14} {entry.address}")
+    print(f"up: {len(topology.roles)} processes; topology {processes.RunDirectory(args.run_dir).topology}")
+    return 0
+
+
+def _down(args) -> int:
+    from launcher import processes
+
+    stopped = processes.down(args.run_dir)
+    print(f"down: stopped {len(stopped)} processes" if stopped else "nothing to stop")
+    return 0
+
+
+def _resolve_run(args):
+    from launcher import client, processes
+    from wire.topology import Topology
+
+    run = processes.RunDirectory(args.run_dir)
+    topology = Topology.load(args.topology or run.topology)
+    client_data = client.load_client_data(args.client_data or run.client_data)
+    if args.dataset and args.dataset != str(client_data["dataset"]):
+        raise SystemExit(f"the running topology holds {client_data['dataset']!r}, not {args.dataset!r}; "
+                         "restart it with `mpdp up --dataset …`")
+    if args.teachers and args.teachers != len(topology.parties):
+        raise SystemExit(f"the running topology has {len(topology.parties)} teachers, not {args.teachers}")
+    return topology, client_data
+
+
+def _run_dppp(args) -> dict:
+    from launcher import client
+    from launcher.summary import dppp_summary
+
+    topology, client_data = _resolve_run(args)
+    queries = args.queries or len(client_data["public_features"])
+    report = asyncio.run(client.run_dppp_session(topology, client_data, args.epsilon, args.delta, queries,
+                                                  packed=not args.no_packing, deadline_s=args.deadline))
+    print(dppp_summary(report))
+    _write_json(args.report, report)
+    return report
+
+
+def _run(args) -> int:
+    _run_dppp(args)
+    return 0
+
+
+def _demo(args) -> int:
+    from launcher import processes
+
+    _warn_small_key(args.bits)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as run_dir:
+        print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
+              f"({args.bits}-bit keys) …", flush=True)
+        processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed)
+        try:
+            args.run_dir, args.topology, args.client_data, args.teachers = Path(run_dir), None, None, None
+            _run_dppp(args)
+        finally:
+            processes.down(Path(run_dir))
+    print(f"demo finished in {time.perf_counter() - started:.1f} s; every process stopped")
+    return 0
+
+
+def _add_dataset_options(parser) -> None:
+    parser.add_argument("--dataset", default="breast-cancer",
+                        help="breast-cancer, digits, a9a, or a path to a CSV (with --label) or LIBSVM file")
+    parser.add_argument("--label", help="label column of a CSV data set")
+    parser.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
+    parser.add_argument("--seed", type=int, help="seed of the data split (the split only; noise is always CSPRNG)")
+
+
+def _add_dppp_options(parser) -> None:
+    parser.add_argument("--epsilon", type=float, default=10.0, help="budget of the whole run, all queries composed")
+    parser.add_argument("--delta", type=float, default=1e-5)
+    parser.add_argument("--queries", type=int, help="public points to label (default: the whole public set)")
+    parser.add_argument("--no-packing", action="store_true", help="one ciphertext per (query, class): the baseline")
+    parser.add_argument("--deadline", type=float, default=120.0, help="round deadline per stage, seconds")
+    parser.add_argument("--report", type=Path, help="write the JSON report here")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,6 +184,56 @@ def build_parser() -> argparse.ArgumentParser:
     crypto.add_argument("--repeat", type=int, default=20, help="calls per timed operation")
     crypto.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     crypto.set_defaults(handler=_bench)
+
+    serve = commands.add_parser("serve", help="run one role's gRPC server (used by `up` and compose)")
+    serve.add_argument("role", choices=["party", "curator", "aggregator"])
+    serve.add_argument("--topology", type=Path, required=True)
+    serve.add_argument("--id", type=int, default=0, help="party number (1..K)")
+    serve.add_argument("--test-mode", action="store_true",
+                       help="TESTS ONLY: expose drawn votes and noise, allow fault injection")
+    serve.add_argument("--fault", choices=["tamper-partial-decryption", "crash-on-decryption-request"])
+    serve.add_argument("--log-level", default="INFO")
+    serve.set_defaults(handler=_serve)
+
+    keygen = commands.add_parser("keygen", help="threshold key ceremony: one file per key holder + the public key")
+    keygen.add_argument("--parties", type=int, required=True)
+    keygen.add_argument("--out", type=Path, required=True)
+    keygen.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)
+    keygen.add_argument("--threshold", type=int, help="t (default ⌊2ℓ/3⌋ + 1)")
+    keygen.set_defaults(handler=_keygen)
+
+    up = commands.add_parser("up", help="start every role as its own process on loopback")
+    up.add_argument("--parties", type=int, default=5)
+    up.add_argument("--topology", type=Path, help="attach to the roles this file names instead of starting them")
+    up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    up.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)
+    up.add_argument("--model", help="teachers' model: svm-rbf (default), logistic, random-forest, knn")
+    up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
+    up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
+    _add_dataset_options(up)
+    up.set_defaults(handler=_up)
+
+    down = commands.add_parser("down", help="stop the processes `up` started")
+    down.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    down.set_defaults(handler=_down)
+
+    run = commands.add_parser("run", help="run a protocol session against a running topology")
+    protocols = run.add_subparsers(dest="protocol", required=True)
+    dppp = protocols.add_parser("dppp", help="distributed privacy-preserving prediction")
+    dppp.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    dppp.add_argument("--topology", type=Path, help="default: the run directory's")
+    dppp.add_argument("--client-data", type=Path, help="public/test data (default: the run directory's)")
+    dppp.add_argument("--dataset", help="must name the data set the topology was started with")
+    dppp.add_argument("--teachers", type=int, help="must equal the topology's number of parties")
+    _add_dppp_options(dppp)
+    dppp.set_defaults(handler=_run)
+
+    demo = commands.add_parser("demo", help="up, run DPPP, print a summary, down")
+    demo.add_argument("--parties", type=int, default=5)
+    demo.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)
+    _add_dataset_options(demo)
+    _add_dppp_options(demo)
+    demo.set_defaults(handler=_demo)
     return parser
 
 

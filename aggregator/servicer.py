@@ -1,0 +1,204 @@
+"""The aggregator's gRPC servicer: runs DPPP rounds for the client, receives
+votes and partial decryptions from the parties (each its own RPC)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+import grpc
+
+from aggregator.dppp_round import DpppRound
+from cryptocore import ciphertext as ct
+from cryptocore.errors import InvalidShare
+from cryptocore.threshold import ThresholdPublicKey
+from dppp.parameters import DpppParameters
+from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, dppp_pb2, party_pb2_grpc
+from sessions.errors import ProtocolError, invalid
+from sessions.registry import SessionRegistry
+from wire import convert
+from wire.channels import PeerChannels
+from wire.identity import CLIENT, party, require_sender, sender_of
+from wire.status import translate_errors
+from wire.traffic import TrafficLog, traffic_reply
+
+log = logging.getLogger(__name__)
+DEFAULT_DEADLINE_S = 60.0
+MAX_DEADLINE_S = 3600.0
+
+
+@dataclass
+class RoundHandle:
+    round: DpppRound
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def finished(self) -> bool:
+        return self.round.finished
+
+    def abort(self, reason: str) -> None:
+        self.round.abort(reason)
+        self.changed.set()
+
+
+class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
+    def __init__(self, public_key: ThresholdPublicKey, teachers: list[int], key_holders: list[int],
+                 peers: PeerChannels, traffic: TrafficLog):
+        self.public_key = public_key
+        self.teachers = teachers
+        self.key_holders = key_holders
+        self._peers = peers
+        self._traffic = traffic
+        self._rounds: SessionRegistry[RoundHandle] = SessionRegistry()
+
+    def _party(self, number: int):
+        return party_pb2_grpc.PartyStub(self._peers.channel(party(number)))
+
+    async def GetStatus(self, request, context):
+        return common_pb2.StatusReply(role="aggregator", id=0, open_sessions=self._rounds.open_ids(),
+                                      key_id_hex=self.public_key.key_id.hex())
+
+    async def GetTraffic(self, request, context):
+        return traffic_reply(self._traffic, request.session_id)
+
+    @translate_errors
+    async def RunDpppRound(self, request, context):
+        require_sender(context, CLIENT)
+        parameters = DpppParameters.from_proto(request.parameters)
+        features = convert.matrix_from_proto(request.features)
+        if features.shape[0] != parameters.queries:
+            raise invalid(f"{features.shape[0]} query rows but {parameters.queries} queries declared")
+        deadline = request.deadline_seconds or DEFAULT_DEADLINE_S
+        if not 0 < deadline <= MAX_DEADLINE_S:
+            raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
+        timing: dict[str, float] = {}
+        started = time.perf_counter()
+        await asyncio.to_thread(lambda: parameters.calibration.tosses_per_teacher)
+        timing["calibration"] = time.perf_counter() - started
+        handle = RoundHandle(DpppRound(request.session_id, parameters, self.public_key, self.teachers, self.key_holders))
+        self._rounds.create(request.session_id, handle)
+        try:
+            result = await self._run(handle, request, deadline, timing)
+        except ProtocolError as error:
+            handle.abort(str(error))
+            await self._notify_abort(request.session_id, str(error))
+            raise
+        except BaseException as error:  # cancelled by the client, or a bug: abort everywhere
+            handle.abort(f"aggregator failure: {error!r}")
+            await self._notify_abort(request.session_id, "aggregator failure")
+            raise
+        timing["total"] = time.perf_counter() - started
+        parameters_proto = request.parameters
+        return dppp_pb2.DpppRoundResult(
+            session_id=request.session_id,
+            queries=parameters_proto.queries,
+            classes=parameters_proto.classes,
+            histograms=result.histograms.ravel().tolist(),
+            labels=result.labels.tolist(),
+            contributors=result.contributors,
+            decryptors=result.decryptors,
+            rejected=[dppp_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(result.rejected.items())],
+            timing=[dppp_pb2.StageTiming(stage=s, seconds=t) for s, t in timing.items()],
+            tosses_per_teacher=parameters.calibration.tosses_per_teacher,
+            total_tosses_required=parameters.calibration.total_tosses,
+        )
+
+    async def _wait(self, handle: RoundHandle, settled, deadline: float) -> None:
+        loop = asyncio.get_running_loop()
+        until = loop.time() + deadline
+        while not settled() and not handle.finished:
+            handle.changed.clear()
+            remaining = until - loop.time()
+            if remaining <= 0:
+                return
+            try:
+                await asyncio.wait_for(handle.changed.wait(), remaining)
+            except TimeoutError:
+                return
+
+    async def _run(self, handle: RoundHandle, request, deadline: float, timing: dict):
+        rnd = handle.round
+        session_id = request.session_id
+
+        # Step 1: the public batch to every teacher.
+        stage = time.perf_counter()
+        queries = dppp_pb2.DpppQueries(session_id=session_id, parameters=request.parameters, features=request.features)
+        outcomes = await asyncio.gather(
+            *(self._party(t).DeliverDpppQueries(queries, timeout=deadline) for t in self.teachers),
+            return_exceptions=True,
+        )
+        for teacher, outcome in zip(self.teachers, outcomes):
+            if isinstance(outcome, BaseException):
+                rnd.mark_teacher_absent(teacher, _describe(outcome))
+                log.warning("session %s: teacher %d unreachable: %s", session_id, teacher, _describe(outcome))
+        handle.changed.set()
+        # Steps 2–3: wait for the votes (or the deadline), then C = Π Enc_i.
+        await self._wait(handle, lambda: rnd.all_votes_in, deadline)
+        aggregate, contributors = rnd.close_collection()
+        timing["collect_votes"] = time.perf_counter() - stage
+
+        # Step 4: identical C and S to every key holder.
+        stage = time.perf_counter()
+        decryption_request = dppp_pb2.DpppDecryptionRequest(
+            session_id=session_id,
+            aggregate=common_pb2.Ciphertexts(
+                key_id=self.public_key.key_id,
+                values=[ct.to_bytes(self.public_key.paillier, c) for c in aggregate],
+            ),
+            contributors=contributors,
+        )
+        outcomes = await asyncio.gather(
+            *(self._party(h).RequestDpppPartialDecryption(decryption_request, timeout=deadline) for h in self.key_holders),
+            return_exceptions=True,
+        )
+        for holder, outcome in zip(self.key_holders, outcomes):
+            if isinstance(outcome, BaseException):
+                rnd.mark_holder_absent(holder, _describe(outcome))
+                log.warning("session %s: key holder %d unavailable: %s", session_id, holder, _describe(outcome))
+        handle.changed.set()
+        # Steps 5–6: verified shares from any t holders, combine, unpack, remove the noise mean.
+        await self._wait(handle, lambda: rnd.decryption_settled, deadline)
+        timing["partial_decryptions"] = time.perf_counter() - stage
+        stage = time.perf_counter()
+        result = await asyncio.to_thread(rnd.finish)
+        timing["combine"] = time.perf_counter() - stage
+        return result
+
+    async def _notify_abort(self, session_id: str, reason: str) -> None:
+        request = common_pb2.AbortRequest(session_id=session_id, reason=reason)
+        await asyncio.gather(
+            *(self._party(t).AbortSession(request, timeout=5.0) for t in self.teachers), return_exceptions=True
+        )
+
+    @translate_errors
+    async def SubmitDpppVotes(self, request, context):
+        handle = self._rounds.get(request.session_id)
+        handle.round.accept_votes(
+            sender_of(context), request.teacher, request.tosses, bytes(request.votes.key_id), list(request.votes.values)
+        )
+        handle.changed.set()
+        return common_pb2.Empty()
+
+    @translate_errors
+    async def SubmitDpppPartialDecryptions(self, request, context):
+        handle = self._rounds.get(request.session_id)
+        rnd = handle.round
+        max_bytes = 4 * ct.ciphertext_length(self.public_key.paillier)  # z is longer than n²
+        partials = [convert.partial_from_proto(request.holder, share, max_bytes) for share in request.shares]
+        rnd.accept_partials(sender_of(context), request.holder, partials)
+        try:
+            await asyncio.to_thread(rnd.verify_partials, request.holder, partials)
+        except InvalidShare as error:
+            log.warning("session %s: %s", request.session_id, error)
+            raise
+        finally:
+            handle.changed.set()
+        return common_pb2.Empty()
+
+
+def _describe(error: BaseException) -> str:
+    if isinstance(error, grpc.aio.AioRpcError):
+        return f"{error.code().name}: {error.details()}"
+    return repr(error)

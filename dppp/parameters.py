@@ -1,0 +1,100 @@
+"""DPPP session parameters and what every role derives from them (dppp.md, "Setup").
+
+The parameters are public. N, N_i and the slot layout are computed by each
+role from them, so an aggregator cannot lower the teachers' noise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+from cryptocore.packing import SlotLayout
+from mpdp_proto.v1 import dppp_pb2
+from privacy.binomial import BinomialCalibration
+from sessions.errors import invalid
+
+MAX_QUERIES = 100_000
+MAX_CLASSES = 1_000
+DEFAULT_HONEST_FRACTION = 2 / 3
+
+
+def default_threshold(holders: int) -> int:
+    """t = ⌊2ℓ/3⌋ + 1: tolerates fewer than a third of the key holders missing."""
+    return 2 * holders // 3 + 1
+
+
+def proof_context(session_id: str, index: int) -> bytes:
+    """Binds each partial decryption proof to its session and ciphertext position."""
+    return f"dppp/{session_id}/{index}".encode()
+
+
+@dataclass(frozen=True)
+class DpppParameters:
+    epsilon: float
+    delta: float
+    queries: int
+    classes: int
+    teachers: int
+    honest_fraction: float
+    packed: bool
+    key_id: bytes
+
+    def __post_init__(self):
+        if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= 1000):
+            raise invalid("ε must be in (0, 1000]")
+        if not 0 < self.delta < 1:
+            raise invalid("δ must be in (0, 1)")
+        if not 1 <= self.queries <= MAX_QUERIES:
+            raise invalid(f"queries must be in [1, {MAX_QUERIES}]")
+        if not 2 <= self.classes <= MAX_CLASSES:
+            raise invalid(f"classes must be in [2, {MAX_CLASSES}]")
+        if self.teachers < 1:
+            raise invalid("at least one teacher")
+        if not 0 < self.honest_fraction <= 1:
+            raise invalid("τ must be in (0, 1]")
+        if len(self.key_id) != 32:
+            raise invalid("key id must be 32 bytes")
+
+    @classmethod
+    def from_proto(cls, message: dppp_pb2.DpppParameters) -> "DpppParameters":
+        return cls(
+            epsilon=message.epsilon,
+            delta=message.delta,
+            queries=message.queries,
+            classes=message.classes,
+            teachers=message.teachers,
+            honest_fraction=message.honest_fraction,
+            packed=message.packed,
+            key_id=bytes(message.key_id),
+        )
+
+    def to_proto(self) -> dppp_pb2.DpppParameters:
+        return dppp_pb2.DpppParameters(
+            epsilon=self.epsilon,
+            delta=self.delta,
+            queries=self.queries,
+            classes=self.classes,
+            teachers=self.teachers,
+            honest_fraction=self.honest_fraction,
+            packed=self.packed,
+            key_id=self.key_id,
+        )
+
+    @cached_property
+    def calibration(self) -> BinomialCalibration:
+        return BinomialCalibration(self.epsilon, self.delta, self.queries, self.teachers, self.honest_fraction)
+
+    @property
+    def values(self) -> int:
+        """Slots in one teacher's message: one per (query, class)."""
+        return self.queries * self.classes
+
+    def layout(self, n: int) -> SlotLayout:
+        """Slots wide enough for K summands of votes + noise in [0, N_i + 1]."""
+        value_bits = (self.calibration.tosses_per_teacher + 1).bit_length() + 1
+        if self.packed:
+            return SlotLayout.for_modulus(n, value_bits, self.teachers)
+        one_slot = SlotLayout.for_modulus(n, value_bits, self.teachers)  # checks the width fits n
+        return SlotLayout(value_bits, self.teachers, one_slot.slot_bits)

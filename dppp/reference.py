@@ -1,0 +1,37 @@
+"""In-process reference computation of a DPPP round: the histogram the network must produce.
+
+Σ_{i∈S} (one-hot votes_i + noise_i) − Σ_{i∈S} N_i/2, then argmax. Encryption
+and threshold decryption do not change this value, so the networked result
+must equal it exactly for the same votes and noise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def one_hot(predictions: np.ndarray, classes: int) -> np.ndarray:
+    predictions = np.asarray(predictions, dtype=int)
+    if predictions.min(initial=0) < 0 or predictions.max(initial=0) >= classes:
+        raise ValueError("prediction outside the class range")
+    votes = np.zeros((len(predictions), classes), dtype=np.int64)
+    votes[np.arange(len(predictions)), predictions] = 1
+    return votes
+
+
+def noisy_histograms(votes: list[np.ndarray], noise: list[np.ndarray], tosses_per_teacher: int) -> np.ndarray:
+    """Queries × classes histogram from the contributors' votes and Bin(N_i, ½) noise."""
+    total = sum(np.asarray(v, dtype=np.int64) + np.asarray(z, dtype=np.int64) for v, z in zip(votes, noise))
+    return total - len(votes) * (tosses_per_teacher // 2)
+
+
+def labels(histograms: np.ndarray) -> np.ndarray:
+    """Noisy argmax per query (ties to the lowest class index)."""
+    return np.argmax(histograms, axis=1)
+
+
+def simulate_round(predictions: list[np.ndarray], classes: int, tosses_per_teacher: int, rng: np.random.Generator) -> np.ndarray:
+    """Reference round without cryptography (experiment runner's simulation mode)."""
+    votes = [one_hot(p, classes) for p in predictions]
+    noise = [rng.binomial(tosses_per_teacher, 0.5, size=v.shape) for v in votes]
+    return noisy_histograms(votes, noise, tosses_per_teacher)

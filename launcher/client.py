@@ -1,0 +1,131 @@
+"""The client ("Dave"): starts a DPPP session against a running topology,
+collects the released labels, trains and evaluates the student, and builds
+the report (protocol, parameters, result, privacy, traffic, timing)."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import sys
+import time
+from pathlib import Path
+
+import grpc
+import numpy as np
+
+from cryptocore import keyfiles
+from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
+from learning import models
+from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, curator_pb2_grpc, dppp_pb2, party_pb2_grpc
+from wire import convert
+from wire.channels import PeerChannels
+from wire.identity import AGGREGATOR, CLIENT, CURATOR, party
+from wire.topology import Topology
+from wire.traffic import TrafficLog, summarise
+
+STUBS = {"party": party_pb2_grpc.PartyStub, "aggregator": aggregator_pb2_grpc.AggregatorStub,
+         "curator": curator_pb2_grpc.CuratorStub}
+
+
+def load_client_data(path: Path) -> dict:
+    with np.load(path, allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}
+
+
+def _progress(message: str) -> None:
+    print(f"  … {message}", file=sys.stderr, flush=True)
+
+
+async def collect_traffic(peers: PeerChannels, topology: Topology, session_id: str) -> dict:
+    """Every role's records of the session; the report counts each RPC once, at its server."""
+    replies = await asyncio.gather(*(
+        STUBS[entry.identity.role](peers.channel(entry.identity)).GetTraffic(common_pb2.SessionRef(session_id=session_id), timeout=10)
+        for entry in topology.roles
+    ), return_exceptions=True)
+    server_side, client_side = [], []
+    for reply in replies:
+        if isinstance(reply, BaseException):
+            continue
+        for record in reply.records:
+            row = {"from": f"{record.from_role}/{record.from_id}", "to": f"{record.to_role}/{record.to_id}",
+                   "from_role": record.from_role, "to_role": record.to_role, "rpc": record.rpc,
+                   "request_bytes": record.request_bytes, "response_bytes": record.response_bytes,
+                   "status": record.status}
+            (server_side if record.observed_by == "server" else client_side).append(row)
+    return {"summary": summarise(server_side), "detail": server_side, "client_observed": summarise(client_side)}
+
+
+async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float, delta: float, queries: int,
+                           packed: bool = True, honest_fraction: float = DEFAULT_HONEST_FRACTION,
+                           deadline_s: float = 120.0, session_id: str | None = None) -> dict:
+    public_key = keyfiles.load_public_key(topology.public_key)
+    public_features = client_data["public_features"]
+    if not 1 <= queries <= len(public_features):
+        raise ValueError(f"--queries must be in [1, {len(public_features)}] for this data set")
+    classes = int(client_data["classes"])
+    parameters = DpppParameters(epsilon, delta, queries, classes, len(topology.parties), honest_fraction, packed,
+                                public_key.key_id)
+    session_id = session_id or secrets.token_hex(8)
+    peers = PeerChannels(CLIENT, topology.addresses, TrafficLog())
+    started = time.perf_counter()
+    try:
+        _progress(f"DPPP session {session_id}: {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
+        stub = aggregator_pb2_grpc.AggregatorStub(peers.channel(AGGREGATOR))
+        result = await stub.RunDpppRound(dppp_pb2.DpppRoundRequest(
+            session_id=session_id, parameters=parameters.to_proto(),
+            features=convert.matrix_to_proto(public_features[:queries]), deadline_seconds=deadline_s,
+        ), timeout=4 * deadline_s + 60)
+        round_s = time.perf_counter() - started
+        _progress("round complete; collecting traffic from every role")
+        traffic = await collect_traffic(peers, topology, session_id)
+    finally:
+        await peers.close()
+
+    labels = np.array(result.labels, dtype=int)
+    histograms = np.array(result.histograms, dtype=np.int64).reshape(result.queries, result.classes)
+    student = models.train(models.DEFAULT_STUDENT_MODEL, public_features[:queries], labels)
+    true_labels = client_data["public_labels"][:queries]
+    timing = {t.stage: t.seconds for t in result.timing}
+    timing["client_round_trip"] = round_s
+    return {
+        "protocol": "dppp",
+        "session_id": session_id,
+        "parameters": {
+            "dataset": str(client_data["dataset"]), "dataset_source": str(client_data["source"]),
+            "teachers": len(topology.parties), "key_holders": public_key.holders, "threshold": public_key.threshold,
+            "key_bits": public_key.n.bit_length(), "queries": queries, "classes": classes,
+            "epsilon": epsilon, "delta": delta, "honest_fraction": honest_fraction, "packed": packed,
+            "deadline_s": deadline_s,
+        },
+        "result": {
+            "labels": labels.tolist(),
+            "histograms": histograms.tolist(),
+            "label_agreement_with_truth": float(np.mean(labels == true_labels)),
+            "student_model": models.DEFAULT_STUDENT_MODEL,
+            "student_test_accuracy": models.accuracy(student, client_data["test_features"], client_data["test_labels"]),
+            "contributors": list(result.contributors),
+            "decryptors": list(result.decryptors),
+            "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
+        },
+        "privacy": parameters.calibration.report(len(result.contributors)),
+        "traffic": traffic["summary"],
+        "traffic_detail": traffic["detail"],
+        "traffic_client_observed": traffic["client_observed"],
+        "timing": timing,
+    }
+
+
+async def test_records(topology: Topology, session_id: str) -> dict[int, dppp_pb2.DpppTestRecord]:
+    """Test mode only: what each teacher drew."""
+    peers = PeerChannels(CLIENT, topology.addresses, TrafficLog())
+    try:
+        records = {}
+        for entry in topology.parties:
+            stub = party_pb2_grpc.PartyStub(peers.channel(entry.identity))
+            try:
+                records[entry.identity.id] = await stub.GetDpppTestRecord(common_pb2.SessionRef(session_id=session_id), timeout=10)
+            except grpc.aio.AioRpcError:
+                pass
+        return records
+    finally:
+        await peers.close()

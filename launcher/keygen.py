@@ -1,0 +1,23 @@
+"""`mpdp keygen`: the trusted-dealer threshold key ceremony (crypto.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cryptocore import keyfiles
+from cryptocore.threshold import generate_threshold_key
+from dppp.parameters import default_threshold
+
+MAX_COMMITTEE = 16
+
+
+def committee_size(parties: int) -> int:
+    """All parties up to 16 hold key shares, else a committee of 16 (parties 1..16)."""
+    return min(parties, MAX_COMMITTEE)
+
+
+def ceremony(parties: int, directory: Path, bits: int, threshold: int | None = None) -> tuple[list[Path], int, int]:
+    holders = committee_size(parties)
+    threshold = threshold or default_threshold(holders)
+    public, shares = generate_threshold_key(bits, threshold, holders)
+    return keyfiles.write_key_files(directory, public, shares), threshold, holders

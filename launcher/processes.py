@@ -1,0 +1,189 @@
+"""`mpdp up` / `mpdp down`: every role as its own OS process on loopback, or
+attached to a topology that names addresses elsewhere."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import numpy as np
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from cryptocore import keyfiles
+from learning import datasets
+from launcher.keygen import ceremony
+from wire.identity import AGGREGATOR, CURATOR, Identity, party
+from wire.topology import RoleEntry, Topology
+
+PROCESSES_FILE = "processes.json"
+TOPOLOGY_FILE = "topology.toml"
+CLIENT_DATA_FILE = "client.npz"
+STARTUP_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 10.0
+
+
+@dataclass(frozen=True)
+class RunDirectory:
+    path: Path
+
+    @property
+    def topology(self) -> Path:
+        return self.path / TOPOLOGY_FILE
+
+    @property
+    def client_data(self) -> Path:
+        return self.path / "data" / CLIENT_DATA_FILE
+
+    @property
+    def processes(self) -> Path:
+        return self.path / PROCESSES_FILE
+
+    def log_file(self, identity: Identity) -> Path:
+        return self.path / "logs" / f"{identity.role}_{identity.id}.log"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as probe:
+        probe.bind((host, 0))
+        return probe.getsockname()[1]
+
+
+def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, seed: int | None) -> list[Path]:
+    """Split the data set: one private file per party, the public/test part for the client."""
+    rng = np.random.default_rng(seed)
+    split = datasets.split_for_teachers(dataset, parties, rng)
+    data_dir = run.path / "data"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for number, (features, labels) in enumerate(split.teacher_parts, start=1):
+        path = data_dir / f"party_{number}.npz"
+        datasets.save_part(path, features, labels, dataset.classes)
+        paths.append(path)
+    np.savez(run.client_data, public_features=split.public_features, public_labels=split.public_labels,
+             test_features=split.test_features, test_labels=split.test_labels, classes=dataset.classes,
+             dataset=dataset.name, source=dataset.source)
+    return paths
+
+
+def local_topology(run: RunDirectory, parties: int, data_files: list[Path], holders: int, model: str | None) -> Topology:
+    roles = [RoleEntry(AGGREGATOR, f"127.0.0.1:{free_port()}"), RoleEntry(CURATOR, f"127.0.0.1:{free_port()}")]
+    for number in range(1, parties + 1):
+        key_share = run.path / "keys" / keyfiles.share_file_name(number) if number <= holders else None
+        roles.append(RoleEntry(party(number), f"127.0.0.1:{free_port()}", key_share=key_share,
+                               data=data_files[number - 1], model=model))
+    topology = Topology(public_key=run.path / "keys" / keyfiles.PUBLIC_KEY_FILE, roles=tuple(roles))
+    topology.dump(run.topology)
+    return topology
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_healthy(topology: Topology, processes: dict[str, int] | None = None, timeout: float = STARTUP_TIMEOUT_S,
+                 run: RunDirectory | None = None) -> None:
+    """Block until every role's health service says SERVING."""
+    deadline = time.monotonic() + timeout
+    for entry in topology.roles:
+        with grpc.insecure_channel(entry.address) as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            while True:
+                pid = (processes or {}).get(str(entry.identity))
+                if pid is not None and not _running(pid):
+                    tail = run.log_file(entry.identity).read_text()[-2000:] if run else ""
+                    raise RuntimeError(f"{entry.identity} exited during startup:\n{tail}")
+                try:
+                    reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=2.0)
+                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                        break
+                except grpc.RpcError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{entry.identity} at {entry.address} not serving after {timeout:.0f} s")
+                time.sleep(0.2)
+
+
+def start_processes(run: RunDirectory, topology: Topology, test_mode: bool = False,
+                    faults: dict[int, str] | None = None) -> dict[str, int]:
+    (run.path / "logs").mkdir(parents=True, exist_ok=True)
+    processes: dict[str, int] = {}
+    for entry in topology.roles:
+        command = [sys.executable, "-m", "launcher.cli", "serve", entry.identity.role,
+                   "--topology", str(run.topology), "--id", str(entry.identity.id)]
+        if test_mode and entry.identity.role == "party":
+            command.append("--test-mode")
+            fault = (faults or {}).get(entry.identity.id)
+            if fault:
+                command += ["--fault", fault]
+        with run.log_file(entry.identity).open("w") as log:
+            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                       start_new_session=True, cwd=Path(__file__).resolve().parent.parent)
+        processes[str(entry.identity)] = process.pid
+    run.processes.write_text(json.dumps(processes, indent=2))
+    return processes
+
+
+def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: int | None = None,
+       model: str | None = None, test_mode: bool = False, faults: dict[int, str] | None = None,
+       threshold: int | None = None) -> Topology:
+    run = RunDirectory(Path(run_dir))
+    if run.processes.exists() and any(_running(pid) for pid in json.loads(run.processes.read_text()).values()):
+        raise RuntimeError(f"{run.path} already has running processes; run `mpdp down` first")
+    run.path.mkdir(parents=True, exist_ok=True)
+    _, _, holders = ceremony(parties, run.path / "keys", bits, threshold)
+    data_files = prepare_data(run, dataset, parties, seed)
+    topology = local_topology(run, parties, data_files, holders, model)
+    processes = start_processes(run, topology, test_mode, faults)
+    try:
+        wait_healthy(topology, processes, run=run)
+    except BaseException:
+        down(run.path)
+        raise
+    return topology
+
+
+def down(run_dir: Path) -> list[str]:
+    """SIGTERM every process this run directory started; SIGKILL what is left after a grace period."""
+    run = RunDirectory(Path(run_dir))
+    if not run.processes.exists():
+        return []
+    processes = json.loads(run.processes.read_text())
+    for pid in processes.values():
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while time.monotonic() < deadline and any(_running(pid) for pid in processes.values()):
+        _reap(processes.values())
+        time.sleep(0.1)
+    for pid in processes.values():
+        if _running(pid):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    _reap(processes.values())
+    run.processes.unlink()
+    return list(processes)
+
+
+def _reap(pids) -> None:
+    """Collect exited children of this process so they do not linger as zombies."""
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass

@@ -1,0 +1,74 @@
+"""`mpdp serve ROLE`: build a role's servicer from the topology and serve it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from cryptocore import keyfiles
+from wire.channels import PeerChannels
+from wire.identity import AGGREGATOR, CURATOR, Identity, party
+from wire.server import serve
+from wire.topology import Topology
+from wire.traffic import TrafficLog
+
+log = logging.getLogger(__name__)
+
+
+def _party(topology: Topology, number: int, traffic: TrafficLog, test_mode: bool, fault: str | None):
+    from learning import datasets, models
+    from mpdp_proto.v1 import party_pb2_grpc
+    from party.servicer import PartyConfig, PartyServicer
+
+    me = party(number)
+    entry = topology.entry(me)
+    public_key = keyfiles.load_public_key(topology.public_key)
+    key_share = keyfiles.load_key_share(entry.key_share) if entry.key_share else None
+    if key_share is not None and (key_share.public != public_key or key_share.index != number):
+        raise ValueError(f"key share file {entry.key_share} does not belong to {me} under this public key")
+    if entry.data is None:
+        raise ValueError(f"{me} has no data file in the topology")
+    features, labels, _ = datasets.load_part(entry.data)
+    model = models.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels)
+    log.info("%s trained %s on %d rows", me, entry.model or models.DEFAULT_TEACHER_MODEL, len(labels))
+    config = PartyConfig(number, public_key, key_share, model, features.shape[1], test_mode, fault)
+    servicer = PartyServicer(config, PeerChannels(me, topology.addresses, traffic), traffic)
+    return me, entry, (lambda server: party_pb2_grpc.add_PartyServicer_to_server(servicer, server)), "mpdp.v1.Party", servicer.close
+
+
+def _aggregator(topology: Topology, traffic: TrafficLog):
+    from aggregator.servicer import AggregatorServicer
+    from mpdp_proto.v1 import aggregator_pb2_grpc
+
+    public_key = keyfiles.load_public_key(topology.public_key)
+    key_holders = topology.key_holders
+    if key_holders != list(range(1, public_key.holders + 1)):
+        raise ValueError(f"the topology's key holders {key_holders} do not match the key's {public_key.holders} holders")
+    teachers = [entry.identity.id for entry in topology.parties]
+    peers = PeerChannels(AGGREGATOR, topology.addresses, traffic)
+    servicer = AggregatorServicer(public_key, teachers, key_holders, peers, traffic)
+    entry = topology.entry(AGGREGATOR)
+    return AGGREGATOR, entry, (lambda server: aggregator_pb2_grpc.add_AggregatorServicer_to_server(servicer, server)), "mpdp.v1.Aggregator", peers.close
+
+
+def _curator(topology: Topology, traffic: TrafficLog):
+    from curator.servicer import CuratorServicer
+    from mpdp_proto.v1 import curator_pb2_grpc
+
+    servicer = CuratorServicer(traffic)
+    entry = topology.entry(CURATOR)
+    return CURATOR, entry, (lambda server: curator_pb2_grpc.add_CuratorServicer_to_server(servicer, server)), "mpdp.v1.Curator", None
+
+
+def run(role: str, topology_path, number: int = 0, test_mode: bool = False, fault: str | None = None) -> None:
+    topology = Topology.load(topology_path)
+    traffic = TrafficLog()
+    if role == "party":
+        me, entry, add, name, on_stop = _party(topology, number, traffic, test_mode, fault)
+    elif role == "aggregator":
+        me, entry, add, name, on_stop = _aggregator(topology, traffic)
+    elif role == "curator":
+        me, entry, add, name, on_stop = _curator(topology, traffic)
+    else:
+        raise ValueError(f"unknown role {role!r}")
+    asyncio.run(serve(me, entry.bind_address, add, name, traffic, on_stop))

@@ -1,0 +1,24 @@
+"""A readable summary of a session report."""
+
+from __future__ import annotations
+
+
+def dppp_summary(report: dict) -> str:
+    p, r, privacy, timing = report["parameters"], report["result"], report["privacy"], report["timing"]
+    lines = [
+        f"DPPP on {p['dataset']}: {p['teachers']} teachers, {p['key_holders']} key holders (t = {p['threshold']}), "
+        f"{p['key_bits']}-bit threshold Paillier, {'packed' if p['packed'] else 'unpacked'} votes",
+        f"  privacy: (ε = {privacy['epsilon']}, δ = {privacy['delta']}) over {privacy['queries']} queries; "
+        f"ε per query {privacy['epsilon_per_query']:.3f}; unit: {privacy['unit']}",
+        f"  noise: Bin(N, ½) with N = {privacy['total_tosses_required']} (exact PLD accounting; "
+        f"a Theorem-1-style bound would need {privacy['theorem1_style_tosses']}), N_i = {privacy['tosses_per_teacher']}",
+        f"  contributors {r['contributors']}, decryptors {r['decryptors']}"
+        + (f", rejected shares {r['rejected_shares']}" if r["rejected_shares"] else ""),
+        f"  noisy labels agree with the truth on {r['label_agreement_with_truth']:.1%} of queries",
+        f"  student ({r['student_model']}) test accuracy: {r['student_test_accuracy']:.1%}",
+        "  traffic (each RPC counted once, at its server):",
+    ]
+    for row in report["traffic"]:
+        lines.append(f"    {row['from']:>10} → {row['to']:<10} {row['rpc']:<30} {row['messages']:>4} msgs {row['bytes']:>10} bytes")
+    lines.append("  timing: " + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in timing.items()))
+    return "\n".join(lines)

@@ -1,0 +1,143 @@
+"""Data sets for the protocols: bundled (scikit-learn), a9a from a data directory,
+or the user's own CSV or LIBSVM file. Rows are standardised and scaled into the
+unit ball; labels become 0..C−1."""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import load_breast_cancer, load_digits, load_svmlight_file
+
+BUNDLED = ("breast-cancer", "digits")
+DATA_DIR_ENV = "MPDP_DATA_DIR"
+A9A_FEATURES = 123
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    features: np.ndarray
+    labels: np.ndarray  # ints 0..C−1
+    class_names: tuple[str, ...]
+    source: str
+
+    @property
+    def classes(self) -> int:
+        return len(self.class_names)
+
+
+def into_unit_ball(features: np.ndarray) -> np.ndarray:
+    """Standardise columns, then scale every row to norm ≤ 1 by one common factor."""
+    features = np.asarray(features, dtype=float)
+    spread = features.std(axis=0)
+    centred = (features - features.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+    largest = np.linalg.norm(centred, axis=1).max(initial=0.0)
+    return centred / largest if largest > 0 else centred
+
+
+def _encode_labels(raw) -> tuple[np.ndarray, tuple[str, ...]]:
+    names, labels = np.unique(np.asarray(raw).astype(str), return_inverse=True)
+    if len(names) < 2:
+        raise ValueError("a data set needs at least two classes")
+    return labels.astype(int), tuple(names)
+
+
+def data_directory(explicit: str | os.PathLike | None = None) -> Path | None:
+    chosen = explicit or os.environ.get(DATA_DIR_ENV)
+    return Path(chosen) if chosen else None
+
+
+def _a9a(data_dir: Path | None) -> Dataset:
+    if data_dir is None:
+        raise FileNotFoundError(f"a9a needs a data directory (--data-dir or ${DATA_DIR_ENV})")
+    directory = data_dir / "a9a" if (data_dir / "a9a" / "a9a").exists() else data_dir
+    parts = [directory / "a9a", directory / "a9a.t"]
+    missing = [str(p) for p in parts if not p.exists()]
+    if missing:
+        raise FileNotFoundError(f"a9a files not found: {', '.join(missing)}")
+    xs, ys = [], []
+    for part in parts:
+        x, y = load_svmlight_file(str(part), n_features=A9A_FEATURES)
+        xs.append(x.toarray())
+        ys.append(y)
+    labels, names = _encode_labels(np.concatenate(ys).astype(int))
+    return Dataset("a9a", into_unit_ball(np.vstack(xs)), labels, names, str(directory))
+
+
+def _csv(path: Path, label: str) -> Dataset:
+    with path.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    if not rows or label not in rows[0]:
+        raise ValueError(f"{path} has no column {label!r}")
+    columns = []
+    for name in rows[0]:
+        if name == label:
+            continue
+        values = [row[name] for row in rows]
+        try:
+            columns.append(np.array([float(v) for v in values])[:, None])
+        except ValueError:  # categorical: one-hot
+            categories = sorted(set(values))
+            columns.append(np.array([[v == c for c in categories] for v in values], dtype=float))
+    labels, names = _encode_labels([row[label] for row in rows])
+    return Dataset(path.stem, into_unit_ball(np.hstack(columns)), labels, names, str(path))
+
+
+def _libsvm(path: Path) -> Dataset:
+    x, y = load_svmlight_file(str(path))
+    labels, names = _encode_labels(y)
+    return Dataset(path.stem, into_unit_ball(x.toarray()), labels, names, str(path))
+
+
+def load(name: str, label: str | None = None, data_dir: str | os.PathLike | None = None) -> Dataset:
+    if name == "breast-cancer":
+        bunch = load_breast_cancer()
+        return Dataset(name, into_unit_ball(bunch.data), bunch.target.astype(int), tuple(bunch.target_names), "scikit-learn")
+    if name == "digits":
+        bunch = load_digits()
+        return Dataset(name, into_unit_ball(bunch.data), bunch.target.astype(int), tuple(map(str, bunch.target_names)), "scikit-learn")
+    if name == "a9a":
+        return _a9a(data_directory(data_dir))
+    path = Path(name)
+    if not path.exists():
+        raise FileNotFoundError(f"no bundled data set or file named {name!r}")
+    if path.suffix.lower() == ".csv":
+        if not label:
+            raise ValueError("a CSV data set needs --label COLUMN")
+        return _csv(path, label)
+    return _libsvm(path)
+
+
+@dataclass(frozen=True)
+class TeacherSplit:
+    """Disjoint private parts for the teachers, an unlabeled public query set and a test set."""
+
+    teacher_parts: list[tuple[np.ndarray, np.ndarray]]
+    public_features: np.ndarray
+    public_labels: np.ndarray  # held by the evaluator only, never sent
+    test_features: np.ndarray
+    test_labels: np.ndarray
+
+
+def split_for_teachers(dataset: Dataset, teachers: int, rng: np.random.Generator, train_fraction: float = 2 / 3) -> TeacherSplit:
+    order = rng.permutation(len(dataset.labels))
+    cut = int(round(train_fraction * len(order)))
+    train, rest = order[:cut], order[cut:]
+    if len(train) < teachers:
+        raise ValueError(f"{len(train)} training rows cannot be split among {teachers} teachers")
+    parts = [(dataset.features[idx], dataset.labels[idx]) for idx in np.array_split(train, teachers)]
+    public, test = np.array_split(rest, 2)
+    return TeacherSplit(parts, dataset.features[public], dataset.labels[public], dataset.features[test], dataset.labels[test])
+
+
+def save_part(path: Path, features: np.ndarray, labels: np.ndarray, classes: int) -> None:
+    np.savez(path, features=features, labels=labels, classes=classes)
+
+
+def load_part(path: Path) -> tuple[np.ndarray, np.ndarray, int]:
+    with np.load(path) as data:
+        return data["features"], data["labels"].astype(int), int(data["classes"])

@@ -1,0 +1,156 @@
+"""The party's gRPC servicer: translates messages, checks senders, drives sessions.
+
+Steps 1 and 4 arrive from the aggregator and are acknowledged at once; the
+work (voting, partial decryption) runs in a worker thread and its result is
+sent to the aggregator as steps 2 and 5, each its own RPC.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from dataclasses import dataclass
+
+import numpy as np
+
+from cryptocore.threshold import KeyShare, ThresholdPublicKey
+from dppp.parameters import DpppParameters
+from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, dppp_pb2, party_pb2_grpc
+from party.dppp_session import TeacherSession
+from sessions.errors import invalid, precondition
+from sessions.registry import SessionRegistry
+from wire import convert
+from wire.channels import PeerChannels
+from wire.identity import AGGREGATOR, CLIENT, party, require_sender
+from wire.status import translate_errors
+from wire.traffic import TrafficLog, traffic_reply
+
+log = logging.getLogger(__name__)
+
+FAULTS = ("tamper-partial-decryption", "crash-on-decryption-request")
+
+
+@dataclass
+class PartyConfig:
+    id: int
+    public_key: ThresholdPublicKey
+    key_share: KeyShare | None
+    model: object  # a fitted scikit-learn classifier
+    feature_count: int
+    test_mode: bool = False
+    fault: str | None = None  # test mode only
+
+    def __post_init__(self):
+        if self.fault and not self.test_mode:
+            raise ValueError("fault injection needs test mode")
+        if self.fault and self.fault not in FAULTS:
+            raise ValueError(f"unknown fault {self.fault!r}")
+
+
+class PartyServicer(party_pb2_grpc.PartyServicer):
+    def __init__(self, config: PartyConfig, peers: PeerChannels, traffic: TrafficLog):
+        self.config = config
+        self.me = party(config.id)
+        self._peers = peers
+        self._traffic = traffic
+        self._sessions: SessionRegistry[TeacherSession] = SessionRegistry()
+        self._tasks: set[asyncio.Task] = set()
+
+    def _aggregator(self):
+        return aggregator_pb2_grpc.AggregatorStub(self._peers.channel(AGGREGATOR))
+
+    def _spawn(self, coroutine) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def GetStatus(self, request, context):
+        return common_pb2.StatusReply(
+            role="party", id=self.config.id, open_sessions=self._sessions.open_ids(),
+            key_id_hex=self.config.public_key.key_id.hex(),
+        )
+
+    async def GetTraffic(self, request, context):
+        return traffic_reply(self._traffic, request.session_id)
+
+    @translate_errors
+    async def AbortSession(self, request, context):
+        require_sender(context, AGGREGATOR, CLIENT)
+        self._sessions.get(request.session_id).abort(request.reason or "aborted by peer")
+        log.info("session %s aborted: %s", request.session_id, request.reason)
+        return common_pb2.Empty()
+
+    @translate_errors
+    async def DeliverDpppQueries(self, request, context):
+        """DPPP step 1 in, step 2 out."""
+        require_sender(context, AGGREGATOR)
+        parameters = DpppParameters.from_proto(request.parameters)
+        features = convert.matrix_from_proto(request.features)
+        if features.shape[1] != self.config.feature_count:
+            raise invalid(f"queries have {features.shape[1]} features, the model takes {self.config.feature_count}")
+        # The calibration is computed here, in the event loop, once per parameter set (cached).
+        await asyncio.to_thread(lambda: parameters.calibration.tosses_per_teacher)
+        session = TeacherSession(request.session_id, self.config.id, parameters, features,
+                                 self.config.public_key, self.config.key_share)
+        self._sessions.create(request.session_id, session)
+        self._spawn(self._vote(session))
+        return common_pb2.Empty()
+
+    async def _vote(self, session: TeacherSession) -> None:
+        try:
+            tosses, ciphertexts = await asyncio.to_thread(session.cast_votes, self.config.model)
+            await self._aggregator().SubmitDpppVotes(dppp_pb2.DpppVotes(
+                session_id=session.session_id, teacher=self.config.id, tosses=tosses,
+                votes=common_pb2.Ciphertexts(key_id=session.public_key.key_id, values=ciphertexts),
+            ))
+        except Exception as error:  # the aggregator's deadline handles a missing vote
+            log.warning("session %s: votes not delivered: %s", session.session_id, error)
+
+    @translate_errors
+    async def RequestDpppPartialDecryption(self, request, context):
+        """DPPP step 4 in, step 5 out."""
+        require_sender(context, AGGREGATOR)
+        session = self._sessions.get(request.session_id)
+        ciphertexts = session.begin_decryption(
+            bytes(request.aggregate.key_id), list(request.aggregate.values), list(request.contributors)
+        )
+        if self.config.fault == "crash-on-decryption-request":
+            log.warning("fault injection: party %d dies before decrypting", self.config.id)
+            os.kill(os.getpid(), signal.SIGKILL)
+        self._spawn(self._decrypt(session, ciphertexts))
+        return common_pb2.Empty()
+
+    async def _decrypt(self, session: TeacherSession, ciphertexts: list[int]) -> None:
+        try:
+            partials = await asyncio.to_thread(session.partial_decrypt, ciphertexts)
+            shares = [convert.partial_to_proto(p) for p in partials]
+            if self.config.fault == "tamper-partial-decryption":
+                log.warning("fault injection: party %d tampers with its partial decryption", self.config.id)
+                nsquare = session.public_key.paillier.nsquare
+                shares[0].value = convert.int_to_bytes(partials[0].value * 2 % nsquare)
+            await self._aggregator().SubmitDpppPartialDecryptions(dppp_pb2.DpppPartialDecryptions(
+                session_id=session.session_id, holder=self.config.id, shares=shares,
+            ))
+        except Exception as error:
+            log.warning("session %s: partial decryption not delivered: %s", session.session_id, error)
+
+    @translate_errors
+    async def GetDpppTestRecord(self, request, context):
+        if not self.config.test_mode:
+            raise precondition("test records exist only in test mode")
+        session = self._sessions.get(request.session_id)
+        if session.test_record is None:
+            raise precondition("this session has not voted")
+        record = session.test_record
+        return dppp_pb2.DpppTestRecord(
+            session_id=request.session_id,
+            votes=np.asarray(record.votes).ravel().tolist(),
+            noise=np.asarray(record.noise).ravel().tolist(),
+        )
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await self._peers.close()

@@ -1,0 +1,45 @@
+"""Protocol errors, free of gRPC: the servicers map each kind to a status code."""
+
+from __future__ import annotations
+
+import enum
+
+from cryptocore.errors import CryptoError, ProtocolStateError
+
+
+class Kind(enum.Enum):
+    INVALID_ARGUMENT = "malformed input, wrong sizes, wrong key or invalid ciphertext"
+    FAILED_PRECONDITION = "unknown session, replay or step out of order"
+    PERMISSION_DENIED = "the sender is not the role this step names"
+    ABORTED = "the session was aborted"
+    UNAVAILABLE = "a peer could not be reached"
+    DEADLINE_EXCEEDED = "the session timed out"
+
+
+class ProtocolError(Exception):
+    def __init__(self, kind: Kind, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def invalid(message: str) -> ProtocolError:
+    return ProtocolError(Kind.INVALID_ARGUMENT, message)
+
+
+def precondition(message: str) -> ProtocolError:
+    return ProtocolError(Kind.FAILED_PRECONDITION, message)
+
+
+def denied(message: str) -> ProtocolError:
+    return ProtocolError(Kind.PERMISSION_DENIED, message)
+
+
+def aborted(message: str) -> ProtocolError:
+    return ProtocolError(Kind.ABORTED, message)
+
+
+def from_crypto(error: CryptoError) -> ProtocolError:
+    """Cryptographic rejections are bad input, except steps taken out of order."""
+    if isinstance(error, ProtocolStateError):
+        return precondition(str(error))
+    return invalid(str(error))

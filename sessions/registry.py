@@ -1,0 +1,63 @@
+"""Sessions of one role, by id: creation refuses replays, lookups refuse unknown ids.
+
+Finished sessions are kept (bounded) so that traffic and results stay
+queryable; idle unfinished ones expire.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from typing import Generic, Protocol, TypeVar
+
+from sessions.errors import invalid, precondition
+
+MAX_SESSION_ID_LENGTH = 128
+
+
+class Session(Protocol):
+    finished: bool
+
+    def abort(self, reason: str) -> None: ...
+
+
+S = TypeVar("S", bound=Session)
+
+
+def check_session_id(session_id: str) -> str:
+    if not session_id or len(session_id) > MAX_SESSION_ID_LENGTH or not session_id.isprintable():
+        raise invalid("session id must be 1–128 printable characters")
+    return session_id
+
+
+class SessionRegistry(Generic[S]):
+    def __init__(self, keep: int = 256, idle_timeout_s: float = 600.0):
+        self._sessions: OrderedDict[str, tuple[S, float]] = OrderedDict()
+        self._keep = keep
+        self._idle_timeout_s = idle_timeout_s
+
+    def create(self, session_id: str, session: S) -> S:
+        check_session_id(session_id)
+        self._expire()
+        if session_id in self._sessions:
+            raise precondition(f"session {session_id} already exists (replay)")
+        self._sessions[session_id] = (session, time.monotonic())
+        while len(self._sessions) > self._keep:
+            self._sessions.popitem(last=False)
+        return session
+
+    def get(self, session_id: str) -> S:
+        check_session_id(session_id)
+        entry = self._sessions.get(session_id)
+        if entry is None:
+            raise precondition(f"unknown session {session_id}")
+        return entry[0]
+
+    def open_ids(self) -> list[str]:
+        return [sid for sid, (session, _) in self._sessions.items() if not session.finished]
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for session_id, (session, created) in list(self._sessions.items()):
+            if not session.finished and now - created > self._idle_timeout_s:
+                session.abort("session timed out")

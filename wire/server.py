@@ -1,0 +1,54 @@
+"""Start a role's asyncio gRPC server: health service, traffic accounting,
+message-size limits, graceful shutdown on SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, channel_options
+from wire.identity import Identity
+from wire.traffic import ServerTrafficInterceptor, TrafficLog
+
+log = logging.getLogger(__name__)
+SHUTDOWN_GRACE_S = 5.0
+
+
+async def serve(
+    me: Identity,
+    address: str,
+    add_servicer,
+    service_name: str,
+    traffic: TrafficLog,
+    on_stop=None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> None:
+    """Serve until SIGTERM or SIGINT, then stop gracefully."""
+    server = grpc.aio.server(
+        interceptors=[ServerTrafficInterceptor(traffic, me)],
+        options=channel_options(max_message_bytes),
+    )
+    add_servicer(server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    if server.add_insecure_port(address) == 0:
+        raise OSError(f"cannot bind {address}")
+    await server.start()
+    for name in ("", service_name):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    log.info("%s serving on %s", me, address)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    await stop.wait()
+    log.info("%s shutting down", me)
+    await health_servicer.enter_graceful_shutdown()
+    if on_stop is not None:
+        await on_stop()
+    await server.stop(SHUTDOWN_GRACE_S)

@@ -1,0 +1,39 @@
+"""Translate protocol and crypto errors into gRPC statuses at the servicer boundary."""
+
+from __future__ import annotations
+
+import functools
+import logging
+
+import grpc
+
+from cryptocore.errors import CryptoError
+from sessions.errors import Kind, ProtocolError, from_crypto
+
+log = logging.getLogger(__name__)
+
+CODES = {
+    Kind.INVALID_ARGUMENT: grpc.StatusCode.INVALID_ARGUMENT,
+    Kind.FAILED_PRECONDITION: grpc.StatusCode.FAILED_PRECONDITION,
+    Kind.PERMISSION_DENIED: grpc.StatusCode.PERMISSION_DENIED,
+    Kind.ABORTED: grpc.StatusCode.ABORTED,
+    Kind.UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
+    Kind.DEADLINE_EXCEEDED: grpc.StatusCode.DEADLINE_EXCEEDED,
+}
+
+
+def translate_errors(method):
+    """Servicer method decorator: a ProtocolError or CryptoError becomes a clear status."""
+
+    @functools.wraps(method)
+    async def wrapper(self, request, context):
+        try:
+            return await method(self, request, context)
+        except CryptoError as error:
+            problem = from_crypto(error)
+        except ProtocolError as error:
+            problem = error
+        log.info("%s refused: %s (%s)", method.__name__, problem, problem.kind.name)
+        await context.abort(CODES[problem.kind], str(problem))
+
+    return wrapper

@@ -1,0 +1,112 @@
+"""Topology files: which role runs where, with which key file and data file.
+
+TOML, one `[[roles]]` table per process. Relative paths are relative to the
+file. `listen` (optional) is the address a server binds when it differs from
+the address peers dial (e.g. 0.0.0.0:port in a container).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from wire.identity import AGGREGATOR, CURATOR, Identity
+
+FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RoleEntry:
+    identity: Identity
+    address: str
+    listen: str | None = None
+    key_share: Path | None = None
+    data: Path | None = None
+    model: str | None = None
+
+    @property
+    def bind_address(self) -> str:
+        return self.listen or self.address
+
+
+@dataclass(frozen=True)
+class Topology:
+    public_key: Path
+    roles: tuple[RoleEntry, ...]
+
+    def __post_init__(self):
+        identities = [entry.identity for entry in self.roles]
+        if len(set(identities)) != len(identities):
+            raise ValueError("a role identity appears twice in the topology")
+        for required in (AGGREGATOR, CURATOR):
+            if required not in identities:
+                raise ValueError(f"the topology has no {required}")
+        if not self.parties:
+            raise ValueError("the topology has no parties")
+        if [p.identity.id for p in self.parties] != list(range(1, len(self.parties) + 1)):
+            raise ValueError("parties must be numbered 1..K")
+
+    def entry(self, identity: Identity) -> RoleEntry:
+        for entry in self.roles:
+            if entry.identity == identity:
+                return entry
+        raise KeyError(f"{identity} is not in the topology")
+
+    @property
+    def parties(self) -> list[RoleEntry]:
+        return sorted((e for e in self.roles if e.identity.role == "party"), key=lambda e: e.identity.id)
+
+    @property
+    def key_holders(self) -> list[int]:
+        return [e.identity.id for e in self.parties if e.key_share is not None]
+
+    @property
+    def addresses(self) -> dict[Identity, str]:
+        return {entry.identity: entry.address for entry in self.roles}
+
+    @classmethod
+    def load(cls, path: Path) -> "Topology":
+        path = Path(path)
+        data = tomllib.loads(path.read_text())
+        if data.get("version", FORMAT_VERSION) != FORMAT_VERSION:
+            raise ValueError(f"unsupported topology version {data.get('version')}")
+        base = path.parent
+
+        def resolve(value):
+            return None if value is None else (base / value).resolve()
+
+        roles = tuple(
+            RoleEntry(
+                identity=Identity(item["role"], int(item.get("id", 0))),
+                address=item["address"],
+                listen=item.get("listen"),
+                key_share=resolve(item.get("key_share")),
+                data=resolve(item.get("data")),
+                model=item.get("model"),
+            )
+            for item in data.get("roles", [])
+        )
+        return cls(public_key=resolve(data["public_key"]), roles=roles)
+
+    def dump(self, path: Path) -> None:
+        path = Path(path)
+        base = path.parent.resolve()
+
+        def relative(value: Path) -> str:
+            value = Path(value).resolve()
+            return str(value.relative_to(base)) if value.is_relative_to(base) else str(value)
+
+        lines = [f"version = {FORMAT_VERSION}", f'public_key = "{relative(self.public_key)}"', ""]
+        for entry in self.roles:
+            lines += ["[[roles]]", f'role = "{entry.identity.role}"', f"id = {entry.identity.id}",
+                      f'address = "{entry.address}"']
+            if entry.listen:
+                lines.append(f'listen = "{entry.listen}"')
+            for name in ("key_share", "data"):
+                if getattr(entry, name) is not None:
+                    lines.append(f'{name} = "{relative(getattr(entry, name))}"')
+            if entry.model:
+                lines.append(f'model = "{entry.model}"')
+            lines.append("")
+        path.write_text("\n".join(lines))

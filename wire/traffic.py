@@ -1,0 +1,149 @@
+"""Per-session traffic accounting by client and server interceptors.
+
+Every RPC whose request carries a `session_id` is recorded by the server
+(sender = the caller's identity) and by the client (receiver = the channel's
+peer), with the serialized request and response sizes. A session's report is
+built from the server-side records, so every RPC counts exactly once.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import grpc
+
+from mpdp_proto.v1 import common_pb2
+from wire.identity import SENDER_METADATA_KEY, Identity, sender_of
+
+
+@dataclass(frozen=True)
+class TrafficRecord:
+    sender: str
+    receiver: str
+    rpc: str
+    request_bytes: int
+    response_bytes: int
+    status: str
+    observed_by: str
+
+
+class TrafficLog:
+    def __init__(self, max_sessions: int = 256):
+        self._records: dict[str, list[TrafficRecord]] = defaultdict(list)
+        self._max_sessions = max_sessions
+
+    def add(self, session_id: str, record: TrafficRecord) -> None:
+        if session_id not in self._records and len(self._records) >= self._max_sessions:
+            self._records.pop(next(iter(self._records)))
+        self._records[session_id].append(record)
+
+    def records(self, session_id: str) -> list[TrafficRecord]:
+        return list(self._records.get(session_id, ()))
+
+
+def _session_of(request) -> str:
+    return getattr(request, "session_id", "") or ""
+
+
+def _size(message) -> int:
+    return message.ByteSize() if message is not None else 0
+
+
+class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
+    def __init__(self, log: TrafficLog, me: Identity):
+        self._log = log
+        self._me = str(me)
+
+    async def intercept_service(self, continuation, handler_call_details):
+        handler = await continuation(handler_call_details)
+        if handler is None or handler.unary_unary is None:
+            return handler
+        rpc = handler_call_details.method.rsplit("/", 1)[-1]
+        inner, log, me = handler.unary_unary, self._log, self._me
+
+        async def recorded(request, context):
+            session_id = _session_of(request)
+            response, status = None, "OK"
+            try:
+                response = await inner(request, context)
+                return response
+            except BaseException:
+                code = context.code()
+                status = code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
+                raise
+            finally:
+                if session_id:
+                    sender = sender_of(context)
+                    log.add(
+                        session_id,
+                        TrafficRecord(str(sender) if sender else "unknown", me, rpc, _size(request), _size(response), status, "server"),
+                    )
+
+        return grpc.unary_unary_rpc_method_handler(
+            recorded,
+            request_deserializer=handler.request_deserializer,
+            response_serializer=handler.response_serializer,
+        )
+
+
+class ClientTrafficInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
+    """Declares the caller's identity and records each call it makes."""
+
+    def __init__(self, log: TrafficLog, me: Identity, peer: Identity):
+        self._log = log
+        self._me = me
+        self._peer = str(peer)
+
+    async def intercept_unary_unary(self, continuation, client_call_details, request):
+        metadata = list(client_call_details.metadata or ()) + [(SENDER_METADATA_KEY, str(self._me))]
+        details = client_call_details._replace(metadata=grpc.aio.Metadata(*metadata))
+        call = await continuation(details, request)
+        session_id = _session_of(request)
+        rpc = client_call_details.method
+        rpc = (rpc.decode() if isinstance(rpc, bytes) else rpc).rsplit("/", 1)[-1]
+        try:
+            response = await call
+        except grpc.aio.AioRpcError as error:
+            if session_id:
+                self._log.add(session_id, TrafficRecord(str(self._me), self._peer, rpc, _size(request), 0, error.code().name, "client"))
+            raise
+        if session_id:
+            self._log.add(session_id, TrafficRecord(str(self._me), self._peer, rpc, _size(request), _size(response), "OK", "client"))
+        return call
+
+
+def _split(identity: str) -> tuple[str, int]:
+    role, _, number = identity.partition("/")
+    return role, int(number) if number.isdigit() else 0
+
+
+def traffic_reply(log: TrafficLog, session_id: str) -> common_pb2.TrafficReply:
+    """A role's own records of one session, for the client's report."""
+    records = []
+    for record in log.records(session_id):
+        from_role, from_id = _split(record.sender)
+        to_role, to_id = _split(record.receiver)
+        records.append(common_pb2.TrafficRecord(
+            from_role=from_role, from_id=from_id, to_role=to_role, to_id=to_id, rpc=record.rpc,
+            request_bytes=record.request_bytes, response_bytes=record.response_bytes,
+            status=record.status, observed_by=record.observed_by,
+        ))
+    return common_pb2.TrafficReply(records=records)
+
+
+def summarise(records: list[dict]) -> list[dict]:
+    """`{from, to, rpc, messages, bytes}` by role pair and method (ids folded into roles).
+
+    `records` are dicts with from_role, to_role, rpc, request_bytes, response_bytes.
+    """
+    totals: dict[tuple[str, str, str], dict] = {}
+    for record in records:
+        key = (record["from_role"], record["to_role"], record["rpc"])
+        entry = totals.setdefault(key, {"from": key[0], "to": key[1], "rpc": key[2], "messages": 0, "bytes": 0,
+                                        "request_bytes": 0, "response_bytes": 0})
+        entry["messages"] += 1
+        entry["request_bytes"] += record["request_bytes"]
+        entry["response_bytes"] += record["response_bytes"]
+        entry["bytes"] += record["request_bytes"] + record["response_bytes"]
+    return sorted(totals.values(), key=lambda e: (e["from"], e["to"], e["rpc"]))
