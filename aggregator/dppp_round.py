@@ -152,8 +152,9 @@ class DpppRound:
 
     @property
     def decryption_settled(self) -> bool:
+        """Every reachable holder answered (so every bad share is found), or the deadline decides."""
         answered = len(self.partials) + len(self.rejected) + len(self.absent_holders)
-        return self.enough_shares or (answered >= len(self.key_holders) and not self.pending_holders)
+        return answered >= len(self.key_holders) and not self.pending_holders
 
     # Step 6 ---------------------------------------------------------------
     def finish(self) -> RoundResult:

@@ -61,7 +61,7 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
                                       key_id_hex=self.public_key.key_id.hex())
 
     async def GetTraffic(self, request, context):
-        return traffic_reply(self._traffic, request.session_id)
+        return traffic_reply(self._traffic, request.session)
 
     @translate_errors
     async def RunDpppRound(self, request, context):

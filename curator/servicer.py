@@ -14,4 +14,4 @@ class CuratorServicer(curator_pb2_grpc.CuratorServicer):
         return common_pb2.StatusReply(role="curator", id=0)
 
     async def GetTraffic(self, request, context):
-        return traffic_reply(self._traffic, request.session_id)
+        return traffic_reply(self._traffic, request.session)

@@ -19,9 +19,9 @@ from learning import models
 from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, curator_pb2_grpc, dppp_pb2, party_pb2_grpc
 from wire import convert
 from wire.channels import PeerChannels
-from wire.identity import AGGREGATOR, CLIENT, CURATOR, party
+from wire.identity import AGGREGATOR, CLIENT
 from wire.topology import Topology
-from wire.traffic import TrafficLog, summarise
+from wire.traffic import TrafficLog, merge_views, summarise, traffic_reply
 
 STUBS = {"party": party_pb2_grpc.PartyStub, "aggregator": aggregator_pb2_grpc.AggregatorStub,
          "curator": curator_pb2_grpc.CuratorStub}
@@ -36,23 +36,32 @@ def _progress(message: str) -> None:
     print(f"  … {message}", file=sys.stderr, flush=True)
 
 
-async def collect_traffic(peers: PeerChannels, topology: Topology, session_id: str) -> dict:
-    """Every role's records of the session; the report counts each RPC once, at its server."""
+def _row(record) -> dict:
+    return {"from": f"{record.from_role}/{record.from_id}", "to": f"{record.to_role}/{record.to_id}",
+            "from_role": record.from_role, "to_role": record.to_role, "rpc": record.rpc,
+            "request_bytes": record.request_bytes, "response_bytes": record.response_bytes, "status": record.status,
+            "call_id": record.call_id, "observed_by": record.observed_by}
+
+
+async def collect_traffic(peers: PeerChannels, topology: Topology, session_id: str, own_log: TrafficLog) -> dict:
+    """Every role's records of the session, each RPC once (server's record, else the caller's).
+
+    The client-observed view (every caller's own records, the client's included)
+    is kept beside it as a cross-check.
+    """
     replies = await asyncio.gather(*(
-        STUBS[entry.identity.role](peers.channel(entry.identity)).GetTraffic(common_pb2.SessionRef(session_id=session_id), timeout=10)
+        STUBS[entry.identity.role](peers.channel(entry.identity)).GetTraffic(common_pb2.SessionRef(session=session_id), timeout=10)
         for entry in topology.roles
     ), return_exceptions=True)
-    server_side, client_side = [], []
+    server_side = []
+    client_side = [_row(record) for record in traffic_reply(own_log, session_id).records]
     for reply in replies:
         if isinstance(reply, BaseException):
             continue
         for record in reply.records:
-            row = {"from": f"{record.from_role}/{record.from_id}", "to": f"{record.to_role}/{record.to_id}",
-                   "from_role": record.from_role, "to_role": record.to_role, "rpc": record.rpc,
-                   "request_bytes": record.request_bytes, "response_bytes": record.response_bytes,
-                   "status": record.status}
-            (server_side if record.observed_by == "server" else client_side).append(row)
-    return {"summary": summarise(server_side), "detail": server_side, "client_observed": summarise(client_side)}
+            (server_side if record.observed_by == "server" else client_side).append(_row(record))
+    merged = merge_views(server_side, client_side)
+    return {"summary": summarise(merged), "detail": merged, "client_observed": summarise(client_side)}
 
 
 async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float, delta: float, queries: int,
@@ -66,7 +75,8 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     parameters = DpppParameters(epsilon, delta, queries, classes, len(topology.parties), honest_fraction, packed,
                                 public_key.key_id)
     session_id = session_id or secrets.token_hex(8)
-    peers = PeerChannels(CLIENT, topology.addresses, TrafficLog())
+    own_log = TrafficLog()
+    peers = PeerChannels(CLIENT, topology.addresses, own_log)
     started = time.perf_counter()
     try:
         _progress(f"DPPP session {session_id}: {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
@@ -77,7 +87,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
         ), timeout=4 * deadline_s + 60)
         round_s = time.perf_counter() - started
         _progress("round complete; collecting traffic from every role")
-        traffic = await collect_traffic(peers, topology, session_id)
+        traffic = await collect_traffic(peers, topology, session_id, own_log)
     finally:
         await peers.close()
 
@@ -123,7 +133,7 @@ async def test_records(topology: Topology, session_id: str) -> dict[int, dppp_pb
         for entry in topology.parties:
             stub = party_pb2_grpc.PartyStub(peers.channel(entry.identity))
             try:
-                records[entry.identity.id] = await stub.GetDpppTestRecord(common_pb2.SessionRef(session_id=session_id), timeout=10)
+                records[entry.identity.id] = await stub.GetDpppTestRecord(common_pb2.SessionRef(session=session_id), timeout=10)
             except grpc.aio.AioRpcError:
                 pass
         return records

@@ -73,7 +73,7 @@ class PartyServicer(party_pb2_grpc.PartyServicer):
         )
 
     async def GetTraffic(self, request, context):
-        return traffic_reply(self._traffic, request.session_id)
+        return traffic_reply(self._traffic, request.session)
 
     @translate_errors
     async def AbortSession(self, request, context):
@@ -140,12 +140,12 @@ class PartyServicer(party_pb2_grpc.PartyServicer):
     async def GetDpppTestRecord(self, request, context):
         if not self.config.test_mode:
             raise precondition("test records exist only in test mode")
-        session = self._sessions.get(request.session_id)
+        session = self._sessions.get(request.session)
         if session.test_record is None:
             raise precondition("this session has not voted")
         record = session.test_record
         return dppp_pb2.DpppTestRecord(
-            session_id=request.session_id,
+            session_id=request.session,
             votes=np.asarray(record.votes).ravel().tolist(),
             noise=np.asarray(record.noise).ravel().tolist(),
         )

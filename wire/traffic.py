@@ -2,8 +2,9 @@
 
 Every RPC whose request carries a `session_id` is recorded by the server
 (sender = the caller's identity) and by the client (receiver = the channel's
-peer), with the serialized request and response sizes. A session's report is
-built from the server-side records, so every RPC counts exactly once.
+peer), with the serialized request and response sizes and a call id the
+client puts in the metadata. A report takes the union of both sides' records
+by call id, so every RPC counts exactly once, even when one side has died.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+import secrets
+
 import grpc
 
 from mpdp_proto.v1 import common_pb2
 from wire.identity import SENDER_METADATA_KEY, Identity, sender_of
+
+CALL_ID_METADATA_KEY = "x-mpdp-call-id"
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,7 @@ class TrafficRecord:
     response_bytes: int
     status: str
     observed_by: str
+    call_id: str = ""
 
 
 class TrafficLog:
@@ -48,6 +54,13 @@ def _session_of(request) -> str:
 
 def _size(message) -> int:
     return message.ByteSize() if message is not None else 0
+
+
+def _call_id(context) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == CALL_ID_METADATA_KEY:
+            return value[:64]
+    return ""
 
 
 class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
@@ -77,7 +90,8 @@ class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
                     sender = sender_of(context)
                     log.add(
                         session_id,
-                        TrafficRecord(str(sender) if sender else "unknown", me, rpc, _size(request), _size(response), status, "server"),
+                        TrafficRecord(str(sender) if sender else "unknown", me, rpc, _size(request), _size(response),
+                                      status, "server", _call_id(context)),
                     )
 
         return grpc.unary_unary_rpc_method_handler(
@@ -96,7 +110,9 @@ class ClientTrafficInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
         self._peer = str(peer)
 
     async def intercept_unary_unary(self, continuation, client_call_details, request):
-        metadata = list(client_call_details.metadata or ()) + [(SENDER_METADATA_KEY, str(self._me))]
+        call_id = secrets.token_hex(8)
+        metadata = list(client_call_details.metadata or ()) + [
+            (SENDER_METADATA_KEY, str(self._me)), (CALL_ID_METADATA_KEY, call_id)]
         details = client_call_details._replace(metadata=grpc.aio.Metadata(*metadata))
         call = await continuation(details, request)
         session_id = _session_of(request)
@@ -106,10 +122,12 @@ class ClientTrafficInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
             response = await call
         except grpc.aio.AioRpcError as error:
             if session_id:
-                self._log.add(session_id, TrafficRecord(str(self._me), self._peer, rpc, _size(request), 0, error.code().name, "client"))
+                self._log.add(session_id, TrafficRecord(str(self._me), self._peer, rpc, _size(request), 0,
+                                                        error.code().name, "client", call_id))
             raise
         if session_id:
-            self._log.add(session_id, TrafficRecord(str(self._me), self._peer, rpc, _size(request), _size(response), "OK", "client"))
+            self._log.add(session_id, TrafficRecord(str(self._me), self._peer, rpc, _size(request), _size(response),
+                                                    "OK", "client", call_id))
         return call
 
 
@@ -127,9 +145,18 @@ def traffic_reply(log: TrafficLog, session_id: str) -> common_pb2.TrafficReply:
         records.append(common_pb2.TrafficRecord(
             from_role=from_role, from_id=from_id, to_role=to_role, to_id=to_id, rpc=record.rpc,
             request_bytes=record.request_bytes, response_bytes=record.response_bytes,
-            status=record.status, observed_by=record.observed_by,
+            status=record.status, observed_by=record.observed_by, call_id=record.call_id,
         ))
     return common_pb2.TrafficReply(records=records)
+
+
+def merge_views(server_side: list[dict], client_side: list[dict]) -> list[dict]:
+    """One row per RPC: the server's record, or the client's where the server's is lost."""
+    merged = {row["call_id"] or f"server-{index}": row for index, row in enumerate(server_side)}
+    for row in client_side:
+        if row["call_id"] and row["call_id"] not in merged:
+            merged[row["call_id"]] = row
+    return list(merged.values())
 
 
 def summarise(records: list[dict]) -> list[dict]:

@@ -41,10 +41,10 @@ class StatusReply(_message.Message):
     def __init__(self, role: _Optional[str] = ..., id: _Optional[int] = ..., open_sessions: _Optional[_Iterable[str]] = ..., key_id_hex: _Optional[str] = ...) -> None: ...
 
 class SessionRef(_message.Message):
-    __slots__ = ("session_id",)
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
-    session_id: str
-    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+    __slots__ = ("session",)
+    SESSION_FIELD_NUMBER: _ClassVar[int]
+    session: str
+    def __init__(self, session: _Optional[str] = ...) -> None: ...
 
 class AbortRequest(_message.Message):
     __slots__ = ("session_id", "reason")
@@ -55,7 +55,7 @@ class AbortRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class TrafficRecord(_message.Message):
-    __slots__ = ("from_role", "from_id", "to_role", "to_id", "rpc", "request_bytes", "response_bytes", "status", "observed_by")
+    __slots__ = ("from_role", "from_id", "to_role", "to_id", "rpc", "request_bytes", "response_bytes", "status", "observed_by", "call_id")
     FROM_ROLE_FIELD_NUMBER: _ClassVar[int]
     FROM_ID_FIELD_NUMBER: _ClassVar[int]
     TO_ROLE_FIELD_NUMBER: _ClassVar[int]
@@ -65,6 +65,7 @@ class TrafficRecord(_message.Message):
     RESPONSE_BYTES_FIELD_NUMBER: _ClassVar[int]
     STATUS_FIELD_NUMBER: _ClassVar[int]
     OBSERVED_BY_FIELD_NUMBER: _ClassVar[int]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
     from_role: str
     from_id: int
     to_role: str
@@ -74,7 +75,8 @@ class TrafficRecord(_message.Message):
     response_bytes: int
     status: str
     observed_by: str
-    def __init__(self, from_role: _Optional[str] = ..., from_id: _Optional[int] = ..., to_role: _Optional[str] = ..., to_id: _Optional[int] = ..., rpc: _Optional[str] = ..., request_bytes: _Optional[int] = ..., response_bytes: _Optional[int] = ..., status: _Optional[str] = ..., observed_by: _Optional[str] = ...) -> None: ...
+    call_id: str
+    def __init__(self, from_role: _Optional[str] = ..., from_id: _Optional[int] = ..., to_role: _Optional[str] = ..., to_id: _Optional[int] = ..., rpc: _Optional[str] = ..., request_bytes: _Optional[int] = ..., response_bytes: _Optional[int] = ..., status: _Optional[str] = ..., observed_by: _Optional[str] = ..., call_id: _Optional[str] = ...) -> None: ...
 
 class TrafficReply(_message.Message):
     __slots__ = ("records",)

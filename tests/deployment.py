@@ -1,0 +1,56 @@
+"""Real multi-process deployments for integration tests (1024-bit keys, loopback ports)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from contextlib import contextmanager
+from pathlib import Path
+
+import grpc
+
+from launcher import client, processes
+from learning import datasets
+from wire.identity import SENDER_METADATA_KEY, Identity
+
+TEST_BITS = 1024
+
+
+@contextmanager
+def deployment(tmp_path: Path, parties: int, faults: dict[int, str] | None = None, dataset: str = "breast-cancer"):
+    run_dir = tmp_path / f"run-{parties}"
+    topology = processes.up(run_dir, parties, TEST_BITS, datasets.load(dataset), seed=7, model="logistic",
+                            test_mode=True, faults=faults)
+    try:
+        yield Deployment(run_dir, topology)
+    finally:
+        processes.down(run_dir)
+
+
+class Deployment:
+    def __init__(self, run_dir: Path, topology):
+        self.run = processes.RunDirectory(run_dir)
+        self.topology = topology
+        self.client_data = client.load_client_data(self.run.client_data)
+
+    def run_dppp(self, **overrides) -> dict:
+        options = dict(epsilon=10.0, delta=1e-5, queries=12, deadline_s=30.0)
+        options.update(overrides)
+        return asyncio.run(client.run_dppp_session(self.topology, self.client_data, **options))
+
+    def test_records(self, session_id: str):
+        return asyncio.run(client.test_records(self.topology, session_id))
+
+    def pid(self, identity: Identity) -> int:
+        return json.loads(self.run.processes.read_text())[str(identity)]
+
+    def kill(self, identity: Identity) -> None:
+        os.killpg(self.pid(identity), signal.SIGKILL)
+
+    def call(self, identity: Identity, stub_class, method: str, request, as_sender: Identity | None):
+        """One raw RPC as `as_sender` (declared identity; TLS is off in these tests)."""
+        metadata = [(SENDER_METADATA_KEY, str(as_sender))] if as_sender else []
+        with grpc.insecure_channel(self.topology.entry(identity).address) as channel:
+            return getattr(stub_class(channel), method)(request, metadata=metadata, timeout=30)
