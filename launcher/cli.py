@@ -125,7 +125,7 @@ def _run_dppp(args) -> dict:
     from launcher.summary import dppp_summary
 
     topology, client_data = _resolve_run(args)
-    queries = args.queries or len(client_data["public_features"])
+    queries = min(args.queries, len(client_data["public_features"]))
     report = asyncio.run(client.run_dppp_session(topology, client_data, args.epsilon, args.delta, queries,
                                                   packed=not args.no_packing, deadline_s=args.deadline))
     print(dppp_summary(report))
@@ -156,6 +156,25 @@ def _demo(args) -> int:
     return 0
 
 
+def _experiment(args) -> int:
+    from learning.datasets import data_directory
+    from launcher import experiment_dppp
+
+    names = args.datasets.split(",") if args.datasets else ["breast-cancer", "digits"]
+    if not args.datasets and data_directory(args.data_dir) is not None:
+        names.append("a9a")
+    report = experiment_dppp.run(args.out, names, args.epsilons, args.runs, args.queries, args.delta,
+                                 args.model, args.data_dir, args.seed)
+    for result in report["datasets"]:
+        print(f"{result['dataset']}: {result['teachers']} teachers, {result['queries']} queries "
+              f"(plot {args.out / result['plot']})")
+        for point in result["points"]:
+            row = "  ".join(f"{f} {point[f]['mean']:.3f}" for f in experiment_dppp.FRAMEWORKS)
+            print(f"  ε={point['epsilon']:<6g} {row}")
+    print(f"report written to {args.out / 'dppp_report.json'}")
+    return 0
+
+
 def _add_dataset_options(parser) -> None:
     parser.add_argument("--dataset", default="breast-cancer",
                         help="breast-cancer, digits, a9a, or a path to a CSV (with --label) or LIBSVM file")
@@ -167,7 +186,8 @@ def _add_dataset_options(parser) -> None:
 def _add_dppp_options(parser) -> None:
     parser.add_argument("--epsilon", type=float, default=10.0, help="budget of the whole run, all queries composed")
     parser.add_argument("--delta", type=float, default=1e-5)
-    parser.add_argument("--queries", type=int, help="public points to label (default: the whole public set)")
+    parser.add_argument("--queries", type=int, default=40,
+                        help="public points to label (default 40; every query spends budget)")
     parser.add_argument("--no-packing", action="store_true", help="one ciphertext per (query, class): the baseline")
     parser.add_argument("--deadline", type=float, default=120.0, help="round deadline per stage, seconds")
     parser.add_argument("--report", type=Path, help="write the JSON report here")
@@ -234,6 +254,21 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dataset_options(demo)
     _add_dppp_options(demo)
     demo.set_defaults(handler=_demo)
+
+    experiment = commands.add_parser("experiment", help="reproduce a paper's comparison; JSON report and PNG plots")
+    experiments = experiment.add_subparsers(dest="experiment", required=True)
+    dppp_experiment = experiments.add_parser("dppp", help="DPPP paper, Section 7")
+    dppp_experiment.add_argument("--out", type=Path, required=True)
+    dppp_experiment.add_argument("--datasets", help="comma-separated (default: breast-cancer,digits, and a9a when "
+                                                    "a data directory is given)")
+    dppp_experiment.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
+    dppp_experiment.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1, 2, 5, 10, 20, 50])
+    dppp_experiment.add_argument("--runs", type=int, default=20)
+    dppp_experiment.add_argument("--queries", type=int, default=50, help="public queries labeled per run")
+    dppp_experiment.add_argument("--delta", type=float, help="default 1/n_train")
+    dppp_experiment.add_argument("--model", default="svm-rbf", help="teachers' model")
+    dppp_experiment.add_argument("--seed", type=int, default=2026)
+    dppp_experiment.set_defaults(handler=_experiment)
     return parser
 
 

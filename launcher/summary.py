@@ -16,7 +16,7 @@ def dppp_summary(report: dict) -> str:
         + (f", rejected shares {r['rejected_shares']}" if r["rejected_shares"] else ""),
         f"  noisy labels agree with the truth on {r['label_agreement_with_truth']:.1%} of queries",
         f"  student ({r['student_model']}) test accuracy: {r['student_test_accuracy']:.1%}",
-        "  traffic (each RPC counted once, at its server):",
+        "  traffic (each RPC counted once):",
     ]
     for row in report["traffic"]:
         lines.append(f"    {row['from']:>10} → {row['to']:<10} {row['rpc']:<30} {row['messages']:>4} msgs {row['bytes']:>10} bytes")

@@ -7,13 +7,17 @@ from sklearn.dummy import DummyClassifier
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
+# Rows arrive scaled into the unit ball (the protocols' bound), which leaves every
+# feature tiny; standardising inside the pipeline keeps the default regularisation sensible.
 MODELS = {
-    "svm-rbf": lambda: SVC(kernel="rbf", gamma="scale", C=10.0),  # the DPPP paper's choice
-    "logistic": lambda: LogisticRegression(max_iter=2000),
+    "svm-rbf": lambda: make_pipeline(StandardScaler(), SVC(kernel="rbf", gamma="scale", C=10.0)),  # DPPP paper
+    "logistic": lambda: make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)),
     "random-forest": lambda: RandomForestClassifier(n_estimators=100),
-    "knn": lambda: KNeighborsClassifier(n_neighbors=5),
+    "knn": lambda: make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=5)),
 }
 DEFAULT_TEACHER_MODEL = "svm-rbf"
 DEFAULT_STUDENT_MODEL = "logistic"
