@@ -57,7 +57,7 @@ def _serve(args) -> int:
     from launcher import serve
 
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    serve.run(args.role, args.topology, args.id, args.test_mode, args.fault)
+    serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes)
     return 0
 
 
@@ -213,6 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="TESTS ONLY: expose drawn votes and noise, allow fault injection")
     serve.add_argument("--fault", choices=["tamper-partial-decryption", "crash-on-decryption-request"])
     serve.add_argument("--log-level", default="INFO")
+    serve.add_argument("--max-message-bytes", type=int, default=256 * 1024 * 1024,
+                       help="largest message this server sends or accepts")
     serve.set_defaults(handler=_serve)
 
     keygen = commands.add_parser("keygen", help="threshold key ceremony: one file per key holder + the public key")

@@ -6,7 +6,7 @@ import asyncio
 import logging
 
 from cryptocore import keyfiles
-from wire.channels import PeerChannels
+from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, PeerChannels
 from wire.identity import AGGREGATOR, CURATOR, Identity, party
 from wire.server import serve
 from wire.topology import Topology
@@ -15,7 +15,7 @@ from wire.traffic import TrafficLog
 log = logging.getLogger(__name__)
 
 
-def _party(topology: Topology, number: int, traffic: TrafficLog, test_mode: bool, fault: str | None):
+def _party(topology: Topology, number: int, traffic: TrafficLog, test_mode: bool, fault: str | None, limit: int):
     from learning import datasets, models
     from mpdp_proto.v1 import party_pb2_grpc
     from party.servicer import PartyConfig, PartyServicer
@@ -32,11 +32,11 @@ def _party(topology: Topology, number: int, traffic: TrafficLog, test_mode: bool
     model = models.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels)
     log.info("%s trained %s on %d rows", me, entry.model or models.DEFAULT_TEACHER_MODEL, len(labels))
     config = PartyConfig(number, public_key, key_share, model, features.shape[1], test_mode, fault)
-    servicer = PartyServicer(config, PeerChannels(me, topology.addresses, traffic), traffic)
+    servicer = PartyServicer(config, PeerChannels(me, topology.addresses, traffic, limit), traffic)
     return me, entry, (lambda server: party_pb2_grpc.add_PartyServicer_to_server(servicer, server)), "mpdp.v1.Party", servicer.close
 
 
-def _aggregator(topology: Topology, traffic: TrafficLog):
+def _aggregator(topology: Topology, traffic: TrafficLog, limit: int):
     from aggregator.servicer import AggregatorServicer
     from mpdp_proto.v1 import aggregator_pb2_grpc
 
@@ -45,7 +45,7 @@ def _aggregator(topology: Topology, traffic: TrafficLog):
     if key_holders != list(range(1, public_key.holders + 1)):
         raise ValueError(f"the topology's key holders {key_holders} do not match the key's {public_key.holders} holders")
     teachers = [entry.identity.id for entry in topology.parties]
-    peers = PeerChannels(AGGREGATOR, topology.addresses, traffic)
+    peers = PeerChannels(AGGREGATOR, topology.addresses, traffic, limit)
     servicer = AggregatorServicer(public_key, teachers, key_holders, peers, traffic)
     entry = topology.entry(AGGREGATOR)
     return AGGREGATOR, entry, (lambda server: aggregator_pb2_grpc.add_AggregatorServicer_to_server(servicer, server)), "mpdp.v1.Aggregator", peers.close
@@ -60,15 +60,16 @@ def _curator(topology: Topology, traffic: TrafficLog):
     return CURATOR, entry, (lambda server: curator_pb2_grpc.add_CuratorServicer_to_server(servicer, server)), "mpdp.v1.Curator", None
 
 
-def run(role: str, topology_path, number: int = 0, test_mode: bool = False, fault: str | None = None) -> None:
+def run(role: str, topology_path, number: int = 0, test_mode: bool = False, fault: str | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
     topology = Topology.load(topology_path)
     traffic = TrafficLog()
     if role == "party":
-        me, entry, add, name, on_stop = _party(topology, number, traffic, test_mode, fault)
+        me, entry, add, name, on_stop = _party(topology, number, traffic, test_mode, fault, max_message_bytes)
     elif role == "aggregator":
-        me, entry, add, name, on_stop = _aggregator(topology, traffic)
+        me, entry, add, name, on_stop = _aggregator(topology, traffic, max_message_bytes)
     elif role == "curator":
         me, entry, add, name, on_stop = _curator(topology, traffic)
     else:
         raise ValueError(f"unknown role {role!r}")
-    asyncio.run(serve(me, entry.bind_address, add, name, traffic, on_stop))
+    asyncio.run(serve(me, entry.bind_address, add, name, traffic, on_stop, max_message_bytes))

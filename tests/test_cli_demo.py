@@ -1,0 +1,87 @@
+"""The launcher's commands as a user types them; real processes, nothing left running."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from learning import datasets
+
+A9A_DIR = "/work/shared/datasets"
+
+
+def _mpdp(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "launcher.cli", *args], capture_output=True, text=True, timeout=timeout)
+
+
+def _serving_processes(marker: str) -> list[str]:
+    listing = subprocess.run(["ps", "-ww", "-eo", "args"], capture_output=True, text=True).stdout
+    return [line for line in listing.splitlines() if "launcher.cli serve" in line and marker in line]
+
+
+def test_up_run_down_leaves_no_process(tmp_path):
+    run_dir = tmp_path / "run"
+    up = _mpdp("up", "--parties", "3", "--bits", "1024", "--run-dir", str(run_dir), "--model", "logistic")
+    assert up.returncode == 0, up.stderr
+    assert "1024-bit keys are for tests and quick demos only" in up.stderr
+    try:
+        assert len(_serving_processes(str(run_dir))) == 5
+        report_path = tmp_path / "report.json"
+        run = _mpdp("run", "dppp", "--run-dir", str(run_dir), "--queries", "6", "--report", str(report_path))
+        assert run.returncode == 0, run.stderr
+        assert "student (logistic) test accuracy" in run.stdout
+        report = json.loads(report_path.read_text())
+        assert report["protocol"] == "dppp" and len(report["result"]["labels"]) == 6
+        wrong = _mpdp("run", "dppp", "--run-dir", str(run_dir), "--dataset", "digits")
+        assert wrong.returncode != 0 and "breast-cancer" in wrong.stderr
+    finally:
+        down = _mpdp("down", "--run-dir", str(run_dir))
+    assert down.returncode == 0 and "stopped 5 processes" in down.stdout
+    assert _serving_processes(str(run_dir)) == []
+
+
+def test_demo_runs_and_stops_everything():
+    demo = _mpdp("demo", "--bits", "1024", "--parties", "3", "--queries", "5")
+    assert demo.returncode == 0, demo.stderr
+    assert "every process stopped" in demo.stdout
+    assert _serving_processes("mpdp-demo-") == []
+
+
+def test_experiment_writes_json_and_plots(tmp_path):
+    result = _mpdp("experiment", "dppp", "--out", str(tmp_path), "--datasets", "breast-cancer", "--runs", "2",
+                   "--epsilons", "1", "20", "--queries", "20")
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "dppp_report.json").read_text())
+    (dataset,) = report["datasets"]
+    assert dataset["teachers"] == 20 and [p["epsilon"] for p in dataset["points"]] == [1, 20]
+    assert (tmp_path / dataset["plot"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert dataset["points"][0]["distributed-non-private"]["mean"] > 0.8
+    assert dataset["points"][1]["tosses_per_teacher"] < dataset["points"][0]["tosses_per_teacher"]
+
+
+def test_csv_dataset_with_categorical_columns(tmp_path):
+    path = tmp_path / "people.csv"
+    path.write_text("age,colour,label\n30,red,yes\n40,blue,no\n50,red,yes\n20,green,no\n")
+    data = datasets.load(str(path), label="label")
+    assert data.features.shape == (4, 4)  # age + three colours
+    assert np.all(np.linalg.norm(data.features, axis=1) <= 1 + 1e-12)
+    assert data.class_names == ("no", "yes") and data.labels.tolist() == [1, 0, 1, 0]
+    with pytest.raises(ValueError):
+        datasets.load(str(path))
+
+
+def test_libsvm_file(tmp_path):
+    path = tmp_path / "tiny.libsvm"
+    path.write_text("+1 1:0.5 3:1\n-1 2:1\n+1 1:1 2:0.2\n")
+    data = datasets.load(str(path))
+    assert data.features.shape == (3, 3) and data.classes == 2
+
+
+def test_a9a_from_data_directory():
+    try:
+        data = datasets.load("a9a", data_dir=A9A_DIR)
+    except FileNotFoundError:
+        pytest.skip(f"a9a is not available under {A9A_DIR}")
+    assert data.features.shape == (48841, 123) and data.classes == 2
