@@ -18,6 +18,7 @@ from cryptocore.threshold import PartialDecryption, ThresholdPublicKey, combine,
 from dppp.parameters import DpppParameters, proof_context
 from dppp.reference import labels as argmax_labels
 from sessions.errors import aborted, denied, invalid, precondition
+from sessions.state_machine import SessionStateMachine
 from wire.identity import Identity, party
 
 
@@ -37,22 +38,22 @@ class RoundResult:
     rejected: dict[int, str] = field(default_factory=dict)
 
 
-class DpppRound:
+class DpppRound(SessionStateMachine):
+    State = State
+
     def __init__(self, session_id: str, parameters: DpppParameters, public_key: ThresholdPublicKey,
                  teachers: list[int], key_holders: list[int]):
         if parameters.key_id != public_key.key_id:
             raise invalid("the session names another threshold key than the aggregator's")
         if parameters.teachers != len(teachers):
             raise invalid(f"the session declares {parameters.teachers} teachers; this topology has {len(teachers)}")
-        self.session_id = session_id
+        super().__init__(session_id, State.COLLECTING)
         self.parameters = parameters
         self.public_key = public_key
         self.teachers = list(teachers)
         self.key_holders = list(key_holders)
         self.layout = parameters.layout(public_key.n)
         self.ciphertext_count = self.layout.plaintexts_needed(parameters.values)
-        self.state = State.COLLECTING
-        self.abort_reason = ""
         self.votes: dict[int, list[int]] = {}
         self.absent_teachers: dict[int, str] = {}
         self.aggregate: list[int] = []
@@ -61,16 +62,6 @@ class DpppRound:
         self.pending_holders: set[int] = set()
         self.absent_holders: dict[int, str] = {}
         self.rejected: dict[int, str] = {}
-
-    @property
-    def finished(self) -> bool:
-        return self.state in (State.DONE, State.ABORTED)
-
-    def _require(self, state: State, step: str) -> None:
-        if self.state is State.ABORTED:
-            raise aborted(f"session {self.session_id} was aborted: {self.abort_reason}")
-        if self.state is not state:
-            raise precondition(f"{step} is not accepted while {self.state.value}")
 
     def _require_sender(self, sender: Identity | None, claimed: int, allowed: list[int], role: str) -> None:
         if sender != party(claimed):
@@ -174,10 +165,7 @@ class DpppRound:
         self.state = State.DONE
         return RoundResult(histograms, argmax_labels(histograms), self.contributors, decryptors, dict(self.rejected))
 
-    def abort(self, reason: str) -> None:
-        if not self.finished:
-            self.state = State.ABORTED
-            self.abort_reason = reason
-            self.votes.clear()
-            self.aggregate = []
-            self.partials.clear()
+    def _forget(self) -> None:
+        self.votes.clear()
+        self.aggregate = []
+        self.partials.clear()

@@ -125,15 +125,7 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
         # Step 1: the public batch to every teacher.
         stage = time.perf_counter()
         queries = dppp_pb2.DpppQueries(session_id=session_id, parameters=request.parameters, features=request.features)
-        outcomes = await asyncio.gather(
-            *(self._party(t).DeliverDpppQueries(queries, timeout=deadline) for t in self.teachers),
-            return_exceptions=True,
-        )
-        for teacher, outcome in zip(self.teachers, outcomes):
-            if isinstance(outcome, BaseException):
-                rnd.mark_teacher_absent(teacher, _describe(outcome))
-                log.warning("session %s: teacher %d unreachable: %s", session_id, teacher, _describe(outcome))
-        handle.changed.set()
+        await self._broadcast(handle, self.teachers, "DeliverDpppQueries", queries, deadline, rnd.mark_teacher_absent)
         # Steps 2–3: wait for the votes (or the deadline), then C = Π Enc_i.
         await self._wait(handle, lambda: rnd.all_votes_in, deadline)
         aggregate, contributors = rnd.close_collection()
@@ -149,15 +141,8 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
             ),
             contributors=contributors,
         )
-        outcomes = await asyncio.gather(
-            *(self._party(h).RequestDpppPartialDecryption(decryption_request, timeout=deadline) for h in self.key_holders),
-            return_exceptions=True,
-        )
-        for holder, outcome in zip(self.key_holders, outcomes):
-            if isinstance(outcome, BaseException):
-                rnd.mark_holder_absent(holder, _describe(outcome))
-                log.warning("session %s: key holder %d unavailable: %s", session_id, holder, _describe(outcome))
-        handle.changed.set()
+        await self._broadcast(handle, self.key_holders, "RequestDpppPartialDecryption", decryption_request, deadline,
+                              rnd.mark_holder_absent)
         # Steps 5–6: verified shares from any t holders, combine, unpack, remove the noise mean.
         await self._wait(handle, lambda: rnd.decryption_settled, deadline)
         timing["partial_decryptions"] = time.perf_counter() - stage
@@ -165,6 +150,19 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
         result = await asyncio.to_thread(rnd.finish)
         timing["combine"] = time.perf_counter() - stage
         return result
+
+    async def _broadcast(self, handle: RoundHandle, parties: list[int], rpc: str, request, deadline: float,
+                         mark_absent) -> None:
+        """Send one request to each party concurrently; a party that cannot take it is marked absent."""
+        outcomes = await asyncio.gather(
+            *(getattr(self._party(number), rpc)(request, timeout=deadline) for number in parties),
+            return_exceptions=True,
+        )
+        for number, outcome in zip(parties, outcomes):
+            if isinstance(outcome, BaseException):
+                mark_absent(number, _describe(outcome))
+                log.warning("session %s: %s to party %d failed: %s", request.session_id, rpc, number, _describe(outcome))
+        handle.changed.set()
 
     async def _notify_abort(self, session_id: str, reason: str) -> None:
         request = common_pb2.AbortRequest(session_id=session_id, reason=reason)

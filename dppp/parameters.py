@@ -7,7 +7,7 @@ role from them, so an aggregator cannot lower the teachers' noise.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cached_property
 
 from cryptocore.packing import SlotLayout
@@ -59,28 +59,11 @@ class DpppParameters:
 
     @classmethod
     def from_proto(cls, message: dppp_pb2.DpppParameters) -> "DpppParameters":
-        return cls(
-            epsilon=message.epsilon,
-            delta=message.delta,
-            queries=message.queries,
-            classes=message.classes,
-            teachers=message.teachers,
-            honest_fraction=message.honest_fraction,
-            packed=message.packed,
-            key_id=bytes(message.key_id),
-        )
+        """Field by field: the message and this class share their field names."""
+        return cls(**{f.name: getattr(message, f.name) for f in fields(cls)})
 
     def to_proto(self) -> dppp_pb2.DpppParameters:
-        return dppp_pb2.DpppParameters(
-            epsilon=self.epsilon,
-            delta=self.delta,
-            queries=self.queries,
-            classes=self.classes,
-            teachers=self.teachers,
-            honest_fraction=self.honest_fraction,
-            packed=self.packed,
-            key_id=self.key_id,
-        )
+        return dppp_pb2.DpppParameters(**{f.name: getattr(self, f.name) for f in fields(self)})
 
     @cached_property
     def calibration(self) -> BinomialCalibration:

@@ -18,7 +18,8 @@ from cryptocore.threshold import KeyShare, PartialDecryption, ThresholdPublicKey
 from dppp.parameters import DpppParameters, proof_context
 from dppp.reference import one_hot
 from privacy.binomial import sample_binomial
-from sessions.errors import aborted, invalid, precondition
+from sessions.errors import invalid, precondition
+from sessions.state_machine import SessionStateMachine
 
 
 class State(enum.Enum):
@@ -35,7 +36,9 @@ class TestRecord:
     noise: np.ndarray
 
 
-class TeacherSession:
+class TeacherSession(SessionStateMachine):
+    State = State
+
     def __init__(
         self,
         session_id: str,
@@ -52,25 +55,13 @@ class TeacherSession:
         if features.shape[0] != parameters.queries:
             raise invalid(f"{features.shape[0]} query rows but {parameters.queries} queries declared")
         parameters.layout(public_key.n)  # session start: the slot widths must fit
-        self.session_id = session_id
+        super().__init__(session_id, State.VOTING)
         self.teacher = teacher
         self.parameters = parameters
         self.features = features
         self.public_key = public_key
         self.key_share = key_share
-        self.state = State.VOTING
-        self.abort_reason = ""
         self.test_record: TestRecord | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.state in (State.DONE, State.ABORTED)
-
-    def _require(self, state: State, step: str) -> None:
-        if self.state is State.ABORTED:
-            raise aborted(f"session {self.session_id} was aborted: {self.abort_reason}")
-        if self.state is not state:
-            raise precondition(f"{step} is not allowed in state {self.state.value}")
 
     def cast_votes(self, model) -> tuple[int, list[bytes]]:
         """Step 2: Enc(f_i(x_q) + z_{i,q}) for every (query, class), packed, fresh."""
@@ -118,8 +109,3 @@ class TeacherSession:
         self._require(State.DECRYPTING, "releasing partial decryptions")  # not aborted meanwhile
         self.state = State.DONE
         return partials
-
-    def abort(self, reason: str) -> None:
-        if not self.finished:
-            self.state = State.ABORTED
-            self.abort_reason = reason
