@@ -100,7 +100,7 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
             contributors=result.contributors,
             decryptors=result.decryptors,
             rejected=[dppp_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(result.rejected.items())],
-            timing=[dppp_pb2.StageTiming(stage=s, seconds=t) for s, t in timing.items()],
+            timing=[common_pb2.StageTiming(stage=s, seconds=t) for s, t in timing.items()],
             tosses_per_teacher=parameters.calibration.tosses_per_teacher,
             total_tosses_required=parameters.calibration.total_tosses,
         )

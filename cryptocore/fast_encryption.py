@@ -28,19 +28,36 @@ def generate_hs(public_key: PaillierPublicKey) -> int:
     return int(gmpy2.powmod(h, n, public_key.nsquare))
 
 
+# A table costs about as much as 30 plain exponentiations; keys used less than that
+# (a per-session key that encrypts a handful of values) never build one.
+TABLE_AFTER_USES = 16
+
+
 class FastEncryptor:
-    """Encrypts and re-randomises under one public key with a precomputed table."""
+    """Encrypts and re-randomises under one public key, with a fixed-base table once it pays off."""
 
     def __init__(self, public_key: PaillierPublicKey, hs: int, window_bits: int = 8):
         ct.validate(public_key, hs)
         self.public_key = public_key
         self.hs = int(hs)
         self.randomness_bits = (public_key.n.bit_length() + 1) // 2
-        self._table = FixedBaseTable(hs, public_key.nsquare, self.randomness_bits, window_bits)
+        self._window_bits = window_bits
+        self._uses = 0
+        self._table: FixedBaseTable | None = None
+
+    def precompute(self) -> None:
+        if self._table is None:
+            self._table = FixedBaseTable(self.hs, self.public_key.nsquare, self.randomness_bits, self._window_bits)
 
     def random_zero(self) -> int:
         """A fresh encryption of 0: h_s^r."""
-        return int(self._table.pow(secrets.randbits(self.randomness_bits)))
+        exponent = secrets.randbits(self.randomness_bits)
+        if self._table is None:
+            self._uses += 1
+            if self._uses <= TABLE_AFTER_USES:
+                return int(gmpy2.powmod(self.hs, exponent, self.public_key.nsquare))
+            self.precompute()
+        return int(self._table.pow(exponent))
 
     def encrypt(self, plaintext: int) -> int:
         """Encrypt a signed integer with |plaintext| < n/2."""

@@ -7,7 +7,7 @@ fast encryption needs, so the primes are generated here and wrapped.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import gmpy2
 from phe import PaillierPrivateKey, PaillierPublicKey
@@ -32,6 +32,12 @@ def modulus_from_primes(p: int, q: int, bits: int) -> int:
     return n
 
 
+@lru_cache(maxsize=32)
+def shared_encryptor(n: int, hs: int) -> FastEncryptor:
+    """One encryptor (and table) per key in a process, however many objects name the key."""
+    return FastEncryptor(PaillierPublicKey(n), hs)
+
+
 @dataclass(frozen=True)
 class PublicKey:
     """What a Paillier public key publishes: n and h_s; its id is SHA-256(n)."""
@@ -47,9 +53,9 @@ class PublicKey:
     def key_id(self) -> bytes:
         return ct.key_id(self.paillier)
 
-    @cached_property
+    @property
     def encryptor(self) -> FastEncryptor:
-        return FastEncryptor(self.paillier, self.hs)
+        return shared_encryptor(self.n, self.hs)
 
     def to_dict(self) -> dict:
         return {"n": hex(self.n), "hs": hex(self.hs), "key_id": self.key_id.hex()}

@@ -1,17 +1,53 @@
-"""The curator's gRPC servicer. Charlie has no part in DPPP; its Pathak steps come with that protocol."""
+"""The curator's gRPC servicer: Charlie's Pathak steps, hosted per session."""
 
 from __future__ import annotations
 
+from cryptocore.paillier import KeyPair
+from curator.pathak_session import PathakCuratorSession
 from mpdp_proto.v1 import common_pb2, curator_pb2_grpc
+from pathak.parameters import PathakParameters
+from wire.channels import PeerChannels
+from wire.identity import CLIENT, CURATOR, require_sender, sender_of
+from wire.pathak_host import PathakHost
+from wire.status import translate_errors
 from wire.traffic import TrafficLog, traffic_reply
+from sessions.errors import denied
 
 
 class CuratorServicer(curator_pb2_grpc.CuratorServicer):
-    def __init__(self, traffic: TrafficLog):
+    def __init__(self, zeta: KeyPair, peers: PeerChannels, traffic: TrafficLog):
+        self._zeta = zeta
+        self._peers = peers
         self._traffic = traffic
+        self.pathak = PathakHost(CURATOR, peers, self._new_session)
+
+    def _new_session(self, session_id: str, parameters: PathakParameters) -> PathakCuratorSession:
+        return PathakCuratorSession(session_id, parameters, self._zeta)
 
     async def GetStatus(self, request, context):
-        return common_pb2.StatusReply(role="curator", id=0)
+        return common_pb2.StatusReply(role="curator", id=0, open_sessions=self.pathak.open_ids(),
+                                      key_id_hex=self._zeta.public.key_id.hex())
 
     async def GetTraffic(self, request, context):
         return traffic_reply(self._traffic, request.session)
+
+    @translate_errors
+    async def AbortSession(self, request, context):
+        sender = sender_of(context)
+        if sender is None or sender.role not in ("party", "client"):
+            raise denied(f"{sender or 'an unidentified caller'} may not abort sessions here")
+        self.pathak.abort_from_peer(request.session_id, request.reason or f"aborted by {sender}")
+        return common_pb2.Empty()
+
+    @translate_errors
+    async def PathakStep(self, request, context):
+        await self.pathak.step(context, request)
+        return common_pb2.Empty()
+
+    @translate_errors
+    async def AwaitPathakShare(self, request, context):
+        require_sender(context, CLIENT)
+        return await self.pathak.await_share(request.session_id)
+
+    async def close(self) -> None:
+        await self._peers.close()

@@ -90,7 +90,7 @@ def _up(args) -> int:
         return 0
     _warn_small_key(args.bits)
     topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
-                            args.test_mode, _faults(args.fault))
+                            args.test_mode, _faults(args.fault), split=args.split)
     for entry in topology.roles:
         print(f"  {str(entry.identity):<14} {entry.address}")
     print(f"up: {len(topology.roles)} processes; topology {processes.RunDirectory(args.run_dir).topology}")
@@ -138,6 +138,37 @@ def _run(args) -> int:
     return 0
 
 
+def pathak_parameters(args, parties: int, dimension: int):
+    from pathak.parameters import PathakParameters
+
+    return PathakParameters(
+        epsilon=args.epsilon, delta=args.delta, regularization=args.regularization, mechanism=args.mechanism,
+        calibration=args.calibration, parties=parties, dimension=dimension, n_min=args.n_min,
+        deadline_seconds=args.deadline,
+    )
+
+
+def _run_pathak(args) -> dict:
+    from launcher.pathak_client import run_pathak_session
+    from launcher.summary import pathak_summary
+
+    topology, client_data = _resolve_run(args)
+    if args.split and args.split != str(client_data["split"]):
+        raise SystemExit(f"the running topology's data is split {client_data['split']!r}, not {args.split!r}; "
+                         "restart it with `mpdp up --split …`")
+    parameters = pathak_parameters(args, len(topology.parties), client_data["test_features"].shape[1])
+    report = asyncio.run(run_pathak_session(topology, client_data, parameters))
+    report["parameters"]["party_sizes"] = client_data["party_sizes"].tolist()
+    print(pathak_summary(report))
+    _write_json(args.report, report)
+    return report
+
+
+def _run_pathak_command(args) -> int:
+    _run_pathak(args)
+    return 0
+
+
 def _demo(args) -> int:
     from launcher import processes
 
@@ -146,10 +177,13 @@ def _demo(args) -> int:
     with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as run_dir:
         print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
               f"({args.bits}-bit keys) …", flush=True)
-        processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed)
+        processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split)
         try:
             args.run_dir, args.topology, args.client_data, args.teachers = Path(run_dir), None, None, None
             _run_dppp(args)
+            print()
+            args.epsilon, args.report = args.pathak_epsilon, args.pathak_report
+            _run_pathak(args)
         finally:
             processes.down(Path(run_dir))
     print(f"demo finished in {time.perf_counter() - started:.1f} s; every process stopped")
@@ -181,6 +215,8 @@ def _add_dataset_options(parser) -> None:
     parser.add_argument("--label", help="label column of a CSV data set")
     parser.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
     parser.add_argument("--seed", type=int, help="seed of the data split (the split only; noise is always CSPRNG)")
+    parser.add_argument("--split", default="even",
+                        help="party data sizes: even, 15, 10 (Pathak's splits) or comma-separated sizes")
 
 
 def _add_dppp_options(parser) -> None:
@@ -191,6 +227,20 @@ def _add_dppp_options(parser) -> None:
     parser.add_argument("--no-packing", action="store_true", help="one ciphertext per (query, class): the baseline")
     parser.add_argument("--deadline", type=float, default=120.0, help="round deadline per stage, seconds")
     parser.add_argument("--report", type=Path, help="write the JSON report here")
+
+
+def _add_pathak_options(parser) -> None:
+    from privacy.mechanisms import CALIBRATIONS, MECHANISMS
+
+    parser.add_argument("--lambda", dest="regularization", type=float, default=0.01,
+                        help="λ of the λ/2·‖w‖² regulariser (the paper's λ·wᵀw is λ/2 here)")
+    parser.add_argument("--mechanism", choices=MECHANISMS, default="l2-laplace")
+    parser.add_argument("--calibration", choices=CALIBRATIONS, default="tight")
+    parser.add_argument("--n-min", type=int, default=1, help="public lower bound on n_j for the clamp bound")
+    if not any(action.dest == "delta" for action in parser._actions):
+        parser.add_argument("--delta", type=float, default=1e-5, help="δ of the Gaussian mechanism")
+    if not any(action.dest == "deadline" for action in parser._actions):
+        parser.add_argument("--deadline", type=float, default=300.0, help="session deadline, seconds")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -211,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--id", type=int, default=0, help="party number (1..K)")
     serve.add_argument("--test-mode", action="store_true",
                        help="TESTS ONLY: expose drawn votes and noise, allow fault injection")
-    serve.add_argument("--fault", choices=["tamper-partial-decryption", "crash-on-decryption-request"])
+    serve.add_argument("--fault", choices=["tamper-partial-decryption", "crash-on-decryption-request",
+                                           "crash-on-pathak-masked-share"])
     serve.add_argument("--log-level", default="INFO")
     serve.add_argument("--max-message-bytes", type=int, default=256 * 1024 * 1024,
                        help="largest message this server sends or accepts")
@@ -250,11 +301,26 @@ def build_parser() -> argparse.ArgumentParser:
     _add_dppp_options(dppp)
     dppp.set_defaults(handler=_run)
 
-    demo = commands.add_parser("demo", help="up, run DPPP, print a summary, down")
+    pathak = protocols.add_parser("pathak", help="Pathak–Rane–Raj 2010 multiparty differentially private classifier")
+    pathak.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    pathak.add_argument("--topology", type=Path, help="default: the run directory's")
+    pathak.add_argument("--client-data", type=Path, help="test data (default: the run directory's)")
+    pathak.add_argument("--dataset", help="must name the data set the topology was started with")
+    pathak.add_argument("--parties", dest="teachers", type=int, help="must equal the topology's number of parties")
+    pathak.add_argument("--split", help="must name the split the topology was started with")
+    pathak.add_argument("--epsilon", type=float, default=1.0)
+    pathak.add_argument("--report", type=Path, help="write the JSON report here")
+    _add_pathak_options(pathak)
+    pathak.set_defaults(handler=_run_pathak_command)
+
+    demo = commands.add_parser("demo", help="up, run DPPP and Pathak, print summaries, down")
     demo.add_argument("--parties", type=int, default=5)
     demo.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)
+    demo.add_argument("--pathak-epsilon", type=float, default=1.0)
+    demo.add_argument("--pathak-report", type=Path)
     _add_dataset_options(demo)
     _add_dppp_options(demo)
+    _add_pathak_options(demo)
     demo.set_defaults(handler=_demo)
 
     experiment = commands.add_parser("experiment", help="reproduce a paper's comparison; JSON report and PNG plots")

@@ -56,10 +56,11 @@ def free_port(host: str = "127.0.0.1") -> int:
         return probe.getsockname()[1]
 
 
-def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, seed: int | None) -> list[Path]:
+def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, seed: int | None,
+                 split_kind: str = "even") -> list[Path]:
     """Split the data set: one private file per party, the public/test part for the client."""
     rng = np.random.default_rng(seed)
-    split = datasets.split_for_teachers(dataset, parties, rng)
+    split = datasets.split_for_teachers(dataset, parties, rng, split=split_kind)
     data_dir = run.path / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -69,7 +70,8 @@ def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, see
         paths.append(path)
     np.savez(run.client_data, public_features=split.public_features, public_labels=split.public_labels,
              test_features=split.test_features, test_labels=split.test_labels, classes=dataset.classes,
-             dataset=dataset.name, source=dataset.source)
+             dataset=dataset.name, source=dataset.source, split=split_kind,
+             party_sizes=np.array([len(labels) for _, labels in split.teacher_parts]))
     return paths
 
 
@@ -115,35 +117,46 @@ def wait_healthy(topology: Topology, processes: dict[str, int] | None = None, ti
                 time.sleep(0.2)
 
 
+def _spawn(run: RunDirectory, identity: Identity, test_mode: bool, fault: str | None) -> int:
+    command = [sys.executable, "-m", "launcher.cli", "serve", identity.role,
+               "--topology", str(run.topology), "--id", str(identity.id)]
+    if test_mode and identity.role == "party":
+        command.append("--test-mode")
+        if fault:
+            command += ["--fault", fault]
+    with run.log_file(identity).open("a") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True, cwd=Path(__file__).resolve().parent.parent)
+    return process.pid
+
+
 def start_processes(run: RunDirectory, topology: Topology, test_mode: bool = False,
                     faults: dict[int, str] | None = None) -> dict[str, int]:
     (run.path / "logs").mkdir(parents=True, exist_ok=True)
-    processes: dict[str, int] = {}
-    for entry in topology.roles:
-        command = [sys.executable, "-m", "launcher.cli", "serve", entry.identity.role,
-                   "--topology", str(run.topology), "--id", str(entry.identity.id)]
-        if test_mode and entry.identity.role == "party":
-            command.append("--test-mode")
-            fault = (faults or {}).get(entry.identity.id)
-            if fault:
-                command += ["--fault", fault]
-        with run.log_file(entry.identity).open("w") as log:
-            process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                       start_new_session=True, cwd=Path(__file__).resolve().parent.parent)
-        processes[str(entry.identity)] = process.pid
+    processes = {str(entry.identity): _spawn(run, entry.identity, test_mode, (faults or {}).get(entry.identity.id))
+                 for entry in topology.roles}
     run.processes.write_text(json.dumps(processes, indent=2))
     return processes
 
 
+def restart(run_dir: Path, identity: Identity, test_mode: bool = False) -> None:
+    """Start one role again (after it died), without a fault, and wait until it serves."""
+    run = RunDirectory(Path(run_dir))
+    processes = json.loads(run.processes.read_text())
+    processes[str(identity)] = _spawn(run, identity, test_mode, None)
+    run.processes.write_text(json.dumps(processes, indent=2))
+    wait_healthy(Topology.load(run.topology), {str(identity): processes[str(identity)]}, run=run)
+
+
 def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: int | None = None,
        model: str | None = None, test_mode: bool = False, faults: dict[int, str] | None = None,
-       threshold: int | None = None) -> Topology:
+       threshold: int | None = None, split: str = "even") -> Topology:
     run = RunDirectory(Path(run_dir))
     if run.processes.exists() and any(_running(pid) for pid in json.loads(run.processes.read_text()).values()):
         raise RuntimeError(f"{run.path} already has running processes; run `mpdp down` first")
     run.path.mkdir(parents=True, exist_ok=True)
     _, _, holders = ceremony(parties, run.path / "keys", bits, threshold)
-    data_files = prepare_data(run, dataset, parties, seed)
+    data_files = prepare_data(run, dataset, parties, seed, split)
     topology = local_topology(run, parties, data_files, holders, model)
     processes = start_processes(run, topology, test_mode, faults)
     try:

@@ -31,7 +31,7 @@ def _party(topology: Topology, number: int, traffic: TrafficLog, test_mode: bool
     features, labels, _ = datasets.load_part(entry.data)
     model = models.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels)
     log.info("%s trained %s on %d rows", me, entry.model or models.DEFAULT_TEACHER_MODEL, len(labels))
-    config = PartyConfig(number, public_key, key_share, model, features.shape[1], test_mode, fault)
+    config = PartyConfig(number, public_key, key_share, model, features, labels, test_mode, fault)
     servicer = PartyServicer(config, PeerChannels(me, topology.addresses, traffic, limit), traffic)
     return me, entry, (lambda server: party_pb2_grpc.add_PartyServicer_to_server(servicer, server)), "mpdp.v1.Party", servicer.close
 
@@ -51,13 +51,16 @@ def _aggregator(topology: Topology, traffic: TrafficLog, limit: int):
     return AGGREGATOR, entry, (lambda server: aggregator_pb2_grpc.add_AggregatorServicer_to_server(servicer, server)), "mpdp.v1.Aggregator", peers.close
 
 
-def _curator(topology: Topology, traffic: TrafficLog):
+def _curator(topology: Topology, traffic: TrafficLog, limit: int):
+    from cryptocore.paillier import generate_keypair
     from curator.servicer import CuratorServicer
     from mpdp_proto.v1 import curator_pb2_grpc
 
-    servicer = CuratorServicer(traffic)
+    # ζ, Charlie's own Paillier key, at the deployment's key size.
+    zeta = generate_keypair(keyfiles.load_public_key(topology.public_key).n.bit_length())
+    servicer = CuratorServicer(zeta, PeerChannels(CURATOR, topology.addresses, traffic, limit), traffic)
     entry = topology.entry(CURATOR)
-    return CURATOR, entry, (lambda server: curator_pb2_grpc.add_CuratorServicer_to_server(servicer, server)), "mpdp.v1.Curator", None
+    return CURATOR, entry, (lambda server: curator_pb2_grpc.add_CuratorServicer_to_server(servicer, server)), "mpdp.v1.Curator", servicer.close
 
 
 def run(role: str, topology_path, number: int = 0, test_mode: bool = False, fault: str | None = None,
@@ -69,7 +72,7 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
     elif role == "aggregator":
         me, entry, add, name, on_stop = _aggregator(topology, traffic, max_message_bytes)
     elif role == "curator":
-        me, entry, add, name, on_stop = _curator(topology, traffic)
+        me, entry, add, name, on_stop = _curator(topology, traffic, max_message_bytes)
     else:
         raise ValueError(f"unknown role {role!r}")
     asyncio.run(serve(me, entry.bind_address, add, name, traffic, on_stop, max_message_bytes))

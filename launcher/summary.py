@@ -3,6 +3,30 @@
 from __future__ import annotations
 
 
+def _traffic_lines(report: dict) -> list[str]:
+    lines = ["  traffic (each RPC counted once):"]
+    for row in report["traffic"]:
+        lines.append(f"    {row['from']:>10} → {row['to']:<10} {row['rpc']:<38} {row['messages']:>4} msgs {row['bytes']:>10} bytes")
+    return lines
+
+
+def pathak_summary(report: dict) -> str:
+    p, r, privacy = report["parameters"], report["result"], report["privacy"]
+    lines = [
+        f"Pathak–Rane–Raj on {p['dataset']}: K = {p['parties']} parties (sizes {p.get('party_sizes', '?')}), d = {p['dimension']}, "
+        f"λ = {p['regularization']}",
+        f"  privacy: {privacy['mechanism']} / {privacy['calibration']} calibration, ε = {privacy['epsilon']}"
+        + (f" (really gives ε = {privacy['epsilon_effective']:.3g})" if "epsilon_effective" in privacy else "")
+        + f", δ = {privacy['delta']:.2g}; unit: {privacy['unit']}",
+        f"  ŵˢ: norm {r['norm']:.4f}, test accuracy {r['test_accuracy']:.1%}",
+        f"  secure comparisons of ℓ = {p['comparison_bits']} bits; noise slots of {p['noise_value_bits']} bits",
+        *_traffic_lines(report),
+        "  timing: " + ", ".join(f"{k} {v:.2f} s" for k, v in report["timing"].items() if isinstance(v, float)),
+        f"  not hidden: {'; '.join(report['does_not_hide'])}",
+    ]
+    return "\n".join(lines)
+
+
 def dppp_summary(report: dict) -> str:
     p, r, privacy, timing = report["parameters"], report["result"], report["privacy"], report["timing"]
     lines = [
@@ -16,9 +40,7 @@ def dppp_summary(report: dict) -> str:
         + (f", rejected shares {r['rejected_shares']}" if r["rejected_shares"] else ""),
         f"  noisy labels agree with the truth on {r['label_agreement_with_truth']:.1%} of queries",
         f"  student ({r['student_model']}) test accuracy: {r['student_test_accuracy']:.1%}",
-        "  traffic (each RPC counted once):",
+        *_traffic_lines(report),
     ]
-    for row in report["traffic"]:
-        lines.append(f"    {row['from']:>10} → {row['to']:<10} {row['rpc']:<30} {row['messages']:>4} msgs {row['bytes']:>10} bytes")
     lines.append("  timing: " + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in timing.items()))
     return "\n".join(lines)

@@ -123,13 +123,33 @@ class TeacherSplit:
     test_labels: np.ndarray
 
 
-def split_for_teachers(dataset: Dataset, teachers: int, rng: np.random.Generator, train_fraction: float = 2 / 3) -> TeacherSplit:
+def split_proportions(kind: str, parties: int) -> list[float]:
+    """`even`; `15` or `10` (Pathak's splits: the first party holds that percentage, the
+    middle ones 1/K each, the last the rest); or comma-separated sizes or weights."""
+    if kind == "even":
+        return [1 / parties] * parties
+    if kind in ("15", "10"):
+        first = int(kind) / 100
+        middle = [1 / parties] * (parties - 2)
+        last = 1 - first - sum(middle)
+        if parties < 2 or last <= 0:
+            raise ValueError(f"split {kind} needs at least 2 parties")
+        return [first, *middle, last]
+    weights = [float(w) for w in kind.split(",")]
+    if len(weights) != parties or min(weights) <= 0:
+        raise ValueError(f"a custom split names {parties} positive sizes")
+    return [w / sum(weights) for w in weights]
+
+
+def split_for_teachers(dataset: Dataset, teachers: int, rng: np.random.Generator, train_fraction: float = 2 / 3,
+                       split: str = "even") -> TeacherSplit:
     order = rng.permutation(len(dataset.labels))
     cut = int(round(train_fraction * len(order)))
     train, rest = order[:cut], order[cut:]
     if len(train) < teachers:
         raise ValueError(f"{len(train)} training rows cannot be split among {teachers} teachers")
-    parts = [(dataset.features[idx], dataset.labels[idx]) for idx in np.array_split(train, teachers)]
+    cuts = np.round(np.cumsum(split_proportions(split, teachers))[:-1] * len(train)).astype(int)
+    parts = [(dataset.features[idx], dataset.labels[idx]) for idx in np.split(train, cuts)]
     public, test = np.array_split(rest, 2)
     return TeacherSplit(parts, dataset.features[public], dataset.labels[public], dataset.features[test], dataset.labels[test])
 

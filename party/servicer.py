@@ -17,19 +17,22 @@ import numpy as np
 
 from cryptocore.threshold import KeyShare, ThresholdPublicKey
 from dppp.parameters import DpppParameters
-from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, dppp_pb2, party_pb2_grpc
+from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, dppp_pb2, party_pb2_grpc, pathak_pb2
 from party.dppp_session import TeacherSession
-from sessions.errors import invalid, precondition
+from party.pathak_session import PathakPartySession
+from pathak.parameters import PathakParameters
+from sessions.errors import denied, invalid, precondition
 from sessions.registry import SessionRegistry
 from wire import convert
 from wire.channels import PeerChannels
-from wire.identity import AGGREGATOR, CLIENT, party, require_sender
+from wire.identity import AGGREGATOR, CLIENT, party, require_sender, sender_of
+from wire.pathak_host import PathakHost
 from wire.status import translate_errors
 from wire.traffic import TrafficLog, traffic_reply
 
 log = logging.getLogger(__name__)
 
-FAULTS = ("tamper-partial-decryption", "crash-on-decryption-request")
+FAULTS = ("tamper-partial-decryption", "crash-on-decryption-request", "crash-on-pathak-masked-share")
 
 
 @dataclass
@@ -37,8 +40,9 @@ class PartyConfig:
     id: int
     public_key: ThresholdPublicKey
     key_share: KeyShare | None
-    model: object  # a fitted scikit-learn classifier
-    feature_count: int
+    model: object  # a fitted scikit-learn classifier (DPPP's teacher)
+    features: np.ndarray  # the party's own data (Pathak trains on it per session)
+    labels: np.ndarray
     test_mode: bool = False
     fault: str | None = None  # test mode only
 
@@ -57,6 +61,14 @@ class PartyServicer(party_pb2_grpc.PartyServicer):
         self._traffic = traffic
         self._sessions: SessionRegistry[TeacherSession] = SessionRegistry()
         self._tasks: set[asyncio.Task] = set()
+        self.pathak = PathakHost(self.me, peers, self._new_pathak_session)
+
+    def _new_pathak_session(self, session_id: str, parameters: PathakParameters) -> PathakPartySession:
+        try:
+            return PathakPartySession(session_id, self.config.id, parameters, self.config.features, self.config.labels,
+                                      self.config.public_key.n.bit_length(), self.config.test_mode)
+        except ValueError as error:  # e.g. a multi-class data set, or an inexact local minimiser
+            raise invalid(str(error)) from None
 
     def _aggregator(self):
         return aggregator_pb2_grpc.AggregatorStub(self._peers.channel(AGGREGATOR))
@@ -68,7 +80,7 @@ class PartyServicer(party_pb2_grpc.PartyServicer):
 
     async def GetStatus(self, request, context):
         return common_pb2.StatusReply(
-            role="party", id=self.config.id, open_sessions=self._sessions.open_ids(),
+            role="party", id=self.config.id, open_sessions=self._sessions.open_ids() + self.pathak.open_ids(),
             key_id_hex=self.config.public_key.key_id.hex(),
         )
 
@@ -77,8 +89,16 @@ class PartyServicer(party_pb2_grpc.PartyServicer):
 
     @translate_errors
     async def AbortSession(self, request, context):
-        require_sender(context, AGGREGATOR, CLIENT)
-        self._sessions.get(request.session_id).abort(request.reason or "aborted by peer")
+        sender = sender_of(context)
+        if sender is None or sender == self.me:
+            raise denied(f"{sender or 'an unidentified caller'} may not abort sessions here")
+        reason = request.reason or f"aborted by {sender}"
+        if self.pathak.knows(request.session_id):
+            self.pathak.abort_from_peer(request.session_id, reason)
+        else:
+            if sender not in (AGGREGATOR, CLIENT):
+                raise denied(f"{sender} may not abort a DPPP session")
+            self._sessions.get(request.session_id).abort(reason)
         log.info("session %s aborted: %s", request.session_id, request.reason)
         return common_pb2.Empty()
 
@@ -88,8 +108,8 @@ class PartyServicer(party_pb2_grpc.PartyServicer):
         require_sender(context, AGGREGATOR)
         parameters = DpppParameters.from_proto(request.parameters)
         features = convert.matrix_from_proto(request.features)
-        if features.shape[1] != self.config.feature_count:
-            raise invalid(f"queries have {features.shape[1]} features, the model takes {self.config.feature_count}")
+        if features.shape[1] != self.config.features.shape[1]:
+            raise invalid(f"queries have {features.shape[1]} features, the model takes {self.config.features.shape[1]}")
         # The calibration is computed here, in the event loop, once per parameter set (cached).
         await asyncio.to_thread(lambda: parameters.calibration.tosses_per_teacher)
         session = TeacherSession(request.session_id, self.config.id, parameters, features,
@@ -149,6 +169,27 @@ class PartyServicer(party_pb2_grpc.PartyServicer):
             votes=np.asarray(record.votes).ravel().tolist(),
             noise=np.asarray(record.noise).ravel().tolist(),
         )
+
+    @translate_errors
+    async def PathakStep(self, request, context):
+        if self.config.fault == "crash-on-pathak-masked-share" and request.WhichOneof("body") == "masked_share":
+            log.warning("fault injection: party %d dies in the middle of Pathak stage 1", self.config.id)
+            os.kill(os.getpid(), signal.SIGKILL)
+        await self.pathak.step(context, request)
+        return common_pb2.Empty()
+
+    @translate_errors
+    async def AwaitPathakShare(self, request, context):
+        require_sender(context, CLIENT)
+        return await self.pathak.await_share(request.session_id)
+
+    @translate_errors
+    async def GetPathakTestRecord(self, request, context):
+        if not self.config.test_mode:
+            raise precondition("test records exist only in test mode")
+        record = self.pathak.session(request.session).test_record
+        return pathak_pb2.PathakTestRecord(session_id=request.session, model=record.model.tolist(),
+                                           noise=record.noise, records=record.records)
 
     async def close(self) -> None:
         for task in list(self._tasks):

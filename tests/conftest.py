@@ -31,3 +31,15 @@ def other_keypair():
 def threshold_key():
     """(public key, shares) with t = 3 of ℓ = 5."""
     return generate_threshold_key(TEST_KEY_BITS, threshold=3, holders=5)
+
+
+@pytest.fixture(scope="session")
+def pool(tmp_path_factory):
+    """Multi-process deployments shared by the DPPP and Pathak tests; all stopped at the end."""
+    from tests.deployment import DeploymentPool
+
+    deployments = DeploymentPool(tmp_path_factory.mktemp("deployments"))
+    try:
+        yield deployments
+    finally:
+        deployments.close()

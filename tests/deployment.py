@@ -29,11 +29,57 @@ def deployment(tmp_path: Path, parties: int, faults: dict[int, str] | None = Non
         processes.down(run_dir)
 
 
+class DeploymentPool:
+    """Deployments shared by the whole test session, started on first use, keyed by (K, faults, split)."""
+
+    def __init__(self, root: Path):
+        self._root = root
+        self._running: dict[tuple, Deployment] = {}
+
+    def get(self, parties: int, faults: dict[int, str] | None = None, split: str = "even") -> "Deployment":
+        key = (parties, tuple(sorted((faults or {}).items())), split)
+        if key not in self._running:
+            run_dir = self._root / f"pool-{len(self._running)}"
+            topology = processes.up(run_dir, parties, TEST_BITS, datasets.load("breast-cancer"), seed=7,
+                                    model="logistic", test_mode=True, faults=faults, split=split)
+            self._running[key] = Deployment(run_dir, topology)
+        return self._running[key]
+
+    def close(self) -> None:
+        for deployment in self._running.values():
+            processes.down(deployment.run.path)
+
+
 class Deployment:
     def __init__(self, run_dir: Path, topology):
         self.run = processes.RunDirectory(run_dir)
         self.topology = topology
         self.client_data = client.load_client_data(self.run.client_data)
+
+    def pathak_parameters(self, **overrides):
+        from pathak.parameters import PathakParameters
+
+        options = dict(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace", calibration="tight",
+                       parties=len(self.topology.parties), dimension=self.client_data["test_features"].shape[1],
+                       deadline_seconds=60.0)
+        options.update(overrides)
+        return PathakParameters(**options)
+
+    def run_pathak(self, session_id: str | None = None, **overrides) -> dict:
+        from launcher.pathak_client import run_pathak_session
+
+        return asyncio.run(run_pathak_session(self.topology, self.client_data, self.pathak_parameters(**overrides),
+                                              session_id=session_id))
+
+    def pathak_records(self, session_id: str) -> dict:
+        from mpdp_proto.v1 import common_pb2, party_pb2_grpc
+
+        return {entry.identity.id: self.call(entry.identity, party_pb2_grpc.PartyStub, "GetPathakTestRecord",
+                                             common_pb2.SessionRef(session=session_id), None)
+                for entry in self.topology.parties}
+
+    def restart(self, identity: Identity) -> None:
+        processes.restart(self.run.path, identity, test_mode=True)
 
     def run_dppp(self, **overrides) -> dict:
         options = dict(epsilon=10.0, delta=1e-5, queries=12, deadline_s=30.0)

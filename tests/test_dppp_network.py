@@ -10,10 +10,10 @@ from dppp.reference import labels as argmax_labels
 from dppp.reference import noisy_histograms
 from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, dppp_pb2, party_pb2_grpc
 from tests.deployment import deployment
+from tests.dppp_faults import FAULTS_K5, FAULTS_K8, TAMPERER
 from wire import convert
 from wire.identity import AGGREGATOR, CLIENT, party
 
-TAMPERER = 2
 
 
 def closed_form_counts(teachers: int, holders: int, crashed_holders: int = 0) -> Counter:
@@ -35,11 +35,12 @@ def observed_counts(report: dict, key: str = "traffic") -> Counter:
     return Counter({(row["from"], row["to"], row["rpc"]): row["messages"] for row in report[key]})
 
 
-@pytest.fixture(scope="module")
-def five(tmp_path_factory):
+
+
+@pytest.fixture
+def five(pool):
     """K = 5 (t = 4) with party 2 tampering with its partial decryptions."""
-    with deployment(tmp_path_factory.mktemp("k5"), 5, faults={TAMPERER: "tamper-partial-decryption"}) as d:
-        yield d
+    return pool.get(5, FAULTS_K5)
 
 
 def test_round_equals_the_sum_of_the_teachers_votes_and_noise(five):
@@ -151,36 +152,38 @@ def test_bad_input_gets_a_clear_status_and_changes_nothing(five):
     assert report["result"]["contributors"] == [1, 2, 3, 4, 5]
 
 
-def test_too_few_contributors_abort_and_release_nothing(five):
-    """Runs last on this deployment: it kills two teachers (K = 5 needs ⌈2/3·5⌉ = 4)."""
-    five.kill(party(4))
-    five.kill(party(5))
-    with pytest.raises(grpc.aio.AioRpcError) as raised:
-        five.run_dppp(queries=4, session_id="starved")
-    assert raised.value.code() == grpc.StatusCode.ABORTED
-    assert "insufficient noise" in raised.value.details() and "3 of 5" in raised.value.details()
-    # Everyone aborted the session; the aggregator still serves.
-    for number in (1, 2, 3):
-        status = five.call(party(number), party_pb2_grpc.PartyStub, "GetStatus", common_pb2.Empty(), CLIENT)
+def test_too_few_contributors_abort_and_release_nothing(tmp_path):
+    """Kills two of four teachers (K = 4 needs ⌈2/3·4⌉ = 3 contributors)."""
+    with deployment(tmp_path, 4) as four:
+        four.kill(party(3))
+        four.kill(party(4))
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            four.run_dppp(queries=4, session_id="starved")
+        assert raised.value.code() == grpc.StatusCode.ABORTED
+        assert "insufficient noise" in raised.value.details() and "2 of 4" in raised.value.details()
+        # Everyone aborted the session; the aggregator still serves.
+        for number in (1, 2):
+            status = four.call(party(number), party_pb2_grpc.PartyStub, "GetStatus", common_pb2.Empty(), CLIENT)
+            assert "starved" not in status.open_sessions
+        status = four.call(AGGREGATOR, aggregator_pb2_grpc.AggregatorStub, "GetStatus", common_pb2.Empty(), CLIENT)
         assert "starved" not in status.open_sessions
-    status = five.call(AGGREGATOR, aggregator_pb2_grpc.AggregatorStub, "GetStatus", common_pb2.Empty(), CLIENT)
-    assert "starved" not in status.open_sessions
 
 
-def test_message_counts_k3(tmp_path):
-    with deployment(tmp_path, 3) as three:
-        report = three.run_dppp(queries=5)
-        assert observed_counts(report) == closed_form_counts(3, 3)
+def test_message_counts_k3(pool):
+    report = pool.get(3).run_dppp(queries=5)
+    assert observed_counts(report) == closed_form_counts(3, 3)
 
 
-def test_key_holders_killed_after_voting_do_not_stop_the_round(tmp_path):
+def test_key_holders_killed_after_voting_do_not_stop_the_round(pool):
     """K = 8, t = 6: the two holders allowed to fail die when asked to decrypt."""
-    crash = "crash-on-decryption-request"
-    with deployment(tmp_path, 8, faults={7: crash, 8: crash}) as eight:
-        report = eight.run_dppp(queries=5)
-        assert report["result"]["contributors"] == list(range(1, 9))  # they voted
-        assert report["result"]["decryptors"] == [1, 2, 3, 4, 5, 6]
-        assert observed_counts(report) == closed_form_counts(8, 8, crashed_holders=2)
-        client_view = observed_counts(report, "traffic_client_observed")
-        assert client_view[("aggregator", "party", "RequestDpppPartialDecryption")] == 8
-        assert set(eight.test_records(report["session_id"])) == set(range(1, 7))  # 7 and 8 are dead
+    eight = pool.get(8, FAULTS_K8)
+    report = eight.run_dppp(queries=5)
+    assert report["result"]["contributors"] == list(range(1, 9))  # they voted
+    assert report["result"]["decryptors"] == [1, 2, 3, 4, 5, 6]
+    assert observed_counts(report) == closed_form_counts(8, 8, crashed_holders=2)
+    client_view = observed_counts(report, "traffic_client_observed")
+    assert client_view[("aggregator", "party", "RequestDpppPartialDecryption")] == 8
+    assert set(eight.test_records(report["session_id"])) == set(range(1, 7))  # 7 and 8 are dead
+    # Bring them back (without the fault) so the deployment serves the other tests whole.
+    eight.restart(party(7))
+    eight.restart(party(8))

@@ -56,6 +56,16 @@ def _size(message) -> int:
     return message.ByteSize() if message is not None else 0
 
 
+def _label(method: str, request) -> str:
+    """The method, and for an envelope with a `body` oneof (PathakStep) the body's kind."""
+    descriptor = getattr(request, "DESCRIPTOR", None)
+    if descriptor is not None and "body" in descriptor.oneofs_by_name:
+        kind = request.WhichOneof("body")
+        if kind:
+            return f"{method}/{kind}"
+    return method
+
+
 def _call_id(context) -> str:
     for key, value in context.invocation_metadata() or ():
         if key == CALL_ID_METADATA_KEY:
@@ -72,11 +82,12 @@ class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
         handler = await continuation(handler_call_details)
         if handler is None or handler.unary_unary is None:
             return handler
-        rpc = handler_call_details.method.rsplit("/", 1)[-1]
+        method = handler_call_details.method.rsplit("/", 1)[-1]
         inner, log, me = handler.unary_unary, self._log, self._me
 
         async def recorded(request, context):
             session_id = _session_of(request)
+            rpc = _label(method, request)
             response, status = None, "OK"
             try:
                 response = await inner(request, context)
@@ -116,8 +127,8 @@ class ClientTrafficInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
         details = client_call_details._replace(metadata=grpc.aio.Metadata(*metadata))
         call = await continuation(details, request)
         session_id = _session_of(request)
-        rpc = client_call_details.method
-        rpc = (rpc.decode() if isinstance(rpc, bytes) else rpc).rsplit("/", 1)[-1]
+        method = client_call_details.method
+        rpc = _label((method.decode() if isinstance(method, bytes) else method).rsplit("/", 1)[-1], request)
         try:
             response = await call
         except grpc.aio.AioRpcError as error:

@@ -83,3 +83,11 @@ class TrafficReply(_message.Message):
     RECORDS_FIELD_NUMBER: _ClassVar[int]
     records: _containers.RepeatedCompositeFieldContainer[TrafficRecord]
     def __init__(self, records: _Optional[_Iterable[_Union[TrafficRecord, _Mapping]]] = ...) -> None: ...
+
+class StageTiming(_message.Message):
+    __slots__ = ("stage", "seconds")
+    STAGE_FIELD_NUMBER: _ClassVar[int]
+    SECONDS_FIELD_NUMBER: _ClassVar[int]
+    stage: str
+    seconds: float
+    def __init__(self, stage: _Optional[str] = ..., seconds: _Optional[float] = ...) -> None: ...

@@ -23,15 +23,16 @@ _sym_db = _symbol_database.Default()
 
 
 from mpdp_proto.v1 import common_pb2 as mpdp__proto_dot_v1_dot_common__pb2
+from mpdp_proto.v1 import pathak_pb2 as mpdp__proto_dot_v1_dot_pathak__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bmpdp_proto/v1/curator.proto\x12\x07mpdp.v1\x1a\x1ampdp_proto/v1/common.proto2v\n\x07\x43urator\x12\x31\n\tGetStatus\x12\x0e.mpdp.v1.Empty\x1a\x14.mpdp.v1.StatusReply\x12\x38\n\nGetTraffic\x12\x13.mpdp.v1.SessionRef\x1a\x15.mpdp.v1.TrafficReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1bmpdp_proto/v1/curator.proto\x12\x07mpdp.v1\x1a\x1ampdp_proto/v1/common.proto\x1a\x1ampdp_proto/v1/pathak.proto2\xb3\x02\n\x07\x43urator\x12\x31\n\tGetStatus\x12\x0e.mpdp.v1.Empty\x1a\x14.mpdp.v1.StatusReply\x12\x38\n\nGetTraffic\x12\x13.mpdp.v1.SessionRef\x1a\x15.mpdp.v1.TrafficReply\x12\x35\n\x0c\x41\x62ortSession\x12\x15.mpdp.v1.AbortRequest\x1a\x0e.mpdp.v1.Empty\x12\x34\n\nPathakStep\x12\x16.mpdp.v1.PathakMessage\x1a\x0e.mpdp.v1.Empty\x12N\n\x10\x41waitPathakShare\x12\x1b.mpdp.v1.PathakShareRequest\x1a\x1d.mpdp.v1.PathakPublishedShareb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mpdp_proto.v1.curator_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CURATOR']._serialized_start=68
-  _globals['_CURATOR']._serialized_end=186
+  _globals['_CURATOR']._serialized_start=97
+  _globals['_CURATOR']._serialized_end=404
 # @@protoc_insertion_point(module_scope)

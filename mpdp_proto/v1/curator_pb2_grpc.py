@@ -4,6 +4,7 @@ import grpc
 import warnings
 
 from mpdp_proto.v1 import common_pb2 as mpdp__proto_dot_v1_dot_common__pb2
+from mpdp_proto.v1 import pathak_pb2 as mpdp__proto_dot_v1_dot_pathak__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -44,6 +45,21 @@ class CuratorStub:
                 request_serializer=mpdp__proto_dot_v1_dot_common__pb2.SessionRef.SerializeToString,
                 response_deserializer=mpdp__proto_dot_v1_dot_common__pb2.TrafficReply.FromString,
                 _registered_method=True)
+        self.AbortSession = channel.unary_unary(
+                '/mpdp.v1.Curator/AbortSession',
+                request_serializer=mpdp__proto_dot_v1_dot_common__pb2.AbortRequest.SerializeToString,
+                response_deserializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
+                _registered_method=True)
+        self.PathakStep = channel.unary_unary(
+                '/mpdp.v1.Curator/PathakStep',
+                request_serializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakMessage.SerializeToString,
+                response_deserializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
+                _registered_method=True)
+        self.AwaitPathakShare = channel.unary_unary(
+                '/mpdp.v1.Curator/AwaitPathakShare',
+                request_serializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakShareRequest.SerializeToString,
+                response_deserializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakPublishedShare.FromString,
+                _registered_method=True)
 
 
 class CuratorServicer:
@@ -61,6 +77,26 @@ class CuratorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AbortSession(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PathakStep(self, request, context):
+        """Pathak: every protocol message, from the role the spec step names.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AwaitPathakShare(self, request, context):
+        """Pathak stage 3 step 3: Charlie's share of K·ŵˢ, to the client, once complete.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CuratorServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -73,6 +109,21 @@ def add_CuratorServicer_to_server(servicer, server):
                     servicer.GetTraffic,
                     request_deserializer=mpdp__proto_dot_v1_dot_common__pb2.SessionRef.FromString,
                     response_serializer=mpdp__proto_dot_v1_dot_common__pb2.TrafficReply.SerializeToString,
+            ),
+            'AbortSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.AbortSession,
+                    request_deserializer=mpdp__proto_dot_v1_dot_common__pb2.AbortRequest.FromString,
+                    response_serializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.SerializeToString,
+            ),
+            'PathakStep': grpc.unary_unary_rpc_method_handler(
+                    servicer.PathakStep,
+                    request_deserializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakMessage.FromString,
+                    response_serializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.SerializeToString,
+            ),
+            'AwaitPathakShare': grpc.unary_unary_rpc_method_handler(
+                    servicer.AwaitPathakShare,
+                    request_deserializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakShareRequest.FromString,
+                    response_serializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakPublishedShare.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -129,6 +180,87 @@ class Curator:
             '/mpdp.v1.Curator/GetTraffic',
             mpdp__proto_dot_v1_dot_common__pb2.SessionRef.SerializeToString,
             mpdp__proto_dot_v1_dot_common__pb2.TrafficReply.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AbortSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mpdp.v1.Curator/AbortSession',
+            mpdp__proto_dot_v1_dot_common__pb2.AbortRequest.SerializeToString,
+            mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PathakStep(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mpdp.v1.Curator/PathakStep',
+            mpdp__proto_dot_v1_dot_pathak__pb2.PathakMessage.SerializeToString,
+            mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AwaitPathakShare(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mpdp.v1.Curator/AwaitPathakShare',
+            mpdp__proto_dot_v1_dot_pathak__pb2.PathakShareRequest.SerializeToString,
+            mpdp__proto_dot_v1_dot_pathak__pb2.PathakPublishedShare.FromString,
             options,
             channel_credentials,
             insecure,

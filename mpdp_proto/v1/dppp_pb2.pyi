@@ -99,14 +99,6 @@ class RejectedShare(_message.Message):
     reason: str
     def __init__(self, holder: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
-class StageTiming(_message.Message):
-    __slots__ = ("stage", "seconds")
-    STAGE_FIELD_NUMBER: _ClassVar[int]
-    SECONDS_FIELD_NUMBER: _ClassVar[int]
-    stage: str
-    seconds: float
-    def __init__(self, stage: _Optional[str] = ..., seconds: _Optional[float] = ...) -> None: ...
-
 class DpppRoundResult(_message.Message):
     __slots__ = ("session_id", "queries", "classes", "histograms", "labels", "contributors", "decryptors", "rejected", "timing", "tosses_per_teacher", "total_tosses_required")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -128,10 +120,10 @@ class DpppRoundResult(_message.Message):
     contributors: _containers.RepeatedScalarFieldContainer[int]
     decryptors: _containers.RepeatedScalarFieldContainer[int]
     rejected: _containers.RepeatedCompositeFieldContainer[RejectedShare]
-    timing: _containers.RepeatedCompositeFieldContainer[StageTiming]
+    timing: _containers.RepeatedCompositeFieldContainer[_common_pb2.StageTiming]
     tosses_per_teacher: int
     total_tosses_required: int
-    def __init__(self, session_id: _Optional[str] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., histograms: _Optional[_Iterable[int]] = ..., labels: _Optional[_Iterable[int]] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[StageTiming, _Mapping]]] = ..., tosses_per_teacher: _Optional[int] = ..., total_tosses_required: _Optional[int] = ...) -> None: ...
+    def __init__(self, session_id: _Optional[str] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., histograms: _Optional[_Iterable[int]] = ..., labels: _Optional[_Iterable[int]] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_teacher: _Optional[int] = ..., total_tosses_required: _Optional[int] = ...) -> None: ...
 
 class DpppTestRecord(_message.Message):
     __slots__ = ("session_id", "votes", "noise")

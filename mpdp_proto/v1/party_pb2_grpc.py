@@ -5,6 +5,7 @@ import warnings
 
 from mpdp_proto.v1 import common_pb2 as mpdp__proto_dot_v1_dot_common__pb2
 from mpdp_proto.v1 import dppp_pb2 as mpdp__proto_dot_v1_dot_dppp__pb2
+from mpdp_proto.v1 import pathak_pb2 as mpdp__proto_dot_v1_dot_pathak__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -65,6 +66,21 @@ class PartyStub:
                 request_serializer=mpdp__proto_dot_v1_dot_common__pb2.SessionRef.SerializeToString,
                 response_deserializer=mpdp__proto_dot_v1_dot_dppp__pb2.DpppTestRecord.FromString,
                 _registered_method=True)
+        self.PathakStep = channel.unary_unary(
+                '/mpdp.v1.Party/PathakStep',
+                request_serializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakMessage.SerializeToString,
+                response_deserializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
+                _registered_method=True)
+        self.AwaitPathakShare = channel.unary_unary(
+                '/mpdp.v1.Party/AwaitPathakShare',
+                request_serializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakShareRequest.SerializeToString,
+                response_deserializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakPublishedShare.FromString,
+                _registered_method=True)
+        self.GetPathakTestRecord = channel.unary_unary(
+                '/mpdp.v1.Party/GetPathakTestRecord',
+                request_serializer=mpdp__proto_dot_v1_dot_common__pb2.SessionRef.SerializeToString,
+                response_deserializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakTestRecord.FromString,
+                _registered_method=True)
 
 
 class PartyServicer:
@@ -109,6 +125,26 @@ class PartyServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PathakStep(self, request, context):
+        """Pathak: every protocol message, from the role the spec step names.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AwaitPathakShare(self, request, context):
+        """Pathak stage 3 step 3: the party's share of K·ŵˢ, to the client, once complete.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetPathakTestRecord(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_PartyServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -141,6 +177,21 @@ def add_PartyServicer_to_server(servicer, server):
                     servicer.GetDpppTestRecord,
                     request_deserializer=mpdp__proto_dot_v1_dot_common__pb2.SessionRef.FromString,
                     response_serializer=mpdp__proto_dot_v1_dot_dppp__pb2.DpppTestRecord.SerializeToString,
+            ),
+            'PathakStep': grpc.unary_unary_rpc_method_handler(
+                    servicer.PathakStep,
+                    request_deserializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakMessage.FromString,
+                    response_serializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.SerializeToString,
+            ),
+            'AwaitPathakShare': grpc.unary_unary_rpc_method_handler(
+                    servicer.AwaitPathakShare,
+                    request_deserializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakShareRequest.FromString,
+                    response_serializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakPublishedShare.SerializeToString,
+            ),
+            'GetPathakTestRecord': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetPathakTestRecord,
+                    request_deserializer=mpdp__proto_dot_v1_dot_common__pb2.SessionRef.FromString,
+                    response_serializer=mpdp__proto_dot_v1_dot_pathak__pb2.PathakTestRecord.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -305,6 +356,87 @@ class Party:
             '/mpdp.v1.Party/GetDpppTestRecord',
             mpdp__proto_dot_v1_dot_common__pb2.SessionRef.SerializeToString,
             mpdp__proto_dot_v1_dot_dppp__pb2.DpppTestRecord.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PathakStep(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mpdp.v1.Party/PathakStep',
+            mpdp__proto_dot_v1_dot_pathak__pb2.PathakMessage.SerializeToString,
+            mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AwaitPathakShare(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mpdp.v1.Party/AwaitPathakShare',
+            mpdp__proto_dot_v1_dot_pathak__pb2.PathakShareRequest.SerializeToString,
+            mpdp__proto_dot_v1_dot_pathak__pb2.PathakPublishedShare.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetPathakTestRecord(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mpdp.v1.Party/GetPathakTestRecord',
+            mpdp__proto_dot_v1_dot_common__pb2.SessionRef.SerializeToString,
+            mpdp__proto_dot_v1_dot_pathak__pb2.PathakTestRecord.FromString,
             options,
             channel_credentials,
             insecure,

@@ -1,0 +1,183 @@
+"""Charlie's Pathak session (pathak.md): blinds and permutes, runs the knockout
+tournament as the comparisons' key holder, selects by an encrypted indicator,
+and decrypts only masked noise. Free of gRPC.
+
+Charlie's view is logged (`log`: arrival time, sender, message kind) so tests
+can check that it does not reveal which party originated which index.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+from cryptocore import ciphertext as ct
+from cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
+from cryptocore.paillier import KeyPair, PublicKey
+from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
+from party.pathak_session import public_key_from_message, public_key_message
+from pathak.parameters import PathakParameters
+from pathak.participant import PathakParticipant
+from pathak.wire import LEADER
+from sessions.errors import invalid, precondition
+from wire.identity import CURATOR, Identity, party
+
+
+class PathakCuratorSession(PathakParticipant):
+    def __init__(self, session_id: str, parameters: PathakParameters, zeta: KeyPair):
+        super().__init__(session_id, CURATOR, parameters)
+        self.zeta = zeta
+        self.xi: PublicKey | None = None
+        self.elements: dict[int, pathak_pb2.Stage1Element] = {}
+        self.blinded_b: list[int] | None = None  # b̃, indexed by position in π2∘π1 order (1-based)
+        self.pi2: list[int] | None = None
+        self.ready_to_compare = False
+        self.remaining: list[int] = []
+        self.byes: list[int] = []
+        self.pending: dict[tuple[int, int], ComparisonKeyHolder] = {}
+        self.round_winners: list[int] = []
+        self.comparison_bits_seen: list[tuple[tuple[int, int], bool]] = []
+        self.winner: int | None = None
+        self.masked_noise: list[int] | None = None
+        self.log: list[tuple[float, str, str]] = []
+
+    def receive(self, sender: Identity | None, kind: str, body):
+        self.log.append((time.monotonic() - self.started_at, str(sender), kind))
+        return super().receive(sender, kind, body)
+
+    def steps(self) -> list:
+        return [self._step_send_key, self._step_blind_and_permute, self._step_start_tournament,
+                self._step_next_round, self._step_indicator, self._step_unmask]
+
+    # ------------------------------------------------------------------ handlers
+    def _on_party_public_key(self, sender, body) -> None:
+        self._from_party(sender, only=LEADER)
+        if self.xi is not None:
+            raise precondition("the parties' public key arrived twice")
+        self.xi = public_key_from_message(body, self.zeta.public.n.bit_length())
+
+    def _on_stage1_element(self, sender, body) -> None:
+        k = self._from_party(sender)
+        if k in self.elements:
+            raise precondition(f"element {k} arrived twice")
+        ct.from_bytes(self.zeta.public.paillier, body.encrypted_b)  # validated now; ξ(a) once ξ is known
+        self.elements[k] = body
+
+    def _on_ready_to_compare(self, sender, body) -> None:
+        self._from_party(sender, only=LEADER)
+        if self.ready_to_compare:
+            raise precondition("ready twice")
+        self.ready_to_compare = True
+
+    def _on_compare_reply(self, sender, body) -> None:
+        self._from_party(sender, only=LEADER)
+        pair = (body.pair.first, body.pair.second)
+        holder = self.pending.get(pair)
+        if holder is None:
+            raise precondition(f"no comparison of {pair} is pending")
+        bigger_first = holder.receive(MaskedDifferences(bytes(body.differences.key_id), tuple(body.differences.ciphertexts)))
+        del self.pending[pair]
+        self.comparison_bits_seen.append((pair, bigger_first))
+        self.round_winners.append(pair[1] if bigger_first else pair[0])
+
+    def _on_masked_noise(self, sender, body) -> None:
+        self._from_party(sender, only=LEADER)
+        if self.masked_noise is not None:
+            raise precondition("the masked noise arrived twice")
+        ct.check_key_id(self.zeta.public.paillier, bytes(body.key_id))
+        layout = self.parameters.noise_layout(self.zeta.public.n)
+        if len(body.values) != layout.plaintexts_needed(self.parameters.dimension):
+            raise invalid("masked noise has the wrong number of ciphertexts")
+        self.masked_noise = [ct.from_bytes(self.zeta.public.paillier, v) for v in body.values]
+
+    # ------------------------------------------------------------------ steps
+    def _step_send_key(self, out) -> bool:
+        if not self._once("send_key"):
+            return False
+        for j in range(1, self.parameters.parties + 1):
+            self._emit(out, party(j), "curator_key", public_key_message(self.zeta.public))
+        return True
+
+    def _step_blind_and_permute(self, out) -> bool:
+        """Stage 1 steps 3–4: decrypt π1(b), blind with r, permute with π2, send ξ(π1(a) + r)."""
+        k_parties = self.parameters.parties
+        if self.xi is None or len(self.elements) < k_parties or not self._once("blind"):
+            return False
+        xi = self.xi.paillier
+        bound = 2**self.parameters.blind_bits
+        blinded_a, blinded_b = [], []
+        for k in range(1, k_parties + 1):
+            element = self.elements[k]
+            b = self.zeta.decrypt(ct.from_bytes(self.zeta.public.paillier, element.encrypted_b))
+            r = secrets.randbelow(2 * bound) - bound
+            blinded_a.append(ct.add_plain(xi, ct.from_bytes(xi, element.encrypted_a), r))
+            blinded_b.append(b - r)
+        order = list(range(k_parties))
+        secrets.SystemRandom().shuffle(order)  # π2: position p holds π1-index order[p]
+        self.pi2 = [0] * k_parties
+        for position, index in enumerate(order, start=1):
+            self.pi2[index] = position
+        self.blinded_b = [blinded_b[index] for index in order]
+        for position, index in enumerate(order, start=1):
+            masked = self.xi.encryptor.rerandomise(blinded_a[index])
+            self._emit(out, party(position), "masked_share", ct.to_bytes(xi, masked))
+        self.elements.clear()
+        self._mark("stage1_blinded")
+        return True
+
+    def _compare(self, out, i: int, m: int) -> None:
+        """n′_i > n′_m ⇔ x > y with the leader's x = ã_i − ã_m and Charlie's y = b̃_m − b̃_i."""
+        bits = self.parameters.comparison_bits
+        y = self.blinded_b[m - 1] - self.blinded_b[i - 1] + 2 ** (bits - 1)
+        holder = ComparisonKeyHolder(self.zeta, y, bits)
+        self.pending[(i, m)] = holder
+        encrypted = holder.encrypted_bits()
+        self._emit(out, party(LEADER), "compare_request", pathak_pb2.CompareRequest(
+            pair=pathak_pb2.ComparePair(first=i, second=m),
+            bits=comparison_pb2.EncryptedBitsMessage(key_id=encrypted.key_id, ciphertexts=list(encrypted.ciphertexts)),
+        ))
+
+    def _start_round(self, out, contenders: list[int]) -> None:
+        self.round_winners = []
+        self.byes = contenders[-1:] if len(contenders) % 2 else []
+        for i, m in zip(contenders[0::2], contenders[1::2]):
+            self._compare(out, i, m)
+
+    def _step_start_tournament(self, out) -> bool:
+        """Stage 1 step 6: a knockout tournament; independent comparisons go out together."""
+        if not self.ready_to_compare or self.blinded_b is None or not self._once("tournament"):
+            return False
+        self._start_round(out, list(range(1, self.parameters.parties + 1)))
+        return True
+
+    def _step_next_round(self, out) -> bool:
+        if self.winner is not None or "tournament" not in self.done_steps or self.pending:
+            return False
+        contenders = self.round_winners + self.byes
+        if len(contenders) == 1:
+            self.winner = contenders[0]
+            self._mark("stage1_tournament")
+            return True
+        self._start_round(out, contenders)
+        return True
+
+    def _step_indicator(self, out) -> bool:
+        """Stage 2 step 1: u = e_j̃ in π2 order, sent as ζ(π2⁻¹(u)) — fresh encryptions in π1 order."""
+        if self.winner is None or not self._once("indicator"):
+            return False
+        encryptor, paillier = self.zeta.public.encryptor, self.zeta.public.paillier
+        values = [ct.to_bytes(paillier, encryptor.encrypt(int(self.pi2[index] == self.winner)))
+                  for index in range(self.parameters.parties)]
+        self._emit(out, party(LEADER), "indicator", common_pb2.Ciphertexts(key_id=self.zeta.public.key_id, values=values))
+        return True
+
+    def _step_unmask(self, out) -> bool:
+        """Stage 3 step 2: decrypt ψ·ζ(s), unpack (one bias per slot): η + s; keep K·(η + s)."""
+        if self.masked_noise is None or not self._once("unmask"):
+            return False
+        layout = self.parameters.noise_layout(self.zeta.public.n)
+        plaintexts = [self.zeta.private.raw_decrypt(c) for c in self.masked_noise]
+        masked = layout.unpack(plaintexts, self.parameters.dimension, biased_summands=1)
+        self.own_vector = [self.parameters.parties * value for value in masked]
+        self._mark("stage2_unmasked")
+        return True

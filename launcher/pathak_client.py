@@ -1,0 +1,95 @@
+"""The client ("Dave") for Pathak: opens the session at every participant,
+starts it, collects the K+1 published shares, reconstructs ŵˢ and evaluates it."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import secrets
+import sys
+import time
+
+import grpc
+import numpy as np
+
+from launcher.client import STUBS, collect_traffic
+from learning.pathak_local import signed_labels
+from mpdp_proto.v1 import common_pb2, pathak_pb2
+from pathak import ring
+from pathak.parameters import PathakParameters
+from wire.channels import PeerChannels
+from wire.identity import CLIENT
+from wire.topology import Topology
+from wire.traffic import TrafficLog
+
+
+def _progress(message: str) -> None:
+    print(f"  … {message}", file=sys.stderr, flush=True)
+
+
+async def _to_all(peers: PeerChannels, participants, message, timeout: float) -> None:
+    await asyncio.gather(*(STUBS[p.role](peers.channel(p)).PathakStep(message, timeout=timeout) for p in participants))
+
+
+async def _abort_everywhere(peers: PeerChannels, participants, session_id: str) -> None:
+    request = common_pb2.AbortRequest(session_id=session_id, reason="the client gave up on the session")
+    await asyncio.gather(*(STUBS[p.role](peers.channel(p)).AbortSession(request, timeout=5) for p in participants),
+                         return_exceptions=True)
+
+
+async def run_pathak_session(topology: Topology, client_data: dict, parameters: PathakParameters,
+                             session_id: str | None = None) -> dict:
+    session_id = session_id or secrets.token_hex(8)
+    participants = [entry.identity for entry in topology.parties] + [next(e.identity for e in topology.roles if e.identity.role == "curator")]
+    own_log = TrafficLog()
+    peers = PeerChannels(CLIENT, topology.addresses, own_log)
+    started = time.perf_counter()
+    try:
+        _progress(f"Pathak session {session_id}: K = {parameters.parties}, ε = {parameters.epsilon}, "
+                  f"λ = {parameters.regularization}, {parameters.mechanism}/{parameters.calibration}")
+        open_message = pathak_pb2.PathakMessage(session_id=session_id, open=parameters.to_proto())
+        await _to_all(peers, participants, open_message, timeout=120)
+        opened = time.perf_counter()
+        await _to_all(peers, participants, pathak_pb2.PathakMessage(session_id=session_id, start=common_pb2.Empty()), 30)
+        shares = await asyncio.gather(*(
+            STUBS[p.role](peers.channel(p)).AwaitPathakShare(pathak_pb2.PathakShareRequest(session_id=session_id),
+                                                            timeout=parameters.deadline_seconds + 30)
+            for p in participants
+        ), return_exceptions=True)
+        failures = [s for s in shares if isinstance(s, BaseException)]
+        if failures:
+            await _abort_everywhere(peers, participants, session_id)
+            # The survivors' ABORTED status names the cause; a dead peer only says UNAVAILABLE.
+            raise next((f for f in failures if getattr(f, "code", lambda: None)() == grpc.StatusCode.ABORTED), failures[0])
+        finished = time.perf_counter()
+        traffic = await collect_traffic(peers, topology, session_id, own_log)
+    finally:
+        await peers.close()
+
+    total = ring.decode_signed(ring.add([ring.from_bytes(s.share.values, parameters.dimension) for s in shares]))
+    w = np.array(total, dtype=float) / 2**parameters.fractional_bits / parameters.parties
+    test_x, test_y = client_data["test_features"], signed_labels(client_data["test_labels"])
+    accuracy = float(np.mean(np.where(test_x @ w >= 0, 1.0, -1.0) == test_y))
+    stage_timing = {str(p): {t.stage: t.seconds for t in s.timing} for p, s in zip(participants, shares)}
+    return {
+        "protocol": "pathak",
+        "session_id": session_id,
+        "parameters": {**dataclasses.asdict(parameters),
+                       "dataset": str(client_data["dataset"]), "dataset_source": str(client_data["source"]),
+                       "comparison_bits": parameters.comparison_bits, "noise_value_bits": parameters.noise.noise_value_bits},
+        "result": {
+            "w": w.tolist(),
+            "norm": float(np.linalg.norm(w)),
+            "test_accuracy": accuracy,
+            "self_deliveries": {str(p): {c.kind: c.count for c in s.self_deliveries} for p, s in zip(participants, shares)},
+        },
+        "privacy": parameters.noise.report(),
+        "hides": "every n_j, which party is smallest, every ŵ_j and η from Charlie and the other parties",
+        "does_not_hide": ["the selected party drew η itself and may recognise its selection",
+                          "ŵˢ reveals n_(1) approximately through the noise's magnitude"],
+        "traffic": traffic["summary"],
+        "traffic_detail": traffic["detail"],
+        "traffic_client_observed": traffic["client_observed"],
+        "timing": {"open": opened - started, "protocol": finished - opened, "total": finished - started,
+                   "stages_by_participant": stage_timing},
+    }

@@ -1,0 +1,23 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable
+from typing import ClassVar as _ClassVar, Optional as _Optional
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class EncryptedBitsMessage(_message.Message):
+    __slots__ = ("key_id", "ciphertexts")
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    CIPHERTEXTS_FIELD_NUMBER: _ClassVar[int]
+    key_id: bytes
+    ciphertexts: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, key_id: _Optional[bytes] = ..., ciphertexts: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class MaskedDifferencesMessage(_message.Message):
+    __slots__ = ("key_id", "ciphertexts")
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    CIPHERTEXTS_FIELD_NUMBER: _ClassVar[int]
+    key_id: bytes
+    ciphertexts: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, key_id: _Optional[bytes] = ..., ciphertexts: _Optional[_Iterable[bytes]] = ...) -> None: ...

@@ -1,0 +1,201 @@
+from mpdp_proto.v1 import common_pb2 as _common_pb2
+from mpdp_proto.v1 import comparison_pb2 as _comparison_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class PathakParameters(_message.Message):
+    __slots__ = ("epsilon", "delta", "regularization", "mechanism", "calibration", "parties", "dimension", "fractional_bits", "mask_bits", "gradient_tolerance", "n_min", "noise_seed", "deadline_seconds")
+    EPSILON_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
+    REGULARIZATION_FIELD_NUMBER: _ClassVar[int]
+    MECHANISM_FIELD_NUMBER: _ClassVar[int]
+    CALIBRATION_FIELD_NUMBER: _ClassVar[int]
+    PARTIES_FIELD_NUMBER: _ClassVar[int]
+    DIMENSION_FIELD_NUMBER: _ClassVar[int]
+    FRACTIONAL_BITS_FIELD_NUMBER: _ClassVar[int]
+    MASK_BITS_FIELD_NUMBER: _ClassVar[int]
+    GRADIENT_TOLERANCE_FIELD_NUMBER: _ClassVar[int]
+    N_MIN_FIELD_NUMBER: _ClassVar[int]
+    NOISE_SEED_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    epsilon: float
+    delta: float
+    regularization: float
+    mechanism: str
+    calibration: str
+    parties: int
+    dimension: int
+    fractional_bits: int
+    mask_bits: int
+    gradient_tolerance: float
+    n_min: int
+    noise_seed: int
+    deadline_seconds: float
+    def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., mechanism: _Optional[str] = ..., calibration: _Optional[str] = ..., parties: _Optional[int] = ..., dimension: _Optional[int] = ..., fractional_bits: _Optional[int] = ..., mask_bits: _Optional[int] = ..., gradient_tolerance: _Optional[float] = ..., n_min: _Optional[int] = ..., noise_seed: _Optional[int] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
+
+class PaillierPublicKeyMessage(_message.Message):
+    __slots__ = ("n", "hs")
+    N_FIELD_NUMBER: _ClassVar[int]
+    HS_FIELD_NUMBER: _ClassVar[int]
+    n: bytes
+    hs: bytes
+    def __init__(self, n: _Optional[bytes] = ..., hs: _Optional[bytes] = ...) -> None: ...
+
+class PaillierSecretKeyMessage(_message.Message):
+    __slots__ = ("p", "q", "hs")
+    P_FIELD_NUMBER: _ClassVar[int]
+    Q_FIELD_NUMBER: _ClassVar[int]
+    HS_FIELD_NUMBER: _ClassVar[int]
+    p: bytes
+    q: bytes
+    hs: bytes
+    def __init__(self, p: _Optional[bytes] = ..., q: _Optional[bytes] = ..., hs: _Optional[bytes] = ...) -> None: ...
+
+class Reveal(_message.Message):
+    __slots__ = ("seed", "nonce")
+    SEED_FIELD_NUMBER: _ClassVar[int]
+    NONCE_FIELD_NUMBER: _ClassVar[int]
+    seed: bytes
+    nonce: bytes
+    def __init__(self, seed: _Optional[bytes] = ..., nonce: _Optional[bytes] = ...) -> None: ...
+
+class RoutedShare(_message.Message):
+    __slots__ = ("a", "encrypted_b")
+    A_FIELD_NUMBER: _ClassVar[int]
+    ENCRYPTED_B_FIELD_NUMBER: _ClassVar[int]
+    a: bytes
+    encrypted_b: bytes
+    def __init__(self, a: _Optional[bytes] = ..., encrypted_b: _Optional[bytes] = ...) -> None: ...
+
+class Stage1Element(_message.Message):
+    __slots__ = ("encrypted_a", "encrypted_b")
+    ENCRYPTED_A_FIELD_NUMBER: _ClassVar[int]
+    ENCRYPTED_B_FIELD_NUMBER: _ClassVar[int]
+    encrypted_a: bytes
+    encrypted_b: bytes
+    def __init__(self, encrypted_a: _Optional[bytes] = ..., encrypted_b: _Optional[bytes] = ...) -> None: ...
+
+class ComparePair(_message.Message):
+    __slots__ = ("first", "second")
+    FIRST_FIELD_NUMBER: _ClassVar[int]
+    SECOND_FIELD_NUMBER: _ClassVar[int]
+    first: int
+    second: int
+    def __init__(self, first: _Optional[int] = ..., second: _Optional[int] = ...) -> None: ...
+
+class CompareRequest(_message.Message):
+    __slots__ = ("pair", "bits")
+    PAIR_FIELD_NUMBER: _ClassVar[int]
+    BITS_FIELD_NUMBER: _ClassVar[int]
+    pair: ComparePair
+    bits: _comparison_pb2.EncryptedBitsMessage
+    def __init__(self, pair: _Optional[_Union[ComparePair, _Mapping]] = ..., bits: _Optional[_Union[_comparison_pb2.EncryptedBitsMessage, _Mapping]] = ...) -> None: ...
+
+class CompareReply(_message.Message):
+    __slots__ = ("pair", "differences")
+    PAIR_FIELD_NUMBER: _ClassVar[int]
+    DIFFERENCES_FIELD_NUMBER: _ClassVar[int]
+    pair: ComparePair
+    differences: _comparison_pb2.MaskedDifferencesMessage
+    def __init__(self, pair: _Optional[_Union[ComparePair, _Mapping]] = ..., differences: _Optional[_Union[_comparison_pb2.MaskedDifferencesMessage, _Mapping]] = ...) -> None: ...
+
+class AdditiveShare(_message.Message):
+    __slots__ = ("values",)
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    values: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, values: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class PathakMessage(_message.Message):
+    __slots__ = ("session_id", "open", "start", "curator_key", "party_key", "party_public_key", "commitment", "reveal", "routed_share", "barrier_ready", "barrier_release", "stage1_element", "masked_share", "masked_value", "ready_to_compare", "compare_request", "compare_reply", "indicator", "indicator_element", "selected_noise", "masked_noise", "share")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    OPEN_FIELD_NUMBER: _ClassVar[int]
+    START_FIELD_NUMBER: _ClassVar[int]
+    CURATOR_KEY_FIELD_NUMBER: _ClassVar[int]
+    PARTY_KEY_FIELD_NUMBER: _ClassVar[int]
+    PARTY_PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
+    COMMITMENT_FIELD_NUMBER: _ClassVar[int]
+    REVEAL_FIELD_NUMBER: _ClassVar[int]
+    ROUTED_SHARE_FIELD_NUMBER: _ClassVar[int]
+    BARRIER_READY_FIELD_NUMBER: _ClassVar[int]
+    BARRIER_RELEASE_FIELD_NUMBER: _ClassVar[int]
+    STAGE1_ELEMENT_FIELD_NUMBER: _ClassVar[int]
+    MASKED_SHARE_FIELD_NUMBER: _ClassVar[int]
+    MASKED_VALUE_FIELD_NUMBER: _ClassVar[int]
+    READY_TO_COMPARE_FIELD_NUMBER: _ClassVar[int]
+    COMPARE_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    COMPARE_REPLY_FIELD_NUMBER: _ClassVar[int]
+    INDICATOR_FIELD_NUMBER: _ClassVar[int]
+    INDICATOR_ELEMENT_FIELD_NUMBER: _ClassVar[int]
+    SELECTED_NOISE_FIELD_NUMBER: _ClassVar[int]
+    MASKED_NOISE_FIELD_NUMBER: _ClassVar[int]
+    SHARE_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    open: PathakParameters
+    start: _common_pb2.Empty
+    curator_key: PaillierPublicKeyMessage
+    party_key: PaillierSecretKeyMessage
+    party_public_key: PaillierPublicKeyMessage
+    commitment: bytes
+    reveal: Reveal
+    routed_share: RoutedShare
+    barrier_ready: _common_pb2.Empty
+    barrier_release: _common_pb2.Empty
+    stage1_element: Stage1Element
+    masked_share: bytes
+    masked_value: bytes
+    ready_to_compare: _common_pb2.Empty
+    compare_request: CompareRequest
+    compare_reply: CompareReply
+    indicator: _common_pb2.Ciphertexts
+    indicator_element: bytes
+    selected_noise: _common_pb2.Ciphertexts
+    masked_noise: _common_pb2.Ciphertexts
+    share: AdditiveShare
+    def __init__(self, session_id: _Optional[str] = ..., open: _Optional[_Union[PathakParameters, _Mapping]] = ..., start: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., curator_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., party_key: _Optional[_Union[PaillierSecretKeyMessage, _Mapping]] = ..., party_public_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., commitment: _Optional[bytes] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., routed_share: _Optional[_Union[RoutedShare, _Mapping]] = ..., barrier_ready: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., barrier_release: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., stage1_element: _Optional[_Union[Stage1Element, _Mapping]] = ..., masked_share: _Optional[bytes] = ..., masked_value: _Optional[bytes] = ..., ready_to_compare: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., compare_request: _Optional[_Union[CompareRequest, _Mapping]] = ..., compare_reply: _Optional[_Union[CompareReply, _Mapping]] = ..., indicator: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., indicator_element: _Optional[bytes] = ..., selected_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., masked_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., share: _Optional[_Union[AdditiveShare, _Mapping]] = ...) -> None: ...
+
+class PathakShareRequest(_message.Message):
+    __slots__ = ("session_id",)
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+
+class KindCount(_message.Message):
+    __slots__ = ("kind", "count")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    kind: str
+    count: int
+    def __init__(self, kind: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
+
+class PathakPublishedShare(_message.Message):
+    __slots__ = ("session_id", "share", "fractional_bits", "parties", "timing", "self_deliveries")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    SHARE_FIELD_NUMBER: _ClassVar[int]
+    FRACTIONAL_BITS_FIELD_NUMBER: _ClassVar[int]
+    PARTIES_FIELD_NUMBER: _ClassVar[int]
+    TIMING_FIELD_NUMBER: _ClassVar[int]
+    SELF_DELIVERIES_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    share: AdditiveShare
+    fractional_bits: int
+    parties: int
+    timing: _containers.RepeatedCompositeFieldContainer[_common_pb2.StageTiming]
+    self_deliveries: _containers.RepeatedCompositeFieldContainer[KindCount]
+    def __init__(self, session_id: _Optional[str] = ..., share: _Optional[_Union[AdditiveShare, _Mapping]] = ..., fractional_bits: _Optional[int] = ..., parties: _Optional[int] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., self_deliveries: _Optional[_Iterable[_Union[KindCount, _Mapping]]] = ...) -> None: ...
+
+class PathakTestRecord(_message.Message):
+    __slots__ = ("session_id", "model", "noise", "records")
+    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    MODEL_FIELD_NUMBER: _ClassVar[int]
+    NOISE_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    session_id: str
+    model: _containers.RepeatedScalarFieldContainer[float]
+    noise: _containers.RepeatedScalarFieldContainer[int]
+    records: int
+    def __init__(self, session_id: _Optional[str] = ..., model: _Optional[_Iterable[float]] = ..., noise: _Optional[_Iterable[int]] = ..., records: _Optional[int] = ...) -> None: ...

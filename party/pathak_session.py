@@ -1,0 +1,369 @@
+"""A party's Pathak session (pathak.md): the state machine, free of gRPC.
+
+Messages from different senders may arrive in any order (from one sender they
+arrive in order), so each step fires once its inputs are all present: every
+call to `receive` stores one message and then runs every step that has become
+possible, returning the messages to send. A message to oneself (the leader's
+own, or π1(j) = j) is delivered locally and counted apart.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from dataclasses import dataclass
+
+import gmpy2
+import numpy as np
+from phe import PaillierPrivateKey, PaillierPublicKey
+
+from cryptocore import ciphertext as ct
+from cryptocore.comparison import ComparisonValueHolder, EncryptedBits
+from cryptocore.paillier import KeyPair, PublicKey, generate_keypair
+from learning.pathak_local import train
+from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
+from pathak import permutation
+from pathak.parameters import PathakParameters
+from pathak.participant import PathakParticipant
+from pathak.reference import encode_model
+from pathak.wire import LEADER, int_from_signed_bytes, int_to_bytes, signed_bytes
+from sessions.errors import invalid, precondition
+from wire.identity import CURATOR, Identity, party
+
+
+def noise_source(seed: int, party_number: int) -> random.Random:
+    """CSPRNG, or (test mode) one independent seeded stream per party."""
+    return random.Random(f"mpdp/pathak/noise/{seed}/{party_number}") if seed else random.SystemRandom()
+
+
+@dataclass
+class TestRecord:
+    model: np.ndarray
+    noise: list[int]
+    records: int
+
+
+class PathakPartySession(PathakParticipant):
+    def __init__(self, session_id: str, me: int, parameters: PathakParameters, features: np.ndarray,
+                 labels: np.ndarray, key_bits: int, test_mode: bool):
+        if not 1 <= me <= parameters.parties:
+            raise invalid(f"party {me} is not among the session's {parameters.parties} parties")
+        if features.shape[1] != parameters.dimension:
+            raise invalid(f"the session declares d = {parameters.dimension}; this party's data has {features.shape[1]}")
+        if parameters.noise_seed and not test_mode:
+            raise precondition("seeded noise is allowed in test mode only")
+        super().__init__(session_id, party(me), parameters)
+        self.me = me
+        self.key_bits = key_bits
+        self.records = len(labels)
+        self.model = train(features, labels, parameters.regularization, parameters.gradient_tolerance)  # step 3.1
+        self.noise = parameters.noise.sample(self.records, noise_source(parameters.noise_seed, me))
+        self.test_record = TestRecord(self.model, self.noise, self.records) if test_mode else None
+        n_prime = parameters.tie_broken(me, self.records)
+        self.a = secrets.randbelow(2**parameters.share_bits)  # Stage 1 step 1
+        self.b = n_prime - self.a
+        self.seed, self.nonce = permutation.new_seed()
+        self.zeta: PublicKey | None = None
+        self.xi: KeyPair | None = None
+        self.commitments: dict[int, bytes] = {}
+        self.seeds: dict[int, bytes] = {me: self.seed}
+        self.pi1: list[int] | None = None
+        self.routed_pending: tuple[int, pathak_pb2.RoutedShare] | None = None
+        self.routed: tuple[int, int] | None = None  # (a_j, ζ(b_j)) for index π1(j) = me
+        self.released = False
+        self.masked_share: bytes | None = None
+        self.indicator_element: bytes | None = None
+        # The leader's state.
+        self.barrier_ready: set[int] = set()
+        self.masked_values: dict[int, int] = {}
+        self.compared: set[tuple[int, int]] = set()
+        self.indicator: list[bytes] | None = None
+        self.selected_noise: dict[int, list[int]] = {}
+        self._pending_replies: list[pathak_pb2.CompareReply] = []
+
+    # ------------------------------------------------------------------ plumbing
+    @property
+    def is_leader(self) -> bool:
+        return self.me == LEADER
+
+    @property
+    def others(self) -> list[int]:
+        return [j for j in range(1, self.parameters.parties + 1) if j != self.me]
+
+    def _leader_only(self, kind: str) -> None:
+        if not self.is_leader:
+            raise precondition(f"only the leader takes '{kind}' messages")
+
+    def _zeta_ciphertext(self, data: bytes) -> int:
+        if self.zeta is None:
+            raise precondition("Charlie's key has not arrived")
+        return ct.from_bytes(self.zeta.paillier, data)
+
+    # ------------------------------------------------------------------ handlers
+    def _on_curator_key(self, sender, body) -> None:
+        self._expect(sender, CURATOR)
+        if self.zeta is not None:
+            raise precondition("Charlie's key arrived twice")
+        self.zeta = public_key_from_message(body, self.key_bits)
+
+    def _on_party_key(self, sender, body) -> None:
+        self._from_party(sender, only=LEADER)
+        if self.is_leader or self.xi is not None:
+            raise precondition("the parties' key arrived twice")
+        p, q = int.from_bytes(body.p, "big"), int.from_bytes(body.q, "big")
+        if p == q or (p * q).bit_length() != self.key_bits or not (gmpy2.is_prime(p) and gmpy2.is_prime(q)):
+            raise invalid("the parties' key is not a product of two primes of the session's size")
+        paillier = PaillierPublicKey(p * q)
+        self.xi = KeyPair(PublicKey(paillier, ct.validate(paillier, int.from_bytes(body.hs, "big"))),
+                          PaillierPrivateKey(paillier, p, q))
+
+    def _on_commitment(self, sender, body: bytes) -> None:
+        j = self._from_party(sender)
+        if j in self.commitments or len(body) != 32:
+            raise invalid("one 32-byte commitment per party")
+        self.commitments[j] = bytes(body)
+
+    def _on_reveal(self, sender, body) -> None:
+        j = self._from_party(sender)
+        if j not in self.commitments:
+            raise precondition(f"party {j} revealed before committing")
+        if j in self.seeds:
+            raise precondition(f"party {j} revealed twice")
+        if not permutation.opens(self.commitments[j], body.seed, body.nonce):
+            raise invalid(f"party {j}'s reveal does not open its commitment")
+        self.seeds[j] = bytes(body.seed)
+
+    def _on_routed_share(self, sender, body) -> None:
+        j = self._from_party(sender)
+        if self.routed_pending is not None:
+            raise precondition("a routed share arrived twice")
+        self.routed_pending = (j, body)
+
+    def _on_barrier_ready(self, sender, body) -> None:
+        self._leader_only("barrier_ready")
+        j = self._from_party(sender)
+        if j in self.barrier_ready:
+            raise precondition(f"party {j} was ready twice")
+        self.barrier_ready.add(j)
+
+    def _on_barrier_release(self, sender, body) -> None:
+        self._from_party(sender, only=LEADER)
+        if self.released:
+            raise precondition("released twice")
+        self.released = True
+
+    def _on_masked_share(self, sender, body: bytes) -> None:
+        self._expect(sender, CURATOR)
+        if self.masked_share is not None:
+            raise precondition("the masked share arrived twice")
+        self.masked_share = bytes(body)
+
+    def _on_masked_value(self, sender, body: bytes) -> None:
+        self._leader_only("masked_value")
+        k = self._from_party(sender)
+        if k in self.masked_values:
+            raise precondition(f"party {k}'s masked value arrived twice")
+        value = int_from_signed_bytes(body)
+        if abs(value) >= 2 ** (self.parameters.blind_bits + 1):
+            raise invalid("masked value out of range")
+        self.masked_values[k] = value
+
+    def _on_compare_request(self, sender, body) -> None:
+        """Stage 1 step 6: the leader holds x = ã_i − ã_m; Charlie learns [x > y]."""
+        self._leader_only("compare_request")
+        self._expect(sender, CURATOR)
+        i, m = body.pair.first, body.pair.second
+        if not (1 <= i <= self.parameters.parties and 1 <= m <= self.parameters.parties and i != m):
+            raise invalid("comparison pair out of range")
+        if (i, m) in self.compared or (m, i) in self.compared:
+            raise precondition(f"pair ({i}, {m}) was compared already")
+        if len(self.masked_values) < self.parameters.parties:
+            raise precondition("comparisons before every masked value arrived")
+        bits = self.parameters.comparison_bits
+        x = self.masked_values[i] - self.masked_values[m] + 2 ** (bits - 1)
+        holder = ComparisonValueHolder(self.zeta, x, bits)
+        reply = holder.respond(EncryptedBits(bytes(body.bits.key_id), tuple(body.bits.ciphertexts)))
+        self.compared.add((i, m))
+        self._pending_replies.append(pathak_pb2.CompareReply(
+            pair=body.pair,
+            differences=comparison_pb2.MaskedDifferencesMessage(key_id=reply.key_id, ciphertexts=list(reply.ciphertexts)),
+        ))
+
+    def _on_indicator(self, sender, body) -> None:
+        self._leader_only("indicator")
+        self._expect(sender, CURATOR)
+        if self.indicator is not None:
+            raise precondition("the indicator arrived twice")
+        ct.check_key_id(self.zeta.paillier, bytes(body.key_id))
+        if len(body.values) != self.parameters.parties:
+            raise invalid("the indicator has one ciphertext per party")
+        for value in body.values:
+            self._zeta_ciphertext(value)
+        self.indicator = list(body.values)
+
+    def _on_indicator_element(self, sender, body: bytes) -> None:
+        self._from_party(sender, only=LEADER)
+        if self.indicator_element is not None:
+            raise precondition("the indicator element arrived twice")
+        self._zeta_ciphertext(body)
+        self.indicator_element = bytes(body)
+
+    def _on_selected_noise(self, sender, body) -> None:
+        self._leader_only("selected_noise")
+        j = self._from_party(sender)
+        if j in self.selected_noise:
+            raise precondition(f"party {j}'s noise arrived twice")
+        ct.check_key_id(self.zeta.paillier, bytes(body.key_id))
+        layout = self.parameters.noise_layout(self.zeta.n)
+        if len(body.values) != layout.plaintexts_needed(self.parameters.dimension):
+            raise invalid("selected noise has the wrong number of ciphertexts")
+        self.selected_noise[j] = [self._zeta_ciphertext(v) for v in body.values]
+
+    # ------------------------------------------------------------------ steps
+    def steps(self) -> list:
+        return [self._step_commit, self._step_reveal, self._step_route, self._step_accept_route, self._step_release,
+                self._step_stage1, self._step_masked_value, self._step_ready, self._step_compare_replies,
+                self._step_indicator, self._step_select_noise, self._step_mask_noise]
+
+    def _step_commit(self, out) -> bool:
+        if not self._once("commit"):
+            return False
+        if self.is_leader:  # keys: ξ to the parties only, its public part to Charlie
+            self.xi = generate_keypair(self.key_bits)
+            secret = pathak_pb2.PaillierSecretKeyMessage(p=int_to_bytes(self.xi.private.p), q=int_to_bytes(self.xi.private.q),
+                                                         hs=int_to_bytes(self.xi.public.hs))
+            for j in self.others:
+                self._emit(out, party(j), "party_key", secret)
+            self._emit(out, CURATOR, "party_public_key", public_key_message(self.xi.public))
+        for j in self.others:
+            self._emit(out, party(j), "commitment", permutation.commitment(self.seed, self.nonce))
+        return True
+
+    def _step_reveal(self, out) -> bool:
+        if len(self.commitments) < len(self.others) or not self._once("reveal"):
+            return False
+        for j in self.others:
+            self._emit(out, party(j), "reveal", pathak_pb2.Reveal(seed=self.seed, nonce=self.nonce))
+        return True
+
+    def _step_route(self, out) -> bool:
+        """Stage 1 step 2: a_j in the clear and ζ(b_j) to P_{π1(j)}."""
+        if len(self.seeds) < self.parameters.parties or self.zeta is None or not self._once("route"):
+            return False
+        self.pi1 = permutation.permutation([self.seeds[j] for j in sorted(self.seeds)], self.parameters.parties)
+        routed = pathak_pb2.RoutedShare(a=signed_bytes(self.a),
+                                        encrypted_b=ct.to_bytes(self.zeta.paillier, self.zeta.encryptor.encrypt(self.b)))
+        self._emit(out, party(self.pi1[self.me - 1]), "routed_share", routed)
+        return True
+
+    def _step_accept_route(self, out) -> bool:
+        if self.routed_pending is None or self.pi1 is None or not self._once("accept_route"):
+            return False
+        origin, body = self.routed_pending
+        if self.pi1[origin - 1] != self.me:
+            self.abort(f"party {origin} routed its share to the wrong index")
+            return False
+        a = int_from_signed_bytes(body.a)
+        if not 0 <= a < 2**self.parameters.share_bits:
+            self.abort("routed share out of range")
+            return False
+        self.routed = (a, self._zeta_ciphertext(body.encrypted_b))
+        self._emit(out, party(LEADER), "barrier_ready", common_pb2.Empty())
+        return True
+
+    def _step_release(self, out) -> bool:
+        if not self.is_leader or len(self.barrier_ready) < self.parameters.parties or not self._once("release"):
+            return False
+        for j in self.others:
+            self._emit(out, party(j), "barrier_release", common_pb2.Empty())
+        self.released = True
+        return True
+
+    def _step_stage1(self, out) -> bool:
+        """Stage 1 step 3: element π1(j) = me for Charlie, no origin, ζ(b_j) re-randomised."""
+        if not self.released or self.routed is None or self.xi is None or not self._once("stage1"):
+            return False
+        a, encrypted_b = self.routed
+        element = pathak_pb2.Stage1Element(
+            encrypted_a=ct.to_bytes(self.xi.public.paillier, self.xi.public.encryptor.encrypt(a)),
+            encrypted_b=ct.to_bytes(self.zeta.paillier, self.zeta.encryptor.rerandomise(encrypted_b)),
+        )
+        self._emit(out, CURATOR, "stage1_element", element)
+        return True
+
+    def _step_masked_value(self, out) -> bool:
+        """Stage 1 step 5: ã_k = Dec_ξ(masked share), to the leader."""
+        if self.masked_share is None or self.xi is None or not self._once("masked_value"):
+            return False
+        value = self.xi.decrypt(ct.from_bytes(self.xi.public.paillier, self.masked_share))
+        self._emit(out, party(LEADER), "masked_value", signed_bytes(value))
+        self._mark("stage1_masked_value")
+        return True
+
+    def _step_ready(self, out) -> bool:
+        if not self.is_leader or len(self.masked_values) < self.parameters.parties or not self._once("ready"):
+            return False
+        self._emit(out, CURATOR, "ready_to_compare", common_pb2.Empty())
+        return True
+
+    def _step_compare_replies(self, out) -> bool:
+        if not self._pending_replies:
+            return False
+        for reply in self._pending_replies:
+            self._emit(out, CURATOR, "compare_reply", reply)
+        self._pending_replies = []
+        return True
+
+    def _step_indicator(self, out) -> bool:
+        """Stage 2 step 2: apply π1⁻¹; element π1(j) goes to P_j, re-randomised."""
+        if self.indicator is None or not self._once("indicator"):
+            return False
+        for j in range(1, self.parameters.parties + 1):
+            element = self.zeta.encryptor.rerandomise(self._zeta_ciphertext(self.indicator[self.pi1[j - 1] - 1]))
+            self._emit(out, party(j), "indicator_element", ct.to_bytes(self.zeta.paillier, element))
+        self._mark("stage1_done")
+        return True
+
+    def _step_select_noise(self, out) -> bool:
+        """Stage 2 step 3: ψ_j = ζ(v_j)^enc(η_j), one exponent per packed plaintext."""
+        if self.indicator_element is None or not self._once("select_noise"):
+            return False
+        paillier = self.zeta.paillier
+        selector = ct.from_bytes(paillier, self.indicator_element)
+        layout = self.parameters.noise_layout(self.zeta.n)
+        psi = [self.zeta.encryptor.rerandomise(int(gmpy2.powmod(selector, plaintext, paillier.nsquare)))
+               for plaintext in layout.pack(self.noise)]
+        self._emit(out, party(LEADER), "selected_noise",
+                   common_pb2.Ciphertexts(key_id=self.zeta.key_id, values=[ct.to_bytes(paillier, c) for c in psi]))
+        if not self.is_leader:
+            self.own_vector = encode_model(self.model, self.parameters.fractional_bits)
+        return True
+
+    def _step_mask_noise(self, out) -> bool:
+        """Stage 3 step 1: ψ·ζ(s) to Charlie; the leader keeps ŵ_1 − K·s."""
+        if not self.is_leader or len(self.selected_noise) < self.parameters.parties or not self._once("mask_noise"):
+            return False
+        paillier = self.zeta.paillier
+        layout = self.parameters.noise_layout(self.zeta.n)
+        product = [ct.add(paillier, *column) for column in zip(*self.selected_noise.values())]
+        masks = layout.random_masks(self.parameters.dimension)
+        masked = [self.zeta.encryptor.rerandomise(ct.add_plain(paillier, c, packed))
+                  for c, packed in zip(product, layout.pack_masks(masks))]
+        self._emit(out, CURATOR, "masked_noise",
+                   common_pb2.Ciphertexts(key_id=self.zeta.key_id, values=[ct.to_bytes(paillier, c) for c in masked]))
+        k = self.parameters.parties
+        self.own_vector = [w - k * s for w, s in zip(encode_model(self.model, self.parameters.fractional_bits), masks)]
+        self._mark("stage2_done")
+        return True
+
+
+def public_key_message(key: PublicKey) -> pathak_pb2.PaillierPublicKeyMessage:
+    return pathak_pb2.PaillierPublicKeyMessage(n=int_to_bytes(key.n), hs=int_to_bytes(key.hs))
+
+
+def public_key_from_message(body, key_bits: int) -> PublicKey:
+    n = int.from_bytes(body.n, "big")
+    if n.bit_length() != key_bits or n % 2 == 0:
+        raise invalid(f"a Paillier modulus of {key_bits} bits is required")
+    paillier = PaillierPublicKey(n)
+    return PublicKey(paillier, ct.validate(paillier, int.from_bytes(body.hs, "big")))

@@ -1,0 +1,101 @@
+"""Pathak session parameters and the ranges every role checks (pathak.md)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from functools import cached_property
+
+from cryptocore.packing import SlotLayout
+from mpdp_proto.v1 import pathak_pb2
+from privacy.mechanisms import CALIBRATIONS, MECHANISMS, OutputPerturbation
+from sessions.errors import invalid
+
+MAX_RECORDS_BITS = 32  # n_j < 2^32
+RING_BITS = 128  # R: additive shares live in Z_{2^R}
+MAX_PARTIES = 1024
+
+
+@dataclass(frozen=True)
+class PathakParameters:
+    epsilon: float
+    delta: float
+    regularization: float
+    mechanism: str
+    calibration: str
+    parties: int
+    dimension: int
+    fractional_bits: int = 32
+    mask_bits: int = 40
+    gradient_tolerance: float = 1e-6
+    n_min: int = 1
+    noise_seed: int = 0
+    deadline_seconds: float = 300.0
+
+    def __post_init__(self):
+        if self.mechanism not in MECHANISMS or self.calibration not in CALIBRATIONS:
+            raise invalid(f"mechanism must be one of {MECHANISMS}, calibration one of {CALIBRATIONS}")
+        if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= 1000):
+            raise invalid("ε must be in (0, 1000]")
+        if self.mechanism == "gaussian" and not 0 < self.delta < 1:
+            raise invalid("the Gaussian mechanism needs δ in (0, 1)")
+        if not (math.isfinite(self.regularization) and self.regularization > 0):
+            raise invalid("λ must be positive")
+        if not 2 <= self.parties <= MAX_PARTIES:
+            raise invalid(f"K must be in [2, {MAX_PARTIES}]")
+        if not 1 <= self.dimension <= 100_000:
+            raise invalid("dimension out of range")
+        if not 8 <= self.fractional_bits <= 48 or not 20 <= self.mask_bits <= 128:
+            raise invalid("F must be in [8, 48] and σ in [20, 128]")
+        if not 0 < self.gradient_tolerance < 1e-2:
+            raise invalid("γ must be in (0, 0.01)")
+        if self.n_min < 1 or not 0 < self.deadline_seconds <= 86_400:
+            raise invalid("n_min ≥ 1 and a deadline in (0, 1 day] are required")
+        # Z_{2^R} must hold K·(ŵ + η)·2^F with room for the sign (|ŵ_i| ≤ ‖ŵ‖ ≤ 1/λ).
+        largest = self.parties * (1 / self.regularization + self.noise.clamp_bound) * 2**self.fractional_bits
+        if largest >= 2 ** (RING_BITS - 2):
+            raise invalid("K·(1/λ + B_η)·2^F does not fit the share ring Z_{2^128}")
+
+    @classmethod
+    def from_proto(cls, message: pathak_pb2.PathakParameters) -> "PathakParameters":
+        return cls(**{f.name: getattr(message, f.name) for f in fields(cls)})
+
+    def to_proto(self) -> pathak_pb2.PathakParameters:
+        return pathak_pb2.PathakParameters(**{f.name: getattr(self, f.name) for f in fields(self)})
+
+    @cached_property
+    def noise(self) -> OutputPerturbation:
+        return OutputPerturbation(self.mechanism, self.calibration, self.epsilon, self.delta, self.regularization,
+                                  self.parties, self.dimension, self.fractional_bits, self.mask_bits,
+                                  self.gradient_tolerance, self.n_min)
+
+    @property
+    def kappa(self) -> int:
+        """κ = ⌈log₂ K⌉ bits that break ties: n′_j = n_j·2^κ + (j − 1)."""
+        return (self.parties - 1).bit_length()
+
+    @property
+    def share_bits(self) -> int:
+        """a_j is uniform in [0, 2^(32+κ+σ))."""
+        return MAX_RECORDS_BITS + self.kappa + self.mask_bits
+
+    @property
+    def blind_bits(self) -> int:
+        """Charlie's r_k is uniform in [−2^(32+κ+2σ), 2^(32+κ+2σ))."""
+        return MAX_RECORDS_BITS + self.kappa + 2 * self.mask_bits
+
+    @property
+    def comparison_bits(self) -> int:
+        """ℓ = 35 + κ + 2σ: |x|, |y| < 2^(ℓ−1) for every compared difference."""
+        bits = 35 + self.kappa + 2 * self.mask_bits
+        assert 2 ** (self.blind_bits + 2) <= 2 ** (bits - 1), "ℓ covers the difference of two blinded values"
+        return bits
+
+    def tie_broken(self, party: int, records: int) -> int:
+        if not 1 <= records < 2**MAX_RECORDS_BITS:
+            raise invalid(f"n_j must be in [1, 2^{MAX_RECORDS_BITS})")
+        return records * 2**self.kappa + (party - 1)
+
+    def noise_layout(self, n: int) -> SlotLayout:
+        """Slots of width b_η (+ σ + 1 for Charlie's mask), one noise coordinate each."""
+        return SlotLayout.for_modulus(n, self.noise.noise_value_bits, 1, mask_bits=self.mask_bits)

@@ -1,0 +1,25 @@
+"""In-process reference computation of Pathak's result: ŵˢ = (1/K)·Σ_j ŵ_j + η_{j*},
+with j* the party of the smallest n_j (ties to the lowest index), all on the
+fixed-point grid exactly as the protocol computes it."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def smallest_party(records: list[int]) -> int:
+    """1-based index of the smallest data set (the tie-break n′_j = n_j·2^κ + (j − 1))."""
+    return min(range(len(records)), key=lambda j: (records[j], j)) + 1
+
+
+def perturbed_average(models: list[np.ndarray], noises: list[list[int]], records: list[int], fractional_bits: int) -> np.ndarray:
+    scale = 2**fractional_bits
+    selected = smallest_party(records)
+    total = [sum(column) for column in zip(*(encode_model(w, fractional_bits) for w in models))]
+    k = len(models)
+    combined = [t + k * e for t, e in zip(total, noises[selected - 1])]
+    return np.array(combined, dtype=float) / scale / k
+
+
+def encode_model(w: np.ndarray, fractional_bits: int) -> list[int]:
+    return [round(float(x) * 2**fractional_bits) for x in w]

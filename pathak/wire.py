@@ -1,0 +1,35 @@
+"""What Pathak's role state machines exchange: outbound messages and integer encodings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sessions.errors import invalid
+from wire.identity import Identity
+
+LEADER = 1  # P_1, the lowest party id
+MAX_INTEGER_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class Outbound:
+    """One message for `to`: `kind` is the PathakMessage body field, `body` its value."""
+
+    to: Identity
+    kind: str
+    body: object
+
+
+def int_to_bytes(value: int) -> bytes:
+    return int(value).to_bytes(max(1, (int(value).bit_length() + 7) // 8), "big")
+
+
+def signed_bytes(value: int) -> bytes:
+    """Two's-complement big-endian, minimal length."""
+    return int(value).to_bytes((int(value).bit_length() + 8) // 8, "big", signed=True)
+
+
+def int_from_signed_bytes(data: bytes) -> int:
+    if not 0 < len(data) <= MAX_INTEGER_BYTES:
+        raise invalid("integer field has a wrong length")
+    return int.from_bytes(data, "big", signed=True)

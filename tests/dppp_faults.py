@@ -1,0 +1,6 @@
+"""Fault configurations of the shared deployments (the pool keys them by faults)."""
+
+TAMPERER = 2
+FAULTS_K5 = {TAMPERER: "tamper-partial-decryption"}
+CRASH = "crash-on-decryption-request"
+FAULTS_K8 = {7: CRASH, 8: CRASH}

@@ -1,0 +1,130 @@
+"""Pathak–Rane–Raj over real processes (pathak.md, "What must hold")."""
+
+import random
+from collections import Counter
+
+import grpc
+import numpy as np
+import pytest
+
+from cryptocore.paillier import generate_keypair
+from learning import datasets
+from learning.pathak_local import train
+from mpdp_proto.v1 import common_pb2, curator_pb2_grpc, party_pb2_grpc, pathak_pb2
+from party.pathak_session import noise_source
+from pathak.reference import perturbed_average
+from tests.deployment import deployment
+from tests.dppp_faults import FAULTS_K5, FAULTS_K8
+from wire.identity import CLIENT, CURATOR, party
+
+SEED = 424242
+
+
+def closed_form(k: int, self_routed: int) -> Counter:
+    """Messages per (from, to, PathakStep/kind) in one session; self-deliveries are local and not in it."""
+    pp, pc, cp = ("party", "party"), ("party", "curator"), ("curator", "party")
+    counts = {
+        ("client", "party", "PathakStep/open"): k, ("client", "party", "PathakStep/start"): k,
+        ("client", "curator", "PathakStep/open"): 1, ("client", "curator", "PathakStep/start"): 1,
+        ("client", "party", "AwaitPathakShare"): k, ("client", "curator", "AwaitPathakShare"): 1,
+        (*cp, "PathakStep/curator_key"): k, (*pp, "PathakStep/party_key"): k - 1,
+        (*pc, "PathakStep/party_public_key"): 1,
+        (*pp, "PathakStep/commitment"): k * (k - 1), (*pp, "PathakStep/reveal"): k * (k - 1),
+        (*pp, "PathakStep/routed_share"): k - self_routed,
+        (*pp, "PathakStep/barrier_ready"): k - 1, (*pp, "PathakStep/barrier_release"): k - 1,
+        (*pc, "PathakStep/stage1_element"): k, (*cp, "PathakStep/masked_share"): k,
+        (*pp, "PathakStep/masked_value"): k - 1, (*pc, "PathakStep/ready_to_compare"): 1,
+        (*cp, "PathakStep/compare_request"): k - 1, (*pc, "PathakStep/compare_reply"): k - 1,
+        (*cp, "PathakStep/indicator"): 1, (*pp, "PathakStep/indicator_element"): k - 1,
+        (*pp, "PathakStep/selected_noise"): k - 1, (*pc, "PathakStep/masked_noise"): 1,
+        (*pp, "PathakStep/share"): k * (k - 1), (*pc, "PathakStep/share"): k, (*cp, "PathakStep/share"): k,
+    }
+    return Counter({key: value for key, value in counts.items() if value})
+
+
+def observed(report: dict) -> Counter:
+    return Counter({(r["from"], r["to"], r["rpc"]): r["messages"] for r in report["traffic"]})
+
+
+@pytest.mark.parametrize("parties, faults, split", [(3, None, "10"), (5, FAULTS_K5, "even"), (8, FAULTS_K8, "even")])
+def test_networked_result_equals_the_reference_and_the_closed_form(pool, parties, faults, split):
+    d = pool.get(parties, faults, split) if split == "even" else pool.get(parties, faults, split)
+    report = d.run_pathak(noise_seed=SEED, mechanism="gaussian")
+    parameters = d.pathak_parameters(noise_seed=SEED, mechanism="gaussian")
+    # The reference recomputes everything from the parties' data files and the same seeded streams.
+    models, noises, sizes = [], [], []
+    for entry in d.topology.parties:
+        features, labels, _ = datasets.load_part(entry.data)
+        models.append(train(features, labels, parameters.regularization, parameters.gradient_tolerance))
+        noises.append(parameters.noise.sample(len(labels), noise_source(SEED, entry.identity.id)))
+        sizes.append(len(labels))
+    records = d.pathak_records(report["session_id"])
+    assert [r.records for r in records.values()] == sizes
+    assert all(list(records[j].noise) == noises[j - 1] for j in records)
+    expected = perturbed_average(models, noises, sizes, parameters.fractional_bits)
+    assert np.max(np.abs(np.array(report["result"]["w"]) - expected)) <= 2**-20
+    self_routed = sum(kinds.get("routed_share", 0) for kinds in report["result"]["self_deliveries"].values())
+    assert observed(report) == closed_form(parties, self_routed)
+    assert report["result"]["self_deliveries"]["party/1"]["barrier_ready"] == 1  # the leader's own, local
+    assert report["privacy"]["mechanism"] == "gaussian" and report["parameters"]["comparison_bits"] == 35 + (parties - 1).bit_length() + 80
+
+
+def test_a_participant_killed_mid_session_aborts_everywhere_then_a_new_session_succeeds(tmp_path):
+    with deployment(tmp_path, 3, faults={3: "crash-on-pathak-masked-share"}) as d:
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            d.run_pathak(session_id="doomed")
+        assert raised.value.code() == grpc.StatusCode.ABORTED
+        assert "aborted" in raised.value.details()
+        request = pathak_pb2.PathakShareRequest(session_id="doomed")
+        for number in (1, 2):  # nothing partial is published anywhere
+            with pytest.raises(grpc.RpcError) as refused:
+                d.call(party(number), party_pb2_grpc.PartyStub, "AwaitPathakShare", request, CLIENT)
+            assert refused.value.code() == grpc.StatusCode.ABORTED
+        with pytest.raises(grpc.RpcError) as refused:
+            d.call(CURATOR, curator_pb2_grpc.CuratorStub, "AwaitPathakShare", request, CLIENT)
+        assert refused.value.code() == grpc.StatusCode.ABORTED
+        d.restart(party(3))
+        report = d.run_pathak(session_id="after")
+        assert report["result"]["test_accuracy"] > 0.5
+
+
+def test_bad_pathak_messages_are_refused(pool):
+    d = pool.get(3)
+    step = lambda target, stub, message, sender: d.call(target, stub, "PathakStep", message, sender)  # noqa: E731
+    open_message = pathak_pb2.PathakMessage(session_id="bad-1", open=d.pathak_parameters().to_proto())
+
+    def status(action):
+        with pytest.raises(grpc.RpcError) as raised:
+            action()
+        return raised.value.code()
+
+    # Only the client opens sessions; unknown sessions and empty bodies are refused.
+    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, open_message, party(2))) == grpc.StatusCode.PERMISSION_DENIED
+    unknown = pathak_pb2.PathakMessage(session_id="nope", commitment=b"\x00" * 32)
+    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, unknown, party(2))) == grpc.StatusCode.FAILED_PRECONDITION
+    empty = pathak_pb2.PathakMessage(session_id="bad-1")
+    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, empty, CLIENT)) == grpc.StatusCode.INVALID_ARGUMENT
+    bad_parameters = pathak_pb2.PathakMessage(session_id="bad-2", open=d.pathak_parameters().to_proto())
+    bad_parameters.open.dimension = 7
+    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, bad_parameters, CLIENT)) == grpc.StatusCode.INVALID_ARGUMENT
+    bad_parameters.open.dimension = 30
+    bad_parameters.open.noise_seed = 1  # parties in test mode accept it; the mechanism name is wrong here
+    bad_parameters.open.mechanism = "laplace"
+    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, bad_parameters, CLIENT)) == grpc.StatusCode.INVALID_ARGUMENT
+    step(party(1), party_pb2_grpc.PartyStub, open_message, CLIENT)
+    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, open_message, CLIENT)) == grpc.StatusCode.FAILED_PRECONDITION
+    # A replayed commitment, a reveal before its commitment, a message from the wrong role.
+    commitment = pathak_pb2.PathakMessage(session_id="bad-1", commitment=b"\x00" * 32)
+    step(party(1), party_pb2_grpc.PartyStub, commitment, party(2))  # peers may start first: stored
+    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, commitment, party(2))) == grpc.StatusCode.INVALID_ARGUMENT
+    reveal = pathak_pb2.PathakMessage(session_id="bad-1", reveal=pathak_pb2.Reveal(seed=b"s" * 32, nonce=b"n" * 32))
+    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, reveal, party(3))) == grpc.StatusCode.FAILED_PRECONDITION
+    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, reveal, party(2))) == grpc.StatusCode.INVALID_ARGUMENT
+    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, commitment, CURATOR)) == grpc.StatusCode.PERMISSION_DENIED
+    start = pathak_pb2.PathakMessage(session_id="bad-1", start=common_pb2.Empty())
+    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, start, party(2))) == grpc.StatusCode.PERMISSION_DENIED
+    key = pathak_pb2.PathakMessage(session_id="bad-1", masked_noise=common_pb2.Ciphertexts())
+    assert status(lambda: step(CURATOR, curator_pb2_grpc.CuratorStub, key, party(1))) == grpc.StatusCode.FAILED_PRECONDITION
+    # Abort the half-open session; the services keep serving.
+    d.call(party(1), party_pb2_grpc.PartyStub, "AbortSession", common_pb2.AbortRequest(session_id="bad-1"), CLIENT)
+    assert d.run_pathak()["result"]["test_accuracy"] > 0.5
