@@ -209,6 +209,16 @@ def _experiment(args) -> int:
     return 0
 
 
+def _experiment_pathak(args) -> int:
+    from launcher import experiment_pathak
+
+    report = experiment_pathak.run(args.out, args.data_dir, args.runs, args.epsilons, args.lambdas, args.delta,
+                                   args.seed)
+    print(experiment_pathak.error_table(report))
+    print(f"report written to {args.out / 'pathak_report.json'}; plots: {', '.join(report['plots'])}")
+    return 0
+
+
 def _add_dataset_options(parser) -> None:
     parser.add_argument("--dataset", default="breast-cancer",
                         help="breast-cancer, digits, a9a, or a path to a CSV (with --label) or LIBSVM file")
@@ -337,6 +347,15 @@ def build_parser() -> argparse.ArgumentParser:
     dppp_experiment.add_argument("--model", default="svm-rbf", help="teachers' model")
     dppp_experiment.add_argument("--seed", type=int, default=2026)
     dppp_experiment.set_defaults(handler=_experiment)
+    pathak_experiment = experiments.add_parser("pathak", help="Pathak et al., Section 5 / Figure 2 (needs a9a)")
+    pathak_experiment.add_argument("--out", type=Path, required=True)
+    pathak_experiment.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
+    pathak_experiment.add_argument("--runs", type=int, default=200)
+    pathak_experiment.add_argument("--epsilons", type=float, nargs="+", default=[0.01, 0.03, 0.1, 0.3, 1, 3, 10])
+    pathak_experiment.add_argument("--lambdas", type=float, nargs="+", default=[1.0, 0.001])
+    pathak_experiment.add_argument("--delta", type=float, default=1e-5, help="δ of the Gaussian mechanism")
+    pathak_experiment.add_argument("--seed", type=int, default=2010)
+    pathak_experiment.set_defaults(handler=_experiment_pathak)
     return parser
 
 

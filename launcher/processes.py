@@ -95,10 +95,10 @@ def _running(pid: int) -> bool:
 
 
 def wait_healthy(topology: Topology, processes: dict[str, int] | None = None, timeout: float = STARTUP_TIMEOUT_S,
-                 run: RunDirectory | None = None) -> None:
-    """Block until every role's health service says SERVING."""
+                 run: RunDirectory | None = None, only: Identity | None = None) -> None:
+    """Block until every role's (or only `only`'s) health service says SERVING."""
     deadline = time.monotonic() + timeout
-    for entry in topology.roles:
+    for entry in topology.roles if only is None else [topology.entry(only)]:
         with grpc.insecure_channel(entry.address) as channel:
             stub = health_pb2_grpc.HealthStub(channel)
             while True:
@@ -145,7 +145,7 @@ def restart(run_dir: Path, identity: Identity, test_mode: bool = False) -> None:
     processes = json.loads(run.processes.read_text())
     processes[str(identity)] = _spawn(run, identity, test_mode, None)
     run.processes.write_text(json.dumps(processes, indent=2))
-    wait_healthy(Topology.load(run.topology), {str(identity): processes[str(identity)]}, run=run)
+    wait_healthy(Topology.load(run.topology), {str(identity): processes[str(identity)]}, run=run, only=identity)
 
 
 def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: int | None = None,

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -85,3 +86,19 @@ def test_a9a_from_data_directory():
     except FileNotFoundError:
         pytest.skip(f"a9a is not available under {A9A_DIR}")
     assert data.features.shape == (48841, 123) and data.classes == 2
+
+
+def test_pathak_experiment_on_a9a(tmp_path):
+    if not (Path(A9A_DIR) / "a9a" / "a9a").exists():
+        pytest.skip(f"a9a is not available under {A9A_DIR}")
+    result = _mpdp("experiment", "pathak", "--out", str(tmp_path), "--data-dir", A9A_DIR, "--runs", "5",
+                   "--epsilons", "0.1", "10", "--lambdas", "0.001")
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "pathak_report.json").read_text())
+    assert len(report["results"]) == 3 * 2 * 2  # mechanisms × calibrations × ε
+    for row in report["results"]:
+        assert set(row["splits"]) == {"even", "15", "10"}
+        assert 0.1 < row["w_star"] < 0.2  # λ = 0.001 gives a non-trivial classifier
+        if row["epsilon"] == 10:
+            assert row["splits"]["even"]["mean"] < 0.2
+    assert (tmp_path / "pathak_lambda_0.001.png").read_bytes()[:4] == b"\x89PNG"
