@@ -151,6 +151,13 @@ class OutputPerturbation:
             + (", applied to the average (paper)" if self.calibration == "paper" else ", divided by K (tight)"),
             "clamp_bound": self.clamp_bound,
             "clamp_probability_in_delta": clamp_delta,
+            # n_(1) is secret, so the scale is stated as a formula and at the public n_min (its largest value).
+            "noise_scale_formula": {
+                "laplace-paper": "per-coordinate Laplace scale Δ(n_(1))/ε",
+                "l2-laplace": "‖η‖ ~ Gamma(d, Δ(n_(1))/ε), uniform direction",
+                "gaussian": "σ of the analytic Gaussian mechanism for Δ(n_(1)), ε, δ",
+            }[self.mechanism] + f", Δ(n) = {'2/(nλ) + 2γ/λ' if self.calibration == 'paper' else '(2/(nλ) + 2γ/λ)/K'}",
+            "noise_scale_at_n_min": self.scale(self.n_min),
         }
         d, k = self.dimension, self.parties
         factor = 1 if self.calibration == "tight" else 1 / k  # how much larger the noise is than needed
