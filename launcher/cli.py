@@ -57,17 +57,22 @@ def _serve(args) -> int:
     from launcher import serve
 
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes)
+    serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure)
     return 0
 
 
 def _keygen(args) -> int:
+    from launcher import certs
     from launcher.keygen import ceremony
+    from wire.identity import AGGREGATOR, CLIENT, CURATOR, party
 
     _warn_small_key(args.bits)
     started = time.perf_counter()
     paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold)
     print(f"threshold key: {holders} holders, t = {threshold}, {args.bits} bits, {time.perf_counter() - started:.1f} s")
+    identities = [AGGREGATOR, CURATOR, CLIENT] + [party(j) for j in range(1, args.parties + 1)]
+    paths += certs.issue(args.out / "certs", identities)
+    print(f"certificates: a CA and {len(identities)} role identities")
     for path in paths:
         print(f"  {path}")
     return 0
@@ -89,8 +94,10 @@ def _up(args) -> int:
         print(f"attached: {len(topology.roles)} roles in {args.topology} are serving")
         return 0
     _warn_small_key(args.bits)
+    if args.insecure:
+        print("warning: --insecure: plaintext channels, senders are not authenticated", file=sys.stderr)
     topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
-                            args.test_mode, _faults(args.fault), split=args.split)
+                            args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure)
     for entry in topology.roles:
         print(f"  {str(entry.identity):<14} {entry.address}")
     print(f"up: {len(topology.roles)} processes; topology {processes.RunDirectory(args.run_dir).topology}")
@@ -276,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--log-level", default="INFO")
     serve.add_argument("--max-message-bytes", type=int, default=256 * 1024 * 1024,
                        help="largest message this server sends or accepts")
+    serve.add_argument("--insecure", action="store_true", help="serve plaintext (the topology must say so too)")
     serve.set_defaults(handler=_serve)
 
     keygen = commands.add_parser("keygen", help="threshold key ceremony: one file per key holder + the public key")
@@ -291,6 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     up.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)
     up.add_argument("--model", help="teachers' model: svm-rbf (default), logistic, random-forest, knn")
+    up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
     up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
     _add_dataset_options(up)

@@ -76,7 +76,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
                                 public_key.key_id)
     session_id = session_id or secrets.token_hex(8)
     own_log = TrafficLog()
-    peers = PeerChannels(CLIENT, topology.addresses, own_log)
+    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT))
     started = time.perf_counter()
     try:
         _progress(f"DPPP session {session_id}: {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
@@ -127,7 +127,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
 
 async def test_records(topology: Topology, session_id: str) -> dict[int, dppp_pb2.DpppTestRecord]:
     """Test mode only: what each teacher drew."""
-    peers = PeerChannels(CLIENT, topology.addresses, TrafficLog())
+    peers = PeerChannels(CLIENT, topology.addresses, TrafficLog(), topology.tls_for(CLIENT))
     try:
         records = {}
         for entry in topology.parties:

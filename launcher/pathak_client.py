@@ -42,7 +42,7 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
     session_id = session_id or secrets.token_hex(8)
     participants = [entry.identity for entry in topology.parties] + [next(e.identity for e in topology.roles if e.identity.role == "curator")]
     own_log = TrafficLog()
-    peers = PeerChannels(CLIENT, topology.addresses, own_log)
+    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT))
     started = time.perf_counter()
     try:
         _progress(f"Pathak session {session_id}: K = {parameters.parties}, ε = {parameters.epsilon}, "

@@ -19,8 +19,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cryptocore import keyfiles
 from learning import datasets
+from launcher import certs
 from launcher.keygen import ceremony
-from wire.identity import AGGREGATOR, CURATOR, Identity, party
+from wire.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
+from wire.tls import target_options
 from wire.topology import RoleEntry, Topology
 
 PROCESSES_FILE = "processes.json"
@@ -75,13 +77,28 @@ def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, see
     return paths
 
 
-def local_topology(run: RunDirectory, parties: int, data_files: list[Path], holders: int, model: str | None) -> Topology:
-    roles = [RoleEntry(AGGREGATOR, f"127.0.0.1:{free_port()}"), RoleEntry(CURATOR, f"127.0.0.1:{free_port()}")]
+def local_topology(run: RunDirectory, parties: int, data_files: list[Path], holders: int, model: str | None,
+                   insecure: bool = False) -> Topology:
+    """Every role on a free loopback port; with mutual TLS unless `insecure`."""
+    identities = [AGGREGATOR, CURATOR] + [party(number) for number in range(1, parties + 1)]
+    cert_dir = run.path / "certs"
+    if not insecure:
+        certs.issue(cert_dir, identities + [CLIENT])
+
+    def tls(identity):
+        return {} if insecure else dict(zip(("certificate", "key"), certs.certificate_files(cert_dir, identity)))
+
+    roles = [RoleEntry(AGGREGATOR, f"127.0.0.1:{free_port()}", **tls(AGGREGATOR)),
+             RoleEntry(CURATOR, f"127.0.0.1:{free_port()}", **tls(CURATOR))]
     for number in range(1, parties + 1):
         key_share = run.path / "keys" / keyfiles.share_file_name(number) if number <= holders else None
         roles.append(RoleEntry(party(number), f"127.0.0.1:{free_port()}", key_share=key_share,
-                               data=data_files[number - 1], model=model))
-    topology = Topology(public_key=run.path / "keys" / keyfiles.PUBLIC_KEY_FILE, roles=tuple(roles))
+                               data=data_files[number - 1], model=model, **tls(party(number))))
+    client_files = {} if insecure else dict(zip(("client_certificate", "client_key"),
+                                                  certs.certificate_files(cert_dir, CLIENT)))
+    topology = Topology(public_key=run.path / "keys" / keyfiles.PUBLIC_KEY_FILE, roles=tuple(roles),
+                        ca_certificate=None if insecure else cert_dir / certs.CA_FILE, insecure=insecure,
+                        **client_files)
     topology.dump(run.topology)
     return topology
 
@@ -98,8 +115,11 @@ def wait_healthy(topology: Topology, processes: dict[str, int] | None = None, ti
                  run: RunDirectory | None = None, only: Identity | None = None) -> None:
     """Block until every role's (or only `only`'s) health service says SERVING."""
     deadline = time.monotonic() + timeout
+    tls = topology.tls_for(CLIENT)
     for entry in topology.roles if only is None else [topology.entry(only)]:
-        with grpc.insecure_channel(entry.address) as channel:
+        channel = (grpc.insecure_channel(entry.address) if tls is None else
+                   grpc.secure_channel(entry.address, tls.channel_credentials(), options=target_options(entry.identity)))
+        with channel:
             stub = health_pb2_grpc.HealthStub(channel)
             while True:
                 pid = (processes or {}).get(str(entry.identity))
@@ -117,9 +137,14 @@ def wait_healthy(topology: Topology, processes: dict[str, int] | None = None, ti
                 time.sleep(0.2)
 
 
+def serve_command(topology_path: Path, identity: Identity, insecure: bool) -> list[str]:
+    command = ["mpdp", "serve", identity.role, "--topology", str(topology_path), "--id", str(identity.id)]
+    return command + ["--insecure"] if insecure else command
+
+
 def _spawn(run: RunDirectory, identity: Identity, test_mode: bool, fault: str | None) -> int:
-    command = [sys.executable, "-m", "launcher.cli", "serve", identity.role,
-               "--topology", str(run.topology), "--id", str(identity.id)]
+    insecure = Topology.load(run.topology).insecure
+    command = [sys.executable, "-m", "launcher.cli", *serve_command(run.topology, identity, insecure)[1:]]
     if test_mode and identity.role == "party":
         command.append("--test-mode")
         if fault:
@@ -150,14 +175,14 @@ def restart(run_dir: Path, identity: Identity, test_mode: bool = False) -> None:
 
 def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: int | None = None,
        model: str | None = None, test_mode: bool = False, faults: dict[int, str] | None = None,
-       threshold: int | None = None, split: str = "even") -> Topology:
+       threshold: int | None = None, split: str = "even", insecure: bool = False) -> Topology:
     run = RunDirectory(Path(run_dir))
     if run.processes.exists() and any(_running(pid) for pid in json.loads(run.processes.read_text()).values()):
         raise RuntimeError(f"{run.path} already has running processes; run `mpdp down` first")
     run.path.mkdir(parents=True, exist_ok=True)
     _, _, holders = ceremony(parties, run.path / "keys", bits, threshold)
     data_files = prepare_data(run, dataset, parties, seed, split)
-    topology = local_topology(run, parties, data_files, holders, model)
+    topology = local_topology(run, parties, data_files, holders, model, insecure)
     processes = start_processes(run, topology, test_mode, faults)
     try:
         wait_healthy(topology, processes, run=run)

@@ -32,7 +32,7 @@ def _party(topology: Topology, number: int, traffic: TrafficLog, test_mode: bool
     model = models.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels)
     log.info("%s trained %s on %d rows", me, entry.model or models.DEFAULT_TEACHER_MODEL, len(labels))
     config = PartyConfig(number, public_key, key_share, model, features, labels, test_mode, fault)
-    servicer = PartyServicer(config, PeerChannels(me, topology.addresses, traffic, limit), traffic)
+    servicer = PartyServicer(config, PeerChannels(me, topology.addresses, traffic, topology.tls_for(me), limit), traffic)
     return me, entry, (lambda server: party_pb2_grpc.add_PartyServicer_to_server(servicer, server)), "mpdp.v1.Party", servicer.close
 
 
@@ -45,7 +45,7 @@ def _aggregator(topology: Topology, traffic: TrafficLog, limit: int):
     if key_holders != list(range(1, public_key.holders + 1)):
         raise ValueError(f"the topology's key holders {key_holders} do not match the key's {public_key.holders} holders")
     teachers = [entry.identity.id for entry in topology.parties]
-    peers = PeerChannels(AGGREGATOR, topology.addresses, traffic, limit)
+    peers = PeerChannels(AGGREGATOR, topology.addresses, traffic, topology.tls_for(AGGREGATOR), limit)
     servicer = AggregatorServicer(public_key, teachers, key_holders, peers, traffic)
     entry = topology.entry(AGGREGATOR)
     return AGGREGATOR, entry, (lambda server: aggregator_pb2_grpc.add_AggregatorServicer_to_server(servicer, server)), "mpdp.v1.Aggregator", peers.close
@@ -58,14 +58,17 @@ def _curator(topology: Topology, traffic: TrafficLog, limit: int):
 
     # ζ, Charlie's own Paillier key, at the deployment's key size.
     zeta = generate_keypair(keyfiles.load_public_key(topology.public_key).n.bit_length())
-    servicer = CuratorServicer(zeta, PeerChannels(CURATOR, topology.addresses, traffic, limit), traffic)
+    servicer = CuratorServicer(zeta, PeerChannels(CURATOR, topology.addresses, traffic, topology.tls_for(CURATOR), limit), traffic)
     entry = topology.entry(CURATOR)
     return CURATOR, entry, (lambda server: curator_pb2_grpc.add_CuratorServicer_to_server(servicer, server)), "mpdp.v1.Curator", servicer.close
 
 
 def run(role: str, topology_path, number: int = 0, test_mode: bool = False, fault: str | None = None,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, insecure: bool = False) -> None:
     topology = Topology.load(topology_path)
+    if topology.insecure != insecure:
+        raise ValueError("a plaintext topology needs `--insecure` on the command line, and `--insecure` "
+                         "needs a topology that declares `insecure = true`")
     traffic = TrafficLog()
     if role == "party":
         me, entry, add, name, on_stop = _party(topology, number, traffic, test_mode, fault, max_message_bytes)
@@ -75,4 +78,4 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
         me, entry, add, name, on_stop = _curator(topology, traffic, max_message_bytes)
     else:
         raise ValueError(f"unknown role {role!r}")
-    asyncio.run(serve(me, entry.bind_address, add, name, traffic, on_stop, max_message_bytes))
+    asyncio.run(serve(me, entry.bind_address, add, name, traffic, topology.tls_for(me), on_stop, max_message_bytes))

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import grpc
 
-from launcher import client, processes
+from launcher import certs, client, processes
 from learning import datasets
-from wire.identity import SENDER_METADATA_KEY, Identity
+from wire.identity import CLIENT, SENDER_METADATA_KEY, Identity
+from wire.tls import TlsFiles, target_options
 
 TEST_BITS = 1024
 
@@ -75,7 +76,7 @@ class Deployment:
         from mpdp_proto.v1 import common_pb2, party_pb2_grpc
 
         return {entry.identity.id: self.call(entry.identity, party_pb2_grpc.PartyStub, "GetPathakTestRecord",
-                                             common_pb2.SessionRef(session=session_id), None)
+                                             common_pb2.SessionRef(session=session_id), CLIENT)
                 for entry in self.topology.parties}
 
     def restart(self, identity: Identity) -> None:
@@ -95,8 +96,17 @@ class Deployment:
     def kill(self, identity: Identity) -> None:
         os.killpg(self.pid(identity), signal.SIGKILL)
 
-    def call(self, identity: Identity, stub_class, method: str, request, as_sender: Identity | None):
-        """One raw RPC as `as_sender` (declared identity; TLS is off in these tests)."""
-        metadata = [(SENDER_METADATA_KEY, str(as_sender))] if as_sender else []
-        with grpc.insecure_channel(self.topology.entry(identity).address) as channel:
+    def call(self, identity: Identity, stub_class, method: str, request, as_sender: Identity | None,
+             credentials: grpc.ChannelCredentials | None = None, declare: Identity | None = None):
+        """One raw RPC over mutual TLS with `as_sender`'s certificate (or `credentials`; a
+        sender of None presents no certificate). `declare` adds a metadata claim, which TLS ignores."""
+        if credentials is None:
+            if as_sender is not None:
+                cert, key = certs.certificate_files(self.run.path / "certs", as_sender)
+                credentials = TlsFiles(self.topology.ca_certificate, cert, key).channel_credentials()
+            else:
+                credentials = grpc.ssl_channel_credentials(root_certificates=self.topology.ca_certificate.read_bytes())
+        metadata = [(SENDER_METADATA_KEY, str(declare))] if declare else []
+        with grpc.secure_channel(self.topology.entry(identity).address, credentials,
+                                 options=target_options(identity)) as channel:
             return getattr(stub_class(channel), method)(request, metadata=metadata, timeout=30)

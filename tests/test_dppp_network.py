@@ -95,7 +95,7 @@ def _status(call) -> grpc.StatusCode:
 
 def _round_request(five, **changes):
     public_key_id = bytes.fromhex(five.call(AGGREGATOR, aggregator_pb2_grpc.AggregatorStub, "GetStatus",
-                                            common_pb2.Empty(), None).key_id_hex)
+                                            common_pb2.Empty(), CLIENT).key_id_hex)
     parameters = dict(epsilon=5.0, delta=1e-5, queries=3, classes=2, teachers=5, honest_fraction=2 / 3,
                       packed=True, key_id=public_key_id)
     parameters.update(changes.pop("parameters", {}))
@@ -108,9 +108,10 @@ def _round_request(five, **changes):
 def test_bad_input_gets_a_clear_status_and_changes_nothing(five):
     agg, party_stub = aggregator_pb2_grpc.AggregatorStub, party_pb2_grpc.PartyStub
     run = lambda request, sender=CLIENT: five.call(AGGREGATOR, agg, "RunDpppRound", request, sender)  # noqa: E731
-    # Wrong sender for the client's RPC, and no identity at all.
+    # Wrong sender for the client's RPC (its certificate says party/1, whatever it declares).
     assert _status(lambda: run(_round_request(five), party(1))) == grpc.StatusCode.PERMISSION_DENIED
-    assert _status(lambda: run(_round_request(five), None)) == grpc.StatusCode.PERMISSION_DENIED
+    assert _status(lambda: five.call(AGGREGATOR, agg, "RunDpppRound", _round_request(five), party(1),
+                                     declare=CLIENT)) == grpc.StatusCode.PERMISSION_DENIED
     # Malformed parameters, wrong sizes, wrong key id.
     assert _status(lambda: run(_round_request(five, parameters={"epsilon": -1}))) == grpc.StatusCode.INVALID_ARGUMENT
     assert _status(lambda: run(_round_request(five, parameters={"queries": 4}))) == grpc.StatusCode.INVALID_ARGUMENT

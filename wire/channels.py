@@ -5,6 +5,7 @@ from __future__ import annotations
 import grpc
 
 from wire.identity import Identity
+from wire.tls import TlsFiles, target_options
 from wire.traffic import ClientTrafficInterceptor, TrafficLog
 
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024
@@ -24,9 +25,10 @@ def channel_options(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> list[
 class PeerChannels:
     """One lazily opened channel per peer identity."""
 
-    def __init__(self, me: Identity, addresses: dict[Identity, str], log: TrafficLog,
+    def __init__(self, me: Identity, addresses: dict[Identity, str], log: TrafficLog, tls: TlsFiles | None,
                  max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES):
         self._me = me
+        self._credentials = tls.channel_credentials() if tls is not None else None
         self._addresses = dict(addresses)
         self._log = log
         self._options = channel_options(max_message_bytes)
@@ -34,10 +36,14 @@ class PeerChannels:
 
     def channel(self, peer: Identity) -> grpc.aio.Channel:
         if peer not in self._channels:
-            interceptor = ClientTrafficInterceptor(self._log, self._me, peer)
-            self._channels[peer] = grpc.aio.insecure_channel(
-                self._addresses[peer], options=self._options, interceptors=[interceptor]
-            )
+            interceptors = [ClientTrafficInterceptor(self._log, self._me, peer)]
+            address = self._addresses[peer]
+            if self._credentials is None:
+                channel = grpc.aio.insecure_channel(address, options=self._options, interceptors=interceptors)
+            else:
+                channel = grpc.aio.secure_channel(address, self._credentials, options=self._options + target_options(peer),
+                                                  interceptors=interceptors)
+            self._channels[peer] = channel
         return self._channels[peer]
 
     async def close(self) -> None:

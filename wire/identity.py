@@ -47,12 +47,13 @@ def party(number: int) -> Identity:
 
 
 def sender_of(context) -> Identity | None:
-    """The authenticated (TLS) or declared identity of the caller, or None."""
+    """The caller's identity: its certificate's CN under TLS (metadata is then ignored),
+    the identity it declares in metadata on a plaintext channel; None if neither names a role."""
     auth = context.auth_context() or {}
-    names = auth.get("x509_common_name") or []
-    if names:
+    if auth.get("transport_security_type") == [b"ssl"]:
+        names = auth.get("x509_common_name") or []
         try:
-            return Identity.parse(names[0].decode())
+            return Identity.parse(names[0].decode()) if names else None
         except ValueError:
             return None
     for key, value in context.invocation_metadata() or ():

@@ -12,6 +12,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, channel_options
 from wire.identity import Identity
+from wire.tls import TlsFiles
 from wire.traffic import ServerTrafficInterceptor, TrafficLog
 
 log = logging.getLogger(__name__)
@@ -24,10 +25,11 @@ async def serve(
     add_servicer,
     service_name: str,
     traffic: TrafficLog,
+    tls: TlsFiles | None,
     on_stop=None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> None:
-    """Serve until SIGTERM or SIGINT, then stop gracefully."""
+    """Serve until SIGTERM or SIGINT, then stop gracefully. `tls` None means plaintext (explicitly insecure)."""
     server = grpc.aio.server(
         interceptors=[ServerTrafficInterceptor(traffic, me)],
         options=channel_options(max_message_bytes),
@@ -35,7 +37,12 @@ async def serve(
     add_servicer(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    if server.add_insecure_port(address) == 0:
+    if tls is None:
+        log.warning("%s serves PLAINTEXT on %s (--insecure): no channel authentication", me, address)
+        bound = server.add_insecure_port(address)
+    else:
+        bound = server.add_secure_port(address, tls.server_credentials())
+    if bound == 0:
         raise OSError(f"cannot bind {address}")
     await server.start()
     for name in ("", service_name):

@@ -1,0 +1,78 @@
+"""`mpdp keygen` certificates: a CA and one certificate per role identity (mutual TLS).
+
+A certificate's subject CN is the identity ("party/3") the server takes as the
+sender; its SAN holds the identity's DNS name ("party-3.mpdp"), which clients
+verify as the target name, so a client knows which role it reached whatever
+host or address it dialled.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from wire.identity import Identity
+from wire.tls import identity_dns_name
+
+VALIDITY = datetime.timedelta(days=365)
+CA_FILE = "ca.pem"
+
+
+def certificate_files(directory: Path, identity: Identity) -> tuple[Path, Path]:
+    stem = f"{identity.role}_{identity.id}"
+    return directory / f"{stem}.pem", directory / f"{stem}.key"
+
+
+def _write_key(path: Path, key) -> None:
+    data = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+def _name(common_name: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.ORGANIZATION_NAME, "mpdp"),
+                      x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
+
+
+def issue(directory: Path, identities: list[Identity], ca_name: str = "mpdp deployment CA") -> list[Path]:
+    """A fresh CA and a certificate + key for every identity, in `directory`."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_cert = (
+        x509.CertificateBuilder().subject_name(_name(ca_name)).issuer_name(_name(ca_name))
+        .public_key(ca_key.public_key()).serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + VALIDITY)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
+        .add_extension(x509.KeyUsage(digital_signature=True, key_cert_sign=True, crl_sign=True, content_commitment=False,
+                                     key_encipherment=False, data_encipherment=False, key_agreement=False,
+                                     encipher_only=False, decipher_only=False), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    (directory / CA_FILE).write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
+    written = [directory / CA_FILE]
+    for identity in identities:
+        key = ec.generate_private_key(ec.SECP256R1())
+        cert = (
+            x509.CertificateBuilder().subject_name(_name(str(identity))).issuer_name(ca_cert.subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5)).not_valid_after(now + VALIDITY)
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(identity_dns_name(identity))]), critical=False)
+            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
+                           critical=False)
+            .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+            .sign(ca_key, hashes.SHA256())
+        )
+        cert_path, key_path = certificate_files(directory, identity)
+        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        _write_key(key_path, key)
+        written += [cert_path, key_path]
+    return written
