@@ -104,6 +104,56 @@ def _up(args) -> int:
     return 0
 
 
+def _addresses(values: list[str]) -> dict:
+    from wire.identity import Identity
+
+    addresses = {}
+    for value in values or []:
+        identity, _, address = value.partition("=")
+        if not address:
+            raise SystemExit(f"--address takes ROLE/ID=HOST:PORT, not {value!r}")
+        addresses[Identity.parse(identity)] = address
+    return addresses
+
+
+def _prepare(args) -> int:
+    from launcher import processes
+    from wire.identity import AGGREGATOR, CURATOR, party
+
+    _warn_small_key(args.bits)
+    addresses = _addresses(args.address)
+    expected = {AGGREGATOR, CURATOR, *(party(j) for j in range(1, args.parties + 1))}
+    if set(addresses) != expected:
+        raise SystemExit(f"--address must name exactly: {', '.join(sorted(map(str, expected)))}")
+    topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
+                                 args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host)
+    print(f"prepared {args.out}: threshold key, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
+          f"{len(topology.parties)} party data files, topology {processes.RunDirectory(args.out).topology}")
+    return 0
+
+
+def _health(args) -> int:
+    from launcher import processes
+    from wire.identity import Identity
+    from wire.topology import Topology
+
+    serving = processes.is_serving(Topology.load(args.topology), Identity(args.role, args.id), timeout=args.timeout)
+    print("SERVING" if serving else "NOT SERVING")
+    return 0 if serving else 1
+
+
+def _compose(args) -> int:
+    from launcher.compose import render
+
+    text = render(args.parties)
+    if args.out:
+        args.out.write_text(text)
+        print(f"wrote {args.out}")
+    else:
+        print(text, end="")
+    return 0
+
+
 def _down(args) -> int:
     from launcher import processes
 
@@ -304,6 +354,30 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
     _add_dataset_options(up)
     up.set_defaults(handler=_up)
+
+    prepare = commands.add_parser("prepare", help="key ceremony, certificates, data split and topology for roles "
+                                                  "that run elsewhere (compose, other hosts)")
+    prepare.add_argument("--parties", type=int, required=True)
+    prepare.add_argument("--out", type=Path, required=True)
+    prepare.add_argument("--address", action="append", help="ROLE/ID=HOST:PORT, once per role (peers dial it)")
+    prepare.add_argument("--listen-host", help="servers bind this host (e.g. 0.0.0.0 in containers) on their port")
+    prepare.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)
+    prepare.add_argument("--model", help="teachers' model")
+    prepare.add_argument("--insecure", action="store_true", help="no certificates: plaintext deployment")
+    _add_dataset_options(prepare)
+    prepare.set_defaults(handler=_prepare)
+
+    health = commands.add_parser("health", help="exit 0 if a role's health service says SERVING (over mTLS)")
+    health.add_argument("--topology", type=Path, required=True)
+    health.add_argument("--role", required=True, choices=["party", "curator", "aggregator"])
+    health.add_argument("--id", type=int, default=0)
+    health.add_argument("--timeout", type=float, default=5.0)
+    health.set_defaults(handler=_health)
+
+    compose = commands.add_parser("compose", help="write the docker-compose file for K parties")
+    compose.add_argument("--parties", type=int, default=5)
+    compose.add_argument("--out", type=Path, help="default: standard output")
+    compose.set_defaults(handler=_compose)
 
     down = commands.add_parser("down", help="stop the processes `up` started")
     down.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)

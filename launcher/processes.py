@@ -77,23 +77,22 @@ def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, see
     return paths
 
 
-def local_topology(run: RunDirectory, parties: int, data_files: list[Path], holders: int, model: str | None,
-                   insecure: bool = False) -> Topology:
-    """Every role on a free loopback port; with mutual TLS unless `insecure`."""
-    identities = [AGGREGATOR, CURATOR] + [party(number) for number in range(1, parties + 1)]
+def write_topology(run: RunDirectory, addresses: dict[Identity, str], data_files: list[Path], holders: int,
+                   model: str | None = None, insecure: bool = False, listen_host: str | None = None) -> Topology:
+    """The topology of a prepared run directory; with mutual TLS (certificates issued here) unless `insecure`."""
     cert_dir = run.path / "certs"
     if not insecure:
-        certs.issue(cert_dir, identities + [CLIENT])
+        certs.issue(cert_dir, list(addresses) + [CLIENT])
 
-    def tls(identity):
-        return {} if insecure else dict(zip(("certificate", "key"), certs.certificate_files(cert_dir, identity)))
+    def entry(identity: Identity, **files) -> RoleEntry:
+        listen = f"{listen_host}:{addresses[identity].rsplit(':', 1)[1]}" if listen_host else None
+        tls = {} if insecure else dict(zip(("certificate", "key"), certs.certificate_files(cert_dir, identity)))
+        return RoleEntry(identity, addresses[identity], listen=listen, **files, **tls)
 
-    roles = [RoleEntry(AGGREGATOR, f"127.0.0.1:{free_port()}", **tls(AGGREGATOR)),
-             RoleEntry(CURATOR, f"127.0.0.1:{free_port()}", **tls(CURATOR))]
-    for number in range(1, parties + 1):
+    roles = [entry(AGGREGATOR), entry(CURATOR)]
+    for number, data in enumerate(data_files, start=1):
         key_share = run.path / "keys" / keyfiles.share_file_name(number) if number <= holders else None
-        roles.append(RoleEntry(party(number), f"127.0.0.1:{free_port()}", key_share=key_share,
-                               data=data_files[number - 1], model=model, **tls(party(number))))
+        roles.append(entry(party(number), key_share=key_share, data=data, model=model))
     client_files = {} if insecure else dict(zip(("client_certificate", "client_key"),
                                                   certs.certificate_files(cert_dir, CLIENT)))
     topology = Topology(public_key=run.path / "keys" / keyfiles.PUBLIC_KEY_FILE, roles=tuple(roles),
@@ -101,6 +100,22 @@ def local_topology(run: RunDirectory, parties: int, data_files: list[Path], hold
                         **client_files)
     topology.dump(run.topology)
     return topology
+
+
+def loopback_addresses(parties: int) -> dict[Identity, str]:
+    identities = [AGGREGATOR, CURATOR] + [party(number) for number in range(1, parties + 1)]
+    return {identity: f"127.0.0.1:{free_port()}" for identity in identities}
+
+
+def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, addresses: dict[Identity, str],
+            seed: int | None = None, model: str | None = None, threshold: int | None = None, split: str = "even",
+            insecure: bool = False, listen_host: str | None = None) -> Topology:
+    """Key ceremony, certificates, one data file per party and the topology: everything a deployment needs."""
+    run = RunDirectory(Path(run_dir))
+    run.path.mkdir(parents=True, exist_ok=True)
+    _, _, holders = ceremony(parties, run.path / "keys", bits, threshold)
+    data_files = prepare_data(run, dataset, parties, seed, split)
+    return write_topology(run, addresses, data_files, holders, model, insecure, listen_host)
 
 
 def _running(pid: int) -> bool:
@@ -111,30 +126,32 @@ def _running(pid: int) -> bool:
     return True
 
 
+def is_serving(topology: Topology, identity: Identity, timeout: float = 2.0) -> bool:
+    """One health check over the deployment's channel security (mTLS as the client)."""
+    entry, tls = topology.entry(identity), topology.tls_for(CLIENT)
+    channel = (grpc.insecure_channel(entry.address) if tls is None else
+               grpc.secure_channel(entry.address, tls.channel_credentials(), options=target_options(identity)))
+    with channel:
+        try:
+            reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout)
+        except grpc.RpcError:
+            return False
+    return reply.status == health_pb2.HealthCheckResponse.SERVING
+
+
 def wait_healthy(topology: Topology, processes: dict[str, int] | None = None, timeout: float = STARTUP_TIMEOUT_S,
                  run: RunDirectory | None = None, only: Identity | None = None) -> None:
     """Block until every role's (or only `only`'s) health service says SERVING."""
     deadline = time.monotonic() + timeout
-    tls = topology.tls_for(CLIENT)
     for entry in topology.roles if only is None else [topology.entry(only)]:
-        channel = (grpc.insecure_channel(entry.address) if tls is None else
-                   grpc.secure_channel(entry.address, tls.channel_credentials(), options=target_options(entry.identity)))
-        with channel:
-            stub = health_pb2_grpc.HealthStub(channel)
-            while True:
-                pid = (processes or {}).get(str(entry.identity))
-                if pid is not None and not _running(pid):
-                    tail = run.log_file(entry.identity).read_text()[-2000:] if run else ""
-                    raise RuntimeError(f"{entry.identity} exited during startup:\n{tail}")
-                try:
-                    reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=2.0)
-                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                        break
-                except grpc.RpcError:
-                    pass
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"{entry.identity} at {entry.address} not serving after {timeout:.0f} s")
-                time.sleep(0.2)
+        while not is_serving(topology, entry.identity):
+            pid = (processes or {}).get(str(entry.identity))
+            if pid is not None and not _running(pid):
+                tail = run.log_file(entry.identity).read_text()[-2000:] if run else ""
+                raise RuntimeError(f"{entry.identity} exited during startup:\n{tail}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{entry.identity} at {entry.address} not serving after {timeout:.0f} s")
+            time.sleep(0.2)
 
 
 def serve_command(topology_path: Path, identity: Identity, insecure: bool) -> list[str]:
@@ -179,10 +196,8 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
     run = RunDirectory(Path(run_dir))
     if run.processes.exists() and any(_running(pid) for pid in json.loads(run.processes.read_text()).values()):
         raise RuntimeError(f"{run.path} already has running processes; run `mpdp down` first")
-    run.path.mkdir(parents=True, exist_ok=True)
-    _, _, holders = ceremony(parties, run.path / "keys", bits, threshold)
-    data_files = prepare_data(run, dataset, parties, seed, split)
-    topology = local_topology(run, parties, data_files, holders, model, insecure)
+    topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties), seed, model, threshold, split,
+                       insecure)
     processes = start_processes(run, topology, test_mode, faults)
     try:
         wait_healthy(topology, processes, run=run)
