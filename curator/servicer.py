@@ -6,15 +6,15 @@ from cryptocore.paillier import KeyPair
 from curator.pathak_session import PathakCuratorSession
 from mpdp_proto.v1 import common_pb2, curator_pb2_grpc
 from pathak.parameters import PathakParameters
+from sessions.errors import denied
 from wire.channels import PeerChannels
-from wire.identity import CLIENT, CURATOR, require_sender, sender_of
-from wire.pathak_host import PathakHost
+from wire.identity import CURATOR, sender_of
+from wire.pathak_host import PathakHost, PathakRpcs
 from wire.status import translate_errors
 from wire.traffic import TrafficLog, traffic_reply
-from sessions.errors import denied
 
 
-class CuratorServicer(curator_pb2_grpc.CuratorServicer):
+class CuratorServicer(PathakRpcs, curator_pb2_grpc.CuratorServicer):
     def __init__(self, zeta: KeyPair, peers: PeerChannels, traffic: TrafficLog):
         self._zeta = zeta
         self._peers = peers
@@ -38,16 +38,6 @@ class CuratorServicer(curator_pb2_grpc.CuratorServicer):
             raise denied(f"{sender or 'an unidentified caller'} may not abort sessions here")
         self.pathak.abort_from_peer(request.session_id, request.reason or f"aborted by {sender}")
         return common_pb2.Empty()
-
-    @translate_errors
-    async def PathakStep(self, request, context):
-        await self.pathak.step(context, request)
-        return common_pb2.Empty()
-
-    @translate_errors
-    async def AwaitPathakShare(self, request, context):
-        require_sender(context, CLIENT)
-        return await self.pathak.await_share(request.session_id)
 
     async def close(self) -> None:
         await self._peers.close()

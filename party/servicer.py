@@ -26,7 +26,7 @@ from sessions.registry import SessionRegistry
 from wire import convert
 from wire.channels import PeerChannels
 from wire.identity import AGGREGATOR, CLIENT, party, require_sender, sender_of
-from wire.pathak_host import PathakHost
+from wire.pathak_host import PathakHost, PathakRpcs
 from wire.status import translate_errors
 from wire.traffic import TrafficLog, traffic_reply
 
@@ -53,7 +53,7 @@ class PartyConfig:
             raise ValueError(f"unknown fault {self.fault!r}")
 
 
-class PartyServicer(party_pb2_grpc.PartyServicer):
+class PartyServicer(PathakRpcs, party_pb2_grpc.PartyServicer):
     def __init__(self, config: PartyConfig, peers: PeerChannels, traffic: TrafficLog):
         self.config = config
         self.me = party(config.id)
@@ -170,18 +170,11 @@ class PartyServicer(party_pb2_grpc.PartyServicer):
             noise=np.asarray(record.noise).ravel().tolist(),
         )
 
-    @translate_errors
     async def PathakStep(self, request, context):
         if self.config.fault == "crash-on-pathak-masked-share" and request.WhichOneof("body") == "masked_share":
             log.warning("fault injection: party %d dies in the middle of Pathak stage 1", self.config.id)
             os.kill(os.getpid(), signal.SIGKILL)
-        await self.pathak.step(context, request)
-        return common_pb2.Empty()
-
-    @translate_errors
-    async def AwaitPathakShare(self, request, context):
-        require_sender(context, CLIENT)
-        return await self.pathak.await_share(request.session_id)
+        return await super().PathakStep(request, context)
 
     @translate_errors
     async def GetPathakTestRecord(self, request, context):

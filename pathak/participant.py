@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import enum
 import time
+from abc import ABC, abstractmethod
 from collections import Counter
 
 from mpdp_proto.v1 import pathak_pb2
@@ -23,7 +24,7 @@ class State(enum.Enum):
     ABORTED = "aborted"
 
 
-class PathakParticipant(SessionStateMachine):
+class PathakParticipant(SessionStateMachine, ABC):
     State = State
 
     def __init__(self, session_id: str, me: Identity, parameters: PathakParameters):
@@ -43,9 +44,9 @@ class PathakParticipant(SessionStateMachine):
     def participants(self) -> list[Identity]:
         return [party(j) for j in range(1, self.parameters.parties + 1)] + [CURATOR]
 
+    @abstractmethod
     def steps(self) -> list:
         """The participant's steps in protocol order; each returns whether it ran."""
-        raise NotImplementedError  # every concrete participant lists its own
 
     def receive(self, sender: Identity | None, kind: str, body) -> list[Outbound]:
         handler = getattr(self, f"_on_{kind}", None)

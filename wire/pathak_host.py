@@ -23,6 +23,7 @@ from sessions.errors import ProtocolError, aborted, invalid, precondition
 from sessions.registry import SessionRegistry
 from wire.channels import PeerChannels
 from wire.identity import CLIENT, Identity, require_sender, sender_of
+from wire.status import translate_errors
 
 log = logging.getLogger(__name__)
 SEND_ATTEMPTS = 4
@@ -149,3 +150,19 @@ class PathakHost:
             timing=[common_pb2.StageTiming(stage=s, seconds=t) for s, t in session.timing.items()],
             self_deliveries=[pathak_pb2.KindCount(kind=k, count=c) for k, c in sorted(session.self_deliveries.items())],
         )
+
+
+class PathakRpcs:
+    """The Pathak RPCs of every participant's servicer (party and curator); uses `self.pathak`."""
+
+    pathak: PathakHost
+
+    @translate_errors
+    async def PathakStep(self, request, context):
+        await self.pathak.step(context, request)
+        return common_pb2.Empty()
+
+    @translate_errors
+    async def AwaitPathakShare(self, request, context):
+        require_sender(context, CLIENT)
+        return await self.pathak.await_share(request.session_id)
