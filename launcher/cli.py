@@ -296,7 +296,8 @@ def _add_dppp_options(parser) -> None:
     parser.add_argument("--report", type=Path, help="write the JSON report here")
 
 
-def _add_pathak_options(parser) -> None:
+def _add_pathak_options(parser, with_dppp: bool = False) -> None:
+    """Pathak's options; `with_dppp` when the parser already has DPPP's --delta and --deadline (the demo)."""
     from privacy.mechanisms import CALIBRATIONS, MECHANISMS
 
     parser.add_argument("--lambda", dest="regularization", type=float, default=0.01,
@@ -304,9 +305,8 @@ def _add_pathak_options(parser) -> None:
     parser.add_argument("--mechanism", choices=MECHANISMS, default="l2-laplace")
     parser.add_argument("--calibration", choices=CALIBRATIONS, default="tight")
     parser.add_argument("--n-min", type=int, default=1, help="public lower bound on n_j for the clamp bound")
-    if not any(action.dest == "delta" for action in parser._actions):
+    if not with_dppp:
         parser.add_argument("--delta", type=float, default=1e-5, help="δ of the Gaussian mechanism")
-    if not any(action.dest == "deadline" for action in parser._actions):
         parser.add_argument("--deadline", type=float, default=300.0, help="session deadline, seconds")
 
 
@@ -413,7 +413,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--pathak-report", type=Path)
     _add_dataset_options(demo)
     _add_dppp_options(demo)
-    _add_pathak_options(demo)
+    _add_pathak_options(demo, with_dppp=True)
     demo.set_defaults(handler=_demo)
 
     experiment = commands.add_parser("experiment", help="reproduce a paper's comparison; JSON report and PNG plots")

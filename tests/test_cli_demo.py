@@ -24,15 +24,21 @@ def _serving_processes(marker: str) -> list[str]:
 
 def test_up_run_down_leaves_no_process(tmp_path):
     run_dir = tmp_path / "run"
-    up = _mpdp("up", "--parties", "3", "--bits", "1024", "--run-dir", str(run_dir), "--model", "logistic")
+    # The explicitly plaintext path (senders declared in metadata); the demo test covers mutual TLS.
+    up = _mpdp("up", "--parties", "3", "--bits", "1024", "--run-dir", str(run_dir), "--model", "logistic", "--insecure")
     assert up.returncode == 0, up.stderr
     assert "1024-bit keys are for tests and quick demos only" in up.stderr
+    assert "--insecure: plaintext channels" in up.stderr
+    assert "insecure = true" in (run_dir / "topology.toml").read_text()
     try:
         assert len(_serving_processes(str(run_dir))) == 5
         report_path = tmp_path / "report.json"
         run = _mpdp("run", "dppp", "--run-dir", str(run_dir), "--queries", "6", "--report", str(report_path))
         assert run.returncode == 0, run.stderr
         assert "student (logistic) test accuracy" in run.stdout
+        pathak = _mpdp("run", "pathak", "--run-dir", str(run_dir), "--epsilon", "5")
+        assert pathak.returncode == 0, pathak.stderr
+        assert "PathakStep/commitment" in pathak.stdout
         report = json.loads(report_path.read_text())
         assert report["protocol"] == "dppp" and len(report["result"]["labels"]) == 6
         wrong = _mpdp("run", "dppp", "--run-dir", str(run_dir), "--dataset", "digits")

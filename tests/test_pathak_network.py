@@ -48,7 +48,7 @@ def observed(report: dict) -> Counter:
 
 @pytest.mark.parametrize("parties, faults, split", [(3, None, "10"), (5, FAULTS_K5, "even"), (8, FAULTS_K8, "even")])
 def test_networked_result_equals_the_reference_and_the_closed_form(pool, parties, faults, split):
-    d = pool.get(parties, faults, split) if split == "even" else pool.get(parties, faults, split)
+    d = pool.get(parties, faults, split)
     report = d.run_pathak(noise_seed=SEED, mechanism="gaussian")
     parameters = d.pathak_parameters(noise_seed=SEED, mechanism="gaussian")
     # The reference recomputes everything from the parties' data files and the same seeded streams.

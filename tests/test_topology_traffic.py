@@ -1,17 +1,23 @@
 import pytest
 
-from wire.identity import AGGREGATOR, CURATOR, Identity, party
+from wire.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from wire.topology import RoleEntry, Topology
 from wire.traffic import merge_views, summarise
+
+
+def _tls(tmp_path, identity):
+    return {"certificate": tmp_path / f"{identity.role}{identity.id}.pem", "key": tmp_path / f"{identity.role}{identity.id}.key"}
 
 
 def test_topology_round_trip(tmp_path):
     topology = Topology(
         public_key=tmp_path / "keys" / "public_key.json",
-        roles=(RoleEntry(AGGREGATOR, "127.0.0.2:5000", listen="0.0.0.0:5000"), RoleEntry(CURATOR, "127.0.0.3:5000"),
+        roles=(RoleEntry(AGGREGATOR, "127.0.0.2:5000", listen="0.0.0.0:5000", **_tls(tmp_path, AGGREGATOR)),
+               RoleEntry(CURATOR, "127.0.0.3:5000", **_tls(tmp_path, CURATOR)),
                RoleEntry(party(1), "127.0.0.4:5000", key_share=tmp_path / "keys" / "k1.json", data=tmp_path / "p1.npz",
-                         model="logistic"),
-               RoleEntry(party(2), "127.0.0.5:5000", data=tmp_path / "p2.npz")),
+                         model="logistic", **_tls(tmp_path, party(1))),
+               RoleEntry(party(2), "127.0.0.5:5000", data=tmp_path / "p2.npz", **_tls(tmp_path, party(2)))),
+        ca_certificate=tmp_path / "ca.pem", client_certificate=tmp_path / "c.pem", client_key=tmp_path / "c.key",
     )
     path = tmp_path / "topology.toml"
     topology.dump(path)
@@ -19,13 +25,27 @@ def test_topology_round_trip(tmp_path):
     loaded = Topology.load(path)
     assert loaded == topology
     assert loaded.key_holders == [1] and loaded.entry(AGGREGATOR).bind_address == "0.0.0.0:5000"
+    assert loaded.tls_for(party(2)).certificate == tmp_path / "party2.pem"
+    assert loaded.tls_for(CLIENT).key == tmp_path / "c.key"
+
+
+def test_plaintext_must_be_declared(tmp_path):
+    roles = (RoleEntry(AGGREGATOR, "a:1"), RoleEntry(CURATOR, "c:1"), RoleEntry(party(1), "p:1"))
+    with pytest.raises(ValueError, match="mutual TLS"):
+        Topology(tmp_path / "k", roles)
+    insecure = Topology(tmp_path / "k", roles, insecure=True)
+    path = tmp_path / "plain.toml"
+    insecure.dump(path)
+    assert "insecure = true" in path.read_text()
+    assert Topology.load(path).tls_for(party(1)) is None
 
 
 def test_topology_rejects_inconsistent_files(tmp_path):
     with pytest.raises(ValueError):
-        Topology(tmp_path / "k", (RoleEntry(AGGREGATOR, "a:1"), RoleEntry(CURATOR, "c:1"), RoleEntry(party(2), "p:1")))
+        Topology(tmp_path / "k", (RoleEntry(AGGREGATOR, "a:1"), RoleEntry(CURATOR, "c:1"), RoleEntry(party(2), "p:1")),
+                 insecure=True)
     with pytest.raises(ValueError):
-        Topology(tmp_path / "k", (RoleEntry(AGGREGATOR, "a:1"), RoleEntry(party(1), "p:1")))
+        Topology(tmp_path / "k", (RoleEntry(AGGREGATOR, "a:1"), RoleEntry(party(1), "p:1")), insecure=True)
     with pytest.raises(ValueError):
         Identity.parse("party")
     with pytest.raises(ValueError):
