@@ -248,8 +248,8 @@ def _demo(args) -> int:
 
 
 def _experiment(args) -> int:
-    from learning.datasets import data_directory
     from launcher import experiment_dppp
+    from learning.datasets import data_directory
 
     names = args.datasets.split(",") if args.datasets else ["breast-cancer", "digits"]
     if not args.datasets and data_directory(args.data_dir) is not None:

@@ -16,7 +16,13 @@ import numpy as np
 from cryptocore import keyfiles
 from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from learning import models
-from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, curator_pb2_grpc, dppp_pb2, party_pb2_grpc
+from mpdp_proto.v1 import (
+    aggregator_pb2_grpc,
+    common_pb2,
+    curator_pb2_grpc,
+    dppp_pb2,
+    party_pb2_grpc,
+)
 from wire import convert
 from wire.channels import PeerChannels
 from wire.identity import AGGREGATOR, CLIENT

@@ -18,9 +18,9 @@ import numpy as np
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cryptocore import keyfiles
-from learning import datasets
 from launcher import certs
 from launcher.keygen import ceremony
+from learning import datasets
 from wire.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from wire.tls import target_options
 from wire.topology import RoleEntry, Topology

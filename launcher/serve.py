@@ -7,7 +7,7 @@ import logging
 
 from cryptocore import keyfiles
 from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, PeerChannels
-from wire.identity import AGGREGATOR, CURATOR, Identity, party
+from wire.identity import AGGREGATOR, CURATOR, party
 from wire.server import serve
 from wire.topology import Topology
 from wire.traffic import TrafficLog

@@ -28,7 +28,7 @@ from pathak.participant import PathakParticipant
 from pathak.reference import encode_model
 from pathak.wire import LEADER, int_from_signed_bytes, int_to_bytes, signed_bytes
 from sessions.errors import invalid, precondition
-from wire.identity import CURATOR, Identity, party
+from wire.identity import CURATOR, party
 
 
 def noise_source(seed: int, party_number: int) -> random.Random:

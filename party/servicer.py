@@ -17,7 +17,13 @@ import numpy as np
 
 from cryptocore.threshold import KeyShare, ThresholdPublicKey
 from dppp.parameters import DpppParameters
-from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, dppp_pb2, party_pb2_grpc, pathak_pb2
+from mpdp_proto.v1 import (
+    aggregator_pb2_grpc,
+    common_pb2,
+    dppp_pb2,
+    party_pb2_grpc,
+    pathak_pb2,
+)
 from party.dppp_session import TeacherSession
 from party.pathak_session import PathakPartySession
 from pathak.parameters import PathakParameters

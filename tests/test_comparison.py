@@ -6,7 +6,12 @@ from hypothesis import strategies as st
 
 from cryptocore import ciphertext as ct
 from cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder, compare
-from cryptocore.errors import CryptoError, InvalidCiphertext, KeyMismatch, ProtocolStateError
+from cryptocore.errors import (
+    CryptoError,
+    InvalidCiphertext,
+    KeyMismatch,
+    ProtocolStateError,
+)
 
 BITS = 24
 TOP = 2**BITS - 1

@@ -15,7 +15,6 @@ from wire import convert
 from wire.identity import AGGREGATOR, CLIENT, party
 
 
-
 def closed_form_counts(teachers: int, holders: int, crashed_holders: int = 0) -> Counter:
     """Messages per (from, to, rpc) in one round: query delivery, steps 2, 4 and 5.
 

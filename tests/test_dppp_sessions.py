@@ -7,10 +7,10 @@ import pytest
 
 from aggregator.dppp_round import DpppRound
 from cryptocore import ciphertext as ct
+from cryptocore.errors import CryptoError
 from dppp.parameters import DpppParameters, default_threshold
 from dppp.reference import noisy_histograms
 from party.dppp_session import TeacherSession
-from cryptocore.errors import CryptoError
 from sessions.errors import Kind, ProtocolError, from_crypto
 from wire.identity import party
 

@@ -1,13 +1,11 @@
 """Pathak–Rane–Raj over real processes (pathak.md, "What must hold")."""
 
-import random
 from collections import Counter
 
 import grpc
 import numpy as np
 import pytest
 
-from cryptocore.paillier import generate_keypair
 from learning import datasets
 from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, curator_pb2_grpc, party_pb2_grpc, pathak_pb2

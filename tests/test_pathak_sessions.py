@@ -14,7 +14,7 @@ from pathak.parameters import PathakParameters
 from pathak.reference import perturbed_average, smallest_party
 from privacy.mechanisms import OutputPerturbation, analytic_gaussian_delta
 from tests.pathak_router import reconstruct, run
-from wire.identity import CURATOR, party
+from wire.identity import party
 
 SIZES = [70, 40, 90, 60]  # party 2 is the smallest
 

@@ -3,7 +3,13 @@ import math
 import numpy as np
 import pytest
 
-from privacy.binomial import BinomialCalibration, delta_for, minimal_tosses, sample_binomial, theorem1_style_tosses
+from privacy.binomial import (
+    BinomialCalibration,
+    delta_for,
+    minimal_tosses,
+    sample_binomial,
+    theorem1_style_tosses,
+)
 
 
 @pytest.mark.parametrize("epsilon, queries", [(1.0, 1), (10.0, 20)])

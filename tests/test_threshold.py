@@ -11,7 +11,14 @@ from phe import PaillierPublicKey
 
 from cryptocore import keyfiles
 from cryptocore.errors import InvalidShare, NotEnoughShares
-from cryptocore.threshold import PartialDecryption, SafePrimes, combine, deal, decrypt, verify
+from cryptocore.threshold import (
+    PartialDecryption,
+    SafePrimes,
+    combine,
+    deal,
+    decrypt,
+    verify,
+)
 
 SIGNED = st.integers(min_value=-(2**300), max_value=2**300)
 CONTEXT = b"session-1/query-0"

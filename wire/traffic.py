@@ -9,10 +9,9 @@ by call id, so every RPC counts exactly once, even when one side has died.
 
 from __future__ import annotations
 
+import secrets
 from collections import defaultdict
 from dataclasses import dataclass
-
-import secrets
 
 import grpc
 
