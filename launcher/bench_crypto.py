@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import platform
 import statistics
-import sys
 import time
 
 from cryptocore import ciphertext as ct
@@ -16,6 +15,7 @@ from cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder
 from cryptocore.packing import SlotLayout
 from cryptocore.paillier import generate_keypair
 from cryptocore.threshold import SafePrimes, combine, deal, decrypt, verify
+from launcher.progress import progress
 
 COMMITTEE = 16  # the default largest decryption committee (crypto.md, "Scale")
 COMPARISON_BITS = 116
@@ -23,9 +23,6 @@ PACKED_VALUE_BITS = 10
 PACKED_SUMMANDS = 16
 KEYGEN_RUNS = 3
 
-
-def _progress(message: str) -> None:
-    print(f"  … {message}", file=sys.stderr, flush=True)
 
 
 def _time_each(action, repeat: int) -> dict:
@@ -69,7 +66,7 @@ def _encryption(keypair, repeat: int) -> dict:
 def _threshold(primes: SafePrimes, repeat: int) -> dict:
     results = {"committee_size": COMMITTEE}
     for threshold in (3, 11):
-        _progress(f"threshold key t={threshold}, ℓ={COMMITTEE}: dealing and decrypting")
+        progress(f"threshold key t={threshold}, ℓ={COMMITTEE}: dealing and decrypting")
         public, shares = deal(primes, threshold, COMMITTEE)
         ciphertext = public.encryptor.encrypt(-424242)
         context = b"bench"
@@ -141,18 +138,18 @@ def _comparison(keypair) -> dict:
 
 
 def run(bits: int, repeat: int) -> dict:
-    _progress(f"plain Paillier key, {bits} bits")
+    progress(f"plain Paillier key, {bits} bits")
     keypair, plain_keygen_s = _time_once(lambda: generate_keypair(bits))
-    _progress("encryption and decryption")
+    progress("encryption and decryption")
     encryption = _encryption(keypair, repeat)
-    _progress(f"threshold key generation (two {bits // 2}-bit safe primes), {KEYGEN_RUNS} runs")
+    progress(f"threshold key generation (two {bits // 2}-bit safe primes), {KEYGEN_RUNS} runs")
     generated = []
     threshold_keygen = _time_each(lambda: generated.append(SafePrimes.generate(bits)), KEYGEN_RUNS)
     primes = generated[-1]
     threshold = _threshold(primes, repeat)
-    _progress("packed vs unpacked 10-bit values")
+    progress("packed vs unpacked 10-bit values")
     packing = _packing(keypair)
-    _progress(f"one {COMPARISON_BITS}-bit secure comparison")
+    progress(f"one {COMPARISON_BITS}-bit secure comparison")
     comparison = _comparison(keypair)
     return {
         "benchmark": "crypto",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-import sys
 import time
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import numpy as np
 
 from cryptocore import keyfiles
 from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
+from launcher.progress import progress
 from learning import models
 from mpdp_proto.v1 import (
     aggregator_pb2_grpc,
@@ -37,9 +37,6 @@ def load_client_data(path: Path) -> dict:
     with np.load(path, allow_pickle=False) as data:
         return {key: data[key] for key in data.files}
 
-
-def _progress(message: str) -> None:
-    print(f"  … {message}", file=sys.stderr, flush=True)
 
 
 def _row(record) -> dict:
@@ -85,14 +82,14 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT))
     started = time.perf_counter()
     try:
-        _progress(f"DPPP session {session_id}: {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
+        progress(f"DPPP session {session_id}: {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
         stub = aggregator_pb2_grpc.AggregatorStub(peers.channel(AGGREGATOR))
         result = await stub.RunDpppRound(dppp_pb2.DpppRoundRequest(
             session_id=session_id, parameters=parameters.to_proto(),
             features=convert.matrix_to_proto(public_features[:queries]), deadline_seconds=deadline_s,
         ), timeout=4 * deadline_s + 60)
         round_s = time.perf_counter() - started
-        _progress("round complete; collecting traffic from every role")
+        progress("round complete; collecting traffic from every role")
         traffic = await collect_traffic(peers, topology, session_id, own_log)
     finally:
         await peers.close()

@@ -6,13 +6,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import secrets
-import sys
 import time
 
 import grpc
 import numpy as np
 
 from launcher.client import STUBS, collect_traffic
+from launcher.progress import progress
 from learning.pathak_local import signed_labels
 from mpdp_proto.v1 import common_pb2, pathak_pb2
 from pathak import ring
@@ -21,10 +21,6 @@ from wire.channels import PeerChannels
 from wire.identity import CLIENT
 from wire.topology import Topology
 from wire.traffic import TrafficLog
-
-
-def _progress(message: str) -> None:
-    print(f"  … {message}", file=sys.stderr, flush=True)
 
 
 async def _to_all(peers: PeerChannels, participants, message, timeout: float) -> None:
@@ -45,7 +41,7 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
     peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT))
     started = time.perf_counter()
     try:
-        _progress(f"Pathak session {session_id}: K = {parameters.parties}, ε = {parameters.epsilon}, "
+        progress(f"Pathak session {session_id}: K = {parameters.parties}, ε = {parameters.epsilon}, "
                   f"λ = {parameters.regularization}, {parameters.mechanism}/{parameters.calibration}")
         open_message = pathak_pb2.PathakMessage(session_id=session_id, open=parameters.to_proto())
         await _to_all(peers, participants, open_message, timeout=120)
