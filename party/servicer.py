@@ -116,7 +116,7 @@ class PartyServicer(PathakRpcs, party_pb2_grpc.PartyServicer):
         features = convert.matrix_from_proto(request.features)
         if features.shape[1] != self.config.features.shape[1]:
             raise invalid(f"queries have {features.shape[1]} features, the model takes {self.config.features.shape[1]}")
-        # The calibration is computed here, in the event loop, once per parameter set (cached).
+        # Each party derives N_i itself (off the event loop; cached per parameter set).
         await asyncio.to_thread(lambda: parameters.calibration.tosses_per_teacher)
         session = TeacherSession(request.session_id, self.config.id, parameters, features,
                                  self.config.public_key, self.config.key_share)
