@@ -270,8 +270,13 @@ def _experiment_pathak(args) -> int:
     from launcher import experiment_pathak
 
     report = experiment_pathak.run(args.out, args.data_dir, args.runs, args.epsilons, args.lambdas, args.delta,
-                                   args.seed)
+                                   args.seed, args.wire_samples, args.bits)
     print(experiment_pathak.error_table(report))
+    for check in report.get("wire_checks", []):
+        print(f"over the wire ({check['key_bits']}-bit keys): {check['mechanism']}/{check['calibration']} "
+              f"ε={check['epsilon']} λ={check['lambda']} split {check['split']}: max |ŵˢ − reference| = "
+              f"{check['max_abs_difference']:.1e} ({'matches' if check['matches'] else 'DOES NOT MATCH'}), "
+              f"{check['session_seconds']:.1f} s")
     print(f"report written to {args.out / 'pathak_report.json'}; plots: {', '.join(report['plots'])}")
     return 0
 
@@ -438,6 +443,9 @@ def build_parser() -> argparse.ArgumentParser:
     pathak_experiment.add_argument("--lambdas", type=float, nargs="+", default=[1.0, 0.001])
     pathak_experiment.add_argument("--delta", type=float, default=1e-5, help="δ of the Gaussian mechanism")
     pathak_experiment.add_argument("--seed", type=int, default=2010)
+    pathak_experiment.add_argument("--wire-samples", type=int, default=2,
+                                   help="points re-run over the wire (split 10, last λ) and compared with the reference")
+    pathak_experiment.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS, help="key size of those sessions")
     pathak_experiment.set_defaults(handler=_experiment_pathak)
     return parser
 

@@ -59,7 +59,58 @@ def _summary(errors: np.ndarray) -> dict:
     return {"mean": float(errors.mean()), "std": float(errors.std())}
 
 
-def run(out: Path, data_dir, runs: int, epsilons: list[float], lambdas: list[float], delta: float, seed: int) -> dict:
+def wire_check(out: Path, parts: list[tuple[np.ndarray, np.ndarray]], test: tuple[np.ndarray, np.ndarray],
+               points: list[dict], bits: int, seed: int) -> list[dict]:
+    """Re-run sampled points over the wire (every role its own process, mutual TLS) with seeded
+    noise streams (test mode, for this check only) and compare ŵˢ with the reference."""
+    import asyncio
+
+    from launcher import processes
+    from launcher.keygen import ceremony
+    from launcher.pathak_client import run_pathak_session
+    from learning.datasets import save_part
+    from party.pathak_session import noise_source
+    from pathak.parameters import PathakParameters
+    from pathak.reference import perturbed_average
+
+    run = processes.RunDirectory(out / "wire")
+    (run.path / "data").mkdir(parents=True, exist_ok=True)
+    data_files = []
+    for number, (features, labels) in enumerate(parts, start=1):
+        data_files.append(run.path / "data" / f"party_{number}.npz")
+        save_part(data_files[-1], features, labels, 2)
+    np.savez(run.client_data, public_features=test[0][:1], public_labels=test[1][:1], test_features=test[0],
+             test_labels=test[1], classes=2, dataset="a9a", source="unit-norm rows", split="10",
+             party_sizes=np.array([len(labels) for _, labels in parts]))
+    _, _, holders = ceremony(len(parts), run.path / "keys", bits)
+    topology = processes.write_topology(run, processes.loopback_addresses(len(parts)), data_files, holders)
+    processes.wait_healthy(topology, processes.start_processes(run, topology, test_mode=True), run=run)
+    checks = []
+    try:
+        from launcher.client import load_client_data
+
+        client_data = load_client_data(run.client_data)
+        for point in points:
+            parameters = PathakParameters(epsilon=point["epsilon"], delta=point["delta"], regularization=point["lambda"],
+                                          mechanism=point["mechanism"], calibration=point["calibration"],
+                                          parties=len(parts), dimension=A9A_FEATURES, noise_seed=seed)
+            started = time.perf_counter()
+            report = asyncio.run(run_pathak_session(topology, client_data, parameters))
+            models = [train(x, y, parameters.regularization, parameters.gradient_tolerance) for x, y in parts]
+            noises = [parameters.noise.sample(len(y), noise_source(seed, j)) for j, (_, y) in enumerate(parts, start=1)]
+            expected = perturbed_average(models, noises, [len(y) for _, y in parts], parameters.fractional_bits)
+            difference = float(np.max(np.abs(np.array(report["result"]["w"]) - expected)))
+            checks.append({**point, "max_abs_difference": difference, "matches": difference <= 2**-20,
+                           "session_seconds": time.perf_counter() - started, "key_bits": bits})
+            print(f"    wire check {point['mechanism']}/{point['calibration']} ε={point['epsilon']}: "
+                  f"max |Δ| = {difference:.2e}", file=sys.stderr, flush=True)
+    finally:
+        processes.down(run.path)
+    return checks
+
+
+def run(out: Path, data_dir, runs: int, epsilons: list[float], lambdas: list[float], delta: float, seed: int,
+        wire_samples: int = 0, bits: int = 2048) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     train_x, train_y, test_x, test_y = _load(data_dir)
@@ -95,6 +146,16 @@ def run(out: Path, data_dir, runs: int, epsilons: list[float], lambdas: list[flo
                                                 "epsilon_effective": noise.report(smallest).get("epsilon_effective")}
                     report["results"].append(row)
                 print(f"    {mechanism}/{calibration} done", file=sys.stderr, flush=True)
+    if wire_samples:
+        sampler = np.random.default_rng(seed)
+        candidates = [(m, c, e) for m in MECHANISMS for c in CALIBRATIONS for e in epsilons]
+        chosen = [candidates[i] for i in sampler.choice(len(candidates), size=min(wire_samples, len(candidates)),
+                                                         replace=False)]
+        sizes = SPLITS["10"]
+        parts = [(train_x[idx], train_y[idx]) for idx in np.split(order[:sum(sizes)], np.cumsum(sizes)[:-1])]
+        points = [{"mechanism": m, "calibration": c, "epsilon": float(e), "lambda": lambdas[-1], "delta": delta,
+                   "split": "10"} for m, c, e in chosen]
+        report["wire_checks"] = wire_check(out, parts, (test_x, test_y), points, bits, seed)
     report["seconds"] = time.perf_counter() - started
     report["plots"] = [plot(report, regularization, out) for regularization in lambdas]
     (out / "pathak_report.json").write_text(json.dumps(report, indent=2))

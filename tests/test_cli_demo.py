@@ -98,7 +98,7 @@ def test_pathak_experiment_on_a9a(tmp_path):
     if not (Path(A9A_DIR) / "a9a" / "a9a").exists():
         pytest.skip(f"a9a is not available under {A9A_DIR}")
     result = _mpdp("experiment", "pathak", "--out", str(tmp_path), "--data-dir", A9A_DIR, "--runs", "5",
-                   "--epsilons", "0.1", "10", "--lambdas", "0.001")
+                   "--epsilons", "0.1", "10", "--lambdas", "0.001", "--wire-samples", "1", "--bits", "1024")
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "pathak_report.json").read_text())
     assert len(report["results"]) == 3 * 2 * 2  # mechanisms × calibrations × ε
@@ -108,3 +108,5 @@ def test_pathak_experiment_on_a9a(tmp_path):
         if row["epsilon"] == 10:
             assert row["splits"]["even"]["mean"] < 0.2
     assert (tmp_path / "pathak_lambda_0.001.png").read_bytes()[:4] == b"\x89PNG"
+    (check,) = report["wire_checks"]  # one sampled point re-run by real processes over mTLS
+    assert check["matches"] and check["max_abs_difference"] <= 2**-20
