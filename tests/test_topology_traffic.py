@@ -68,3 +68,11 @@ def test_each_rpc_counts_once_from_whichever_side_survived():
         ("aggregator", "party", "RequestDpppPartialDecryption", 1, 11),
         ("party", "aggregator", "SubmitDpppVotes", 1, 11),
     ]
+
+
+def test_a_retried_message_counts_once():
+    """Attempts that never reached the server share the call id of the one that did."""
+    server = [_row("party/1", "party/2", "PathakStep/commitment", "m1", "server")]
+    client = [{**_row("party/1", "party/2", "PathakStep/commitment", "m1", "client"), "status": "UNAVAILABLE"},
+              _row("party/1", "party/2", "PathakStep/commitment", "m1", "client")]
+    assert [r["messages"] for r in summarise(merge_views(server, client))] == [1]

@@ -24,6 +24,7 @@ from sessions.registry import SessionRegistry
 from wire.channels import PeerChannels
 from wire.identity import CLIENT, Identity, require_sender, sender_of
 from wire.status import translate_errors
+from wire.traffic import CALL_ID_METADATA_KEY, new_call_id
 
 log = logging.getLogger(__name__)
 SEND_ATTEMPTS = 4
@@ -105,9 +106,11 @@ class PathakHost:
         async with lock:  # FIFO: messages to one receiver leave in the order they were made
             if hosted.session.state.name == "ABORTED":
                 return
+            metadata = ((CALL_ID_METADATA_KEY, new_call_id()),)  # one message, one call id, however many attempts
             for attempt in range(1, SEND_ATTEMPTS + 1):
                 try:
-                    await _stub(self._peers, to).PathakStep(message, timeout=hosted.session.parameters.deadline_seconds)
+                    await _stub(self._peers, to).PathakStep(message, metadata=metadata,
+                                                            timeout=hosted.session.parameters.deadline_seconds)
                     return
                 except grpc.aio.AioRpcError as error:
                     if error.code() == grpc.StatusCode.UNAVAILABLE and attempt < SEND_ATTEMPTS:

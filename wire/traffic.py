@@ -55,6 +55,10 @@ def _size(message) -> int:
     return message.ByteSize() if message is not None else 0
 
 
+def new_call_id() -> str:
+    return secrets.token_hex(8)
+
+
 def _label(method: str, request) -> str:
     """The method, and for an envelope with a `body` oneof (PathakStep) the body's kind."""
     descriptor = getattr(request, "DESCRIPTOR", None)
@@ -120,8 +124,10 @@ class ClientTrafficInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
         self._peer = str(peer)
 
     async def intercept_unary_unary(self, continuation, client_call_details, request):
-        call_id = secrets.token_hex(8)
-        metadata = list(client_call_details.metadata or ()) + [
+        given = list(client_call_details.metadata or ())
+        # A retried message keeps the call id its sender gave it, so it counts once.
+        call_id = next((value for key, value in given if key == CALL_ID_METADATA_KEY), None) or new_call_id()
+        metadata = [(key, value) for key, value in given if key != CALL_ID_METADATA_KEY] + [
             (SENDER_METADATA_KEY, str(self._me)), (CALL_ID_METADATA_KEY, call_id)]
         details = client_call_details._replace(metadata=grpc.aio.Metadata(*metadata))
         call = await continuation(details, request)
