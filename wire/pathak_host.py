@@ -27,7 +27,9 @@ from wire.status import translate_errors
 from wire.traffic import CALL_ID_METADATA_KEY, new_call_id
 
 log = logging.getLogger(__name__)
-SEND_ATTEMPTS = 4
+# Retries span 3 s, longer than the channels' 2 s maximum reconnect backoff, so a restarted peer
+# is reached; a peer that stays down aborts the session after that.
+SEND_ATTEMPTS = 7
 RETRY_PAUSE_S = 0.5
 
 
