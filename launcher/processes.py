@@ -159,8 +159,7 @@ def serve_command(topology_path: Path, identity: Identity, insecure: bool) -> li
     return command + ["--insecure"] if insecure else command
 
 
-def _spawn(run: RunDirectory, identity: Identity, test_mode: bool, fault: str | None) -> int:
-    insecure = Topology.load(run.topology).insecure
+def _spawn(run: RunDirectory, identity: Identity, insecure: bool, test_mode: bool, fault: str | None) -> int:
     command = [sys.executable, "-m", "launcher.cli", *serve_command(run.topology, identity, insecure)[1:]]
     if test_mode and identity.role == "party":
         command.append("--test-mode")
@@ -175,7 +174,8 @@ def _spawn(run: RunDirectory, identity: Identity, test_mode: bool, fault: str | 
 def start_processes(run: RunDirectory, topology: Topology, test_mode: bool = False,
                     faults: dict[int, str] | None = None) -> dict[str, int]:
     (run.path / "logs").mkdir(parents=True, exist_ok=True)
-    processes = {str(entry.identity): _spawn(run, entry.identity, test_mode, (faults or {}).get(entry.identity.id))
+    processes = {str(entry.identity): _spawn(run, entry.identity, topology.insecure, test_mode,
+                                             (faults or {}).get(entry.identity.id))
                  for entry in topology.roles}
     run.processes.write_text(json.dumps(processes, indent=2))
     return processes
@@ -185,9 +185,10 @@ def restart(run_dir: Path, identity: Identity, test_mode: bool = False) -> None:
     """Start one role again (after it died), without a fault, and wait until it serves."""
     run = RunDirectory(Path(run_dir))
     processes = json.loads(run.processes.read_text())
-    processes[str(identity)] = _spawn(run, identity, test_mode, None)
+    topology = Topology.load(run.topology)
+    processes[str(identity)] = _spawn(run, identity, topology.insecure, test_mode, None)
     run.processes.write_text(json.dumps(processes, indent=2))
-    wait_healthy(Topology.load(run.topology), {str(identity): processes[str(identity)]}, run=run, only=identity)
+    wait_healthy(topology, {str(identity): processes[str(identity)]}, run=run, only=identity)
 
 
 def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: int | None = None,
