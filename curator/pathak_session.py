@@ -172,12 +172,12 @@ class PathakCuratorSession(PathakParticipant):
         return True
 
     def _step_unmask(self, out) -> bool:
-        """Stage 3 step 2: decrypt ψ·ζ(s), unpack (one bias per slot): η + s; keep K·(η + s)."""
+        """Stage 3 step 2: decrypt ψ·ζ(s), unpack (one bias per slot): ζ_{j*} + s, Charlie's vector."""
         if self.masked_noise is None or not self._once("unmask"):
             return False
         layout = self.parameters.noise_layout(self.zeta.public.n)
         plaintexts = [self.zeta.private.raw_decrypt(c) for c in self.masked_noise]
         masked = layout.unpack(plaintexts, self.parameters.dimension, biased_summands=1)
-        self.own_vector = [self.parameters.parties * value for value in masked]
+        self.own_vector = masked
         self._mark("stage2_unmasked")
         return True

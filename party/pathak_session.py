@@ -52,11 +52,14 @@ class PathakPartySession(PathakParticipant):
             raise invalid(f"the session declares d = {parameters.dimension}; this party's data has {features.shape[1]}")
         if parameters.noise_seed and not test_mode:
             raise precondition("seeded noise is allowed in test mode only")
+        if len(labels) < parameters.n_min:  # n_min is a promise about every party: the clamp bound relies on it
+            raise precondition(f"this party has fewer records than the session's n_min = {parameters.n_min}")
         super().__init__(session_id, party(me), parameters)
         self.me = me
         self.key_bits = key_bits
         self.records = len(labels)
         self.model = train(features, labels, parameters.regularization, parameters.gradient_tolerance)  # step 3.1
+        # Stage 2 step 3: ζ_j, the noise of the *sum*, on the integer grid at the sum's scale.
         self.noise = parameters.noise.sample(self.records, noise_source(parameters.noise_seed, me))
         self.test_record = TestRecord(self.model, self.noise, self.records) if test_mode else None
         n_prime = parameters.tie_broken(me, self.records)
@@ -325,7 +328,7 @@ class PathakPartySession(PathakParticipant):
         return True
 
     def _step_select_noise(self, out) -> bool:
-        """Stage 2 step 3: ψ_j = ζ(v_j)^enc(η_j), one exponent per packed plaintext."""
+        """Stage 2 step 3: ψ_j = ζ(v_j)^enc(ζ_j), one exponent per packed plaintext."""
         if self.indicator_element is None or not self._once("select_noise"):
             return False
         paillier = self.zeta.paillier
@@ -340,7 +343,7 @@ class PathakPartySession(PathakParticipant):
         return True
 
     def _step_mask_noise(self, out) -> bool:
-        """Stage 3 step 1: ψ·ζ(s) to Charlie; the leader keeps ŵ_1 − K·s."""
+        """Stage 3 step 1: ψ·ζ(s) to Charlie; the leader keeps round(2^F·ŵ_1) − s."""
         if not self.is_leader or len(self.selected_noise) < self.parameters.parties or not self._once("mask_noise"):
             return False
         paillier = self.zeta.paillier
@@ -351,8 +354,7 @@ class PathakPartySession(PathakParticipant):
                   for c, packed in zip(product, layout.pack_masks(masks))]
         self._emit(out, CURATOR, "masked_noise",
                    common_pb2.Ciphertexts(key_id=self.zeta.key_id, values=[ct.to_bytes(paillier, c) for c in masked]))
-        k = self.parameters.parties
-        self.own_vector = [w - k * s for w, s in zip(encode_model(self.model, self.parameters.fractional_bits), masks)]
+        self.own_vector = [w - s for w, s in zip(encode_model(self.model, self.parameters.fractional_bits), masks)]
         self._mark("stage2_done")
         return True
 

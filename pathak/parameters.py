@@ -8,7 +8,14 @@ from functools import cached_property
 
 from cryptocore.packing import SlotLayout
 from mpdp_proto.v1 import pathak_pb2
-from privacy.mechanisms import CALIBRATIONS, MECHANISMS, OutputPerturbation
+from privacy.mechanisms import (
+    CALIBRATIONS,
+    MAX_EPSILON,
+    MAX_FRACTIONAL_BITS,
+    MECHANISMS,
+    MIN_FRACTIONAL_BITS,
+    OutputPerturbation,
+)
 from sessions.errors import invalid
 
 MAX_RECORDS_BITS = 32  # n_j < 2^32
@@ -35,8 +42,8 @@ class PathakParameters:
     def __post_init__(self):
         if self.mechanism not in MECHANISMS or self.calibration not in CALIBRATIONS:
             raise invalid(f"mechanism must be one of {MECHANISMS}, calibration one of {CALIBRATIONS}")
-        if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= 1000):
-            raise invalid("ε must be in (0, 1000]")
+        if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON):
+            raise invalid(f"ε must be in (0, {MAX_EPSILON:g}]")
         if self.mechanism == "gaussian" and not 0 < self.delta < 1:
             raise invalid("the Gaussian mechanism needs δ in (0, 1)")
         if not (math.isfinite(self.regularization) and self.regularization > 0):
@@ -45,16 +52,16 @@ class PathakParameters:
             raise invalid(f"K must be in [2, {MAX_PARTIES}]")
         if not 1 <= self.dimension <= 100_000:
             raise invalid("dimension out of range")
-        if not 8 <= self.fractional_bits <= 48 or not 20 <= self.mask_bits <= 128:
-            raise invalid("F must be in [8, 48] and σ in [20, 128]")
+        if not MIN_FRACTIONAL_BITS <= self.fractional_bits <= MAX_FRACTIONAL_BITS or not 20 <= self.mask_bits <= 128:
+            raise invalid(f"F must be in [{MIN_FRACTIONAL_BITS}, {MAX_FRACTIONAL_BITS}] and σ in [20, 128]")
         if not 0 < self.gradient_tolerance < 1e-2:
             raise invalid("γ must be in (0, 0.01)")
-        if self.n_min < 1 or not 0 < self.deadline_seconds <= 86_400:
-            raise invalid("n_min ≥ 1 and a deadline in (0, 1 day] are required")
-        # Z_{2^R} must hold K·(ŵ + η)·2^F with room for the sign (|ŵ_i| ≤ ‖ŵ‖ ≤ 1/λ).
-        largest = self.parties * (1 / self.regularization + self.noise.clamp_bound) * 2**self.fractional_bits
+        if not 1 <= self.n_min < 2**MAX_RECORDS_BITS or not 0 < self.deadline_seconds <= 86_400:
+            raise invalid(f"n_min in [1, 2^{MAX_RECORDS_BITS}) and a deadline in (0, 1 day] are required")
+        # Z_{2^R} must hold Σ_j round(2^F·ŵ_j) + ζ with room for the sign (|ŵ_i| ≤ ‖ŵ‖ ≤ 1/λ).
+        largest = self.parties * (1 / self.regularization) * 2**self.fractional_bits + self.noise.clamp_bound_grid
         if largest >= 2 ** (RING_BITS - 2):
-            raise invalid("K·(1/λ + B_η)·2^F does not fit the share ring Z_{2^128}")
+            raise invalid("K·2^F/λ + B_ζ does not fit the share ring Z_{2^128}")
 
     @classmethod
     def from_proto(cls, message: pathak_pb2.PathakParameters) -> "PathakParameters":
@@ -97,5 +104,5 @@ class PathakParameters:
         return records * 2**self.kappa + (party - 1)
 
     def noise_layout(self, n: int) -> SlotLayout:
-        """Slots of width b_η (+ σ + 1 for Charlie's mask), one noise coordinate each."""
+        """Slots of width b_ζ (+ σ + 1 for Charlie's mask), one coordinate of the sum's noise each."""
         return SlotLayout.for_modulus(n, self.noise.noise_value_bits, 1, mask_bits=self.mask_bits)

@@ -1,6 +1,7 @@
-"""In-process reference computation of Pathak's result: ŵˢ = (1/K)·Σ_j ŵ_j + η_{j*},
-with j* the party of the smallest n_j (ties to the lowest index), all on the
-fixed-point grid exactly as the protocol computes it."""
+"""In-process reference computation of Pathak's result: K·2^F·ŵˢ = Σ_j round(2^F·ŵ_j) + ζ_{j*},
+with j* the party of the smallest n_j (ties to the lowest index) and ζ_{j*} its noise
+for the sum, drawn on the integer grid at the sum's scale — exactly as the protocol
+computes it."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ def smallest_party(records: list[int]) -> int:
 
 
 def perturbed_average(models: list[np.ndarray], noises: list[list[int]], records: list[int], fractional_bits: int) -> np.ndarray:
+    """ŵˢ; `noises[j]` is party j's ζ_j (the sum's noise, grid units)."""
     scale = 2**fractional_bits
     selected = smallest_party(records)
     total = [sum(column) for column in zip(*(encode_model(w, fractional_bits) for w in models))]
     k = len(models)
-    combined = [t + k * e for t, e in zip(total, noises[selected - 1])]
+    combined = [t + z for t, z in zip(total, noises[selected - 1])]
     return np.array(combined, dtype=float) / scale / k
 
 

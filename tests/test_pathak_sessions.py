@@ -13,6 +13,7 @@ from pathak import permutation, ring
 from pathak.parameters import PathakParameters
 from pathak.reference import perturbed_average, smallest_party
 from privacy.mechanisms import OutputPerturbation, analytic_gaussian_delta
+from sessions.errors import Kind, ProtocolError
 from tests.pathak_router import reconstruct, run
 from wire.identity import party
 
@@ -118,8 +119,9 @@ def test_ranges():
 @pytest.mark.parametrize("mechanism", ["laplace-paper", "l2-laplace", "gaussian"])
 def test_noise_on_the_grid_is_clamped_and_scaled(mechanism):
     noise = OutputPerturbation(mechanism, "tight", 1.0, 1e-5, 0.05, 4, 30)
-    draws = np.array([noise.sample(40, random.Random(seed)) for seed in range(60)]) / 2**32
-    assert np.all(np.abs(draws) <= noise.clamp_bound)
+    sums = np.array([noise.sample(40, random.Random(seed)) for seed in range(60)])
+    assert np.all(np.abs(sums) <= noise.clamp_bound_grid)
+    draws = sums / (4 * 2**32)  # ζ is the sum's noise: η = ζ/(K·2^F)
     expected_norm = {"laplace-paper": math.sqrt(2 * 30) * noise.scale(40),
                      "l2-laplace": 30 * noise.scale(40),
                      "gaussian": math.sqrt(30) * noise.scale(40)}[mechanism]
@@ -131,7 +133,83 @@ def test_calibrations_and_reported_epsilon():
     tight = OutputPerturbation("laplace-paper", "tight", 1.0, 1e-5, 1.0, 5, 123)
     assert tight.scale(100) == pytest.approx(paper.scale(100) / 5)
     assert paper.report()["epsilon_effective"] == pytest.approx(math.sqrt(123) / 5)  # ≈ 2.2 ε
+    assert tight.report()["epsilon_effective"] == pytest.approx(math.sqrt(123))
     gaussian = OutputPerturbation("gaussian", "tight", 1.0, 1e-5, 1.0, 5, 123)
     sigma = gaussian.scale(100)
     assert analytic_gaussian_delta(gaussian.sensitivity(100), sigma, 1.0) == pytest.approx(1e-5, rel=1e-3)
     assert gaussian.report(100)["epsilon_effective"] == pytest.approx(1.0, rel=1e-3)
+
+
+@pytest.mark.parametrize("mechanism", ["laplace-paper", "l2-laplace", "gaussian"])
+@pytest.mark.parametrize("calibration", ["paper", "tight"])
+def test_every_mechanism_reports_what_it_delivers(mechanism, calibration):
+    """ε effective for every pair (gaussian/paper too), δ with the clamp's (1 + e^ε)·Pr[clamp]."""
+    noise = OutputPerturbation(mechanism, calibration, 2.0, 1e-6, 0.01, 5, 123)
+    report = noise.report()
+    expected = {("laplace-paper", "paper"): 2.0 * math.sqrt(123) / 5, ("laplace-paper", "tight"): 2.0 * math.sqrt(123),
+                ("l2-laplace", "paper"): 2.0 / 5, ("l2-laplace", "tight"): 2.0}.get((mechanism, calibration))
+    if expected is not None:
+        assert report["epsilon_effective"] == pytest.approx(expected, rel=1e-9)
+    elif calibration == "tight":
+        assert report["epsilon_effective"] == pytest.approx(2.0, rel=1e-3)
+    else:  # σ calibrated to K times the sensitivity the sum really has
+        assert report["epsilon_effective"] < 2.0 / 4
+    assert report["clamp_delta"] == pytest.approx(2.0**-40)
+    assert report["delta"] >= report["clamp_delta"] + (1e-6 if mechanism == "gaussian" else 0)
+    # The rounding term √d·2^−F is part of the sensitivity.
+    assert noise.model_sensitivity(100) == pytest.approx(2 / (100 * 0.01) + 2e-6 / 0.01 + math.sqrt(123) * 2.0**-32)
+
+
+def test_clamp_keeps_its_promise_at_large_epsilon():
+    """The clamp tail includes 1/(1 + e^ε), so the δ it costs stays at 2^−σ even at ε = 100 (no overflow)."""
+    for mechanism in ("laplace-paper", "l2-laplace", "gaussian"):
+        noise = OutputPerturbation(mechanism, "tight", 100.0, 1e-5, 0.01, 5, 123)
+        report = noise.report()
+        assert math.isfinite(report["epsilon_effective"]) and report["delta"] < 1e-4
+    with pytest.raises(ValueError):
+        OutputPerturbation("gaussian", "tight", 1000.0, 1e-5, 0.01, 5, 123)
+    with pytest.raises(Exception):
+        _parameters(epsilon=709.0)
+    with pytest.raises(Exception):
+        _parameters(fractional_bits=8)  # the rounding term needs a fine grid
+
+
+@pytest.mark.parametrize("mechanism", ["laplace-paper", "l2-laplace", "gaussian"])
+def test_sum_noise_is_not_on_a_coset_of_k(mechanism):
+    """The noise of the sum is drawn on the integer grid itself: its residues mod K are uniform
+    (K times a coarser sample would always be 0 mod K)."""
+    k = 5
+    noise = OutputPerturbation(mechanism, "tight", 1.0, 1e-5, 0.05, k, 1)
+    residues = Counter(noise.sample(40, random.Random(seed))[0] % k for seed in range(1000))
+    assert chisquare([residues[r] for r in range(k)]).pvalue > 1e-4, residues
+
+
+def test_release_mod_k_is_uniform_over_sessions(parts, keypair):
+    """The attack of the review: over repeated sessions on the *same* data, the released K·2^F·ŵˢ mod K
+    must be uniform per coordinate; with noise on a coset of Kℤ it equals the noise-free residue every time.
+    Seeded noise streams make the test deterministic; the release is also checked against the reference."""
+    sizes, k = SIZES[:3], 3
+    parameters = [_parameters(parties=k, noise_seed=seed) for seed in range(1, 31)]
+    residues = np.zeros((len(parameters), 30), dtype=int)
+    for index, session_parameters in enumerate(parameters):
+        parties, curator = run(session_parameters, parts[:k], keypair, random.Random(index))
+        release = ring.decode_signed(ring.add([m.published for m in [*parties.values(), curator]]))
+        residues[index] = np.array(release) % k
+        if index < 2:
+            expected = perturbed_average([p.model for p in parties.values()], [p.noise for p in parties.values()],
+                                         sizes, 32)
+            assert np.array_equal(np.array(release, dtype=float) / 2**32 / k, expected)
+    p_values = [chisquare(np.bincount(residues[:, i], minlength=k)).pvalue for i in range(30)]
+    assert min(p_values) > 1e-4 / 30, sorted(p_values)[:3]
+    assert chisquare(np.bincount(residues.ravel(), minlength=k)).pvalue > 1e-3
+
+
+def test_a_party_below_n_min_refuses_the_session(parts, keypair):
+    """n_min is a promise about every party: the clamp bound and δ rely on it."""
+    from party.pathak_session import PathakPartySession
+
+    features, labels = parts[1]  # 40 rows
+    with pytest.raises(ProtocolError) as refused:
+        PathakPartySession("s", 2, _parameters(n_min=41), features, labels, 1024, test_mode=True)
+    assert refused.value.kind is Kind.FAILED_PRECONDITION and "n_min" in str(refused.value)
+    PathakPartySession("s", 2, _parameters(n_min=40), features, labels, 1024, test_mode=True)
