@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cryptocore import ciphertext as ct
-from cryptocore.errors import InvalidShare, NotEnoughShares
+from cryptocore.key_checks import check_key_id
+from cryptocore.errors import CryptoError, InvalidShare, NotEnoughShares
 from cryptocore.threshold import PartialDecryption, ThresholdPublicKey, combine, verify
 from dppp.parameters import DpppParameters, proof_context
 from dppp.reference import labels as argmax_labels
@@ -80,7 +81,7 @@ class DpppRound(SessionStateMachine):
         expected_tosses = self.parameters.calibration.tosses_per_teacher
         if tosses != expected_tosses:
             raise invalid(f"teacher {teacher} used N_i = {tosses}, the session requires {expected_tosses}")
-        ct.check_key_id(self.public_key.paillier, key_id)
+        check_key_id(self.public_key.key_id, key_id)
         if len(values) != self.ciphertext_count:
             raise invalid(f"{len(values)} vote ciphertexts, expected {self.ciphertext_count}")
         self.votes[teacher] = [ct.from_bytes(self.public_key.paillier, v) for v in values]
@@ -155,15 +156,38 @@ class DpppRound(SessionStateMachine):
             self.abort(str(error))
             raise aborted(str(error))
         decryptors = sorted(self.partials)[: self.public_key.threshold]
-        plaintexts = [
-            combine(self.public_key, [self.partials[h][index] for h in decryptors])
-            for index in range(len(self.aggregate))
-        ]
-        sums = self.layout.unpack(plaintexts, self.parameters.values, biased_summands=len(self.contributors))
+        try:
+            plaintexts = [
+                combine(self.public_key, [self.partials[h][index] for h in decryptors])
+                for index in range(len(self.aggregate))
+            ]
+            sums = self.layout.unpack(plaintexts, self.parameters.values, biased_summands=len(self.contributors))
+        except CryptoError as error:  # a plaintext outside the layout: malformed votes
+            reason = f"the aggregate does not decrypt to valid counts: {error}"
+            self.abort(reason)
+            raise aborted(reason) from None
+        counts = np.array(sums, dtype=object).reshape(self.parameters.queries, self.parameters.classes)
+        self._check_feasible(counts)
         mean = len(self.contributors) * (self.parameters.calibration.tosses_per_teacher // 2)
-        histograms = np.array(sums, dtype=np.int64).reshape(self.parameters.queries, self.parameters.classes) - mean
-        self.state = State.DONE
+        histograms = counts.astype(np.int64) - mean
+        self._advance(State.DECRYPTING, State.DONE, "releasing the histograms")
         return RoundResult(histograms, argmax_labels(histograms), self.contributors, decryptors, dict(self.rejected))
+
+    def _check_feasible(self, counts: np.ndarray) -> None:
+        """Honest teachers give each count in [0, K′ + Σ N_i] and each query's total in [K′, K′ + C·Σ N_i]
+        (one one-hot vote and C Binomial shares each). Anything else means stuffed votes: abort, release nothing."""
+        contributors = len(self.contributors)
+        noise = contributors * self.parameters.calibration.tosses_per_teacher
+        totals = counts.sum(axis=1)
+        if counts.min() < 0 or counts.max() > contributors + noise:
+            reason = (f"decrypted counts outside the feasible range [0, {contributors + noise}] "
+                      f"(K′ = {contributors}, Σ N_i = {noise}): a teacher's votes are malformed")
+        elif totals.min() < contributors or totals.max() > contributors + self.parameters.classes * noise:
+            reason = "a query's decrypted votes do not add up to one vote per contributor: a teacher's votes are malformed"
+        else:
+            return
+        self.abort(reason)
+        raise aborted(reason)
 
     def _forget(self) -> None:
         self.votes.clear()

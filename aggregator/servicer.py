@@ -60,7 +60,9 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
         return common_pb2.StatusReply(role="aggregator", id=0, open_sessions=self._rounds.open_ids(),
                                       key_id_hex=self.public_key.key_id.hex())
 
+    @translate_errors
     async def GetTraffic(self, request, context):
+        require_sender(context, CLIENT)  # the log spells out who sent what: the operator's only
         return traffic_reply(self._traffic, request.session)
 
     @translate_errors

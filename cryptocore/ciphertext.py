@@ -6,26 +6,16 @@ Z*_{n²}, so ciphertexts from `phe` and from the fast encryptor mix freely.
 
 from __future__ import annotations
 
-import hashlib
+import secrets
 
 import gmpy2
 from phe import PaillierPublicKey
 
-from cryptocore.errors import InvalidCiphertext, KeyMismatch
+from cryptocore.errors import InvalidCiphertext
 
 
 def modulus_bytes(public_key: PaillierPublicKey) -> int:
     return (public_key.n.bit_length() + 7) // 8
-
-
-def key_id(public_key: PaillierPublicKey) -> bytes:
-    """SHA-256 of n, big-endian in ⌈k/8⌉ bytes."""
-    return hashlib.sha256(int(public_key.n).to_bytes(modulus_bytes(public_key), "big")).digest()
-
-
-def check_key_id(public_key: PaillierPublicKey, claimed: bytes) -> None:
-    if claimed != key_id(public_key):
-        raise KeyMismatch("message is encrypted under another key (key id mismatch)")
 
 
 def ciphertext_length(public_key: PaillierPublicKey) -> int:
@@ -85,3 +75,22 @@ def encode_signed(public_key: PaillierPublicKey, value: int) -> int:
 def decode_signed(public_key: PaillierPublicKey, residue: int) -> int:
     """Signed plaintext of a residue: values above n/2 are negative."""
     return int(residue) - public_key.n if residue > public_key.n // 2 else int(residue)
+
+
+def random_unit(n: int) -> int:
+    """ρ uniform in Z_n^*."""
+    while True:
+        candidate = secrets.randbelow(n)
+        if candidate and gmpy2.gcd(candidate, n) == 1:
+            return candidate
+
+
+def rerandomise_for_key_owner(public_key: PaillierPublicKey, ciphertext: int) -> int:
+    """Multiply by ρ^n with ρ uniform in Z_n^*: what any ciphertext sent *to the key's owner* gets.
+
+    Never the owner's published h_s (it chooses it: h_s = 1, or h_s of small order, leaves the
+    ciphertext's randomness readable) and never a short DJN exponent (the owner knows p and q
+    and can take discrete logs). The owner can recover ρ, but ρ is uniform and independent of
+    everything else, so the result's randomness is too."""
+    rho = random_unit(public_key.n)
+    return int(ciphertext * gmpy2.powmod(rho, public_key.n, public_key.nsquare) % public_key.nsquare)

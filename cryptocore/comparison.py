@@ -6,7 +6,8 @@ are ℓ-bit non-negative integers. Only B learns [x > y]:
 1. B → A  `EncryptedBits`: Enc(y_0) … Enc(y_{ℓ−1}).
 2. A → B  `MaskedDifferences`: for each i, Enc(r_i · c_i) with
    c_i = x_i − y_i − 1 + 3·Σ_{j>i}(x_j ⊕ y_j) and r_i uniform in Z_n^*,
-   re-randomised and shuffled.
+   re-randomised with ρ^n (ρ uniform in Z_n^*, never B's h_s: B chooses it, and
+   knows p and q) and shuffled. A validates B's key first (size, h_s, key id).
 3. B decrypts: some c_i is zero iff x > y (at the highest differing bit,
    x_i = 1 and y_i = 0; every other c_i is −1 or at least 1).
 
@@ -23,6 +24,7 @@ import gmpy2
 
 from cryptocore import ciphertext as ct
 from cryptocore.errors import CryptoError, ProtocolStateError
+from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
 
 
@@ -50,17 +52,10 @@ def _check_operand(value: int, bits: int) -> None:
 
 
 def _decode_all(public: PublicKey, key_id: bytes, ciphertexts: tuple[bytes, ...], bits: int) -> list[int]:
-    ct.check_key_id(public.paillier, key_id)
+    check_key_id(public.key_id, key_id)
     if len(ciphertexts) != bits:
         raise CryptoError(f"expected {bits} ciphertexts, got {len(ciphertexts)}")
     return [ct.from_bytes(public.paillier, data) for data in ciphertexts]
-
-
-def _random_unit(n: int) -> int:
-    while True:
-        candidate = secrets.randbelow(n)
-        if candidate and gmpy2.gcd(candidate, n) == 1:
-            return candidate
 
 
 class ComparisonKeyHolder:
@@ -94,10 +89,12 @@ class ComparisonKeyHolder:
 
 
 class ComparisonValueHolder:
-    """Role A: holds x; learns nothing."""
+    """Role A: holds x; learns nothing. `key_bits` is the modulus size the session requires of B's key."""
 
-    def __init__(self, public: PublicKey, x: int, bits: int):
+    def __init__(self, public: PublicKey, x: int, bits: int, key_bits: int | None = None):
         _check_operand(x, bits)
+        if key_bits is not None:
+            public.require_bits(key_bits)  # (h_s ∉ {±1} and the rest were checked when the key was built)
         self._public = public
         self._x = x
         self.bits = bits
@@ -119,8 +116,8 @@ class ComparisonValueHolder:
             # Enc(x_i − 1 − y_i + 3·S_i)
             difference = (1 + (x_i - 1) % n * n) * enc_minus_y % nsquare
             difference = difference * gmpy2.powmod(suffix_xor, 3, nsquare) % nsquare
-            mask = _random_unit(n)
-            blinded.append(public.encryptor.rerandomise(int(gmpy2.powmod(difference, mask, nsquare))))
+            mask = ct.random_unit(n)
+            blinded.append(ct.rerandomise_for_key_owner(paillier, int(gmpy2.powmod(difference, mask, nsquare))))
             # x_i ⊕ y_i is y_i when x_i = 0 and 1 − y_i when x_i = 1.
             enc_xor = enc_y if x_i == 0 else (1 + n) * enc_minus_y % nsquare
             suffix_xor = suffix_xor * enc_xor % nsquare

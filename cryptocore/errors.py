@@ -9,6 +9,10 @@ class InvalidCiphertext(CryptoError):
     """A ciphertext is outside Z*_{n²} or has the wrong wire length."""
 
 
+class InvalidKey(CryptoError):
+    """A public key fails validation: sizes, ranges, degenerate elements or inconsistent parameters."""
+
+
 class KeyMismatch(CryptoError):
     """A message names a key id other than the receiver's key."""
 

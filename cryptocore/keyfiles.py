@@ -1,17 +1,21 @@
 """Versioned JSON files for threshold keys: one per key holder plus the public key.
 
-Integers are hex strings; no pickle. A share file carries the public key it
-belongs to and is checked against its verification key when loaded.
+Integers are hex strings; no pickle. A public key is validated when loaded (its
+constructor checks every parameter) and must match the key id the file states; a
+share file carries the public key it belongs to and is checked against its
+verification key. Files are written through `secret_files` (mode 0600 from the
+first byte, no symlinks followed, no overwriting unless asked).
 """
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import gmpy2
 
+from cryptocore import secret_files
+from cryptocore.errors import InvalidKey
 from cryptocore.threshold import KeyShare, ThresholdPublicKey
 
 FORMAT_VERSION = 1
@@ -55,9 +59,9 @@ def public_key_from_dict(data: dict) -> ThresholdPublicKey:
         hs=int(data["hs"], 16),
     )
     if public.holders != int(data["holders"]):
-        raise ValueError("number of verification keys does not match the number of holders")
+        raise InvalidKey("number of verification keys does not match the number of holders")
     if bytes.fromhex(data["key_id"]) != public.key_id:
-        raise ValueError("key id does not match the modulus")
+        raise InvalidKey("key id does not match the key's parameters")
     return public
 
 
@@ -75,28 +79,36 @@ def key_share_from_dict(data: dict) -> KeyShare:
     _check_header(data, KEY_SHARE_FORMAT)
     public = public_key_from_dict(data["public_key"])
     share = KeyShare(int(data["index"]), int(data["secret"], 16), public)
+    if not 0 < share.secret < public.paillier.nsquare:
+        raise InvalidKey(f"key share {share.index} is out of range")
     expected = public.verification_key(share.index)
     if gmpy2.powmod(public.verification_base, public.delta * share.secret, public.paillier.nsquare) != expected:
         raise ValueError(f"key share {share.index} does not match its verification key")
     return share
 
 
-def _write_private(path: Path, data: dict) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(data, handle, indent=2)
+def _encode(data: dict) -> bytes:
+    return json.dumps(data, indent=2).encode()
 
 
-def write_key_files(directory: Path, public: ThresholdPublicKey, shares: list[KeyShare]) -> list[Path]:
+def check_writable(directory: Path, holders: int, overwrite: bool) -> None:
+    """Refuse early (before key generation) if key files exist and replacing them was not asked for."""
+    names = [PUBLIC_KEY_FILE] + [share_file_name(i) for i in range(1, holders + 1)]
+    existing = [name for name in names if (Path(directory) / name).is_symlink() or (Path(directory) / name).exists()]
+    if existing and not overwrite:
+        raise FileExistsError(f"{directory} already holds key files ({existing[0]}, …); refusing to overwrite them")
+
+
+def write_key_files(directory: Path, public: ThresholdPublicKey, shares: list[KeyShare],
+                    overwrite: bool = False) -> list[Path]:
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    public_path = directory / PUBLIC_KEY_FILE
-    public_path.write_text(json.dumps(public_key_to_dict(public), indent=2))
-    paths = [public_path]
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    check_writable(directory, len(shares), overwrite)
+    paths = [secret_files.write_file(directory / PUBLIC_KEY_FILE, _encode(public_key_to_dict(public)),
+                                     mode=secret_files.PUBLIC_MODE, overwrite=overwrite)]
     for share in shares:
-        path = directory / share_file_name(share.index)
-        _write_private(path, key_share_to_dict(share))
-        paths.append(path)
+        paths.append(secret_files.write_file(directory / share_file_name(share.index), _encode(key_share_to_dict(share)),
+                                             overwrite=overwrite))
     return paths
 
 

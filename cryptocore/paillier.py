@@ -6,18 +6,20 @@ fast encryption needs, so the primes are generated here and wrapped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 import gmpy2
 from phe import PaillierPrivateKey, PaillierPublicKey
 
 from cryptocore import ciphertext as ct
+from cryptocore.errors import InvalidKey
 from cryptocore.fast_encryption import FastEncryptor, generate_hs
+from cryptocore.key_checks import MIN_KEY_BITS, check_group_element, check_modulus, fingerprint
 from cryptocore.primes import blum_prime, distinct_prime_pair
 
 DEFAULT_KEY_BITS = 2048
-MIN_KEY_BITS = 1024  # allowed for tests and quick demos only
+KEY_ID_TAG = b"mpdp/paillier/public-key/v1"
 
 
 def check_key_bits(bits: int) -> None:
@@ -40,10 +42,14 @@ def shared_encryptor(n: int, hs: int) -> FastEncryptor:
 
 @dataclass(frozen=True)
 class PublicKey:
-    """What a Paillier public key publishes: n and h_s; its id is SHA-256(n)."""
+    """What a Paillier public key publishes: n and h_s, validated on construction; its id covers both."""
 
     paillier: PaillierPublicKey
     hs: int
+
+    def __post_init__(self):
+        check_modulus(self.paillier.n)
+        check_group_element(self.paillier.n, self.hs, "h_s")
 
     @property
     def n(self) -> int:
@@ -51,7 +57,18 @@ class PublicKey:
 
     @cached_property
     def key_id(self) -> bytes:
-        return ct.key_id(self.paillier)
+        return fingerprint(KEY_ID_TAG, self.n, self.hs)
+
+    def require_bits(self, bits: int) -> "PublicKey":
+        """The key, if its modulus has the session's size."""
+        check_modulus(self.n, bits)
+        return self
+
+    @classmethod
+    def from_integers(cls, n: int, hs: int, bits: int | None = None) -> "PublicKey":
+        """A key received from a file or the wire: validated before anything uses it."""
+        check_modulus(n, bits)
+        return cls(PaillierPublicKey(n), hs)
 
     @property
     def encryptor(self) -> FastEncryptor:
@@ -62,17 +79,16 @@ class PublicKey:
 
     @classmethod
     def from_dict(cls, data: dict) -> "PublicKey":
-        paillier = PaillierPublicKey(int(data["n"], 16))
-        key = cls(paillier, ct.validate(paillier, int(data["hs"], 16)))
+        key = cls.from_integers(int(data["n"], 16), int(data["hs"], 16))
         if "key_id" in data and bytes.fromhex(data["key_id"]) != key.key_id:
-            raise ValueError("public key id does not match its modulus")
+            raise InvalidKey("public key id does not match its parameters")
         return key
 
 
 @dataclass(frozen=True)
 class KeyPair:
     public: PublicKey
-    private: PaillierPrivateKey
+    private: PaillierPrivateKey = field(repr=False)
 
     def decrypt(self, ciphertext: int) -> int:
         """Signed plaintext of a validated ciphertext."""

@@ -18,13 +18,16 @@ import gmpy2
 from phe import PaillierPublicKey
 
 from cryptocore import ciphertext as ct
-from cryptocore.errors import InvalidCiphertext, InvalidShare, NotEnoughShares
+from cryptocore.errors import CryptoError, InvalidCiphertext, InvalidKey, InvalidShare, NotEnoughShares
 from cryptocore.fast_encryption import generate_hs
+from cryptocore.key_checks import check_group_element, check_modulus, fingerprint
 from cryptocore.paillier import PublicKey, check_key_bits, modulus_from_primes
 from cryptocore.primes import distinct_prime_pair, safe_prime
 
 PROOF_DOMAIN_TAG = b"mpdp/threshold-paillier/partial-decryption/v1"
+KEY_ID_TAG = b"mpdp/threshold-paillier/public-key/v1"
 CHALLENGE_BITS = 128
+MAX_HOLDERS = 64  # Δ = ℓ! grows fast; the launcher's committees have at most 16
 
 
 @dataclass(frozen=True)
@@ -38,8 +41,31 @@ class ThresholdPublicKey:
     hs: int
 
     def __post_init__(self):
+        """Validated on construction (crypto.md): sizes, ranges, no degenerate v, v_i or h_s, and
+        v_1..v_ℓ consistent with a polynomial of degree t − 1."""
+        if not 1 <= self.holders <= MAX_HOLDERS:
+            raise InvalidKey(f"a threshold key has 1 to {MAX_HOLDERS} key holders")
         if not 1 <= self.threshold <= self.holders:
-            raise ValueError("threshold must be between 1 and the number of key holders")
+            raise InvalidKey("threshold must be between 1 and the number of key holders")
+        check_modulus(self.n)
+        check_group_element(self.n, self.verification_base, "v")
+        check_group_element(self.n, self.hs, "h_s")
+        for holder, key in enumerate(self.verification_keys, start=1):
+            check_group_element(self.n, key, f"v_{holder}", generator=False)
+        self._check_degree()
+
+    def _check_degree(self) -> None:
+        """v_j^Δ = Π_{i≤t} v_i^{Δ·L_i(j)} for every j > t: the v_i lie on one polynomial of degree t − 1
+        in the exponent, so the key is the t-of-ℓ key it declares."""
+        nsquare = self.n * self.n
+        first = list(range(1, self.threshold + 1))
+        for j in range(self.threshold + 1, self.holders + 1):
+            interpolated = gmpy2.mpz(1)
+            for i in first:
+                exponent = lagrange_coefficient(self.delta, first, i, at=j)
+                interpolated = interpolated * gmpy2.powmod(self.verification_keys[i - 1], exponent, nsquare) % nsquare
+            if gmpy2.powmod(self.verification_keys[j - 1], self.delta, nsquare) != interpolated:
+                raise InvalidKey(f"verification keys are not consistent with threshold t = {self.threshold}")
 
     @property
     def holders(self) -> int:
@@ -53,9 +79,11 @@ class ThresholdPublicKey:
     def encryption_key(self) -> PublicKey:
         return PublicKey(self.paillier, self.hs)
 
-    @property
+    @cached_property
     def key_id(self) -> bytes:
-        return self.encryption_key.key_id
+        """SHA-256 over every public parameter: n, h_s, t, ℓ, v, v_1..v_ℓ."""
+        return fingerprint(KEY_ID_TAG, self.n, self.hs, self.threshold, self.holders, self.verification_base,
+                           *self.verification_keys)
 
     @property
     def encryptor(self):
@@ -167,20 +195,23 @@ def verify(public: ThresholdPublicKey, ciphertext: int, partial: PartialDecrypti
         raise InvalidShare(holder, "proof of correct decryption does not verify")
 
 
-def lagrange_coefficient(delta: int, holders: list[int], holder: int) -> int:
-    """λ_{0,i} = Δ · Π_{j∈S∖{i}} j / (j − i), an exact integer."""
+def lagrange_coefficient(delta: int, holders: list[int], holder: int, at: int = 0) -> int:
+    """Δ · Π_{j∈S∖{i}} (at − j) / (i − j), an exact integer; at 0 it is λ_{0,i} = Δ · Π j / (j − i)."""
     numerator, denominator = delta, 1
     for other in holders:
         if other != holder:
-            numerator *= other
-            denominator *= other - holder
+            numerator *= at - other
+            denominator *= holder - other
     quotient, remainder = divmod(numerator, denominator)
     assert remainder == 0, "Δ·Π j/(j−i) is an integer for every set of distinct holders"
     return quotient
 
 
 def combine(public: ThresholdPublicKey, partials: list[PartialDecryption]) -> int:
-    """Plaintext residue in [0, n) from exactly t shares (assumed verified)."""
+    """Plaintext residue in [0, n) from exactly t shares (assumed verified).
+
+    c′ ≡ 1 mod n holds exactly when the shares combine to a decryption; otherwise
+    (too few, wrong or unverified shares) this raises instead of returning garbage."""
     if len(partials) != public.threshold:
         raise NotEnoughShares(public.threshold, len(partials), {})
     holders = [partial.holder for partial in partials]
@@ -191,6 +222,8 @@ def combine(public: ThresholdPublicKey, partials: list[PartialDecryption]) -> in
     for partial in partials:
         exponent = 2 * lagrange_coefficient(public.delta, holders, partial.holder)
         combined = combined * gmpy2.powmod(partial.value, exponent, nsquare) % nsquare
+    if combined % n != 1:
+        raise CryptoError("the partial decryptions do not combine to a decryption (c′ ≢ 1 mod n)")
     scale = gmpy2.invert(4 * public.delta * public.delta, n)
     return int((combined - 1) // n * scale % n)
 
@@ -225,10 +258,10 @@ def decrypt(
 
 @dataclass(frozen=True)
 class SafePrimes:
-    """The dealer's secret: p = 2p′+1, q = 2q′+1. Discarded after dealing."""
+    """The dealer's secret: p = 2p′+1, q = 2q′+1. Discarded after dealing; never printed."""
 
-    p: int
-    q: int
+    p: int = field(repr=False)
+    q: int = field(repr=False)
 
     @classmethod
     def generate(cls, bits: int) -> "SafePrimes":

@@ -12,6 +12,7 @@ import secrets
 import time
 
 from cryptocore import ciphertext as ct
+from cryptocore.key_checks import check_key_id
 from cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
 from cryptocore.paillier import KeyPair, PublicKey
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
@@ -84,7 +85,7 @@ class PathakCuratorSession(PathakParticipant):
         self._from_party(sender, only=LEADER)
         if self.masked_noise is not None:
             raise precondition("the masked noise arrived twice")
-        ct.check_key_id(self.zeta.public.paillier, bytes(body.key_id))
+        check_key_id(self.zeta.public.key_id, body.key_id)
         layout = self.parameters.noise_layout(self.zeta.public.n)
         if len(body.values) != layout.plaintexts_needed(self.parameters.dimension):
             raise invalid("masked noise has the wrong number of ciphertexts")
@@ -119,7 +120,7 @@ class PathakCuratorSession(PathakParticipant):
             self.pi2[index] = position
         self.blinded_b = [blinded_b[index] for index in order]
         for position, index in enumerate(order, start=1):
-            masked = self.xi.encryptor.rerandomise(blinded_a[index])
+            masked = ct.rerandomise_for_key_owner(xi, blinded_a[index])  # P_k owns ξ
             self._emit(out, party(position), "masked_share", ct.to_bytes(xi, masked))
         self.elements.clear()
         self._mark("stage1_blinded")

@@ -6,9 +6,8 @@ from cryptocore.paillier import KeyPair
 from curator.pathak_session import PathakCuratorSession
 from mpdp_proto.v1 import common_pb2, curator_pb2_grpc
 from pathak.parameters import PathakParameters
-from sessions.errors import denied
 from wire.channels import PeerChannels
-from wire.identity import CURATOR, sender_of
+from wire.identity import CLIENT, CURATOR, require_sender, sender_of
 from wire.pathak_host import PathakHost, PathakRpcs
 from wire.status import translate_errors
 from wire.traffic import TrafficLog, traffic_reply
@@ -28,15 +27,14 @@ class CuratorServicer(PathakRpcs, curator_pb2_grpc.CuratorServicer):
         return common_pb2.StatusReply(role="curator", id=0, open_sessions=self.pathak.open_ids(),
                                       key_id_hex=self._zeta.public.key_id.hex())
 
+    @translate_errors
     async def GetTraffic(self, request, context):
+        require_sender(context, CLIENT)  # the log spells out who sent what: the operator's only
         return traffic_reply(self._traffic, request.session)
 
     @translate_errors
     async def AbortSession(self, request, context):
-        sender = sender_of(context)
-        if sender is None or sender.role not in ("party", "client"):
-            raise denied(f"{sender or 'an unidentified caller'} may not abort sessions here")
-        self.pathak.abort_from_peer(request.session_id, request.reason or f"aborted by {sender}")
+        self.pathak.abort_from_peer(request.session_id, sender_of(context), request.reason)
         return common_pb2.Empty()
 
     async def close(self) -> None:

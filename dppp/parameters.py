@@ -13,6 +13,7 @@ from functools import cached_property
 from cryptocore.packing import SlotLayout
 from mpdp_proto.v1 import dppp_pb2
 from privacy.binomial import BinomialCalibration
+from privacy.mechanisms import MAX_EPSILON
 from sessions.errors import invalid
 
 MAX_QUERIES = 100_000
@@ -42,8 +43,8 @@ class DpppParameters:
     key_id: bytes
 
     def __post_init__(self):
-        if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= 1000):
-            raise invalid("ε must be in (0, 1000]")
+        if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON):
+            raise invalid(f"ε must be in (0, {MAX_EPSILON:g}]")
         if not 0 < self.delta < 1:
             raise invalid("δ must be in (0, 1)")
         if not 1 <= self.queries <= MAX_QUERIES:

@@ -9,7 +9,6 @@ host or address it dialled.
 from __future__ import annotations
 
 import datetime
-import os
 from pathlib import Path
 
 from cryptography import x509
@@ -17,6 +16,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from cryptocore import secret_files
 from wire.identity import Identity
 from wire.tls import identity_dns_name
 
@@ -29,11 +29,9 @@ def certificate_files(directory: Path, identity: Identity) -> tuple[Path, Path]:
     return directory / f"{stem}.pem", directory / f"{stem}.key"
 
 
-def _write_key(path: Path, key) -> None:
+def _write_key(path: Path, key, overwrite: bool) -> None:
     data = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
+    secret_files.write_file(path, data, overwrite=overwrite)
 
 
 def _name(common_name: str) -> x509.Name:
@@ -41,8 +39,9 @@ def _name(common_name: str) -> x509.Name:
                       x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def issue(directory: Path, identities: list[Identity], ca_name: str = "mpdp deployment CA") -> list[Path]:
-    """A fresh CA and a certificate + key for every identity, in `directory`."""
+def issue(directory: Path, identities: list[Identity], ca_name: str = "mpdp deployment CA",
+          overwrite: bool = False) -> list[Path]:
+    """A fresh CA and a certificate + key for every identity, in `directory` (existing files only if `overwrite`)."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     now = datetime.datetime.now(datetime.timezone.utc)
@@ -57,7 +56,8 @@ def issue(directory: Path, identities: list[Identity], ca_name: str = "mpdp depl
                                      encipher_only=False, decipher_only=False), critical=True)
         .sign(ca_key, hashes.SHA256())
     )
-    (directory / CA_FILE).write_bytes(ca_cert.public_bytes(serialization.Encoding.PEM))
+    secret_files.write_file(directory / CA_FILE, ca_cert.public_bytes(serialization.Encoding.PEM),
+                            mode=secret_files.PUBLIC_MODE, overwrite=overwrite)
     written = [directory / CA_FILE]
     for identity in identities:
         key = ec.generate_private_key(ec.SECP256R1())
@@ -72,7 +72,8 @@ def issue(directory: Path, identities: list[Identity], ca_name: str = "mpdp depl
             .sign(ca_key, hashes.SHA256())
         )
         cert_path, key_path = certificate_files(directory, identity)
-        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        _write_key(key_path, key)
+        secret_files.write_file(cert_path, cert.public_bytes(serialization.Encoding.PEM), mode=secret_files.PUBLIC_MODE,
+                                overwrite=overwrite)
+        _write_key(key_path, key, overwrite)
         written += [cert_path, key_path]
     return written

@@ -68,10 +68,10 @@ def _keygen(args) -> int:
 
     _warn_small_key(args.bits)
     started = time.perf_counter()
-    paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold)
+    paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force)
     print(f"threshold key: {holders} holders, t = {threshold}, {args.bits} bits, {time.perf_counter() - started:.1f} s")
     identities = [AGGREGATOR, CURATOR, CLIENT] + [party(j) for j in range(1, args.parties + 1)]
-    paths += certs.issue(args.out / "certs", identities)
+    paths += certs.issue(args.out / "certs", identities, overwrite=args.force)
     print(f"certificates: a CA and {len(identities)} role identities")
     for path in paths:
         print(f"  {path}")
@@ -126,7 +126,8 @@ def _prepare(args) -> int:
     if set(addresses) != expected:
         raise SystemExit(f"--address must name exactly: {', '.join(sorted(map(str, expected)))}")
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
-                                 args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host)
+                                 args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
+                                 overwrite=args.force)
     print(f"prepared {args.out}: threshold key, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
           f"{len(topology.parties)} party data files, topology {processes.RunDirectory(args.out).topology}")
     return 0
@@ -215,7 +216,7 @@ def _run_pathak(args) -> dict:
                          "restart it with `mpdp up --split …`")
     parameters = pathak_parameters(args, len(topology.parties), client_data["test_features"].shape[1])
     report = asyncio.run(run_pathak_session(topology, client_data, parameters))
-    report["parameters"]["party_sizes"] = client_data["party_sizes"].tolist()
+    report["evaluator_view"]["party_sizes"] = client_data["party_sizes"].tolist()  # the launcher's split
     print(pathak_summary(report))
     _write_json(args.report, report)
     return report
@@ -346,6 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     keygen.add_argument("--out", type=Path, required=True)
     keygen.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)
     keygen.add_argument("--threshold", type=int, help="t (default ⌊2ℓ/3⌋ + 1)")
+    keygen.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
     keygen.set_defaults(handler=_keygen)
 
     up = commands.add_parser("up", help="start every role as its own process on loopback")
@@ -369,6 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
     prepare.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)
     prepare.add_argument("--model", help="teachers' model")
     prepare.add_argument("--insecure", action="store_true", help="no certificates: plaintext deployment")
+    prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
     _add_dataset_options(prepare)
     prepare.set_defaults(handler=_prepare)
 

@@ -27,7 +27,8 @@ def _roles(parties: int) -> list[tuple[str, int]]:
 
 
 def keygen_command(parties: int) -> list[str]:
-    command = ["mpdp", "prepare", "--parties", str(parties), "--out", VOLUME, "--listen-host", "0.0.0.0"]
+    # --force: every `compose up` deals a fresh key into the volume (replaced atomically).
+    command = ["mpdp", "prepare", "--parties", str(parties), "--out", VOLUME, "--listen-host", "0.0.0.0", "--force"]
     for role, number in _roles(parties):
         command += ["--address", f"{role}/{number}={service_name(role, number)}:{PORT}"]
     return command

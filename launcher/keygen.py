@@ -16,8 +16,10 @@ def committee_size(parties: int) -> int:
     return min(parties, MAX_COMMITTEE)
 
 
-def ceremony(parties: int, directory: Path, bits: int, threshold: int | None = None) -> tuple[list[Path], int, int]:
+def ceremony(parties: int, directory: Path, bits: int, threshold: int | None = None,
+             overwrite: bool = False) -> tuple[list[Path], int, int]:
     holders = committee_size(parties)
     threshold = threshold or default_threshold(holders)
+    keyfiles.check_writable(directory, holders, overwrite)  # before the expensive key generation
     public, shares = generate_threshold_key(bits, threshold, holders)
-    return keyfiles.write_key_files(directory, public, shares), threshold, holders
+    return keyfiles.write_key_files(directory, public, shares, overwrite=overwrite), threshold, holders

@@ -22,6 +22,8 @@ from wire.identity import CLIENT
 from wire.topology import Topology
 from wire.traffic import TrafficLog
 
+EVALUATOR_VIEW = "evaluator_view"
+
 
 async def _to_all(peers: PeerChannels, participants, message, timeout: float) -> None:
     await asyncio.gather(*(STUBS[p.role](peers.channel(p)).PathakStep(message, timeout=timeout) for p in participants))
@@ -77,15 +79,21 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
             "w": w.tolist(),
             "norm": float(np.linalg.norm(w)),
             "test_accuracy": accuracy,
-            "self_deliveries": {str(p): {c.kind: c.count for c in s.self_deliveries} for p, s in zip(participants, shares)},
         },
         "privacy": parameters.noise.report(),
-        "hides": "every n_j, which party is smallest, every ŵ_j and η from Charlie and the other parties",
+        "hides": "from Charlie and the other parties: every n_j, which party is smallest, every ŵ_j and η",
         "does_not_hide": ["the selected party drew η itself and may recognise its selection",
                           "ŵˢ reveals n_(1) approximately through the noise's magnitude"],
-        "traffic": traffic["summary"],
-        "traffic_detail": traffic["detail"],
-        "traffic_client_observed": traffic["client_observed"],
-        "timing": {"open": opened - started, "protocol": finished - opened, "total": finished - started,
-                   "stages_by_participant": stage_timing},
+        "timing": {"open": opened - started, "protocol": finished - opened, "total": finished - started},
+        # What only the operator can assemble (every role's logs, the launcher's split): it names π1 and the
+        # party sizes, so it is kept apart from what the protocol publishes and from what any role learns.
+        EVALUATOR_VIEW: {
+            "note": "operator/evaluator only: collected from every role's logs with the client identity; it "
+                    "spells out π1 (per-party routing, self-deliveries) and no protocol role sees it",
+            "self_deliveries": {str(p): {c.kind: c.count for c in s.self_deliveries} for p, s in zip(participants, shares)},
+            "stages_by_participant": stage_timing,
+            "traffic": traffic["summary"],
+            "traffic_detail": traffic["detail"],
+            "traffic_client_observed": traffic["client_observed"],
+        },
     }

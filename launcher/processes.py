@@ -78,11 +78,12 @@ def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, see
 
 
 def write_topology(run: RunDirectory, addresses: dict[Identity, str], data_files: list[Path], holders: int,
-                   model: str | None = None, insecure: bool = False, listen_host: str | None = None) -> Topology:
+                   model: str | None = None, insecure: bool = False, listen_host: str | None = None,
+                   overwrite: bool = False) -> Topology:
     """The topology of a prepared run directory; with mutual TLS (certificates issued here) unless `insecure`."""
     cert_dir = run.path / "certs"
     if not insecure:
-        certs.issue(cert_dir, list(addresses) + [CLIENT])
+        certs.issue(cert_dir, list(addresses) + [CLIENT], overwrite=overwrite)
 
     def entry(identity: Identity, **files) -> RoleEntry:
         listen = f"{listen_host}:{addresses[identity].rsplit(':', 1)[1]}" if listen_host else None
@@ -109,13 +110,14 @@ def loopback_addresses(parties: int) -> dict[Identity, str]:
 
 def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, addresses: dict[Identity, str],
             seed: int | None = None, model: str | None = None, threshold: int | None = None, split: str = "even",
-            insecure: bool = False, listen_host: str | None = None) -> Topology:
-    """Key ceremony, certificates, one data file per party and the topology: everything a deployment needs."""
+            insecure: bool = False, listen_host: str | None = None, overwrite: bool = False) -> Topology:
+    """Key ceremony, certificates, one data file per party and the topology: everything a deployment needs.
+    Existing keys and certificates are replaced only if `overwrite`."""
     run = RunDirectory(Path(run_dir))
     run.path.mkdir(parents=True, exist_ok=True)
-    _, _, holders = ceremony(parties, run.path / "keys", bits, threshold)
+    _, _, holders = ceremony(parties, run.path / "keys", bits, threshold, overwrite=overwrite)
     data_files = prepare_data(run, dataset, parties, seed, split)
-    return write_topology(run, addresses, data_files, holders, model, insecure, listen_host)
+    return write_topology(run, addresses, data_files, holders, model, insecure, listen_host, overwrite)
 
 
 def _running(pid: int) -> bool:
@@ -197,8 +199,9 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
     run = RunDirectory(Path(run_dir))
     if run.processes.exists() and any(_running(pid) for pid in json.loads(run.processes.read_text()).values()):
         raise RuntimeError(f"{run.path} already has running processes; run `mpdp down` first")
+    # `up` always makes a fresh deployment: its keys replace a stopped run's (atomically, mode 0600).
     topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties), seed, model, threshold, split,
-                       insecure)
+                       insecure, overwrite=True)
     processes = start_processes(run, topology, test_mode, faults)
     try:
         wait_healthy(topology, processes, run=run)

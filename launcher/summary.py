@@ -3,26 +3,27 @@
 from __future__ import annotations
 
 
-def _traffic_lines(report: dict) -> list[str]:
-    lines = ["  traffic (each RPC counted once):"]
-    for row in report["traffic"]:
+def _traffic_lines(traffic: list[dict], heading: str = "  traffic (each RPC counted once):") -> list[str]:
+    lines = [heading]
+    for row in traffic:
         lines.append(f"    {row['from']:>10} → {row['to']:<10} {row['rpc']:<38} {row['messages']:>4} msgs {row['bytes']:>10} bytes")
     return lines
 
 
 def pathak_summary(report: dict) -> str:
-    p, r, privacy = report["parameters"], report["result"], report["privacy"]
+    p, r, privacy, evaluator = report["parameters"], report["result"], report["privacy"], report["evaluator_view"]
     lines = [
-        f"Pathak–Rane–Raj on {p['dataset']}: K = {p['parties']} parties (sizes {p.get('party_sizes', '?')}), d = {p['dimension']}, "
-        f"λ = {p['regularization']}",
+        f"Pathak–Rane–Raj on {p['dataset']}: K = {p['parties']} parties, d = {p['dimension']}, λ = {p['regularization']}",
         f"  privacy: {privacy['mechanism']} / {privacy['calibration']} calibration, ε = {privacy['epsilon']}"
         + (f" (really gives ε = {privacy['epsilon_effective']:.3g})" if "epsilon_effective" in privacy else "")
         + f", δ = {privacy['delta']:.2g}; unit: {privacy['unit']}",
         f"  ŵˢ: norm {r['norm']:.4f}, test accuracy {r['test_accuracy']:.1%}",
         f"  secure comparisons of ℓ = {p['comparison_bits']} bits; noise slots of {p['noise_value_bits']} bits",
-        *_traffic_lines(report),
         "  timing: " + ", ".join(f"{k} {v:.2f} s" for k, v in report["timing"].items() if isinstance(v, float)),
-        f"  not hidden: {'; '.join(report['does_not_hide'])}",
+        f"  hides {report['hides']}; not hidden: {'; '.join(report['does_not_hide'])}",
+        "  evaluator's view (operator only; no protocol role sees it):",
+        f"    party sizes {evaluator.get('party_sizes', '?')}",
+        *_traffic_lines(evaluator["traffic"], "    traffic (each RPC counted once):"),
     ]
     return "\n".join(lines)
 
@@ -40,7 +41,7 @@ def dppp_summary(report: dict) -> str:
         + (f", rejected shares {r['rejected_shares']}" if r["rejected_shares"] else ""),
         f"  noisy labels agree with the truth on {r['label_agreement_with_truth']:.1%} of queries",
         f"  student ({r['student_model']}) test accuracy: {r['student_test_accuracy']:.1%}",
-        *_traffic_lines(report),
+        *_traffic_lines(report["traffic"]),
     ]
     lines.append("  timing: " + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in timing.items()))
     return "\n".join(lines)

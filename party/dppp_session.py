@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from cryptocore import ciphertext as ct
+from cryptocore.key_checks import check_key_id
 from cryptocore.threshold import KeyShare, PartialDecryption, ThresholdPublicKey
 from dppp.parameters import DpppParameters, proof_context
 from dppp.reference import one_hot
@@ -76,8 +77,9 @@ class TeacherSession(SessionStateMachine):
         paillier = self.public_key.paillier
         plaintexts = layout.pack((votes + noise).ravel().tolist())
         ciphertexts = [ct.to_bytes(paillier, encryptor.encrypt(p)) for p in plaintexts]
+        # An abort that arrived while voting wins: nothing is released and the session stays aborted.
+        self._advance(State.VOTING, State.VOTED, "releasing votes")
         self.test_record = TestRecord(votes, noise)
-        self.state = State.VOTED
         return tosses, ciphertexts
 
     def begin_decryption(self, key_id: bytes, aggregate: list[bytes], contributors: list[int]) -> list[int]:
@@ -91,12 +93,12 @@ class TeacherSession(SessionStateMachine):
         needed = parameters.calibration.min_contributors
         if len(contributors) < needed:
             raise precondition(f"insufficient noise: {len(contributors)} contributors, need {needed}")
-        ct.check_key_id(self.public_key.paillier, key_id)
+        check_key_id(self.public_key.key_id, key_id)
         expected = parameters.layout(self.public_key.n).plaintexts_needed(parameters.values)
         if len(aggregate) != expected:
             raise invalid(f"aggregate has {len(aggregate)} ciphertexts, expected {expected}")
         ciphertexts = [ct.from_bytes(self.public_key.paillier, data) for data in aggregate]
-        self.state = State.DECRYPTING
+        self._advance(State.VOTED, State.DECRYPTING, "partial decryption")
         return ciphertexts
 
     def partial_decrypt(self, ciphertexts: list[int]) -> list[PartialDecryption]:
@@ -106,6 +108,5 @@ class TeacherSession(SessionStateMachine):
             self.key_share.partial_decrypt(c, proof_context(self.session_id, index))
             for index, c in enumerate(ciphertexts)
         ]
-        self._require(State.DECRYPTING, "releasing partial decryptions")  # not aborted meanwhile
-        self.state = State.DONE
+        self._advance(State.DECRYPTING, State.DONE, "releasing partial decryptions")  # not aborted meanwhile
         return partials

@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import gmpy2
 import numpy as np
-from phe import PaillierPrivateKey, PaillierPublicKey
+from phe import PaillierPrivateKey
 
 from cryptocore import ciphertext as ct
+from cryptocore.key_checks import check_key_id
 from cryptocore.comparison import ComparisonValueHolder, EncryptedBits
 from cryptocore.paillier import KeyPair, PublicKey, generate_keypair
 from learning.pathak_local import train
@@ -116,9 +117,8 @@ class PathakPartySession(PathakParticipant):
         p, q = int.from_bytes(body.p, "big"), int.from_bytes(body.q, "big")
         if p == q or (p * q).bit_length() != self.key_bits or not (gmpy2.is_prime(p) and gmpy2.is_prime(q)):
             raise invalid("the parties' key is not a product of two primes of the session's size")
-        paillier = PaillierPublicKey(p * q)
-        self.xi = KeyPair(PublicKey(paillier, ct.validate(paillier, int.from_bytes(body.hs, "big"))),
-                          PaillierPrivateKey(paillier, p, q))
+        public = PublicKey.from_integers(p * q, int.from_bytes(body.hs, "big"), self.key_bits)
+        self.xi = KeyPair(public, PaillierPrivateKey(public.paillier, p, q))
 
     def _on_commitment(self, sender, body: bytes) -> None:
         j = self._from_party(sender)
@@ -184,7 +184,7 @@ class PathakPartySession(PathakParticipant):
             raise precondition("comparisons before every masked value arrived")
         bits = self.parameters.comparison_bits
         x = self.masked_values[i] - self.masked_values[m] + 2 ** (bits - 1)
-        holder = ComparisonValueHolder(self.zeta, x, bits)
+        holder = ComparisonValueHolder(self.zeta, x, bits, self.key_bits)
         reply = holder.respond(EncryptedBits(bytes(body.bits.key_id), tuple(body.bits.ciphertexts)))
         self.compared.add((i, m))
         self._pending_replies.append(pathak_pb2.CompareReply(
@@ -197,7 +197,7 @@ class PathakPartySession(PathakParticipant):
         self._expect(sender, CURATOR)
         if self.indicator is not None:
             raise precondition("the indicator arrived twice")
-        ct.check_key_id(self.zeta.paillier, bytes(body.key_id))
+        check_key_id(self.zeta.key_id, body.key_id)
         if len(body.values) != self.parameters.parties:
             raise invalid("the indicator has one ciphertext per party")
         for value in body.values:
@@ -216,7 +216,7 @@ class PathakPartySession(PathakParticipant):
         j = self._from_party(sender)
         if j in self.selected_noise:
             raise precondition(f"party {j}'s noise arrived twice")
-        ct.check_key_id(self.zeta.paillier, bytes(body.key_id))
+        check_key_id(self.zeta.key_id, body.key_id)
         layout = self.parameters.noise_layout(self.zeta.n)
         if len(body.values) != layout.plaintexts_needed(self.parameters.dimension):
             raise invalid("selected noise has the wrong number of ciphertexts")
@@ -289,7 +289,7 @@ class PathakPartySession(PathakParticipant):
         a, encrypted_b = self.routed
         element = pathak_pb2.Stage1Element(
             encrypted_a=ct.to_bytes(self.xi.public.paillier, self.xi.public.encryptor.encrypt(a)),
-            encrypted_b=ct.to_bytes(self.zeta.paillier, self.zeta.encryptor.rerandomise(encrypted_b)),
+            encrypted_b=ct.to_bytes(self.zeta.paillier, ct.rerandomise_for_key_owner(self.zeta.paillier, encrypted_b)),
         )
         self._emit(out, CURATOR, "stage1_element", element)
         return True
@@ -350,7 +350,7 @@ class PathakPartySession(PathakParticipant):
         layout = self.parameters.noise_layout(self.zeta.n)
         product = [ct.add(paillier, *column) for column in zip(*self.selected_noise.values())]
         masks = layout.random_masks(self.parameters.dimension)
-        masked = [self.zeta.encryptor.rerandomise(ct.add_plain(paillier, c, packed))
+        masked = [ct.rerandomise_for_key_owner(paillier, ct.add_plain(paillier, c, packed))
                   for c, packed in zip(product, layout.pack_masks(masks))]
         self._emit(out, CURATOR, "masked_noise",
                    common_pb2.Ciphertexts(key_id=self.zeta.key_id, values=[ct.to_bytes(paillier, c) for c in masked]))
@@ -364,8 +364,5 @@ def public_key_message(key: PublicKey) -> pathak_pb2.PaillierPublicKeyMessage:
 
 
 def public_key_from_message(body, key_bits: int) -> PublicKey:
-    n = int.from_bytes(body.n, "big")
-    if n.bit_length() != key_bits or n % 2 == 0:
-        raise invalid(f"a Paillier modulus of {key_bits} bits is required")
-    paillier = PaillierPublicKey(n)
-    return PublicKey(paillier, ct.validate(paillier, int.from_bytes(body.hs, "big")))
+    """A peer's public key, validated (crypto.md): the session's size, odd, h_s a unit other than ±1."""
+    return PublicKey.from_integers(int.from_bytes(body.n, "big"), int.from_bytes(body.hs, "big"), key_bits)

@@ -27,7 +27,7 @@ from mpdp_proto.v1 import (
 from party.dppp_session import TeacherSession
 from party.pathak_session import PathakPartySession
 from pathak.parameters import PathakParameters
-from sessions.errors import denied, invalid, precondition
+from sessions.errors import clean_reason, denied, invalid, precondition
 from sessions.registry import SessionRegistry
 from wire import convert
 from wire.channels import PeerChannels
@@ -90,22 +90,22 @@ class PartyServicer(PathakRpcs, party_pb2_grpc.PartyServicer):
             key_id_hex=self.config.public_key.key_id.hex(),
         )
 
+    @translate_errors
     async def GetTraffic(self, request, context):
+        require_sender(context, CLIENT)  # the log spells out π1 (who routed to whom): the operator's only
         return traffic_reply(self._traffic, request.session)
 
     @translate_errors
     async def AbortSession(self, request, context):
+        """The client, or a participant of that session (DPPP: the aggregator; Pathak: the other K participants)."""
         sender = sender_of(context)
-        if sender is None or sender == self.me:
-            raise denied(f"{sender or 'an unidentified caller'} may not abort sessions here")
-        reason = request.reason or f"aborted by {sender}"
         if self.pathak.knows(request.session_id):
-            self.pathak.abort_from_peer(request.session_id, reason)
+            self.pathak.abort_from_peer(request.session_id, sender, request.reason)
         else:
             if sender not in (AGGREGATOR, CLIENT):
-                raise denied(f"{sender} may not abort a DPPP session")
-            self._sessions.get(request.session_id).abort(reason)
-        log.info("session %s aborted: %s", request.session_id, request.reason)
+                raise denied(f"{sender or 'an unidentified caller'} may not abort a DPPP session")
+            self._sessions.get(request.session_id).abort(clean_reason(request.reason or f"aborted by {sender}"))
+        log.info("session %s aborted by %s: %s", request.session_id, sender, clean_reason(request.reason))
         return common_pb2.Empty()
 
     @translate_errors
@@ -164,6 +164,7 @@ class PartyServicer(PathakRpcs, party_pb2_grpc.PartyServicer):
 
     @translate_errors
     async def GetDpppTestRecord(self, request, context):
+        require_sender(context, CLIENT)
         if not self.config.test_mode:
             raise precondition("test records exist only in test mode")
         session = self._sessions.get(request.session)
@@ -184,6 +185,7 @@ class PartyServicer(PathakRpcs, party_pb2_grpc.PartyServicer):
 
     @translate_errors
     async def GetPathakTestRecord(self, request, context):
+        require_sender(context, CLIENT)
         if not self.config.test_mode:
             raise precondition("test records exist only in test mode")
         record = self.pathak.session(request.session).test_record

@@ -43,3 +43,14 @@ def from_crypto(error: CryptoError) -> ProtocolError:
     if isinstance(error, ProtocolStateError):
         return precondition(str(error))
     return invalid(str(error))
+
+
+MAX_REASON_LENGTH = 200
+
+
+def clean_reason(text: str) -> str:
+    """An abort reason from a peer, safe to log and to show: control characters (newlines
+    included) become spaces, and the length is bounded."""
+    cleaned = "".join(ch if ch.isprintable() else " " for ch in str(text)[: 4 * MAX_REASON_LENGTH])
+    cleaned = " ".join(cleaned.split())
+    return cleaned if len(cleaned) <= MAX_REASON_LENGTH else cleaned[: MAX_REASON_LENGTH - 1] + "…"

@@ -4,6 +4,7 @@ order, and an abort that ends the session for good."""
 from __future__ import annotations
 
 import enum
+import threading
 
 from sessions.errors import aborted, precondition
 
@@ -17,6 +18,9 @@ class SessionStateMachine:
         self.session_id = session_id
         self.state = initial
         self.abort_reason = ""
+        # Work runs in worker threads while an abort may arrive on the event loop: a transition and an
+        # abort never interleave, so an abort that lands during a step is never undone by it.
+        self._transition_lock = threading.Lock()
 
     @property
     def finished(self) -> bool:
@@ -28,11 +32,19 @@ class SessionStateMachine:
         if self.state is not state:
             raise precondition(f"{step} is not allowed while the session is {self.state.value}")
 
+    def _advance(self, expected: enum.Enum, new: enum.Enum, step: str) -> None:
+        """Move from `expected` to `new` atomically; raises (ABORTED / FAILED_PRECONDITION) otherwise."""
+        with self._transition_lock:
+            self._require(expected, step)
+            self.state = new
+
     def abort(self, reason: str) -> None:
-        if not self.finished:
+        with self._transition_lock:
+            if self.finished:
+                return
             self.state = self.State.ABORTED
             self.abort_reason = reason
-            self._forget()
+        self._forget()
 
     def _forget(self) -> None:
         """Drop intermediate values on abort; nothing partial survives."""

@@ -1,17 +1,23 @@
 import dataclasses
+import secrets
 
+import gmpy2
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from phe import PaillierPrivateKey, PaillierPublicKey
 
 from cryptocore import ciphertext as ct
-from cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder, compare
+from cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder, EncryptedBits, compare
 from cryptocore.errors import (
     CryptoError,
     InvalidCiphertext,
+    InvalidKey,
     KeyMismatch,
     ProtocolStateError,
 )
+from cryptocore.paillier import KeyPair, PublicKey
+from cryptocore.primes import blum_prime
 
 BITS = 24
 TOP = 2**BITS - 1
@@ -100,3 +106,100 @@ def test_bad_messages_rejected_without_changing_state(keypair, other_keypair):
     with pytest.raises(InvalidCiphertext):
         key_holder.receive(dataclasses.replace(answer, ciphertexts=answer.ciphertexts[:-1] + (b"\x01",)))
     assert key_holder.receive(answer) is True
+
+
+# --- The key owner (B) as an attacker: what it may learn is the bit, nothing else. ---
+
+SMALL = 16
+
+
+def _respond_and_open(keypair, x: int, y: int, bits: int = SMALL, encrypted=None):
+    """A's answer as B decrypts it: (plaintext residues, the randomness ρ of each ciphertext)."""
+    key_holder = ComparisonKeyHolder(keypair, y, bits)
+    message = encrypted or key_holder.encrypted_bits()
+    answer = ComparisonValueHolder(keypair.public, x, bits).respond(message)
+    private, n, nsquare = keypair.private, keypair.public.n, keypair.public.paillier.nsquare
+    phi = (private.p - 1) * (private.q - 1)
+    n_inverse = int(gmpy2.invert(n, phi))
+    plaintexts, randomness = [], []
+    for data in answer.ciphertexts:
+        c = int.from_bytes(data, "big")
+        m = private.raw_decrypt(c)
+        rho_n = c * gmpy2.invert(1 + m * n, nsquare) % nsquare  # = ρ^n mod n²; B knows p, q and takes the n-th root
+        plaintexts.append(m)
+        randomness.append(int(gmpy2.powmod(rho_n % n, n_inverse, n)))
+    return plaintexts, randomness
+
+
+def test_the_zero_sits_at_a_uniform_position(keypair):
+    """Without the shuffle the zero's position is the highest differing bit: x's bits leak."""
+    positions = [_respond_and_open(keypair, 0b1011_0000_0000_0001, 0b1010_0000_0000_0000)[0].index(0)
+                 for _ in range(30)]
+    assert len(set(positions)) >= 5, positions
+
+
+def test_masks_are_uniform_units_not_small_multipliers(keypair):
+    """B sees r_i·c_i mod n with |c_i| ≤ 3ℓ + 2; masks from a small set would let B divide them out."""
+    n = keypair.public.n
+    plaintexts, _ = _respond_and_open(keypair, 1234, 50000)  # x < y: no zero
+    candidates = [c for c in range(-3 * SMALL - 3, 3 * SMALL + 4) if c]
+    for m in plaintexts:
+        for c in candidates:
+            r = m * int(gmpy2.invert(c % n, n)) % n
+            assert 2**24 < r < n - 2**24, "a plaintext is a small multiple of a possible c_i"
+
+
+def test_answers_are_rerandomised_with_uniform_units_not_with_the_owners_h_s(keypair):
+    """B chooses its bit ciphertexts' randomness (here ρ = 1: Enc(y_i) = 1 + y_i·n). Without a
+    re-randomisation, or with one B controls, each answer's ρ would be a function of B's choices."""
+    y, n = 50000, keypair.public.n
+    crafted = EncryptedBits(keypair.public.key_id, tuple(
+        ct.to_bytes(keypair.public.paillier, 1 + ((y >> i) & 1) * n) for i in range(SMALL)))
+    _, randomness = _respond_and_open(keypair, 1234, y, encrypted=crafted)
+    assert all(rho != 1 for rho in randomness)
+    assert len(set(randomness)) == SMALL
+
+
+def _prime_with_factor_three(bits: int) -> int:
+    while True:
+        p = blum_prime(bits)
+        if p % 3 == 1:
+            return p
+
+
+@pytest.fixture(scope="module")
+def owner_with_order_three_hs():
+    """A key owner who publishes h_s of order 3: it passes every public check (not ±1 modulo p or q),
+    and DJN randomness h_s^r would take only three values."""
+    p, q = _prime_with_factor_three(512), _prime_with_factor_three(512)
+    n = p * q
+    while True:
+        g = secrets.randbelow(n - 3) + 2
+        h = int(gmpy2.powmod(g, (p - 1) * (q - 1) // 9, n))  # order divides 3 modulo p and modulo q
+        if gmpy2.powmod(h, 1, p) != 1 and gmpy2.powmod(h, 1, q) != 1:
+            break
+    hs = int(gmpy2.powmod(h, n, n * n))
+    public = PublicKey(PaillierPublicKey(n), hs)  # validated: accepted
+    return KeyPair(public, PaillierPrivateKey(public.paillier, p, q))
+
+
+def test_an_owner_with_a_small_order_h_s_learns_nothing_beyond_the_bit(owner_with_order_three_hs):
+    keypair = owner_with_order_three_hs
+    n, nsquare = keypair.public.n, keypair.public.paillier.nsquare
+    assert gmpy2.powmod(keypair.public.hs, 3, nsquare) == 1
+    plaintexts, randomness = _respond_and_open(keypair, 40000, 1234)
+    assert sum(1 for m in plaintexts if m == 0) == 1  # the bit, as the protocol promises
+    assert all(gmpy2.powmod(rho, 3, n) != 1 for rho in randomness)  # ρ is not in ⟨h⟩
+
+
+def test_the_value_holder_validates_the_owners_key(keypair):
+    n = keypair.public.n
+    for hs in (1, n * n - 1):  # h_s = ±1 would make "re-randomised" values readable in full
+        with pytest.raises(InvalidKey):
+            PublicKey.from_integers(n, hs)
+    with pytest.raises(InvalidKey):
+        ComparisonValueHolder(keypair.public, 5, SMALL, key_bits=2048)  # not the session's key size
+    holder = ComparisonValueHolder(keypair.public, 5, SMALL, key_bits=n.bit_length())
+    other = ComparisonKeyHolder(keypair, 3, SMALL).encrypted_bits()
+    with pytest.raises(KeyMismatch):
+        holder.respond(dataclasses.replace(other, key_id=bytes(32)))

@@ -175,3 +175,52 @@ def test_unpacked_layout_has_one_slot_per_ciphertext(threshold_key):
     parameters = DpppParameters(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, False, public.key_id)
     layout = parameters.layout(public.n)
     assert layout.slots_per_plaintext == 1 and layout.plaintexts_needed(parameters.values) == QUERIES * CLASSES
+
+
+class AbortingModel:
+    """Lets an abort arrive while the teacher is voting (as from the event loop during the worker's work)."""
+
+    def __init__(self, session):
+        self.session = session
+
+    def predict(self, features):
+        self.session.abort("aborted by the aggregator while voting")
+        return np.zeros(len(features), dtype=int)
+
+
+def test_an_abort_during_voting_is_not_undone_and_nothing_is_released(setup):
+    public, parameters, teachers, rnd = setup
+    teacher = teachers[0]
+    with pytest.raises(ProtocolError) as refused:
+        teacher.cast_votes(AbortingModel(teacher))
+    assert refused.value.kind is Kind.ABORTED and teacher.state is teacher.State.ABORTED
+    aggregate = [ct.to_bytes(public.paillier, public.encryptor.encrypt(1))] * rnd.ciphertext_count
+    with pytest.raises(ProtocolError) as refused:  # no proven partial decryption after an abort
+        teacher.begin_decryption(public.key_id, aggregate, [1, 2, 3, 4, 5])
+    assert refused.value.kind is Kind.ABORTED
+
+
+def _stuffed_ballot(rnd, content: int) -> list[bytes]:
+    """A malicious teacher's message: raw `content` in every slot (an honest one holds vote + Bin(N_i, ½) + bias)."""
+    layout, remaining, plaintexts = rnd.layout, rnd.parameters.values, []
+    while remaining:
+        slots = min(layout.slots_per_plaintext, remaining)
+        plaintexts.append(sum(content << (position * layout.slot_bits) for position in range(slots)))
+        remaining -= slots
+    return [ct.to_bytes(rnd.public_key.paillier, rnd.public_key.encryptor.encrypt(p)) for p in plaintexts]
+
+
+def test_stuffed_votes_abort_the_round_instead_of_releasing_infeasible_counts(setup):
+    public, parameters, teachers, rnd = setup
+    tosses = parameters.calibration.tosses_per_teacher
+    _vote_all(teachers, rnd, skip={5})
+    # Half the slot's head-room: no carry into the next slot, yet far beyond what honest teachers can give.
+    stuffed = 1 << (rnd.layout.slot_bits - 1)
+    assert stuffed - rnd.layout.bias > TEACHERS + TEACHERS * tosses
+    rnd.accept_votes(party(5), 5, tosses, public.key_id, _stuffed_ballot(rnd, stuffed))
+    aggregate, contributors = rnd.close_collection()
+    _decrypt_all(teachers, rnd, contributors, holders=range(1, 5))  # teacher 5 did not run an honest session
+    with pytest.raises(ProtocolError) as refused:
+        rnd.finish()
+    assert refused.value.kind is Kind.ABORTED and "feasible range" in str(refused.value)
+    assert rnd.state is rnd.State.ABORTED

@@ -7,7 +7,9 @@ from hypothesis import strategies as st
 from phe import EncryptedNumber
 
 from cryptocore import ciphertext as ct
+from cryptocore.key_checks import check_key_id
 from cryptocore.errors import InvalidCiphertext, KeyMismatch
+from cryptocore.fast_encryption import FastEncryptor
 from cryptocore.fixed_base import FixedBaseTable
 from cryptocore.paillier import PublicKey, generate_keypair
 
@@ -93,13 +95,15 @@ def test_wire_form_is_fixed_length_and_checked(keypair):
         ct.from_bytes(paillier, b"\xff" * len(data))  # ≥ n²
 
 
-def test_key_id_is_sha256_of_n_and_checked(keypair, other_keypair):
-    import hashlib
-
-    assert keypair.public.key_id == hashlib.sha256(keypair.public.n.to_bytes(128, "big")).digest()
-    ct.check_key_id(keypair.public.paillier, keypair.public.key_id)
+def test_key_id_covers_every_public_parameter_and_is_checked(keypair, other_keypair):
+    same_n_other_hs = PublicKey(keypair.public.paillier, keypair.public.encryptor.rerandomise(keypair.public.hs))
+    assert same_n_other_hs.key_id != keypair.public.key_id  # h_s is part of the id, not only n
+    assert len(keypair.public.key_id) == 32
+    check_key_id(keypair.public.key_id, keypair.public.key_id)
     with pytest.raises(KeyMismatch):
-        ct.check_key_id(keypair.public.paillier, other_keypair.public.key_id)
+        check_key_id(keypair.public.key_id, other_keypair.public.key_id)
+    with pytest.raises(KeyMismatch):
+        check_key_id(keypair.public.key_id, same_n_other_hs.key_id)
 
 
 def test_public_key_round_trip_and_tamper(keypair):
@@ -130,3 +134,31 @@ def test_fixed_base_table_rejects_long_exponent(keypair):
     with pytest.raises(ValueError):
         table.pow(1 << 64)
     assert table.pow(secrets.randbits(64) | 1) != 1
+
+
+def _short_exponent(base: int, target: int, modulus: int, bits: int) -> int | None:
+    """Baby-step giant-step: r < 2^bits with base^r ≡ target (mod modulus), if there is one."""
+    step = 1 << (bits // 2)
+    table, value = {}, gmpy2.mpz(1)
+    for j in range(step):
+        table.setdefault(int(value), j)
+        value = value * base % modulus
+    giant = gmpy2.invert(gmpy2.powmod(base, step, modulus), modulus)
+    value = gmpy2.mpz(target)
+    for i in range(step):
+        if int(value) in table:
+            return i * step + table[int(value)]
+        value = value * giant % modulus
+    return None
+
+
+def test_fast_encryption_exponent_is_not_brute_forceable(keypair):
+    """Anyone (no key needed) can test c ≡ h_s^r (mod n) for short r and so read m: the DJN exponent must have
+    ⌈k/2⌉ bits, far beyond a 2^32 search."""
+    public = keypair.public
+    encryptor = FastEncryptor(public.paillier, public.hs)
+    assert encryptor.randomness_bits >= (public.n.bit_length() + 1) // 2
+    for plaintext in (0, 42):
+        c = encryptor.encrypt(plaintext)
+        # c = (1 + m·n)·h_s^r ≡ h_s^r (mod n)
+        assert _short_exponent(public.hs % public.n, c % public.n, public.n, 32) is None

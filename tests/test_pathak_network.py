@@ -41,7 +41,7 @@ def closed_form(k: int, self_routed: int) -> Counter:
 
 
 def observed(report: dict) -> Counter:
-    return Counter({(r["from"], r["to"], r["rpc"]): r["messages"] for r in report["traffic"]})
+    return Counter({(r["from"], r["to"], r["rpc"]): r["messages"] for r in report["evaluator_view"]["traffic"]})
 
 
 @pytest.mark.parametrize("parties, faults, split", [(3, None, "10"), (5, FAULTS_K5, "even"), (8, FAULTS_K8, "even")])
@@ -61,9 +61,9 @@ def test_networked_result_equals_the_reference_and_the_closed_form(pool, parties
     assert all(list(records[j].noise) == noises[j - 1] for j in records)
     expected = perturbed_average(models, noises, sizes, parameters.fractional_bits)
     assert np.max(np.abs(np.array(report["result"]["w"]) - expected)) <= 2**-20
-    self_routed = sum(kinds.get("routed_share", 0) for kinds in report["result"]["self_deliveries"].values())
+    self_routed = sum(kinds.get("routed_share", 0) for kinds in report["evaluator_view"]["self_deliveries"].values())
     assert observed(report) == closed_form(parties, self_routed)
-    assert report["result"]["self_deliveries"]["party/1"]["barrier_ready"] == 1  # the leader's own, local
+    assert report["evaluator_view"]["self_deliveries"]["party/1"]["barrier_ready"] == 1  # the leader's own, local
     assert report["privacy"]["mechanism"] == "gaussian" and report["parameters"]["comparison_bits"] == 35 + (parties - 1).bit_length() + 80
 
 

@@ -171,8 +171,10 @@ def test_key_files_reject_tampering_and_unknown_versions(threshold_key, tmp_path
     with pytest.raises(ValueError, match="format"):
         keyfiles.public_key_from_dict({**data, "format": "pickle"})
     public_data = keyfiles.public_key_to_dict(public)
-    with pytest.raises(ValueError, match="key id"):
+    with pytest.raises(ValueError):
         keyfiles.public_key_from_dict({**public_data, "n": hex(public.n + 2)})
+    with pytest.raises(ValueError, match="key id"):
+        keyfiles.public_key_from_dict({**public_data, "key_id": "00" * 32})
 
 
 def test_dealer_rejects_bad_thresholds():
@@ -186,3 +188,58 @@ def test_threshold_one_of_one():
     public, shares = deal(SafePrimes.generate(1024), 1, 1)
     c = public.encryptor.encrypt(99)
     assert decrypt(public, c, [shares[0].partial_decrypt(c)]) == (99, {})
+
+
+# --- Tests that guard the security parameters of the proof (each fails for a planted weakening). ---
+
+@pytest.fixture(scope="module")
+def known_order_key():
+    """A 2-of-3 key whose dealer's primes the test keeps, so it can build exponents ≡ 0 mod the group order."""
+    primes = SafePrimes.generate(1024)
+    public, shares = deal(primes, 2, 3)
+    order = public.n * (primes.p - 1) * (primes.q - 1)  # a multiple of every element's order in Z*_{n²}
+    return public, shares, order
+
+
+def test_proof_randomness_hides_the_key_share(threshold_key):
+    """z = r + e·Δ·s_i: if r were short (e.g. 256 bits), ⌊z/(e·Δ)⌋ would be s_i. The attacker's candidate
+    must not match the verification key, and z must be as long as r's |n²| + log Δ + 256 bits."""
+    public, shares = threshold_key
+    nsquare = public.paillier.nsquare
+    for value in (1, 2, 3):
+        c = public.encryptor.encrypt(value)
+        proof = shares[1].partial_decrypt(c, CONTEXT)
+        candidate = proof.response // (proof.challenge * public.delta)
+        assert gmpy2.powmod(public.verification_base, public.delta * candidate, nsquare) != public.verification_key(2)
+        assert proof.response.bit_length() >= nsquare.bit_length() + (public.delta - 1).bit_length() + 200
+
+
+def test_fiat_shamir_challenge_has_128_bits(threshold_key):
+    public, shares = threshold_key
+    c = public.encryptor.encrypt(7)
+    challenges = [shares[0].partial_decrypt(c, f"context-{i}".encode()).challenge for i in range(8)]
+    assert max(e.bit_length() for e in challenges) > 120  # a 16-bit challenge is forged in 2^16 tries
+    assert len(set(challenges)) == len(challenges)
+
+
+def test_responses_out_of_range_are_refused_even_when_they_verify(known_order_key):
+    """z ± M·ord passes the algebra; only the range check refuses it."""
+    public, shares, order = known_order_key
+    c = public.encryptor.encrypt(11)
+    proof = shares[0].partial_decrypt(c, CONTEXT)
+    big = order << (public.proof_randomness_bits + 256 - order.bit_length() + 8)
+    for response in (proof.response + big, proof.response - big):
+        forged = PartialDecryption(proof.holder, proof.value, proof.challenge, response)
+        with pytest.raises(InvalidShare, match="response"):
+            verify(public, c, forged, CONTEXT)
+
+
+def test_share_values_are_validated(threshold_key):
+    """value + n² has the same residue (so the proof's algebra holds) but is not an element of Z*_{n²}."""
+    public, shares = threshold_key
+    nsquare = public.paillier.nsquare
+    c = public.encryptor.encrypt(11)
+    proof = shares[0].partial_decrypt(c, CONTEXT)
+    for value in (proof.value + nsquare, 0, public.n):
+        with pytest.raises(InvalidShare, match="share value"):
+            verify(public, c, PartialDecryption(proof.holder, value, proof.challenge, proof.response), CONTEXT)

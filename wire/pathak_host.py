@@ -19,7 +19,7 @@ from mpdp_proto.v1 import common_pb2, curator_pb2_grpc, party_pb2_grpc, pathak_p
 from pathak import ring
 from pathak.parameters import PathakParameters
 from pathak.participant import PathakParticipant
-from sessions.errors import ProtocolError, aborted, invalid, precondition
+from sessions.errors import ProtocolError, aborted, clean_reason, denied, invalid, precondition
 from sessions.registry import SessionRegistry
 from wire.channels import PeerChannels
 from wire.identity import CLIENT, Identity, require_sender, sender_of
@@ -138,8 +138,12 @@ class PathakHost:
         await asyncio.gather(*(_stub(self._peers, p).AbortSession(request, timeout=5.0) for p in others),
                              return_exceptions=True)
 
-    def abort_from_peer(self, session_id: str, reason: str) -> None:
-        self._sessions.get(session_id).abort(reason)
+    def abort_from_peer(self, session_id: str, sender: Identity | None, reason: str) -> None:
+        """An abort from the client or from another participant of this session; anyone else is refused."""
+        hosted = self._sessions.get(session_id)
+        if sender is None or sender == self.me or (sender != CLIENT and sender not in hosted.session.participants):
+            raise denied(f"{sender or 'an unidentified caller'} takes no part in session {session_id}")
+        hosted.abort(clean_reason(reason or f"aborted by {sender}"))
 
     async def await_share(self, session_id: str) -> pathak_pb2.PathakPublishedShare:
         hosted = self._sessions.get(session_id)

@@ -1,0 +1,57 @@
+"""Key ids and the checks every public key passes before use (crypto.md, "Wire form").
+
+A key id is SHA-256 over *every* public parameter (n, h_s; for threshold keys also
+t, ℓ, v, v_1..v_ℓ), so two keys that differ in any parameter have different ids.
+A public key from a file or from the wire is refused unless its modulus is an odd
+number of an allowed size and every group element is a unit of Z*_{n²} other than
+±1 and other than the order-2 elements that would split n.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import gmpy2
+
+from cryptocore.errors import InvalidKey, KeyMismatch
+
+MIN_KEY_BITS = 1024  # allowed for tests and quick demos only
+MAX_KEY_BITS = 8192
+
+
+def fingerprint(tag: bytes, *values: int) -> bytes:
+    """SHA-256 over the tag and the values, each length-prefixed big-endian."""
+    digest = hashlib.sha256()
+    for item in (tag, *(int(v).to_bytes((int(v).bit_length() + 7) // 8 or 1, "big") for v in values)):
+        digest.update(len(item).to_bytes(4, "big"))
+        digest.update(item)
+    return digest.digest()
+
+
+def check_key_id(expected: bytes, claimed: bytes) -> None:
+    if bytes(claimed) != expected:
+        raise KeyMismatch("message is encrypted under another key (key id mismatch)")
+
+
+def check_modulus(n: int, bits: int | None = None) -> None:
+    """n odd, of an even number of bits in [MIN_KEY_BITS, MAX_KEY_BITS], and of `bits` bits if given."""
+    size = int(n).bit_length()
+    if bits is not None and size != bits:
+        raise InvalidKey(f"a Paillier modulus of {bits} bits is required, got {size}")
+    if not MIN_KEY_BITS <= size <= MAX_KEY_BITS or size % 2 or n % 2 == 0:
+        raise InvalidKey(f"a Paillier modulus must be odd with an even number of bits in [{MIN_KEY_BITS}, {MAX_KEY_BITS}]")
+    if gmpy2.is_square(n) or gmpy2.is_prime(n):
+        raise InvalidKey("a Paillier modulus is a product of two distinct primes")
+
+
+def check_group_element(n: int, value: int, name: str, generator: bool = True) -> int:
+    """value ∈ Z*_{n²} and not ±1; a `generator` (v, h_s) must also be ≢ ±1 modulo each prime factor,
+    which rules out the other elements of order 2 (a verification key v_i = v^{Δ·s_i} may be ≡ 1 mod n)."""
+    nsquare = n * n
+    if not 1 < value < nsquare - 1:
+        raise InvalidKey(f"{name} must lie in (1, n² − 1)")
+    if gmpy2.gcd(value, n) != 1:
+        raise InvalidKey(f"{name} is not a unit of Z*_(n²)")
+    if generator and (gmpy2.gcd(value - 1, n) != 1 or gmpy2.gcd(value + 1, n) != 1):
+        raise InvalidKey(f"{name} is ±1 modulo a factor of n: not a valid generator for this key")
+    return value

@@ -1,0 +1,92 @@
+"""Who may call the diagnostic and control RPCs (issue 9 item 2), tried with every role's certificate."""
+
+import grpc
+import pytest
+
+from launcher.pathak_client import EVALUATOR_VIEW
+from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, curator_pb2_grpc, party_pb2_grpc, pathak_pb2
+from sessions.errors import MAX_REASON_LENGTH, clean_reason
+from wire.identity import AGGREGATOR, CLIENT, CURATOR, party
+
+STUBS = {"party": party_pb2_grpc.PartyStub, "curator": curator_pb2_grpc.CuratorStub,
+         "aggregator": aggregator_pb2_grpc.AggregatorStub}
+
+
+def _code(action) -> grpc.StatusCode:
+    try:
+        action()
+    except grpc.RpcError as error:
+        return error.code()
+    return grpc.StatusCode.OK
+
+
+@pytest.fixture(scope="module")
+def finished_pathak(pool):
+    d = pool.get(3)
+    return d, d.run_pathak(noise_seed=3)
+
+
+def test_traffic_logs_answer_only_the_client(finished_pathak):
+    """The traffic log spells out π1 (who routed to whom): Charlie, the parties and the aggregator may not read it."""
+    d, report = finished_pathak
+    request = common_pb2.SessionRef(session=report["session_id"])
+    roles = [AGGREGATOR, CURATOR, party(1), party(2), party(3)]
+    for target in roles:
+        for caller in roles:
+            code = _code(lambda: d.call(target, STUBS[target.role], "GetTraffic", request, caller))
+            assert code == grpc.StatusCode.PERMISSION_DENIED, (target, caller, code)
+        reply = d.call(target, STUBS[target.role], "GetTraffic", request, CLIENT)
+        assert reply.records or target == AGGREGATOR
+
+
+def test_test_records_answer_only_the_client(finished_pathak):
+    d, report = finished_pathak
+    request = common_pb2.SessionRef(session=report["session_id"])
+    for caller in (CURATOR, AGGREGATOR, party(2)):
+        for method in ("GetPathakTestRecord", "GetDpppTestRecord"):
+            code = _code(lambda: d.call(party(1), party_pb2_grpc.PartyStub, method, request, caller))
+            assert code == grpc.StatusCode.PERMISSION_DENIED, (caller, method)
+    assert d.call(party(1), party_pb2_grpc.PartyStub, "GetPathakTestRecord", request, CLIENT).records > 0
+
+
+def test_only_the_client_or_a_participant_may_abort_a_pathak_session(pool):
+    d = pool.get(3)
+    session_id = "abort-rights"
+    opened = pathak_pb2.PathakMessage(session_id=session_id, open=d.pathak_parameters().to_proto())
+    participants = [party(1), party(2), party(3), CURATOR]
+    for target in participants:
+        d.call(target, STUBS[target.role], "PathakStep", opened, CLIENT)
+    # The aggregator takes no part in Pathak: it may abort nothing.
+    for target in participants:
+        request = common_pb2.AbortRequest(session_id=session_id, reason="the aggregator says so")
+        assert _code(lambda: d.call(target, STUBS[target.role], "AbortSession", request, AGGREGATOR)) \
+            == grpc.StatusCode.PERMISSION_DENIED
+    # A participant may; its reason arrives cleaned and bounded.
+    hostile = "line one\nforged log line: session completed\x1b[2J" + "x" * 100_000
+    d.call(party(2), party_pb2_grpc.PartyStub, "AbortSession",
+           common_pb2.AbortRequest(session_id=session_id, reason=hostile), party(3))
+    with pytest.raises(grpc.RpcError) as aborted:
+        d.call(party(2), party_pb2_grpc.PartyStub, "AwaitPathakShare",
+               pathak_pb2.PathakShareRequest(session_id=session_id), CLIENT)
+    assert aborted.value.code() == grpc.StatusCode.ABORTED
+    details = aborted.value.details()
+    assert "\n" not in details and "\x1b" not in details and len(details) < MAX_REASON_LENGTH + 100
+    for target in (party(1), party(3), CURATOR):  # the client cleans up the rest
+        d.call(target, STUBS[target.role], "AbortSession", common_pb2.AbortRequest(session_id=session_id), CLIENT)
+
+
+def test_clean_reason():
+    assert clean_reason("a\nb\r\tc\x00d") == "a b c d"
+    assert len(clean_reason("y" * 10_000)) == MAX_REASON_LENGTH
+
+
+def test_the_report_keeps_what_names_pi1_in_the_evaluators_view(finished_pathak):
+    """The report says Charlie and the parties do not learn π1 or the sizes; what would contradict that is
+    the operator's only, and sits in one labelled section."""
+    _, report = finished_pathak
+    outside = {key: value for key, value in report.items() if key != EVALUATOR_VIEW}
+    text = repr(outside)
+    for secret in ("self_deliveries", "traffic_detail", "party_sizes", "routed_share", "stages_by_participant"):
+        assert secret not in text, secret
+    assert {"self_deliveries", "traffic", "traffic_detail"} <= set(report[EVALUATOR_VIEW])
+    assert "operator" in report[EVALUATOR_VIEW]["note"]

@@ -1,0 +1,162 @@
+"""Keys and key files as an attacker would try them (issue 9 item 4, crypto.md key validation)."""
+
+import dataclasses
+import json
+import os
+import stat
+
+import gmpy2
+import pytest
+
+from cryptocore import keyfiles, secret_files
+from cryptocore.errors import CryptoError, InvalidKey, InvalidShare, NotEnoughShares
+from cryptocore.paillier import PublicKey
+from cryptocore.threshold import (
+    PartialDecryption,
+    SafePrimes,
+    ThresholdPublicKey,
+    combine,
+    decrypt,
+    lagrange_coefficient,
+    verify,
+)
+
+CONTEXT = b"session/0"
+
+
+def _forged(public: ThresholdPublicKey, **changes) -> dict:
+    return {**keyfiles.public_key_to_dict(public), **changes}
+
+
+def test_a_forged_key_with_unit_verification_keys_is_refused(threshold_key):
+    """With v = v_i = 1 any 'share' would verify; the key must not load."""
+    public, _ = threshold_key
+    forged = _forged(public, v="0x1", verification_keys=["0x1"] * public.holders)
+    with pytest.raises(InvalidKey):
+        keyfiles.public_key_from_dict(forged)
+    with pytest.raises(InvalidKey):
+        dataclasses.replace(public, verification_base=1, verification_keys=(1,) * public.holders)
+    minus_one = public.paillier.nsquare - 1
+    for field, value in (("verification_base", minus_one), ("hs", 1), ("hs", minus_one), ("hs", public.n)):
+        with pytest.raises(InvalidKey):
+            dataclasses.replace(public, **{field: value})
+
+
+def test_verification_keys_must_match_the_declared_threshold(threshold_key):
+    """A key whose v_i do not lie on one degree t−1 polynomial (here: one v_i replaced) is refused, and so is
+    the honest key declared with another t."""
+    public, _ = threshold_key
+    nsquare = public.paillier.nsquare
+    keys = list(public.verification_keys)
+    keys[-1] = keys[-1] * public.verification_base % nsquare  # v_5 = v^{Δ·s_5 + 1}: a share of nothing
+    with pytest.raises(InvalidKey, match="threshold"):
+        dataclasses.replace(public, verification_keys=tuple(keys))
+    with pytest.raises(InvalidKey, match="threshold"):
+        dataclasses.replace(public, threshold=public.threshold - 1)
+
+
+def test_key_id_covers_every_public_parameter(threshold_key):
+    public, _ = threshold_key
+    other_hs = dataclasses.replace(public, hs=public.encryptor.rerandomise(public.hs))
+    assert other_hs.key_id != public.key_id
+    with pytest.raises(InvalidKey, match="key id"):  # a file whose id was computed over n alone
+        keyfiles.public_key_from_dict(_forged(other_hs, key_id=public.key_id.hex()))
+
+
+def test_plain_public_keys_are_validated(keypair):
+    n = keypair.public.n
+    for hs in (1, n * n - 1, 0, n):
+        with pytest.raises(InvalidKey):
+            PublicKey.from_integers(n, hs)
+    with pytest.raises(InvalidKey):
+        PublicKey.from_integers(n + 1, keypair.public.hs)  # even
+    with pytest.raises(InvalidKey):
+        PublicKey.from_integers(n, keypair.public.hs, bits=2048)  # not the session's size
+    with pytest.raises(InvalidKey):
+        PublicKey.from_integers(2**511 + 187, 3)  # too small
+
+
+def test_combine_checks_its_result_and_t_minus_one_shares_never_decrypt(threshold_key):
+    public, shares = threshold_key
+    c = public.encryptor.encrypt(31337)
+    partials = [share.partial_decrypt(c, CONTEXT) for share in shares]
+    t = public.threshold
+    with pytest.raises(NotEnoughShares):
+        decrypt(public, c, partials[: t - 1], CONTEXT)
+    with pytest.raises(CryptoError):
+        combine(public, partials[: t - 1])
+    # Interpolating through t − 1 points (Lagrange over them, as combine would) gives c′ ≢ 1 mod n.
+    nsquare, holders = public.paillier.nsquare, [p.holder for p in partials[: t - 1]]
+    c_prime = 1
+    for partial in partials[: t - 1]:
+        exponent = 2 * lagrange_coefficient(public.delta, holders, partial.holder)
+        c_prime = c_prime * gmpy2.powmod(partial.value, exponent, nsquare) % nsquare
+    assert c_prime % public.n != 1
+    # An unverified wrong share fails the same way instead of yielding garbage.
+    bad = PartialDecryption(partials[0].holder, partials[0].value * partials[0].value % public.paillier.nsquare)
+    with pytest.raises(CryptoError, match="c′"):
+        combine(public, [bad, *partials[1:t]])
+    assert combine(public, partials[:t]) == 31337
+
+
+def test_no_secret_in_any_repr(threshold_key, keypair):
+    public, shares = threshold_key
+    primes = SafePrimes(p=1000003, q=1000033)
+    assert "1000003" not in repr(primes) and "1000033" not in repr(primes)
+    assert hex(shares[0].secret)[2:] not in repr(shares[0]) and str(shares[0].secret) not in repr(shares[0])
+    assert str(keypair.private.p) not in repr(keypair) and str(keypair.private.q) not in repr(keypair)
+
+
+def test_share_files_are_private_from_the_first_byte_and_never_follow_symlinks(threshold_key, tmp_path):
+    public, shares = threshold_key
+    share_path = tmp_path / keyfiles.share_file_name(1)
+    share_path.write_text("old")
+    os.chmod(share_path, 0o644)
+    with pytest.raises(FileExistsError):  # refuses to overwrite unless asked
+        keyfiles.write_key_files(tmp_path, public, shares)
+    assert share_path.read_text() == "old"
+    keyfiles.write_key_files(tmp_path, public, shares, overwrite=True)
+    for share in shares:
+        mode = stat.S_IMODE(os.lstat(tmp_path / keyfiles.share_file_name(share.index)).st_mode)
+        assert mode == 0o600, oct(mode)  # replaced, not rewritten in place: the old 0644 does not survive
+    assert keyfiles.load_key_share(share_path).secret == shares[0].secret
+
+    # A planted symlink is replaced, never written through.
+    target = tmp_path / "victim"
+    target.write_text("untouched")
+    planted = tmp_path / "planted" / keyfiles.share_file_name(1)
+    planted.parent.mkdir()
+    planted.symlink_to(target)
+    with pytest.raises(FileExistsError):
+        keyfiles.write_key_files(planted.parent, public, shares)
+    keyfiles.write_key_files(planted.parent, public, shares, overwrite=True)
+    assert target.read_text() == "untouched" and not planted.is_symlink()
+    assert not list(tmp_path.glob(".*.tmp")) and not list(planted.parent.glob(".*.tmp"))
+
+
+def test_secret_files_are_created_exclusively(tmp_path):
+    path = secret_files.write_file(tmp_path / "k", b"secret")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    with pytest.raises(FileExistsError):
+        secret_files.write_file(path, b"other")
+    assert path.read_bytes() == b"secret"
+
+
+def test_a_share_file_of_another_key_is_refused(threshold_key, tmp_path):
+    public, shares = threshold_key
+    keyfiles.write_key_files(tmp_path, public, shares)
+    data = json.loads((tmp_path / keyfiles.share_file_name(2)).read_text())
+    data["secret"] = hex(int(data["secret"], 16) + 1)
+    with pytest.raises(ValueError, match="verification key"):
+        keyfiles.key_share_from_dict(data)
+
+
+def test_verify_rejects_a_share_proven_under_a_forged_key(threshold_key):
+    """Even a correctly formed proof only verifies against the real v, v_i (taken from the key, never the message)."""
+    public, shares = threshold_key
+    c = public.encryptor.encrypt(5)
+    honest = shares[0].partial_decrypt(c, CONTEXT)
+    forged_value = PartialDecryption(honest.holder, gmpy2.powmod(c, 2, public.paillier.nsquare), honest.challenge,
+                                     honest.response)
+    with pytest.raises(InvalidShare):
+        verify(public, c, forged_value, CONTEXT)
