@@ -167,17 +167,21 @@ def _prime_with_factor_three(bits: int) -> int:
             return p
 
 
+def _element_of_order_three(p: int) -> int:
+    while True:
+        h = int(gmpy2.powmod(secrets.randbelow(p - 2) + 2, (p - 1) // 3, p))
+        if h != 1:
+            return h
+
+
 @pytest.fixture(scope="module")
 def owner_with_order_three_hs():
     """A key owner who publishes h_s of order 3: it passes every public check (not ±1 modulo p or q),
     and DJN randomness h_s^r would take only three values."""
     p, q = _prime_with_factor_three(512), _prime_with_factor_three(512)
     n = p * q
-    while True:
-        g = secrets.randbelow(n - 3) + 2
-        h = int(gmpy2.powmod(g, (p - 1) * (q - 1) // 9, n))  # order divides 3 modulo p and modulo q
-        if gmpy2.powmod(h, 1, p) != 1 and gmpy2.powmod(h, 1, q) != 1:
-            break
+    h_p, h_q = _element_of_order_three(p), _element_of_order_three(q)
+    h = (h_p * q * int(gmpy2.invert(q, p)) + h_q * p * int(gmpy2.invert(p, q))) % n  # CRT: order 3 modulo p and q
     hs = int(gmpy2.powmod(h, n, n * n))
     public = PublicKey(PaillierPublicKey(n), hs)  # validated: accepted
     return KeyPair(public, PaillierPrivateKey(public.paillier, p, q))
