@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from cryptocore import ciphertext as ct
-from cryptocore.key_checks import check_key_id
 from cryptocore.errors import CryptoError, InvalidShare, NotEnoughShares
+from cryptocore.key_checks import check_key_id
 from cryptocore.threshold import PartialDecryption, ThresholdPublicKey, combine, verify
 from dppp.parameters import DpppParameters, proof_context
 from dppp.reference import labels as argmax_labels

@@ -45,19 +45,21 @@ class FastEncryptor:
         self._uses = 0
         self._table: FixedBaseTable | None = None
 
-    def precompute(self) -> None:
+    def precompute(self) -> FixedBaseTable:
         if self._table is None:
             self._table = FixedBaseTable(self.hs, self.public_key.nsquare, self.randomness_bits, self._window_bits)
+        return self._table
 
     def random_zero(self) -> int:
         """A fresh encryption of 0: h_s^r."""
         exponent = secrets.randbits(self.randomness_bits)
-        if self._table is None:
+        table = self._table
+        if table is None:
             self._uses += 1
             if self._uses <= TABLE_AFTER_USES:
                 return int(gmpy2.powmod(self.hs, exponent, self.public_key.nsquare))
-            self.precompute()
-        return int(self._table.pow(exponent))
+            table = self.precompute()
+        return int(table.pow(exponent))
 
     def encrypt(self, plaintext: int) -> int:
         """Encrypt a signed integer with |plaintext| < n/2."""

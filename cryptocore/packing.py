@@ -102,7 +102,7 @@ class SlotLayout:
             raise EncodingOverflow(f"{len(plaintexts)} plaintexts cannot hold exactly {count} values")
         slot_mask = (1 << self.slot_bits) - 1
         offset = biased_summands * self.bias
-        values = []
+        values: list[int] = []
         for plaintext in plaintexts:
             if not 0 <= plaintext < 1 << self.plaintext_bits:
                 raise EncodingOverflow("packed plaintext outside the layout (negative or too large)")

@@ -12,8 +12,8 @@ import secrets
 import time
 
 from cryptocore import ciphertext as ct
-from cryptocore.key_checks import check_key_id
 from cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
+from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from party.pathak_session import public_key_from_message, public_key_message

@@ -21,7 +21,7 @@ def one_hot(predictions: np.ndarray, classes: int) -> np.ndarray:
 
 def noisy_histograms(votes: list[np.ndarray], noise: list[np.ndarray], tosses_per_teacher: int) -> np.ndarray:
     """Queries × classes histogram from the contributors' votes and Bin(N_i, ½) noise."""
-    total = sum(np.asarray(v, dtype=np.int64) + np.asarray(z, dtype=np.int64) for v, z in zip(votes, noise))
+    total = np.sum([np.asarray(v, dtype=np.int64) + np.asarray(z, dtype=np.int64) for v, z in zip(votes, noise)], axis=0)
     return total - len(votes) * (tosses_per_teacher // 2)
 
 

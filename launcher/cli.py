@@ -454,8 +454,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from cryptocore.errors import CryptoError
+
     args = build_parser().parse_args(argv)
-    return args.handler(args)
+    try:
+        return args.handler(args)
+    except (FileExistsError, CryptoError) as error:  # existing key files, a key that fails validation
+        hint = "; pass --force to replace them" if isinstance(error, FileExistsError) and hasattr(args, "force") else ""
+        print(f"mpdp: error: {error}{hint}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -26,7 +26,12 @@ EVALUATOR_VIEW = "evaluator_view"
 
 
 async def _to_all(peers: PeerChannels, participants, message, timeout: float) -> None:
-    await asyncio.gather(*(STUBS[p.role](peers.channel(p)).PathakStep(message, timeout=timeout) for p in participants))
+    """One message to every participant; every call completes before the first failure is raised."""
+    outcomes = await asyncio.gather(*(STUBS[p.role](peers.channel(p)).PathakStep(message, timeout=timeout)
+                                      for p in participants), return_exceptions=True)
+    failure = next((o for o in outcomes if isinstance(o, BaseException)), None)
+    if failure is not None:
+        raise failure
 
 
 async def _abort_everywhere(peers: PeerChannels, participants, session_id: str) -> None:
@@ -46,9 +51,14 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
         progress(f"Pathak session {session_id}: K = {parameters.parties}, ε = {parameters.epsilon}, "
                   f"λ = {parameters.regularization}, {parameters.mechanism}/{parameters.calibration}")
         open_message = pathak_pb2.PathakMessage(session_id=session_id, open=parameters.to_proto())
-        await _to_all(peers, participants, open_message, timeout=120)
-        opened = time.perf_counter()
-        await _to_all(peers, participants, pathak_pb2.PathakMessage(session_id=session_id, start=common_pb2.Empty()), 30)
+        try:
+            await _to_all(peers, participants, open_message, timeout=120)
+            opened = time.perf_counter()
+            await _to_all(peers, participants, pathak_pb2.PathakMessage(session_id=session_id, start=common_pb2.Empty()),
+                          30)
+        except BaseException:  # e.g. a party refuses (n_j < n_min): nobody keeps the session until its deadline
+            await _abort_everywhere(peers, participants, session_id)
+            raise
         shares = await asyncio.gather(*(
             STUBS[p.role](peers.channel(p)).AwaitPathakShare(pathak_pb2.PathakShareRequest(session_id=session_id),
                                                             timeout=parameters.deadline_seconds + 30)

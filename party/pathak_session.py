@@ -18,8 +18,8 @@ import numpy as np
 from phe import PaillierPrivateKey
 
 from cryptocore import ciphertext as ct
-from cryptocore.key_checks import check_key_id
 from cryptocore.comparison import ComparisonValueHolder, EncryptedBits
+from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey, generate_keypair
 from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2

@@ -23,11 +23,15 @@ class SessionStateMachine:
         self._transition_lock = threading.Lock()
 
     @property
+    def _aborted_state(self) -> enum.Enum:
+        return self.State["ABORTED"]
+
+    @property
     def finished(self) -> bool:
-        return self.state in (self.State.DONE, self.State.ABORTED)
+        return self.state in (self.State["DONE"], self._aborted_state)
 
     def _require(self, state: enum.Enum, step: str) -> None:
-        if self.state is self.State.ABORTED:
+        if self.state is self._aborted_state:
             raise aborted(f"session {self.session_id} was aborted: {self.abort_reason}")
         if self.state is not state:
             raise precondition(f"{step} is not allowed while the session is {self.state.value}")
@@ -42,7 +46,7 @@ class SessionStateMachine:
         with self._transition_lock:
             if self.finished:
                 return
-            self.state = self.State.ABORTED
+            self.state = self._aborted_state
             self.abort_reason = reason
         self._forget()
 

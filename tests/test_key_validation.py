@@ -160,3 +160,19 @@ def test_verify_rejects_a_share_proven_under_a_forged_key(threshold_key):
                                      honest.response)
     with pytest.raises(InvalidShare):
         verify(public, c, forged_value, CONTEXT)
+
+
+def test_keygen_refuses_to_overwrite_without_force(tmp_path, capsys):
+    from launcher.cli import main
+
+    out = tmp_path / "keys"
+    assert main(["keygen", "--parties", "3", "--out", str(out), "--bits", "1024"]) == 0
+    first = (out / keyfiles.PUBLIC_KEY_FILE).read_text()
+    capsys.readouterr()
+    assert main(["keygen", "--parties", "3", "--out", str(out), "--bits", "1024"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("mpdp: error:") and "--force" in error
+    assert (out / keyfiles.PUBLIC_KEY_FILE).read_text() == first
+    assert main(["keygen", "--parties", "3", "--out", str(out), "--bits", "1024", "--force"]) == 0
+    assert (out / keyfiles.PUBLIC_KEY_FILE).read_text() != first
+    assert stat.S_IMODE(os.stat(out / keyfiles.share_file_name(1)).st_mode) == 0o600

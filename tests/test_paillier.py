@@ -7,10 +7,10 @@ from hypothesis import strategies as st
 from phe import EncryptedNumber
 
 from cryptocore import ciphertext as ct
-from cryptocore.key_checks import check_key_id
 from cryptocore.errors import InvalidCiphertext, KeyMismatch
 from cryptocore.fast_encryption import FastEncryptor
 from cryptocore.fixed_base import FixedBaseTable
+from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import PublicKey, generate_keypair
 
 SIGNED = st.integers(min_value=-(2**200), max_value=2**200)

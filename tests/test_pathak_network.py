@@ -126,3 +126,19 @@ def test_bad_pathak_messages_are_refused(pool):
     # Abort the half-open session; the services keep serving.
     d.call(party(1), party_pb2_grpc.PartyStub, "AbortSession", common_pb2.AbortRequest(session_id="bad-1"), CLIENT)
     assert len(d.run_pathak()["result"]["w"]) == d.pathak_parameters().dimension
+
+
+def test_a_party_below_n_min_refuses_and_the_session_is_aborted_everywhere(pool):
+    """n_min is a promise about every party (the clamp bound and δ rely on it): a smaller party refuses at
+    `open`, the client aborts the session at everyone else, and nobody keeps it open."""
+    d = pool.get(3, None, "10")
+    sizes = [int(s) for s in d.client_data["party_sizes"]]
+    assert min(sizes) < max(sizes)
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        d.run_pathak(session_id="below-n-min", n_min=max(sizes))
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION and "n_min" in refused.value.details()
+    participants = [entry.identity for entry in d.topology.parties] + [CURATOR]
+    for identity in participants:
+        stub = party_pb2_grpc.PartyStub if identity.role == "party" else curator_pb2_grpc.CuratorStub
+        status = d.call(identity, stub, "GetStatus", common_pb2.Empty(), CLIENT)
+        assert "below-n-min" not in status.open_sessions, identity
