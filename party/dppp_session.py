@@ -9,7 +9,7 @@ proven partial decryptions leave this object.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -32,9 +32,9 @@ class State(enum.Enum):
 
 
 @dataclass
-class TestRecord:
-    votes: np.ndarray
-    noise: np.ndarray
+class TestRecord:  # test mode only; still never printed
+    votes: np.ndarray = field(repr=False)
+    noise: np.ndarray = field(repr=False)
 
 
 class TeacherSession(SessionStateMachine):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gmpy2
 import numpy as np
@@ -38,10 +38,10 @@ def noise_source(seed: int, party_number: int) -> random.Random:
 
 
 @dataclass
-class TestRecord:
-    model: np.ndarray
-    noise: list[int]
-    records: int
+class TestRecord:  # test mode only; still never printed
+    model: np.ndarray = field(repr=False)
+    noise: list[int] = field(repr=False)
+    records: int = field(repr=False)
 
 
 class PathakPartySession(PathakParticipant):

@@ -11,7 +11,7 @@ import asyncio
 import logging
 import os
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,10 +45,11 @@ FAULTS = ("tamper-partial-decryption", "crash-on-decryption-request", "crash-on-
 class PartyConfig:
     id: int
     public_key: ThresholdPublicKey
-    key_share: KeyShare | None
-    model: object  # a fitted scikit-learn classifier (DPPP's teacher)
-    features: np.ndarray  # the party's own data (Pathak trains on it per session)
-    labels: np.ndarray
+    # Private: never in a repr or a log line.
+    key_share: KeyShare | None = field(repr=False)
+    model: object = field(repr=False)  # a fitted scikit-learn classifier (DPPP's teacher)
+    features: np.ndarray = field(repr=False)  # the party's own data (Pathak trains on it per session)
+    labels: np.ndarray = field(repr=False)
     test_mode: bool = False
     fault: str | None = None  # test mode only
 

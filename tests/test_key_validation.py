@@ -16,6 +16,7 @@ from cryptocore.threshold import (
     SafePrimes,
     ThresholdPublicKey,
     combine,
+    deal,
     decrypt,
     lagrange_coefficient,
     verify,
@@ -176,3 +177,78 @@ def test_keygen_refuses_to_overwrite_without_force(tmp_path, capsys):
     assert main(["keygen", "--parties", "3", "--out", str(out), "--bits", "1024", "--force"]) == 0
     assert (out / keyfiles.PUBLIC_KEY_FILE).read_text() != first
     assert stat.S_IMODE(os.stat(out / keyfiles.share_file_name(1)).st_mode) == 0o600
+
+
+def test_a_partys_configuration_prints_no_private_data(threshold_key):
+    import numpy as np
+
+    from party.servicer import PartyConfig
+
+    public, shares = threshold_key
+    config = PartyConfig(1, public, shares[0], "model-object", np.full((2, 2), 0.123456), np.array([7777, 8888]))
+    text = repr(config) + str(config)
+    assert "0.123456" not in text and "7777" not in text and "model-object" not in text
+    assert hex(shares[0].secret)[2:] not in text
+
+
+# --- Kept from the mutation run over cryptocore (mutants that survived the suite and matter). ---
+
+def test_a_dealt_key_needs_t_shares(known_primes):
+    """The dealer's polynomial has degree exactly t − 1: t − 1 shares interpolate to nothing."""
+    public, shares = deal(known_primes, 3, 5)
+    c = public.encryptor.encrypt(424242)
+    nsquare = public.paillier.nsquare
+    for subset in ([0, 1], [1, 3], [2, 4]):
+        partials = [shares[i].partial_decrypt(c, CONTEXT) for i in subset]
+        holders = [p.holder for p in partials]
+        c_prime = 1
+        for partial in partials:
+            c_prime = c_prime * gmpy2.powmod(partial.value, 2 * lagrange_coefficient(public.delta, holders, partial.holder),
+                                             nsquare) % nsquare
+        assert c_prime % public.n != 1, subset
+    assert decrypt(public, c, [shares[i].partial_decrypt(c, CONTEXT) for i in (0, 2, 4)], CONTEXT)[0] == 424242
+
+
+def test_the_degree_check_covers_every_verification_key(threshold_key):
+    public, _ = threshold_key
+    for replaced in range(public.threshold, public.holders):  # v_{t+1} … v_ℓ, one at a time
+        keys = list(public.verification_keys)
+        keys[replaced] = keys[replaced] * public.verification_base % public.paillier.nsquare
+        with pytest.raises(InvalidKey, match="threshold"):
+            dataclasses.replace(public, verification_keys=tuple(keys))
+
+
+def test_h_s_comes_from_minus_a_square(keypair):
+    """h = −x² is a non-residue modulo p and q (p ≡ q ≡ 3 mod 4), as the DJN encryption requires."""
+    p, q, n = keypair.private.p, keypair.private.q, keypair.public.n
+    h = gmpy2.powmod(keypair.public.hs % n, gmpy2.invert(n, (p - 1) * (q - 1)), n)  # h_s = h^n: take the n-th root
+    assert gmpy2.legendre(h, p) == -1 and gmpy2.legendre(h, q) == -1
+
+
+def test_secret_files_never_open_a_planted_temporary_name_and_set_their_mode_at_creation(tmp_path, monkeypatch):
+    monkeypatch.setattr(secret_files.secrets, "token_hex", lambda _: "predictable")
+    target = tmp_path / "victim"
+    target.write_text("untouched")
+    (tmp_path / ".k.predictable.tmp").symlink_to(target)
+    with pytest.raises(FileExistsError):  # O_EXCL (and O_NOFOLLOW): the planted name is not followed
+        secret_files.write_file(tmp_path / "k", b"secret")
+    assert target.read_text() == "untouched"
+    (tmp_path / ".k.predictable.tmp").unlink()
+    monkeypatch.setattr(secret_files.os, "fchmod", lambda fd, mode: None)  # the mode must come from os.open
+    path = secret_files.write_file(tmp_path / "k", b"secret")
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+
+
+def test_key_sizes_are_even_and_large_enough():
+    from cryptocore.paillier import check_key_bits
+
+    for bits in (1025, 1023, 512, 2047):
+        with pytest.raises(ValueError):
+            check_key_bits(bits)
+    check_key_bits(1024)
+    check_key_bits(2048)
+
+
+@pytest.fixture(scope="module")
+def known_primes():
+    return SafePrimes.generate(1024)
