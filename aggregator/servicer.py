@@ -56,7 +56,9 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
     def _party(self, number: int):
         return party_pb2_grpc.PartyStub(self._peers.channel(party(number)))
 
+    @translate_errors
     async def GetStatus(self, request, context):
+        require_sender(context, CLIENT)  # open session ids are the operator's business
         return common_pb2.StatusReply(role="aggregator", id=0, open_sessions=self._rounds.open_ids(),
                                       key_id_hex=self.public_key.key_id.hex())
 

@@ -23,7 +23,9 @@ class CuratorServicer(PathakRpcs, curator_pb2_grpc.CuratorServicer):
     def _new_session(self, session_id: str, parameters: PathakParameters) -> PathakCuratorSession:
         return PathakCuratorSession(session_id, parameters, self._zeta)
 
+    @translate_errors
     async def GetStatus(self, request, context):
+        require_sender(context, CLIENT)  # open session ids are the operator's business
         return common_pb2.StatusReply(role="curator", id=0, open_sessions=self.pathak.open_ids(),
                                       key_id_hex=self._zeta.public.key_id.hex())
 

@@ -85,7 +85,9 @@ class PartyServicer(PathakRpcs, party_pb2_grpc.PartyServicer):
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    @translate_errors
     async def GetStatus(self, request, context):
+        require_sender(context, CLIENT)  # open session ids are the operator's business
         return common_pb2.StatusReply(
             role="party", id=self.config.id, open_sessions=self._sessions.open_ids() + self.pathak.open_ids(),
             key_id_hex=self.config.public_key.key_id.hex(),

@@ -39,6 +39,15 @@ def test_traffic_logs_answer_only_the_client(finished_pathak):
         assert reply.records or target == AGGREGATOR
 
 
+def test_status_answers_only_the_client(finished_pathak):
+    d, _ = finished_pathak
+    for target in (AGGREGATOR, CURATOR, party(1)):
+        for caller in (AGGREGATOR, CURATOR, party(2)):
+            assert _code(lambda: d.call(target, STUBS[target.role], "GetStatus", common_pb2.Empty(), caller)) \
+                == grpc.StatusCode.PERMISSION_DENIED
+        assert d.call(target, STUBS[target.role], "GetStatus", common_pb2.Empty(), CLIENT).role == target.role
+
+
 def test_test_records_answer_only_the_client(finished_pathak):
     d, report = finished_pathak
     request = common_pb2.SessionRef(session=report["session_id"])
