@@ -13,6 +13,7 @@ import grpc
 from aggregator.dppp_round import DpppRound
 from cryptocore import ciphertext as ct
 from cryptocore.errors import InvalidShare
+from cryptocore.key_checks import check_key_id
 from cryptocore.threshold import ThresholdPublicKey
 from dppp.parameters import DpppParameters
 from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, dppp_pb2, party_pb2_grpc
@@ -71,6 +72,9 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
     async def RunDpppRound(self, request, context):
         require_sender(context, CLIENT)
         parameters = DpppParameters.from_proto(request.parameters)
+        check_key_id(self.public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
+        if parameters.teachers != len(self.teachers):
+            raise invalid(f"the session declares {parameters.teachers} teachers; this topology has {len(self.teachers)}")
         features = convert.matrix_from_proto(request.features)
         if features.shape[0] != parameters.queries:
             raise invalid(f"{features.shape[0]} query rows but {parameters.queries} queries declared")
@@ -79,7 +83,7 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         timing: dict[str, float] = {}
         started = time.perf_counter()
-        await asyncio.to_thread(lambda: parameters.calibration.tosses_per_teacher)
+        await asyncio.to_thread(parameters.calibrate)
         timing["calibration"] = time.perf_counter() - started
         handle = RoundHandle(DpppRound(request.session_id, parameters, self.public_key, self.teachers, self.key_holders))
         self._rounds.create(request.session_id, handle)

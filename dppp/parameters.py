@@ -12,13 +12,16 @@ from functools import cached_property
 
 from cryptocore.packing import SlotLayout
 from mpdp_proto.v1 import dppp_pb2
-from privacy.binomial import BinomialCalibration
+from privacy.binomial import MAX_TOTAL_TOSSES, BinomialCalibration
 from privacy.mechanisms import MAX_EPSILON
 from sessions.errors import invalid
 
 MAX_QUERIES = 100_000
 MAX_CLASSES = 1_000
+MAX_VALUES = 50_000  # Q·C: one teacher's unpacked message at 4096 bits stays near 50 MB
+MIN_DELTA = 1e-15
 DEFAULT_HONEST_FRACTION = 2 / 3
+MAX_TEACHERS = 100_000
 
 
 def default_threshold(holders: int) -> int:
@@ -45,16 +48,18 @@ class DpppParameters:
     def __post_init__(self):
         if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON):
             raise invalid(f"ε must be in (0, {MAX_EPSILON:g}]")
-        if not 0 < self.delta < 1:
-            raise invalid("δ must be in (0, 1)")
+        if not MIN_DELTA <= self.delta < 1:
+            raise invalid(f"δ must be in [{MIN_DELTA:g}, 1)")
         if not 1 <= self.queries <= MAX_QUERIES:
             raise invalid(f"queries must be in [1, {MAX_QUERIES}]")
         if not 2 <= self.classes <= MAX_CLASSES:
             raise invalid(f"classes must be in [2, {MAX_CLASSES}]")
-        if self.teachers < 1:
-            raise invalid("at least one teacher")
-        if not 0 < self.honest_fraction <= 1:
-            raise invalid("τ must be in (0, 1]")
+        if not 1 <= self.teachers <= MAX_TEACHERS:
+            raise invalid(f"teachers must be in [1, {MAX_TEACHERS}]")
+        if self.queries * self.classes > MAX_VALUES:
+            raise invalid(f"Q·C = {self.queries * self.classes} values exceed what one message carries ({MAX_VALUES})")
+        if not (math.isfinite(self.honest_fraction) and 1 / self.teachers <= self.honest_fraction <= 1):
+            raise invalid("τ must be in [1/K, 1]: at least one contributor must be counted on")
         if len(self.key_id) != 32:
             raise invalid("key id must be 32 bytes")
 
@@ -69,6 +74,17 @@ class DpppParameters:
     @cached_property
     def calibration(self) -> BinomialCalibration:
         return BinomialCalibration(self.epsilon, self.delta, self.queries, self.teachers, self.honest_fraction)
+
+    def calibrate(self) -> int:
+        """N_i, computed once per parameter set in a process (bounded: N ≤ MAX_TOTAL_TOSSES); run it off the
+        event loop, after the cheap checks. A request that needs more noise than that is refused."""
+        try:
+            tosses = self.calibration.tosses_per_teacher
+        except ValueError as error:
+            raise invalid(str(error)) from None
+        if tosses > MAX_TOTAL_TOSSES:
+            raise invalid(f"N_i = {tosses} tosses per teacher exceeds {MAX_TOTAL_TOSSES}: raise τ, ε or δ")
+        return tosses
 
     @property
     def values(self) -> int:

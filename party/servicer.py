@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from cryptocore.key_checks import check_key_id
 from cryptocore.threshold import KeyShare, ThresholdPublicKey
 from dppp.parameters import DpppParameters
 from mpdp_proto.v1 import (
@@ -116,11 +117,13 @@ class PartyServicer(PathakRpcs, party_pb2_grpc.PartyServicer):
         """DPPP step 1 in, step 2 out."""
         require_sender(context, AGGREGATOR)
         parameters = DpppParameters.from_proto(request.parameters)
+        check_key_id(self.config.public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
         features = convert.matrix_from_proto(request.features)
-        if features.shape[1] != self.config.features.shape[1]:
-            raise invalid(f"queries have {features.shape[1]} features, the model takes {self.config.features.shape[1]}")
-        # Each party derives N_i itself (off the event loop; cached per parameter set).
-        await asyncio.to_thread(lambda: parameters.calibration.tosses_per_teacher)
+        if features.shape != (parameters.queries, self.config.features.shape[1]):
+            raise invalid(f"queries are {features.shape[0]}×{features.shape[1]}; the session declares "
+                          f"{parameters.queries} and the model takes {self.config.features.shape[1]} features")
+        # Each party derives N_i itself (off the event loop; cached per parameter set, bounded).
+        await asyncio.to_thread(parameters.calibrate)
         session = TeacherSession(request.session_id, self.config.id, parameters, features,
                                  self.config.public_key, self.config.key_share)
         self._sessions.create(request.session_id, session)

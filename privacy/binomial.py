@@ -26,9 +26,16 @@ DISCRETIZATION = 1e-4
 LOG_MASS_TRUNCATION = -60.0
 
 
+MAX_TOTAL_TOSSES = 1 << 24  # N beyond this (ε ≲ 0.03 at Q = 40) costs seconds of sampling per teacher and round
+# Outcomes further than this many standard deviations (√N/2) from the mean have log-probability below
+# LOG_MASS_TRUNCATION (−2t²/N at distance t), so the PLD's support is O(√N), not O(N).
+_SUPPORT_SIGMAS = 16
+
+
 @lru_cache(maxsize=256)
 def _shift_pld(tosses: int):
-    support = np.arange(tosses + 2)
+    window = int(_SUPPORT_SIGMAS * math.sqrt(tosses) / 2) + 10
+    support = np.arange(max(0, tosses // 2 - window), min(tosses + 2, tosses // 2 + window + 2))
     log_pmf = binom.logpmf(support, tosses, 0.5)
     shifted = binom.logpmf(support - 1, tosses, 0.5)
     keep_upper = log_pmf > LOG_MASS_TRUNCATION
@@ -69,8 +76,9 @@ def minimal_tosses(epsilon: float, delta: float, queries: int) -> int:
     high = 2
     while not private(high):
         high *= 2
-        if high > 1 << 32:
-            raise ValueError("no feasible number of tosses below 2^32")
+        if high > MAX_TOTAL_TOSSES:
+            raise ValueError(f"(ε = {epsilon:g}, δ = {delta:g}) over {queries} queries needs more than "
+                             f"{MAX_TOTAL_TOSSES} Binomial tosses: raise ε or δ, or ask fewer queries")
     low = high // 2 if high > 2 else 0
     while high - low > 2:  # search over even N
         middle = (low + high) // 4 * 2

@@ -187,3 +187,22 @@ def test_key_holders_killed_after_voting_do_not_stop_the_round(pool):
     # Bring them back (without the fault) so the deployment serves the other tests whole.
     eight.restart(party(7))
     eight.restart(party(8))
+
+
+def test_costly_requests_are_refused_after_cheap_checks(five):
+    """A wrong key id is refused before the calibration runs; a legitimate ε that needs more than the noise cap
+    gets one clear INVALID_ARGUMENT instead of minutes and gigabytes in every teacher."""
+    agg, party_stub = aggregator_pb2_grpc.AggregatorStub, party_pb2_grpc.PartyStub
+    tiny = {"epsilon": 0.001, "queries": 3}
+    with pytest.raises(grpc.RpcError) as refused:
+        five.call(AGGREGATOR, agg, "RunDpppRound", _round_request(five, parameters={**tiny, "key_id": b"\x01" * 32},
+                                                                   session_id="costly-1"), CLIENT)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "key id" in refused.value.details()
+    queries = dppp_pb2.DpppQueries(session_id="costly-2", parameters=_round_request(five, parameters={
+        **tiny, "key_id": b"\x01" * 32}).parameters, features=convert.matrix_to_proto(five.client_data["public_features"][:3]))
+    with pytest.raises(grpc.RpcError) as refused:
+        five.call(party(1), party_stub, "DeliverDpppQueries", queries, AGGREGATOR)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "key id" in refused.value.details()
+    with pytest.raises(grpc.RpcError) as refused:
+        five.call(AGGREGATOR, agg, "RunDpppRound", _round_request(five, parameters=tiny, session_id="costly-3"), CLIENT)
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "tosses" in refused.value.details()

@@ -161,7 +161,9 @@ def test_session_start_checks(threshold_key, other_keypair):
         TeacherSession("s", 6, good, features, public, shares[0])
     with pytest.raises(ProtocolError):
         TeacherSession("s", 1, good, features[:3], public, shares[0])
-    for bad in (dict(epsilon=0.0), dict(delta=1.0), dict(classes=1), dict(honest_fraction=0.0), dict(key_id=b"x")):
+    for bad in (dict(epsilon=0.0), dict(delta=1.0), dict(classes=1), dict(honest_fraction=0.0), dict(key_id=b"x"),
+                dict(epsilon=1000.0), dict(delta=1e-30), dict(honest_fraction=0.1),  # τ < 1/K
+                dict(queries=50_000, classes=10), dict(epsilon=float("nan"))):
         with pytest.raises(ProtocolError):
             dataclasses.replace(good, **bad)
 
@@ -224,3 +226,32 @@ def test_stuffed_votes_abort_the_round_instead_of_releasing_infeasible_counts(se
         rnd.finish()
     assert refused.value.kind is Kind.ABORTED and "feasible range" in str(refused.value)
     assert rnd.state is rnd.State.ABORTED
+
+
+def test_a_request_that_needs_too_much_noise_is_refused_with_a_clear_error(threshold_key):
+    """ε = 0.01 over 40 queries needs N ≈ 3·10⁷ tosses (once 297 s and 5.5 GB per teacher): refused, cheaply."""
+    public, _ = threshold_key
+    parameters = DpppParameters(0.01, 1e-5, 40, 2, 5, 2 / 3, True, public.key_id)
+    with pytest.raises(ProtocolError) as refused:
+        parameters.calibrate()
+    assert refused.value.kind is Kind.INVALID_ARGUMENT and "tosses" in str(refused.value)
+
+
+@pytest.mark.parametrize("tosses", [2, 82, 4488, 20000])
+def test_the_windowed_pld_equals_the_full_support_one(tosses):
+    """The PLD is built on mean ± 8√N only; outside it every outcome is below the truncation bound anyway."""
+    from dp_accounting.pld import privacy_loss_distribution
+    from scipy.stats import binom
+
+    from privacy import binomial
+
+    support = np.arange(tosses + 2)
+    upper, lower = binom.logpmf(support, tosses, 0.5), binom.logpmf(support - 1, tosses, 0.5)
+    cut = binomial.LOG_MASS_TRUNCATION
+    full = privacy_loss_distribution.from_two_probability_mass_functions(
+        {int(x): float(v) for x, v in zip(support, upper) if v > cut},
+        {int(x): float(v) for x, v in zip(support, lower) if v > cut},
+        pessimistic_estimate=True, value_discretization_interval=binomial.DISCRETIZATION, log_mass_truncation_bound=cut)
+    for epsilon in (0.1, 1.0, 5.0):
+        assert binomial.query_pld(tosses, 1).get_delta_for_epsilon(epsilon) == pytest.approx(
+            full.self_compose(2).get_delta_for_epsilon(epsilon), rel=1e-9, abs=1e-15)
