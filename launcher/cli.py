@@ -90,14 +90,15 @@ def _up(args) -> int:
 
     if args.topology:
         topology = Topology.load(args.topology)
-        processes.wait_healthy(topology)
+        processes.wait_healthy(topology, timeout=args.startup_timeout)
         print(f"attached: {len(topology.roles)} roles in {args.topology} are serving")
         return 0
     _warn_small_key(args.bits)
     if args.insecure:
         print("warning: --insecure: plaintext channels, senders are not authenticated", file=sys.stderr)
     topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
-                            args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure)
+                            args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
+                            startup_timeout=args.startup_timeout)
     for entry in topology.roles:
         print(f"  {str(entry.identity):<14} {entry.address}")
     print(f"up: {len(topology.roles)} processes; topology {processes.RunDirectory(args.run_dir).topology}")
@@ -357,6 +358,8 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)
     up.add_argument("--model", help="teachers' model: svm-rbf (default), logistic, random-forest, knn")
     up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
+    up.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
+                    help="seconds to wait for every role to serve (default 120)")
     up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
     _add_dataset_options(up)
@@ -455,11 +458,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     from cryptocore.errors import CryptoError
+    from launcher.errors import StartupError
 
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (FileExistsError, CryptoError) as error:  # existing key files, a key that fails validation
+    except (OSError, CryptoError, StartupError) as error:  # files, ports, keys, roles that do not start
         hint = "; pass --force to replace them" if isinstance(error, FileExistsError) and hasattr(args, "force") else ""
         print(f"mpdp: error: {error}{hint}", file=sys.stderr)
         return 2

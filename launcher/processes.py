@@ -19,7 +19,9 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cryptocore import keyfiles
 from launcher import certs
+from launcher.errors import StartupError
 from launcher.keygen import ceremony
+from launcher.progress import progress
 from learning import datasets
 from wire.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from wire.tls import target_options
@@ -35,6 +37,10 @@ STOP_TIMEOUT_S = 10.0
 @dataclass(frozen=True)
 class RunDirectory:
     path: Path
+
+    def __post_init__(self):
+        # Children start in another directory: every path they are given must be absolute.
+        object.__setattr__(self, "path", Path(self.path).expanduser().resolve())
 
     @property
     def topology(self) -> Path:
@@ -121,10 +127,19 @@ def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, a
 
 
 def _running(pid: int) -> bool:
+    """Whether `pid` runs; a child of ours that exited (a zombie until reaped) is reaped and counts as dead."""
+    try:
+        reaped, _ = os.waitpid(pid, os.WNOHANG)
+        if reaped == pid:
+            return False
+    except ChildProcessError:  # not our child: ask the kernel
+        pass
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
+    except PermissionError:
+        return True
     return True
 
 
@@ -143,17 +158,37 @@ def is_serving(topology: Topology, identity: Identity, timeout: float = 2.0) -> 
 
 def wait_healthy(topology: Topology, processes: dict[str, int] | None = None, timeout: float = STARTUP_TIMEOUT_S,
                  run: RunDirectory | None = None, only: Identity | None = None) -> None:
-    """Block until every role's (or only `only`'s) health service says SERVING."""
-    deadline = time.monotonic() + timeout
-    for entry in topology.roles if only is None else [topology.entry(only)]:
-        while not is_serving(topology, entry.identity):
+    """Block until every role's (or only `only`'s) health service says SERVING; a role that exits while
+    starting fails at once with the last lines of its log. Progress every few seconds."""
+    started = time.monotonic()
+    entries = topology.roles if only is None else (topology.entry(only),)
+    waiting = list(entries)
+    last_report = started
+    while waiting:
+        for entry in list(waiting):
             pid = (processes or {}).get(str(entry.identity))
             if pid is not None and not _running(pid):
-                tail = run.log_file(entry.identity).read_text()[-2000:] if run else ""
-                raise RuntimeError(f"{entry.identity} exited during startup:\n{tail}")
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{entry.identity} at {entry.address} not serving after {timeout:.0f} s")
-            time.sleep(0.2)
+                raise StartupError(f"{entry.identity} exited during start-up; the end of its log:\n"
+                                   + _log_tail(run, entry.identity))
+            if is_serving(topology, entry.identity, timeout=1.0):
+                waiting.remove(entry)
+        if not waiting:
+            return
+        now = time.monotonic()
+        if now - started > timeout:
+            names = ", ".join(f"{e.identity} at {e.address}" for e in waiting)
+            raise StartupError(f"not serving after {timeout:.0f} s: {names} (--startup-timeout raises the limit)")
+        if now - last_report >= 5:
+            progress(f"{len(entries) - len(waiting)}/{len(entries)} roles serving after {now - started:.0f} s; "
+                     f"waiting for {', '.join(str(e.identity) for e in waiting)}")
+            last_report = now
+        time.sleep(0.2)
+
+
+def _log_tail(run: RunDirectory | None, identity: Identity, lines: int = 15) -> str:
+    if run is None or not run.log_file(identity).exists():
+        return "  (no log)"
+    return "\n".join("  " + line for line in run.log_file(identity).read_text(errors="replace").splitlines()[-lines:])
 
 
 def serve_command(topology_path: Path, identity: Identity, insecure: bool) -> list[str]:
@@ -195,16 +230,17 @@ def restart(run_dir: Path, identity: Identity, test_mode: bool = False) -> None:
 
 def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: int | None = None,
        model: str | None = None, test_mode: bool = False, faults: dict[int, str] | None = None,
-       threshold: int | None = None, split: str = "even", insecure: bool = False) -> Topology:
+       threshold: int | None = None, split: str = "even", insecure: bool = False,
+       startup_timeout: float = STARTUP_TIMEOUT_S) -> Topology:
     run = RunDirectory(Path(run_dir))
     if run.processes.exists() and any(_running(pid) for pid in json.loads(run.processes.read_text()).values()):
-        raise RuntimeError(f"{run.path} already has running processes; run `mpdp down` first")
+        raise StartupError(f"{run.path} already has running processes; run `mpdp down --run-dir {run.path}` first")
     # `up` always makes a fresh deployment: its keys replace a stopped run's (atomically, mode 0600).
     topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties), seed, model, threshold, split,
                        insecure, overwrite=True)
     processes = start_processes(run, topology, test_mode, faults)
     try:
-        wait_healthy(topology, processes, run=run)
+        wait_healthy(topology, processes, timeout=startup_timeout, run=run)
     except BaseException:
         down(run.path)
         raise

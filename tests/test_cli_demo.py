@@ -110,3 +110,56 @@ def test_pathak_experiment_on_a9a(tmp_path):
     assert (tmp_path / "pathak_lambda_0.001.png").read_bytes()[:4] == b"\x89PNG"
     (check,) = report["wire_checks"]  # one sampled point re-run by real processes over mTLS
     assert check["matches"] and check["max_abs_difference"] <= 2**-20
+
+
+def test_up_from_another_directory_with_a_relative_run_dir(tmp_path):
+    """A newcomer's first `mpdp up`: relative paths are resolved before the children start elsewhere."""
+    elsewhere = tmp_path / "somewhere"
+    elsewhere.mkdir()
+    command = [sys.executable, "-m", "launcher.cli"]
+    up = subprocess.run([*command, "up", "--parties", "2", "--bits", "1024", "--run-dir", "rel-run", "--model",
+                         "logistic", "--startup-timeout", "90"], cwd=elsewhere, capture_output=True, text=True,
+                        timeout=300)
+    try:
+        assert up.returncode == 0, up.stderr[-3000:]
+        assert (elsewhere / "rel-run" / "topology.toml").exists()
+        run = subprocess.run([*command, "run", "pathak", "--run-dir", "rel-run"], cwd=elsewhere, capture_output=True,
+                             text=True, timeout=300)
+        assert run.returncode == 0, run.stderr[-3000:]
+    finally:
+        down = subprocess.run([*command, "down", "--run-dir", "rel-run"], cwd=elsewhere, capture_output=True, text=True,
+                              timeout=120)
+    assert down.returncode == 0 and "stopped 4 processes" in down.stdout
+    assert _serving_processes("rel-run") == []
+
+
+def test_a_role_that_dies_during_start_up_is_reported_at_once(tmp_path):
+    """Not after the start-up timeout, and not as a zombie that counts as alive: the role and its log's end."""
+    from launcher import processes
+
+    child = subprocess.Popen([sys.executable, "-c", "import sys; print('boom: no data'); sys.exit(3)"])
+    child.wait()  # reaped here; a second, unreaped one is the zombie case
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    pid = zombie.pid
+    del zombie
+    import time
+
+    time.sleep(1.0)
+    assert not processes._running(pid)
+
+    run_dir = tmp_path / "run"
+    up = _mpdp("up", "--parties", "2", "--bits", "1024", "--run-dir", str(run_dir), "--dataset", "breast-cancer",
+               "--model", "logistic", "--startup-timeout", "100")
+    assert up.returncode == 0, up.stderr[-2000:]
+    try:
+        (run_dir / "data" / "party_2.npz").write_bytes(b"not a data file")
+        subprocess.run(["kill", "-9", str(json.loads((run_dir / "processes.json").read_text())["party/2"])])
+        started = __import__("time").monotonic()
+        restart = subprocess.run([sys.executable, "-c", f"from launcher import processes; from wire.identity import party; "
+                                  f"processes.restart({str(run_dir)!r}, party(2))"], capture_output=True, text=True,
+                                 timeout=100)
+        assert restart.returncode != 0
+        assert "party/2 exited during start-up" in restart.stderr and "the end of its log" in restart.stderr
+        assert __import__("time").monotonic() - started < 60
+    finally:
+        _mpdp("down", "--run-dir", str(run_dir))

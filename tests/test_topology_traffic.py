@@ -76,3 +76,18 @@ def test_a_retried_message_counts_once():
     client = [{**_row("party/1", "party/2", "PathakStep/commitment", "m1", "client"), "status": "UNAVAILABLE"},
               _row("party/1", "party/2", "PathakStep/commitment", "m1", "client")]
     assert [r["messages"] for r in summarise(merge_views(server, client))] == [1]
+
+
+def test_a_role_started_twice_on_its_address_is_refused_with_one_clear_line(pool):
+    """No port sharing (grpc.so_reuseport = 0): the second server fails at once instead of taking half the calls."""
+    import subprocess
+    import sys
+
+    d = pool.get(3)
+    result = subprocess.run([sys.executable, "-m", "launcher.cli", "serve", "curator", "--topology", str(d.run.topology)],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("mpdp: error:") and "in use" in last, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert d.run_pathak()["result"]["w"]  # the running deployment is untouched

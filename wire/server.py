@@ -32,18 +32,23 @@ async def serve(
     """Serve until SIGTERM or SIGINT, then stop gracefully. `tls` None means plaintext (explicitly insecure)."""
     server = grpc.aio.server(
         interceptors=[ServerTrafficInterceptor(traffic, me)],
-        options=channel_options(max_message_bytes),
+        # No port sharing: a second server for the same role and address must fail, not split the connections.
+        options=channel_options(max_message_bytes) + [("grpc.so_reuseport", 0)],
     )
     add_servicer(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    if tls is None:
-        log.warning("%s serves PLAINTEXT on %s (--insecure): no channel authentication", me, address)
-        bound = server.add_insecure_port(address)
-    else:
-        bound = server.add_secure_port(address, tls.server_credentials())
+    try:
+        if tls is None:
+            log.warning("%s serves PLAINTEXT on %s (--insecure): no channel authentication", me, address)
+            bound = server.add_insecure_port(address)
+        else:
+            bound = server.add_secure_port(address, tls.server_credentials())
+    except RuntimeError:  # gRPC's "Failed to bind"
+        bound = 0
     if bound == 0:
-        raise OSError(f"cannot bind {address}")
+        raise OSError(f"{me} cannot listen on {address}: the address is in use (is this role already running?) "
+                      "or not local")
     await server.start()
     for name in ("", service_name):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
