@@ -73,6 +73,7 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
         require_sender(context, CLIENT)
         parameters = DpppParameters.from_proto(request.parameters)
         check_key_id(self.public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
+        self._rounds.check_new(request.session_id)
         if parameters.teachers != len(self.teachers):
             raise invalid(f"the session declares {parameters.teachers} teachers; this topology has {len(self.teachers)}")
         features = convert.matrix_from_proto(request.features)

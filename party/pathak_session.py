@@ -98,10 +98,15 @@ class PathakPartySession(PathakParticipant):
         if not self.is_leader:
             raise precondition(f"only the leader takes '{kind}' messages")
 
-    def _zeta_ciphertext(self, data: bytes) -> int:
+    @property
+    def _charlies_key(self) -> PublicKey:
+        """ζ's public key; a message that needs it before it arrived is out of order."""
         if self.zeta is None:
             raise precondition("Charlie's key has not arrived")
-        return ct.from_bytes(self.zeta.paillier, data)
+        return self.zeta
+
+    def _zeta_ciphertext(self, data: bytes) -> int:
+        return ct.from_bytes(self._charlies_key.paillier, data)
 
     # ------------------------------------------------------------------ handlers
     def _on_curator_key(self, sender, body) -> None:
@@ -184,7 +189,7 @@ class PathakPartySession(PathakParticipant):
             raise precondition("comparisons before every masked value arrived")
         bits = self.parameters.comparison_bits
         x = self.masked_values[i] - self.masked_values[m] + 2 ** (bits - 1)
-        holder = ComparisonValueHolder(self.zeta, x, bits, self.key_bits)
+        holder = ComparisonValueHolder(self._charlies_key, x, bits, self.key_bits)
         reply = holder.respond(EncryptedBits(bytes(body.bits.key_id), tuple(body.bits.ciphertexts)))
         self.compared.add((i, m))
         self._pending_replies.append(pathak_pb2.CompareReply(
@@ -197,7 +202,7 @@ class PathakPartySession(PathakParticipant):
         self._expect(sender, CURATOR)
         if self.indicator is not None:
             raise precondition("the indicator arrived twice")
-        check_key_id(self.zeta.key_id, body.key_id)
+        check_key_id(self._charlies_key.key_id, body.key_id)
         if len(body.values) != self.parameters.parties:
             raise invalid("the indicator has one ciphertext per party")
         for value in body.values:
@@ -216,8 +221,8 @@ class PathakPartySession(PathakParticipant):
         j = self._from_party(sender)
         if j in self.selected_noise:
             raise precondition(f"party {j}'s noise arrived twice")
-        check_key_id(self.zeta.key_id, body.key_id)
-        layout = self.parameters.noise_layout(self.zeta.n)
+        check_key_id(self._charlies_key.key_id, body.key_id)
+        layout = self.parameters.noise_layout(self._charlies_key.n)
         if len(body.values) != layout.plaintexts_needed(self.parameters.dimension):
             raise invalid("selected noise has the wrong number of ciphertexts")
         self.selected_noise[j] = [self._zeta_ciphertext(v) for v in body.values]
@@ -319,7 +324,7 @@ class PathakPartySession(PathakParticipant):
 
     def _step_indicator(self, out) -> bool:
         """Stage 2 step 2: apply π1⁻¹; element π1(j) goes to P_j, re-randomised."""
-        if self.indicator is None or not self._once("indicator"):
+        if self.indicator is None or self.pi1 is None or not self._once("indicator"):
             return False
         for j in range(1, self.parameters.parties + 1):
             element = self.zeta.encryptor.rerandomise(self._zeta_ciphertext(self.indicator[self.pi1[j - 1] - 1]))

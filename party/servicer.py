@@ -118,6 +118,7 @@ class PartyServicer(PathakRpcs, party_pb2_grpc.PartyServicer):
         require_sender(context, AGGREGATOR)
         parameters = DpppParameters.from_proto(request.parameters)
         check_key_id(self.config.public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
+        self._sessions.check_new(request.session_id)
         features = convert.matrix_from_proto(request.features)
         if features.shape != (parameters.queries, self.config.features.shape[1]):
             raise invalid(f"queries are {features.shape[0]}×{features.shape[1]}; the session declares "

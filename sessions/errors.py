@@ -13,6 +13,7 @@ class Kind(enum.Enum):
     PERMISSION_DENIED = "the sender is not the role this step names"
     ABORTED = "the session was aborted"
     UNAVAILABLE = "a peer could not be reached"
+    RESOURCE_EXHAUSTED = "the role holds as many running sessions as it may"
     DEADLINE_EXCEEDED = "the session timed out"
 
 
@@ -32,6 +33,10 @@ def precondition(message: str) -> ProtocolError:
 
 def denied(message: str) -> ProtocolError:
     return ProtocolError(Kind.PERMISSION_DENIED, message)
+
+
+def exhausted(message: str) -> ProtocolError:
+    return ProtocolError(Kind.RESOURCE_EXHAUSTED, message)
 
 
 def aborted(message: str) -> ProtocolError:

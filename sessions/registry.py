@@ -1,7 +1,8 @@
 """Sessions of one role, by id: creation refuses replays, lookups refuse unknown ids.
 
 Finished sessions are kept (bounded) so that traffic and results stay
-queryable; idle unfinished ones expire.
+queryable; idle unfinished ones expire. A running session is never evicted:
+when every slot holds one, a new session is refused (RESOURCE_EXHAUSTED).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import time
 from collections import OrderedDict
 from typing import Generic, Protocol, TypeVar
 
-from sessions.errors import invalid, precondition
+from sessions.errors import exhausted, invalid, precondition
 
 MAX_SESSION_ID_LENGTH = 128
 
@@ -36,14 +37,27 @@ class SessionRegistry(Generic[S]):
         self._keep = keep
         self._idle_timeout_s = idle_timeout_s
 
+    def check_new(self, session_id: str) -> None:
+        """The cheap checks of `create`, for callers to run before building an expensive session."""
+        check_session_id(session_id)
+        self._expire()
+        if session_id in self._sessions:
+            raise precondition(f"session {session_id} already exists (replay)")
+        if len(self._sessions) >= self._keep and not any(kept.finished for kept, _ in self._sessions.values()):
+            raise exhausted(f"{len(self._sessions)} sessions are running here; try again when one has finished")
+
     def create(self, session_id: str, session: S) -> S:
         check_session_id(session_id)
         self._expire()
         if session_id in self._sessions:
             raise precondition(f"session {session_id} already exists (replay)")
+        if len(self._sessions) >= self._keep:
+            # Forget the oldest *finished* session; a running one is never evicted.
+            finished = next((sid for sid, (kept, _) in self._sessions.items() if kept.finished), None)
+            if finished is None:
+                raise exhausted(f"{len(self._sessions)} sessions are running here; try again when one has finished")
+            del self._sessions[finished]
         self._sessions[session_id] = (session, time.monotonic())
-        while len(self._sessions) > self._keep:
-            self._sessions.popitem(last=False)
         return session
 
     def get(self, session_id: str) -> S:

@@ -99,3 +99,28 @@ def test_the_report_keeps_what_names_pi1_in_the_evaluators_view(finished_pathak)
         assert secret not in text, secret
     assert {"self_deliveries", "traffic", "traffic_detail"} <= set(report[EVALUATOR_VIEW])
     assert "operator" in report[EVALUATOR_VIEW]["note"]
+
+
+def test_unparseable_messages_get_invalid_argument_and_the_role_keeps_serving(pool):
+    """Random bytes where a message should be: INVALID_ARGUMENT (not UNKNOWN and a traceback), nothing recorded."""
+    import random
+
+    from launcher import certs
+    from wire.tls import TlsFiles, target_options
+
+    d = pool.get(3)
+    cert, key = certs.certificate_files(d.run.path / "certs", CLIENT)
+    credentials = TlsFiles(d.topology.ca_certificate, cert, key).channel_credentials()
+    rng = random.Random(9)
+    garbage = [b"\xff" * 7, bytes([0x0a, 0x80]), bytes(rng.randrange(256) for _ in range(64)), b"\x0a\xff\xff\xff\xff\x0f"]
+    for target, method in ((party(1), "/mpdp.v1.Party/PathakStep"), (CURATOR, "/mpdp.v1.Curator/PathakStep"),
+                           (AGGREGATOR, "/mpdp.v1.Aggregator/RunDpppRound"), (party(2), "/mpdp.v1.Party/DeliverDpppQueries")):
+        with grpc.secure_channel(d.topology.entry(target).address, credentials, options=target_options(target)) as channel:
+            call = channel.unary_unary(method, request_serializer=lambda raw: raw,
+                                       response_deserializer=lambda raw: raw)
+            for data in garbage:
+                with pytest.raises(grpc.RpcError) as refused:
+                    call(data, timeout=10)
+                assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (method, data, refused.value)
+        assert "Traceback" not in d.run.log_file(target).read_text()
+    assert d.run_pathak()["result"]["w"]

@@ -255,3 +255,27 @@ def test_the_windowed_pld_equals_the_full_support_one(tosses):
     for epsilon in (0.1, 1.0, 5.0):
         assert binomial.query_pld(tosses, 1).get_delta_for_epsilon(epsilon) == pytest.approx(
             full.self_compose(2).get_delta_for_epsilon(epsilon), rel=1e-9, abs=1e-15)
+
+
+def test_the_registry_never_evicts_a_running_session():
+    from sessions.registry import SessionRegistry
+
+    class Fake:
+        def __init__(self):
+            self.finished = False
+
+        def abort(self, reason):
+            self.finished = True
+
+    registry = SessionRegistry(keep=2)
+    first, second = registry.create("a", Fake()), registry.create("b", Fake())
+    for attempt in (lambda: registry.check_new("c"), lambda: registry.create("c", Fake())):
+        with pytest.raises(ProtocolError) as refused:
+            attempt()
+        assert refused.value.kind is Kind.RESOURCE_EXHAUSTED
+    assert registry.get("a") is first and registry.get("b") is second
+    first.finished = True
+    registry.create("c", Fake())  # the finished one makes room
+    assert registry.get("b") is second
+    with pytest.raises(ProtocolError):
+        registry.get("a")

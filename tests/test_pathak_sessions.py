@@ -213,3 +213,24 @@ def test_a_party_below_n_min_refuses_the_session(parts, keypair):
         PathakPartySession("s", 2, _parameters(n_min=41), features, labels, 1024, test_mode=True)
     assert refused.value.kind is Kind.FAILED_PRECONDITION and "n_min" in str(refused.value)
     PathakPartySession("s", 2, _parameters(n_min=40), features, labels, 1024, test_mode=True)
+
+
+def test_steps_before_their_prerequisites_are_out_of_order(parts, keypair):
+    """An `indicator` or `selected_noise` before Charlie's key: FAILED_PRECONDITION, not an AttributeError."""
+    from mpdp_proto.v1 import common_pb2, pathak_pb2
+    from party.pathak_session import PathakPartySession
+    from wire.identity import CLIENT, CURATOR
+
+    features, labels = parts[0]
+    leader = PathakPartySession("s", 1, _parameters(), features, labels, 1024, test_mode=True)
+    leader.receive(CLIENT, "start", common_pb2.Empty())
+    ciphertexts = common_pb2.Ciphertexts(key_id=keypair.public.key_id, values=[b"\x01" * 256] * len(SIZES))
+    for sender, kind, body in ((CURATOR, "indicator", ciphertexts), (party(2), "selected_noise", ciphertexts),
+                               (party(1), "indicator_element", b"\x01" * 256)):
+        with pytest.raises(ProtocolError) as refused:
+            leader.receive(sender, kind, body)
+        assert refused.value.kind in (Kind.FAILED_PRECONDITION, Kind.PERMISSION_DENIED), (kind, refused.value)
+    compare = pathak_pb2.CompareRequest(pair=pathak_pb2.ComparePair(first=1, second=2))
+    with pytest.raises(ProtocolError) as refused:
+        leader.receive(CURATOR, "compare_request", compare)
+    assert refused.value.kind is Kind.FAILED_PRECONDITION

@@ -91,3 +91,22 @@ def test_a_role_started_twice_on_its_address_is_refused_with_one_clear_line(pool
     assert last.startswith("mpdp: error:") and "in use" in last, result.stderr[-2000:]
     assert "Traceback" not in result.stderr
     assert d.run_pathak()["result"]["w"]  # the running deployment is untouched
+
+
+def test_the_traffic_log_is_bounded():
+    from wire.traffic import MAX_RECORDS_PER_SESSION, TrafficLog, TrafficRecord
+
+    log = TrafficLog(max_sessions=3)
+    refused = TrafficRecord("party/1", "curator/0", "PathakStep", 10, 0, "FAILED_PRECONDITION", "server")
+    for index in range(1000):  # refused calls for unknown sessions: counted, not recorded
+        log.add(f"unknown-{index}", refused)
+    log.add("x" * 8_000_000, TrafficRecord("party/1", "curator/0", "PathakStep", 10, 0, "OK", "server"))
+    assert log.records("unknown-1") == [] and log.refused_unknown[("PathakStep", "FAILED_PRECONDITION")] == 1000
+    ok = TrafficRecord("party/1", "curator/0", "PathakStep", 10, 0, "OK", "server")
+    for index in range(MAX_RECORDS_PER_SESSION + 50):
+        log.add("s", ok)
+    assert len(log.records("s")) == MAX_RECORDS_PER_SESSION and log.dropped["s"] == 50
+    log.add("s", refused)  # a known session's refused calls are still recorded (bounded above)
+    for name in ("t", "u", "v"):
+        log.add(name, ok)
+    assert log.records("s") == [] and len(log.records("v")) == 1  # oldest session forgotten

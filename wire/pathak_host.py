@@ -83,6 +83,7 @@ class PathakHost:
         if kind == "open":
             require_sender(context, CLIENT)
             parameters = PathakParameters.from_proto(request.open)
+            self._sessions.check_new(request.session_id)  # before the party trains its model
             session = await asyncio.to_thread(self._make_session, request.session_id, parameters)
             hosted = self._sessions.create(request.session_id, HostedSession(session))
             self._spawn(hosted, self._watchdog(hosted, request.session_id, parameters.deadline_seconds))

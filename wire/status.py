@@ -18,6 +18,7 @@ CODES = {
     Kind.PERMISSION_DENIED: grpc.StatusCode.PERMISSION_DENIED,
     Kind.ABORTED: grpc.StatusCode.ABORTED,
     Kind.UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
+    Kind.RESOURCE_EXHAUSTED: grpc.StatusCode.RESOURCE_EXHAUSTED,
     Kind.DEADLINE_EXCEEDED: grpc.StatusCode.DEADLINE_EXCEEDED,
 }
 

@@ -10,15 +10,17 @@ by call id, so every RPC counts exactly once, even when one side has died.
 from __future__ import annotations
 
 import secrets
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 import grpc
 
 from mpdp_proto.v1 import common_pb2
+from sessions.registry import MAX_SESSION_ID_LENGTH
 from wire.identity import SENDER_METADATA_KEY, Identity, sender_of
 
 CALL_ID_METADATA_KEY = "x-mpdp-call-id"
+UNPARSEABLE = object()  # what a request that fails to deserialize becomes
 
 
 @dataclass(frozen=True)
@@ -33,15 +35,31 @@ class TrafficRecord:
     call_id: str = ""
 
 
+MAX_RECORDS_PER_SESSION = 20_000  # far above an honest session's (K = 32 Pathak: about 3 500)
+
+
 class TrafficLog:
+    """Bounded: at most `max_sessions` sessions of at most MAX_RECORDS_PER_SESSION records each. A refused call
+    that names no session this log knows (an unknown id, an overlong one) is only counted, by method and status."""
+
     def __init__(self, max_sessions: int = 256):
         self._records: dict[str, list[TrafficRecord]] = defaultdict(list)
         self._max_sessions = max_sessions
+        self.refused_unknown: Counter[tuple[str, str]] = Counter()
+        self.dropped: Counter[str] = Counter()
 
     def add(self, session_id: str, record: TrafficRecord) -> None:
-        if session_id not in self._records and len(self._records) >= self._max_sessions:
+        known = session_id in self._records
+        if not known and (record.status != "OK" or len(session_id) > MAX_SESSION_ID_LENGTH):
+            self.refused_unknown[(record.rpc, record.status)] += 1
+            return
+        if not known and len(self._records) >= self._max_sessions:
             self._records.pop(next(iter(self._records)))
-        self._records[session_id].append(record)
+        records = self._records[session_id]
+        if len(records) >= MAX_RECORDS_PER_SESSION:
+            self.dropped[session_id] += 1
+            return
+        records.append(record)
 
     def records(self, session_id: str) -> list[TrafficRecord]:
         return list(self._records.get(session_id, ()))
@@ -87,8 +105,18 @@ class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
             return handler
         method = handler_call_details.method.rsplit("/", 1)[-1]
         inner, log, me = handler.unary_unary, self._log, self._me
+        deserialize = handler.request_deserializer
+
+        def parse(data: bytes):
+            try:
+                return deserialize(data)
+            except Exception:  # malformed bytes: refused below with INVALID_ARGUMENT, not UNKNOWN and a traceback
+                return UNPARSEABLE
 
         async def recorded(request, context):
+            if request is UNPARSEABLE:
+                log.refused_unknown[(method, "INVALID_ARGUMENT")] += 1
+                await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{method}: the request could not be parsed")
             session_id = _session_of(request)
             rpc = _label(method, request)
             response, status = None, "OK"
@@ -110,7 +138,7 @@ class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
 
         return grpc.unary_unary_rpc_method_handler(
             recorded,
-            request_deserializer=handler.request_deserializer,
+            request_deserializer=parse,
             response_serializer=handler.response_serializer,
         )
 
