@@ -252,3 +252,22 @@ def test_key_sizes_are_even_and_large_enough():
 @pytest.fixture(scope="module")
 def known_primes():
     return SafePrimes.generate(1024)
+
+
+def test_moduli_that_are_even_square_or_prime_are_refused(keypair):
+    from cryptocore.key_checks import check_modulus
+
+    p = keypair.private.p
+    prime = int(gmpy2.next_prime(2**1023 + 2**1000))
+    for n in (keypair.public.n + 1, p * p, prime, 2**1024 - 2):
+        with pytest.raises(InvalidKey):
+            check_modulus(n)
+    check_modulus(keypair.public.n, 1024)
+
+
+def test_a_duplicate_share_rejects_its_holder_but_not_the_rest(threshold_key):
+    public, shares = threshold_key
+    c = public.encryptor.encrypt(77)
+    partials = [share.partial_decrypt(c, CONTEXT) for share in shares]
+    value, rejected = decrypt(public, c, [partials[0], partials[0], *partials[1:]], CONTEXT)
+    assert value == 77 and set(rejected) == {1} and "more than one" in rejected[1]
