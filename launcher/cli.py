@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import sys
 import tempfile
 import time
@@ -159,8 +160,21 @@ def _compose(args) -> int:
 def _down(args) -> int:
     from launcher import processes
 
-    stopped = processes.down(args.run_dir)
+    if args.all:
+        stopped = processes.stop(processes.running_servers())
+    else:
+        stopped = processes.down(args.run_dir)
     print(f"down: stopped {len(stopped)} processes" if stopped else "nothing to stop")
+    return 0
+
+
+def _ps(args) -> int:
+    from launcher import processes
+
+    servers = processes.running_servers()
+    for command, pid in sorted(servers.items(), key=lambda item: item[1]):
+        print(f"{pid:>8}  {command}")
+    print(f"{len(servers)} mpdp role servers running" + ("; `mpdp down --all` stops them" if servers else ""))
     return 0
 
 
@@ -169,6 +183,8 @@ def _resolve_run(args):
     from wire.topology import Topology
 
     run = processes.RunDirectory(args.run_dir)
+    if not args.topology and not run.topology.exists():
+        raise SystemExit(f"mpdp: error: no deployment in {run.path}: start one with `mpdp up --run-dir {args.run_dir}`")
     topology = Topology.load(args.topology or run.topology)
     client_data = client.load_client_data(args.client_data or run.client_data)
     if args.dataset and args.dataset != str(client_data["dataset"]):
@@ -392,7 +408,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     down = commands.add_parser("down", help="stop the processes `up` started")
     down.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    down.add_argument("--all", action="store_true",
+                      help="stop every mpdp role server on this machine (e.g. after their run directory was deleted)")
     down.set_defaults(handler=_down)
+
+    ps = commands.add_parser("ps", help="list the mpdp role servers running on this machine")
+    ps.set_defaults(handler=_ps)
 
     run = commands.add_parser("run", help="run a protocol session against a running topology")
     protocols = run.add_subparsers(dest="protocol", required=True)
@@ -456,16 +477,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def _user_error(error: Exception) -> str | None:
+    """The one line a user's mistake deserves, or None for a bug (which keeps its traceback)."""
     from cryptocore.errors import CryptoError
     from launcher.errors import StartupError
+    from sessions.errors import ProtocolError
 
+    grpc = sys.modules.get("grpc")
+    if grpc is not None and isinstance(error, grpc.RpcError) and hasattr(error, "code"):
+        hint = " (are the roles running? `mpdp ps` lists them, `mpdp up` starts them)" \
+            if error.code() == grpc.StatusCode.UNAVAILABLE else ""
+        return f"{error.code().name}: {error.details()}{hint}"
+    if isinstance(error, (OSError, CryptoError, StartupError, ProtocolError, ValueError)):
+        return str(error)
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (OSError, CryptoError, StartupError) as error:  # files, ports, keys, roles that do not start
+    except Exception as error:
+        message = _user_error(error)
+        if message is None or os.environ.get("MPDP_DEBUG"):
+            raise
         hint = "; pass --force to replace them" if isinstance(error, FileExistsError) and hasattr(args, "force") else ""
-        print(f"mpdp: error: {error}{hint}", file=sys.stderr)
+        print(f"mpdp: error: {message}{hint}", file=sys.stderr)
         return 2
 
 

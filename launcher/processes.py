@@ -121,8 +121,8 @@ def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, a
     Existing keys and certificates are replaced only if `overwrite`."""
     run = RunDirectory(Path(run_dir))
     run.path.mkdir(parents=True, exist_ok=True)
+    data_files = prepare_data(run, dataset, parties, seed, split)  # a split that cannot work fails before the keys
     _, _, holders = ceremony(parties, run.path / "keys", bits, threshold, overwrite=overwrite)
-    data_files = prepare_data(run, dataset, parties, seed, split)
     return write_topology(run, addresses, data_files, holders, model, insecure, listen_host, overwrite)
 
 
@@ -247,17 +247,32 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
     return topology
 
 
-def down(run_dir: Path) -> list[str]:
-    """SIGTERM every process this run directory started; SIGKILL what is left after a grace period."""
-    run = RunDirectory(Path(run_dir))
-    if not run.processes.exists():
-        return []
-    processes = json.loads(run.processes.read_text())
+def running_servers() -> dict[str, int]:
+    """Every mpdp role server on this machine (found through /proc, so even one whose run directory is gone):
+    its command line → pid."""
+    servers = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        words = [a.decode(errors="replace") for a in args if a]
+        if "serve" in words and any(w == "launcher.cli" or w.endswith("/mpdp") or w == "mpdp" for w in words):
+            servers[" ".join(words[words.index("serve"):])] = int(entry.name)
+    return servers
+
+
+def stop(processes: dict[str, int]) -> list[str]:
+    """SIGTERM each process group; SIGKILL what is left after a grace period."""
     for pid in processes.values():
         try:
             os.killpg(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+        except PermissionError:
+            os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT_S
     while time.monotonic() < deadline and any(_running(pid) for pid in processes.values()):
         _reap(processes.values())
@@ -266,11 +281,21 @@ def down(run_dir: Path) -> list[str]:
         if _running(pid):
             try:
                 os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
+            except (ProcessLookupError, PermissionError):
                 pass
     _reap(processes.values())
-    run.processes.unlink()
     return list(processes)
+
+
+def down(run_dir: Path) -> list[str]:
+    """SIGTERM every process this run directory started; SIGKILL what is left after a grace period."""
+    run = RunDirectory(Path(run_dir))
+    if not run.processes.exists():
+        return []
+    processes = json.loads(run.processes.read_text())
+    stopped = stop(processes)
+    run.processes.unlink()
+    return stopped
 
 
 def _reap(pids) -> None:

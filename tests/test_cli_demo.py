@@ -163,3 +163,30 @@ def test_a_role_that_dies_during_start_up_is_reported_at_once(tmp_path):
         assert __import__("time").monotonic() - started < 60
     finally:
         _mpdp("down", "--run-dir", str(run_dir))
+
+
+def test_servers_whose_run_dir_was_deleted_are_found_and_stopped(tmp_path):
+    import shutil
+
+    from launcher import processes
+
+    run_dir = tmp_path / "doomed-run"
+    up = _mpdp("up", "--parties", "2", "--bits", "1024", "--run-dir", str(run_dir), "--model", "logistic")
+    assert up.returncode == 0, up.stderr[-2000:]
+    shutil.rmtree(run_dir)  # `mpdp down --run-dir` can no longer find them
+    assert "nothing to stop" in _mpdp("down", "--run-dir", str(run_dir)).stdout
+    listing = _mpdp("ps")
+    assert listing.returncode == 0 and sum(str(run_dir) in line for line in listing.stdout.splitlines()) == 4
+    orphans = {command: pid for command, pid in processes.running_servers().items() if str(run_dir) in command}
+    assert len(processes.stop(orphans)) == 4
+    assert _serving_processes(str(run_dir)) == []
+
+
+def test_user_mistakes_get_one_line_and_a_nonzero_exit(tmp_path):
+    for args, expected in ((("run", "dppp", "--run-dir", str(tmp_path / "none")), "no deployment"),
+                           (("up", "--parties", "900", "--bits", "1024", "--run-dir", str(tmp_path / "r")), "cannot be split"),
+                           (("up", "--parties", "2", "--dataset", "a9a", "--data-dir", str(tmp_path)), "a9a"),
+                           (("up", "--parties", "2", "--bits", "1000"), "key size")):
+        result = _mpdp(*args, timeout=300)
+        assert result.returncode != 0 and "Traceback" not in result.stderr, (args, result.stderr[-1500:])
+        assert expected in result.stderr.strip().splitlines()[-1], (args, result.stderr[-500:])
