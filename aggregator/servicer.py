@@ -88,16 +88,22 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
         timing["calibration"] = time.perf_counter() - started
         handle = RoundHandle(DpppRound(request.session_id, parameters, self.public_key, self.teachers, self.key_holders))
         self._rounds.create(request.session_id, handle)
+        log.info("session %s opened: dppp, %d queries, %d teachers", request.session_id, parameters.queries,
+                 parameters.teachers)
         try:
             result = await self._run(handle, request, deadline, timing)
         except ProtocolError as error:
             handle.abort(str(error))
+            log.info("session %s aborted: %s", request.session_id, error)
             await self._notify_abort(request.session_id, str(error))
             raise
         except BaseException as error:  # cancelled by the client, or a bug: abort everywhere
             handle.abort(f"aggregator failure: {error!r}")
+            log.info("session %s aborted: aggregator failure: %r", request.session_id, error)
             await self._notify_abort(request.session_id, "aggregator failure")
             raise
+        log.info("session %s completed: %d contributors, %d decryptors", request.session_id,
+                 len(result.contributors), len(result.decryptors))
         timing["total"] = time.perf_counter() - started
         parameters_proto = request.parameters
         return dppp_pb2.DpppRoundResult(
@@ -139,6 +145,7 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
         await self._wait(handle, lambda: rnd.all_votes_in, deadline)
         aggregate, contributors = rnd.close_collection()
         timing["collect_votes"] = time.perf_counter() - stage
+        log.info("session %s step: votes collected from %s", session_id, contributors)
 
         # Step 4: identical C and S to every key holder.
         stage = time.perf_counter()
@@ -155,6 +162,7 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
         # Steps 5–6: verified shares from any t holders, combine, unpack, remove the noise mean.
         await self._wait(handle, lambda: rnd.decryption_settled, deadline)
         timing["partial_decryptions"] = time.perf_counter() - stage
+        log.info("session %s step: partial decryptions from %s", session_id, sorted(rnd.partials))
         stage = time.perf_counter()
         result = await asyncio.to_thread(rnd.finish)
         timing["combine"] = time.perf_counter() - stage

@@ -109,7 +109,7 @@ class PartyServicer(PathakRpcs, party_pb2_grpc.PartyServicer):
             if sender not in (AGGREGATOR, CLIENT):
                 raise denied(f"{sender or 'an unidentified caller'} may not abort a DPPP session")
             self._sessions.get(request.session_id).abort(clean_reason(request.reason or f"aborted by {sender}"))
-        log.info("session %s aborted by %s: %s", request.session_id, sender, clean_reason(request.reason))
+        log.info("session %s aborted by %s: %s", request.session_id, sender, clean_reason(request.reason) or "no reason")
         return common_pb2.Empty()
 
     @translate_errors
@@ -128,12 +128,14 @@ class PartyServicer(PathakRpcs, party_pb2_grpc.PartyServicer):
         session = TeacherSession(request.session_id, self.config.id, parameters, features,
                                  self.config.public_key, self.config.key_share)
         self._sessions.create(request.session_id, session)
+        log.info("session %s opened: dppp, %d queries", request.session_id, parameters.queries)
         self._spawn(self._vote(session))
         return common_pb2.Empty()
 
     async def _vote(self, session: TeacherSession) -> None:
         try:
             tosses, ciphertexts = await asyncio.to_thread(session.cast_votes, self.config.model)
+            log.info("session %s step: votes cast", session.session_id)
             await self._aggregator().SubmitDpppVotes(dppp_pb2.DpppVotes(
                 session_id=session.session_id, teacher=self.config.id, tosses=tosses,
                 votes=common_pb2.Ciphertexts(key_id=session.public_key.key_id, values=ciphertexts),
@@ -163,6 +165,7 @@ class PartyServicer(PathakRpcs, party_pb2_grpc.PartyServicer):
                 log.warning("fault injection: party %d tampers with its partial decryption", self.config.id)
                 nsquare = session.public_key.paillier.nsquare
                 shares[0].value = convert.int_to_bytes(partials[0].value * 2 % nsquare)
+            log.info("session %s completed: %d partial decryptions sent", session.session_id, len(shares))
             await self._aggregator().SubmitDpppPartialDecryptions(dppp_pb2.DpppPartialDecryptions(
                 session_id=session.session_id, holder=self.config.id, shares=shares,
             ))

@@ -80,6 +80,9 @@ def test_only_the_client_or_a_participant_may_abort_a_pathak_session(pool):
     assert aborted.value.code() == grpc.StatusCode.ABORTED
     details = aborted.value.details()
     assert "\n" not in details and "\x1b" not in details and len(details) < MAX_REASON_LENGTH + 100
+    log_lines = d.run.log_file(party(2)).read_text().splitlines()
+    assert any(f"session {session_id} aborted" in line for line in log_lines)
+    assert not any(line.startswith("forged log line") for line in log_lines)  # the reason cannot forge a log line
     for target in (party(1), party(3), CURATOR):  # the client cleans up the rest
         d.call(target, STUBS[target.role], "AbortSession", common_pb2.AbortRequest(session_id=session_id), CLIENT)
 
@@ -124,3 +127,12 @@ def test_unparseable_messages_get_invalid_argument_and_the_role_keeps_serving(po
                 assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT, (method, data, refused.value)
         assert "Traceback" not in d.run.log_file(target).read_text()
     assert d.run_pathak()["result"]["w"]
+
+
+def test_servers_log_one_line_per_session_event(finished_pathak):
+    d, report = finished_pathak
+    session_id = report["session_id"]
+    for identity in (CURATOR, party(1)):
+        text = d.run.log_file(identity).read_text()
+        assert f"session {session_id} opened: pathak" in text and f"session {session_id} completed" in text
+        assert f"session {session_id} step: start from client/0" in text

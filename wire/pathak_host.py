@@ -87,14 +87,18 @@ class PathakHost:
             session = await asyncio.to_thread(self._make_session, request.session_id, parameters)
             hosted = self._sessions.create(request.session_id, HostedSession(session))
             self._spawn(hosted, self._watchdog(hosted, request.session_id, parameters.deadline_seconds))
+            log.info("session %s opened: pathak, K = %d", request.session_id, parameters.parties)
             return
         hosted = self._sessions.get(request.session_id)
         if hosted.finished:
             raise precondition(f"session {request.session_id} is {hosted.session.state.value}")
+        sender = sender_of(context)
         async with hosted.lock:
-            outbound = await asyncio.to_thread(hosted.session.receive, sender_of(context), kind, getattr(request, kind))
+            outbound = await asyncio.to_thread(hosted.session.receive, sender, kind, getattr(request, kind))
+        log.info("session %s step: %s from %s", request.session_id, kind, sender)
         if hosted.finished:
             hosted.settled.set()
+            self._log_end(request.session_id, hosted)
         for message in outbound:
             wire = pathak_pb2.PathakMessage(session_id=request.session_id, **{message.kind: message.body})
             self._spawn(hosted, self._send(hosted, request.session_id, message.to, wire))
@@ -134,17 +138,28 @@ class PathakHost:
         if hosted.finished:
             return
         hosted.abort(reason)
+        self._log_end(session_id, hosted)
         request = common_pb2.AbortRequest(session_id=session_id, reason=f"{self.me}: {reason}")
         others = [p for p in hosted.session.participants if p != self.me]
         await asyncio.gather(*(_stub(self._peers, p).AbortSession(request, timeout=5.0) for p in others),
                              return_exceptions=True)
+
+    @staticmethod
+    def _log_end(session_id: str, hosted: HostedSession) -> None:
+        session = hosted.session
+        if session.state.name == "ABORTED":
+            log.info("session %s aborted: %s", session_id, session.abort_reason)
+        else:
+            log.info("session %s completed", session_id)
 
     def abort_from_peer(self, session_id: str, sender: Identity | None, reason: str) -> None:
         """An abort from the client or from another participant of this session; anyone else is refused."""
         hosted = self._sessions.get(session_id)
         if sender is None or sender == self.me or (sender != CLIENT and sender not in hosted.session.participants):
             raise denied(f"{sender or 'an unidentified caller'} takes no part in session {session_id}")
-        hosted.abort(clean_reason(reason or f"aborted by {sender}"))
+        if not hosted.finished:
+            hosted.abort(clean_reason(reason or f"aborted by {sender}"))
+            self._log_end(session_id, hosted)
 
     async def await_share(self, session_id: str) -> pathak_pb2.PathakPublishedShare:
         hosted = self._sessions.get(session_id)
