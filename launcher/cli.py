@@ -354,7 +354,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--fault", choices=["tamper-partial-decryption", "crash-on-decryption-request",
                                            "crash-on-pathak-masked-share"])
     serve.add_argument("--log-level", default="INFO")
-    serve.add_argument("--max-message-bytes", type=int, default=256 * 1024 * 1024,
+    serve.add_argument("--max-message-bytes", type=int, default=64 * 1024 * 1024,
                        help="largest message this server sends or accepts")
     serve.add_argument("--insecure", action="store_true", help="serve plaintext (the topology must say so too)")
     serve.set_defaults(handler=_serve)

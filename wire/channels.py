@@ -8,7 +8,11 @@ from wire.identity import Identity
 from wire.tls import TlsFiles, target_options
 from wire.traffic import ClientTrafficInterceptor, TrafficLog
 
-DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+# The largest honest message at 2048 bits is about 55 MB (a key holder's proven partial decryptions of
+# Q·C = 50 000 unpacked values); larger keys or unpacked layouts need --max-message-bytes.
+DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# Memory held by requests in flight is bounded by this times the message limit.
+MAX_CONCURRENT_RPCS = 128
 
 
 def channel_options(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> list[tuple[str, int]]:

@@ -120,8 +120,11 @@ class PathakHost:
                                                             timeout=hosted.session.parameters.deadline_seconds)
                     return
                 except grpc.aio.AioRpcError as error:
-                    if error.code() == grpc.StatusCode.UNAVAILABLE and attempt < SEND_ATTEMPTS:
-                        await asyncio.sleep(RETRY_PAUSE_S)  # not connected (yet): a peer that is down stays down
+                    retryable = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
+                    if error.code() in retryable and attempt < SEND_ATTEMPTS:
+                        # Not connected (yet), or the peer is at its limit of calls in flight: try again shortly;
+                        # a peer that stays down or full aborts the session.
+                        await asyncio.sleep(RETRY_PAUSE_S)
                         continue
                     reason = f"{message.WhichOneof('body')} to {to} failed: {error.code().name}: {error.details()}"
                     log.warning("session %s: %s", session_id, reason)

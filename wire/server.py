@@ -10,7 +10,7 @@ import signal
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, channel_options
+from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, MAX_CONCURRENT_RPCS, channel_options
 from wire.identity import Identity
 from wire.tls import TlsFiles
 from wire.traffic import ServerTrafficInterceptor, TrafficLog
@@ -34,6 +34,7 @@ async def serve(
         interceptors=[ServerTrafficInterceptor(traffic, me)],
         # No port sharing: a second server for the same role and address must fail, not split the connections.
         options=channel_options(max_message_bytes) + [("grpc.so_reuseport", 0)],
+        maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,  # beyond it callers get RESOURCE_EXHAUSTED (retried)
     )
     add_servicer(server)
     health_servicer = health.aio.HealthServicer()
