@@ -23,10 +23,12 @@ from wire import convert
 from wire.channels import PeerChannels
 from wire.identity import CLIENT, party, require_sender, sender_of
 from wire.status import translate_errors
-from wire.traffic import TrafficLog, traffic_reply
+from wire.traffic import CALL_ID_METADATA_KEY, TrafficLog, new_call_id, traffic_reply
 
 log = logging.getLogger(__name__)
 DEFAULT_DEADLINE_S = 60.0
+SEND_ATTEMPTS = 7  # retries span 3 s, longer than the channels' 2 s maximum reconnect backoff
+RETRY_PAUSE_S = 0.5
 MAX_DEADLINE_S = 3600.0
 
 
@@ -170,11 +172,21 @@ class AggregatorServicer(aggregator_pb2_grpc.AggregatorServicer):
 
     async def _broadcast(self, handle: RoundHandle, parties: list[int], rpc: str, request, deadline: float,
                          mark_absent) -> None:
-        """Send one request to each party concurrently; a party that cannot take it is marked absent."""
-        outcomes = await asyncio.gather(
-            *(getattr(self._party(number), rpc)(request, timeout=deadline) for number in parties),
-            return_exceptions=True,
-        )
+        """Send one request to each party concurrently; a party that cannot take it is marked absent.
+        A party that is not connected (yet) — restarted, its channel in reconnect backoff — is retried for a few
+        seconds first, as Pathak's sends are."""
+
+        async def send(number: int):
+            metadata = ((CALL_ID_METADATA_KEY, new_call_id()),)  # one message, one call id, however many attempts
+            for attempt in range(1, SEND_ATTEMPTS + 1):
+                try:
+                    return await getattr(self._party(number), rpc)(request, timeout=deadline, metadata=metadata)
+                except grpc.aio.AioRpcError as error:
+                    if error.code() != grpc.StatusCode.UNAVAILABLE or attempt == SEND_ATTEMPTS or handle.finished:
+                        raise
+                    await asyncio.sleep(RETRY_PAUSE_S)
+
+        outcomes = await asyncio.gather(*(send(number) for number in parties), return_exceptions=True)
         for number, outcome in zip(parties, outcomes):
             if isinstance(outcome, BaseException):
                 mark_absent(number, _describe(outcome))

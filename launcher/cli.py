@@ -44,6 +44,16 @@ def _faults(values: list[str]) -> dict[int, str]:
     return faults
 
 
+def _bench_hardening(args) -> int:
+    from launcher import bench_hardening
+
+    _warn_small_key(args.bits)
+    report = bench_hardening.run(args.bits, args.parties, args.cases, args.sessions, args.seed)
+    print(bench_hardening.summary(report))
+    _write_json(args.json, report)
+    return 0
+
+
 def _bench(args) -> int:
     from launcher import bench_crypto
 
@@ -344,6 +354,15 @@ def build_parser() -> argparse.ArgumentParser:
     crypto.add_argument("--repeat", type=int, default=20, help="calls per timed operation")
     crypto.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     crypto.set_defaults(handler=_bench)
+
+    hardening = targets.add_parser("hardening", help="fuzzing, faults, concurrent sessions, resource growth")
+    hardening.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
+    hardening.add_argument("--parties", type=int, default=3)
+    hardening.add_argument("--cases", type=int, default=200, help="fuzz cases per RPC of every role")
+    hardening.add_argument("--sessions", type=int, default=100, help="sequential sessions for resource growth")
+    hardening.add_argument("--seed", type=int, default=1)
+    hardening.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    hardening.set_defaults(handler=_bench_hardening)
 
     serve = commands.add_parser("serve", help="run one role's gRPC server (used by `up` and compose)")
     serve.add_argument("role", choices=["party", "curator", "aggregator"])

@@ -64,7 +64,9 @@ async def collect_traffic(peers: PeerChannels, topology: Topology, session_id: s
         for record in reply.records:
             (server_side if record.observed_by == "server" else client_side).append(_row(record))
     merged = merge_views(server_side, client_side)
-    return {"summary": summarise(merged), "detail": merged, "client_observed": summarise(client_side)}
+    # A retried message keeps its call id: the caller's view counts it once too (its last attempt).
+    attempts = {row["call_id"] or f"client-{index}": row for index, row in enumerate(client_side)}
+    return {"summary": summarise(merged), "detail": merged, "client_observed": summarise(list(attempts.values()))}
 
 
 async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float, delta: float, queries: int,

@@ -61,7 +61,7 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
             raise
         shares = await asyncio.gather(*(
             STUBS[p.role](peers.channel(p)).AwaitPathakShare(pathak_pb2.PathakShareRequest(session_id=session_id),
-                                                            timeout=parameters.deadline_seconds + 30)
+                                                            timeout=parameters.deadline_seconds + 10)
             for p in participants
         ), return_exceptions=True)
         failures = [s for s in shares if isinstance(s, BaseException)]

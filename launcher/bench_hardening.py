@@ -1,0 +1,130 @@
+"""`mpdp bench hardening`: fuzzing, a fault matrix, concurrent sessions and resource growth against one
+deployment of real processes, with the figures the issue asks for (issue 10, "Hardening suite")."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import tempfile
+import time
+from pathlib import Path
+
+from launcher import client, hardening, processes
+from launcher.pathak_client import run_pathak_session
+from launcher.progress import progress
+from learning import datasets
+from wire.identity import AGGREGATOR, CURATOR, party
+
+TARGETS = {"fuzz_crashes": 0, "fuzz_hangs": 0, "fuzz_undefined_statuses": 0, "concurrent_pathak": 10,
+           "concurrent_dppp": 20}
+
+
+def default_scenarios(parties: int) -> list[tuple]:
+    roles = [AGGREGATOR, CURATOR, party(1), party(parties)]
+    scenarios = []
+    for protocol in ("pathak", "dppp"):
+        for role in roles:
+            if (protocol == "pathak" and role == AGGREGATOR) or (protocol == "dppp" and role == CURATOR):
+                continue  # takes no part
+            for fault in ("SIGKILL", "SIGSTOP"):
+                scenarios.append((protocol, role, fault))
+    return scenarios
+
+
+def run(bits: int = 1024, parties: int = 3, cases_per_rpc: int = 200, sessions: int = 100, seed: int = 1,
+        scenarios: list[tuple] | None = None, concurrent: tuple[int, int] = (10, 20), deadline: float = 10.0) -> dict:
+    started = time.perf_counter()
+    rng = random.Random(seed)
+    with tempfile.TemporaryDirectory(prefix="mpdp-hardening-") as scratch:
+        run_dir = Path(scratch) / "run"
+        progress(f"starting {parties + 2} roles ({bits}-bit keys)")
+        topology = processes.up(run_dir, parties, bits, datasets.load("breast-cancer"), seed=seed, model="logistic",
+                                test_mode=True)
+        run_directory = processes.RunDirectory(run_dir)
+        client_data = client.load_client_data(run_directory.client_data)
+        from pathak.parameters import PathakParameters
+
+        parameters = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",
+                                      calibration="tight", parties=parties,
+                                      dimension=client_data["test_features"].shape[1], deadline_seconds=deadline)
+
+        def pathak(session_id):
+            return run_pathak_session(topology, client_data, parameters, session_id=session_id)
+
+        def dppp(session_id):
+            return client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=deadline,
+                                           session_id=session_id)
+
+        try:
+            report: dict = {"bits": bits, "parties": parties, "seed": seed, "targets": TARGETS}
+            asyncio.run(pathak("finished-pathak"))
+            hardening.open_session_ids(topology, run_directory, "open-pathak", parameters)
+            context = hardening.FuzzContext(session_ids=["finished-pathak", "open-pathak", "unknown", "x" * 129, ""],
+                                            finished_ids=["finished-pathak"],
+                                            ciphertext_bytes=2 * ((bits + 7) // 8), parties=parties)
+            progress(f"fuzzing every RPC of every role, {cases_per_rpc} cases each")
+            report["fuzz"] = hardening.fuzz(topology, run_directory, context, cases_per_rpc, rng, progress)
+            asyncio.run(pathak("after-fuzz"))
+            report["fuzz"]["next_session_succeeds"] = True
+
+            progress(f"{concurrent[0]} Pathak sessions and {concurrent[1]} DPPP rounds at once")
+
+            async def at_once():
+                return await asyncio.gather(*(pathak(f"concurrent-p{i}") for i in range(concurrent[0])),
+                                            *(dppp(f"concurrent-d{i}") for i in range(concurrent[1])),
+                                            return_exceptions=True)
+
+            outcomes = asyncio.run(at_once())
+            report["concurrency"] = {
+                "pathak_requested": concurrent[0], "dppp_requested": concurrent[1],
+                "pathak_completed": sum(not isinstance(o, BaseException) and o["protocol"] == "pathak" for o in outcomes),
+                "dppp_completed": sum(not isinstance(o, BaseException) and o["protocol"] == "dppp" for o in outcomes),
+            }
+
+            progress(f"{sessions} sequential sessions (alternating Pathak and DPPP) for resource growth")
+            warm = min(10, sessions // 2)
+            for index in range(warm):
+                asyncio.run(pathak(f"warm-p{index}") if index % 2 == 0 else dppp(f"warm-d{index}"))
+            before = hardening.resources(run_directory)
+            for index in range(sessions):
+                asyncio.run(pathak(f"growth-p{index}") if index % 2 == 0 else dppp(f"growth-d{index}"))
+                if (index + 1) % 20 == 0:
+                    progress(f"{index + 1}/{sessions} sequential sessions")
+            after = hardening.resources(run_directory)
+            report["growth"] = {"sessions": sessions, "after_warm_up": warm, "before": before, "after": after,
+                                "growth": hardening.growth(before, after)}
+
+            chosen = scenarios if scenarios is not None else default_scenarios(parties)
+            progress(f"fault matrix: {len(chosen)} scenarios")
+            report["faults"] = hardening.fault_matrix(run_dir, topology, client_data, parameters, chosen, progress)
+        finally:
+            processes.down(run_dir)
+    report["seconds"] = time.perf_counter() - started
+    return report
+
+
+def summary(report: dict) -> str:
+    fuzz, concurrency, faults = report["fuzz"], report["concurrency"], report["faults"]
+    lines = [
+        f"hardening ({report['bits']}-bit keys, K = {report['parties']}, {report['seconds']:.0f} s)",
+        f"  fuzz: {fuzz['cases']} cases ({', '.join(f'{k} {v}' for k, v in fuzz['case_kinds'].items())}) over "
+        f"{len(fuzz['per_rpc'])} RPCs: {fuzz['crashes']} crashes, {fuzz['hangs']} hangs, "
+        f"{fuzz['undefined_statuses']} undefined statuses (target 0 / 0 / 0)",
+    ]
+    for name, stats in fuzz["per_rpc"].items():
+        statuses = ", ".join(f"{code} {count}" for code, count in sorted(stats["statuses"].items()))
+        lines.append(f"    {name:<42} {stats['sent']:>5} sent: {statuses}")
+    lines.append(f"  concurrent: {concurrency['pathak_completed']}/{concurrency['pathak_requested']} Pathak, "
+                 f"{concurrency['dppp_completed']}/{concurrency['dppp_requested']} DPPP completed")
+    lines.append(f"  growth over {report['growth']['sessions']} sequential sessions (after {report['growth']['after_warm_up']} "
+                 "warm-up sessions):")
+    for name, delta in report["growth"]["growth"].items():
+        lines.append(f"    {name:<14} RSS {delta['rss_mb']:+.1f} MB, threads {delta['threads']:+d}, fds {delta['fds']:+d}")
+    held = sum(row["as_expected"] for row in faults)
+    lines.append(f"  faults: {held}/{len(faults)} scenarios as the spec says (fail or complete, nothing published, "
+                 "next session succeeds)")
+    for row in faults:
+        lines.append(f"    {row['protocol']:<7} {row['role']:<13} {row['fault']:<8} observed {row['observed']:<28} "
+                     f"published by {row['published_by'] or 'nobody'}; next session "
+                     f"{'succeeds' if row['next_session_succeeds'] else 'FAILS'}")
+    return "\n".join(lines)

@@ -1,0 +1,357 @@
+"""Attacking a running deployment as a hostile client would: fuzzed RPCs, resource growth over many
+sessions, and faults (issue 10's hardening suite). Used by `mpdp bench hardening` and `tests/hardening/`.
+
+Every call is made over mutual TLS with some role's certificate (the right one or a wrong one), so a
+refusal is the role's own answer, not the handshake's.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+
+from launcher import certs, processes
+from mpdp_proto.v1 import aggregator_pb2, curator_pb2, party_pb2, pathak_pb2
+from wire.identity import AGGREGATOR, CLIENT, CURATOR, Identity
+from wire.tls import TlsFiles, target_options
+from wire.topology import Topology
+
+# What a role may answer; anything else (UNKNOWN, INTERNAL, …) is a defect.
+DEFINED_STATUSES = frozenset({"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "PERMISSION_DENIED", "ABORTED",
+                              "RESOURCE_EXHAUSTED"})
+HANG_S = 10.0
+_SERVICES = {"party": party_pb2, "curator": curator_pb2, "aggregator": aggregator_pb2}
+_SERVICE_NAMES = {"party": "Party", "curator": "Curator", "aggregator": "Aggregator"}
+# RPCs that legitimately wait for a session (long polls): fuzzed with unknown or finished sessions only.
+_LONG_POLLS = {"AwaitPathakShare"}
+_CASE_KINDS = ("structured", "mutated", "random bytes")
+
+
+@dataclass
+class RpcFuzzStats:
+    sent: int = 0
+    statuses: Counter = field(default_factory=Counter)
+    hangs: int = 0
+    undefined: int = 0
+
+    def to_dict(self) -> dict:
+        return {"sent": self.sent, "statuses": dict(self.statuses), "hangs": self.hangs, "undefined": self.undefined}
+
+
+@dataclass
+class Target:
+    identity: Identity
+    method: str  # e.g. "PathakStep"
+    request_class: type
+
+    @property
+    def path(self) -> str:
+        return f"/mpdp.v1.{_SERVICE_NAMES[self.identity.role]}/{self.method}"
+
+
+def targets(topology: Topology) -> list[Target]:
+    """Every unary RPC of every role in the topology, with its request type."""
+    found = []
+    for entry in topology.roles:
+        module = _SERVICES[entry.identity.role]
+        service = module.DESCRIPTOR.services_by_name[_SERVICE_NAMES[entry.identity.role]]
+        for method in service.methods:
+            request_class = _message_class(method.input_type.full_name)
+            found.append(Target(entry.identity, method.name, request_class))
+    return found
+
+
+def _message_class(full_name: str) -> type:
+    from google.protobuf import symbol_database
+
+    return symbol_database.Default().GetSymbol(full_name)
+
+
+@dataclass
+class FuzzContext:
+    session_ids: list[str]  # open, finished and unknown ones
+    finished_ids: list[str]
+    ciphertext_bytes: int
+    parties: int
+
+
+def _scalar(field_descriptor, rng: random.Random, context: FuzzContext):
+    kind = field_descriptor.type
+    fd = field_descriptor
+    if kind == fd.TYPE_BYTES:
+        length = context.ciphertext_bytes
+        return rng.choice([b"", rng.randbytes(length), b"\x00" * length, b"\xff" * length, rng.randbytes(32),
+                           rng.randbytes(rng.randrange(1, 700)), b"\x01" + b"\x00" * (length - 1)])
+    if kind == fd.TYPE_STRING:
+        return rng.choice(["", "x" * rng.randrange(1, 300), "party/1", "l2-laplace", "gaussian", "tight",
+                           "\n\x00\u202e", rng.choice(context.session_ids)])
+    if kind == fd.TYPE_BOOL:
+        return rng.random() < 0.5
+    if kind in (fd.TYPE_DOUBLE, fd.TYPE_FLOAT):
+        return rng.choice([0.0, -1.0, 1.0, 1e-300, 1e300, math.inf, -math.inf, math.nan, rng.uniform(0, 10)])
+    signed = kind in (fd.TYPE_INT32, fd.TYPE_INT64, fd.TYPE_SINT32, fd.TYPE_SINT64, fd.TYPE_SFIXED32,
+                      fd.TYPE_SFIXED64)
+    wide = kind in (fd.TYPE_INT64, fd.TYPE_UINT64, fd.TYPE_SINT64, fd.TYPE_FIXED64, fd.TYPE_SFIXED64)
+    top = 2**63 - 1 if wide else 2**31 - 1
+    choices = [0, 1, 2, context.parties, context.parties + 1, rng.randrange(0, 1000), top]
+    if signed:
+        choices += [-1, -top]
+    elif not wide:
+        choices += [2**32 - 1]
+    return rng.choice(choices)
+
+
+def fill(message, rng: random.Random, context: FuzzContext, depth: int = 0) -> None:
+    """Random values of the right types in a protobuf message: one member of each oneof, bytes of ciphertext
+    size and of wrong sizes, extreme numbers, known, finished and unknown session ids."""
+    descriptor = message.DESCRIPTOR
+    chosen = {oneof.name: rng.choice(list(oneof.fields)) for oneof in descriptor.oneofs}
+    for fd in descriptor.fields:
+        if fd.containing_oneof is not None and chosen[fd.containing_oneof.name] is not fd:
+            continue
+        if fd.containing_oneof is None and rng.random() < 0.15:
+            continue  # left unset
+        repeated = fd.is_repeated
+        if fd.type == fd.TYPE_MESSAGE:
+            if depth > 3:
+                continue
+            if repeated:
+                for _ in range(rng.choice([0, 1, 2, context.parties])):
+                    fill(getattr(message, fd.name).add(), rng, context, depth + 1)
+            else:
+                child = getattr(message, fd.name)
+                child.SetInParent()
+                fill(child, rng, context, depth + 1)
+            continue
+        if fd.name == "session_id":
+            message.session_id = rng.choice(context.session_ids)
+        elif repeated:
+            getattr(message, fd.name).extend(_scalar(fd, rng, context) for _ in range(rng.choice([0, 1, 3, 30])))
+        else:
+            setattr(message, fd.name, _scalar(fd, rng, context))
+
+
+def make_case(target: Target, rng: random.Random, context: FuzzContext) -> tuple[str, bytes]:
+    """(kind, request bytes) for one fuzz case."""
+    kind = rng.choice(_CASE_KINDS)
+    message = target.request_class()
+    fill(message, rng, context)
+    if target.method in _LONG_POLLS and hasattr(message, "session_id"):
+        message.session_id = rng.choice(context.finished_ids + ["unknown-" + rng.randbytes(4).hex()])
+    data = message.SerializeToString()
+    if kind == "mutated" and data:
+        data = bytearray(data)
+        for _ in range(rng.randrange(1, 4)):
+            operation = rng.randrange(3)
+            position = rng.randrange(len(data)) if data else 0
+            if operation == 0 and data:
+                data[position] = rng.randrange(256)
+            elif operation == 1:
+                del data[position:position + rng.randrange(1, 8)]
+            else:
+                data[position:position] = rng.randbytes(rng.randrange(1, 16))
+        data = bytes(data)
+    elif kind == "random bytes":
+        data = rng.randbytes(rng.randrange(0, 300))
+    return kind, data
+
+
+class Caller:
+    """One mTLS channel per (caller identity, target identity)."""
+
+    def __init__(self, topology: Topology, cert_dir: Path):
+        self._topology = topology
+        self._cert_dir = cert_dir
+        self._channels: dict[tuple[Identity, Identity], grpc.Channel] = {}
+
+    def identities(self) -> list[Identity]:
+        return [CLIENT, AGGREGATOR, CURATOR] + [entry.identity for entry in self._topology.parties]
+
+    def call(self, caller: Identity, target: Target, data: bytes, timeout: float = HANG_S) -> str:
+        key = (caller, target.identity)
+        if key not in self._channels:
+            cert, private_key = certs.certificate_files(self._cert_dir, caller)
+            credentials = TlsFiles(self._topology.ca_certificate, cert, private_key).channel_credentials()
+            self._channels[key] = grpc.secure_channel(self._topology.entry(target.identity).address, credentials,
+                                                      options=target_options(target.identity))
+        stub = self._channels[key].unary_unary(target.path, request_serializer=lambda raw: raw,
+                                               response_deserializer=lambda raw: raw)
+        try:
+            stub(data, timeout=timeout)
+        except grpc.RpcError as error:
+            return error.code().name
+        return "OK"
+
+    def close(self) -> None:
+        for channel in self._channels.values():
+            channel.close()
+
+
+def fuzz(topology: Topology, run: processes.RunDirectory, context: FuzzContext, cases_per_rpc: int,
+         rng: random.Random, on_progress=None) -> dict:
+    """`cases_per_rpc` cases against every RPC of every role, each from a random identity's certificate."""
+    caller = Caller(topology, run.path / "certs")
+    results: dict[str, RpcFuzzStats] = {}
+    kinds: Counter = Counter()
+    try:
+        all_targets = targets(topology)
+        for index, target in enumerate(all_targets):
+            stats = results.setdefault(f"{target.identity.role}.{target.method}", RpcFuzzStats())
+            for _ in range(cases_per_rpc):
+                kind, data = make_case(target, rng, context)
+                kinds[kind] += 1
+                identity = rng.choice(caller.identities())
+                status = caller.call(identity, target, data)
+                stats.sent += 1
+                stats.statuses[status] += 1
+                if status == "DEADLINE_EXCEEDED":
+                    stats.hangs += 1
+                elif status not in DEFINED_STATUSES:
+                    stats.undefined += 1
+            if on_progress:
+                on_progress(f"fuzzed {index + 1}/{len(all_targets)} RPCs")
+    finally:
+        caller.close()
+    crashed = [name for name, pid in _pids(run).items() if not processes._running(pid)]
+    return {
+        "cases": sum(s.sent for s in results.values()),
+        "case_kinds": dict(kinds),
+        "per_rpc": {name: stats.to_dict() for name, stats in sorted(results.items())},
+        "hangs": sum(s.hangs for s in results.values()),
+        "undefined_statuses": sum(s.undefined for s in results.values()),
+        "crashes": len(crashed),
+        "crashed_roles": crashed,
+    }
+
+
+def _pids(run: processes.RunDirectory) -> dict[str, int]:
+    import json
+
+    return json.loads(run.processes.read_text()) if run.processes.exists() else {}
+
+
+def resources(run: processes.RunDirectory) -> dict[str, dict]:
+    """RSS (MB), threads and open file descriptors of every role process, from /proc."""
+    usage = {}
+    for name, pid in _pids(run).items():
+        status = Path(f"/proc/{pid}/status")
+        if not status.exists():
+            continue
+        fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+        usage[name] = {
+            "rss_mb": int(fields["VmRSS"].split()[0]) / 1024,
+            "threads": int(fields["Threads"]),
+            "fds": len(list(Path(f"/proc/{pid}/fd").iterdir())),
+        }
+    return usage
+
+
+def growth(before: dict[str, dict], after: dict[str, dict]) -> dict[str, dict]:
+    return {name: {key: after[name][key] - before[name][key] for key in before[name]}
+            for name in before if name in after}
+
+
+def open_session_ids(topology: Topology, run: processes.RunDirectory, session_id: str, parameters) -> None:
+    """Open (not start) one Pathak session everywhere, so out-of-order steps have a session to hit."""
+    caller = Caller(topology, run.path / "certs")
+    try:
+        message = pathak_pb2.PathakMessage(session_id=session_id, open=parameters.to_proto()).SerializeToString()
+        for entry in topology.roles:
+            if entry.identity.role in ("party", "curator"):
+                caller.call(CLIENT, Target(entry.identity, "PathakStep", pathak_pb2.PathakMessage), message, timeout=60)
+    finally:
+        caller.close()
+
+
+def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_parameters, scenarios, on_progress=None
+                 ) -> list[dict]:
+    """Each scenario: (protocol, role, signal). The role gets SIGKILL, or SIGSTOP until past the session's deadline,
+    while a session runs. Expected: the session fails for the client, no participant publishes anything, and
+    after the role is back (restarted, or SIGCONT) the next session of that protocol succeeds."""
+    import asyncio
+    import json
+    import os
+    import signal
+    import threading
+
+    from launcher import client
+    from launcher.pathak_client import run_pathak_session
+
+    run = processes.RunDirectory(run_dir)
+    results = []
+    for protocol, identity, signal_name in scenarios:
+        deadline = pathak_parameters.deadline_seconds
+
+        def session(session_id: str):
+            if protocol == "pathak":
+                return run_pathak_session(topology, client_data, pathak_parameters, session_id=session_id)
+            return client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=deadline, session_id=session_id)
+
+        pid = json.loads(run.processes.read_text())[str(identity)]
+        fault = signal.SIGKILL if signal_name == "SIGKILL" else signal.SIGSTOP
+
+        def strike():
+            time.sleep(0.3)  # the session is under way
+            os.kill(pid, fault)
+
+        striker = threading.Thread(target=strike)
+        session_id = f"fault-{protocol}-{identity.role}-{identity.id}-{signal_name}"
+        started = time.perf_counter()
+        striker.start()
+        try:
+            asyncio.run(session(session_id))
+            observed = "completed"
+        except Exception as error:  # any failure is the expected outcome here
+            observed = f"failed: {_describe(error)}"
+        striker.join()
+        failed_after = time.perf_counter() - started
+        if signal_name == "SIGSTOP":
+            time.sleep(max(0.0, deadline + 1 - failed_after))
+            os.kill(pid, signal.SIGCONT)
+        else:
+            processes.restart(run.path, identity, test_mode=True)
+        published = _published_anywhere(topology, run, session_id) if protocol == "pathak" else []
+        try:
+            asyncio.run(session(session_id + "-next"))
+            next_ok = True
+        except Exception:
+            next_ok = False
+        row = {"protocol": protocol, "role": str(identity), "fault": signal_name,
+               "expected": "fails for the client, nothing published, next session succeeds",
+               "observed": observed, "published_by": published, "next_session_succeeds": next_ok,
+               "seconds_to_fail": round(failed_after, 2)}
+        # The spec allows either outcome (complete, or fail with nothing published); the next session must work.
+        row["as_expected"] = not published and next_ok
+        results.append(row)
+        if on_progress:
+            on_progress(f"fault {protocol}/{identity}/{signal_name}: {observed}, next session "
+                        f"{'succeeds' if next_ok else 'FAILS'}")
+    return results
+
+
+def _published_anywhere(topology: Topology, run: processes.RunDirectory, session_id: str) -> list[str]:
+    """Participants that hand out a share of `session_id` (an aborted session must have none)."""
+    caller = Caller(topology, run.path / "certs")
+    published = []
+    try:
+        request = pathak_pb2.PathakShareRequest(session_id=session_id).SerializeToString()
+        for entry in topology.roles:
+            if entry.identity.role in ("party", "curator"):
+                status = caller.call(CLIENT, Target(entry.identity, "AwaitPathakShare", pathak_pb2.PathakShareRequest),
+                                     request, timeout=HANG_S)
+                if status == "OK":
+                    published.append(str(entry.identity))
+    finally:
+        caller.close()
+    return published
+
+
+def _describe(error: Exception) -> str:
+    code = getattr(error, "code", None)
+    return code().name if callable(code) else type(error).__name__

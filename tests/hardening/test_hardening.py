@@ -1,0 +1,91 @@
+"""The hardening suite (issue 10): a hostile client against a deployment of real processes. Marked
+`hardening`: `.ci/run` runs it after the default suite; `mpdp bench hardening` prints the full figures."""
+
+import asyncio
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from launcher import client, hardening, processes
+from launcher.pathak_client import run_pathak_session
+from learning import datasets
+from pathak.parameters import PathakParameters
+from wire.identity import AGGREGATOR, CURATOR, party
+
+pytestmark = pytest.mark.hardening
+BITS, PARTIES, DEADLINE = 1024, 3, 10.0
+
+
+@pytest.fixture(scope="module")
+def target(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("hardening") / "run"
+    topology = processes.up(run_dir, PARTIES, BITS, datasets.load("breast-cancer"), seed=3, model="logistic",
+                            test_mode=True)
+    run = processes.RunDirectory(run_dir)
+    client_data = client.load_client_data(run.client_data)
+    parameters = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",
+                                  calibration="tight", parties=PARTIES,
+                                  dimension=client_data["test_features"].shape[1], deadline_seconds=DEADLINE)
+    try:
+        yield run, topology, client_data, parameters
+    finally:
+        processes.down(run_dir)
+
+
+def _pathak(target, session_id):
+    run, topology, client_data, parameters = target
+    return asyncio.run(run_pathak_session(topology, client_data, parameters, session_id=session_id))
+
+
+def _dppp(target, session_id):
+    run, topology, client_data, _ = target
+    return asyncio.run(client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=DEADLINE,
+                                               session_id=session_id))
+
+
+@pytest.fixture(scope="module")
+def fuzz_context(target):
+    run, topology, _, parameters = target
+    _pathak(target, "finished")
+    hardening.open_session_ids(topology, run, "opened", parameters)
+    return hardening.FuzzContext(session_ids=["finished", "opened", "unknown", "x" * 129, ""], finished_ids=["finished"],
+                                 ciphertext_bytes=2 * BITS // 8, parties=PARTIES)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_fuzzed_rpcs_get_defined_statuses_without_crash_or_hang(target, fuzz_context, seed):
+    run, topology, _, _ = target
+    result = hardening.fuzz(topology, run, fuzz_context, 1, random.Random(seed))
+    assert result["crashes"] == 0 and result["hangs"] == 0, result
+    assert result["undefined_statuses"] == 0, {k: v for k, v in result["per_rpc"].items() if v["undefined"]}
+
+
+def test_sessions_succeed_after_the_fuzzing(target, fuzz_context):
+    assert _pathak(target, "after-fuzz")["result"]["w"]
+    assert _dppp(target, "after-fuzz-dppp")["result"]["labels"]
+
+
+def test_resources_do_not_grow_over_sequential_sessions(target):
+    run = target[0]
+    for index in range(4):  # warm-up: caches, tables, channels
+        _pathak(target, f"warm-{index}") if index % 2 == 0 else _dppp(target, f"warm-{index}")
+    before = hardening.resources(run)
+    for index in range(20):
+        _pathak(target, f"growth-{index}") if index % 2 == 0 else _dppp(target, f"growth-{index}")
+    growth = hardening.growth(before, hardening.resources(run))
+    for role, delta in growth.items():
+        assert delta["threads"] <= 4 and delta["fds"] <= 8, (role, delta)
+        assert delta["rss_mb"] < 40, (role, delta)  # finished sessions are kept, bounded, for reports
+
+
+@pytest.mark.parametrize("protocol, role, fault", [
+    ("pathak", party(2), "SIGKILL"), ("pathak", CURATOR, "SIGSTOP"),
+    ("dppp", party(3), "SIGKILL"), ("dppp", AGGREGATOR, "SIGKILL"),
+])
+def test_faults_fail_or_complete_publish_nothing_and_the_next_session_succeeds(target, protocol, role, fault):
+    run, topology, client_data, parameters = target
+    [row] = hardening.fault_matrix(run.path, topology, client_data, parameters, [(protocol, role, fault)])
+    assert row["as_expected"], row
