@@ -4,6 +4,7 @@ deployment of real processes, with the figures the issue asks for (issue 10, "Ha
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import tempfile
 import time
@@ -20,6 +21,7 @@ TARGETS = {"fuzz_crashes": 0, "fuzz_hangs": 0, "fuzz_undefined_statuses": 0, "co
 
 
 def default_scenarios(parties: int) -> list[tuple]:
+    """SIGKILL and SIGSTOP 0.3 s into a session, for each role of each protocol (`--faults full` adds every step)."""
     roles = [AGGREGATOR, CURATOR, party(1), party(parties)]
     scenarios = []
     for protocol in ("pathak", "dppp"):
@@ -32,7 +34,8 @@ def default_scenarios(parties: int) -> list[tuple]:
 
 
 def run(bits: int = 1024, parties: int = 3, cases_per_rpc: int = 200, sessions: int = 100, seed: int = 1,
-        scenarios: list[tuple] | None = None, concurrent: tuple[int, int] = (10, 20), deadline: float = 10.0) -> dict:
+        scenarios: list[tuple] | None = None, concurrent: tuple[int, int] = (10, 20), deadline: float = 10.0,
+        full_faults: bool = False) -> dict:
     started = time.perf_counter()
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="mpdp-hardening-") as scratch:
@@ -69,13 +72,20 @@ def run(bits: int = 1024, parties: int = 3, cases_per_rpc: int = 200, sessions: 
 
             progress(f"{concurrent[0]} Pathak sessions and {concurrent[1]} DPPP rounds at once")
 
+            relaxed = dataclasses.replace(parameters, deadline_seconds=240.0)  # many at once take longer each
+
             async def at_once():
-                return await asyncio.gather(*(pathak(f"concurrent-p{i}") for i in range(concurrent[0])),
-                                            *(dppp(f"concurrent-d{i}") for i in range(concurrent[1])),
-                                            return_exceptions=True)
+                return await asyncio.gather(
+                    *(run_pathak_session(topology, client_data, relaxed, session_id=f"concurrent-p{i}")
+                      for i in range(concurrent[0])),
+                    *(client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=240.0,
+                                              session_id=f"concurrent-d{i}") for i in range(concurrent[1])),
+                    return_exceptions=True)
 
             outcomes = asyncio.run(at_once())
+            failures = [hardening._describe(o) for o in outcomes if isinstance(o, Exception)]
             report["concurrency"] = {
+                "failures": failures,
                 "pathak_requested": concurrent[0], "dppp_requested": concurrent[1],
                 "pathak_completed": sum(not isinstance(o, BaseException) and o["protocol"] == "pathak" for o in outcomes),
                 "dppp_completed": sum(not isinstance(o, BaseException) and o["protocol"] == "dppp" for o in outcomes),
@@ -95,6 +105,8 @@ def run(bits: int = 1024, parties: int = 3, cases_per_rpc: int = 200, sessions: 
                                 "growth": hardening.growth(before, after)}
 
             chosen = scenarios if scenarios is not None else default_scenarios(parties)
+            if full_faults:
+                chosen = chosen + hardening.full_matrix(parties)
             progress(f"fault matrix: {len(chosen)} scenarios")
             report["faults"] = hardening.fault_matrix(run_dir, topology, client_data, parameters, chosen, progress)
         finally:

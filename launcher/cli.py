@@ -48,7 +48,8 @@ def _bench_hardening(args) -> int:
     from launcher import bench_hardening
 
     _warn_small_key(args.bits)
-    report = bench_hardening.run(args.bits, args.parties, args.cases, args.sessions, args.seed)
+    report = bench_hardening.run(args.bits, args.parties, args.cases, args.sessions, args.seed,
+                                 full_faults=args.faults == "full")
     print(bench_hardening.summary(report))
     _write_json(args.json, report)
     return 0
@@ -361,6 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
     hardening.add_argument("--cases", type=int, default=200, help="fuzz cases per RPC of every role")
     hardening.add_argument("--sessions", type=int, default=100, help="sequential sessions for resource growth")
     hardening.add_argument("--seed", type=int, default=1)
+    hardening.add_argument("--faults", choices=["basic", "full"], default="basic",
+                           help="basic: SIGKILL/SIGSTOP of each role mid-session; full: also at every step it takes "
+                                "part in, and every message it sends dropped or delayed (about 30 minutes)")
     hardening.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     hardening.set_defaults(handler=_bench_hardening)
 
@@ -370,8 +374,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--id", type=int, default=0, help="party number (1..K)")
     serve.add_argument("--test-mode", action="store_true",
                        help="TESTS ONLY: expose drawn votes and noise, allow fault injection")
-    serve.add_argument("--fault", choices=["tamper-partial-decryption", "crash-on-decryption-request",
-                                           "crash-on-pathak-masked-share"])
+    serve.add_argument("--fault", help=argparse.SUPPRESS)  # test mode only: a party fault, or kill-on:/stop-on:/drop:/delay:
     serve.add_argument("--log-level", default="INFO")
     serve.add_argument("--max-message-bytes", type=int, default=64 * 1024 * 1024,
                        help="largest message this server sends or accepts")

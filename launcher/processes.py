@@ -198,10 +198,10 @@ def serve_command(topology_path: Path, identity: Identity, insecure: bool) -> li
 
 def _spawn(run: RunDirectory, identity: Identity, insecure: bool, test_mode: bool, fault: str | None) -> int:
     command = [sys.executable, "-m", "launcher.cli", *serve_command(run.topology, identity, insecure)[1:]]
-    if test_mode and identity.role == "party":
+    if test_mode and (identity.role == "party" or fault):
         command.append("--test-mode")
-        if fault:
-            command += ["--fault", fault]
+    if test_mode and fault:
+        command += ["--fault", fault]
     with run.log_file(identity).open("a") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                    start_new_session=True, cwd=Path(__file__).resolve().parent.parent)
@@ -218,12 +218,16 @@ def start_processes(run: RunDirectory, topology: Topology, test_mode: bool = Fal
     return processes
 
 
-def restart(run_dir: Path, identity: Identity, test_mode: bool = False) -> None:
-    """Start one role again (after it died), without a fault, and wait until it serves."""
+def restart(run_dir: Path, identity: Identity, test_mode: bool = False, fault: str | None = None) -> None:
+    """Start one role again (after it died or was stopped), with `fault` (test mode) or none, and wait until it
+    serves. A copy that still runs is stopped first."""
     run = RunDirectory(Path(run_dir))
     processes = json.loads(run.processes.read_text())
     topology = Topology.load(run.topology)
-    processes[str(identity)] = _spawn(run, identity, topology.insecure, test_mode, None)
+    old = processes.get(str(identity))
+    if old is not None and _running(old):
+        stop({str(identity): old})
+    processes[str(identity)] = _spawn(run, identity, topology.insecure, test_mode, fault)
     run.processes.write_text(json.dumps(processes, indent=2))
     wait_healthy(topology, {str(identity): processes[str(identity)]}, run=run, only=identity)
 

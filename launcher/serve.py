@@ -7,6 +7,7 @@ import logging
 
 from cryptocore import keyfiles
 from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, PeerChannels
+from wire.faults import ClientFaultInterceptor, Fault, ServerFaultInterceptor
 from wire.identity import AGGREGATOR, CURATOR, party
 from wire.server import serve
 from wire.topology import Topology
@@ -15,7 +16,8 @@ from wire.traffic import TrafficLog
 log = logging.getLogger(__name__)
 
 
-def _party(topology: Topology, number: int, traffic: TrafficLog, test_mode: bool, fault: str | None, limit: int):
+def _party(topology: Topology, number: int, traffic: TrafficLog, test_mode: bool, fault: str | None, limit: int,
+           client_faults: tuple = ()):
     from learning import datasets, models
     from mpdp_proto.v1 import party_pb2_grpc
     from party.servicer import PartyConfig, PartyServicer
@@ -32,11 +34,12 @@ def _party(topology: Topology, number: int, traffic: TrafficLog, test_mode: bool
     model = models.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels)
     log.info("%s trained %s on %d rows", me, entry.model or models.DEFAULT_TEACHER_MODEL, len(labels))
     config = PartyConfig(number, public_key, key_share, model, features, labels, test_mode, fault)
-    servicer = PartyServicer(config, PeerChannels(me, topology.addresses, traffic, topology.tls_for(me), limit), traffic)
+    servicer = PartyServicer(config, PeerChannels(me, topology.addresses, traffic, topology.tls_for(me), limit,
+                                                  client_faults), traffic)
     return me, entry, (lambda server: party_pb2_grpc.add_PartyServicer_to_server(servicer, server)), "mpdp.v1.Party", servicer.close
 
 
-def _aggregator(topology: Topology, traffic: TrafficLog, limit: int):
+def _aggregator(topology: Topology, traffic: TrafficLog, limit: int, client_faults: tuple = ()):
     from aggregator.servicer import AggregatorServicer
     from mpdp_proto.v1 import aggregator_pb2_grpc
 
@@ -45,20 +48,21 @@ def _aggregator(topology: Topology, traffic: TrafficLog, limit: int):
     if key_holders != list(range(1, public_key.holders + 1)):
         raise ValueError(f"the topology's key holders {key_holders} do not match the key's {public_key.holders} holders")
     teachers = [entry.identity.id for entry in topology.parties]
-    peers = PeerChannels(AGGREGATOR, topology.addresses, traffic, topology.tls_for(AGGREGATOR), limit)
+    peers = PeerChannels(AGGREGATOR, topology.addresses, traffic, topology.tls_for(AGGREGATOR), limit, client_faults)
     servicer = AggregatorServicer(public_key, teachers, key_holders, peers, traffic)
     entry = topology.entry(AGGREGATOR)
     return AGGREGATOR, entry, (lambda server: aggregator_pb2_grpc.add_AggregatorServicer_to_server(servicer, server)), "mpdp.v1.Aggregator", peers.close
 
 
-def _curator(topology: Topology, traffic: TrafficLog, limit: int):
+def _curator(topology: Topology, traffic: TrafficLog, limit: int, client_faults: tuple = ()):
     from cryptocore.paillier import generate_keypair
     from curator.servicer import CuratorServicer
     from mpdp_proto.v1 import curator_pb2_grpc
 
     # ζ, Charlie's own Paillier key, at the deployment's key size.
     zeta = generate_keypair(keyfiles.load_public_key(topology.public_key).n.bit_length())
-    servicer = CuratorServicer(zeta, PeerChannels(CURATOR, topology.addresses, traffic, topology.tls_for(CURATOR), limit), traffic)
+    servicer = CuratorServicer(zeta, PeerChannels(CURATOR, topology.addresses, traffic, topology.tls_for(CURATOR), limit,
+                                                  client_faults), traffic)
     entry = topology.entry(CURATOR)
     return CURATOR, entry, (lambda server: curator_pb2_grpc.add_CuratorServicer_to_server(servicer, server)), "mpdp.v1.Curator", servicer.close
 
@@ -70,12 +74,21 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
         raise ValueError("a plaintext topology needs `--insecure` on the command line, and `--insecure` "
                          "needs a topology that declares `insecure = true`")
     traffic = TrafficLog()
+    generic = Fault.parse(fault) if fault else None  # kill-on / stop-on / drop / delay: any role, test mode only
+    if fault and not test_mode:
+        raise ValueError("fault injection needs test mode")
+    if fault and generic is None and role != "party":
+        raise ValueError(f"unknown fault {fault!r} for the {role}")
+    server_faults = (ServerFaultInterceptor(generic),) if generic and generic.kind in ("kill-on", "stop-on") else ()
+    client_faults = (ClientFaultInterceptor(generic),) if generic and generic.kind in ("drop", "delay") else ()
     if role == "party":
-        me, entry, add, name, on_stop = _party(topology, number, traffic, test_mode, fault, max_message_bytes)
+        me, entry, add, name, on_stop = _party(topology, number, traffic, test_mode, None if generic else fault,
+                                               max_message_bytes, client_faults)
     elif role == "aggregator":
-        me, entry, add, name, on_stop = _aggregator(topology, traffic, max_message_bytes)
+        me, entry, add, name, on_stop = _aggregator(topology, traffic, max_message_bytes, client_faults)
     elif role == "curator":
-        me, entry, add, name, on_stop = _curator(topology, traffic, max_message_bytes)
+        me, entry, add, name, on_stop = _curator(topology, traffic, max_message_bytes, client_faults)
     else:
         raise ValueError(f"unknown role {role!r}")
-    asyncio.run(serve(me, entry.bind_address, add, name, traffic, topology.tls_for(me), on_stop, max_message_bytes))
+    asyncio.run(serve(me, entry.bind_address, add, name, traffic, topology.tls_for(me), on_stop, max_message_bytes,
+                      server_faults))

@@ -30,8 +30,9 @@ class PeerChannels:
     """One lazily opened channel per peer identity."""
 
     def __init__(self, me: Identity, addresses: dict[Identity, str], log: TrafficLog, tls: TlsFiles | None,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES):
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, extra_interceptors: tuple = ()):
         self._me = me
+        self._extra_interceptors = list(extra_interceptors)  # test-mode fault injection only
         self._credentials = tls.channel_credentials() if tls is not None else None
         self._addresses = dict(addresses)
         self._log = log
@@ -40,7 +41,7 @@ class PeerChannels:
 
     def channel(self, peer: Identity) -> grpc.aio.Channel:
         if peer not in self._channels:
-            interceptors = [ClientTrafficInterceptor(self._log, self._me, peer)]
+            interceptors = [ClientTrafficInterceptor(self._log, self._me, peer), *self._extra_interceptors]
             address = self._addresses[peer]
             if self._credentials is None:
                 channel = grpc.aio.insecure_channel(address, options=self._options, interceptors=interceptors)

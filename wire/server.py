@@ -28,10 +28,11 @@ async def serve(
     tls: TlsFiles | None,
     on_stop=None,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    extra_interceptors: tuple = (),
 ) -> None:
     """Serve until SIGTERM or SIGINT, then stop gracefully. `tls` None means plaintext (explicitly insecure)."""
     server = grpc.aio.server(
-        interceptors=[ServerTrafficInterceptor(traffic, me)],
+        interceptors=[ServerTrafficInterceptor(traffic, me), *extra_interceptors],
         # No port sharing: a second server for the same role and address must fail, not split the connections.
         options=channel_options(max_message_bytes) + [("grpc.so_reuseport", 0)],
         maximum_concurrent_rpcs=MAX_CONCURRENT_RPCS,  # beyond it callers get RESOURCE_EXHAUSTED (retried)

@@ -77,7 +77,7 @@ def new_call_id() -> str:
     return secrets.token_hex(8)
 
 
-def _label(method: str, request) -> str:
+def label_of(method: str, request) -> str:
     """The method, and for an envelope with a `body` oneof (PathakStep) the body's kind."""
     descriptor = getattr(request, "DESCRIPTOR", None)
     if descriptor is not None and "body" in descriptor.oneofs_by_name:
@@ -118,7 +118,7 @@ class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
                 log.refused_unknown[(method, "INVALID_ARGUMENT")] += 1
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{method}: the request could not be parsed")
             session_id = _session_of(request)
-            rpc = _label(method, request)
+            rpc = label_of(method, request)
             response, status = None, "OK"
             try:
                 response = await inner(request, context)
@@ -161,7 +161,7 @@ class ClientTrafficInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
         call = await continuation(details, request)
         session_id = _session_of(request)
         method = client_call_details.method
-        rpc = _label((method.decode() if isinstance(method, bytes) else method).rsplit("/", 1)[-1], request)
+        rpc = label_of((method.decode() if isinstance(method, bytes) else method).rsplit("/", 1)[-1], request)
         try:
             response = await call
         except grpc.aio.AioRpcError as error:

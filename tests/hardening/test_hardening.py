@@ -83,7 +83,10 @@ def test_resources_do_not_grow_over_sequential_sessions(target):
 
 @pytest.mark.parametrize("protocol, role, fault", [
     ("pathak", party(2), "SIGKILL"), ("pathak", CURATOR, "SIGSTOP"),
-    ("dppp", party(3), "SIGKILL"), ("dppp", AGGREGATOR, "SIGKILL"),
+    ("pathak", party(1), "kill-on:PathakStep/compare_request"), ("pathak", CURATOR, "stop-on:PathakStep/stage1_element"),
+    ("pathak", party(3), "drop:PathakStep/selected_noise"), ("pathak", party(3), "delay:PathakStep/routed_share:2"),
+    ("dppp", party(3), "SIGKILL"), ("dppp", AGGREGATOR, "kill-on:SubmitDpppVotes"),
+    ("dppp", party(3), "drop:SubmitDpppPartialDecryptions"), ("dppp", AGGREGATOR, "delay:DeliverDpppQueries:2"),
 ])
 def test_faults_fail_or_complete_publish_nothing_and_the_next_session_succeeds(target, protocol, role, fault):
     run, topology, client_data, parameters = target
