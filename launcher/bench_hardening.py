@@ -13,7 +13,6 @@ from pathlib import Path
 from launcher import client, hardening, processes
 from launcher.pathak_client import run_pathak_session
 from launcher.progress import progress
-from learning import datasets
 from wire.identity import AGGREGATOR, CURATOR, party
 
 TARGETS = {"fuzz_crashes": 0, "fuzz_hangs": 0, "fuzz_undefined_statuses": 0, "concurrent_pathak": 10,
@@ -41,15 +40,7 @@ def run(bits: int = 1024, parties: int = 3, cases_per_rpc: int = 200, sessions: 
     with tempfile.TemporaryDirectory(prefix="mpdp-hardening-") as scratch:
         run_dir = Path(scratch) / "run"
         progress(f"starting {parties + 2} roles ({bits}-bit keys)")
-        topology = processes.up(run_dir, parties, bits, datasets.load("breast-cancer"), seed=seed, model="logistic",
-                                test_mode=True)
-        run_directory = processes.RunDirectory(run_dir)
-        client_data = client.load_client_data(run_directory.client_data)
-        from pathak.parameters import PathakParameters
-
-        parameters = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",
-                                      calibration="tight", parties=parties,
-                                      dimension=client_data["test_features"].shape[1], deadline_seconds=deadline)
+        run_directory, topology, client_data, parameters = hardening.start_target(run_dir, parties, bits, seed, deadline)
 
         def pathak(session_id):
             return run_pathak_session(topology, client_data, parameters, session_id=session_id)

@@ -395,6 +395,23 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
     return results
 
 
+def start_target(run_dir: Path, parties: int, bits: int, seed: int, deadline: float):
+    """A deployment to attack (test mode, logistic teachers on breast cancer) and Pathak parameters for it:
+    (run directory, topology, client data, parameters)."""
+    from launcher import client
+    from learning import datasets
+    from pathak.parameters import PathakParameters
+
+    topology = processes.up(run_dir, parties, bits, datasets.load("breast-cancer"), seed=seed, model="logistic",
+                            test_mode=True)
+    run = processes.RunDirectory(run_dir)
+    client_data = client.load_client_data(run.client_data)
+    parameters = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",
+                                  calibration="tight", parties=parties,
+                                  dimension=client_data["test_features"].shape[1], deadline_seconds=deadline)
+    return run, topology, client_data, parameters
+
+
 def _published_anywhere(topology: Topology, run: processes.RunDirectory, session_id: str) -> list[str]:
     """Participants that hand out a share of `session_id` (an aborted session must have none)."""
     caller = Caller(topology, run.path / "certs")

@@ -10,8 +10,6 @@ from hypothesis import strategies as st
 
 from launcher import client, hardening, processes
 from launcher.pathak_client import run_pathak_session
-from learning import datasets
-from pathak.parameters import PathakParameters
 from wire.identity import AGGREGATOR, CURATOR, party
 
 pytestmark = pytest.mark.hardening
@@ -21,13 +19,7 @@ BITS, PARTIES, DEADLINE = 1024, 3, 10.0
 @pytest.fixture(scope="module")
 def target(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("hardening") / "run"
-    topology = processes.up(run_dir, PARTIES, BITS, datasets.load("breast-cancer"), seed=3, model="logistic",
-                            test_mode=True)
-    run = processes.RunDirectory(run_dir)
-    client_data = client.load_client_data(run.client_data)
-    parameters = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",
-                                  calibration="tight", parties=PARTIES,
-                                  dimension=client_data["test_features"].shape[1], deadline_seconds=DEADLINE)
+    run, topology, client_data, parameters = hardening.start_target(run_dir, PARTIES, BITS, 3, DEADLINE)
     try:
         yield run, topology, client_data, parameters
     finally:
