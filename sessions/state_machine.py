@@ -42,9 +42,11 @@ class SessionStateMachine:
             self._require(expected, step)
             self.state = new
 
-    def abort(self, reason: str) -> None:
+    def abort(self, reason: str, withdraw_result: bool = False) -> None:
+        """End the session for good. A completed one is left alone unless `withdraw_result` (its result was
+        only one part of a release that failed elsewhere: nothing partial may stay published)."""
         with self._transition_lock:
-            if self.finished:
+            if self.state is self._aborted_state or (self.finished and not withdraw_result):
                 return
             self.state = self._aborted_state
             self.abort_reason = reason

@@ -45,8 +45,8 @@ class HostedSession:
     def finished(self) -> bool:
         return self.session.finished
 
-    def abort(self, reason: str) -> None:
-        self.session.abort(reason)
+    def abort(self, reason: str, withdraw_result: bool = False) -> None:
+        self.session.abort(reason, withdraw_result)
         self.settled.set()
 
 
@@ -160,8 +160,9 @@ class PathakHost:
         hosted = self._sessions.get(session_id)
         if sender is None or sender == self.me or (sender != CLIENT and sender not in hosted.session.participants):
             raise denied(f"{sender or 'an unidentified caller'} takes no part in session {session_id}")
-        if not hosted.finished:
-            hosted.abort(clean_reason(reason or f"aborted by {sender}"))
+        if hosted.session.state.name != "ABORTED":
+            # Also after this participant finished: its share is one of K + 1, and the release failed elsewhere.
+            hosted.abort(clean_reason(reason or f"aborted by {sender}"), withdraw_result=True)
             self._log_end(session_id, hosted)
 
     async def await_share(self, session_id: str) -> pathak_pb2.PathakPublishedShare:

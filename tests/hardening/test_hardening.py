@@ -77,6 +77,7 @@ def test_resources_do_not_grow_over_sequential_sessions(target):
     ("pathak", party(2), "SIGKILL"), ("pathak", CURATOR, "SIGSTOP"),
     ("pathak", party(1), "kill-on:PathakStep/compare_request"), ("pathak", CURATOR, "stop-on:PathakStep/stage1_element"),
     ("pathak", party(3), "drop:PathakStep/selected_noise"), ("pathak", party(3), "delay:PathakStep/routed_share:2"),
+    ("pathak", party(3), "stop-on:PathakStep/share"),  # the others finish first: their shares must be withdrawn
     ("dppp", party(3), "SIGKILL"), ("dppp", AGGREGATOR, "kill-on:SubmitDpppVotes"),
     ("dppp", party(3), "drop:SubmitDpppPartialDecryptions"), ("dppp", AGGREGATOR, "delay:DeliverDpppQueries:2"),
 ])
