@@ -374,7 +374,7 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
         if not processes._running(pid) or not timed or stopped:
             processes.restart(run.path, identity, test_mode=True)  # back, without the fault
         # After a failure nobody may hand out a share (a restarted role no longer knows the session at all).
-        published = _published_anywhere(topology, run, session_id) if protocol == "pathak" and not observed == "completed" else []
+        published = _published_anywhere(topology, run, session_id) if protocol == "pathak" and observed != "completed" else []
         try:
             asyncio.run(session(protocol, session_id + "-next"))
             next_ok = True
