@@ -13,7 +13,7 @@ from pathlib import Path
 from launcher import client, hardening, processes
 from launcher.pathak_client import run_pathak_session
 from launcher.progress import progress
-from wire.identity import AGGREGATOR, CURATOR, party
+from sessions.identity import AGGREGATOR, CURATOR, party
 
 TARGETS = {"fuzz_crashes": 0, "fuzz_hangs": 0, "fuzz_undefined_statuses": 0, "concurrent_pathak": 10,
            "concurrent_dppp": 20}

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from cryptocore import secret_files
-from wire.identity import Identity
+from sessions.identity import Identity
 from wire.tls import identity_dns_name
 
 VALIDITY = datetime.timedelta(days=365)

@@ -76,7 +76,7 @@ def _serve(args) -> int:
 def _keygen(args) -> int:
     from launcher import certs
     from launcher.keygen import ceremony
-    from wire.identity import AGGREGATOR, CLIENT, CURATOR, party
+    from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 
     _warn_small_key(args.bits)
     started = time.perf_counter()
@@ -118,7 +118,7 @@ def _up(args) -> int:
 
 
 def _addresses(values: list[str]) -> dict:
-    from wire.identity import Identity
+    from sessions.identity import Identity
 
     addresses = {}
     for value in values or []:
@@ -131,7 +131,7 @@ def _addresses(values: list[str]) -> dict:
 
 def _prepare(args) -> int:
     from launcher import processes
-    from wire.identity import AGGREGATOR, CURATOR, party
+    from sessions.identity import AGGREGATOR, CURATOR, party
 
     _warn_small_key(args.bits)
     addresses = _addresses(args.address)
@@ -148,7 +148,7 @@ def _prepare(args) -> int:
 
 def _health(args) -> int:
     from launcher import processes
-    from wire.identity import Identity
+    from sessions.identity import Identity
     from wire.topology import Topology
 
     serving = processes.is_serving(Topology.load(args.topology), Identity(args.role, args.id), timeout=args.timeout)

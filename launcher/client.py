@@ -16,21 +16,21 @@ from cryptocore import keyfiles
 from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from launcher.progress import progress
 from learning import models
-from mpdp_proto.v1 import (
-    aggregator_pb2_grpc,
-    common_pb2,
-    curator_pb2_grpc,
-    dppp_pb2,
-    party_pb2_grpc,
-)
-from wire import convert
+from mpdp_proto.v1 import common_pb2, dppp_pb2, role_pb2, role_pb2_grpc
+from sessions.identity import AGGREGATOR, CLIENT, Identity
+from sessions.matrices import matrix_to_proto
 from wire.channels import PeerChannels
-from wire.identity import AGGREGATOR, CLIENT
 from wire.topology import Topology
 from wire.traffic import TrafficLog, merge_views, summarise, traffic_reply
 
-STUBS = {"party": party_pb2_grpc.PartyStub, "aggregator": aggregator_pb2_grpc.AggregatorStub,
-         "curator": curator_pb2_grpc.CuratorStub}
+
+def role_stub(peers: PeerChannels, identity: Identity) -> role_pb2_grpc.RoleStub:
+    return role_pb2_grpc.RoleStub(peers.channel(identity))
+
+
+def to_role(session_id: str, receiver: Identity, **body) -> role_pb2.Envelope:
+    """The client's envelope to `receiver`; `body` is at most one protocol's message (`dppp=…`)."""
+    return role_pb2.Envelope(session_id=session_id, sender=str(CLIENT), receiver=str(receiver), **body)
 
 
 def load_client_data(path: Path) -> dict:
@@ -53,8 +53,8 @@ async def collect_traffic(peers: PeerChannels, topology: Topology, session_id: s
     is kept beside it as a cross-check.
     """
     replies = await asyncio.gather(*(
-        STUBS[entry.identity.role](peers.channel(entry.identity)).GetTraffic(common_pb2.SessionRef(session=session_id), timeout=10)
-        for entry in topology.roles
+        role_stub(peers, identity).GetTraffic(common_pb2.SessionRef(session=session_id), timeout=10)
+        for identity in topology.hosts
     ), return_exceptions=True)
     server_side = []
     client_side = [_row(record) for record in traffic_reply(own_log, session_id).records]
@@ -85,11 +85,12 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     started = time.perf_counter()
     try:
         progress(f"DPPP session {session_id}: {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
-        stub = aggregator_pb2_grpc.AggregatorStub(peers.channel(AGGREGATOR))
-        result = await stub.RunDpppRound(dppp_pb2.DpppRoundRequest(
-            session_id=session_id, parameters=parameters.to_proto(),
-            features=convert.matrix_to_proto(public_features[:queries]), deadline_seconds=deadline_s,
-        ), timeout=4 * deadline_s + 60)
+        request = dppp_pb2.DpppRoundRequest(parameters=parameters.to_proto(),
+                                            features=matrix_to_proto(public_features[:queries]),
+                                            deadline_seconds=deadline_s)
+        reply = await role_stub(peers, AGGREGATOR).AwaitResult(
+            to_role(session_id, AGGREGATOR, dppp=dppp_pb2.DpppMessage(open=request)), timeout=4 * deadline_s + 60)
+        result = reply.dppp.result
         round_s = time.perf_counter() - started
         progress("round complete; collecting traffic from every role")
         traffic = await collect_traffic(peers, topology, session_id, own_log)
@@ -136,11 +137,12 @@ async def test_records(topology: Topology, session_id: str) -> dict[int, dppp_pb
     try:
         records = {}
         for entry in topology.parties:
-            stub = party_pb2_grpc.PartyStub(peers.channel(entry.identity))
             try:
-                records[entry.identity.id] = await stub.GetDpppTestRecord(common_pb2.SessionRef(session=session_id), timeout=10)
+                reply = await role_stub(peers, entry.identity).GetTestRecord(to_role(session_id, entry.identity),
+                                                                            timeout=10)
             except grpc.aio.AioRpcError:
-                pass
+                continue
+            records[entry.identity.id] = reply.dppp.test_record
         return records
     finally:
         await peers.close()

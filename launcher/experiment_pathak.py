@@ -69,7 +69,7 @@ def wire_check(out: Path, parts: list[tuple[np.ndarray, np.ndarray]], test: tupl
     from launcher.keygen import ceremony
     from launcher.pathak_client import run_pathak_session
     from learning.datasets import save_part
-    from party.pathak_session import noise_source
+    from pathak.noise import noise_source
     from pathak.parameters import PathakParameters
     from pathak.reference import perturbed_average
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import grpc
 
 from launcher import certs, processes
-from mpdp_proto.v1 import aggregator_pb2, curator_pb2, party_pb2, pathak_pb2
-from wire.identity import AGGREGATOR, CLIENT, CURATOR, Identity
+from mpdp_proto.v1 import pathak_pb2, role_pb2
+from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
 from wire.tls import TlsFiles, target_options
 from wire.topology import Topology
 
@@ -26,10 +26,8 @@ from wire.topology import Topology
 DEFINED_STATUSES = frozenset({"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "PERMISSION_DENIED", "ABORTED",
                               "RESOURCE_EXHAUSTED"})
 HANG_S = 10.0
-_SERVICES = {"party": party_pb2, "curator": curator_pb2, "aggregator": aggregator_pb2}
-_SERVICE_NAMES = {"party": "Party", "curator": "Curator", "aggregator": "Aggregator"}
 # RPCs that legitimately wait for a session (long polls): fuzzed with unknown or finished sessions only.
-_LONG_POLLS = {"AwaitPathakShare"}
+_LONG_POLLS = {"AwaitResult"}
 _CASE_KINDS = ("structured", "mutated", "random bytes")
 
 
@@ -47,20 +45,19 @@ class RpcFuzzStats:
 @dataclass
 class Target:
     identity: Identity
-    method: str  # e.g. "PathakStep"
+    method: str  # e.g. "Step"
     request_class: type
 
     @property
     def path(self) -> str:
-        return f"/mpdp.v1.{_SERVICE_NAMES[self.identity.role]}/{self.method}"
+        return f"/mpdp.v1.Role/{self.method}"
 
 
 def targets(topology: Topology) -> list[Target]:
     """Every unary RPC of every role in the topology, with its request type."""
     found = []
+    service = role_pb2.DESCRIPTOR.services_by_name["Role"]
     for entry in topology.roles:
-        module = _SERVICES[entry.identity.role]
-        service = module.DESCRIPTOR.services_by_name[_SERVICE_NAMES[entry.identity.role]]
         for method in service.methods:
             request_class = _message_class(method.input_type.full_name)
             found.append(Target(entry.identity, method.name, request_class))
@@ -131,6 +128,9 @@ def fill(message, rng: random.Random, context: FuzzContext, depth: int = 0) -> N
             continue
         if fd.name == "session_id":
             message.session_id = rng.choice(context.session_ids)
+        elif fd.name in ("sender", "receiver") and not repeated:  # mostly real roles, so checks past addressing run
+            setattr(message, fd.name, rng.choice(["client/0", "aggregator/0", "curator/0", "party/0", "x",
+                                                  f"party/{rng.randrange(1, context.parties + 2)}"]))
         elif repeated:
             getattr(message, fd.name).extend(_scalar(fd, rng, context) for _ in range(rng.choice([0, 1, 3, 30])))
         else:
@@ -144,6 +144,7 @@ def make_case(target: Target, rng: random.Random, context: FuzzContext) -> tuple
     fill(message, rng, context)
     if target.method in _LONG_POLLS and hasattr(message, "session_id"):
         message.session_id = rng.choice(context.finished_ids + ["unknown-" + rng.randbytes(4).hex()])
+        message.ClearField("body")  # delivering a body would open (and wait for) a real session
     data = message.SerializeToString()
     if kind == "mutated" and data:
         data = bytearray(data)
@@ -266,10 +267,12 @@ def open_session_ids(topology: Topology, run: processes.RunDirectory, session_id
     """Open (not start) one Pathak session everywhere, so out-of-order steps have a session to hit."""
     caller = Caller(topology, run.path / "certs")
     try:
-        message = pathak_pb2.PathakMessage(session_id=session_id, open=parameters.to_proto()).SerializeToString()
         for entry in topology.roles:
             if entry.identity.role in ("party", "curator"):
-                caller.call(CLIENT, Target(entry.identity, "PathakStep", pathak_pb2.PathakMessage), message, timeout=60)
+                message = role_pb2.Envelope(session_id=session_id, sender=str(CLIENT), receiver=str(entry.identity),
+                                            pathak=pathak_pb2.PathakMessage(open=parameters.to_proto()))
+                caller.call(CLIENT, Target(entry.identity, "Step", role_pb2.Envelope), message.SerializeToString(),
+                            timeout=60)
     finally:
         caller.close()
 
@@ -282,14 +285,14 @@ PATHAK_RECEIVED = {  # traffic labels each kind of Pathak participant receives, 
     "curator": ["open", "start", "party_public_key", "stage1_element", "ready_to_compare", "compare_reply",
                 "masked_noise", "share"],
 }
-DPPP_RECEIVED = {"party": ["DeliverDpppQueries", "RequestDpppPartialDecryption"],
-                 "aggregator": ["RunDpppRound", "SubmitDpppVotes", "SubmitDpppPartialDecryptions"]}
+DPPP_RECEIVED = {"party": ["Step/dppp/queries", "Step/dppp/decryption_request"],
+                 "aggregator": ["AwaitResult/dppp/open", "Step/dppp/votes", "Step/dppp/partial_decryptions"]}
 PATHAK_SENT = {"leader": ["party_key", "barrier_release", "indicator_element", "compare_reply", "masked_noise"],
                "party": ["commitment", "reveal", "routed_share", "stage1_element", "masked_value", "selected_noise",
                          "barrier_ready", "share"],
                "curator": ["curator_key", "masked_share", "compare_request", "indicator", "share"]}
-DPPP_SENT = {"aggregator": ["DeliverDpppQueries", "RequestDpppPartialDecryption"],
-             "party": ["SubmitDpppVotes", "SubmitDpppPartialDecryptions"]}
+DPPP_SENT = {"aggregator": ["Step/dppp/queries", "Step/dppp/decryption_request"],
+             "party": ["Step/dppp/votes", "Step/dppp/partial_decryptions"]}
 
 
 def full_matrix(parties: int) -> list[tuple]:
@@ -301,7 +304,7 @@ def full_matrix(parties: int) -> list[tuple]:
     for kind, labels in PATHAK_RECEIVED.items():
         for label in labels:
             for fault in ("kill-on", "stop-on"):
-                scenarios.append(("pathak", roles[kind], f"{fault}:PathakStep/{label}"))
+                scenarios.append(("pathak", roles[kind], f"{fault}:Step/pathak/{label}"))
     for kind, labels in DPPP_RECEIVED.items():
         for label in labels:
             for fault in ("kill-on", "stop-on"):
@@ -309,7 +312,7 @@ def full_matrix(parties: int) -> list[tuple]:
     for protocol, sent in (("pathak", PATHAK_SENT), ("dppp", DPPP_SENT)):
         for kind, labels in sent.items():
             for label in labels:
-                full = f"PathakStep/{label}" if protocol == "pathak" else label
+                full = f"Step/pathak/{label}" if protocol == "pathak" else label
                 scenarios += [(protocol, roles[kind], f"drop:{full}"), (protocol, roles[kind], f"delay:{full}:2")]
     return scenarios
 
@@ -417,11 +420,11 @@ def _published_anywhere(topology: Topology, run: processes.RunDirectory, session
     caller = Caller(topology, run.path / "certs")
     published = []
     try:
-        request = pathak_pb2.PathakShareRequest(session_id=session_id).SerializeToString()
         for entry in topology.roles:
             if entry.identity.role in ("party", "curator"):
-                status = caller.call(CLIENT, Target(entry.identity, "AwaitPathakShare", pathak_pb2.PathakShareRequest),
-                                     request, timeout=HANG_S)
+                request = role_pb2.Envelope(session_id=session_id, sender=str(CLIENT), receiver=str(entry.identity))
+                status = caller.call(CLIENT, Target(entry.identity, "AwaitResult", role_pb2.Envelope),
+                                     request.SerializeToString(), timeout=HANG_S)
                 if status == "OK":
                     published.append(str(entry.identity))
     finally:

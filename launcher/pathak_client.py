@@ -11,23 +11,23 @@ import time
 import grpc
 import numpy as np
 
-from launcher.client import STUBS, collect_traffic
+from launcher.client import collect_traffic, role_stub, to_role
 from launcher.progress import progress
 from learning.pathak_local import signed_labels
 from mpdp_proto.v1 import common_pb2, pathak_pb2
 from pathak import ring
 from pathak.parameters import PathakParameters
+from sessions.identity import CLIENT, CURATOR
 from wire.channels import PeerChannels
-from wire.identity import CLIENT
 from wire.topology import Topology
 from wire.traffic import TrafficLog
 
 EVALUATOR_VIEW = "evaluator_view"
 
 
-async def _to_all(peers: PeerChannels, participants, message, timeout: float) -> None:
+async def _to_all(peers: PeerChannels, participants, session_id: str, message, timeout: float) -> None:
     """One message to every participant; every call completes before the first failure is raised."""
-    outcomes = await asyncio.gather(*(STUBS[p.role](peers.channel(p)).PathakStep(message, timeout=timeout)
+    outcomes = await asyncio.gather(*(role_stub(peers, p).Step(to_role(session_id, p, pathak=message), timeout=timeout)
                                       for p in participants), return_exceptions=True)
     failure = next((o for o in outcomes if isinstance(o, BaseException)), None)
     if failure is not None:
@@ -35,40 +35,38 @@ async def _to_all(peers: PeerChannels, participants, message, timeout: float) ->
 
 
 async def _abort_everywhere(peers: PeerChannels, participants, session_id: str) -> None:
-    request = common_pb2.AbortRequest(session_id=session_id, reason="the client gave up on the session")
-    await asyncio.gather(*(STUBS[p.role](peers.channel(p)).AbortSession(request, timeout=5) for p in participants),
-                         return_exceptions=True)
+    await asyncio.gather(*(role_stub(peers, p).AbortSession(common_pb2.AbortRequest(
+        session_id=session_id, reason="the client gave up on the session", sender=str(CLIENT), receiver=str(p)),
+        timeout=5) for p in participants), return_exceptions=True)
 
 
 async def run_pathak_session(topology: Topology, client_data: dict, parameters: PathakParameters,
                              session_id: str | None = None) -> dict:
     session_id = session_id or secrets.token_hex(8)
-    participants = [entry.identity for entry in topology.parties] + [next(e.identity for e in topology.roles if e.identity.role == "curator")]
+    participants = [entry.identity for entry in topology.parties] + [CURATOR]
     own_log = TrafficLog()
     peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT))
     started = time.perf_counter()
     try:
         progress(f"Pathak session {session_id}: K = {parameters.parties}, ε = {parameters.epsilon}, "
                   f"λ = {parameters.regularization}, {parameters.mechanism}/{parameters.calibration}")
-        open_message = pathak_pb2.PathakMessage(session_id=session_id, open=parameters.to_proto())
         try:
-            await _to_all(peers, participants, open_message, timeout=120)
+            await _to_all(peers, participants, session_id, pathak_pb2.PathakMessage(open=parameters.to_proto()), 120)
             opened = time.perf_counter()
-            await _to_all(peers, participants, pathak_pb2.PathakMessage(session_id=session_id, start=common_pb2.Empty()),
-                          30)
+            await _to_all(peers, participants, session_id, pathak_pb2.PathakMessage(start=common_pb2.Empty()), 30)
         except BaseException:  # e.g. a party refuses (n_j < n_min): nobody keeps the session until its deadline
             await _abort_everywhere(peers, participants, session_id)
             raise
-        shares = await asyncio.gather(*(
-            STUBS[p.role](peers.channel(p)).AwaitPathakShare(pathak_pb2.PathakShareRequest(session_id=session_id),
-                                                            timeout=parameters.deadline_seconds + 10)
+        replies = await asyncio.gather(*(
+            role_stub(peers, p).AwaitResult(to_role(session_id, p), timeout=parameters.deadline_seconds + 10)
             for p in participants
         ), return_exceptions=True)
-        failures = [s for s in shares if isinstance(s, BaseException)]
+        failures = [r for r in replies if isinstance(r, BaseException)]
         if failures:
             await _abort_everywhere(peers, participants, session_id)
             # The survivors' ABORTED status names the cause; a dead peer only says UNAVAILABLE.
             raise next((f for f in failures if getattr(f, "code", lambda: None)() == grpc.StatusCode.ABORTED), failures[0])
+        shares = [r.pathak.published for r in replies]  # type: ignore[union-attr]
         finished = time.perf_counter()
         traffic = await collect_traffic(peers, topology, session_id, own_log)
     finally:

@@ -23,7 +23,7 @@ from launcher.errors import StartupError
 from launcher.keygen import ceremony
 from launcher.progress import progress
 from learning import datasets
-from wire.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
+from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from wire.tls import target_options
 from wire.topology import RoleEntry, Topology
 

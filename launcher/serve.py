@@ -1,4 +1,4 @@
-"""`mpdp serve ROLE`: build a role's servicer from the topology and serve it."""
+"""`mpdp serve ROLE`: build a role's host from the topology and its protocol registry, and serve it."""
 
 from __future__ import annotations
 
@@ -8,19 +8,21 @@ import logging
 from cryptocore import keyfiles
 from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, PeerChannels
 from wire.faults import ClientFaultInterceptor, Fault, ServerFaultInterceptor
-from wire.identity import AGGREGATOR, CURATOR, party
+from wire.host import RoleHost
+from wire.identity import Principal
 from wire.server import serve
+from wire.service import SERVICE_NAME, RoleServicer, RoleStatus
 from wire.topology import Topology
 from wire.traffic import TrafficLog
 
 log = logging.getLogger(__name__)
 
 
-def _party(topology: Topology, number: int, traffic: TrafficLog, test_mode: bool, fault: str | None, limit: int,
-           client_faults: tuple = ()):
+def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None):
     from learning import datasets, models
-    from mpdp_proto.v1 import party_pb2_grpc
-    from party.servicer import PartyConfig, PartyServicer
+    from party.registry import protocols
+    from party.resources import PartyResources
+    from sessions.identity import party
 
     me = party(number)
     entry = topology.entry(me)
@@ -33,42 +35,34 @@ def _party(topology: Topology, number: int, traffic: TrafficLog, test_mode: bool
     features, labels, _ = datasets.load_part(entry.data)
     model = models.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels)
     log.info("%s trained %s on %d rows", me, entry.model or models.DEFAULT_TEACHER_MODEL, len(labels))
-    config = PartyConfig(number, public_key, key_share, model, features, labels, test_mode, fault)
-    servicer = PartyServicer(config, PeerChannels(me, topology.addresses, traffic, topology.tls_for(me), limit,
-                                                  client_faults), traffic)
-    return me, entry, (lambda server: party_pb2_grpc.add_PartyServicer_to_server(servicer, server)), "mpdp.v1.Party", servicer.close
+    own = PartyResources(number, public_key, key_share, model, features, labels, test_mode, fault)
+    return protocols(lambda identity: own), public_key.key_id.hex()
 
 
-def _aggregator(topology: Topology, traffic: TrafficLog, limit: int, client_faults: tuple = ()):
-    from aggregator.servicer import AggregatorServicer
-    from mpdp_proto.v1 import aggregator_pb2_grpc
+def _aggregator_protocols(topology: Topology):
+    from aggregator.registry import protocols
 
     public_key = keyfiles.load_public_key(topology.public_key)
     key_holders = topology.key_holders
     if key_holders != list(range(1, public_key.holders + 1)):
         raise ValueError(f"the topology's key holders {key_holders} do not match the key's {public_key.holders} holders")
     teachers = [entry.identity.id for entry in topology.parties]
-    peers = PeerChannels(AGGREGATOR, topology.addresses, traffic, topology.tls_for(AGGREGATOR), limit, client_faults)
-    servicer = AggregatorServicer(public_key, teachers, key_holders, peers, traffic)
-    entry = topology.entry(AGGREGATOR)
-    return AGGREGATOR, entry, (lambda server: aggregator_pb2_grpc.add_AggregatorServicer_to_server(servicer, server)), "mpdp.v1.Aggregator", peers.close
+    return protocols(public_key, teachers, key_holders), public_key.key_id.hex()
 
 
-def _curator(topology: Topology, traffic: TrafficLog, limit: int, client_faults: tuple = ()):
+def _curator_protocols(topology: Topology):
     from cryptocore.paillier import generate_keypair
-    from curator.servicer import CuratorServicer
-    from mpdp_proto.v1 import curator_pb2_grpc
+    from curator.registry import protocols
 
     # ζ, Charlie's own Paillier key, at the deployment's key size.
     zeta = generate_keypair(keyfiles.load_public_key(topology.public_key).n.bit_length())
-    servicer = CuratorServicer(zeta, PeerChannels(CURATOR, topology.addresses, traffic, topology.tls_for(CURATOR), limit,
-                                                  client_faults), traffic)
-    entry = topology.entry(CURATOR)
-    return CURATOR, entry, (lambda server: curator_pb2_grpc.add_CuratorServicer_to_server(servicer, server)), "mpdp.v1.Curator", servicer.close
+    return protocols(zeta), zeta.public.key_id.hex()
 
 
 def run(role: str, topology_path, number: int = 0, test_mode: bool = False, fault: str | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, insecure: bool = False) -> None:
+    from sessions.identity import Identity
+
     topology = Topology.load(topology_path)
     if topology.insecure != insecure:
         raise ValueError("a plaintext topology needs `--insecure` on the command line, and `--insecure` "
@@ -81,14 +75,24 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
         raise ValueError(f"unknown fault {fault!r} for the {role}")
     server_faults = (ServerFaultInterceptor(generic),) if generic and generic.kind in ("kill-on", "stop-on") else ()
     client_faults = (ClientFaultInterceptor(generic),) if generic and generic.kind in ("drop", "delay") else ()
-    if role == "party":
-        me, entry, add, name, on_stop = _party(topology, number, traffic, test_mode, None if generic else fault,
-                                               max_message_bytes, client_faults)
-    elif role == "aggregator":
-        me, entry, add, name, on_stop = _aggregator(topology, traffic, max_message_bytes, client_faults)
-    elif role == "curator":
-        me, entry, add, name, on_stop = _curator(topology, traffic, max_message_bytes, client_faults)
-    else:
+    if role not in ("party", "aggregator", "curator"):
         raise ValueError(f"unknown role {role!r}")
-    asyncio.run(serve(me, entry.bind_address, add, name, traffic, topology.tls_for(me), on_stop, max_message_bytes,
-                      server_faults))
+    me = Identity(role, number if role == "party" else 0)
+    if role == "party":
+        protocols, key_id_hex = _party_protocols(topology, number, test_mode, None if generic else fault)
+    elif role == "aggregator":
+        protocols, key_id_hex = _aggregator_protocols(topology)
+    else:
+        protocols, key_id_hex = _curator_protocols(topology)
+    principal = Principal.of(me)
+    entry = topology.entry(me)
+    peers = PeerChannels(principal, topology.addresses, traffic, topology.tls_for(me), max_message_bytes, client_faults)
+    host = RoleHost(principal, peers, protocols, test_mode)
+    servicer = RoleServicer(host, traffic, RoleStatus(role, me.id, key_id_hex))
+
+    async def stop() -> None:
+        await servicer.close()
+        await peers.close()
+
+    asyncio.run(serve(principal, entry.bind_address, servicer.add_to, SERVICE_NAME, traffic, topology.tls_for(me), stop,
+                      max_message_bytes, server_faults))

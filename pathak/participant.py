@@ -8,13 +8,13 @@ import time
 from abc import ABC, abstractmethod
 from collections import Counter
 
-from mpdp_proto.v1 import pathak_pb2
+from mpdp_proto.v1 import common_pb2, pathak_pb2
 from pathak import ring
 from pathak.parameters import PathakParameters
-from pathak.wire import Outbound
 from sessions.errors import denied, invalid, precondition
-from sessions.state_machine import SessionStateMachine
-from wire.identity import CLIENT, CURATOR, Identity, party
+from sessions.identity import CLIENT, CURATOR, Identity, party
+from sessions.outbound import Outbound
+from sessions.side import RoleSide
 
 
 class State(enum.Enum):
@@ -24,7 +24,7 @@ class State(enum.Enum):
     ABORTED = "aborted"
 
 
-class PathakParticipant(SessionStateMachine, ABC):
+class PathakParticipant(RoleSide, ABC):
     State = State
 
     def __init__(self, session_id: str, me: Identity, parameters: PathakParameters):
@@ -44,6 +44,22 @@ class PathakParticipant(SessionStateMachine, ABC):
     def participants(self) -> list[Identity]:
         return [party(j) for j in range(1, self.parameters.parties + 1)] + [CURATOR]
 
+    @property
+    def deadline_seconds(self) -> float:  # type: ignore[override]
+        return self.parameters.deadline_seconds
+
+    def result(self) -> tuple[str, object] | None:
+        """Stage 3 step 3: this participant's share of K·ŵˢ, for the client."""
+        if self.published is None:
+            return None
+        return "published", pathak_pb2.PathakPublishedShare(
+            share=pathak_pb2.AdditiveShare(values=ring.to_bytes(self.published)),
+            fractional_bits=self.parameters.fractional_bits,
+            parties=self.parameters.parties,
+            timing=[common_pb2.StageTiming(stage=s, seconds=t) for s, t in self.timing.items()],
+            self_deliveries=[pathak_pb2.KindCount(kind=k, count=c) for k, c in sorted(self.self_deliveries.items())],
+        )
+
     @abstractmethod
     def steps(self) -> list:
         """The participant's steps in protocol order; each returns whether it ran."""
@@ -52,7 +68,7 @@ class PathakParticipant(SessionStateMachine, ABC):
         handler = getattr(self, f"_on_{kind}", None)
         if handler is None:
             raise invalid(f"{self.identity.role} does not take '{kind}' messages")
-        if kind != "start" and self.state is not State.RUNNING:
+        if kind not in ("open", "start") and self.state is not State.RUNNING:
             # Peers may start before us: their messages are stored while we are open.
             self._require(State.OPEN, kind)
         handler(sender, body)
@@ -89,6 +105,11 @@ class PathakParticipant(SessionStateMachine, ABC):
         if only is not None and sender.id != only:
             raise denied(f"this message comes from party {only}, not {sender}")
         return sender.id
+
+    def _on_open(self, sender, body) -> None:
+        """The session was made from this message's parameters; only the client opens one."""
+        self._expect(sender, CLIENT)
+        self._require(State.OPEN, "open")
 
     def _on_start(self, sender, body) -> None:
         self._expect(sender, CLIENT)

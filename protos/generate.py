@@ -20,8 +20,15 @@ def proto_files() -> list[str]:
     return sorted(str(p.relative_to(PROTO_ROOT)) for p in (PROTO_ROOT / "mpdp_proto").rglob("*.proto"))
 
 
+def well_known_types() -> str:
+    """google/protobuf/*.proto (Any) as shipped with grpc_tools."""
+    import grpc_tools
+
+    return str(Path(grpc_tools.__file__).parent / "_proto")
+
+
 def generate(out: Path = ROOT) -> None:
-    arguments = ["protoc", f"-I{PROTO_ROOT}", f"--python_out={out}", f"--pyi_out={out}", f"--grpc_python_out={out}"]
+    arguments = ["protoc", f"-I{PROTO_ROOT}", f"-I{well_known_types()}", f"--python_out={out}", f"--pyi_out={out}", f"--grpc_python_out={out}"]
     if protoc.main(arguments + proto_files()) != 0:
         raise SystemExit("protoc failed")
 

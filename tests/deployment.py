@@ -13,7 +13,8 @@ import grpc
 
 from launcher import certs, client, processes
 from learning import datasets
-from wire.identity import CLIENT, SENDER_METADATA_KEY, Identity
+from sessions.identity import CLIENT, Identity
+from wire.identity import SENDER_METADATA_KEY
 from wire.tls import TlsFiles, target_options
 
 TEST_BITS = 1024

@@ -1,44 +1,44 @@
-"""Runs Pathak's state machines in one process: every message is serialised as
-the wire would carry it and delivered in a random order (per-sender order kept)."""
+"""Pathak over the in-process twin of the network (wire.twin), with the roles' real registries."""
 
 from __future__ import annotations
 
 import random
-from collections import defaultdict, deque
+from types import SimpleNamespace
 
 import numpy as np
 
-from curator.pathak_session import PathakCuratorSession
-from mpdp_proto.v1 import common_pb2, pathak_pb2
-from party.pathak_session import PathakPartySession
+from curator.registry import protocols as curator_protocols
+from mpdp_proto.v1 import common_pb2
+from party.registry import protocols as party_protocols
+from party.resources import PartyResources
 from pathak import ring
-from wire.identity import CLIENT, CURATOR, party
+from sessions.identity import CLIENT, CURATOR, party
+from wire.twin import InProcessNetwork
+
+
+def network(parameters, parts, zeta, rng: random.Random, session_id: str = "s") -> InProcessNetwork:
+    """Every participant opened (as the client does, before anyone starts); nothing started yet."""
+    key = SimpleNamespace(n=zeta.public.n)  # Pathak reads the deployment's key size from it
+    resources = {party(j): PartyResources(j, key, None, None, x, y, test_mode=True)  # type: ignore[arg-type]
+                 for j, (x, y) in enumerate(parts, start=1)}
+    registries = {identity: party_protocols(resources.__getitem__) for identity in resources}
+    registries[CURATOR] = curator_protocols(zeta)
+    net = InProcessNetwork(session_id, registries, rng)
+    for identity in registries:
+        net.send(CLIENT, identity, "pathak", "open", parameters.to_proto())
+    net.run()
+    assert not net.refused, net.refused
+    return net
 
 
 def run(parameters, parts, zeta, rng: random.Random, stop_when=None):
     """Returns (parties, curator); `stop_when(curator)` ends the run early."""
-    bits = zeta.public.n.bit_length()
-    parties = {party(j): PathakPartySession("s", j, parameters, x, y, bits, test_mode=True)
-               for j, (x, y) in enumerate(parts, start=1)}
-    curator = PathakCuratorSession("s", parameters, zeta)
-    machines = {**parties, CURATOR: curator}
-    queues: dict[tuple, deque] = defaultdict(deque)  # (sender, receiver) → messages, in order
-
-    def post(sender, outbound):
-        for message in outbound:
-            wire = pathak_pb2.PathakMessage(session_id="s", **{message.kind: message.body})
-            queues[(sender, message.to)].append(wire.SerializeToString())
-
-    for identity, machine in machines.items():
-        post(identity, machine.receive(CLIENT, "start", common_pb2.Empty()))
-    while any(queues.values()):
-        if stop_when is not None and stop_when(curator):
-            break
-        sender, receiver = rng.choice([key for key, queue in queues.items() if queue])
-        message = pathak_pb2.PathakMessage.FromString(queues[(sender, receiver)].popleft())
-        kind = message.WhichOneof("body")
-        post(receiver, machines[receiver].receive(sender, kind, getattr(message, kind)))
-    return parties, curator
+    net = network(parameters, parts, zeta, rng)
+    for identity in list(net.registries):
+        net.send(CLIENT, identity, "pathak", "start", common_pb2.Empty())
+    net.run(None if stop_when is None else (lambda n: stop_when(n.sides[CURATOR])))
+    parties = {identity: side for identity, side in net.sides.items() if identity.role == "party"}
+    return dict(sorted(parties.items())), net.sides[CURATOR]
 
 
 def reconstruct(machines, parameters) -> np.ndarray:

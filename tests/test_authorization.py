@@ -6,7 +6,7 @@ import pytest
 from launcher.pathak_client import EVALUATOR_VIEW
 from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, curator_pb2_grpc, party_pb2_grpc, pathak_pb2
 from sessions.errors import MAX_REASON_LENGTH, clean_reason
-from wire.identity import AGGREGATOR, CLIENT, CURATOR, party
+from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 
 STUBS = {"party": party_pb2_grpc.PartyStub, "curator": curator_pb2_grpc.CuratorStub,
          "aggregator": aggregator_pb2_grpc.AggregatorStub}

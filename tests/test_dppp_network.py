@@ -9,10 +9,10 @@ import pytest
 from dppp.reference import labels as argmax_labels
 from dppp.reference import noisy_histograms
 from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, dppp_pb2, party_pb2_grpc
+from sessions.identity import AGGREGATOR, CLIENT, party
 from tests.deployment import deployment
 from tests.dppp_faults import FAULTS_K5, FAULTS_K8, TAMPERER
 from wire import convert
-from wire.identity import AGGREGATOR, CLIENT, party
 
 
 def closed_form_counts(teachers: int, holders: int, crashed_holders: int = 0) -> Counter:

@@ -12,7 +12,7 @@ from dppp.parameters import DpppParameters, default_threshold
 from dppp.reference import noisy_histograms
 from party.dppp_session import TeacherSession
 from sessions.errors import Kind, ProtocolError, from_crypto
-from wire.identity import party
+from sessions.identity import party
 
 QUERIES, CLASSES, TEACHERS = 7, 3, 5
 

@@ -11,9 +11,9 @@ from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, curator_pb2_grpc, party_pb2_grpc, pathak_pb2
 from party.pathak_session import noise_source
 from pathak.reference import perturbed_average
+from sessions.identity import CLIENT, CURATOR, party
 from tests.deployment import deployment
 from tests.dppp_faults import FAULTS_K5, FAULTS_K8
-from wire.identity import CLIENT, CURATOR, party
 
 SEED = 424242
 

@@ -14,8 +14,8 @@ from pathak.parameters import PathakParameters
 from pathak.reference import perturbed_average, smallest_party
 from privacy.mechanisms import OutputPerturbation, analytic_gaussian_delta
 from sessions.errors import Kind, ProtocolError
+from sessions.identity import party
 from tests.pathak_router import reconstruct, run
-from wire.identity import party
 
 SIZES = [70, 40, 90, 60]  # party 2 is the smallest
 
@@ -206,7 +206,7 @@ def test_release_mod_k_is_uniform_over_sessions(parts, keypair):
 
 def test_a_party_below_n_min_refuses_the_session(parts, keypair):
     """n_min is a promise about every party: the clamp bound and δ rely on it."""
-    from party.pathak_session import PathakPartySession
+    from party.pathak import PathakPartySession
 
     features, labels = parts[1]  # 40 rows
     with pytest.raises(ProtocolError) as refused:
@@ -218,8 +218,8 @@ def test_a_party_below_n_min_refuses_the_session(parts, keypair):
 def test_steps_before_their_prerequisites_are_out_of_order(parts, keypair):
     """An `indicator` or `selected_noise` before Charlie's key: FAILED_PRECONDITION, not an AttributeError."""
     from mpdp_proto.v1 import common_pb2, pathak_pb2
-    from party.pathak_session import PathakPartySession
-    from wire.identity import CLIENT, CURATOR
+    from party.pathak import PathakPartySession
+    from sessions.identity import CLIENT, CURATOR
 
     features, labels = parts[0]
     leader = PathakPartySession("s", 1, _parameters(), features, labels, 1024, test_mode=True)

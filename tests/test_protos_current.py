@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grpc_tools
 from google.protobuf import descriptor_pb2
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +29,7 @@ def test_generated_descriptors_match_the_proto_files(tmp_path):
     assert protos, "no .proto files found"
     descriptor_set = tmp_path / "set.pb"
     subprocess.run(
-        [sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO_ROOT}", f"--descriptor_set_out={descriptor_set}",
+        [sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO_ROOT}", f"-I{Path(grpc_tools.__file__).parent / '_proto'}", f"--descriptor_set_out={descriptor_set}",
          *map(str, protos)],
         check=True,
     )

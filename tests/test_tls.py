@@ -5,7 +5,7 @@ import pytest
 
 from launcher import certs
 from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, dppp_pb2
-from wire.identity import AGGREGATOR, CLIENT, party
+from sessions.identity import AGGREGATOR, CLIENT, party
 from wire.tls import TlsFiles
 
 
@@ -55,7 +55,7 @@ def test_a_valid_certificate_claiming_another_identity_is_refused_and_logged(poo
 def test_the_server_is_verified_as_the_role_the_client_meant(pool):
     """Dialling the curator's address while expecting the aggregator fails: its certificate names another role."""
     d = pool.get(3)
-    from wire.identity import CURATOR
+    from sessions.identity import CURATOR
     from wire.tls import target_options
 
     tls = d.topology.tls_for(CLIENT)

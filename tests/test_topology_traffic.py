@@ -1,6 +1,6 @@
 import pytest
 
-from wire.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
+from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from wire.topology import RoleEntry, Topology
 from wire.traffic import merge_views, summarise
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import grpc
 
-from wire.identity import Identity
+from sessions.identity import Identity
+from wire.identity import Principal
 from wire.tls import TlsFiles, target_options
 from wire.traffic import ClientTrafficInterceptor, TrafficLog
 
@@ -27,29 +28,35 @@ def channel_options(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> list[
 
 
 class PeerChannels:
-    """One lazily opened channel per peer identity."""
+    """One lazily opened channel per peer host (a host may serve many logical parties)."""
 
-    def __init__(self, me: Identity, addresses: dict[Identity, str], log: TrafficLog, tls: TlsFiles | None,
-                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, extra_interceptors: tuple = ()):
-        self._me = me
+    def __init__(self, me: Identity | Principal, addresses: dict[Identity, str], log: TrafficLog, tls: TlsFiles | None,
+                 max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, extra_interceptors: tuple = (),
+                 hosts: dict[Identity, Principal] | None = None):
+        self._me = me if isinstance(me, Principal) else Principal.of(me)
+        self._hosts = dict(hosts or {})
         self._extra_interceptors = list(extra_interceptors)  # test-mode fault injection only
         self._credentials = tls.channel_credentials() if tls is not None else None
         self._addresses = dict(addresses)
         self._log = log
         self._options = channel_options(max_message_bytes)
-        self._channels: dict[Identity, grpc.aio.Channel] = {}
+        self._channels: dict[Principal, grpc.aio.Channel] = {}
+
+    def host_of(self, peer: Identity) -> Principal:
+        return self._hosts.get(peer) or Principal.of(peer)
 
     def channel(self, peer: Identity) -> grpc.aio.Channel:
-        if peer not in self._channels:
-            interceptors = [ClientTrafficInterceptor(self._log, self._me, peer), *self._extra_interceptors]
+        host = self.host_of(peer)
+        if host not in self._channels:
+            interceptors = [ClientTrafficInterceptor(self._log, self._me, host), *self._extra_interceptors]
             address = self._addresses[peer]
             if self._credentials is None:
                 channel = grpc.aio.insecure_channel(address, options=self._options, interceptors=interceptors)
             else:
-                channel = grpc.aio.secure_channel(address, self._credentials, options=self._options + target_options(peer),
+                channel = grpc.aio.secure_channel(address, self._credentials, options=self._options + target_options(host),
                                                   interceptors=interceptors)
-            self._channels[peer] = channel
-        return self._channels[peer]
+            self._channels[host] = channel
+        return self._channels[host]
 
     async def close(self) -> None:
         for channel in self._channels.values():

@@ -1,9 +1,9 @@
 """Test-mode fault injection, for the hardening suite's fault matrix; protocol-agnostic.
 
 A fault is `kill-on:LABEL` or `stop-on:LABEL` (the server sends itself SIGKILL / SIGSTOP when it receives
-a call with that traffic label, e.g. `PathakStep/masked_share` or `DeliverDpppQueries`), or `drop:LABEL` /
+a call with that traffic label, e.g. `Step/pathak/masked_share` or `Step/dppp/queries`), or `drop:LABEL` /
 `delay:LABEL:SECONDS` (the client side loses that outgoing message, or sends it late). Labels are the
-traffic report's: the method, and for an envelope with a `body` oneof, `method/kind`.
+traffic report's: the method, then the kind of each nested `body` oneof.
 """
 
 from __future__ import annotations

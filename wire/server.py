@@ -11,7 +11,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, MAX_CONCURRENT_RPCS, channel_options
-from wire.identity import Identity
+from wire.identity import Principal
 from wire.tls import TlsFiles
 from wire.traffic import ServerTrafficInterceptor, TrafficLog
 
@@ -20,7 +20,7 @@ SHUTDOWN_GRACE_S = 5.0
 
 
 async def serve(
-    me: Identity,
+    me: Principal,
     address: str,
     add_servicer,
     service_name: str,

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import grpc
 
-from wire.identity import Identity
+from sessions.identity import Identity
+from wire.identity import Principal
 
-DNS_SUFFIX = "mpdp"
 
-
-def identity_dns_name(identity: Identity) -> str:
-    return f"{identity.role}-{identity.id}.{DNS_SUFFIX}"
+def identity_dns_name(identity: Identity | Principal) -> str:
+    principal = identity if isinstance(identity, Principal) else Principal.of(identity)
+    return principal.dns_name
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,6 @@ class TlsFiles:
         return grpc.ssl_channel_credentials(root_certificates=ca, private_key=key, certificate_chain=certificate)
 
 
-def target_options(peer: Identity) -> list[tuple[str, str]]:
+def target_options(peer: Identity | Principal) -> list[tuple[str, str]]:
     """Verify that the server's certificate names the role we meant to reach."""
     return [("grpc.ssl_target_name_override", identity_dns_name(peer))]

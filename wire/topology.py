@@ -14,7 +14,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from wire.identity import AGGREGATOR, CLIENT, CURATOR, Identity
+from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
 from wire.tls import TlsFiles
 
 FORMAT_VERSION = 1
@@ -85,6 +85,11 @@ class Topology:
     @property
     def key_holders(self) -> list[int]:
         return [e.identity.id for e in self.parties if e.key_share is not None]
+
+    @property
+    def hosts(self) -> list[Identity]:
+        """One identity per role process (what to ask for its status or traffic)."""
+        return [entry.identity for entry in self.roles]
 
     @property
     def addresses(self) -> dict[Identity, str]:

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import grpc
 
 from mpdp_proto.v1 import common_pb2
+from sessions.identity import Identity
 from sessions.registry import MAX_SESSION_ID_LENGTH
-from wire.identity import SENDER_METADATA_KEY, Identity, sender_of
+from wire.identity import SENDER_METADATA_KEY, Principal, principal_of
 
 CALL_ID_METADATA_KEY = "x-mpdp-call-id"
 UNPARSEABLE = object()  # what a request that fails to deserialize becomes
@@ -78,13 +79,26 @@ def new_call_id() -> str:
 
 
 def label_of(method: str, request) -> str:
-    """The method, and for an envelope with a `body` oneof (PathakStep) the body's kind."""
-    descriptor = getattr(request, "DESCRIPTOR", None)
-    if descriptor is not None and "body" in descriptor.oneofs_by_name:
-        kind = request.WhichOneof("body")
-        if kind:
-            return f"{method}/{kind}"
-    return method
+    """The method, then the kind of each nested `body` oneof: `Step/pathak/commitment`."""
+    label, message = method, request
+    while "body" in getattr(getattr(message, "DESCRIPTOR", None), "oneofs_by_name", {}):
+        kind = message.WhichOneof("body")
+        if not kind:
+            break
+        label, message = f"{label}/{kind}", getattr(message, kind)
+    return label
+
+
+def _logical(request, field: str, principal: Principal | None) -> str:
+    """The logical role a request names in `field` if `principal` may speak for it; else the principal."""
+    named = getattr(request, field, "") if request is not UNPARSEABLE else ""
+    if named and principal is not None:
+        try:
+            if principal.covers(Identity.parse(named)):
+                return named
+        except ValueError:
+            pass
+    return str(principal) if principal is not None else "unknown"
 
 
 def _call_id(context) -> str:
@@ -95,9 +109,9 @@ def _call_id(context) -> str:
 
 
 class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
-    def __init__(self, log: TrafficLog, me: Identity):
+    def __init__(self, log: TrafficLog, me: Principal):
         self._log = log
-        self._me = str(me)
+        self._me = me
 
     async def intercept_service(self, continuation, handler_call_details):
         handler = await continuation(handler_call_details)
@@ -129,11 +143,10 @@ class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
                 raise
             finally:
                 if session_id:
-                    sender = sender_of(context)
                     log.add(
                         session_id,
-                        TrafficRecord(str(sender) if sender else "unknown", me, rpc, _size(request), _size(response),
-                                      status, "server", _call_id(context)),
+                        TrafficRecord(_logical(request, "sender", principal_of(context)), _logical(request, "receiver", me),
+                                      rpc, _size(request), _size(response), status, "server", _call_id(context)),
                     )
 
         return grpc.unary_unary_rpc_method_handler(
@@ -146,10 +159,10 @@ class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
 class ClientTrafficInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
     """Declares the caller's identity and records each call it makes."""
 
-    def __init__(self, log: TrafficLog, me: Identity, peer: Identity):
+    def __init__(self, log: TrafficLog, me: Principal, peer: Principal):
         self._log = log
         self._me = me
-        self._peer = str(peer)
+        self._peer = peer
 
     async def intercept_unary_unary(self, continuation, client_call_details, request):
         given = list(client_call_details.metadata or ())
@@ -160,17 +173,18 @@ class ClientTrafficInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
         details = client_call_details._replace(metadata=grpc.aio.Metadata(*metadata))
         call = await continuation(details, request)
         session_id = _session_of(request)
+        sender, receiver = _logical(request, "sender", self._me), _logical(request, "receiver", self._peer)
         method = client_call_details.method
         rpc = label_of((method.decode() if isinstance(method, bytes) else method).rsplit("/", 1)[-1], request)
         try:
             response = await call
         except grpc.aio.AioRpcError as error:
             if session_id:
-                self._log.add(session_id, TrafficRecord(str(self._me), self._peer, rpc, _size(request), 0,
+                self._log.add(session_id, TrafficRecord(sender, receiver, rpc, _size(request), 0,
                                                         error.code().name, "client", call_id))
             raise
         if session_id:
-            self._log.add(session_id, TrafficRecord(str(self._me), self._peer, rpc, _size(request), _size(response),
+            self._log.add(session_id, TrafficRecord(sender, receiver, rpc, _size(request), _size(response),
                                                     "OK", "client", call_id))
         return call
 

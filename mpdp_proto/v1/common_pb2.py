@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ampdp_proto/v1/common.proto\x12\x07mpdp.v1\"\x07\n\x05\x45mpty\"-\n\x0b\x43iphertexts\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\x0e\n\x06values\x18\x02 \x03(\x0c\"7\n\x06Matrix\x12\x0c\n\x04rows\x18\x01 \x01(\r\x12\x0f\n\x07\x63olumns\x18\x02 \x01(\r\x12\x0e\n\x06values\x18\x03 \x03(\x01\"R\n\x0bStatusReply\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\r\x12\x15\n\ropen_sessions\x18\x03 \x03(\t\x12\x12\n\nkey_id_hex\x18\x04 \x01(\t\"\x1d\n\nSessionRef\x12\x0f\n\x07session\x18\x01 \x01(\t\"2\n\x0c\x41\x62ortRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\xc5\x01\n\rTrafficRecord\x12\x11\n\tfrom_role\x18\x01 \x01(\t\x12\x0f\n\x07\x66rom_id\x18\x02 \x01(\r\x12\x0f\n\x07to_role\x18\x03 \x01(\t\x12\r\n\x05to_id\x18\x04 \x01(\r\x12\x0b\n\x03rpc\x18\x05 \x01(\t\x12\x15\n\rrequest_bytes\x18\x06 \x01(\x04\x12\x16\n\x0eresponse_bytes\x18\x07 \x01(\x04\x12\x0e\n\x06status\x18\x08 \x01(\t\x12\x13\n\x0bobserved_by\x18\t \x01(\t\x12\x0f\n\x07\x63\x61ll_id\x18\n \x01(\t\"7\n\x0cTrafficReply\x12\'\n\x07records\x18\x01 \x03(\x0b\x32\x16.mpdp.v1.TrafficRecord\"-\n\x0bStageTiming\x12\r\n\x05stage\x18\x01 \x01(\t\x12\x0f\n\x07seconds\x18\x02 \x01(\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ampdp_proto/v1/common.proto\x12\x07mpdp.v1\"\x07\n\x05\x45mpty\"-\n\x0b\x43iphertexts\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\x0e\n\x06values\x18\x02 \x03(\x0c\"7\n\x06Matrix\x12\x0c\n\x04rows\x18\x01 \x01(\r\x12\x0f\n\x07\x63olumns\x18\x02 \x01(\r\x12\x0e\n\x06values\x18\x03 \x03(\x01\"R\n\x0bStatusReply\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\r\x12\x15\n\ropen_sessions\x18\x03 \x03(\t\x12\x12\n\nkey_id_hex\x18\x04 \x01(\t\"\x1d\n\nSessionRef\x12\x0f\n\x07session\x18\x01 \x01(\t\"T\n\x0c\x41\x62ortRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0e\n\x06sender\x18\x03 \x01(\t\x12\x10\n\x08receiver\x18\x04 \x01(\t\"\xc5\x01\n\rTrafficRecord\x12\x11\n\tfrom_role\x18\x01 \x01(\t\x12\x0f\n\x07\x66rom_id\x18\x02 \x01(\r\x12\x0f\n\x07to_role\x18\x03 \x01(\t\x12\r\n\x05to_id\x18\x04 \x01(\r\x12\x0b\n\x03rpc\x18\x05 \x01(\t\x12\x15\n\rrequest_bytes\x18\x06 \x01(\x04\x12\x16\n\x0eresponse_bytes\x18\x07 \x01(\x04\x12\x0e\n\x06status\x18\x08 \x01(\t\x12\x13\n\x0bobserved_by\x18\t \x01(\t\x12\x0f\n\x07\x63\x61ll_id\x18\n \x01(\t\"7\n\x0cTrafficReply\x12\'\n\x07records\x18\x01 \x03(\x0b\x32\x16.mpdp.v1.TrafficRecord\"-\n\x0bStageTiming\x12\r\n\x05stage\x18\x01 \x01(\t\x12\x0f\n\x07seconds\x18\x02 \x01(\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -42,11 +42,11 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SESSIONREF']._serialized_start=236
   _globals['_SESSIONREF']._serialized_end=265
   _globals['_ABORTREQUEST']._serialized_start=267
-  _globals['_ABORTREQUEST']._serialized_end=317
-  _globals['_TRAFFICRECORD']._serialized_start=320
-  _globals['_TRAFFICRECORD']._serialized_end=517
-  _globals['_TRAFFICREPLY']._serialized_start=519
-  _globals['_TRAFFICREPLY']._serialized_end=574
-  _globals['_STAGETIMING']._serialized_start=576
-  _globals['_STAGETIMING']._serialized_end=621
+  _globals['_ABORTREQUEST']._serialized_end=351
+  _globals['_TRAFFICRECORD']._serialized_start=354
+  _globals['_TRAFFICRECORD']._serialized_end=551
+  _globals['_TRAFFICREPLY']._serialized_start=553
+  _globals['_TRAFFICREPLY']._serialized_end=608
+  _globals['_STAGETIMING']._serialized_start=610
+  _globals['_STAGETIMING']._serialized_end=655
 # @@protoc_insertion_point(module_scope)

@@ -47,12 +47,16 @@ class SessionRef(_message.Message):
     def __init__(self, session: _Optional[str] = ...) -> None: ...
 
 class AbortRequest(_message.Message):
-    __slots__ = ("session_id", "reason")
+    __slots__ = ("session_id", "reason", "sender", "receiver")
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
     REASON_FIELD_NUMBER: _ClassVar[int]
+    SENDER_FIELD_NUMBER: _ClassVar[int]
+    RECEIVER_FIELD_NUMBER: _ClassVar[int]
     session_id: str
     reason: str
-    def __init__(self, session_id: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
+    sender: str
+    receiver: str
+    def __init__(self, session_id: _Optional[str] = ..., reason: _Optional[str] = ..., sender: _Optional[str] = ..., receiver: _Optional[str] = ...) -> None: ...
 
 class TrafficRecord(_message.Message):
     __slots__ = ("from_role", "from_id", "to_role", "to_id", "rpc", "request_bytes", "response_bytes", "status", "observed_by", "call_id")

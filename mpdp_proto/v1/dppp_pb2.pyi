@@ -1,4 +1,5 @@
 from mpdp_proto.v1 import common_pb2 as _common_pb2
+from mpdp_proto.v1 import threshold_sum_pb2 as _threshold_sum_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
@@ -28,80 +29,35 @@ class DpppParameters(_message.Message):
     def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., teachers: _Optional[int] = ..., honest_fraction: _Optional[float] = ..., packed: _Optional[bool] = ..., key_id: _Optional[bytes] = ...) -> None: ...
 
 class DpppRoundRequest(_message.Message):
-    __slots__ = ("session_id", "parameters", "features", "deadline_seconds")
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("parameters", "features", "deadline_seconds")
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     FEATURES_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
-    session_id: str
     parameters: DpppParameters
     features: _common_pb2.Matrix
     deadline_seconds: float
-    def __init__(self, session_id: _Optional[str] = ..., parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
+    def __init__(self, parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
 
 class DpppQueries(_message.Message):
-    __slots__ = ("session_id", "parameters", "features")
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("parameters", "features", "deadline_seconds")
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     FEATURES_FIELD_NUMBER: _ClassVar[int]
-    session_id: str
+    DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     parameters: DpppParameters
     features: _common_pb2.Matrix
-    def __init__(self, session_id: _Optional[str] = ..., parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ...) -> None: ...
+    deadline_seconds: float
+    def __init__(self, parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
 
 class DpppVotes(_message.Message):
-    __slots__ = ("session_id", "teacher", "tosses", "votes")
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
-    TEACHER_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("tosses", "votes")
     TOSSES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
-    session_id: str
-    teacher: int
     tosses: int
     votes: _common_pb2.Ciphertexts
-    def __init__(self, session_id: _Optional[str] = ..., teacher: _Optional[int] = ..., tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ...) -> None: ...
-
-class DpppDecryptionRequest(_message.Message):
-    __slots__ = ("session_id", "aggregate", "contributors")
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
-    AGGREGATE_FIELD_NUMBER: _ClassVar[int]
-    CONTRIBUTORS_FIELD_NUMBER: _ClassVar[int]
-    session_id: str
-    aggregate: _common_pb2.Ciphertexts
-    contributors: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, session_id: _Optional[str] = ..., aggregate: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., contributors: _Optional[_Iterable[int]] = ...) -> None: ...
-
-class PartialDecryption(_message.Message):
-    __slots__ = ("value", "challenge", "response")
-    VALUE_FIELD_NUMBER: _ClassVar[int]
-    CHALLENGE_FIELD_NUMBER: _ClassVar[int]
-    RESPONSE_FIELD_NUMBER: _ClassVar[int]
-    value: bytes
-    challenge: bytes
-    response: bytes
-    def __init__(self, value: _Optional[bytes] = ..., challenge: _Optional[bytes] = ..., response: _Optional[bytes] = ...) -> None: ...
-
-class DpppPartialDecryptions(_message.Message):
-    __slots__ = ("session_id", "holder", "shares")
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
-    HOLDER_FIELD_NUMBER: _ClassVar[int]
-    SHARES_FIELD_NUMBER: _ClassVar[int]
-    session_id: str
-    holder: int
-    shares: _containers.RepeatedCompositeFieldContainer[PartialDecryption]
-    def __init__(self, session_id: _Optional[str] = ..., holder: _Optional[int] = ..., shares: _Optional[_Iterable[_Union[PartialDecryption, _Mapping]]] = ...) -> None: ...
-
-class RejectedShare(_message.Message):
-    __slots__ = ("holder", "reason")
-    HOLDER_FIELD_NUMBER: _ClassVar[int]
-    REASON_FIELD_NUMBER: _ClassVar[int]
-    holder: int
-    reason: str
-    def __init__(self, holder: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ...) -> None: ...
 
 class DpppRoundResult(_message.Message):
-    __slots__ = ("session_id", "queries", "classes", "histograms", "labels", "contributors", "decryptors", "rejected", "timing", "tosses_per_teacher", "total_tosses_required")
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("queries", "classes", "histograms", "labels", "contributors", "decryptors", "rejected", "timing", "tosses_per_teacher", "total_tosses_required")
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     CLASSES_FIELD_NUMBER: _ClassVar[int]
     HISTOGRAMS_FIELD_NUMBER: _ClassVar[int]
@@ -112,25 +68,40 @@ class DpppRoundResult(_message.Message):
     TIMING_FIELD_NUMBER: _ClassVar[int]
     TOSSES_PER_TEACHER_FIELD_NUMBER: _ClassVar[int]
     TOTAL_TOSSES_REQUIRED_FIELD_NUMBER: _ClassVar[int]
-    session_id: str
     queries: int
     classes: int
     histograms: _containers.RepeatedScalarFieldContainer[int]
     labels: _containers.RepeatedScalarFieldContainer[int]
     contributors: _containers.RepeatedScalarFieldContainer[int]
     decryptors: _containers.RepeatedScalarFieldContainer[int]
-    rejected: _containers.RepeatedCompositeFieldContainer[RejectedShare]
+    rejected: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
     timing: _containers.RepeatedCompositeFieldContainer[_common_pb2.StageTiming]
     tosses_per_teacher: int
     total_tosses_required: int
-    def __init__(self, session_id: _Optional[str] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., histograms: _Optional[_Iterable[int]] = ..., labels: _Optional[_Iterable[int]] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_teacher: _Optional[int] = ..., total_tosses_required: _Optional[int] = ...) -> None: ...
+    def __init__(self, queries: _Optional[int] = ..., classes: _Optional[int] = ..., histograms: _Optional[_Iterable[int]] = ..., labels: _Optional[_Iterable[int]] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_teacher: _Optional[int] = ..., total_tosses_required: _Optional[int] = ...) -> None: ...
 
 class DpppTestRecord(_message.Message):
-    __slots__ = ("session_id", "votes", "noise")
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("votes", "noise")
     VOTES_FIELD_NUMBER: _ClassVar[int]
     NOISE_FIELD_NUMBER: _ClassVar[int]
-    session_id: str
     votes: _containers.RepeatedScalarFieldContainer[int]
     noise: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, session_id: _Optional[str] = ..., votes: _Optional[_Iterable[int]] = ..., noise: _Optional[_Iterable[int]] = ...) -> None: ...
+    def __init__(self, votes: _Optional[_Iterable[int]] = ..., noise: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class DpppMessage(_message.Message):
+    __slots__ = ("open", "queries", "votes", "decryption_request", "partial_decryptions", "result", "test_record")
+    OPEN_FIELD_NUMBER: _ClassVar[int]
+    QUERIES_FIELD_NUMBER: _ClassVar[int]
+    VOTES_FIELD_NUMBER: _ClassVar[int]
+    DECRYPTION_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_DECRYPTIONS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    TEST_RECORD_FIELD_NUMBER: _ClassVar[int]
+    open: DpppRoundRequest
+    queries: DpppQueries
+    votes: DpppVotes
+    decryption_request: _threshold_sum_pb2.DecryptionRequest
+    partial_decryptions: _threshold_sum_pb2.PartialDecryptions
+    result: DpppRoundResult
+    test_record: DpppTestRecord
+    def __init__(self, open: _Optional[_Union[DpppRoundRequest, _Mapping]] = ..., queries: _Optional[_Union[DpppQueries, _Mapping]] = ..., votes: _Optional[_Union[DpppVotes, _Mapping]] = ..., decryption_request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., partial_decryptions: _Optional[_Union[_threshold_sum_pb2.PartialDecryptions, _Mapping]] = ..., result: _Optional[_Union[DpppRoundResult, _Mapping]] = ..., test_record: _Optional[_Union[DpppTestRecord, _Mapping]] = ...) -> None: ...

@@ -111,8 +111,7 @@ class AdditiveShare(_message.Message):
     def __init__(self, values: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class PathakMessage(_message.Message):
-    __slots__ = ("session_id", "open", "start", "curator_key", "party_key", "party_public_key", "commitment", "reveal", "routed_share", "barrier_ready", "barrier_release", "stage1_element", "masked_share", "masked_value", "ready_to_compare", "compare_request", "compare_reply", "indicator", "indicator_element", "selected_noise", "masked_noise", "share")
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("open", "start", "curator_key", "party_key", "party_public_key", "commitment", "reveal", "routed_share", "barrier_ready", "barrier_release", "stage1_element", "masked_share", "masked_value", "ready_to_compare", "compare_request", "compare_reply", "indicator", "indicator_element", "selected_noise", "masked_noise", "share", "published", "test_record")
     OPEN_FIELD_NUMBER: _ClassVar[int]
     START_FIELD_NUMBER: _ClassVar[int]
     CURATOR_KEY_FIELD_NUMBER: _ClassVar[int]
@@ -134,7 +133,8 @@ class PathakMessage(_message.Message):
     SELECTED_NOISE_FIELD_NUMBER: _ClassVar[int]
     MASKED_NOISE_FIELD_NUMBER: _ClassVar[int]
     SHARE_FIELD_NUMBER: _ClassVar[int]
-    session_id: str
+    PUBLISHED_FIELD_NUMBER: _ClassVar[int]
+    TEST_RECORD_FIELD_NUMBER: _ClassVar[int]
     open: PathakParameters
     start: _common_pb2.Empty
     curator_key: PaillierPublicKeyMessage
@@ -156,13 +156,9 @@ class PathakMessage(_message.Message):
     selected_noise: _common_pb2.Ciphertexts
     masked_noise: _common_pb2.Ciphertexts
     share: AdditiveShare
-    def __init__(self, session_id: _Optional[str] = ..., open: _Optional[_Union[PathakParameters, _Mapping]] = ..., start: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., curator_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., party_key: _Optional[_Union[PaillierSecretKeyMessage, _Mapping]] = ..., party_public_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., commitment: _Optional[bytes] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., routed_share: _Optional[_Union[RoutedShare, _Mapping]] = ..., barrier_ready: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., barrier_release: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., stage1_element: _Optional[_Union[Stage1Element, _Mapping]] = ..., masked_share: _Optional[bytes] = ..., masked_value: _Optional[bytes] = ..., ready_to_compare: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., compare_request: _Optional[_Union[CompareRequest, _Mapping]] = ..., compare_reply: _Optional[_Union[CompareReply, _Mapping]] = ..., indicator: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., indicator_element: _Optional[bytes] = ..., selected_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., masked_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., share: _Optional[_Union[AdditiveShare, _Mapping]] = ...) -> None: ...
-
-class PathakShareRequest(_message.Message):
-    __slots__ = ("session_id",)
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
-    session_id: str
-    def __init__(self, session_id: _Optional[str] = ...) -> None: ...
+    published: PathakPublishedShare
+    test_record: PathakTestRecord
+    def __init__(self, open: _Optional[_Union[PathakParameters, _Mapping]] = ..., start: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., curator_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., party_key: _Optional[_Union[PaillierSecretKeyMessage, _Mapping]] = ..., party_public_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., commitment: _Optional[bytes] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., routed_share: _Optional[_Union[RoutedShare, _Mapping]] = ..., barrier_ready: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., barrier_release: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., stage1_element: _Optional[_Union[Stage1Element, _Mapping]] = ..., masked_share: _Optional[bytes] = ..., masked_value: _Optional[bytes] = ..., ready_to_compare: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., compare_request: _Optional[_Union[CompareRequest, _Mapping]] = ..., compare_reply: _Optional[_Union[CompareReply, _Mapping]] = ..., indicator: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., indicator_element: _Optional[bytes] = ..., selected_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., masked_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., share: _Optional[_Union[AdditiveShare, _Mapping]] = ..., published: _Optional[_Union[PathakPublishedShare, _Mapping]] = ..., test_record: _Optional[_Union[PathakTestRecord, _Mapping]] = ...) -> None: ...
 
 class KindCount(_message.Message):
     __slots__ = ("kind", "count")
@@ -173,29 +169,25 @@ class KindCount(_message.Message):
     def __init__(self, kind: _Optional[str] = ..., count: _Optional[int] = ...) -> None: ...
 
 class PathakPublishedShare(_message.Message):
-    __slots__ = ("session_id", "share", "fractional_bits", "parties", "timing", "self_deliveries")
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("share", "fractional_bits", "parties", "timing", "self_deliveries")
     SHARE_FIELD_NUMBER: _ClassVar[int]
     FRACTIONAL_BITS_FIELD_NUMBER: _ClassVar[int]
     PARTIES_FIELD_NUMBER: _ClassVar[int]
     TIMING_FIELD_NUMBER: _ClassVar[int]
     SELF_DELIVERIES_FIELD_NUMBER: _ClassVar[int]
-    session_id: str
     share: AdditiveShare
     fractional_bits: int
     parties: int
     timing: _containers.RepeatedCompositeFieldContainer[_common_pb2.StageTiming]
     self_deliveries: _containers.RepeatedCompositeFieldContainer[KindCount]
-    def __init__(self, session_id: _Optional[str] = ..., share: _Optional[_Union[AdditiveShare, _Mapping]] = ..., fractional_bits: _Optional[int] = ..., parties: _Optional[int] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., self_deliveries: _Optional[_Iterable[_Union[KindCount, _Mapping]]] = ...) -> None: ...
+    def __init__(self, share: _Optional[_Union[AdditiveShare, _Mapping]] = ..., fractional_bits: _Optional[int] = ..., parties: _Optional[int] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., self_deliveries: _Optional[_Iterable[_Union[KindCount, _Mapping]]] = ...) -> None: ...
 
 class PathakTestRecord(_message.Message):
-    __slots__ = ("session_id", "model", "noise", "records")
-    SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    __slots__ = ("model", "noise", "records")
     MODEL_FIELD_NUMBER: _ClassVar[int]
     NOISE_FIELD_NUMBER: _ClassVar[int]
     RECORDS_FIELD_NUMBER: _ClassVar[int]
-    session_id: str
     model: _containers.RepeatedScalarFieldContainer[float]
     noise: _containers.RepeatedScalarFieldContainer[int]
     records: int
-    def __init__(self, session_id: _Optional[str] = ..., model: _Optional[_Iterable[float]] = ..., noise: _Optional[_Iterable[int]] = ..., records: _Optional[int] = ...) -> None: ...
+    def __init__(self, model: _Optional[_Iterable[float]] = ..., noise: _Optional[_Iterable[int]] = ..., records: _Optional[int] = ...) -> None: ...

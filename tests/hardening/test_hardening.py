@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from launcher import client, hardening, processes
 from launcher.pathak_client import run_pathak_session
-from wire.identity import AGGREGATOR, CURATOR, party
+from sessions.identity import AGGREGATOR, CURATOR, party
 
 pytestmark = pytest.mark.hardening
 BITS, PARTIES, DEADLINE = 1024, 3, 10.0

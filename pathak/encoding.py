@@ -1,23 +1,12 @@
-"""What Pathak's role state machines exchange: outbound messages and integer encodings."""
+"""Pathak's integer encodings, and who leads."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from sessions.errors import invalid
-from wire.identity import Identity
 
 LEADER = 1  # P_1, the lowest party id
 MAX_INTEGER_BYTES = 4096
 
-
-@dataclass(frozen=True)
-class Outbound:
-    """One message for `to`: `kind` is the PathakMessage body field, `body` its value."""
-
-    to: Identity
-    kind: str
-    body: object
 
 
 def int_to_bytes(value: int) -> bytes:

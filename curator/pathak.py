@@ -16,12 +16,13 @@ from cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
-from party.pathak_session import public_key_from_message, public_key_message
+from pathak.encoding import LEADER
+from pathak.keys import public_key_from_message, public_key_message
 from pathak.parameters import PathakParameters
 from pathak.participant import PathakParticipant
-from pathak.wire import LEADER
-from sessions.errors import invalid, precondition
-from wire.identity import CURATOR, Identity, party
+from sessions.errors import denied, invalid, precondition
+from sessions.identity import CLIENT, CURATOR, Identity, party
+from sessions.protocol import RoleProtocol
 
 
 class PathakCuratorSession(PathakParticipant):
@@ -182,3 +183,14 @@ class PathakCuratorSession(PathakParticipant):
         self.own_vector = masked
         self._mark("stage2_unmasked")
         return True
+
+
+def protocol(zeta: KeyPair) -> RoleProtocol:
+    """Charlie's registry entry: every session uses ζ, Charlie's own key."""
+
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> PathakCuratorSession:
+        if sender != CLIENT:
+            raise denied(f"{sender} may not open a Pathak session")
+        return PathakCuratorSession(session_id, PathakParameters.from_proto(body), zeta)
+
+    return RoleProtocol("pathak", pathak_pb2.PathakMessage, frozenset({"open"}), open_side)

@@ -9,9 +9,9 @@ own, or π1(j) = j) is delivered locally and counted apart.
 
 from __future__ import annotations
 
-import random
 import secrets
 from dataclasses import dataclass, field
+from typing import Callable
 
 import gmpy2
 import numpy as np
@@ -23,18 +23,17 @@ from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey, generate_keypair
 from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
+from party.resources import PartyResources
 from pathak import permutation
+from pathak.encoding import LEADER, int_from_signed_bytes, int_to_bytes, signed_bytes
+from pathak.keys import public_key_from_message, public_key_message
+from pathak.noise import noise_source
 from pathak.parameters import PathakParameters
 from pathak.participant import PathakParticipant
 from pathak.reference import encode_model
-from pathak.wire import LEADER, int_from_signed_bytes, int_to_bytes, signed_bytes
-from sessions.errors import invalid, precondition
-from wire.identity import CURATOR, party
-
-
-def noise_source(seed: int, party_number: int) -> random.Random:
-    """CSPRNG, or (test mode) one independent seeded stream per party."""
-    return random.Random(f"mpdp/pathak/noise/{seed}/{party_number}") if seed else random.SystemRandom()
+from sessions.errors import denied, invalid, precondition
+from sessions.identity import CLIENT, CURATOR, Identity, party
+from sessions.protocol import RoleProtocol
 
 
 @dataclass
@@ -62,7 +61,7 @@ class PathakPartySession(PathakParticipant):
         self.model = train(features, labels, parameters.regularization, parameters.gradient_tolerance)  # step 3.1
         # Stage 2 step 3: ζ_j, the noise of the *sum*, on the integer grid at the sum's scale.
         self.noise = parameters.noise.sample(self.records, noise_source(parameters.noise_seed, me))
-        self.test_record = TestRecord(self.model, self.noise, self.records) if test_mode else None
+        self.drawn = TestRecord(self.model, self.noise, self.records) if test_mode else None
         n_prime = parameters.tie_broken(me, self.records)
         self.a = secrets.randbelow(2**parameters.share_bits)  # Stage 1 step 1
         self.b = n_prime - self.a
@@ -84,6 +83,12 @@ class PathakPartySession(PathakParticipant):
         self.indicator: list[bytes] | None = None
         self.selected_noise: dict[int, list[int]] = {}
         self._pending_replies: list[pathak_pb2.CompareReply] = []
+
+    def test_record(self) -> tuple[str, object] | None:
+        if self.drawn is None:
+            return None
+        return "test_record", pathak_pb2.PathakTestRecord(model=self.drawn.model.tolist(), noise=self.drawn.noise,
+                                                          records=self.drawn.records)
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -364,10 +369,18 @@ class PathakPartySession(PathakParticipant):
         return True
 
 
-def public_key_message(key: PublicKey) -> pathak_pb2.PaillierPublicKeyMessage:
-    return pathak_pb2.PaillierPublicKeyMessage(n=int_to_bytes(key.n), hs=int_to_bytes(key.hs))
+def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
+    """The party's registry entry: the client's `open` makes its side from the party's own data."""
 
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> PathakPartySession:
+        if sender != CLIENT:
+            raise denied(f"{sender} may not open a Pathak session")
+        parameters = PathakParameters.from_proto(body)
+        own = resources(me)
+        try:
+            return PathakPartySession(session_id, me.id, parameters, own.features, own.labels,
+                                      own.public_key.n.bit_length(), own.test_mode)
+        except ValueError as error:  # e.g. a multi-class data set, or an inexact local minimiser
+            raise invalid(str(error)) from None
 
-def public_key_from_message(body, key_bits: int) -> PublicKey:
-    """A peer's public key, validated (crypto.md): the session's size, odd, h_s a unit other than ±1."""
-    return PublicKey.from_integers(int.from_bytes(body.n, "big"), int.from_bytes(body.hs, "big"), key_bits)
+    return RoleProtocol("pathak", pathak_pb2.PathakMessage, frozenset({"open"}), open_side)

@@ -4,7 +4,7 @@ import grpc
 import warnings
 
 from mpdp_proto.v1 import common_pb2 as mpdp__proto_dot_v1_dot_common__pb2
-from mpdp_proto.v1 import dppp_pb2 as mpdp__proto_dot_v1_dot_dppp__pb2
+from mpdp_proto.v1 import role_pb2 as mpdp__proto_dot_v1_dot_role__pb2
 
 GRPC_GENERATED_VERSION = '1.85.1'
 GRPC_VERSION = grpc.__version__
@@ -19,14 +19,14 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in mpdp_proto/v1/aggregator_pb2_grpc.py depends on'
+        + ' but the generated code in mpdp_proto/v1/role_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
     )
 
 
-class AggregatorStub:
+class RoleStub:
     """Missing associated documentation comment in .proto file."""
 
     def __init__(self, channel):
@@ -35,38 +35,73 @@ class AggregatorStub:
         Args:
             channel: A grpc.Channel.
         """
+        self.Step = channel.unary_unary(
+                '/mpdp.v1.Role/Step',
+                request_serializer=mpdp__proto_dot_v1_dot_role__pb2.Envelope.SerializeToString,
+                response_deserializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
+                _registered_method=True)
+        self.AwaitResult = channel.unary_unary(
+                '/mpdp.v1.Role/AwaitResult',
+                request_serializer=mpdp__proto_dot_v1_dot_role__pb2.Envelope.SerializeToString,
+                response_deserializer=mpdp__proto_dot_v1_dot_role__pb2.Envelope.FromString,
+                _registered_method=True)
+        self.GetTestRecord = channel.unary_unary(
+                '/mpdp.v1.Role/GetTestRecord',
+                request_serializer=mpdp__proto_dot_v1_dot_role__pb2.Envelope.SerializeToString,
+                response_deserializer=mpdp__proto_dot_v1_dot_role__pb2.Envelope.FromString,
+                _registered_method=True)
+        self.AbortSession = channel.unary_unary(
+                '/mpdp.v1.Role/AbortSession',
+                request_serializer=mpdp__proto_dot_v1_dot_common__pb2.AbortRequest.SerializeToString,
+                response_deserializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
+                _registered_method=True)
         self.GetStatus = channel.unary_unary(
-                '/mpdp.v1.Aggregator/GetStatus',
+                '/mpdp.v1.Role/GetStatus',
                 request_serializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.SerializeToString,
                 response_deserializer=mpdp__proto_dot_v1_dot_common__pb2.StatusReply.FromString,
                 _registered_method=True)
         self.GetTraffic = channel.unary_unary(
-                '/mpdp.v1.Aggregator/GetTraffic',
+                '/mpdp.v1.Role/GetTraffic',
                 request_serializer=mpdp__proto_dot_v1_dot_common__pb2.SessionRef.SerializeToString,
                 response_deserializer=mpdp__proto_dot_v1_dot_common__pb2.TrafficReply.FromString,
                 _registered_method=True)
-        self.RunDpppRound = channel.unary_unary(
-                '/mpdp.v1.Aggregator/RunDpppRound',
-                request_serializer=mpdp__proto_dot_v1_dot_dppp__pb2.DpppRoundRequest.SerializeToString,
-                response_deserializer=mpdp__proto_dot_v1_dot_dppp__pb2.DpppRoundResult.FromString,
-                _registered_method=True)
-        self.SubmitDpppVotes = channel.unary_unary(
-                '/mpdp.v1.Aggregator/SubmitDpppVotes',
-                request_serializer=mpdp__proto_dot_v1_dot_dppp__pb2.DpppVotes.SerializeToString,
-                response_deserializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
-                _registered_method=True)
-        self.SubmitDpppPartialDecryptions = channel.unary_unary(
-                '/mpdp.v1.Aggregator/SubmitDpppPartialDecryptions',
-                request_serializer=mpdp__proto_dot_v1_dot_dppp__pb2.DpppPartialDecryptions.SerializeToString,
-                response_deserializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
-                _registered_method=True)
 
 
-class AggregatorServicer:
+class RoleServicer:
     """Missing associated documentation comment in .proto file."""
 
+    def Step(self, request, context):
+        """One protocol message, from the role the spec step names.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AwaitResult(self, request, context):
+        """From the client: deliver the envelope's body if it has one, then wait until the receiver's side of
+        the session ends; returns its result (the protocol's result message) or ABORTED with the reason.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetTestRecord(self, request, context):
+        """Test mode only, from the client: what the receiver drew (FAILED_PRECONDITION otherwise).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AbortSession(self, request, context):
+        """From the client or a participant of that session.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def GetStatus(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """From the client only.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
@@ -77,30 +112,29 @@ class AggregatorServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
-    def RunDpppRound(self, request, context):
-        """From the client: runs a whole DPPP round and returns its result.
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
 
-    def SubmitDpppVotes(self, request, context):
-        """DPPP step 2 (from a teacher).
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-    def SubmitDpppPartialDecryptions(self, request, context):
-        """DPPP step 5 (from a key holder).
-        """
-        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
-        context.set_details('Method not implemented!')
-        raise NotImplementedError('Method not implemented!')
-
-
-def add_AggregatorServicer_to_server(servicer, server):
+def add_RoleServicer_to_server(servicer, server):
     rpc_method_handlers = {
+            'Step': grpc.unary_unary_rpc_method_handler(
+                    servicer.Step,
+                    request_deserializer=mpdp__proto_dot_v1_dot_role__pb2.Envelope.FromString,
+                    response_serializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.SerializeToString,
+            ),
+            'AwaitResult': grpc.unary_unary_rpc_method_handler(
+                    servicer.AwaitResult,
+                    request_deserializer=mpdp__proto_dot_v1_dot_role__pb2.Envelope.FromString,
+                    response_serializer=mpdp__proto_dot_v1_dot_role__pb2.Envelope.SerializeToString,
+            ),
+            'GetTestRecord': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTestRecord,
+                    request_deserializer=mpdp__proto_dot_v1_dot_role__pb2.Envelope.FromString,
+                    response_serializer=mpdp__proto_dot_v1_dot_role__pb2.Envelope.SerializeToString,
+            ),
+            'AbortSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.AbortSession,
+                    request_deserializer=mpdp__proto_dot_v1_dot_common__pb2.AbortRequest.FromString,
+                    response_serializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.SerializeToString,
+            ),
             'GetStatus': grpc.unary_unary_rpc_method_handler(
                     servicer.GetStatus,
                     request_deserializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
@@ -111,31 +145,124 @@ def add_AggregatorServicer_to_server(servicer, server):
                     request_deserializer=mpdp__proto_dot_v1_dot_common__pb2.SessionRef.FromString,
                     response_serializer=mpdp__proto_dot_v1_dot_common__pb2.TrafficReply.SerializeToString,
             ),
-            'RunDpppRound': grpc.unary_unary_rpc_method_handler(
-                    servicer.RunDpppRound,
-                    request_deserializer=mpdp__proto_dot_v1_dot_dppp__pb2.DpppRoundRequest.FromString,
-                    response_serializer=mpdp__proto_dot_v1_dot_dppp__pb2.DpppRoundResult.SerializeToString,
-            ),
-            'SubmitDpppVotes': grpc.unary_unary_rpc_method_handler(
-                    servicer.SubmitDpppVotes,
-                    request_deserializer=mpdp__proto_dot_v1_dot_dppp__pb2.DpppVotes.FromString,
-                    response_serializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.SerializeToString,
-            ),
-            'SubmitDpppPartialDecryptions': grpc.unary_unary_rpc_method_handler(
-                    servicer.SubmitDpppPartialDecryptions,
-                    request_deserializer=mpdp__proto_dot_v1_dot_dppp__pb2.DpppPartialDecryptions.FromString,
-                    response_serializer=mpdp__proto_dot_v1_dot_common__pb2.Empty.SerializeToString,
-            ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
-            'mpdp.v1.Aggregator', rpc_method_handlers)
+            'mpdp.v1.Role', rpc_method_handlers)
     server.add_generic_rpc_handlers((generic_handler,))
-    server.add_registered_method_handlers('mpdp.v1.Aggregator', rpc_method_handlers)
+    server.add_registered_method_handlers('mpdp.v1.Role', rpc_method_handlers)
 
 
  # This class is part of an EXPERIMENTAL API.
-class Aggregator:
+class Role:
     """Missing associated documentation comment in .proto file."""
+
+    @staticmethod
+    def Step(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mpdp.v1.Role/Step',
+            mpdp__proto_dot_v1_dot_role__pb2.Envelope.SerializeToString,
+            mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AwaitResult(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mpdp.v1.Role/AwaitResult',
+            mpdp__proto_dot_v1_dot_role__pb2.Envelope.SerializeToString,
+            mpdp__proto_dot_v1_dot_role__pb2.Envelope.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTestRecord(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mpdp.v1.Role/GetTestRecord',
+            mpdp__proto_dot_v1_dot_role__pb2.Envelope.SerializeToString,
+            mpdp__proto_dot_v1_dot_role__pb2.Envelope.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AbortSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/mpdp.v1.Role/AbortSession',
+            mpdp__proto_dot_v1_dot_common__pb2.AbortRequest.SerializeToString,
+            mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
 
     @staticmethod
     def GetStatus(request,
@@ -151,7 +278,7 @@ class Aggregator:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/mpdp.v1.Aggregator/GetStatus',
+            '/mpdp.v1.Role/GetStatus',
             mpdp__proto_dot_v1_dot_common__pb2.Empty.SerializeToString,
             mpdp__proto_dot_v1_dot_common__pb2.StatusReply.FromString,
             options,
@@ -178,90 +305,9 @@ class Aggregator:
         return grpc.experimental.unary_unary(
             request,
             target,
-            '/mpdp.v1.Aggregator/GetTraffic',
+            '/mpdp.v1.Role/GetTraffic',
             mpdp__proto_dot_v1_dot_common__pb2.SessionRef.SerializeToString,
             mpdp__proto_dot_v1_dot_common__pb2.TrafficReply.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def RunDpppRound(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/mpdp.v1.Aggregator/RunDpppRound',
-            mpdp__proto_dot_v1_dot_dppp__pb2.DpppRoundRequest.SerializeToString,
-            mpdp__proto_dot_v1_dot_dppp__pb2.DpppRoundResult.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def SubmitDpppVotes(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/mpdp.v1.Aggregator/SubmitDpppVotes',
-            mpdp__proto_dot_v1_dot_dppp__pb2.DpppVotes.SerializeToString,
-            mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
-            options,
-            channel_credentials,
-            insecure,
-            call_credentials,
-            compression,
-            wait_for_ready,
-            timeout,
-            metadata,
-            _registered_method=True)
-
-    @staticmethod
-    def SubmitDpppPartialDecryptions(request,
-            target,
-            options=(),
-            channel_credentials=None,
-            call_credentials=None,
-            insecure=False,
-            compression=None,
-            wait_for_ready=None,
-            timeout=None,
-            metadata=None):
-        return grpc.experimental.unary_unary(
-            request,
-            target,
-            '/mpdp.v1.Aggregator/SubmitDpppPartialDecryptions',
-            mpdp__proto_dot_v1_dot_dppp__pb2.DpppPartialDecryptions.SerializeToString,
-            mpdp__proto_dot_v1_dot_common__pb2.Empty.FromString,
             options,
             channel_credentials,
             insecure,

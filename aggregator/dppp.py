@@ -1,0 +1,224 @@
+"""The aggregator's side of a DPPP round (dppp.md steps 1–6), free of gRPC.
+
+COLLECTING --all votes in, or the deadline--> DECRYPTING --every holder answered, or the deadline--> DONE;
+any --abort--> ABORTED. Steps 2–5 are a threshold sum whose combined result stays with the aggregator,
+which releases the noisy histograms to the client. The aggregator only ever holds ciphertexts, proven
+partial decryptions and the final noisy histograms.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from typing import Callable
+
+import numpy as np
+
+from cryptocore.errors import CryptoError
+from cryptocore.key_checks import check_key_id
+from cryptocore.threshold import ThresholdPublicKey
+from dppp.parameters import DpppParameters, proof_context
+from dppp.reference import labels as argmax_labels
+from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
+from sessions.errors import Kind, ProtocolError, aborted, denied, invalid
+from sessions.identity import CLIENT, Identity, party
+from sessions.matrices import matrix_from_proto
+from sessions.outbound import Outbound
+from sessions.protocol import RoleProtocol
+from sessions.side import RoleSide
+from threshold_sum.collector import SumCollector
+from threshold_sum.combiner import SumCombiner
+
+DEFAULT_DEADLINE_S = 60.0
+MAX_DEADLINE_S = 3600.0
+
+
+class State(enum.Enum):
+    OPEN = "open"
+    COLLECTING = "collecting votes"
+    DECRYPTING = "decrypting"
+    DONE = "done"
+    ABORTED = "aborted"
+
+
+class DpppRoundSide(RoleSide):
+    State = State
+
+    def __init__(self, session_id: str, parameters: DpppParameters, features: common_pb2.Matrix, deadline_s: float,
+                 public_key: ThresholdPublicKey, teachers: list[int], key_holders: list[int], calibration_s: float = 0.0):
+        super().__init__(session_id, State.OPEN)
+        self.identity = Identity("aggregator", 0)
+        self.parameters = parameters
+        self.features = features
+        self.deadline_seconds = deadline_s
+        self.public_key = public_key
+        self.teachers = list(teachers)
+        self.key_holders = list(key_holders)
+        self.layout = parameters.layout(public_key.n)
+        self.collector = SumCollector(public_key, teachers, self.layout.plaintexts_needed(parameters.values),
+                                      parameters.calibration.min_contributors)
+        self.combiner: SumCombiner | None = None
+        self.released: dppp_pb2.DpppRoundResult | None = None
+        self.timing = {"calibration": calibration_s}
+        self._started = self._stage = time.perf_counter()
+
+    @property
+    def participants(self) -> list[Identity]:
+        return [party(number) for number in sorted(set(self.teachers) | set(self.key_holders))]
+
+    def may_abort(self, sender: Identity) -> bool:
+        return sender == CLIENT  # a teacher that leaves is a dropout, not the end of the round
+
+    # ------------------------------------------------------------------ messages
+    def receive(self, sender: Identity, kind: str, body) -> list[Outbound]:
+        if kind == "open":
+            return self._open(sender)
+        if sender.role != "party":
+            raise denied(f"{sender} may not send DPPP '{kind}' messages")
+        if kind == "votes":  # step 2
+            self._require(State.COLLECTING, "votes")
+            expected = self.parameters.calibration.tosses_per_teacher
+            if body.tosses != expected:
+                raise invalid(f"teacher {sender.id} used N_i = {body.tosses}, the session requires {expected}")
+            self.collector.accept(sender.id, body.votes)
+        elif kind == "partial_decryptions":  # step 5
+            self._require(State.DECRYPTING, "partial decryptions")
+            assert self.combiner is not None
+            self.combiner.accept(sender.id, body)
+        else:
+            raise invalid(f"the aggregator does not take DPPP '{kind}' messages")
+        return self.poll()
+
+    def _open(self, sender: Identity) -> list[Outbound]:
+        """Step 1: the public batch to every teacher."""
+        if sender != CLIENT:
+            raise denied(f"{sender} may not open a DPPP round")
+        self._advance(State.OPEN, State.COLLECTING, "opening")
+        queries = dppp_pb2.DpppQueries(parameters=self.parameters.to_proto(), features=self.features,
+                                       deadline_seconds=self.deadline_seconds)
+        return [Outbound(party(t), "queries", queries) for t in self.teachers]
+
+    def poll(self) -> list[Outbound]:
+        if self.state is State.COLLECTING and self.collector.all_in:
+            return self._close_collection()
+        if self.state is State.DECRYPTING and self.combiner is not None and self.combiner.settled:
+            self._finish()
+        return []
+
+    # ------------------------------------------------------------------ events
+    def on_deadline(self) -> list[Outbound]:
+        """Each phase waits one deadline; then it goes on with who answered (or aborts)."""
+        if self.state is State.COLLECTING:
+            return self._close_collection()
+        if self.state is State.DECRYPTING:
+            self._finish()
+            return []
+        raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
+
+    def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
+        if kind == "queries":
+            self.collector.mark_absent(to.id, reason)
+        elif kind == "decryption_request" and self.combiner is not None:
+            self.combiner.mark_absent(to.id, reason)
+        return self.poll()
+
+    # ------------------------------------------------------------------ steps 3 and 6
+    def _close_collection(self) -> list[Outbound]:
+        """Step 3–4: C = Π_{i∈S} Enc_i, identical C and S to every key holder."""
+        request: threshold_sum_pb2.DecryptionRequest = self._or_abort(self.collector.close)
+        self.combiner = SumCombiner(self.public_key, self.key_holders, self.collector.aggregate,
+                                    lambda index: proof_context(self.session_id, index))
+        self._advance(State.COLLECTING, State.DECRYPTING, "closing the vote collection")
+        self._lap("collect_votes")
+        return [Outbound(party(h), "decryption_request", request) for h in self.key_holders]
+
+    def _finish(self) -> None:
+        """Step 6: combine, unpack, check feasibility, remove the noise mean."""
+        assert self.combiner is not None
+        self._lap("partial_decryptions")
+        plaintexts, decryptors = self._or_abort(self.combiner.combine)
+        contributors = self.collector.contributors
+        try:
+            sums = self.layout.unpack(plaintexts, self.parameters.values, biased_summands=len(contributors))
+        except CryptoError as error:  # a plaintext outside the layout: malformed votes
+            self._fail(f"the aggregate does not decrypt to valid counts: {error}")
+        counts = np.array(sums, dtype=object).reshape(self.parameters.queries, self.parameters.classes)
+        self._check_feasible(counts)
+        mean = len(contributors) * (self.parameters.calibration.tosses_per_teacher // 2)
+        histograms = counts.astype(np.int64) - mean
+        self._lap("combine")
+        self.timing["total"] = time.perf_counter() - self._started + self.timing["calibration"]
+        calibration = self.parameters.calibration
+        self.released = dppp_pb2.DpppRoundResult(
+            queries=self.parameters.queries, classes=self.parameters.classes,
+            histograms=histograms.ravel().tolist(), labels=argmax_labels(histograms).tolist(),
+            contributors=contributors, decryptors=decryptors,
+            rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.combiner.rejected.items())],
+            timing=[common_pb2.StageTiming(stage=s, seconds=t) for s, t in self.timing.items()],
+            tosses_per_teacher=calibration.tosses_per_teacher, total_tosses_required=calibration.total_tosses,
+        )
+        self._advance(State.DECRYPTING, State.DONE, "releasing the histograms")
+
+    def _check_feasible(self, counts: np.ndarray) -> None:
+        """Honest teachers give each count in [0, K′ + Σ N_i] and each query's total in [K′, K′ + C·Σ N_i]
+        (one one-hot vote and C Binomial shares each). Anything else means stuffed votes: abort, release nothing."""
+        contributors = len(self.collector.contributors)
+        noise = contributors * self.parameters.calibration.tosses_per_teacher
+        totals = counts.sum(axis=1)
+        if counts.min() < 0 or counts.max() > contributors + noise:
+            self._fail(f"decrypted counts outside the feasible range [0, {contributors + noise}] "
+                       f"(K′ = {contributors}, Σ N_i = {noise}): a teacher's votes are malformed")
+        if totals.min() < contributors or totals.max() > contributors + self.parameters.classes * noise:
+            self._fail("a query's decrypted votes do not add up to one vote per contributor: a teacher's votes are "
+                       "malformed")
+
+    def _or_abort(self, step: Callable):
+        try:
+            return step()
+        except ProtocolError as error:
+            if error.kind is Kind.ABORTED:
+                self._fail(str(error))
+            raise
+
+    def _fail(self, reason: str):
+        """Abort (the host tells every participant) and stop the step that found it."""
+        self.abort(reason)
+        raise aborted(reason)
+
+    def _lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timing[stage] = now - self._stage
+        self._stage = now
+
+    def result(self) -> tuple[str, object] | None:
+        return ("result", self.released) if self.released is not None and self.state is State.DONE else None
+
+    def _forget(self) -> None:
+        self.collector.forget()
+        if self.combiner is not None:
+            self.combiner.forget()
+        self.released = None
+
+
+def protocol(public_key: ThresholdPublicKey, teachers: list[int], key_holders: list[int]) -> RoleProtocol:
+    """The aggregator's registry entry: the client's `open` starts a round."""
+
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> DpppRoundSide:
+        if sender != CLIENT:
+            raise denied(f"{sender} may not open a DPPP round")
+        parameters = DpppParameters.from_proto(body.parameters)
+        check_key_id(public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
+        if parameters.teachers != len(teachers):
+            raise invalid(f"the session declares {parameters.teachers} teachers; this topology has {len(teachers)}")
+        features = matrix_from_proto(body.features)
+        if features.shape[0] != parameters.queries:
+            raise invalid(f"{features.shape[0]} query rows but {parameters.queries} queries declared")
+        deadline = body.deadline_seconds or DEFAULT_DEADLINE_S
+        if not 0 < deadline <= MAX_DEADLINE_S:
+            raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
+        started = time.perf_counter()
+        parameters.calibrate()
+        return DpppRoundSide(session_id, parameters, body.features, deadline, public_key, teachers, key_holders,
+                             time.perf_counter() - started)
+
+    return RoleProtocol("dppp", dppp_pb2.DpppMessage, frozenset({"open"}), open_side)

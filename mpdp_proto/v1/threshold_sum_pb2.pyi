@@ -1,0 +1,40 @@
+from mpdp_proto.v1 import common_pb2 as _common_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class DecryptionRequest(_message.Message):
+    __slots__ = ("aggregate", "contributors")
+    AGGREGATE_FIELD_NUMBER: _ClassVar[int]
+    CONTRIBUTORS_FIELD_NUMBER: _ClassVar[int]
+    aggregate: _common_pb2.Ciphertexts
+    contributors: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, aggregate: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., contributors: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class PartialDecryption(_message.Message):
+    __slots__ = ("value", "challenge", "response")
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    CHALLENGE_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    value: bytes
+    challenge: bytes
+    response: bytes
+    def __init__(self, value: _Optional[bytes] = ..., challenge: _Optional[bytes] = ..., response: _Optional[bytes] = ...) -> None: ...
+
+class PartialDecryptions(_message.Message):
+    __slots__ = ("shares",)
+    SHARES_FIELD_NUMBER: _ClassVar[int]
+    shares: _containers.RepeatedCompositeFieldContainer[PartialDecryption]
+    def __init__(self, shares: _Optional[_Iterable[_Union[PartialDecryption, _Mapping]]] = ...) -> None: ...
+
+class RejectedShare(_message.Message):
+    __slots__ = ("holder", "reason")
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    holder: int
+    reason: str
+    def __init__(self, holder: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...

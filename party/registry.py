@@ -1,0 +1,18 @@
+"""The protocols a party takes part in: one line each."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from party import dppp, pathak
+from party.resources import PartyResources
+from sessions.identity import Identity
+from sessions.protocol import RoleProtocol, registry
+
+
+def protocols(resources: Callable[[Identity], PartyResources], *extra: RoleProtocol) -> dict[str, RoleProtocol]:
+    return registry(
+        dppp.protocol(resources),
+        pathak.protocol(resources),
+        *extra,
+    )

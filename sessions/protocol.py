@@ -1,0 +1,27 @@
+"""A protocol as one role runs it: the entry a role's registry holds for it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from sessions.identity import Identity
+from sessions.side import RoleSide
+
+# (session_id, me, sender, opening kind, opening body) → this role's side; cheap checks first, it may be slow.
+OpenSide = Callable[[str, Identity, Identity, str, object], RoleSide]
+
+
+@dataclass(frozen=True)
+class RoleProtocol:
+    name: str  # the Envelope's field for it; a protocol without one travels in `extension`
+    message_type: type  # the protocol's message: a `body` oneof of its message kinds
+    opening_kinds: frozenset[str]  # the kinds that open a session at this role
+    open: OpenSide
+
+
+def registry(*protocols: RoleProtocol) -> dict[str, RoleProtocol]:
+    names = [p.name for p in protocols]
+    if len(set(names)) != len(names):
+        raise ValueError(f"a protocol is registered twice: {names}")
+    return {p.name: p for p in protocols}

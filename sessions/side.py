@@ -1,0 +1,50 @@
+"""One role's side of one session, free of gRPC: the host feeds it messages and events and sends
+what it returns. Each protocol's sides subclass this (their `State` enum has DONE and ABORTED)."""
+
+from __future__ import annotations
+
+from sessions.errors import aborted
+from sessions.identity import CLIENT, Identity
+from sessions.outbound import Outbound
+from sessions.state_machine import SessionStateMachine
+
+DEFAULT_DEADLINE_S = 120.0
+
+
+class RoleSide(SessionStateMachine):
+    identity: Identity
+    deadline_seconds: float = DEFAULT_DEADLINE_S
+    announce_abort = True  # an aborted side tells its participants; False: it ends quietly (a dropout)
+
+    @property
+    def participants(self) -> list[Identity]:
+        """The roles this side exchanges messages with: they are told when it aborts."""
+        raise NotImplementedError
+
+    def may_abort(self, sender: Identity) -> bool:
+        """Who may abort this side: the client and the participants, unless a protocol says otherwise."""
+        return sender == CLIENT or (sender in self.participants and sender != self.identity)
+
+    def receive(self, sender: Identity, kind: str, body) -> list[Outbound]:
+        """One message (the opening one included). A refusal raises a ProtocolError and changes nothing."""
+        raise NotImplementedError
+
+    def poll(self) -> list[Outbound]:
+        """Steps that became possible without a new message (after a refused one, say)."""
+        return []
+
+    def on_deadline(self) -> list[Outbound]:
+        """The deadline passed. Raising aborts the session everywhere; a side that ends quietly aborts itself."""
+        raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
+
+    def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
+        """A message could not be delivered (after retries). Raising aborts the session everywhere."""
+        raise aborted(f"{kind} to {to} failed: {reason}")
+
+    def result(self) -> tuple[str, object] | None:
+        """(kind, body) of what this side publishes to the client once DONE; None if it publishes nothing."""
+        return None
+
+    def test_record(self) -> tuple[str, object] | None:
+        """Test mode only: (kind, body) of what this side drew."""
+        return None
