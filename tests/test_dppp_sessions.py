@@ -1,20 +1,28 @@
-"""The DPPP state machines in one process, checked against the reference computation."""
+"""The DPPP role sides in one process, checked against the reference computation."""
 
 import dataclasses
+import random
 
 import numpy as np
 import pytest
 
-from aggregator.dppp_round import DpppRound
+from aggregator.dppp import DpppRoundSide
+from aggregator.registry import protocols as aggregator_protocols
 from cryptocore import ciphertext as ct
 from cryptocore.errors import CryptoError
 from dppp.parameters import DpppParameters, default_threshold
 from dppp.reference import noisy_histograms
-from party.dppp_session import TeacherSession
+from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
+from party.dppp import TeacherSide
+from party.registry import protocols as party_protocols
+from party.resources import PartyResources
 from sessions.errors import Kind, ProtocolError, from_crypto
-from sessions.identity import party
+from sessions.identity import AGGREGATOR, CLIENT, party
+from sessions.matrices import matrix_to_proto
+from wire.twin import InProcessNetwork
 
 QUERIES, CLASSES, TEACHERS = 7, 3, 5
+HOLDERS = list(range(1, 6))
 
 
 class SignClassifier:
@@ -27,69 +35,106 @@ class SignClassifier:
         return ((features[:, 0] > 0).astype(int) + self.offset) % CLASSES
 
 
+def _resources(public, shares, number, model=None):
+    return PartyResources(number, public, shares[number - 1], model or SignClassifier(number), np.zeros((2, 4)),
+                          np.zeros(2), test_mode=True)
+
+
 @pytest.fixture
 def setup(threshold_key):
     public, shares = threshold_key
     parameters = DpppParameters(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
+    parameters.calibrate()
     features = np.random.default_rng(0).normal(size=(QUERIES, 4))
-    teachers = [TeacherSession("s1", i, parameters, features, public, shares[i - 1]) for i in range(1, TEACHERS + 1)]
-    rnd = DpppRound("s1", parameters, public, list(range(1, TEACHERS + 1)), list(range(1, 6)))
+    teachers = [TeacherSide("s1", _resources(public, shares, i), parameters, features, 60.0)
+                for i in range(1, TEACHERS + 1)]
+    rnd = DpppRoundSide("s1", parameters, matrix_to_proto(features), 60.0, public, list(range(1, TEACHERS + 1)), HOLDERS)
+    queries = rnd.receive(CLIENT, "open", dppp_pb2.DpppRoundRequest())
+    assert [q.to for q in queries] == [party(i) for i in range(1, TEACHERS + 1)]
     return public, parameters, teachers, rnd
 
 
 def _vote_all(teachers, rnd, skip=()):
-    ballots = {}
+    """Every teacher's votes to the round; returns the round's decryption requests (once all are in)."""
+    out = []
     for teacher in teachers:
-        if teacher.teacher in skip:
-            continue
-        tosses, ciphertexts = teacher.cast_votes(SignClassifier(teacher.teacher))
-        ballots[teacher.teacher] = (tosses, ciphertexts)
-        rnd.accept_votes(party(teacher.teacher), teacher.teacher, tosses, teacher.public_key.key_id, ciphertexts)
-    return ballots
+        if teacher.own.id not in skip:
+            out = rnd.receive(party(teacher.own.id), "votes", teacher.cast_votes())
+    return out
 
 
-def _decrypt_all(teachers, rnd, contributors, holders):
+def _decrypt(teachers, rnd, requests, holders):
+    request = requests[0].body
     for teacher in teachers:
-        if teacher.teacher not in holders:
-            continue
-        ciphertexts = teacher.begin_decryption(rnd.public_key.key_id, [ct.to_bytes(rnd.public_key.paillier, c) for c in rnd.aggregate], contributors)
-        partials = teacher.partial_decrypt(ciphertexts)
-        rnd.accept_partials(party(teacher.teacher), teacher.teacher, partials)
-        rnd.verify_partials(teacher.teacher, partials)
+        if teacher.own.id in holders:
+            rnd.receive(party(teacher.own.id), "partial_decryptions", teacher.partially_decrypt(request))
+
+
+def _histograms(rnd) -> np.ndarray:
+    kind, result = rnd.result()
+    return np.array(result.histograms).reshape(QUERIES, CLASSES)
 
 
 def test_round_equals_reference(setup):
     public, parameters, teachers, rnd = setup
-    _vote_all(teachers, rnd)
-    _, contributors = rnd.close_collection()
-    _decrypt_all(teachers, rnd, contributors, holders={1, 2, 4})
-    result = rnd.finish()
-    expected = noisy_histograms([t.test_record.votes for t in teachers], [t.test_record.noise for t in teachers],
+    requests = _vote_all(teachers, rnd)
+    assert [r.to for r in requests] == [party(h) for h in HOLDERS] and rnd.state.name == "DECRYPTING"
+    _decrypt(teachers, rnd, requests, holders={1, 2, 4})
+    assert rnd.state.name == "DECRYPTING"  # holders 3 and 5 may still answer
+    rnd.on_deadline()  # they do not: combine what is there
+    expected = noisy_histograms([t.drawn.votes for t in teachers], [t.drawn.noise for t in teachers],
                                 parameters.calibration.tosses_per_teacher)
-    assert np.array_equal(result.histograms, expected)
-    assert result.decryptors == [1, 2, 4]
+    assert np.array_equal(_histograms(rnd), expected)
+    assert list(rnd.result()[1].decryptors) == [1, 2, 4]
+
+
+def test_the_twin_network_with_the_registries_equals_the_reference(threshold_key):
+    """Client → aggregator → teachers and back, every message serialised, delivered in a random order."""
+    public, shares = threshold_key
+    parameters = DpppParameters(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
+    features = np.random.default_rng(1).normal(size=(QUERIES, 4))
+    own = {party(i): _resources(public, shares, i) for i in range(1, TEACHERS + 1)}
+    registries = {identity: party_protocols(own.__getitem__) for identity in own}
+    registries[AGGREGATOR] = aggregator_protocols(public, list(range(1, TEACHERS + 1)), HOLDERS)
+    net = InProcessNetwork("twin", registries, random.Random(3))
+    request = dppp_pb2.DpppRoundRequest(parameters=parameters.to_proto(), features=matrix_to_proto(features),
+                                        deadline_seconds=30)
+    net.send(CLIENT, AGGREGATOR, "dppp", "open", request)
+    net.run()
+    assert not net.refused and net.sides[AGGREGATOR].state.name == "DONE"
+    teachers = [net.sides[party(i)] for i in range(1, TEACHERS + 1)]
+    expected = noisy_histograms([t.drawn.votes for t in teachers], [t.drawn.noise for t in teachers],
+                                parameters.calibration.tosses_per_teacher)
+    assert np.array_equal(_histograms(net.sides[AGGREGATOR]), expected)
+    k, holders = TEACHERS, len(HOLDERS)
+    assert net.messages == {("client", "aggregator", "Step/dppp/open"): 1,
+                            ("aggregator", "party", "Step/dppp/queries"): k,
+                            ("party", "aggregator", "Step/dppp/votes"): k,
+                            ("aggregator", "party", "Step/dppp/decryption_request"): holders,
+                            ("party", "aggregator", "Step/dppp/partial_decryptions"): holders}
 
 
 def test_one_teacher_missing_is_tolerated(setup):
     _, parameters, teachers, rnd = setup
     _vote_all(teachers, rnd, skip={3})
-    rnd.mark_teacher_absent(3, "unreachable")
-    assert rnd.all_votes_in
-    _, contributors = rnd.close_collection()
-    assert contributors == [1, 2, 4, 5]
-    _decrypt_all(teachers, rnd, contributors, holders={1, 2, 5})
-    present = [t for t in teachers if t.teacher != 3]
-    expected = noisy_histograms([t.test_record.votes for t in present], [t.test_record.noise for t in present],
+    requests = rnd.on_undeliverable(party(3), "queries", "unreachable")
+    assert list(rnd.collector.contributors) == [1, 2, 4, 5]
+    _decrypt(teachers, rnd, requests, holders={1, 2, 5})
+    for holder in (3, 4):
+        rnd.on_undeliverable(party(holder), "decryption_request", "unreachable")
+    assert rnd.state.name == "DONE"
+    present = [t for t in teachers if t.own.id != 3]
+    expected = noisy_histograms([t.drawn.votes for t in present], [t.drawn.noise for t in present],
                                 parameters.calibration.tosses_per_teacher)
-    assert np.array_equal(rnd.finish().histograms, expected)
+    assert np.array_equal(_histograms(rnd), expected)
 
 
 def test_two_missing_teachers_abort(setup):
     _, _, teachers, rnd = setup
     _vote_all(teachers, rnd, skip={4, 5})
     with pytest.raises(ProtocolError) as raised:
-        rnd.close_collection()
-    assert raised.value.kind is Kind.ABORTED and rnd.finished and not rnd.votes
+        rnd.on_deadline()
+    assert raised.value.kind is Kind.ABORTED and rnd.finished and not rnd.collector.contributions
 
 
 def _kind(action) -> Kind:
@@ -100,72 +145,86 @@ def _kind(action) -> Kind:
     return (from_crypto(error) if isinstance(error, CryptoError) else error).kind
 
 
+def _votes(tosses, key_id, values):
+    return dppp_pb2.DpppVotes(tosses=tosses, votes=common_pb2.Ciphertexts(key_id=key_id, values=values))
+
+
 def test_bad_votes_are_refused_and_change_nothing(setup, other_keypair):
     public, parameters, teachers, rnd = setup
-    tosses, ciphertexts = teachers[0].cast_votes(SignClassifier(0))
-    key_id = public.key_id
+    ballot = teachers[0].cast_votes()
+    tosses, ciphertexts, key_id = ballot.tosses, list(ballot.votes.values), public.key_id
+    send = lambda sender, votes: lambda: rnd.receive(sender, "votes", votes)  # noqa: E731
     attempts = {
-        Kind.PERMISSION_DENIED: [lambda: rnd.accept_votes(party(2), 1, tosses, key_id, ciphertexts),
-                                 lambda: rnd.accept_votes(party(9), 9, tosses, key_id, ciphertexts),
-                                 lambda: rnd.accept_votes(None, 1, tosses, key_id, ciphertexts)],
-        Kind.INVALID_ARGUMENT: [lambda: rnd.accept_votes(party(1), 1, tosses - 2, key_id, ciphertexts),
-                                lambda: rnd.accept_votes(party(1), 1, tosses, other_keypair.public.key_id, ciphertexts),
-                                lambda: rnd.accept_votes(party(1), 1, tosses, key_id, ciphertexts * 2),
-                                lambda: rnd.accept_votes(party(1), 1, tosses, key_id, [b"\x00" * 256]),
-                                lambda: rnd.accept_votes(party(1), 1, tosses, key_id, [ciphertexts[0][:-1]])],
-        Kind.FAILED_PRECONDITION: [lambda: rnd.accept_partials(party(1), 1, []), rnd.finish],
+        Kind.PERMISSION_DENIED: [send(party(9), ballot), send(CLIENT, ballot), send(AGGREGATOR, ballot)],
+        Kind.INVALID_ARGUMENT: [send(party(1), _votes(tosses - 2, key_id, ciphertexts)),
+                                send(party(1), _votes(tosses, other_keypair.public.key_id, ciphertexts)),
+                                send(party(1), _votes(tosses, key_id, ciphertexts * 2)),
+                                send(party(1), _votes(tosses, key_id, [b"\x00" * 256])),
+                                send(party(1), _votes(tosses, key_id, [ciphertexts[0][:-1]]))],
+        Kind.FAILED_PRECONDITION: [lambda: rnd.receive(party(1), "partial_decryptions",
+                                                       threshold_sum_pb2.PartialDecryptions())],
     }
     for kind, actions in attempts.items():
         for action in actions:
             assert _kind(action) is kind
-            assert rnd.votes == {} and rnd.state.name == "COLLECTING"
-    rnd.accept_votes(party(1), 1, tosses, key_id, ciphertexts)
-    assert _kind(lambda: rnd.accept_votes(party(1), 1, tosses, key_id, ciphertexts)) is Kind.FAILED_PRECONDITION
-    assert list(rnd.votes) == [1]
+            assert rnd.collector.contributions == {} and rnd.state.name == "COLLECTING"
+    rnd.receive(party(1), "votes", ballot)
+    assert _kind(send(party(1), ballot)) is Kind.FAILED_PRECONDITION
+    assert list(rnd.collector.contributions) == [1]
+    assert _kind(lambda: rnd.receive(CLIENT, "open", dppp_pb2.DpppRoundRequest())) is Kind.FAILED_PRECONDITION
 
 
 def test_bad_share_is_named_and_the_holder_cannot_retry(setup):
     _, _, teachers, rnd = setup
-    _vote_all(teachers, rnd)
-    _, contributors = rnd.close_collection()
-    teacher = teachers[1]
-    partials = teacher.partial_decrypt(teacher.begin_decryption(
-        rnd.public_key.key_id, [ct.to_bytes(rnd.public_key.paillier, c) for c in rnd.aggregate], contributors))
-    forged = [dataclasses.replace(p, response=p.response + 1) for p in partials]
-    rnd.accept_partials(party(2), 2, forged)
+    requests = _vote_all(teachers, rnd)
+    partials = teachers[1].partially_decrypt(requests[0].body)
+    forged = threshold_sum_pb2.PartialDecryptions()
+    forged.CopyFrom(partials)
+    response = int.from_bytes(forged.shares[0].response, "big") + 1
+    forged.shares[0].response = response.to_bytes((response.bit_length() + 7) // 8, "big")
     with pytest.raises(Exception, match="holder 2"):
-        rnd.verify_partials(2, forged)
-    assert 2 in rnd.rejected and 2 not in rnd.partials
-    assert _kind(lambda: rnd.accept_partials(party(2), 2, partials)) is Kind.FAILED_PRECONDITION
-    assert _kind(lambda: rnd.accept_partials(party(1), 3, partials)) is Kind.PERMISSION_DENIED
+        rnd.receive(party(2), "partial_decryptions", forged)
+    assert 2 in rnd.combiner.rejected and 2 not in rnd.combiner.partials
+    assert _kind(lambda: rnd.receive(party(2), "partial_decryptions", partials)) is Kind.FAILED_PRECONDITION
+    assert _kind(lambda: rnd.receive(party(7), "partial_decryptions", partials)) is Kind.PERMISSION_DENIED
 
 
 def test_teacher_steps_in_order_only(setup):
     public, _, teachers, rnd = setup
     teacher = teachers[0]
-    assert _kind(lambda: teacher.begin_decryption(public.key_id, [], [1, 2, 3, 4])) is Kind.FAILED_PRECONDITION
-    teacher.cast_votes(SignClassifier(0))
-    assert _kind(lambda: teacher.cast_votes(SignClassifier(0))) is Kind.FAILED_PRECONDITION
-    assert _kind(lambda: teacher.partial_decrypt([])) is Kind.FAILED_PRECONDITION
+    request = threshold_sum_pb2.DecryptionRequest(contributors=[1, 2, 3, 4])
+    assert _kind(lambda: teacher.receive(AGGREGATOR, "decryption_request", request)) is Kind.FAILED_PRECONDITION
+    assert _kind(lambda: teacher.receive(party(2), "queries", dppp_pb2.DpppQueries())) is Kind.PERMISSION_DENIED
+    teacher.receive(AGGREGATOR, "queries", dppp_pb2.DpppQueries())
+    assert _kind(lambda: teacher.receive(AGGREGATOR, "queries", dppp_pb2.DpppQueries())) is Kind.FAILED_PRECONDITION
     teacher.abort("test")
-    assert _kind(lambda: teacher.begin_decryption(public.key_id, [], [1, 2, 3, 4])) is Kind.ABORTED
+    assert _kind(lambda: teacher.receive(AGGREGATOR, "decryption_request", request)) is Kind.ABORTED
 
 
 def test_session_start_checks(threshold_key, other_keypair):
     public, shares = threshold_key
     features = np.zeros((QUERIES, 4))
     good = DpppParameters(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
+    own = _resources(public, shares, 1)
     with pytest.raises(ProtocolError):
-        TeacherSession("s", 1, dataclasses.replace(good, key_id=other_keypair.public.key_id), features, public, shares[0])
+        TeacherSide("s", own, dataclasses.replace(good, key_id=other_keypair.public.key_id), features, 60)
     with pytest.raises(ProtocolError):
-        TeacherSession("s", 6, good, features, public, shares[0])
+        TeacherSide("s", dataclasses.replace(own, id=6), good, features, 60)
     with pytest.raises(ProtocolError):
-        TeacherSession("s", 1, good, features[:3], public, shares[0])
+        TeacherSide("s", own, good, features[:3], 60)
     for bad in (dict(epsilon=0.0), dict(delta=1.0), dict(classes=1), dict(honest_fraction=0.0), dict(key_id=b"x"),
                 dict(epsilon=1000.0), dict(delta=1e-30), dict(honest_fraction=0.1),  # τ < 1/K
                 dict(queries=50_000, classes=10), dict(epsilon=float("nan"))):
         with pytest.raises(ProtocolError):
             dataclasses.replace(good, **bad)
+    opened = party_protocols(lambda identity: own)["dppp"].open
+    queries = dppp_pb2.DpppQueries(parameters=good.to_proto(), features=matrix_to_proto(features), deadline_seconds=60)
+    assert _kind(lambda: opened("s", party(1), CLIENT, "queries", queries)) is Kind.PERMISSION_DENIED
+    assert isinstance(opened("s", party(1), AGGREGATOR, "queries", queries), TeacherSide)
+    for bad_queries in (dppp_pb2.DpppQueries(parameters=good.to_proto(), features=matrix_to_proto(features)),
+                        dppp_pb2.DpppQueries(parameters=good.to_proto(), features=matrix_to_proto(features[:, :2]),
+                                             deadline_seconds=60)):
+        assert _kind(lambda: opened("s", party(1), AGGREGATOR, "queries", bad_queries)) is Kind.INVALID_ARGUMENT
 
 
 def test_default_threshold():
@@ -182,23 +241,28 @@ def test_unpacked_layout_has_one_slot_per_ciphertext(threshold_key):
 class AbortingModel:
     """Lets an abort arrive while the teacher is voting (as from the event loop during the worker's work)."""
 
-    def __init__(self, session):
-        self.session = session
+    def __init__(self):
+        self.session = None
 
     def predict(self, features):
         self.session.abort("aborted by the aggregator while voting")
         return np.zeros(len(features), dtype=int)
 
 
-def test_an_abort_during_voting_is_not_undone_and_nothing_is_released(setup):
+def test_an_abort_during_voting_is_not_undone_and_nothing_is_released(setup, threshold_key):
     public, parameters, teachers, rnd = setup
-    teacher = teachers[0]
+    model = AbortingModel()
+    teacher = model.session = TeacherSide("s1", _resources(public, threshold_key[1], 1, model), parameters,
+                                          teachers[0].features, 60.0)
     with pytest.raises(ProtocolError) as refused:
-        teacher.cast_votes(AbortingModel(teacher))
+        teacher.cast_votes()
     assert refused.value.kind is Kind.ABORTED and teacher.state is teacher.State.ABORTED
-    aggregate = [ct.to_bytes(public.paillier, public.encryptor.encrypt(1))] * rnd.ciphertext_count
+    aggregate = [ct.to_bytes(public.paillier, public.encryptor.encrypt(1))] * rnd.collector.ciphertext_count
+    request = threshold_sum_pb2.DecryptionRequest(aggregate=common_pb2.Ciphertexts(key_id=public.key_id,
+                                                                                    values=aggregate),
+                                                  contributors=[1, 2, 3, 4, 5])
     with pytest.raises(ProtocolError) as refused:  # no proven partial decryption after an abort
-        teacher.begin_decryption(public.key_id, aggregate, [1, 2, 3, 4, 5])
+        teacher.partially_decrypt(request)
     assert refused.value.kind is Kind.ABORTED
 
 
@@ -219,13 +283,12 @@ def test_stuffed_votes_abort_the_round_instead_of_releasing_infeasible_counts(se
     # Half the slot's head-room: no carry into the next slot, yet far beyond what honest teachers can give.
     stuffed = 1 << (rnd.layout.slot_bits - 1)
     assert stuffed - rnd.layout.bias > TEACHERS + TEACHERS * tosses
-    rnd.accept_votes(party(5), 5, tosses, public.key_id, _stuffed_ballot(rnd, stuffed))
-    aggregate, contributors = rnd.close_collection()
-    _decrypt_all(teachers, rnd, contributors, holders=range(1, 5))  # teacher 5 did not run an honest session
+    requests = rnd.receive(party(5), "votes", _votes(tosses, public.key_id, _stuffed_ballot(rnd, stuffed)))
+    _decrypt(teachers, rnd, requests, holders=range(1, 5))  # teacher 5 did not run an honest session
     with pytest.raises(ProtocolError) as refused:
-        rnd.finish()
+        rnd.on_undeliverable(party(5), "decryption_request", "gone")
     assert refused.value.kind is Kind.ABORTED and "feasible range" in str(refused.value)
-    assert rnd.state is rnd.State.ABORTED
+    assert rnd.state is rnd.State.ABORTED and rnd.result() is None
 
 
 def test_a_request_that_needs_too_much_noise_is_refused_with_a_clear_error(threshold_key):
