@@ -13,11 +13,18 @@ import grpc
 
 from launcher import certs, client, processes
 from learning import datasets
+from mpdp_proto.v1 import role_pb2
+from mpdp_proto.v1.role_pb2_grpc import RoleStub
 from sessions.identity import CLIENT, Identity
 from wire.identity import SENDER_METADATA_KEY
 from wire.tls import TlsFiles, target_options
 
 TEST_BITS = 1024
+
+
+def envelope(session_id: str, receiver: Identity, sender: Identity = CLIENT, **body) -> role_pb2.Envelope:
+    """A raw envelope; `body` is at most one protocol's message (`pathak=…`, `dppp=…`)."""
+    return role_pb2.Envelope(session_id=session_id, sender=str(sender), receiver=str(receiver), **body)
 
 
 @contextmanager
@@ -74,10 +81,8 @@ class Deployment:
                                               session_id=session_id))
 
     def pathak_records(self, session_id: str) -> dict:
-        from mpdp_proto.v1 import common_pb2, party_pb2_grpc
-
-        return {entry.identity.id: self.call(entry.identity, party_pb2_grpc.PartyStub, "GetPathakTestRecord",
-                                             common_pb2.SessionRef(session=session_id), CLIENT)
+        return {entry.identity.id: self.call(entry.identity, RoleStub, "GetTestRecord",
+                                             envelope(session_id, entry.identity), CLIENT).pathak.test_record
                 for entry in self.topology.parties}
 
     def restart(self, identity: Identity) -> None:
@@ -97,7 +102,7 @@ class Deployment:
     def kill(self, identity: Identity) -> None:
         os.killpg(self.pid(identity), signal.SIGKILL)
 
-    def call(self, identity: Identity, stub_class, method: str, request, as_sender: Identity | None,
+    def call(self, identity: Identity, stub_class: type, method: str, request, as_sender: Identity | None,
              credentials: grpc.ChannelCredentials | None = None, declare: Identity | None = None):
         """One raw RPC over mutual TLS with `as_sender`'s certificate (or `credentials`; a
         sender of None presents no certificate). `declare` adds a metadata claim, which TLS ignores."""

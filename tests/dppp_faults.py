@@ -2,5 +2,5 @@
 
 TAMPERER = 2
 FAULTS_K5 = {TAMPERER: "tamper-partial-decryption"}
-CRASH = "crash-on-decryption-request"
+CRASH = "kill-on:Step/dppp/decryption_request"  # the key holder dies on the aggregator's request
 FAULTS_K8 = {7: CRASH, 8: CRASH}

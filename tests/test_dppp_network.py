@@ -8,11 +8,12 @@ import pytest
 
 from dppp.reference import labels as argmax_labels
 from dppp.reference import noisy_histograms
-from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, dppp_pb2, party_pb2_grpc
+from mpdp_proto.v1 import common_pb2, dppp_pb2, pathak_pb2, threshold_sum_pb2
+from mpdp_proto.v1.role_pb2_grpc import RoleStub
 from sessions.identity import AGGREGATOR, CLIENT, party
-from tests.deployment import deployment
+from sessions.matrices import matrix_to_proto
+from tests.deployment import deployment, envelope
 from tests.dppp_faults import FAULTS_K5, FAULTS_K8, TAMPERER
-from wire import convert
 
 
 def closed_form_counts(teachers: int, holders: int, crashed_holders: int = 0) -> Counter:
@@ -22,11 +23,11 @@ def closed_form_counts(teachers: int, holders: int, crashed_holders: int = 0) ->
     """
     answering = holders - crashed_holders
     return Counter({
-        ("client", "aggregator", "RunDpppRound"): 1,
-        ("aggregator", "party", "DeliverDpppQueries"): teachers,
-        ("party", "aggregator", "SubmitDpppVotes"): teachers,
-        ("aggregator", "party", "RequestDpppPartialDecryption"): holders,
-        ("party", "aggregator", "SubmitDpppPartialDecryptions"): answering,
+        ("client", "aggregator", "AwaitResult/dppp/open"): 1,
+        ("aggregator", "party", "Step/dppp/queries"): teachers,
+        ("party", "aggregator", "Step/dppp/votes"): teachers,
+        ("aggregator", "party", "Step/dppp/decryption_request"): holders,
+        ("party", "aggregator", "Step/dppp/partial_decryptions"): answering,
     })
 
 
@@ -69,13 +70,13 @@ def test_message_counts_match_the_closed_form_k5(five):
     assert observed_counts(report) == closed_form_counts(5, 5)
     assert observed_counts(report, "traffic_client_observed") == closed_form_counts(5, 5)
     # Packed: 30 queries × 2 classes fit one ciphertext per teacher.
-    votes = next(r for r in report["traffic"] if r["rpc"] == "SubmitDpppVotes")
+    votes = next(r for r in report["traffic"] if r["rpc"] == "Step/dppp/votes")
     assert 5 * 256 <= votes["request_bytes"] < 5 * 2 * 256
 
 
 def test_unpacked_baseline_sends_one_ciphertext_per_slot(five):
     report = five.run_dppp(queries=6, packed=False)
-    votes = next(r for r in report["traffic"] if r["rpc"] == "SubmitDpppVotes")
+    votes = next(r for r in report["traffic"] if r["rpc"] == "Step/dppp/votes")
     assert votes["request_bytes"] >= 5 * 12 * 256
     records = five.test_records(report["session_id"])
     expected = noisy_histograms(
@@ -93,23 +94,26 @@ def _status(call) -> grpc.StatusCode:
 
 
 def _round_request(five, **changes):
-    public_key_id = bytes.fromhex(five.call(AGGREGATOR, aggregator_pb2_grpc.AggregatorStub, "GetStatus",
-                                            common_pb2.Empty(), CLIENT).key_id_hex)
+    public_key_id = bytes.fromhex(five.call(AGGREGATOR, RoleStub, "GetStatus", common_pb2.Empty(), CLIENT).key_id_hex)
     parameters = dict(epsilon=5.0, delta=1e-5, queries=3, classes=2, teachers=5, honest_fraction=2 / 3,
                       packed=True, key_id=public_key_id)
     parameters.update(changes.pop("parameters", {}))
     features = changes.pop("features", five.client_data["public_features"][:3])
-    return dppp_pb2.DpppRoundRequest(session_id=changes.pop("session_id", "bad-input"),
-                                     parameters=dppp_pb2.DpppParameters(**parameters),
-                                     features=convert.matrix_to_proto(features), deadline_seconds=10)
+    request = dppp_pb2.DpppRoundRequest(parameters=dppp_pb2.DpppParameters(**parameters),
+                                        features=matrix_to_proto(features), deadline_seconds=10)
+    return envelope(changes.pop("session_id", "bad-input"), AGGREGATOR, dppp=dppp_pb2.DpppMessage(open=request))
+
+
+def _dppp(session_id, receiver, sender, **body):
+    return envelope(session_id, receiver, sender, dppp=dppp_pb2.DpppMessage(**body))
 
 
 def test_bad_input_gets_a_clear_status_and_changes_nothing(five):
-    agg, party_stub = aggregator_pb2_grpc.AggregatorStub, party_pb2_grpc.PartyStub
-    run = lambda request, sender=CLIENT: five.call(AGGREGATOR, agg, "RunDpppRound", request, sender)  # noqa: E731
+    run = lambda request, sender=CLIENT: five.call(AGGREGATOR, RoleStub, "AwaitResult", request, sender)  # noqa: E731
+    step = lambda to, message, sender: five.call(to, RoleStub, "Step", message, sender)  # noqa: E731
     # Wrong sender for the client's RPC (its certificate says party/1, whatever it declares).
     assert _status(lambda: run(_round_request(five), party(1))) == grpc.StatusCode.PERMISSION_DENIED
-    assert _status(lambda: five.call(AGGREGATOR, agg, "RunDpppRound", _round_request(five), party(1),
+    assert _status(lambda: five.call(AGGREGATOR, RoleStub, "AwaitResult", _round_request(five), party(1),
                                      declare=CLIENT)) == grpc.StatusCode.PERMISSION_DENIED
     # Malformed parameters, wrong sizes, wrong key id.
     assert _status(lambda: run(_round_request(five, parameters={"epsilon": -1}))) == grpc.StatusCode.INVALID_ARGUMENT
@@ -117,36 +121,40 @@ def test_bad_input_gets_a_clear_status_and_changes_nothing(five):
     assert _status(lambda: run(_round_request(five, parameters={"teachers": 4}))) == grpc.StatusCode.INVALID_ARGUMENT
     assert _status(lambda: run(_round_request(five, parameters={"key_id": b"\x01" * 32}))) == grpc.StatusCode.INVALID_ARGUMENT
     assert _status(lambda: run(_round_request(five, session_id=""))) == grpc.StatusCode.INVALID_ARGUMENT
-    bad_matrix = dppp_pb2.DpppRoundRequest(session_id="m", parameters=_round_request(five).parameters,
-                                           features=common_pb2.Matrix(rows=3, columns=30, values=[0.0] * 7))
+    bad_matrix = _round_request(five, session_id="m")
+    bad_matrix.dppp.open.features.CopyFrom(common_pb2.Matrix(rows=3, columns=30, values=[0.0] * 7))
     assert _status(lambda: run(bad_matrix)) == grpc.StatusCode.INVALID_ARGUMENT
+    # Misaddressed envelopes: a receiver not hosted there, a protocol the role does not run, no body.
+    misaddressed = _round_request(five, session_id="addr")
+    misaddressed.receiver = "curator/0"
+    assert _status(lambda: run(misaddressed)) == grpc.StatusCode.INVALID_ARGUMENT
+    pathak_at_aggregator = envelope("addr", AGGREGATOR, pathak=pathak_pb2.PathakMessage(start=common_pb2.Empty()))
+    assert _status(lambda: step(AGGREGATOR, pathak_at_aggregator, CLIENT)) == grpc.StatusCode.INVALID_ARGUMENT
+    assert _status(lambda: step(AGGREGATOR, envelope("addr", AGGREGATOR), CLIENT)) == grpc.StatusCode.INVALID_ARGUMENT
+    # A sender the caller's certificate does not cover.
+    forged = _dppp("nope", AGGREGATOR, party(2), votes=dppp_pb2.DpppVotes(tosses=2))
+    assert _status(lambda: step(AGGREGATOR, forged, party(1))) == grpc.StatusCode.PERMISSION_DENIED
     # Step messages for an unknown session, out of order, from the wrong sender.
-    votes = dppp_pb2.DpppVotes(session_id="nope", teacher=1, tosses=2,
-                               votes=common_pb2.Ciphertexts(key_id=b"k", values=[b"x"]))
-    assert _status(lambda: five.call(AGGREGATOR, agg, "SubmitDpppVotes", votes, party(1))) == grpc.StatusCode.FAILED_PRECONDITION
-    partials = dppp_pb2.DpppPartialDecryptions(session_id="nope", holder=1)
-    assert _status(lambda: five.call(AGGREGATOR, agg, "SubmitDpppPartialDecryptions", partials, party(1))) == grpc.StatusCode.FAILED_PRECONDITION
-    decrypt = dppp_pb2.DpppDecryptionRequest(session_id="nope", contributors=[1, 2, 3, 4])
-    assert _status(lambda: five.call(party(1), party_stub, "RequestDpppPartialDecryption", decrypt, AGGREGATOR)) == grpc.StatusCode.FAILED_PRECONDITION
-    queries = dppp_pb2.DpppQueries(session_id="q1", parameters=_round_request(five).parameters,
-                                   features=convert.matrix_to_proto(five.client_data["public_features"][:3]))
-    assert _status(lambda: five.call(party(1), party_stub, "DeliverDpppQueries", queries, CLIENT)) == grpc.StatusCode.PERMISSION_DENIED
-    assert _status(lambda: five.call(party(1), party_stub, "DeliverDpppQueries", queries, party(2))) == grpc.StatusCode.PERMISSION_DENIED
-    # A delivery from the (declared) aggregator is accepted once; the replay is refused.
-    five.call(party(1), party_stub, "DeliverDpppQueries", queries, AGGREGATOR)
-    assert _status(lambda: five.call(party(1), party_stub, "DeliverDpppQueries", queries, AGGREGATOR)) == grpc.StatusCode.FAILED_PRECONDITION
-    # Decryption requests for that session: too few contributors, wrong key, invalid ciphertexts, wrong count.
-    key_id = queries.parameters.key_id
-    request = lambda contributors, key, values: dppp_pb2.DpppDecryptionRequest(  # noqa: E731
-        session_id="q1", contributors=contributors, aggregate=common_pb2.Ciphertexts(key_id=key, values=values))
-    ask = lambda r: five.call(party(1), party_stub, "RequestDpppPartialDecryption", r, AGGREGATOR)  # noqa: E731
-    assert _status(lambda: ask(request([1, 2, 3], key_id, [b"\x01" * 256]))) == grpc.StatusCode.FAILED_PRECONDITION
-    assert _status(lambda: ask(request([1, 2, 3, 4], b"\x00" * 32, [b"\x01" * 256]))) == grpc.StatusCode.INVALID_ARGUMENT
-    assert _status(lambda: ask(request([1, 2, 3, 4], key_id, [b"\x00" * 256]))) == grpc.StatusCode.INVALID_ARGUMENT
-    assert _status(lambda: ask(request([1, 2, 3, 4], key_id, [b"\x01" * 255]))) == grpc.StatusCode.INVALID_ARGUMENT
-    assert _status(lambda: ask(request([1, 2, 3, 4], key_id, [b"\x01" * 256] * 2))) == grpc.StatusCode.INVALID_ARGUMENT
-    assert _status(lambda: ask(request([1, 1, 2, 3], key_id, [b"\x01" * 256]))) == grpc.StatusCode.INVALID_ARGUMENT
-    assert _status(lambda: five.call(party(1), party_stub, "GetDpppTestRecord", common_pb2.SessionRef(session="nope"), CLIENT)) == grpc.StatusCode.FAILED_PRECONDITION
+    votes = _dppp("nope", AGGREGATOR, party(1), votes=dppp_pb2.DpppVotes(
+        tosses=2, votes=common_pb2.Ciphertexts(key_id=b"k", values=[b"x"])))
+    assert _status(lambda: step(AGGREGATOR, votes, party(1))) == grpc.StatusCode.FAILED_PRECONDITION
+    partials = _dppp("nope", AGGREGATOR, party(1), partial_decryptions=threshold_sum_pb2.PartialDecryptions())
+    assert _status(lambda: step(AGGREGATOR, partials, party(1))) == grpc.StatusCode.FAILED_PRECONDITION
+    decrypt = _dppp("nope", party(1), AGGREGATOR,
+                    decryption_request=threshold_sum_pb2.DecryptionRequest(contributors=[1, 2, 3, 4]))
+    assert _status(lambda: step(party(1), decrypt, AGGREGATOR)) == grpc.StatusCode.FAILED_PRECONDITION
+    request = _round_request(five).dppp.open
+    queries = dppp_pb2.DpppQueries(parameters=request.parameters, features=request.features, deadline_seconds=10)
+    assert _status(lambda: step(party(1), _dppp("q1", party(1), CLIENT, queries=queries), CLIENT)) \
+        == grpc.StatusCode.PERMISSION_DENIED
+    assert _status(lambda: step(party(1), _dppp("q1", party(1), party(2), queries=queries), party(2))) \
+        == grpc.StatusCode.PERMISSION_DENIED
+    # A delivery from the aggregator's certificate is accepted once; the replay is refused.
+    step(party(1), _dppp("q1", party(1), AGGREGATOR, queries=queries), AGGREGATOR)
+    assert _status(lambda: step(party(1), _dppp("q1", party(1), AGGREGATOR, queries=queries), AGGREGATOR)) \
+        == grpc.StatusCode.FAILED_PRECONDITION
+    assert _status(lambda: five.call(party(1), RoleStub, "GetTestRecord", envelope("nope", party(1)), CLIENT)) \
+        == grpc.StatusCode.FAILED_PRECONDITION
     # The services keep serving: a full round still succeeds.
     report = five.run_dppp(queries=4)
     assert report["result"]["contributors"] == [1, 2, 3, 4, 5]
@@ -163,9 +171,9 @@ def test_too_few_contributors_abort_and_release_nothing(tmp_path):
         assert "insufficient noise" in raised.value.details() and "2 of 4" in raised.value.details()
         # Everyone aborted the session; the aggregator still serves.
         for number in (1, 2):
-            status = four.call(party(number), party_pb2_grpc.PartyStub, "GetStatus", common_pb2.Empty(), CLIENT)
+            status = four.call(party(number), RoleStub, "GetStatus", common_pb2.Empty(), CLIENT)
             assert "starved" not in status.open_sessions
-        status = four.call(AGGREGATOR, aggregator_pb2_grpc.AggregatorStub, "GetStatus", common_pb2.Empty(), CLIENT)
+        status = four.call(AGGREGATOR, RoleStub, "GetStatus", common_pb2.Empty(), CLIENT)
         assert "starved" not in status.open_sessions
 
 
@@ -182,7 +190,7 @@ def test_key_holders_killed_after_voting_do_not_stop_the_round(pool):
     assert report["result"]["decryptors"] == [1, 2, 3, 4, 5, 6]
     assert observed_counts(report) == closed_form_counts(8, 8, crashed_holders=2)
     client_view = observed_counts(report, "traffic_client_observed")
-    assert client_view[("aggregator", "party", "RequestDpppPartialDecryption")] == 8
+    assert client_view[("aggregator", "party", "Step/dppp/decryption_request")] == 8
     assert set(eight.test_records(report["session_id"])) == set(range(1, 7))  # 7 and 8 are dead
     # Bring them back (without the fault) so the deployment serves the other tests whole.
     eight.restart(party(7))
@@ -192,17 +200,17 @@ def test_key_holders_killed_after_voting_do_not_stop_the_round(pool):
 def test_costly_requests_are_refused_after_cheap_checks(five):
     """A wrong key id is refused before the calibration runs; a legitimate ε that needs more than the noise cap
     gets one clear INVALID_ARGUMENT instead of minutes and gigabytes in every teacher."""
-    agg, party_stub = aggregator_pb2_grpc.AggregatorStub, party_pb2_grpc.PartyStub
     tiny = {"epsilon": 0.001, "queries": 3}
     with pytest.raises(grpc.RpcError) as refused:
-        five.call(AGGREGATOR, agg, "RunDpppRound", _round_request(five, parameters={**tiny, "key_id": b"\x01" * 32},
-                                                                   session_id="costly-1"), CLIENT)
+        five.call(AGGREGATOR, RoleStub, "AwaitResult", _round_request(
+            five, parameters={**tiny, "key_id": b"\x01" * 32}, session_id="costly-1"), CLIENT)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "key id" in refused.value.details()
-    queries = dppp_pb2.DpppQueries(session_id="costly-2", parameters=_round_request(five, parameters={
-        **tiny, "key_id": b"\x01" * 32}).parameters, features=convert.matrix_to_proto(five.client_data["public_features"][:3]))
+    request = _round_request(five, parameters={**tiny, "key_id": b"\x01" * 32}).dppp.open
+    queries = dppp_pb2.DpppQueries(parameters=request.parameters, features=request.features, deadline_seconds=10)
     with pytest.raises(grpc.RpcError) as refused:
-        five.call(party(1), party_stub, "DeliverDpppQueries", queries, AGGREGATOR)
+        five.call(party(1), RoleStub, "Step", _dppp("costly-2", party(1), AGGREGATOR, queries=queries), AGGREGATOR)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "key id" in refused.value.details()
     with pytest.raises(grpc.RpcError) as refused:
-        five.call(AGGREGATOR, agg, "RunDpppRound", _round_request(five, parameters=tiny, session_id="costly-3"), CLIENT)
+        five.call(AGGREGATOR, RoleStub, "AwaitResult", _round_request(five, parameters=tiny, session_id="costly-3"),
+                  CLIENT)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "tosses" in refused.value.details()

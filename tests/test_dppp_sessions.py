@@ -201,6 +201,25 @@ def test_teacher_steps_in_order_only(setup):
     assert _kind(lambda: teacher.receive(AGGREGATOR, "decryption_request", request)) is Kind.ABORTED
 
 
+def test_decryption_requests_are_checked_before_any_work(setup):
+    public, _, teachers, _ = setup
+    teacher = teachers[0]
+    teacher.cast_votes()
+    key_id, length = public.key_id, ct.ciphertext_length(public.paillier)
+
+    def ask(contributors, key, values):
+        request = threshold_sum_pb2.DecryptionRequest(
+            contributors=contributors, aggregate=common_pb2.Ciphertexts(key_id=key, values=values))
+        return lambda: teacher.receive(AGGREGATOR, "decryption_request", request)
+
+    assert _kind(ask([1, 2, 3], key_id, [b"\x01" * length])) is Kind.FAILED_PRECONDITION  # too little noise
+    for bad in (ask([1, 2, 3, 4], b"\x00" * 32, [b"\x01" * length]), ask([1, 2, 3, 4], key_id, [b"\x00" * length]),
+                ask([1, 2, 3, 4], key_id, [b"\x01" * (length - 1)]), ask([1, 2, 3, 4], key_id, [b"\x01" * length] * 2),
+                ask([1, 1, 2, 3], key_id, [b"\x01" * length]), ask([1, 2, 3, 9], key_id, [b"\x01" * length])):
+        assert _kind(bad) is Kind.INVALID_ARGUMENT
+    assert teacher.state.name == "VOTED"  # nothing changed; an honest request still gets its answer
+
+
 def test_session_start_checks(threshold_key, other_keypair):
     public, shares = threshold_key
     features = np.zeros((QUERIES, 4))
