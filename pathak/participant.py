@@ -110,6 +110,8 @@ class PathakParticipant(RoleSide, ABC):
         """The session was made from this message's parameters; only the client opens one."""
         self._expect(sender, CLIENT)
         self._require(State.OPEN, "open")
+        if not self._once("open"):
+            raise precondition(f"session {self.session_id} is already open (replay)")
 
     def _on_start(self, sender, body) -> None:
         self._expect(sender, CLIENT)

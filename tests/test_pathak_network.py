@@ -8,34 +8,35 @@ import pytest
 
 from learning import datasets
 from learning.pathak_local import train
-from mpdp_proto.v1 import common_pb2, curator_pb2_grpc, party_pb2_grpc, pathak_pb2
-from party.pathak_session import noise_source
+from mpdp_proto.v1 import common_pb2, pathak_pb2
+from mpdp_proto.v1.role_pb2_grpc import RoleStub
+from pathak.noise import noise_source
 from pathak.reference import perturbed_average
 from sessions.identity import CLIENT, CURATOR, party
-from tests.deployment import deployment
+from tests.deployment import deployment, envelope
 from tests.dppp_faults import FAULTS_K5, FAULTS_K8
 
 SEED = 424242
 
 
 def closed_form(k: int, self_routed: int) -> Counter:
-    """Messages per (from, to, PathakStep/kind) in one session; self-deliveries are local and not in it."""
+    """Messages per (from, to, Step/pathak/kind) in one session; self-deliveries are local and not in it."""
     pp, pc, cp = ("party", "party"), ("party", "curator"), ("curator", "party")
     counts = {
-        ("client", "party", "PathakStep/open"): k, ("client", "party", "PathakStep/start"): k,
-        ("client", "curator", "PathakStep/open"): 1, ("client", "curator", "PathakStep/start"): 1,
-        ("client", "party", "AwaitPathakShare"): k, ("client", "curator", "AwaitPathakShare"): 1,
-        (*cp, "PathakStep/curator_key"): k, (*pp, "PathakStep/party_key"): k - 1,
-        (*pc, "PathakStep/party_public_key"): 1,
-        (*pp, "PathakStep/commitment"): k * (k - 1), (*pp, "PathakStep/reveal"): k * (k - 1),
-        (*pp, "PathakStep/routed_share"): k - self_routed,
-        (*pp, "PathakStep/barrier_ready"): k - 1, (*pp, "PathakStep/barrier_release"): k - 1,
-        (*pc, "PathakStep/stage1_element"): k, (*cp, "PathakStep/masked_share"): k,
-        (*pp, "PathakStep/masked_value"): k - 1, (*pc, "PathakStep/ready_to_compare"): 1,
-        (*cp, "PathakStep/compare_request"): k - 1, (*pc, "PathakStep/compare_reply"): k - 1,
-        (*cp, "PathakStep/indicator"): 1, (*pp, "PathakStep/indicator_element"): k - 1,
-        (*pp, "PathakStep/selected_noise"): k - 1, (*pc, "PathakStep/masked_noise"): 1,
-        (*pp, "PathakStep/share"): k * (k - 1), (*pc, "PathakStep/share"): k, (*cp, "PathakStep/share"): k,
+        ("client", "party", "Step/pathak/open"): k, ("client", "party", "Step/pathak/start"): k,
+        ("client", "curator", "Step/pathak/open"): 1, ("client", "curator", "Step/pathak/start"): 1,
+        ("client", "party", "AwaitResult"): k, ("client", "curator", "AwaitResult"): 1,
+        (*cp, "Step/pathak/curator_key"): k, (*pp, "Step/pathak/party_key"): k - 1,
+        (*pc, "Step/pathak/party_public_key"): 1,
+        (*pp, "Step/pathak/commitment"): k * (k - 1), (*pp, "Step/pathak/reveal"): k * (k - 1),
+        (*pp, "Step/pathak/routed_share"): k - self_routed,
+        (*pp, "Step/pathak/barrier_ready"): k - 1, (*pp, "Step/pathak/barrier_release"): k - 1,
+        (*pc, "Step/pathak/stage1_element"): k, (*cp, "Step/pathak/masked_share"): k,
+        (*pp, "Step/pathak/masked_value"): k - 1, (*pc, "Step/pathak/ready_to_compare"): 1,
+        (*cp, "Step/pathak/compare_request"): k - 1, (*pc, "Step/pathak/compare_reply"): k - 1,
+        (*cp, "Step/pathak/indicator"): 1, (*pp, "Step/pathak/indicator_element"): k - 1,
+        (*pp, "Step/pathak/selected_noise"): k - 1, (*pc, "Step/pathak/masked_noise"): 1,
+        (*pp, "Step/pathak/share"): k * (k - 1), (*pc, "Step/pathak/share"): k, (*cp, "Step/pathak/share"): k,
     }
     return Counter({key: value for key, value in counts.items() if value})
 
@@ -68,28 +69,38 @@ def test_networked_result_equals_the_reference_and_the_closed_form(pool, parties
 
 
 def test_a_participant_killed_mid_session_aborts_everywhere_then_a_new_session_succeeds(tmp_path):
-    with deployment(tmp_path, 3, faults={3: "crash-on-pathak-masked-share"}) as d:
+    with deployment(tmp_path, 3, faults={3: "kill-on:Step/pathak/masked_share"}) as d:
         with pytest.raises(grpc.aio.AioRpcError) as raised:
             d.run_pathak(session_id="doomed")
         assert raised.value.code() == grpc.StatusCode.ABORTED
         assert "aborted" in raised.value.details()
-        request = pathak_pb2.PathakShareRequest(session_id="doomed")
-        for number in (1, 2):  # nothing partial is published anywhere
+        for identity in (party(1), party(2), CURATOR):  # nothing partial is published anywhere
             with pytest.raises(grpc.RpcError) as refused:
-                d.call(party(number), party_pb2_grpc.PartyStub, "AwaitPathakShare", request, CLIENT)
+                d.call(identity, RoleStub, "AwaitResult", envelope("doomed", identity), CLIENT)
             assert refused.value.code() == grpc.StatusCode.ABORTED
-        with pytest.raises(grpc.RpcError) as refused:
-            d.call(CURATOR, curator_pb2_grpc.CuratorStub, "AwaitPathakShare", request, CLIENT)
-        assert refused.value.code() == grpc.StatusCode.ABORTED
         d.restart(party(3))
         report = d.run_pathak(session_id="after")
         assert len(report["result"]["w"]) == d.pathak_parameters().dimension  # all K + 1 shares came back
 
 
+class _Pathak:
+    """A Pathak message for one session (the envelope is made per receiver and sender)."""
+
+    def __init__(self, session: str, **body):
+        self.session = session
+        self.body = pathak_pb2.PathakMessage(**body)
+
+    @property
+    def open(self):
+        return self.body.open
+
+
 def test_bad_pathak_messages_are_refused(pool):
     d = pool.get(3)
-    step = lambda target, stub, message, sender: d.call(target, stub, "PathakStep", message, sender)  # noqa: E731
-    open_message = pathak_pb2.PathakMessage(session_id="bad-1", open=d.pathak_parameters().to_proto())
+    def step(target, stub, message, sender):
+        return d.call(target, stub, "Step", envelope(message.session, target, sender, pathak=message.body), sender)
+
+    open_message = _Pathak("bad-1", open=d.pathak_parameters().to_proto())
 
     def status(action):
         with pytest.raises(grpc.RpcError) as raised:
@@ -97,34 +108,34 @@ def test_bad_pathak_messages_are_refused(pool):
         return raised.value.code()
 
     # Only the client opens sessions; unknown sessions and empty bodies are refused.
-    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, open_message, party(2))) == grpc.StatusCode.PERMISSION_DENIED
-    unknown = pathak_pb2.PathakMessage(session_id="nope", commitment=b"\x00" * 32)
-    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, unknown, party(2))) == grpc.StatusCode.FAILED_PRECONDITION
-    empty = pathak_pb2.PathakMessage(session_id="bad-1")
-    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, empty, CLIENT)) == grpc.StatusCode.INVALID_ARGUMENT
-    bad_parameters = pathak_pb2.PathakMessage(session_id="bad-2", open=d.pathak_parameters().to_proto())
+    assert status(lambda: step(party(1), RoleStub, open_message, party(2))) == grpc.StatusCode.PERMISSION_DENIED
+    unknown = _Pathak("nope", commitment=b"\x00" * 32)
+    assert status(lambda: step(party(1), RoleStub, unknown, party(2))) == grpc.StatusCode.FAILED_PRECONDITION
+    empty = _Pathak("bad-1")
+    assert status(lambda: step(party(1), RoleStub, empty, CLIENT)) == grpc.StatusCode.INVALID_ARGUMENT
+    bad_parameters = _Pathak("bad-2", open=d.pathak_parameters().to_proto())
     bad_parameters.open.dimension = 7
-    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, bad_parameters, CLIENT)) == grpc.StatusCode.INVALID_ARGUMENT
+    assert status(lambda: step(party(1), RoleStub, bad_parameters, CLIENT)) == grpc.StatusCode.INVALID_ARGUMENT
     bad_parameters.open.dimension = 30
     bad_parameters.open.noise_seed = 1  # parties in test mode accept it; the mechanism name is wrong here
     bad_parameters.open.mechanism = "laplace"
-    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, bad_parameters, CLIENT)) == grpc.StatusCode.INVALID_ARGUMENT
-    step(party(1), party_pb2_grpc.PartyStub, open_message, CLIENT)
-    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, open_message, CLIENT)) == grpc.StatusCode.FAILED_PRECONDITION
+    assert status(lambda: step(party(1), RoleStub, bad_parameters, CLIENT)) == grpc.StatusCode.INVALID_ARGUMENT
+    step(party(1), RoleStub, open_message, CLIENT)
+    assert status(lambda: step(party(1), RoleStub, open_message, CLIENT)) == grpc.StatusCode.FAILED_PRECONDITION
     # A replayed commitment, a reveal before its commitment, a message from the wrong role.
-    commitment = pathak_pb2.PathakMessage(session_id="bad-1", commitment=b"\x00" * 32)
-    step(party(1), party_pb2_grpc.PartyStub, commitment, party(2))  # peers may start first: stored
-    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, commitment, party(2))) == grpc.StatusCode.INVALID_ARGUMENT
-    reveal = pathak_pb2.PathakMessage(session_id="bad-1", reveal=pathak_pb2.Reveal(seed=b"s" * 32, nonce=b"n" * 32))
-    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, reveal, party(3))) == grpc.StatusCode.FAILED_PRECONDITION
-    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, reveal, party(2))) == grpc.StatusCode.INVALID_ARGUMENT
-    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, commitment, CURATOR)) == grpc.StatusCode.PERMISSION_DENIED
-    start = pathak_pb2.PathakMessage(session_id="bad-1", start=common_pb2.Empty())
-    assert status(lambda: step(party(1), party_pb2_grpc.PartyStub, start, party(2))) == grpc.StatusCode.PERMISSION_DENIED
-    key = pathak_pb2.PathakMessage(session_id="bad-1", masked_noise=common_pb2.Ciphertexts())
-    assert status(lambda: step(CURATOR, curator_pb2_grpc.CuratorStub, key, party(1))) == grpc.StatusCode.FAILED_PRECONDITION
+    commitment = _Pathak("bad-1", commitment=b"\x00" * 32)
+    step(party(1), RoleStub, commitment, party(2))  # peers may start first: stored
+    assert status(lambda: step(party(1), RoleStub, commitment, party(2))) == grpc.StatusCode.INVALID_ARGUMENT
+    reveal = _Pathak("bad-1", reveal=pathak_pb2.Reveal(seed=b"s" * 32, nonce=b"n" * 32))
+    assert status(lambda: step(party(1), RoleStub, reveal, party(3))) == grpc.StatusCode.FAILED_PRECONDITION
+    assert status(lambda: step(party(1), RoleStub, reveal, party(2))) == grpc.StatusCode.INVALID_ARGUMENT
+    assert status(lambda: step(party(1), RoleStub, commitment, CURATOR)) == grpc.StatusCode.PERMISSION_DENIED
+    start = _Pathak("bad-1", start=common_pb2.Empty())
+    assert status(lambda: step(party(1), RoleStub, start, party(2))) == grpc.StatusCode.PERMISSION_DENIED
+    key = _Pathak("bad-1", masked_noise=common_pb2.Ciphertexts())
+    assert status(lambda: step(CURATOR, RoleStub, key, party(1))) == grpc.StatusCode.FAILED_PRECONDITION
     # Abort the half-open session; the services keep serving.
-    d.call(party(1), party_pb2_grpc.PartyStub, "AbortSession", common_pb2.AbortRequest(session_id="bad-1"), CLIENT)
+    d.call(party(1), RoleStub, "AbortSession", common_pb2.AbortRequest(session_id="bad-1"), CLIENT)
     assert len(d.run_pathak()["result"]["w"]) == d.pathak_parameters().dimension
 
 
@@ -139,6 +150,5 @@ def test_a_party_below_n_min_refuses_and_the_session_is_aborted_everywhere(pool)
     assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION and "n_min" in refused.value.details()
     participants = [entry.identity for entry in d.topology.parties] + [CURATOR]
     for identity in participants:
-        stub = party_pb2_grpc.PartyStub if identity.role == "party" else curator_pb2_grpc.CuratorStub
-        status = d.call(identity, stub, "GetStatus", common_pb2.Empty(), CLIENT)
+        status = d.call(identity, RoleStub, "GetStatus", common_pb2.Empty(), CLIENT)
         assert "below-n-min" not in status.open_sessions, identity
