@@ -4,12 +4,11 @@ import grpc
 import pytest
 
 from launcher.pathak_client import EVALUATOR_VIEW
-from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, curator_pb2_grpc, party_pb2_grpc, pathak_pb2
+from mpdp_proto.v1 import common_pb2, pathak_pb2
+from mpdp_proto.v1.role_pb2_grpc import RoleStub
 from sessions.errors import MAX_REASON_LENGTH, clean_reason
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
-
-STUBS = {"party": party_pb2_grpc.PartyStub, "curator": curator_pb2_grpc.CuratorStub,
-         "aggregator": aggregator_pb2_grpc.AggregatorStub}
+from tests.deployment import envelope
 
 
 def _code(action) -> grpc.StatusCode:
@@ -33,9 +32,9 @@ def test_traffic_logs_answer_only_the_client(finished_pathak):
     roles = [AGGREGATOR, CURATOR, party(1), party(2), party(3)]
     for target in roles:
         for caller in roles:
-            code = _code(lambda: d.call(target, STUBS[target.role], "GetTraffic", request, caller))
+            code = _code(lambda: d.call(target, RoleStub, "GetTraffic", request, caller))
             assert code == grpc.StatusCode.PERMISSION_DENIED, (target, caller, code)
-        reply = d.call(target, STUBS[target.role], "GetTraffic", request, CLIENT)
+        reply = d.call(target, RoleStub, "GetTraffic", request, CLIENT)
         assert reply.records or target == AGGREGATOR
 
 
@@ -43,40 +42,39 @@ def test_status_answers_only_the_client(finished_pathak):
     d, _ = finished_pathak
     for target in (AGGREGATOR, CURATOR, party(1)):
         for caller in (AGGREGATOR, CURATOR, party(2)):
-            assert _code(lambda: d.call(target, STUBS[target.role], "GetStatus", common_pb2.Empty(), caller)) \
+            assert _code(lambda: d.call(target, RoleStub, "GetStatus", common_pb2.Empty(), caller)) \
                 == grpc.StatusCode.PERMISSION_DENIED
-        assert d.call(target, STUBS[target.role], "GetStatus", common_pb2.Empty(), CLIENT).role == target.role
+        assert d.call(target, RoleStub, "GetStatus", common_pb2.Empty(), CLIENT).role == target.role
 
 
 def test_test_records_answer_only_the_client(finished_pathak):
     d, report = finished_pathak
-    request = common_pb2.SessionRef(session=report["session_id"])
     for caller in (CURATOR, AGGREGATOR, party(2)):
-        for method in ("GetPathakTestRecord", "GetDpppTestRecord"):
-            code = _code(lambda: d.call(party(1), party_pb2_grpc.PartyStub, method, request, caller))
-            assert code == grpc.StatusCode.PERMISSION_DENIED, (caller, method)
-    assert d.call(party(1), party_pb2_grpc.PartyStub, "GetPathakTestRecord", request, CLIENT).records > 0
+        request = envelope(report["session_id"], party(1), caller)
+        code = _code(lambda: d.call(party(1), RoleStub, "GetTestRecord", request, caller))
+        assert code == grpc.StatusCode.PERMISSION_DENIED, caller
+    reply = d.call(party(1), RoleStub, "GetTestRecord", envelope(report["session_id"], party(1)), CLIENT)
+    assert reply.pathak.test_record.records > 0
 
 
 def test_only_the_client_or_a_participant_may_abort_a_pathak_session(pool):
     d = pool.get(3)
     session_id = "abort-rights"
-    opened = pathak_pb2.PathakMessage(session_id=session_id, open=d.pathak_parameters().to_proto())
+    opened = pathak_pb2.PathakMessage(open=d.pathak_parameters().to_proto())
     participants = [party(1), party(2), party(3), CURATOR]
     for target in participants:
-        d.call(target, STUBS[target.role], "PathakStep", opened, CLIENT)
+        d.call(target, RoleStub, "Step", envelope(session_id, target, pathak=opened), CLIENT)
     # The aggregator takes no part in Pathak: it may abort nothing.
     for target in participants:
         request = common_pb2.AbortRequest(session_id=session_id, reason="the aggregator says so")
-        assert _code(lambda: d.call(target, STUBS[target.role], "AbortSession", request, AGGREGATOR)) \
+        assert _code(lambda: d.call(target, RoleStub, "AbortSession", request, AGGREGATOR)) \
             == grpc.StatusCode.PERMISSION_DENIED
     # A participant may; its reason arrives cleaned and bounded.
     hostile = "line one\nforged log line: session completed\x1b[2J" + "x" * 100_000
-    d.call(party(2), party_pb2_grpc.PartyStub, "AbortSession",
+    d.call(party(2), RoleStub, "AbortSession",
            common_pb2.AbortRequest(session_id=session_id, reason=hostile), party(3))
     with pytest.raises(grpc.RpcError) as aborted:
-        d.call(party(2), party_pb2_grpc.PartyStub, "AwaitPathakShare",
-               pathak_pb2.PathakShareRequest(session_id=session_id), CLIENT)
+        d.call(party(2), RoleStub, "AwaitResult", envelope(session_id, party(2)), CLIENT)
     assert aborted.value.code() == grpc.StatusCode.ABORTED
     details = aborted.value.details()
     assert "\n" not in details and "\x1b" not in details and len(details) < MAX_REASON_LENGTH + 100
@@ -84,7 +82,7 @@ def test_only_the_client_or_a_participant_may_abort_a_pathak_session(pool):
     assert any(f"session {session_id} aborted" in line for line in log_lines)
     assert not any(line.startswith("forged log line") for line in log_lines)  # the reason cannot forge a log line
     for target in (party(1), party(3), CURATOR):  # the client cleans up the rest
-        d.call(target, STUBS[target.role], "AbortSession", common_pb2.AbortRequest(session_id=session_id), CLIENT)
+        d.call(target, RoleStub, "AbortSession", common_pb2.AbortRequest(session_id=session_id), CLIENT)
 
 
 def test_clean_reason():
@@ -116,8 +114,8 @@ def test_unparseable_messages_get_invalid_argument_and_the_role_keeps_serving(po
     credentials = TlsFiles(d.topology.ca_certificate, cert, key).channel_credentials()
     rng = random.Random(9)
     garbage = [b"\xff" * 7, bytes([0x0a, 0x80]), bytes(rng.randrange(256) for _ in range(64)), b"\x0a\xff\xff\xff\xff\x0f"]
-    for target, method in ((party(1), "/mpdp.v1.Party/PathakStep"), (CURATOR, "/mpdp.v1.Curator/PathakStep"),
-                           (AGGREGATOR, "/mpdp.v1.Aggregator/RunDpppRound"), (party(2), "/mpdp.v1.Party/DeliverDpppQueries")):
+    for target, method in ((party(1), "/mpdp.v1.Role/Step"), (CURATOR, "/mpdp.v1.Role/Step"),
+                           (AGGREGATOR, "/mpdp.v1.Role/AwaitResult"), (party(2), "/mpdp.v1.Role/AbortSession")):
         with grpc.secure_channel(d.topology.entry(target).address, credentials, options=target_options(target)) as channel:
             call = channel.unary_unary(method, request_serializer=lambda raw: raw,
                                        response_deserializer=lambda raw: raw)
@@ -134,5 +132,6 @@ def test_servers_log_one_line_per_session_event(finished_pathak):
     session_id = report["session_id"]
     for identity in (CURATOR, party(1)):
         text = d.run.log_file(identity).read_text()
-        assert f"session {session_id} opened: pathak" in text and f"session {session_id} completed" in text
-        assert f"session {session_id} step: start from client/0" in text
+        assert f"session {session_id} opened at {identity}: pathak" in text
+        assert f"session {session_id} completed at {identity}" in text
+        assert f"session {session_id} step at {identity}: pathak/start from client/0" in text

@@ -4,8 +4,10 @@ import grpc
 import pytest
 
 from launcher import certs
-from mpdp_proto.v1 import aggregator_pb2_grpc, common_pb2, dppp_pb2
+from mpdp_proto.v1 import common_pb2, dppp_pb2
+from mpdp_proto.v1.role_pb2_grpc import RoleStub
 from sessions.identity import AGGREGATOR, CLIENT, party
+from tests.deployment import envelope
 from wire.tls import TlsFiles
 
 
@@ -22,7 +24,7 @@ def _log(d, identity) -> str:
 def test_a_client_without_a_certificate_is_refused_and_logged(pool):
     d = pool.get(3)
     before = _log(d, AGGREGATOR).count("Handshake failed")
-    error = _refusal(lambda: d.call(AGGREGATOR, aggregator_pb2_grpc.AggregatorStub, "GetStatus",
+    error = _refusal(lambda: d.call(AGGREGATOR, RoleStub, "GetStatus",
                                     common_pb2.Empty(), None))
     assert error.code() == grpc.StatusCode.UNAVAILABLE
     assert _log(d, AGGREGATOR).count("Handshake failed") > before
@@ -36,7 +38,7 @@ def test_a_certificate_from_another_ca_is_refused_and_logged(pool, tmp_path):
     # It trusts the real CA (so it would accept the server), but presents a foreign certificate.
     foreign = TlsFiles(d.topology.ca_certificate, cert, key).channel_credentials()
     before = _log(d, AGGREGATOR).count("Handshake failed")
-    error = _refusal(lambda: d.call(AGGREGATOR, aggregator_pb2_grpc.AggregatorStub, "GetStatus",
+    error = _refusal(lambda: d.call(AGGREGATOR, RoleStub, "GetStatus",
                                     common_pb2.Empty(), None, credentials=foreign))
     assert error.code() == grpc.StatusCode.UNAVAILABLE
     assert _log(d, AGGREGATOR).count("Handshake failed") > before
@@ -45,11 +47,12 @@ def test_a_certificate_from_another_ca_is_refused_and_logged(pool, tmp_path):
 def test_a_valid_certificate_claiming_another_identity_is_refused_and_logged(pool):
     d = pool.get(3)
     # party/2's certificate calling the client's RPC, with a metadata claim to be the client (TLS ignores it).
-    error = _refusal(lambda: d.call(AGGREGATOR, aggregator_pb2_grpc.AggregatorStub, "RunDpppRound",
-                                    dppp_pb2.DpppRoundRequest(session_id="s-claim"), party(2), declare=CLIENT))
+    error = _refusal(lambda: d.call(AGGREGATOR, RoleStub, "AwaitResult",
+                                    envelope("s-claim", AGGREGATOR, dppp=dppp_pb2.DpppMessage(
+                                        open=dppp_pb2.DpppRoundRequest())), party(2), declare=CLIENT))
     assert error.code() == grpc.StatusCode.PERMISSION_DENIED
     assert "party/2 may not call this" in error.details()
-    assert "RunDpppRound refused" in _log(d, AGGREGATOR) and "PERMISSION_DENIED" in _log(d, AGGREGATOR)
+    assert "AwaitResult refused" in _log(d, AGGREGATOR) and "PERMISSION_DENIED" in _log(d, AGGREGATOR)
 
 
 def test_the_server_is_verified_as_the_role_the_client_meant(pool):
@@ -61,5 +64,5 @@ def test_the_server_is_verified_as_the_role_the_client_meant(pool):
     tls = d.topology.tls_for(CLIENT)
     with grpc.secure_channel(d.topology.entry(CURATOR).address, tls.channel_credentials(),
                              options=target_options(AGGREGATOR)) as channel:
-        error = _refusal(lambda: aggregator_pb2_grpc.AggregatorStub(channel).GetStatus(common_pb2.Empty(), timeout=10))
+        error = _refusal(lambda: RoleStub(channel).GetStatus(common_pb2.Empty(), timeout=10))
     assert error.code() == grpc.StatusCode.UNAVAILABLE
