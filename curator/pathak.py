@@ -130,6 +130,7 @@ class PathakCuratorSession(PathakParticipant):
     def _compare(self, out, i: int, m: int) -> None:
         """n′_i > n′_m ⇔ x > y with the leader's x = ã_i − ã_m and Charlie's y = b̃_m − b̃_i."""
         bits = self.parameters.comparison_bits
+        assert self.blinded_b is not None  # the tournament starts after blinding
         y = self.blinded_b[m - 1] - self.blinded_b[i - 1] + 2 ** (bits - 1)
         holder = ComparisonKeyHolder(self.zeta, y, bits)
         self.pending[(i, m)] = holder
@@ -168,6 +169,7 @@ class PathakCuratorSession(PathakParticipant):
         if self.winner is None or not self._once("indicator"):
             return False
         encryptor, paillier = self.zeta.public.encryptor, self.zeta.public.paillier
+        assert self.pi2 is not None  # a winner exists only after blinding
         values = [ct.to_bytes(paillier, encryptor.encrypt(int(self.pi2[index] == self.winner)))
                   for index in range(self.parameters.parties)]
         self._emit(out, party(LEADER), "indicator", common_pb2.Ciphertexts(key_id=self.zeta.public.key_id, values=values))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import platform
 import statistics
 import time
+from typing import Any
 
 from cryptocore import ciphertext as ct
 from cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder
@@ -64,7 +65,7 @@ def _encryption(keypair, repeat: int) -> dict:
 
 
 def _threshold(primes: SafePrimes, repeat: int) -> dict:
-    results = {"committee_size": COMMITTEE}
+    results: dict[str, Any] = {"committee_size": COMMITTEE}
     for threshold in (3, 11):
         progress(f"threshold key t={threshold}, ℓ={COMMITTEE}: dealing and decrypting")
         public, shares = deal(primes, threshold, COMMITTEE)

@@ -56,7 +56,7 @@ async def collect_traffic(peers: PeerChannels, topology: Topology, session_id: s
         role_stub(peers, identity).GetTraffic(common_pb2.SessionRef(session=session_id), timeout=10)
         for identity in topology.hosts
     ), return_exceptions=True)
-    server_side = []
+    server_side: list[dict] = []
     client_side = [_row(record) for record in traffic_reply(own_log, session_id).records]
     for reply in replies:
         if isinstance(reply, BaseException):

@@ -16,6 +16,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,7 @@ def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None
     all_x = np.vstack([x for x, _ in split.teacher_parts])
     all_y = np.concatenate([y for _, y in split.teacher_parts])
     centralized = models.accuracy(models.train(teacher_model, all_x, all_y), split.test_features, split.test_labels)
-    plain_votes = sum(one_hot(p, dataset.classes) for p in predictions)
+    plain_votes = np.sum([one_hot(p, dataset.classes) for p in predictions], axis=0)
     distributed = _student_accuracy(public, argmax_labels(plain_votes), split)
 
     points = []
@@ -57,14 +58,14 @@ def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None
         calibration = BinomialCalibration(epsilon, delta, queries, teachers, 2 / 3)
         total, share = calibration.total_tosses, calibration.tosses_per_teacher
         streams = seeds.spawn(3 * runs)
-        scores = {"ldp": [], "standalone": [], "dppp": []}
+        scores: dict[str, list[float]] = {"ldp": [], "standalone": [], "dppp": []}
         for run in range(runs):
             ldp = simulate_round(predictions, dataset.classes, total, np.random.default_rng(streams[3 * run]))
             alone = simulate_round(predictions[:1], dataset.classes, total, np.random.default_rng(streams[3 * run + 1]))
             dppp = simulate_round(predictions, dataset.classes, share, np.random.default_rng(streams[3 * run + 2]))
             for key, histograms in (("ldp", ldp), ("standalone", alone), ("dppp", dppp)):
                 scores[key].append(_student_accuracy(public, argmax_labels(histograms), split))
-        point = {"epsilon": epsilon, "total_tosses": total, "tosses_per_teacher": share,
+        point: dict[str, Any] = {"epsilon": epsilon, "total_tosses": total, "tosses_per_teacher": share,
                  "centralized": {"mean": centralized, "std": 0.0}, "distributed-non-private": {"mean": distributed, "std": 0.0}}
         for key, values in scores.items():
             point[key] = {"mean": float(np.mean(values)), "std": float(np.std(values)), "runs": values}
@@ -103,7 +104,7 @@ def run(out: Path, dataset_names: list[str], epsilons: list[float], runs: int, q
         delta: float | None, teacher_model: str, data_dir, seed: int) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    report = {"experiment": "dppp", "mode": "simulation (reference computation, seeded streams)",
+    report: dict[str, Any] = {"experiment": "dppp", "mode": "simulation (reference computation, seeded streams)",
               "frameworks": list(FRAMEWORKS), "epsilons": epsilons, "seed": seed, "datasets": []}
     for name in dataset_names:
         result = run_dataset(name, epsilons, runs, queries, delta, teacher_model, data_dir, seed)

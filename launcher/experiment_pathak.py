@@ -15,6 +15,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sklearn.datasets import load_svmlight_file
@@ -116,7 +117,7 @@ def run(out: Path, data_dir, runs: int, epsilons: list[float], lambdas: list[flo
     train_x, train_y, test_x, test_y = _load(data_dir)
     order = np.random.default_rng(seed).permutation(len(train_y))
     streams = iter(np.random.SeedSequence(seed).spawn(100_000))
-    report = {"experiment": "pathak", "dataset": "a9a (rows scaled to unit norm)", "parties": 5, "runs": runs,
+    report: dict[str, Any] = {"experiment": "pathak", "dataset": "a9a (rows scaled to unit norm)", "parties": 5, "runs": runs,
               "epsilons": epsilons, "delta_gaussian": delta, "splits": SPLITS, "lambdas": lambdas,
               "lambda_convention": "λ of (λ/2)·‖w‖² (the paper's λ·wᵀw is λ/2 here)",
               "why_nontrivial_lambda": WHY_NONTRIVIAL,
@@ -135,7 +136,7 @@ def run(out: Path, data_dir, runs: int, epsilons: list[float], lambdas: list[flo
                 for epsilon in epsilons:
                     central = OutputPerturbation(mechanism, "paper", epsilon, delta, regularization, 1, A9A_FEATURES)
                     eta = central.sample_fast(len(train_y), np.random.default_rng(next(streams)), runs)
-                    row = {"lambda": regularization, "mechanism": mechanism, "calibration": calibration,
+                    row: dict[str, Any] = {"lambda": regularization, "mechanism": mechanism, "calibration": calibration,
                            "epsilon": epsilon, "w_star": w_star_error,
                            "w_star_plus_eta": _summary(_errors(w_star + eta, test_x, test_y)), "splits": {}}
                     for split, (average, smallest) in local.items():

@@ -178,6 +178,7 @@ class Caller:
         key = (caller, target.identity)
         if key not in self._channels:
             cert, private_key = certs.certificate_files(self._cert_dir, caller)
+            assert self._topology.ca_certificate is not None
             credentials = TlsFiles(self._topology.ca_certificate, cert, private_key).channel_credentials()
             self._channels[key] = grpc.secure_channel(self._topology.entry(target.identity).address, credentials,
                                                       options=target_options(target.identity))

@@ -12,6 +12,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 import numpy as np
@@ -91,9 +92,9 @@ def write_topology(run: RunDirectory, addresses: dict[Identity, str], data_files
     if not insecure:
         certs.issue(cert_dir, list(addresses) + [CLIENT], overwrite=overwrite)
 
-    def entry(identity: Identity, **files) -> RoleEntry:
+    def entry(identity: Identity, **files: Any) -> RoleEntry:
         listen = f"{listen_host}:{addresses[identity].rsplit(':', 1)[1]}" if listen_host else None
-        tls = {} if insecure else dict(zip(("certificate", "key"), certs.certificate_files(cert_dir, identity)))
+        tls: dict[str, Any] = {} if insecure else dict(zip(("certificate", "key"), certs.certificate_files(cert_dir, identity)))
         return RoleEntry(identity, addresses[identity], listen=listen, **files, **tls)
 
     roles = [entry(AGGREGATOR), entry(CURATOR)]

@@ -299,7 +299,7 @@ class PathakPartySession(PathakParticipant):
         a, encrypted_b = self.routed
         element = pathak_pb2.Stage1Element(
             encrypted_a=ct.to_bytes(self.xi.public.paillier, self.xi.public.encryptor.encrypt(a)),
-            encrypted_b=ct.to_bytes(self.zeta.paillier, ct.rerandomise_for_key_owner(self.zeta.paillier, encrypted_b)),
+            encrypted_b=ct.to_bytes(self._charlies_key.paillier, ct.rerandomise_for_key_owner(self._charlies_key.paillier, encrypted_b)),
         )
         self._emit(out, CURATOR, "stage1_element", element)
         return True
@@ -332,8 +332,8 @@ class PathakPartySession(PathakParticipant):
         if self.indicator is None or self.pi1 is None or not self._once("indicator"):
             return False
         for j in range(1, self.parameters.parties + 1):
-            element = self.zeta.encryptor.rerandomise(self._zeta_ciphertext(self.indicator[self.pi1[j - 1] - 1]))
-            self._emit(out, party(j), "indicator_element", ct.to_bytes(self.zeta.paillier, element))
+            element = self._charlies_key.encryptor.rerandomise(self._zeta_ciphertext(self.indicator[self.pi1[j - 1] - 1]))
+            self._emit(out, party(j), "indicator_element", ct.to_bytes(self._charlies_key.paillier, element))
         self._mark("stage1_done")
         return True
 
@@ -341,13 +341,13 @@ class PathakPartySession(PathakParticipant):
         """Stage 2 step 3: ψ_j = ζ(v_j)^enc(ζ_j), one exponent per packed plaintext."""
         if self.indicator_element is None or not self._once("select_noise"):
             return False
-        paillier = self.zeta.paillier
+        paillier = self._charlies_key.paillier
         selector = ct.from_bytes(paillier, self.indicator_element)
-        layout = self.parameters.noise_layout(self.zeta.n)
-        psi = [self.zeta.encryptor.rerandomise(int(gmpy2.powmod(selector, plaintext, paillier.nsquare)))
+        layout = self.parameters.noise_layout(self._charlies_key.n)
+        psi = [self._charlies_key.encryptor.rerandomise(int(gmpy2.powmod(selector, plaintext, paillier.nsquare)))
                for plaintext in layout.pack(self.noise)]
         self._emit(out, party(LEADER), "selected_noise",
-                   common_pb2.Ciphertexts(key_id=self.zeta.key_id, values=[ct.to_bytes(paillier, c) for c in psi]))
+                   common_pb2.Ciphertexts(key_id=self._charlies_key.key_id, values=[ct.to_bytes(paillier, c) for c in psi]))
         if not self.is_leader:
             self.own_vector = encode_model(self.model, self.parameters.fractional_bits)
         return True
@@ -356,14 +356,14 @@ class PathakPartySession(PathakParticipant):
         """Stage 3 step 1: ψ·ζ(s) to Charlie; the leader keeps round(2^F·ŵ_1) − s."""
         if not self.is_leader or len(self.selected_noise) < self.parameters.parties or not self._once("mask_noise"):
             return False
-        paillier = self.zeta.paillier
-        layout = self.parameters.noise_layout(self.zeta.n)
+        paillier = self._charlies_key.paillier
+        layout = self.parameters.noise_layout(self._charlies_key.n)
         product = [ct.add(paillier, *column) for column in zip(*self.selected_noise.values())]
         masks = layout.random_masks(self.parameters.dimension)
         masked = [ct.rerandomise_for_key_owner(paillier, ct.add_plain(paillier, c, packed))
                   for c, packed in zip(product, layout.pack_masks(masks))]
         self._emit(out, CURATOR, "masked_noise",
-                   common_pb2.Ciphertexts(key_id=self.zeta.key_id, values=[ct.to_bytes(paillier, c) for c in masked]))
+                   common_pb2.Ciphertexts(key_id=self._charlies_key.key_id, values=[ct.to_bytes(paillier, c) for c in masked]))
         self.own_vector = [w - s for w, s in zip(encode_model(self.model, self.parameters.fractional_bits), masks)]
         self._mark("stage2_done")
         return True

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -17,7 +18,7 @@ class PartyResources:
     public_key: ThresholdPublicKey
     # Private: never in a repr or a log line.
     key_share: KeyShare | None = field(repr=False)
-    model: object = field(repr=False)  # a fitted scikit-learn classifier (DPPP's teacher)
+    model: Any = field(repr=False)  # a fitted scikit-learn classifier (DPPP's teacher)
     features: np.ndarray = field(repr=False)  # the party's own data (Pathak trains on it per session)
     labels: np.ndarray = field(repr=False)
     test_mode: bool = False

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from sessions.identity import Identity
 from sessions.side import RoleSide
@@ -15,7 +15,7 @@ OpenSide = Callable[[str, Identity, Identity, str, object], RoleSide]
 @dataclass(frozen=True)
 class RoleProtocol:
     name: str  # the Envelope's field for it; a protocol without one travels in `extension`
-    message_type: type  # the protocol's message: a `body` oneof of its message kinds
+    message_type: Any  # the protocol's generated message class: a `body` oneof of its message kinds
     opening_kinds: frozenset[str]  # the kinds that open a session at this role
     open: OpenSide
 

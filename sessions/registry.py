@@ -17,7 +17,8 @@ MAX_SESSION_ID_LENGTH = 128
 
 
 class Session(Protocol):
-    finished: bool
+    @property
+    def finished(self) -> bool: ...
 
     def abort(self, reason: str) -> None: ...
 

@@ -43,3 +43,19 @@ def pool(tmp_path_factory):
         yield deployments
     finally:
         deployments.close()
+
+
+# Modules whose tests start real role processes (or the CLI): marked `network`, so that
+# `pytest -m "not network"` is the fast inner loop. CI runs everything.
+NETWORK_MODULES = {"test_authorization", "test_cli_bench", "test_cli_demo", "test_compose", "test_concurrency",
+                   "test_dppp_network", "test_pathak_network", "test_tls"}
+SLOW_MODULES = {"test_cli_bench", "test_cli_demo", "test_compose", "test_concurrency"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.module.__name__.rsplit(".", 1)[-1]
+        if module in NETWORK_MODULES or "pool" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.network)
+        if module in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)

@@ -38,7 +38,7 @@ def test_up_run_down_leaves_no_process(tmp_path):
         assert "student (logistic) test accuracy" in run.stdout
         pathak = _mpdp("run", "pathak", "--run-dir", str(run_dir), "--epsilon", "5")
         assert pathak.returncode == 0, pathak.stderr
-        assert "PathakStep/commitment" in pathak.stdout
+        assert "Step/pathak/commitment" in pathak.stdout
         report = json.loads(report_path.read_text())
         assert report["protocol"] == "dppp" and len(report["result"]["labels"]) == 6
         wrong = _mpdp("run", "dppp", "--run-dir", str(run_dir), "--dataset", "digits")

@@ -58,23 +58,23 @@ def _row(frm, to, rpc, call_id, observed_by, size=10):
 
 
 def test_each_rpc_counts_once_from_whichever_side_survived():
-    server = [_row("party/1", "aggregator/0", "SubmitDpppVotes", "a", "server")]
-    client = [_row("party/1", "aggregator/0", "SubmitDpppVotes", "a", "client"),
+    server = [_row("party/1", "aggregator/0", "Step/dppp/votes", "a", "server")]
+    client = [_row("party/1", "aggregator/0", "Step/dppp/votes", "a", "client"),
               _row("aggregator/0", "party/2", "RequestDpppPartialDecryption", "b", "client")]
     merged = merge_views(server, client)
     assert sorted(r["call_id"] for r in merged) == ["a", "b"]
     summary = summarise(merged)
     assert [(r["from"], r["to"], r["rpc"], r["messages"], r["bytes"]) for r in summary] == [
         ("aggregator", "party", "RequestDpppPartialDecryption", 1, 11),
-        ("party", "aggregator", "SubmitDpppVotes", 1, 11),
+        ("party", "aggregator", "Step/dppp/votes", 1, 11),
     ]
 
 
 def test_a_retried_message_counts_once():
     """Attempts that never reached the server share the call id of the one that did."""
-    server = [_row("party/1", "party/2", "PathakStep/commitment", "m1", "server")]
-    client = [{**_row("party/1", "party/2", "PathakStep/commitment", "m1", "client"), "status": "UNAVAILABLE"},
-              _row("party/1", "party/2", "PathakStep/commitment", "m1", "client")]
+    server = [_row("party/1", "party/2", "Step/pathak/commitment", "m1", "server")]
+    client = [{**_row("party/1", "party/2", "Step/pathak/commitment", "m1", "client"), "status": "UNAVAILABLE"},
+              _row("party/1", "party/2", "Step/pathak/commitment", "m1", "client")]
     assert [r["messages"] for r in summarise(merge_views(server, client))] == [1]
 
 
@@ -97,12 +97,12 @@ def test_the_traffic_log_is_bounded():
     from wire.traffic import MAX_RECORDS_PER_SESSION, TrafficLog, TrafficRecord
 
     log = TrafficLog(max_sessions=3)
-    refused = TrafficRecord("party/1", "curator/0", "PathakStep", 10, 0, "FAILED_PRECONDITION", "server")
+    refused = TrafficRecord("party/1", "curator/0", "Step", 10, 0, "FAILED_PRECONDITION", "server")
     for index in range(1000):  # refused calls for unknown sessions: counted, not recorded
         log.add(f"unknown-{index}", refused)
-    log.add("x" * 8_000_000, TrafficRecord("party/1", "curator/0", "PathakStep", 10, 0, "OK", "server"))
-    assert log.records("unknown-1") == [] and log.refused_unknown[("PathakStep", "FAILED_PRECONDITION")] == 1000
-    ok = TrafficRecord("party/1", "curator/0", "PathakStep", 10, 0, "OK", "server")
+    log.add("x" * 8_000_000, TrafficRecord("party/1", "curator/0", "Step", 10, 0, "OK", "server"))
+    assert log.records("unknown-1") == [] and log.refused_unknown[("Step", "FAILED_PRECONDITION")] == 1000
+    ok = TrafficRecord("party/1", "curator/0", "Step", 10, 0, "OK", "server")
     for index in range(MAX_RECORDS_PER_SESSION + 50):
         log.add("s", ok)
     assert len(log.records("s")) == MAX_RECORDS_PER_SESSION and log.dropped["s"] == 50

@@ -67,9 +67,11 @@ class Topology:
         """The TLS files of `identity` (a role or the client), or None in a plaintext deployment."""
         if self.insecure:
             return None
+        assert self.ca_certificate is not None and self.client_certificate is not None and self.client_key is not None
         if identity == CLIENT:
             return TlsFiles(self.ca_certificate, self.client_certificate, self.client_key)
         entry = self.entry(identity)
+        assert entry.certificate is not None and entry.key is not None  # checked when the topology was made
         return TlsFiles(self.ca_certificate, entry.certificate, entry.key)
 
     def entry(self, identity: Identity) -> RoleEntry:

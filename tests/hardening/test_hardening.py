@@ -75,11 +75,11 @@ def test_resources_do_not_grow_over_sequential_sessions(target):
 
 @pytest.mark.parametrize("protocol, role, fault", [
     ("pathak", party(2), "SIGKILL"), ("pathak", CURATOR, "SIGSTOP"),
-    ("pathak", party(1), "kill-on:PathakStep/compare_request"), ("pathak", CURATOR, "stop-on:PathakStep/stage1_element"),
-    ("pathak", party(3), "drop:PathakStep/selected_noise"), ("pathak", party(3), "delay:PathakStep/routed_share:2"),
-    ("pathak", party(3), "stop-on:PathakStep/share"),  # the others finish first: their shares must be withdrawn
-    ("dppp", party(3), "SIGKILL"), ("dppp", AGGREGATOR, "kill-on:SubmitDpppVotes"),
-    ("dppp", party(3), "drop:SubmitDpppPartialDecryptions"), ("dppp", AGGREGATOR, "delay:DeliverDpppQueries:2"),
+    ("pathak", party(1), "kill-on:Step/pathak/compare_request"), ("pathak", CURATOR, "stop-on:Step/pathak/stage1_element"),
+    ("pathak", party(3), "drop:Step/pathak/selected_noise"), ("pathak", party(3), "delay:Step/pathak/routed_share:2"),
+    ("pathak", party(3), "stop-on:Step/pathak/share"),  # the others finish first: their shares must be withdrawn
+    ("dppp", party(3), "SIGKILL"), ("dppp", AGGREGATOR, "kill-on:Step/dppp/votes"),
+    ("dppp", party(3), "drop:Step/dppp/partial_decryptions"), ("dppp", AGGREGATOR, "delay:Step/dppp/queries:2"),
 ])
 def test_faults_fail_or_complete_publish_nothing_and_the_next_session_succeeds(target, protocol, role, fault):
     run, topology, client_data, parameters = target

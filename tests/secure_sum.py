@@ -1,0 +1,146 @@
+"""A trivial protocol that lives in the tests only: a secure sum of one integer per party, on the shared
+threshold sum. It reaches every role through the registries alone (its messages travel in the Envelope's
+`extension`), which is the extension point a new protocol uses."""
+
+from __future__ import annotations
+
+import enum
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+from mpdp_proto.v1 import common_pb2, threshold_sum_pb2  # noqa: F401  (their types must be in the pool)
+from sessions.errors import denied, invalid
+from sessions.identity import AGGREGATOR, CLIENT, Identity, party
+from sessions.outbound import Outbound
+from sessions.protocol import RoleProtocol
+from sessions.side import RoleSide
+from threshold_sum import decryption
+from threshold_sum.codec import ciphertexts_to_proto
+from threshold_sum.collector import SumCollector
+from threshold_sum.combiner import SumCombiner
+
+
+def _message_type():
+    pool = descriptor_pool.Default()
+    name = "mpdp.test.SecureSumMessage"
+    try:
+        return message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
+    except KeyError:
+        pass
+    file = descriptor_pb2.FileDescriptorProto(name="tests/secure_sum.proto", package="mpdp.test", syntax="proto3",
+                                              dependency=["mpdp_proto/v1/common.proto",
+                                                          "mpdp_proto/v1/threshold_sum.proto"])
+    message = file.message_type.add(name="SecureSumMessage")
+    message.oneof_decl.add(name="body")
+    fields = [("open", ".mpdp.v1.Empty"), ("request", ".mpdp.v1.Empty"), ("contribution", ".mpdp.v1.Ciphertexts"),
+              ("decryption_request", ".mpdp.v1.DecryptionRequest"),
+              ("partial_decryptions", ".mpdp.v1.PartialDecryptions"), ("total", None)]
+    for number, (field_name, type_name) in enumerate(fields, start=1):
+        field = message.field.add(name=field_name, number=number, label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL,
+                                  oneof_index=0)
+        if type_name is None:
+            field.type = descriptor_pb2.FieldDescriptorProto.TYPE_INT64
+        else:
+            field.type, field.type_name = descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE, type_name
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName(name))
+
+
+SecureSumMessage = _message_type()
+NAME = "secure-sum"
+
+
+class State(enum.Enum):
+    OPEN = "open"
+    RUNNING = "running"
+    DONE = "done"
+    ABORTED = "aborted"
+
+
+def _context(session_id: str):
+    return lambda index: f"secure-sum/{session_id}/{index}".encode()
+
+
+class SumAggregator(RoleSide):
+    State = State
+
+    def __init__(self, session_id, public_key, parties: list[int], key_holders: list[int]):
+        super().__init__(session_id, State.OPEN)
+        self.identity, self.parties, self.key_holders = AGGREGATOR, parties, key_holders
+        self.collector = SumCollector(public_key, parties, 1, len(parties))
+        self.combiner: SumCombiner | None = None
+        self.total: int | None = None
+
+    @property
+    def participants(self) -> list[Identity]:
+        return [party(p) for p in self.parties]
+
+    def receive(self, sender, kind, body) -> list[Outbound]:
+        if kind == "open":
+            self._expect_client(sender)
+            self._advance(State.OPEN, State.RUNNING, "open")
+            return [Outbound(party(p), "request", common_pb2.Empty()) for p in self.parties]
+        self._require(State.RUNNING, kind)
+        if kind == "contribution":
+            self.collector.accept(sender.id, body)
+            if self.collector.all_in:
+                request = self.collector.close()
+                self.combiner = SumCombiner(self.collector.public_key, self.key_holders, self.collector.aggregate,
+                                            _context(self.session_id))
+                return [Outbound(party(h), "decryption_request", request) for h in self.key_holders]
+        elif kind == "partial_decryptions" and self.combiner is not None:
+            self.combiner.accept(sender.id, body)
+            if self.combiner.settled:
+                [self.total], _ = self.combiner.combine()
+                self._advance(State.RUNNING, State.DONE, "release")
+        else:
+            raise invalid(f"unexpected {kind}")
+        return []
+
+    @staticmethod
+    def _expect_client(sender) -> None:
+        if sender != CLIENT:
+            raise denied(f"{sender} may not open a secure sum")
+
+    def result(self):
+        return ("total", self.total) if self.total is not None else None
+
+
+class SumParty(RoleSide):
+    State = State
+
+    def __init__(self, session_id, me: Identity, own):
+        super().__init__(session_id, State.RUNNING)
+        self.identity, self.own = me, own
+
+    @property
+    def participants(self) -> list[Identity]:
+        return [AGGREGATOR]
+
+    def receive(self, sender, kind, body) -> list[Outbound]:
+        if sender != AGGREGATOR:
+            raise denied(f"{sender} may not send {kind}")
+        public_key = self.own.public_key
+        if kind == "request":
+            value = int(self.own.labels.sum())  # the party's private integer: how many positive labels it holds
+            contribution = ciphertexts_to_proto(public_key, [public_key.encryptor.encrypt(value)])
+            if self.own.key_share is None:
+                self._advance(State.RUNNING, State.DONE, "contribute")
+            return [Outbound(AGGREGATOR, "contribution", contribution)]
+        if kind == "decryption_request":
+            ciphertexts = decryption.check_request(public_key, body, public_key.holders * 100, 1, 1)
+            partials = decryption.partial_decryptions(self.own.key_share, ciphertexts, _context(self.session_id))
+            self._advance(State.RUNNING, State.DONE, "decrypt")
+            return [Outbound(AGGREGATOR, "partial_decryptions", partials)]
+        raise invalid(f"unexpected {kind}")
+
+
+def party_protocol(resources) -> RoleProtocol:
+    return RoleProtocol(NAME, SecureSumMessage, frozenset({"request"}),
+                        lambda session_id, me, sender, kind, body: SumParty(session_id, me, resources(me)))
+
+
+def aggregator_protocol(public_key, parties: list[int], key_holders: list[int]) -> RoleProtocol:
+    return RoleProtocol(NAME, SecureSumMessage, frozenset({"open"}),
+                        lambda session_id, me, sender, kind, body: SumAggregator(session_id, public_key, parties,
+                                                                                 key_holders))

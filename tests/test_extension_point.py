@@ -1,0 +1,81 @@
+"""A protocol added through the registries alone (tests/secure_sum.py), and the layering every protocol keeps."""
+
+import ast
+import random
+from pathlib import Path
+
+import numpy as np
+
+from aggregator.registry import protocols as aggregator_protocols
+from party.registry import protocols as party_protocols
+from party.resources import PartyResources
+from sessions.identity import AGGREGATOR, CLIENT, party
+from tests import secure_sum
+from wire.twin import InProcessNetwork
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_a_test_only_protocol_runs_through_the_registries_alone(threshold_key):
+    public, shares = threshold_key
+    k = len(shares) + 1  # one party without a key share
+    rng = np.random.default_rng(4)
+    own = {party(i): PartyResources(i, public, shares[i - 1] if i <= len(shares) else None, None,
+                                    np.zeros((3, 2)), rng.integers(0, 2, size=20), test_mode=True)
+           for i in range(1, k + 1)}
+    registries = {identity: party_protocols(own.__getitem__, secure_sum.party_protocol(own.__getitem__))
+                  for identity in own}
+    registries[AGGREGATOR] = aggregator_protocols(public, list(range(1, k + 1)), list(range(1, len(shares) + 1)),
+                                                  secure_sum.aggregator_protocol(public, list(range(1, k + 1)),
+                                                                                 list(range(1, len(shares) + 1))))
+    net = InProcessNetwork("sum", registries, random.Random(1))
+    net.send(CLIENT, AGGREGATOR, secure_sum.NAME, "open", secure_sum.SecureSumMessage().DESCRIPTOR.fields_by_name[
+        "open"].message_type._concrete_class())
+    net.run()
+    assert not net.refused, net.refused
+    assert net.sides[AGGREGATOR].result() == ("total", sum(int(r.labels.sum()) for r in own.values()))
+    holders = len(shares)
+    assert net.messages == {("client", "aggregator", "Step/extension"): 1,
+                            ("aggregator", "party", "Step/extension"): k + holders,
+                            ("party", "aggregator", "Step/extension"): k + holders}
+
+
+LAYERS = {  # a package may import only from packages of a lower layer (or its own)
+    "cryptocore": 0, "privacy": 0, "learning": 0, "mpdp_proto": 0,
+    "sessions": 1, "threshold_sum": 2, "wire": 2,
+    "dppp": 3, "pathak": 3,
+    "party": 4, "curator": 4, "aggregator": 4,
+    "launcher": 5,
+}
+PROTOCOLS = {"dppp", "pathak", "threshold_sum"}
+ROLES = {"party", "curator", "aggregator"}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def test_no_import_runs_back_up_a_layer():
+    """wire/ imports no protocol package; no role package imports another; nothing imports a higher layer;
+    production code imports nothing from tests/."""
+    offences = []
+    for package, layer in LAYERS.items():
+        if package == "mpdp_proto":
+            continue
+        for path in sorted((ROOT / package).rglob("*.py")):
+            for imported in _imports(path):
+                if imported == package or imported not in LAYERS and imported != "tests":
+                    continue
+                if imported == "tests" or LAYERS[imported] > layer or (package == "wire" and imported in PROTOCOLS) \
+                        or (package in ROLES and imported in ROLES):
+                    offences.append(f"{path.relative_to(ROOT)} imports {imported}")
+                elif LAYERS[imported] == layer and package != imported and package not in ("threshold_sum",):
+                    offences.append(f"{path.relative_to(ROOT)} imports {imported} (same layer)")
+    assert not offences, offences
