@@ -9,6 +9,7 @@ host or address it dialled.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
 from pathlib import Path
 
 from cryptography import x509
@@ -18,14 +19,15 @@ from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from cryptocore import secret_files
 from sessions.identity import Identity
+from wire.identity import Principal
 from wire.tls import identity_dns_name
 
 VALIDITY = datetime.timedelta(days=365)
 CA_FILE = "ca.pem"
 
 
-def certificate_files(directory: Path, identity: Identity) -> tuple[Path, Path]:
-    stem = f"{identity.role}_{identity.id}"
+def certificate_files(directory: Path, identity: Identity | Principal) -> tuple[Path, Path]:
+    stem = str(identity).replace("/", "_")
     return directory / f"{stem}.pem", directory / f"{stem}.key"
 
 
@@ -39,7 +41,7 @@ def _name(common_name: str) -> x509.Name:
                       x509.NameAttribute(NameOID.COMMON_NAME, common_name)])
 
 
-def issue(directory: Path, identities: list[Identity], ca_name: str = "mpdp deployment CA",
+def issue(directory: Path, identities: Sequence[Identity | Principal], ca_name: str = "mpdp deployment CA",
           overwrite: bool = False) -> list[Path]:
     """A fresh CA and a certificate + key for every identity, in `directory` (existing files only if `overwrite`)."""
     directory = Path(directory)

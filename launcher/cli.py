@@ -110,10 +110,11 @@ def _up(args) -> int:
         print("warning: --insecure: plaintext channels, senders are not authenticated", file=sys.stderr)
     topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
                             args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
-                            startup_timeout=args.startup_timeout)
-    for entry in topology.roles:
-        print(f"  {str(entry.identity):<14} {entry.address}")
-    print(f"up: {len(topology.roles)} processes; topology {processes.RunDirectory(args.run_dir).topology}")
+                            startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process)
+    for entry in topology.host_entries:
+        print(f"  {str(entry.principal):<14} {entry.address}")
+    print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
+          f"topology {processes.RunDirectory(args.run_dir).topology}")
     return 0
 
 
@@ -391,6 +392,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     up = commands.add_parser("up", help="start every role as its own process on loopback")
     up.add_argument("--parties", type=int, default=5)
+    up.add_argument("--parties-per-process", type=int, default=1, metavar="P",
+                    help="logical parties hosted by one process (default 1: a process per party)")
     up.add_argument("--topology", type=Path, help="attach to the roles this file names instead of starting them")
     up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     up.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)

@@ -81,7 +81,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
                                 public_key.key_id)
     session_id = session_id or secrets.token_hex(8)
     own_log = TrafficLog()
-    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT))
+    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
     started = time.perf_counter()
     try:
         progress(f"DPPP session {session_id}: {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
@@ -133,7 +133,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
 
 async def test_records(topology: Topology, session_id: str) -> dict[int, dppp_pb2.DpppTestRecord]:
     """Test mode only: what each teacher drew."""
-    peers = PeerChannels(CLIENT, topology.addresses, TrafficLog(), topology.tls_for(CLIENT))
+    peers = PeerChannels(CLIENT, topology.addresses, TrafficLog(), topology.tls_for(CLIENT), hosts=topology.principals)
     try:
         records = {}
         for entry in topology.parties:

@@ -45,7 +45,7 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
     session_id = session_id or secrets.token_hex(8)
     participants = [entry.identity for entry in topology.parties] + [CURATOR]
     own_log = TrafficLog()
-    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT))
+    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
     started = time.perf_counter()
     try:
         progress(f"Pathak session {session_id}: K = {parameters.parties}, ε = {parameters.epsilon}, "

@@ -25,6 +25,7 @@ from launcher.keygen import ceremony
 from launcher.progress import progress
 from learning import datasets
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
+from wire.identity import Principal
 from wire.tls import target_options
 from wire.topology import RoleEntry, Topology
 
@@ -84,18 +85,34 @@ def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, see
     return paths
 
 
+def party_hosts(parties: int, per_process: int = 1) -> dict[Identity, Principal]:
+    """Parties 1..K in consecutive groups of `per_process`, one process (principal) per group."""
+    if per_process < 1:
+        raise ValueError("--parties-per-process must be at least 1")
+    hosts = {}
+    for first in range(1, parties + 1, per_process):
+        principal = Principal("party", first, min(parties, first + per_process - 1))
+        hosts.update({identity: principal for identity in principal.identities})
+    return hosts
+
+
 def write_topology(run: RunDirectory, addresses: dict[Identity, str], data_files: list[Path], holders: int,
                    model: str | None = None, insecure: bool = False, listen_host: str | None = None,
-                   overwrite: bool = False) -> Topology:
-    """The topology of a prepared run directory; with mutual TLS (certificates issued here) unless `insecure`."""
+                   overwrite: bool = False, hosts: dict[Identity, Principal] | None = None) -> Topology:
+    """The topology of a prepared run directory; with mutual TLS (certificates issued here) unless `insecure`.
+    `hosts` groups parties into processes (default: one process per party)."""
     cert_dir = run.path / "certs"
+    principals = {identity: (hosts or {}).get(identity) or Principal.of(identity) for identity in addresses}
     if not insecure:
-        certs.issue(cert_dir, list(addresses) + [CLIENT], overwrite=overwrite)
+        certs.issue(cert_dir, sorted(set(principals.values())) + [Principal.of(CLIENT)], overwrite=overwrite)
 
     def entry(identity: Identity, **files: Any) -> RoleEntry:
         listen = f"{listen_host}:{addresses[identity].rsplit(':', 1)[1]}" if listen_host else None
-        tls: dict[str, Any] = {} if insecure else dict(zip(("certificate", "key"), certs.certificate_files(cert_dir, identity)))
-        return RoleEntry(identity, addresses[identity], listen=listen, **files, **tls)
+        principal = principals[identity]
+        tls: dict[str, Any] = {} if insecure else dict(zip(("certificate", "key"),
+                                                            certs.certificate_files(cert_dir, principal)))
+        host = str(principal) if principal.single is None else None
+        return RoleEntry(identity, addresses[identity], listen=listen, host=host, **files, **tls)
 
     roles = [entry(AGGREGATOR), entry(CURATOR)]
     for number, data in enumerate(data_files, start=1):
@@ -110,21 +127,25 @@ def write_topology(run: RunDirectory, addresses: dict[Identity, str], data_files
     return topology
 
 
-def loopback_addresses(parties: int) -> dict[Identity, str]:
+def loopback_addresses(parties: int, hosts: dict[Identity, Principal] | None = None) -> dict[Identity, str]:
+    """A free port per process: parties of one host share its address."""
     identities = [AGGREGATOR, CURATOR] + [party(number) for number in range(1, parties + 1)]
-    return {identity: f"127.0.0.1:{free_port()}" for identity in identities}
+    ports: dict[Principal, str] = {}
+    return {identity: ports.setdefault((hosts or {}).get(identity) or Principal.of(identity),
+                                       f"127.0.0.1:{free_port()}") for identity in identities}
 
 
 def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, addresses: dict[Identity, str],
             seed: int | None = None, model: str | None = None, threshold: int | None = None, split: str = "even",
-            insecure: bool = False, listen_host: str | None = None, overwrite: bool = False) -> Topology:
+            insecure: bool = False, listen_host: str | None = None, overwrite: bool = False,
+            hosts: dict[Identity, Principal] | None = None) -> Topology:
     """Key ceremony, certificates, one data file per party and the topology: everything a deployment needs.
     Existing keys and certificates are replaced only if `overwrite`."""
     run = RunDirectory(Path(run_dir))
     run.path.mkdir(parents=True, exist_ok=True)
     data_files = prepare_data(run, dataset, parties, seed, split)  # a split that cannot work fails before the keys
     _, _, holders = ceremony(parties, run.path / "keys", bits, threshold, overwrite=overwrite)
-    return write_topology(run, addresses, data_files, holders, model, insecure, listen_host, overwrite)
+    return write_topology(run, addresses, data_files, holders, model, insecure, listen_host, overwrite, hosts)
 
 
 def _running(pid: int) -> bool:
@@ -148,7 +169,7 @@ def is_serving(topology: Topology, identity: Identity, timeout: float = 2.0) -> 
     """One health check over the deployment's channel security (mTLS as the client)."""
     entry, tls = topology.entry(identity), topology.tls_for(CLIENT)
     channel = (grpc.insecure_channel(entry.address) if tls is None else
-               grpc.secure_channel(entry.address, tls.channel_credentials(), options=target_options(identity)))
+               grpc.secure_channel(entry.address, tls.channel_credentials(), options=target_options(entry.principal)))
     with channel:
         try:
             reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout)
@@ -162,7 +183,7 @@ def wait_healthy(topology: Topology, processes: dict[str, int] | None = None, ti
     """Block until every role's (or only `only`'s) health service says SERVING; a role that exits while
     starting fails at once with the last lines of its log. Progress every few seconds."""
     started = time.monotonic()
-    entries = topology.roles if only is None else (topology.entry(only),)
+    entries = topology.host_entries if only is None else [topology.entry(topology.principal_of(only).identities[0])]
     waiting = list(entries)
     last_report = started
     while waiting:
@@ -214,7 +235,7 @@ def start_processes(run: RunDirectory, topology: Topology, test_mode: bool = Fal
     (run.path / "logs").mkdir(parents=True, exist_ok=True)
     processes = {str(entry.identity): _spawn(run, entry.identity, topology.insecure, test_mode,
                                              (faults or {}).get(entry.identity.id))
-                 for entry in topology.roles}
+                 for entry in topology.host_entries}
     run.processes.write_text(json.dumps(processes, indent=2))
     return processes
 
@@ -225,6 +246,7 @@ def restart(run_dir: Path, identity: Identity, test_mode: bool = False, fault: s
     run = RunDirectory(Path(run_dir))
     processes = json.loads(run.processes.read_text())
     topology = Topology.load(run.topology)
+    identity = topology.principal_of(identity).identities[0]  # the process of its host
     old = processes.get(str(identity))
     if old is not None and _running(old):
         stop({str(identity): old})
@@ -236,13 +258,14 @@ def restart(run_dir: Path, identity: Identity, test_mode: bool = False, fault: s
 def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: int | None = None,
        model: str | None = None, test_mode: bool = False, faults: dict[int, str] | None = None,
        threshold: int | None = None, split: str = "even", insecure: bool = False,
-       startup_timeout: float = STARTUP_TIMEOUT_S) -> Topology:
+       startup_timeout: float = STARTUP_TIMEOUT_S, parties_per_process: int = 1) -> Topology:
     run = RunDirectory(Path(run_dir))
     if run.processes.exists() and any(_running(pid) for pid in json.loads(run.processes.read_text()).values()):
         raise StartupError(f"{run.path} already has running processes; run `mpdp down --run-dir {run.path}` first")
     # `up` always makes a fresh deployment: its keys replace a stopped run's (atomically, mode 0600).
-    topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties), seed, model, threshold, split,
-                       insecure, overwrite=True)
+    hosts = party_hosts(parties, parties_per_process)
+    topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties, hosts), seed, model, threshold,
+                       split, insecure, overwrite=True, hosts=hosts)
     processes = start_processes(run, topology, test_mode, faults)
     try:
         wait_healthy(topology, processes, timeout=startup_timeout, run=run)

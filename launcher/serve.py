@@ -9,7 +9,6 @@ from cryptocore import keyfiles
 from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, PeerChannels
 from wire.faults import ClientFaultInterceptor, Fault, ServerFaultInterceptor
 from wire.host import RoleHost
-from wire.identity import Principal
 from wire.server import serve
 from wire.service import SERVICE_NAME, RoleServicer, RoleStatus
 from wire.topology import Topology
@@ -18,25 +17,31 @@ from wire.traffic import TrafficLog
 log = logging.getLogger(__name__)
 
 
-def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None):
+def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault: str | None):
     from learning import datasets, models
-    from party.registry import protocols
     from party.resources import PartyResources
-    from sessions.identity import party
 
-    me = party(number)
     entry = topology.entry(me)
-    public_key = keyfiles.load_public_key(topology.public_key)
     key_share = keyfiles.load_key_share(entry.key_share) if entry.key_share else None
-    if key_share is not None and (key_share.public != public_key or key_share.index != number):
+    if key_share is not None and (key_share.public != public_key or key_share.index != me.id):
         raise ValueError(f"key share file {entry.key_share} does not belong to {me} under this public key")
     if entry.data is None:
         raise ValueError(f"{me} has no data file in the topology")
     features, labels, _ = datasets.load_part(entry.data)
     model = models.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels)
     log.info("%s trained %s on %d rows", me, entry.model or models.DEFAULT_TEACHER_MODEL, len(labels))
-    own = PartyResources(number, public_key, key_share, model, features, labels, test_mode, fault)
-    return protocols(lambda identity: own), public_key.key_id.hex()
+    return PartyResources(me.id, public_key, key_share, model, features, labels, test_mode, fault)
+
+
+def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None):
+    """The registry of a party host: every logical party its principal covers, each with its own resources."""
+    from party.registry import protocols
+    from sessions.identity import party
+
+    public_key = keyfiles.load_public_key(topology.public_key)
+    hosted = topology.principal_of(party(number)).identities
+    own = {me: _party_resources(topology, me, public_key, test_mode, fault) for me in hosted}
+    return protocols(own.__getitem__), public_key.key_id.hex()
 
 
 def _aggregator_protocols(topology: Topology):
@@ -84,9 +89,10 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
         protocols, key_id_hex = _aggregator_protocols(topology)
     else:
         protocols, key_id_hex = _curator_protocols(topology)
-    principal = Principal.of(me)
+    principal = topology.principal_of(me)
     entry = topology.entry(me)
-    peers = PeerChannels(principal, topology.addresses, traffic, topology.tls_for(me), max_message_bytes, client_faults)
+    peers = PeerChannels(principal, topology.addresses, traffic, topology.tls_for(me), max_message_bytes, client_faults,
+                         hosts=topology.principals)
     host = RoleHost(principal, peers, protocols, test_mode)
     servicer = RoleServicer(host, traffic, RoleStatus(role, me.id, key_id_hex))
 

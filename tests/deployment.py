@@ -16,7 +16,7 @@ from learning import datasets
 from mpdp_proto.v1 import role_pb2
 from mpdp_proto.v1.role_pb2_grpc import RoleStub
 from sessions.identity import CLIENT, Identity
-from wire.identity import SENDER_METADATA_KEY
+from wire.identity import SENDER_METADATA_KEY, Principal
 from wire.tls import TlsFiles, target_options
 
 TEST_BITS = 1024
@@ -28,10 +28,11 @@ def envelope(session_id: str, receiver: Identity, sender: Identity = CLIENT, **b
 
 
 @contextmanager
-def deployment(tmp_path: Path, parties: int, faults: dict[int, str] | None = None, dataset: str = "breast-cancer"):
+def deployment(tmp_path: Path, parties: int, faults: dict[int, str] | None = None, dataset: str = "breast-cancer",
+               parties_per_process: int = 1):
     run_dir = tmp_path / f"run-{parties}"
     topology = processes.up(run_dir, parties, TEST_BITS, datasets.load(dataset), seed=7, model="logistic",
-                            test_mode=True, faults=faults)
+                            test_mode=True, faults=faults, parties_per_process=parties_per_process)
     try:
         yield Deployment(run_dir, topology)
     finally:
@@ -102,7 +103,7 @@ class Deployment:
     def kill(self, identity: Identity) -> None:
         os.killpg(self.pid(identity), signal.SIGKILL)
 
-    def call(self, identity: Identity, stub_class: type, method: str, request, as_sender: Identity | None,
+    def call(self, identity: Identity, stub_class: type, method: str, request, as_sender: Identity | Principal | None,
              credentials: grpc.ChannelCredentials | None = None, declare: Identity | None = None):
         """One raw RPC over mutual TLS with `as_sender`'s certificate (or `credentials`; a
         sender of None presents no certificate). `declare` adds a metadata claim, which TLS ignores."""
@@ -114,5 +115,5 @@ class Deployment:
                 credentials = grpc.ssl_channel_credentials(root_certificates=self.topology.ca_certificate.read_bytes())
         metadata = [(SENDER_METADATA_KEY, str(declare))] if declare else []
         with grpc.secure_channel(self.topology.entry(identity).address, credentials,
-                                 options=target_options(identity)) as channel:
+                                 options=target_options(self.topology.principal_of(identity))) as channel:
             return getattr(stub_class(channel), method)(request, metadata=metadata, timeout=30)

@@ -155,7 +155,7 @@ def test_a_role_that_dies_during_start_up_is_reported_at_once(tmp_path):
         (run_dir / "data" / "party_2.npz").write_bytes(b"not a data file")
         subprocess.run(["kill", "-9", str(json.loads((run_dir / "processes.json").read_text())["party/2"])])
         started = __import__("time").monotonic()
-        restart = subprocess.run([sys.executable, "-c", f"from launcher import processes; from wire.identity import party; "
+        restart = subprocess.run([sys.executable, "-c", f"from launcher import processes; from sessions.identity import party; "
                                   f"processes.restart({str(run_dir)!r}, party(2))"], capture_output=True, text=True,
                                  timeout=100)
         assert restart.returncode != 0

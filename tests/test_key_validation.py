@@ -182,11 +182,11 @@ def test_keygen_refuses_to_overwrite_without_force(tmp_path, capsys):
 def test_a_partys_configuration_prints_no_private_data(threshold_key):
     import numpy as np
 
-    from party.servicer import PartyConfig
+    from party.resources import PartyResources
 
     public, shares = threshold_key
     marker = 314159265358979323  # far too long to turn up by chance among the public key's digits
-    config = PartyConfig(1, public, shares[0], "model-object", np.full((2, 2), 0.5), np.array([marker]))
+    config = PartyResources(1, public, shares[0], "model-object", np.full((2, 2), 0.5), np.array([marker]))
     text = repr(config) + str(config)
     assert str(marker) not in text and "model-object" not in text and "array(" not in text
     assert hex(shares[0].secret)[2:] not in text

@@ -6,6 +6,10 @@ the address peers dial (e.g. 0.0.0.0:port in a container). Mutual TLS needs
 `ca_certificate`, `client_certificate`/`client_key` (the launcher's identity)
 and a `certificate`/`key` per role; `insecure = true` instead declares a
 plaintext deployment, which every server must also be told on its command line.
+
+Logical parties: entries with the same `host` ("party/1-250") are served by one
+process, at one address, with one certificate naming that range; each party
+keeps its own entry (data, key share).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
+from wire.identity import Principal
 from wire.tls import TlsFiles
 
 FORMAT_VERSION = 1
@@ -30,10 +35,15 @@ class RoleEntry:
     model: str | None = None
     certificate: Path | None = None
     key: Path | None = None
+    host: str | None = None  # the process serving it, when it serves several parties ("party/1-250")
 
     @property
     def bind_address(self) -> str:
         return self.listen or self.address
+
+    @property
+    def principal(self) -> Principal:
+        return Principal.parse(self.host) if self.host else Principal.of(self.identity)
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,11 @@ class Topology:
             raise ValueError("the topology has no parties")
         if [p.identity.id for p in self.parties] != list(range(1, len(self.parties) + 1)):
             raise ValueError("parties must be numbered 1..K")
+        for entry in self.roles:
+            first = self.entry(entry.principal.identities[0]) if entry.principal.covers(entry.identity) else None
+            if first is None or (first.address, first.certificate) != (entry.address, entry.certificate):
+                raise ValueError(f"{entry.identity}'s host {entry.principal} must cover it, and every party of a host "
+                                 "shares its address and certificate")
         if not self.insecure:
             missing = [str(e.identity) for e in self.roles if e.certificate is None or e.key is None]
             if self.ca_certificate is None or self.client_certificate is None or self.client_key is None or missing:
@@ -63,14 +78,14 @@ class Topology:
                                  f"(missing for {', '.join(missing) or 'the CA or the client'}); "
                                  "or declare `insecure = true`")
 
-    def tls_for(self, identity: Identity) -> TlsFiles | None:
+    def tls_for(self, identity: Identity | Principal) -> TlsFiles | None:
         """The TLS files of `identity` (a role or the client), or None in a plaintext deployment."""
         if self.insecure:
             return None
         assert self.ca_certificate is not None and self.client_certificate is not None and self.client_key is not None
         if identity == CLIENT:
             return TlsFiles(self.ca_certificate, self.client_certificate, self.client_key)
-        entry = self.entry(identity)
+        entry = self.entry(identity if isinstance(identity, Identity) else identity.identities[0])
         assert entry.certificate is not None and entry.key is not None  # checked when the topology was made
         return TlsFiles(self.ca_certificate, entry.certificate, entry.key)
 
@@ -89,9 +104,21 @@ class Topology:
         return [e.identity.id for e in self.parties if e.key_share is not None]
 
     @property
+    def host_entries(self) -> list[RoleEntry]:
+        """One entry per role process: the first identity its principal covers."""
+        return [entry for entry in self.roles if entry.identity == entry.principal.identities[0]]
+
+    @property
     def hosts(self) -> list[Identity]:
         """One identity per role process (what to ask for its status or traffic)."""
-        return [entry.identity for entry in self.roles]
+        return [entry.identity for entry in self.host_entries]
+
+    @property
+    def principals(self) -> dict[Identity, Principal]:
+        return {entry.identity: entry.principal for entry in self.roles}
+
+    def principal_of(self, identity: Identity) -> Principal:
+        return self.entry(identity).principal
 
     @property
     def addresses(self) -> dict[Identity, str]:
@@ -118,6 +145,7 @@ class Topology:
                 model=item.get("model"),
                 certificate=resolve(item.get("certificate")),
                 key=resolve(item.get("key")),
+                host=item.get("host"),
             )
             for item in data.get("roles", [])
         )
@@ -151,5 +179,7 @@ class Topology:
                     lines.append(f'{name} = "{relative(getattr(entry, name))}"')
             if entry.model:
                 lines.append(f'model = "{entry.model}"')
+            if entry.host:
+                lines.append(f'host = "{entry.host}"')
             lines.append("")
         path.write_text("\n".join(lines))
