@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -60,8 +61,30 @@ class RunDirectory:
         return self.path / "logs" / f"{identity.role}_{identity.id}.log"
 
 
+def _ephemeral_ports() -> range:
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    return range(low, high + 1)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket() as probe:
+    """A port nobody listens on, chosen outside the kernel's ephemeral range: a port from that range can be
+    taken by some outgoing connection between this probe and the server's bind."""
+    ephemeral = _ephemeral_ports()
+    rng = random.SystemRandom()
+    for _ in range(100):
+        port = rng.randrange(20000, 65536)
+        if port in ephemeral:
+            continue
+        with socket.socket() as probe:
+            try:
+                probe.bind((host, port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as probe:  # a crowded machine: let the kernel choose
         probe.bind((host, 0))
         return probe.getsockname()[1]
 
