@@ -28,9 +28,10 @@ def role_stub(peers: PeerChannels, identity: Identity) -> role_pb2_grpc.RoleStub
     return role_pb2_grpc.RoleStub(peers.channel(identity))
 
 
-def to_role(session_id: str, receiver: Identity, **body) -> role_pb2.Envelope:
-    """The client's envelope to `receiver`; `body` is at most one protocol's message (`dppp=…`)."""
-    return role_pb2.Envelope(session_id=session_id, sender=str(CLIENT), receiver=str(receiver), **body)
+def to_role(session_id: str, receiver: Identity, sender: Identity = CLIENT, **body) -> role_pb2.Envelope:
+    """An envelope to `receiver` (from the client unless `sender` says otherwise); `body` is at most one
+    protocol's message (`dppp=…`)."""
+    return role_pb2.Envelope(session_id=session_id, sender=str(sender), receiver=str(receiver), **body)
 
 
 def load_client_data(path: Path) -> dict:

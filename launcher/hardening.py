@@ -17,6 +17,7 @@ from pathlib import Path
 import grpc
 
 from launcher import certs, processes
+from launcher.client import to_role
 from mpdp_proto.v1 import pathak_pb2, role_pb2
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
 from wire.tls import TlsFiles, target_options
@@ -270,8 +271,7 @@ def open_session_ids(topology: Topology, run: processes.RunDirectory, session_id
     try:
         for entry in topology.roles:
             if entry.identity.role in ("party", "curator"):
-                message = role_pb2.Envelope(session_id=session_id, sender=str(CLIENT), receiver=str(entry.identity),
-                                            pathak=pathak_pb2.PathakMessage(open=parameters.to_proto()))
+                message = to_role(session_id, entry.identity, pathak=pathak_pb2.PathakMessage(open=parameters.to_proto()))
                 caller.call(CLIENT, Target(entry.identity, "Step", role_pb2.Envelope), message.SerializeToString(),
                             timeout=60)
     finally:
@@ -423,7 +423,7 @@ def _published_anywhere(topology: Topology, run: processes.RunDirectory, session
     try:
         for entry in topology.roles:
             if entry.identity.role in ("party", "curator"):
-                request = role_pb2.Envelope(session_id=session_id, sender=str(CLIENT), receiver=str(entry.identity))
+                request = to_role(session_id, entry.identity)
                 status = caller.call(CLIENT, Target(entry.identity, "AwaitResult", role_pb2.Envelope),
                                      request.SerializeToString(), timeout=HANG_S)
                 if status == "OK":

@@ -22,6 +22,7 @@ from party.resources import PartyResources
 from privacy.binomial import sample_binomial
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, Identity
+from sessions.integers import int_to_bytes
 from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
@@ -112,8 +113,7 @@ class TeacherSide(RoleSide):
                                                   lambda index: proof_context(self.session_id, index))
         if self.own.fault == "tamper-partial-decryption":
             first = partials.shares[0]
-            value = int.from_bytes(first.value, "big") * 2 % public_key.paillier.nsquare
-            first.value = value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
+            first.value = int_to_bytes(int.from_bytes(first.value, "big") * 2 % public_key.paillier.nsquare)
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")  # not aborted meanwhile
         return partials
 

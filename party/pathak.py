@@ -25,7 +25,7 @@ from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from party.resources import PartyResources
 from pathak import permutation
-from pathak.encoding import LEADER, int_from_signed_bytes, int_to_bytes, signed_bytes
+from pathak.encoding import LEADER, int_from_signed_bytes, signed_bytes
 from pathak.keys import public_key_from_message, public_key_message
 from pathak.noise import noise_source
 from pathak.parameters import PathakParameters
@@ -33,6 +33,7 @@ from pathak.participant import PathakParticipant
 from pathak.reference import encode_model
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import CLIENT, CURATOR, Identity, party
+from sessions.integers import int_to_bytes
 from sessions.protocol import RoleProtocol
 
 

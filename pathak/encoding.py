@@ -9,10 +9,6 @@ MAX_INTEGER_BYTES = 4096
 
 
 
-def int_to_bytes(value: int) -> bytes:
-    return int(value).to_bytes(max(1, (int(value).bit_length() + 7) // 8), "big")
-
-
 def signed_bytes(value: int) -> bytes:
     """Two's-complement big-endian, minimal length."""
     return int(value).to_bytes((int(value).bit_length() + 8) // 8, "big", signed=True)

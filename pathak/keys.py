@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cryptocore.paillier import PublicKey
 from mpdp_proto.v1 import pathak_pb2
-from pathak.encoding import int_to_bytes
+from sessions.integers import int_to_bytes
 
 
 def public_key_message(key: PublicKey) -> pathak_pb2.PaillierPublicKeyMessage:

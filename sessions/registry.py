@@ -68,6 +68,9 @@ class SessionRegistry(Generic[S]):
             raise precondition(f"unknown session {session_id}")
         return entry[0]
 
+    def knows(self, session_id: str) -> bool:
+        return session_id in self._sessions
+
     def open_ids(self) -> list[str]:
         return [sid for sid, (session, _) in self._sessions.items() if not session.finished]
 

@@ -13,7 +13,6 @@ import grpc
 
 from launcher import certs, client, processes
 from learning import datasets
-from mpdp_proto.v1 import role_pb2
 from mpdp_proto.v1.role_pb2_grpc import RoleStub
 from sessions.identity import CLIENT, Identity
 from wire.identity import SENDER_METADATA_KEY, Principal
@@ -21,10 +20,7 @@ from wire.tls import TlsFiles, target_options
 
 TEST_BITS = 1024
 
-
-def envelope(session_id: str, receiver: Identity, sender: Identity = CLIENT, **body) -> role_pb2.Envelope:
-    """A raw envelope; `body` is at most one protocol's message (`pathak=…`, `dppp=…`)."""
-    return role_pb2.Envelope(session_id=session_id, sender=str(sender), receiver=str(receiver), **body)
+envelope = client.to_role  # raw envelopes, from the client or (to test refusals) any role
 
 
 @contextmanager

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from aggregator.registry import protocols as aggregator_protocols
+from mpdp_proto.v1 import common_pb2
 from party.registry import protocols as party_protocols
 from party.resources import PartyResources
 from sessions.identity import AGGREGATOR, CLIENT, party
@@ -29,8 +30,7 @@ def test_a_test_only_protocol_runs_through_the_registries_alone(threshold_key):
                                                   secure_sum.aggregator_protocol(public, list(range(1, k + 1)),
                                                                                  list(range(1, len(shares) + 1))))
     net = InProcessNetwork("sum", registries, random.Random(1))
-    net.send(CLIENT, AGGREGATOR, secure_sum.NAME, "open", secure_sum.SecureSumMessage().DESCRIPTOR.fields_by_name[
-        "open"].message_type._concrete_class())
+    net.send(CLIENT, AGGREGATOR, secure_sum.NAME, "open", common_pb2.Empty())
     net.run()
     assert not net.refused, net.refused
     assert net.sides[AGGREGATOR].result() == ("total", sum(int(r.labels.sum()) for r in own.values()))

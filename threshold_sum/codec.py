@@ -7,10 +7,7 @@ from cryptocore.key_checks import check_key_id
 from cryptocore.threshold import PartialDecryption, ThresholdPublicKey
 from mpdp_proto.v1 import common_pb2, threshold_sum_pb2
 from sessions.errors import invalid
-
-
-def _int_bytes(value: int) -> bytes:
-    return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
+from sessions.integers import int_to_bytes
 
 
 def ciphertexts_to_proto(public_key: ThresholdPublicKey, values: list[int]) -> common_pb2.Ciphertexts:
@@ -26,8 +23,8 @@ def ciphertexts_from_proto(public_key: ThresholdPublicKey, message: common_pb2.C
 
 
 def partial_to_proto(partial: PartialDecryption) -> threshold_sum_pb2.PartialDecryption:
-    return threshold_sum_pb2.PartialDecryption(value=_int_bytes(partial.value), challenge=_int_bytes(partial.challenge),
-                                               response=_int_bytes(partial.response))
+    return threshold_sum_pb2.PartialDecryption(value=int_to_bytes(partial.value), challenge=int_to_bytes(partial.challenge),
+                                               response=int_to_bytes(partial.response))
 
 
 def partials_from_proto(public_key: ThresholdPublicKey, holder: int, message: threshold_sum_pb2.PartialDecryptions,

@@ -93,7 +93,7 @@ class RoleHost:
         protocol, kind, body = unwrap(envelope, self.protocols)
         registry = self._registry(me)
         session_id = envelope.session_id
-        if kind in protocol.opening_kinds and not _known(registry, session_id):
+        if kind in protocol.opening_kinds and not registry.knows(session_id):
             registry.check_new(session_id)  # cheap, before the side's (possibly expensive) construction
             side = await asyncio.to_thread(protocol.open, session_id, me, sender, kind, body)
             hosted = registry.create(session_id, HostedSession(session_id, protocol, side))
@@ -163,7 +163,7 @@ class RoleHost:
         if sender is None or principal is None or not principal.covers(sender):
             raise denied(f"{principal or 'an unidentified caller'} may not speak for {sender or 'nobody'}")
         if receivers is None:
-            receivers = [me for me, registry in self._sessions.items() if _known(registry, request.session_id)]
+            receivers = [me for me, registry in self._sessions.items() if registry.knows(request.session_id)]
             if not receivers:
                 raise precondition(f"unknown session {request.session_id}")
         reason = clean_reason(request.reason or f"aborted by {sender}")
@@ -258,14 +258,6 @@ class RoleHost:
             for session_id in registry.open_ids():
                 for task in list(registry.get(session_id).tasks):
                     task.cancel()
-
-
-def _known(registry: SessionRegistry, session_id: str) -> bool:
-    try:
-        registry.get(session_id)
-    except ProtocolError:
-        return False
-    return True
 
 
 def _log_end(hosted: HostedSession) -> None:

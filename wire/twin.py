@@ -2,7 +2,7 @@
 message serialised as the wire carries it (an Envelope) and delivered in a random order, the order
 between one sender and one receiver kept. Used by tests and by experiments' simulation mode.
 
-Deadlines are events the caller fires (`expire`); a refused message is counted and changes nothing.
+A refused message is recorded and changes nothing; deadlines are not modelled.
 """
 
 from __future__ import annotations
@@ -31,7 +31,6 @@ class InProcessNetwork:
         self.messages: Counter[tuple[str, str, str]] = Counter()  # (from role, to role, label) → count
         self.refused: list[tuple[Identity, Identity, str, str]] = []  # (sender, receiver, label, reason)
         self._queues: dict[tuple[Identity, Identity], deque[bytes]] = defaultdict(deque)
-        self._protocols: dict[Identity, RoleProtocol] = {}
 
     def send(self, sender: Identity, receiver: Identity, protocol: str, kind: str, body) -> None:
         """Queue one message (the client's, or any role's) as its serialised envelope."""
@@ -69,7 +68,6 @@ class InProcessNetwork:
                 if kind not in protocol.opening_kinds:
                     raise precondition(f"{receiver} has no session {self.session_id}")
                 side = self.sides[receiver] = protocol.open(self.session_id, receiver, sender, kind, body)
-                self._protocols[receiver] = protocol
             outbound = side.receive(sender, kind, body)
         except (ProtocolError, CryptoError) as error:
             self.refused.append((sender, receiver, label, str(error)))
@@ -77,13 +75,3 @@ class InProcessNetwork:
                 self._post(receiver, protocol, self.sides[receiver].poll())
             return
         self._post(receiver, protocol, outbound)
-
-    def expire(self) -> None:
-        """Every unfinished side's deadline passes."""
-        for identity, side in self.sides.items():
-            if side.finished:
-                continue
-            try:
-                self._post(identity, self._protocols[identity], side.on_deadline())
-            except (ProtocolError, CryptoError) as error:
-                side.abort(str(error))
