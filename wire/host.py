@@ -84,12 +84,9 @@ class RoleHost:
         return self._hosted(me, session_id).side
 
     # ------------------------------------------------------------------ RPCs
-    async def step(self, context, envelope: role_pb2.Envelope, sender: Identity | None = None) -> HostedSession:
-        if sender is None:
-            sender, me = identities(envelope)
-            require_speaks_for(context, sender)
-        else:
-            me = identities(envelope)[1]
+    async def step(self, context, envelope: role_pb2.Envelope) -> HostedSession:
+        sender, me = identities(envelope)
+        require_speaks_for(context, sender)
         protocol, kind, body = unwrap(envelope, self.protocols)
         registry = self._registry(me)
         session_id = envelope.session_id
@@ -123,7 +120,7 @@ class RoleHost:
         if sender != CLIENT:
             raise denied("results go to the client")
         if envelope.WhichOneof("body") is not None:
-            hosted = await self.step(context, envelope, sender=CLIENT)
+            hosted = await self.step(context, envelope)
             try:
                 await hosted.settled.wait()
             except asyncio.CancelledError:  # the client gave up on a session it opened: nobody keeps it
