@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from launcher import client, hardening, processes
+from launcher import dppp_client, hardening, processes
 from launcher.pathak_client import run_pathak_session
 from launcher.progress import progress
 from sessions.identity import AGGREGATOR, CURATOR, party
@@ -46,7 +46,7 @@ def run(bits: int = 1024, parties: int = 3, cases_per_rpc: int = 200, sessions: 
             return run_pathak_session(topology, client_data, parameters, session_id=session_id)
 
         def dppp(session_id):
-            return client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=deadline,
+            return dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=deadline,
                                            session_id=session_id)
 
         try:
@@ -69,7 +69,7 @@ def run(bits: int = 1024, parties: int = 3, cases_per_rpc: int = 200, sessions: 
                 return await asyncio.gather(
                     *(run_pathak_session(topology, client_data, relaxed, session_id=f"concurrent-p{i}")
                       for i in range(concurrent[0])),
-                    *(client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=240.0,
+                    *(dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=240.0,
                                               session_id=f"concurrent-d{i}") for i in range(concurrent[1])),
                     return_exceptions=True)
 

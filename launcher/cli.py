@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import logging
 import os
 import sys
@@ -12,28 +10,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from cryptocore.paillier import DEFAULT_KEY_BITS, MIN_KEY_BITS
+from cryptocore.paillier import DEFAULT_KEY_BITS
+from launcher.options import key_bits, warn_small_key, write_json
 
 DEFAULT_RUN_DIR = Path(".mpdp-run")
-
-
-def _key_bits(value: str) -> int:
-    bits = int(value)
-    if bits < MIN_KEY_BITS or bits % 2:
-        raise argparse.ArgumentTypeError(f"key size must be an even number of bits ≥ {MIN_KEY_BITS}")
-    return bits
-
-
-def _warn_small_key(bits: int) -> None:
-    if bits < DEFAULT_KEY_BITS:
-        print(f"warning: {bits}-bit keys are for tests and quick demos only; use {DEFAULT_KEY_BITS}.", file=sys.stderr)
-
-
-def _write_json(path: Path | None, report: dict) -> None:
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(report, indent=2))
-        print(f"report written to {path}")
 
 
 def _faults(values: list[str]) -> dict[int, str]:
@@ -47,21 +27,21 @@ def _faults(values: list[str]) -> dict[int, str]:
 def _bench_hardening(args) -> int:
     from launcher import bench_hardening
 
-    _warn_small_key(args.bits)
+    warn_small_key(args.bits)
     report = bench_hardening.run(args.bits, args.parties, args.cases, args.sessions, args.seed,
                                  full_faults=args.faults == "full")
     print(bench_hardening.summary(report))
-    _write_json(args.json, report)
+    write_json(args.json, report)
     return 0
 
 
 def _bench(args) -> int:
     from launcher import bench_crypto
 
-    _warn_small_key(args.bits)
+    warn_small_key(args.bits)
     report = bench_crypto.run(args.bits, args.repeat)
     print(bench_crypto.summary(report))
-    _write_json(args.json, report)
+    write_json(args.json, report)
     return 0
 
 
@@ -78,7 +58,7 @@ def _keygen(args) -> int:
     from launcher.keygen import ceremony
     from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 
-    _warn_small_key(args.bits)
+    warn_small_key(args.bits)
     started = time.perf_counter()
     paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force)
     print(f"threshold key: {holders} holders, t = {threshold}, {args.bits} bits, {time.perf_counter() - started:.1f} s")
@@ -105,7 +85,7 @@ def _up(args) -> int:
         processes.wait_healthy(topology, timeout=args.startup_timeout)
         print(f"attached: {len(topology.roles)} roles in {args.topology} are serving")
         return 0
-    _warn_small_key(args.bits)
+    warn_small_key(args.bits)
     if args.insecure:
         print("warning: --insecure: plaintext channels, senders are not authenticated", file=sys.stderr)
     topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
@@ -134,7 +114,7 @@ def _prepare(args) -> int:
     from launcher import processes
     from sessions.identity import AGGREGATOR, CURATOR, party
 
-    _warn_small_key(args.bits)
+    warn_small_key(args.bits)
     addresses = _addresses(args.address)
     expected = {AGGREGATOR, CURATOR, *(party(j) for j in range(1, args.parties + 1))}
     if set(addresses) != expected:
@@ -199,115 +179,52 @@ def _resolve_run(args):
         raise SystemExit(f"mpdp: error: no deployment in {run.path}: start one with `mpdp up --run-dir {args.run_dir}`")
     topology = Topology.load(args.topology or run.topology)
     client_data = client.load_client_data(args.client_data or run.client_data)
-    if args.dataset and args.dataset != str(client_data["dataset"]):
-        raise SystemExit(f"the running topology holds {client_data['dataset']!r}, not {args.dataset!r}; "
-                         "restart it with `mpdp up --dataset …`")
-    if args.teachers and args.teachers != len(topology.parties):
-        raise SystemExit(f"the running topology has {len(topology.parties)} teachers, not {args.teachers}")
+    expected = {"dataset": str(client_data["dataset"]), "split": str(client_data["split"])}
+    for option, held in expected.items():
+        asked = getattr(args, option, None)
+        if asked and asked != held:
+            raise SystemExit(f"the running topology's {option} is {held!r}, not {asked!r}; "
+                             f"restart it with `mpdp up --{option} …`")
+    if args.parties and args.parties != len(topology.parties):
+        raise SystemExit(f"the running topology has {len(topology.parties)} parties, not {args.parties}")
     return topology, client_data
 
 
-def _run_dppp(args) -> dict:
-    from launcher import client
-    from launcher.summary import dppp_summary
-
+def _run_session(protocol, args) -> dict:
     topology, client_data = _resolve_run(args)
-    queries = min(args.queries, len(client_data["public_features"]))
-    report = asyncio.run(client.run_dppp_session(topology, client_data, args.epsilon, args.delta, queries,
-                                                  packed=not args.no_packing, deadline_s=args.deadline))
-    print(dppp_summary(report))
-    _write_json(args.report, report)
+    report = protocol.run(args, topology, client_data)
+    print(protocol.summary(report))
+    write_json(args.report, report)
     return report
 
 
 def _run(args) -> int:
-    _run_dppp(args)
-    return 0
+    from launcher.registry import PROTOCOLS
 
-
-def pathak_parameters(args, parties: int, dimension: int):
-    from pathak.parameters import PathakParameters
-
-    return PathakParameters(
-        epsilon=args.epsilon, delta=args.delta, regularization=args.regularization, mechanism=args.mechanism,
-        calibration=args.calibration, parties=parties, dimension=dimension, n_min=args.n_min,
-        deadline_seconds=args.deadline,
-    )
-
-
-def _run_pathak(args) -> dict:
-    from launcher.pathak_client import run_pathak_session
-    from launcher.summary import pathak_summary
-
-    topology, client_data = _resolve_run(args)
-    if args.split and args.split != str(client_data["split"]):
-        raise SystemExit(f"the running topology's data is split {client_data['split']!r}, not {args.split!r}; "
-                         "restart it with `mpdp up --split …`")
-    parameters = pathak_parameters(args, len(topology.parties), client_data["test_features"].shape[1])
-    report = asyncio.run(run_pathak_session(topology, client_data, parameters))
-    report["evaluator_view"]["party_sizes"] = client_data["party_sizes"].tolist()  # the launcher's split
-    print(pathak_summary(report))
-    _write_json(args.report, report)
-    return report
-
-
-def _run_pathak_command(args) -> int:
-    _run_pathak(args)
+    _run_session(PROTOCOLS[args.protocol], args)
     return 0
 
 
 def _demo(args) -> int:
     from launcher import processes
+    from launcher.protocol import protocol_arguments
+    from launcher.registry import PROTOCOLS
 
-    _warn_small_key(args.bits)
+    warn_small_key(args.bits)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as run_dir:
         print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
               f"({args.bits}-bit keys) …", flush=True)
         processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split)
         try:
-            args.run_dir, args.topology, args.client_data, args.teachers = Path(run_dir), None, None, None
-            _run_dppp(args)
-            print()
-            args.epsilon, args.report = args.pathak_epsilon, args.pathak_report
-            _run_pathak(args)
+            args.run_dir, args.topology, args.client_data = Path(run_dir), None, None
+            for index, protocol in enumerate(p for p in PROTOCOLS.values() if p.in_demo):
+                if index:
+                    print()
+                _run_session(protocol, protocol_arguments(args, protocol))
         finally:
             processes.down(Path(run_dir))
     print(f"demo finished in {time.perf_counter() - started:.1f} s; every process stopped")
-    return 0
-
-
-def _experiment(args) -> int:
-    from launcher import experiment_dppp
-    from learning.datasets import data_directory
-
-    names = args.datasets.split(",") if args.datasets else ["breast-cancer", "digits"]
-    if not args.datasets and data_directory(args.data_dir) is not None:
-        names.append("a9a")
-    report = experiment_dppp.run(args.out, names, args.epsilons, args.runs, args.queries, args.delta,
-                                 args.model, args.data_dir, args.seed)
-    for result in report["datasets"]:
-        print(f"{result['dataset']}: {result['teachers']} teachers, {result['queries']} queries "
-              f"(plot {args.out / result['plot']})")
-        for point in result["points"]:
-            row = "  ".join(f"{f} {point[f]['mean']:.3f}" for f in experiment_dppp.FRAMEWORKS)
-            print(f"  ε={point['epsilon']:<6g} {row}")
-    print(f"report written to {args.out / 'dppp_report.json'}")
-    return 0
-
-
-def _experiment_pathak(args) -> int:
-    from launcher import experiment_pathak
-
-    report = experiment_pathak.run(args.out, args.data_dir, args.runs, args.epsilons, args.lambdas, args.delta,
-                                   args.seed, args.wire_samples, args.bits)
-    print(experiment_pathak.error_table(report))
-    for check in report.get("wire_checks", []):
-        print(f"over the wire ({check['key_bits']}-bit keys): {check['mechanism']}/{check['calibration']} "
-              f"ε={check['epsilon']} λ={check['lambda']} split {check['split']}: max |ŵˢ − reference| = "
-              f"{check['max_abs_difference']:.1e} ({'matches' if check['matches'] else 'DOES NOT MATCH'}), "
-              f"{check['session_seconds']:.1f} s")
-    print(f"report written to {args.out / 'pathak_report.json'}; plots: {', '.join(report['plots'])}")
     return 0
 
 
@@ -321,44 +238,33 @@ def _add_dataset_options(parser) -> None:
                         help="party data sizes: even, 15, 10 (Pathak's splits) or comma-separated sizes")
 
 
-def _add_dppp_options(parser) -> None:
-    parser.add_argument("--epsilon", type=float, default=10.0, help="budget of the whole run, all queries composed")
-    parser.add_argument("--delta", type=float, default=1e-5)
-    parser.add_argument("--queries", type=int, default=40,
-                        help="public points to label (default 40; every query spends budget)")
-    parser.add_argument("--no-packing", action="store_true", help="one ciphertext per (query, class): the baseline")
-    parser.add_argument("--deadline", type=float, default=120.0, help="round deadline per stage, seconds")
-    parser.add_argument("--report", type=Path, help="write the JSON report here")
-
-
-def _add_pathak_options(parser, with_dppp: bool = False) -> None:
-    """Pathak's options; `with_dppp` when the parser already has DPPP's --delta and --deadline (the demo)."""
-    from privacy.mechanisms import CALIBRATIONS, MECHANISMS
-
-    parser.add_argument("--lambda", dest="regularization", type=float, default=0.01,
-                        help="λ of the λ/2·‖w‖² regulariser (the paper's λ·wᵀw is λ/2 here)")
-    parser.add_argument("--mechanism", choices=MECHANISMS, default="l2-laplace")
-    parser.add_argument("--calibration", choices=CALIBRATIONS, default="tight")
-    parser.add_argument("--n-min", type=int, default=1, help="public lower bound on n_j for the clamp bound")
-    if not with_dppp:
-        parser.add_argument("--delta", type=float, default=1e-5, help="δ of the Gaussian mechanism")
-        parser.add_argument("--deadline", type=float, default=300.0, help="session deadline, seconds")
+def _add_deployment_options(parser) -> None:
+    """Which running deployment a session uses, and what it must hold."""
+    parser.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    parser.add_argument("--topology", type=Path, help="default: the run directory's")
+    parser.add_argument("--client-data", type=Path, help="public and test data (default: the run directory's)")
+    parser.add_argument("--dataset", help="must name the data set the topology was started with")
+    parser.add_argument("--split", help="must name the split the topology was started with")
+    parser.add_argument("--parties", "--teachers", dest="parties", type=int,
+                        help="must equal the topology's number of parties")
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from launcher.protocol import Option
+
     parser = argparse.ArgumentParser(prog="mpdp", description="Privacy-preserving multiparty learning over gRPC")
     commands = parser.add_subparsers(dest="command", required=True)
 
     bench = commands.add_parser("bench", help="measure costs and print figures")
     targets = bench.add_subparsers(dest="target", required=True)
     crypto = targets.add_parser("crypto", help="the cryptographic core")
-    crypto.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
+    crypto.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
     crypto.add_argument("--repeat", type=int, default=20, help="calls per timed operation")
     crypto.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     crypto.set_defaults(handler=_bench)
 
     hardening = targets.add_parser("hardening", help="fuzzing, faults, concurrent sessions, resource growth")
-    hardening.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
+    hardening.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
     hardening.add_argument("--parties", type=int, default=3)
     hardening.add_argument("--cases", type=int, default=200, help="fuzz cases per RPC of every role")
     hardening.add_argument("--sessions", type=int, default=100, help="sequential sessions for resource growth")
@@ -385,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
     keygen = commands.add_parser("keygen", help="threshold key ceremony: one file per key holder + the public key")
     keygen.add_argument("--parties", type=int, required=True)
     keygen.add_argument("--out", type=Path, required=True)
-    keygen.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)
+    keygen.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     keygen.add_argument("--threshold", type=int, help="t (default ⌊2ℓ/3⌋ + 1)")
     keygen.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
     keygen.set_defaults(handler=_keygen)
@@ -396,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="logical parties hosted by one process (default 1: a process per party)")
     up.add_argument("--topology", type=Path, help="attach to the roles this file names instead of starting them")
     up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
-    up.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)
+    up.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     up.add_argument("--model", help="teachers' model: svm-rbf (default), logistic, random-forest, knn")
     up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
     up.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
@@ -412,7 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
     prepare.add_argument("--out", type=Path, required=True)
     prepare.add_argument("--address", action="append", help="ROLE/ID=HOST:PORT, once per role (peers dial it)")
     prepare.add_argument("--listen-host", help="servers bind this host (e.g. 0.0.0.0 in containers) on their port")
-    prepare.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)
+    prepare.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     prepare.add_argument("--model", help="teachers' model")
     prepare.add_argument("--insecure", action="store_true", help="no certificates: plaintext deployment")
     prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
@@ -440,65 +346,38 @@ def build_parser() -> argparse.ArgumentParser:
     ps = commands.add_parser("ps", help="list the mpdp role servers running on this machine")
     ps.set_defaults(handler=_ps)
 
+    from launcher.registry import PROTOCOLS
+
     run = commands.add_parser("run", help="run a protocol session against a running topology")
     protocols = run.add_subparsers(dest="protocol", required=True)
-    dppp = protocols.add_parser("dppp", help="distributed privacy-preserving prediction")
-    dppp.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
-    dppp.add_argument("--topology", type=Path, help="default: the run directory's")
-    dppp.add_argument("--client-data", type=Path, help="public/test data (default: the run directory's)")
-    dppp.add_argument("--dataset", help="must name the data set the topology was started with")
-    dppp.add_argument("--teachers", type=int, help="must equal the topology's number of parties")
-    _add_dppp_options(dppp)
-    dppp.set_defaults(handler=_run)
+    for protocol in PROTOCOLS.values():
+        session = protocols.add_parser(protocol.name, help=protocol.help)
+        _add_deployment_options(session)
+        session.add_argument("--report", type=Path, help="write the JSON report here")
+        for option in protocol.options():
+            option.add_to(session)
+        session.set_defaults(handler=_run)
 
-    pathak = protocols.add_parser("pathak", help="Pathak–Rane–Raj 2010 multiparty differentially private classifier")
-    pathak.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
-    pathak.add_argument("--topology", type=Path, help="default: the run directory's")
-    pathak.add_argument("--client-data", type=Path, help="test data (default: the run directory's)")
-    pathak.add_argument("--dataset", help="must name the data set the topology was started with")
-    pathak.add_argument("--parties", dest="teachers", type=int, help="must equal the topology's number of parties")
-    pathak.add_argument("--split", help="must name the split the topology was started with")
-    pathak.add_argument("--epsilon", type=float, default=1.0)
-    pathak.add_argument("--report", type=Path, help="write the JSON report here")
-    _add_pathak_options(pathak)
-    pathak.set_defaults(handler=_run_pathak_command)
-
-    demo = commands.add_parser("demo", help="up, run DPPP and Pathak, print summaries, down")
+    demo = commands.add_parser("demo", help="up, run " + " and ".join(p.name for p in PROTOCOLS.values() if p.in_demo)
+                               + " (options prefixed by the protocol), print summaries, down")
     demo.add_argument("--parties", type=int, default=5)
-    demo.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS)
-    demo.add_argument("--pathak-epsilon", type=float, default=1.0)
-    demo.add_argument("--pathak-report", type=Path)
+    demo.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     _add_dataset_options(demo)
-    _add_dppp_options(demo)
-    _add_pathak_options(demo, with_dppp=True)
+    for protocol in PROTOCOLS.values():
+        if protocol.in_demo:
+            Option("report", {"type": Path, "help": f"write {protocol.name}'s JSON report here"}).add_to(demo, protocol.name)
+            for option in protocol.options():
+                option.add_to(demo, protocol.name)
     demo.set_defaults(handler=_demo)
 
     experiment = commands.add_parser("experiment", help="reproduce a paper's comparison; JSON report and PNG plots")
     experiments = experiment.add_subparsers(dest="experiment", required=True)
-    dppp_experiment = experiments.add_parser("dppp", help="DPPP paper, Section 7")
-    dppp_experiment.add_argument("--out", type=Path, required=True)
-    dppp_experiment.add_argument("--datasets", help="comma-separated (default: breast-cancer,digits, and a9a when "
-                                                    "a data directory is given)")
-    dppp_experiment.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
-    dppp_experiment.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1, 2, 5, 10, 20, 50])
-    dppp_experiment.add_argument("--runs", type=int, default=20)
-    dppp_experiment.add_argument("--queries", type=int, default=50, help="public queries labeled per run")
-    dppp_experiment.add_argument("--delta", type=float, help="default 1/n_train")
-    dppp_experiment.add_argument("--model", default="svm-rbf", help="teachers' model")
-    dppp_experiment.add_argument("--seed", type=int, default=2026)
-    dppp_experiment.set_defaults(handler=_experiment)
-    pathak_experiment = experiments.add_parser("pathak", help="Pathak et al., Section 5 / Figure 2 (needs a9a)")
-    pathak_experiment.add_argument("--out", type=Path, required=True)
-    pathak_experiment.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
-    pathak_experiment.add_argument("--runs", type=int, default=200)
-    pathak_experiment.add_argument("--epsilons", type=float, nargs="+", default=[0.01, 0.03, 0.1, 0.3, 1, 3, 10])
-    pathak_experiment.add_argument("--lambdas", type=float, nargs="+", default=[1.0, 0.001])
-    pathak_experiment.add_argument("--delta", type=float, default=1e-5, help="δ of the Gaussian mechanism")
-    pathak_experiment.add_argument("--seed", type=int, default=2010)
-    pathak_experiment.add_argument("--wire-samples", type=int, default=2,
-                                   help="points re-run over the wire (split 10, last λ) and compared with the reference")
-    pathak_experiment.add_argument("--bits", type=_key_bits, default=DEFAULT_KEY_BITS, help="key size of those sessions")
-    pathak_experiment.set_defaults(handler=_experiment_pathak)
+    for protocol in PROTOCOLS.values():
+        if protocol.experiment is not None:
+            reproduce = experiments.add_parser(protocol.name, help=protocol.experiment.help)
+            for option in protocol.experiment.options():
+                option.add_to(reproduce)
+            reproduce.set_defaults(handler=protocol.experiment.run)
     return parser
 
 

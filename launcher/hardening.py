@@ -332,7 +332,7 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
     import signal
     import threading
 
-    from launcher import client
+    from launcher import dppp_client
     from launcher.pathak_client import run_pathak_session
 
     run = processes.RunDirectory(run_dir)
@@ -342,7 +342,7 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
     def session(protocol: str, session_id: str):
         if protocol == "pathak":
             return run_pathak_session(topology, client_data, pathak_parameters, session_id=session_id)
-        return client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=deadline, session_id=session_id)
+        return dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=deadline, session_id=session_id)
 
     for protocol, identity, fault in scenarios:
         timed = fault in ("SIGKILL", "SIGSTOP")

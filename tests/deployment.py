@@ -11,7 +11,7 @@ from pathlib import Path
 
 import grpc
 
-from launcher import certs, client, processes
+from launcher import certs, client, dppp_client, processes
 from learning import datasets
 from mpdp_proto.v1.role_pb2_grpc import RoleStub
 from sessions.identity import CLIENT, Identity
@@ -88,10 +88,10 @@ class Deployment:
     def run_dppp(self, **overrides) -> dict:
         options = dict(epsilon=10.0, delta=1e-5, queries=12, deadline_s=30.0)
         options.update(overrides)
-        return asyncio.run(client.run_dppp_session(self.topology, self.client_data, **options))
+        return asyncio.run(dppp_client.run_dppp_session(self.topology, self.client_data, **options))
 
     def test_records(self, session_id: str):
-        return asyncio.run(client.test_records(self.topology, session_id))
+        return asyncio.run(dppp_client.test_records(self.topology, session_id))
 
     def pid(self, identity: Identity) -> int:
         return json.loads(self.run.processes.read_text())[str(identity)]

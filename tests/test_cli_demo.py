@@ -50,7 +50,7 @@ def test_up_run_down_leaves_no_process(tmp_path):
 
 
 def test_demo_runs_and_stops_everything():
-    demo = _mpdp("demo", "--bits", "1024", "--parties", "3", "--queries", "5")
+    demo = _mpdp("demo", "--bits", "1024", "--parties", "3", "--dppp-queries", "5")
     assert demo.returncode == 0, demo.stderr
     assert "every process stopped" in demo.stdout
     assert _serving_processes("mpdp-demo-") == []

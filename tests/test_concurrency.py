@@ -2,7 +2,7 @@
 
 import asyncio
 
-from launcher import client
+from launcher import dppp_client
 from launcher.pathak_client import run_pathak_session
 
 PATHAK_SESSIONS = 10
@@ -15,7 +15,7 @@ def test_ten_pathak_sessions_and_twenty_dppp_rounds_at_once(pool):
     async def all_at_once():
         pathak = [run_pathak_session(d.topology, d.client_data, d.pathak_parameters(deadline_seconds=240.0),
                                      session_id=f"concurrent-pathak-{i}") for i in range(PATHAK_SESSIONS)]
-        dppp = [client.run_dppp_session(d.topology, d.client_data, 5.0, 1e-5, 6, deadline_s=240.0,
+        dppp = [dppp_client.run_dppp_session(d.topology, d.client_data, 5.0, 1e-5, 6, deadline_s=240.0,
                                         session_id=f"concurrent-dppp-{i}") for i in range(DPPP_ROUNDS)]
         return await asyncio.gather(*pathak, *dppp, return_exceptions=True)
 

@@ -40,6 +40,32 @@ def test_a_test_only_protocol_runs_through_the_registries_alone(threshold_key):
                             ("party", "aggregator", "Step/extension"): k + holders}
 
 
+def test_the_launcher_builds_run_demo_and_experiment_from_its_registry(monkeypatch):
+    """One launcher entry gives `run <name>`, prefixed demo options and an experiment; cli.py is not edited."""
+    from launcher import cli, registry
+    from launcher.protocol import Experiment, LauncherProtocol, Option, protocol_arguments
+
+    ran = []
+    entry = LauncherProtocol(
+        name="secure-sum", help="sum of one integer per party",
+        options=lambda: [Option("modulus", {"type": int, "default": 7})],
+        run=lambda args, topology, data: {"modulus": args.modulus},
+        summary=lambda report: f"sum mod {report['modulus']}",
+        experiment=Experiment("sweep", lambda: [Option("out", {"type": Path})],
+                              lambda args: ran.append(args.out) or 0),
+    )
+    monkeypatch.setitem(registry.PROTOCOLS, entry.name, entry)
+    parser = cli.build_parser()
+    run = parser.parse_args(["run", "secure-sum", "--modulus", "11", "--run-dir", "somewhere"])
+    assert run.protocol == "secure-sum" and run.modulus == 11 and run.handler is cli._run
+    demo = parser.parse_args(["demo", "--secure-sum-modulus", "13", "--dppp-queries", "3"])
+    assert demo.__dict__["secure-sum__modulus"] == 13 and demo.dppp__queries == 3
+    seen = protocol_arguments(demo, entry)
+    assert seen.modulus == 13 and seen.parties == 5 and not hasattr(seen, "queries")
+    experiment = parser.parse_args(["experiment", "secure-sum", "--out", "x"])
+    assert experiment.handler(experiment) == 0 and ran == [Path("x")]
+
+
 LAYERS = {  # a package may import only from packages of a lower layer (or its own)
     "cryptocore": 0, "privacy": 0, "learning": 0, "mpdp_proto": 0,
     "sessions": 1, "threshold_sum": 2, "wire": 2,

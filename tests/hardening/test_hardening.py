@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from launcher import client, hardening, processes
+from launcher import dppp_client, hardening, processes
 from launcher.pathak_client import run_pathak_session
 from sessions.identity import AGGREGATOR, CURATOR, party
 
@@ -33,7 +33,7 @@ def _pathak(target, session_id):
 
 def _dppp(target, session_id):
     run, topology, client_data, _ = target
-    return asyncio.run(client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=DEADLINE,
+    return asyncio.run(dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=DEADLINE,
                                                session_id=session_id))
 
 

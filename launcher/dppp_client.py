@@ -1,0 +1,102 @@
+"""The DPPP client ("Dave"): opens a round at the aggregator and waits for the
+released labels, trains and evaluates the student, and builds the report
+(protocol, parameters, result, privacy, traffic, timing)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+import grpc
+import numpy as np
+
+from cryptocore import keyfiles
+from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
+from launcher.client import collect_traffic, role_stub, to_role
+from launcher.progress import progress
+from learning import models
+from mpdp_proto.v1 import dppp_pb2
+from sessions.identity import AGGREGATOR, CLIENT
+from sessions.matrices import matrix_to_proto
+from wire.channels import PeerChannels
+from wire.topology import Topology
+from wire.traffic import TrafficLog
+
+
+async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float, delta: float, queries: int,
+                           packed: bool = True, honest_fraction: float = DEFAULT_HONEST_FRACTION,
+                           deadline_s: float = 120.0, session_id: str | None = None) -> dict:
+    public_key = keyfiles.load_public_key(topology.public_key)
+    public_features = client_data["public_features"]
+    if not 1 <= queries <= len(public_features):
+        raise ValueError(f"--queries must be in [1, {len(public_features)}] for this data set")
+    classes = int(client_data["classes"])
+    parameters = DpppParameters(epsilon, delta, queries, classes, len(topology.parties), honest_fraction, packed,
+                                public_key.key_id)
+    session_id = session_id or secrets.token_hex(8)
+    own_log = TrafficLog()
+    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
+    started = time.perf_counter()
+    try:
+        progress(f"DPPP session {session_id}: {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
+        request = dppp_pb2.DpppRoundRequest(parameters=parameters.to_proto(),
+                                            features=matrix_to_proto(public_features[:queries]),
+                                            deadline_seconds=deadline_s)
+        reply = await role_stub(peers, AGGREGATOR).AwaitResult(
+            to_role(session_id, AGGREGATOR, dppp=dppp_pb2.DpppMessage(open=request)), timeout=4 * deadline_s + 60)
+        result = reply.dppp.result
+        round_s = time.perf_counter() - started
+        progress("round complete; collecting traffic from every role")
+        traffic = await collect_traffic(peers, topology, session_id, own_log)
+    finally:
+        await peers.close()
+
+    labels = np.array(result.labels, dtype=int)
+    histograms = np.array(result.histograms, dtype=np.int64).reshape(result.queries, result.classes)
+    student = models.train(models.DEFAULT_STUDENT_MODEL, public_features[:queries], labels)
+    true_labels = client_data["public_labels"][:queries]
+    timing = {t.stage: t.seconds for t in result.timing}
+    timing["client_round_trip"] = round_s
+    return {
+        "protocol": "dppp",
+        "session_id": session_id,
+        "parameters": {
+            "dataset": str(client_data["dataset"]), "dataset_source": str(client_data["source"]),
+            "teachers": len(topology.parties), "key_holders": public_key.holders, "threshold": public_key.threshold,
+            "key_bits": public_key.n.bit_length(), "queries": queries, "classes": classes,
+            "epsilon": epsilon, "delta": delta, "honest_fraction": honest_fraction, "packed": packed,
+            "deadline_s": deadline_s,
+        },
+        "result": {
+            "labels": labels.tolist(),
+            "histograms": histograms.tolist(),
+            "label_agreement_with_truth": float(np.mean(labels == true_labels)),
+            "student_model": models.DEFAULT_STUDENT_MODEL,
+            "student_test_accuracy": models.accuracy(student, client_data["test_features"], client_data["test_labels"]),
+            "contributors": list(result.contributors),
+            "decryptors": list(result.decryptors),
+            "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
+        },
+        "privacy": parameters.calibration.report(len(result.contributors)),
+        "traffic": traffic["summary"],
+        "traffic_detail": traffic["detail"],
+        "traffic_client_observed": traffic["client_observed"],
+        "timing": timing,
+    }
+
+
+async def test_records(topology: Topology, session_id: str) -> dict[int, dppp_pb2.DpppTestRecord]:
+    """Test mode only: what each teacher drew."""
+    peers = PeerChannels(CLIENT, topology.addresses, TrafficLog(), topology.tls_for(CLIENT), hosts=topology.principals)
+    try:
+        records = {}
+        for entry in topology.parties:
+            try:
+                reply = await role_stub(peers, entry.identity).GetTestRecord(to_role(session_id, entry.identity),
+                                                                            timeout=10)
+            except grpc.aio.AioRpcError:
+                continue
+            records[entry.identity.id] = reply.dppp.test_record
+        return records
+    finally:
+        await peers.close()

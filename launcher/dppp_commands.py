@@ -1,0 +1,92 @@
+"""DPPP's entry in the launcher: session options, one round, its summary, the Section 7 experiment."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from launcher.protocol import Experiment, LauncherProtocol, Option, Report
+from launcher.summary import traffic_lines
+
+
+def session_options() -> list[Option]:
+    return [
+        Option("epsilon", {"type": float, "default": 10.0, "help": "budget of the whole run, all queries composed"}),
+        Option("delta", {"type": float, "default": 1e-5}),
+        Option("queries", {"type": int, "default": 40,
+                           "help": "public points to label (default 40; every query spends budget)"}),
+        Option("no-packing", {"action": "store_true", "help": "one ciphertext per (query, class): the baseline"}),
+        Option("deadline", {"type": float, "default": 120.0, "help": "round deadline per stage, seconds"}),
+    ]
+
+
+def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
+    from launcher.dppp_client import run_dppp_session
+
+    queries = min(args.queries, len(client_data["public_features"]))
+    return asyncio.run(run_dppp_session(topology, client_data, args.epsilon, args.delta, queries,
+                                        packed=not args.no_packing, deadline_s=args.deadline))
+
+
+def summary(report: Report) -> str:
+    p, r, privacy, timing = report["parameters"], report["result"], report["privacy"], report["timing"]
+    lines = [
+        f"DPPP on {p['dataset']}: {p['teachers']} teachers, {p['key_holders']} key holders (t = {p['threshold']}), "
+        f"{p['key_bits']}-bit threshold Paillier, {'packed' if p['packed'] else 'unpacked'} votes",
+        f"  privacy: (ε = {privacy['epsilon']}, δ = {privacy['delta']}) over {privacy['queries']} queries; "
+        f"ε per query {privacy['epsilon_per_query']:.3f}; unit: {privacy['unit']}",
+        f"  noise: Bin(N, ½) with N = {privacy['total_tosses_required']} (exact PLD accounting; "
+        f"a Theorem-1-style bound would need {privacy['theorem1_style_tosses']}), N_i = {privacy['tosses_per_teacher']}",
+        f"  contributors {r['contributors']}, decryptors {r['decryptors']}"
+        + (f", rejected shares {r['rejected_shares']}" if r["rejected_shares"] else ""),
+        f"  noisy labels agree with the truth on {r['label_agreement_with_truth']:.1%} of queries",
+        f"  student ({r['student_model']}) test accuracy: {r['student_test_accuracy']:.1%}",
+        *traffic_lines(report["traffic"]),
+    ]
+    lines.append("  timing: " + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in timing.items()))
+    return "\n".join(lines)
+
+
+def experiment_options() -> list[Option]:
+    return [
+        Option("out", {"type": Path, "required": True}),
+        Option("datasets", {"help": "comma-separated (default: breast-cancer,digits, and a9a when a data directory "
+                                    "is given)"}),
+        Option("data-dir", {"help": "directory holding a9a (default: $MPDP_DATA_DIR)"}),
+        Option("epsilons", {"type": float, "nargs": "+", "default": [0.5, 1, 2, 5, 10, 20, 50]}),
+        Option("runs", {"type": int, "default": 20}),
+        Option("queries", {"type": int, "default": 50, "help": "public queries labeled per run"}),
+        Option("delta", {"type": float, "help": "default 1/n_train"}),
+        Option("model", {"default": "svm-rbf", "help": "teachers' model"}),
+        Option("seed", {"type": int, "default": 2026}),
+    ]
+
+
+def run_experiment(args: argparse.Namespace) -> int:
+    from launcher import experiment_dppp
+    from learning.datasets import data_directory
+
+    names = args.datasets.split(",") if args.datasets else ["breast-cancer", "digits"]
+    if not args.datasets and data_directory(args.data_dir) is not None:
+        names.append("a9a")
+    report = experiment_dppp.run(args.out, names, args.epsilons, args.runs, args.queries, args.delta,
+                                 args.model, args.data_dir, args.seed)
+    for result in report["datasets"]:
+        print(f"{result['dataset']}: {result['teachers']} teachers, {result['queries']} queries "
+              f"(plot {args.out / result['plot']})")
+        for point in result["points"]:
+            row = "  ".join(f"{f} {point[f]['mean']:.3f}" for f in experiment_dppp.FRAMEWORKS)
+            print(f"  ε={point['epsilon']:<6g} {row}")
+    print(f"report written to {args.out / 'dppp_report.json'}")
+    return 0
+
+
+PROTOCOL = LauncherProtocol(
+    name="dppp",
+    help="distributed privacy-preserving prediction",
+    options=session_options,
+    run=run_session,
+    summary=summary,
+    experiment=Experiment("DPPP paper, Section 7", experiment_options, run_experiment),
+)

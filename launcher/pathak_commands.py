@@ -1,0 +1,105 @@
+"""Pathak–Rane–Raj's entry in the launcher: session options, one session, its summary, the Figure 2 experiment."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from cryptocore.paillier import DEFAULT_KEY_BITS
+from launcher.options import key_bits
+from launcher.protocol import Experiment, LauncherProtocol, Option, Report
+from launcher.summary import traffic_lines
+
+
+def session_options() -> list[Option]:
+    from privacy.mechanisms import CALIBRATIONS, MECHANISMS
+
+    return [
+        Option("epsilon", {"type": float, "default": 1.0}),
+        Option("delta", {"type": float, "default": 1e-5, "help": "δ of the Gaussian mechanism"}),
+        Option("lambda", {"type": float, "default": 0.01,
+                          "help": "λ of the λ/2·‖w‖² regulariser (the paper's λ·wᵀw is λ/2 here)"},
+               dest="regularization"),
+        Option("mechanism", {"choices": MECHANISMS, "default": "l2-laplace"}),
+        Option("calibration", {"choices": CALIBRATIONS, "default": "tight"}),
+        Option("n-min", {"type": int, "default": 1, "help": "public lower bound on n_j for the clamp bound"}),
+        Option("deadline", {"type": float, "default": 300.0, "help": "session deadline, seconds"}),
+    ]
+
+
+def parameters(args: argparse.Namespace, parties: int, dimension: int):
+    from pathak.parameters import PathakParameters
+
+    return PathakParameters(
+        epsilon=args.epsilon, delta=args.delta, regularization=args.regularization, mechanism=args.mechanism,
+        calibration=args.calibration, parties=parties, dimension=dimension, n_min=args.n_min,
+        deadline_seconds=args.deadline,
+    )
+
+
+def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
+    from launcher.pathak_client import run_pathak_session
+
+    chosen = parameters(args, len(topology.parties), client_data["test_features"].shape[1])
+    report = asyncio.run(run_pathak_session(topology, client_data, chosen))
+    report["evaluator_view"]["party_sizes"] = client_data["party_sizes"].tolist()  # the launcher's split
+    return report
+
+
+def summary(report: Report) -> str:
+    p, r, privacy, evaluator = report["parameters"], report["result"], report["privacy"], report["evaluator_view"]
+    lines = [
+        f"Pathak–Rane–Raj on {p['dataset']}: K = {p['parties']} parties, d = {p['dimension']}, λ = {p['regularization']}",
+        f"  privacy: {privacy['mechanism']} / {privacy['calibration']} calibration, ε = {privacy['epsilon']}"
+        + (f" (really gives ε = {privacy['epsilon_effective']:.3g})" if "epsilon_effective" in privacy else "")
+        + f", δ = {privacy['delta']:.2g}; unit: {privacy['unit']}",
+        f"  ŵˢ: norm {r['norm']:.4f}, test accuracy {r['test_accuracy']:.1%}",
+        f"  secure comparisons of ℓ = {p['comparison_bits']} bits; noise slots of {p['noise_value_bits']} bits",
+        "  timing: " + ", ".join(f"{k} {v:.2f} s" for k, v in report["timing"].items() if isinstance(v, float)),
+        f"  hides {report['hides']}; not hidden: {'; '.join(report['does_not_hide'])}",
+        "  evaluator's view (operator only; no protocol role sees it):",
+        f"    party sizes {evaluator.get('party_sizes', '?')}",
+        *traffic_lines(evaluator["traffic"], "    traffic (each RPC counted once):"),
+    ]
+    return "\n".join(lines)
+
+
+def experiment_options() -> list[Option]:
+    return [
+        Option("out", {"type": Path, "required": True}),
+        Option("data-dir", {"help": "directory holding a9a (default: $MPDP_DATA_DIR)"}),
+        Option("runs", {"type": int, "default": 200}),
+        Option("epsilons", {"type": float, "nargs": "+", "default": [0.01, 0.03, 0.1, 0.3, 1, 3, 10]}),
+        Option("lambdas", {"type": float, "nargs": "+", "default": [1.0, 0.001]}),
+        Option("delta", {"type": float, "default": 1e-5, "help": "δ of the Gaussian mechanism"}),
+        Option("seed", {"type": int, "default": 2010}),
+        Option("wire-samples", {"type": int, "default": 2,
+                                "help": "points re-run over the wire (split 10, last λ) and compared with the reference"}),
+        Option("bits", {"type": key_bits, "default": DEFAULT_KEY_BITS, "help": "key size of those sessions"}),
+    ]
+
+
+def run_experiment(args: argparse.Namespace) -> int:
+    from launcher import experiment_pathak
+
+    report = experiment_pathak.run(args.out, args.data_dir, args.runs, args.epsilons, args.lambdas, args.delta,
+                                   args.seed, args.wire_samples, args.bits)
+    print(experiment_pathak.error_table(report))
+    for check in report.get("wire_checks", []):
+        print(f"over the wire ({check['key_bits']}-bit keys): {check['mechanism']}/{check['calibration']} "
+              f"ε={check['epsilon']} λ={check['lambda']} split {check['split']}: max |ŵˢ − reference| = "
+              f"{check['max_abs_difference']:.1e} ({'matches' if check['matches'] else 'DOES NOT MATCH'}), "
+              f"{check['session_seconds']:.1f} s")
+    print(f"report written to {args.out / 'pathak_report.json'}; plots: {', '.join(report['plots'])}")
+    return 0
+
+
+PROTOCOL = LauncherProtocol(
+    name="pathak",
+    help="Pathak–Rane–Raj 2010 multiparty differentially private classifier",
+    options=session_options,
+    run=run_session,
+    summary=summary,
+    experiment=Experiment("Pathak et al., Section 5 / Figure 2 (needs a9a)", experiment_options, run_experiment),
+)

@@ -1,0 +1,71 @@
+"""A protocol's entry in the launcher: what `run`, `demo` and `experiment` need to
+know about it. `cli.py` builds those commands from the registry of these
+entries, so adding a protocol adds an entry, not code in `cli.py`."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Report = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Option:
+    """One command-line option: `--name` (dest from the name unless given) with argparse's keywords."""
+
+    name: str
+    keywords: dict[str, Any] = field(default_factory=dict)
+    dest: str | None = None
+
+    @property
+    def destination(self) -> str:
+        return self.dest or self.name.replace("-", "_")
+
+    def add_to(self, parser: argparse.ArgumentParser, prefix: str = "") -> None:
+        """Add the option, as `--{prefix}-{name}` with a dest of `{prefix}__{dest}` when prefixed."""
+        keywords = dict(self.keywords)
+        if keywords.get("action") not in ("store_true", "store_false"):
+            keywords.setdefault("metavar", self.name.upper().replace("-", "_"))
+        if prefix:
+            parser.add_argument(f"--{prefix}-{self.name}", dest=f"{prefix}__{self.destination}", **keywords)
+        else:
+            parser.add_argument(f"--{self.name}", dest=self.destination, **keywords)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """`mpdp experiment <protocol>`: reproduce the paper's comparison (JSON + PNG under --out)."""
+
+    help: str
+    options: Callable[[], list[Option]]
+    run: Callable[[argparse.Namespace], int]
+
+
+@dataclass(frozen=True)
+class LauncherProtocol:
+    """How the launcher runs one protocol against a running deployment.
+
+    `options` are the session's options (lazily built: choices may need imports);
+    `run(args, topology, client_data)` runs one session and returns its report;
+    `summary(report)` is what the user reads. `in_demo` protocols run in `mpdp demo`,
+    in registry order, with their options prefixed by the protocol's name.
+    """
+
+    name: str
+    help: str
+    options: Callable[[], list[Option]]
+    run: Callable[[argparse.Namespace, Any, dict], Report]
+    summary: Callable[[Report], str]
+    experiment: Experiment | None = None
+    in_demo: bool = True
+
+
+def protocol_arguments(args: argparse.Namespace, protocol: LauncherProtocol) -> argparse.Namespace:
+    """The demo's namespace seen by one protocol: its prefixed options unprefixed, the shared ones as they are."""
+    prefix = f"{protocol.name}__"
+    own = {dest[len(prefix):]: value for dest, value in vars(args).items() if dest.startswith(prefix)}
+    shared = {dest: value for dest, value in vars(args).items() if "__" not in dest}
+    return argparse.Namespace(**{**shared, **own})

@@ -1,0 +1,11 @@
+"""The protocols the launcher can run: one line per protocol, in the demo's order."""
+
+from __future__ import annotations
+
+from launcher import dppp_commands, pathak_commands
+from launcher.protocol import LauncherProtocol
+
+PROTOCOLS: dict[str, LauncherProtocol] = {p.name: p for p in (
+    dppp_commands.PROTOCOL,
+    pathak_commands.PROTOCOL,
+)}
