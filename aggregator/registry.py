@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aggregator import dppp
+from aggregator import dppp, hamm
 from cryptocore.threshold import ThresholdPublicKey
 from sessions.protocol import RoleProtocol, registry
 
@@ -11,5 +11,6 @@ def protocols(public_key: ThresholdPublicKey, teachers: list[int], key_holders: 
               *extra: RoleProtocol) -> dict[str, RoleProtocol]:
     return registry(
         dppp.protocol(public_key, teachers, key_holders),
+        hamm.protocol(public_key, teachers, key_holders),
         *extra,
     )

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from cryptocore.paillier import KeyPair
-from curator import pathak
+from curator import hamm, pathak
+from curator.resources import CuratorResources
 from sessions.protocol import RoleProtocol, registry
 
 
-def protocols(zeta: KeyPair, *extra: RoleProtocol) -> dict[str, RoleProtocol]:
+def protocols(own: CuratorResources, *extra: RoleProtocol) -> dict[str, RoleProtocol]:
     return registry(
-        pathak.protocol(zeta),
+        pathak.protocol(own.zeta),
+        hamm.protocol(own),
         *extra,
     )

@@ -55,13 +55,21 @@ def _aggregator_protocols(topology: Topology):
     return protocols(public_key, teachers, key_holders), public_key.key_id.hex()
 
 
-def _curator_protocols(topology: Topology):
+def _curator_protocols(topology: Topology, test_mode: bool):
     from cryptocore.paillier import generate_keypair
     from curator.registry import protocols
+    from curator.resources import CuratorResources
+    from learning import datasets
+    from sessions.identity import CURATOR
 
-    # ζ, Charlie's own Paillier key, at the deployment's key size.
-    zeta = generate_keypair(keyfiles.load_public_key(topology.public_key).n.bit_length())
-    return protocols(zeta), zeta.public.key_id.hex()
+    public_key = keyfiles.load_public_key(topology.public_key)
+    # ζ, Charlie's own Paillier key (Pathak), at the deployment's key size.
+    zeta = generate_keypair(public_key.n.bit_length())
+    aux_file = topology.entry(CURATOR).data
+    aux_features = datasets.load_part(aux_file)[0] if aux_file is not None else None
+    own = CuratorResources(zeta, public_key, [entry.identity.id for entry in topology.parties], topology.key_holders,
+                           aux_features, test_mode)
+    return protocols(own), zeta.public.key_id.hex()
 
 
 def run(role: str, topology_path, number: int = 0, test_mode: bool = False, fault: str | None = None,
@@ -88,7 +96,7 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
     elif role == "aggregator":
         protocols, key_id_hex = _aggregator_protocols(topology)
     else:
-        protocols, key_id_hex = _curator_protocols(topology)
+        protocols, key_id_hex = _curator_protocols(topology, test_mode)
     principal = topology.principal_of(me)
     entry = topology.entry(me)
     peers = PeerChannels(principal, topology.addresses, traffic, topology.tls_for(me), max_message_bytes, client_faults,

@@ -51,9 +51,14 @@ def _shift_pld(tosses: int):
     )
 
 
+def shifts_pld(tosses: int, shifts: int):
+    """PLD of `shifts` released coordinates, each moved by 1 by the neighbour, with Bin(tosses, ½) noise each."""
+    return _shift_pld(tosses).self_compose(shifts)
+
+
 def query_pld(tosses: int, queries: int = 1):
-    """PLD of `queries` released histograms with Bin(tosses, ½) noise per coordinate."""
-    return _shift_pld(tosses).self_compose(2 * queries)
+    """PLD of `queries` released histograms with Bin(tosses, ½) noise per coordinate (two shifts each)."""
+    return shifts_pld(tosses, 2 * queries)
 
 
 def delta_for(tosses: int, epsilon: float, queries: int) -> float:
@@ -64,21 +69,32 @@ def epsilon_for(tosses: int, delta: float, queries: int) -> float:
     return float(query_pld(tosses, queries).get_epsilon_for_delta(delta))
 
 
-@lru_cache(maxsize=256)
+def epsilon_for_shifts(tosses: int, delta: float, shifts: int) -> float:
+    return float(shifts_pld(tosses, shifts).get_epsilon_for_delta(delta))
+
+
 def minimal_tosses(epsilon: float, delta: float, queries: int) -> int:
-    """Smallest even N whose Q-fold composition is (ε, δ)-DP, by doubling then bisection."""
-    if epsilon <= 0 or not 0 < delta < 1 or queries < 1:
-        raise ValueError("need ε > 0, 0 < δ < 1 and at least one query")
+    """Smallest even N whose Q-fold composition of histogram releases is (ε, δ)-DP."""
+    if queries < 1:
+        raise ValueError("need at least one query")
+    return minimal_tosses_for_shifts(epsilon, delta, 2 * queries)
+
+
+@lru_cache(maxsize=256)
+def minimal_tosses_for_shifts(epsilon: float, delta: float, shifts: int) -> int:
+    """Smallest even N such that `shifts` unit shifts of Bin(N, ½) compose to (ε, δ)-DP: doubling, then bisection."""
+    if epsilon <= 0 or not 0 < delta < 1 or shifts < 1:
+        raise ValueError("need ε > 0, 0 < δ < 1 and at least one released coordinate")
 
     def private(tosses: int) -> bool:
-        return delta_for(tosses, epsilon, queries) <= delta
+        return float(shifts_pld(tosses, shifts).get_delta_for_epsilon(epsilon)) <= delta
 
     high = 2
     while not private(high):
         high *= 2
         if high > MAX_TOTAL_TOSSES:
-            raise ValueError(f"(ε = {epsilon:g}, δ = {delta:g}) over {queries} queries needs more than "
-                             f"{MAX_TOTAL_TOSSES} Binomial tosses: raise ε or δ, or ask fewer queries")
+            raise ValueError(f"(ε = {epsilon:g}, δ = {delta:g}) over {shifts} shifted coordinates needs more than "
+                             f"{MAX_TOTAL_TOSSES} Binomial tosses: raise ε or δ, or release fewer values")
     low = high // 2 if high > 2 else 0
     while high - low > 2:  # search over even N
         middle = (low + high) // 4 * 2

@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from curator.registry import protocols as curator_protocols
+from curator.resources import CuratorResources
 from mpdp_proto.v1 import common_pb2
 from party.registry import protocols as party_protocols
 from party.resources import PartyResources
@@ -22,7 +23,7 @@ def network(parameters, parts, zeta, rng: random.Random, session_id: str = "s") 
     resources = {party(j): PartyResources(j, key, None, None, x, y, test_mode=True)  # type: ignore[arg-type]
                  for j, (x, y) in enumerate(parts, start=1)}
     registries = {identity: party_protocols(resources.__getitem__) for identity in resources}
-    registries[CURATOR] = curator_protocols(zeta)
+    registries[CURATOR] = curator_protocols(CuratorResources(zeta))
     net = InProcessNetwork(session_id, registries, rng)
     for identity in registries:
         net.send(CLIENT, identity, "pathak", "open", parameters.to_proto())

@@ -1,0 +1,137 @@
+"""The aggregator's side of a Hamm session (hamm.md steps 1–3), free of gRPC.
+
+COLLECTING --all votes in, or the deadline--> DONE; any --abort--> ABORTED. It forwards Charlie's public
+X_aux to every party, sums the encrypted votes (a threshold sum), and hands the identical aggregate to
+every key holder and to Charlie. The key holders answer Charlie, not the aggregator, so the aggregator
+never holds more than ciphertexts: the counts go to Charlie and to no one else.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from cryptocore.key_checks import check_key_id
+from cryptocore.threshold import ThresholdPublicKey
+from hamm.parameters import HammParameters
+from mpdp_proto.v1 import hamm_pb2, threshold_sum_pb2
+from sessions.errors import Kind, ProtocolError, aborted, denied, invalid, precondition
+from sessions.identity import CLIENT, CURATOR, Identity, party
+from sessions.matrices import matrix_from_proto
+from sessions.outbound import Outbound
+from sessions.protocol import RoleProtocol
+from sessions.side import RoleSide
+from threshold_sum.collector import SumCollector
+
+MAX_DEADLINE_S = 3600.0
+
+
+class State(enum.Enum):
+    COLLECTING = "collecting votes"
+    DONE = "done"
+    ABORTED = "aborted"
+
+
+class HammCountSide(RoleSide):
+    State = State
+
+    def __init__(self, session_id: str, parameters: HammParameters, queries: hamm_pb2.HammQueries,
+                 public_key: ThresholdPublicKey, voters: list[int], key_holders: list[int]):
+        super().__init__(session_id, State.COLLECTING)
+        self.identity = Identity("aggregator", 0)
+        self.parameters = parameters
+        self.queries = queries
+        self.deadline_seconds = queries.deadline_seconds
+        self.public_key = public_key
+        self.voters = list(voters)
+        self.key_holders = list(key_holders)
+        layout = parameters.layout(public_key.n)
+        self.collector = SumCollector(public_key, voters, layout.plaintexts_needed(parameters.values),
+                                      parameters.min_contributors)
+        self._forwarded = False
+
+    @property
+    def participants(self) -> list[Identity]:
+        return [CURATOR] + [party(number) for number in sorted(set(self.voters) | set(self.key_holders))]
+
+    def may_abort(self, sender: Identity) -> bool:
+        return sender in (CURATOR, CLIENT)  # a party that leaves is a dropout, not the end of the session
+
+    def receive(self, sender: Identity, kind: str, body) -> list[Outbound]:
+        if kind == "queries":
+            return self._forward(sender)
+        if sender.role != "party":
+            raise denied(f"{sender} may not send Hamm '{kind}' messages to the aggregator")
+        if kind != "votes":
+            raise invalid(f"the aggregator does not take Hamm '{kind}' messages")
+        self._require(State.COLLECTING, "votes")
+        if body.tosses != self.parameters.tosses_per_party:
+            raise invalid(f"party {sender.id} used N_i = {body.tosses}, the session requires "
+                          f"{self.parameters.tosses_per_party}")
+        self.collector.accept(sender.id, body.votes)
+        return self.poll()
+
+    def _forward(self, sender: Identity) -> list[Outbound]:
+        """Step 1: Charlie's X_aux to every party."""
+        if sender != CURATOR:
+            raise denied(f"{sender} may not send X_aux; Charlie does")
+        if self._forwarded:
+            raise precondition("X_aux was already forwarded (replay)")
+        self._forwarded = True
+        return [Outbound(party(number), "queries", self.queries) for number in self.voters]
+
+    def poll(self) -> list[Outbound]:
+        if self.state is State.COLLECTING and self.collector.all_in:
+            return self._close()
+        return []
+
+    def on_deadline(self) -> list[Outbound]:
+        if self.state is State.COLLECTING:
+            return self._close()
+        raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
+
+    def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
+        if kind == "queries":
+            self.collector.mark_absent(to.id, reason)
+            return self.poll()
+        if kind == "aggregate":  # Charlie is gone: no one could combine
+            self.abort(f"the aggregate could not reach Charlie: {reason}")
+        return []  # a key holder that cannot be reached is Charlie's to give up on
+
+    def _close(self) -> list[Outbound]:
+        """Step 3: C = Π_{i∈S} Enc_i; the identical C and S to every key holder and to Charlie."""
+        try:
+            request: threshold_sum_pb2.DecryptionRequest = self.collector.close()
+        except ProtocolError as error:
+            if error.kind is Kind.ABORTED:
+                self.abort(str(error))
+            raise
+        self._advance(State.COLLECTING, State.DONE, "handing the aggregate on")
+        self.collector.forget()
+        aggregate = hamm_pb2.HammAggregate(request=request, asked=self.key_holders)
+        return ([Outbound(party(h), "decryption_request", request) for h in self.key_holders]
+                + [Outbound(CURATOR, "aggregate", aggregate)])
+
+    def _forget(self) -> None:
+        self.collector.forget()
+
+
+def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: list[int]) -> RoleProtocol:
+    """The aggregator's registry entry: Charlie's `queries` (step 1) opens a session."""
+
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> HammCountSide:
+        if sender != CURATOR:
+            raise denied(f"{sender} may not open a Hamm session at the aggregator; Charlie does")
+        parameters = HammParameters.from_proto(body.parameters)
+        check_key_id(public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
+        if parameters.parties != len(voters):
+            raise invalid(f"the session declares {parameters.parties} parties; this topology has {len(voters)}")
+        features = matrix_from_proto(body.features)
+        if features.shape != (parameters.aux_points, parameters.dimension):
+            raise invalid(f"X_aux is {features.shape[0]}×{features.shape[1]}; the session declares "
+                          f"{parameters.aux_points}×{parameters.dimension}")
+        if not 0 < body.deadline_seconds <= MAX_DEADLINE_S:
+            raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
+        parameters.calibrate()
+        return HammCountSide(session_id, parameters, body, public_key, voters, key_holders)
+
+    return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"queries"}), open_side)

@@ -1,0 +1,229 @@
+"""Charlie's side of a Hamm session (hamm.md steps 1, 3 and 4), free of gRPC.
+
+COUNTING --aggregate and every asked holder answered (or the deadline)--> DONE; any --abort--> ABORTED.
+Charlie sends its public X_aux to the aggregator, receives the aggregate of the encrypted votes from the
+aggregator and proven partial decryptions from the key holders, combines them into the vote counts
+(which stay here), trains the global classifier and publishes only w_p = w_s + η to the client.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+import time
+
+import numpy as np
+
+from cryptocore.errors import CryptoError
+from cryptocore.key_checks import check_key_id
+from cryptocore.threshold import ThresholdPublicKey
+from curator.resources import CuratorResources
+from hamm.charlie import train_and_release
+from hamm.parameters import HammParameters, proof_context
+from hamm.release import Release
+from hamm.votes import counts_from_sums, feasible
+from mpdp_proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
+from sessions.errors import Kind, ProtocolError, aborted, denied, invalid, precondition
+from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
+from sessions.matrices import matrix_to_proto
+from sessions.outbound import Outbound
+from sessions.protocol import RoleProtocol
+from sessions.side import RoleSide
+from threshold_sum.combiner import SumCombiner
+from threshold_sum.decryption import check_request
+
+MAX_DEADLINE_S = 3600.0
+
+
+class State(enum.Enum):
+    COUNTING = "counting votes"
+    DONE = "done"
+    ABORTED = "aborted"
+
+
+class CharlieSide(RoleSide):
+    State = State
+
+    def __init__(self, session_id: str, parameters: HammParameters, aux_features: np.ndarray, deadline_s: float,
+                 public_key: ThresholdPublicKey, parties: list[int], key_holders: list[int], source: random.Random,
+                 test_mode: bool):
+        super().__init__(session_id, State.COUNTING)
+        self.identity = CURATOR
+        self.parameters = parameters
+        self.aux_features = aux_features
+        self.query_deadline_s = deadline_s
+        self.deadline_seconds = 2 * deadline_s + 30  # the vote collection, then the partial decryptions
+        self.public_key = public_key
+        self.parties = list(parties)
+        self.key_holders = list(key_holders)
+        self.source = source
+        self.test_mode = test_mode
+        self.layout = parameters.layout(public_key.n)
+        self.combiner: SumCombiner | None = None
+        self.contributors: list[int] = []
+        self.early: dict[int, threshold_sum_pb2.PartialDecryptions] = {}  # shares that overtook the aggregate
+        self.released: hamm_pb2.HammResult | None = None
+        self.drawn: hamm_pb2.HammTestRecord | None = None
+        self.timing: dict[str, float] = {}
+        self._started = self._stage = time.perf_counter()
+        self._opened = False
+
+    @property
+    def participants(self) -> list[Identity]:
+        return [AGGREGATOR] + [party(h) for h in self.key_holders]
+
+    def may_abort(self, sender: Identity) -> bool:
+        return sender in (CLIENT, AGGREGATOR)  # a key holder that leaves is given up on, not the end
+
+    def receive(self, sender: Identity, kind: str, body) -> list[Outbound]:
+        if kind == "open":
+            return self._open(sender)
+        if kind == "aggregate":
+            if sender != AGGREGATOR:
+                raise denied(f"{sender} may not send the aggregate; the aggregator does")
+            self._on_aggregate(body)
+        elif kind == "partial_decryptions":
+            if sender.role != "party" or sender.id not in self.key_holders:
+                raise denied(f"{sender} holds no key share")
+            self._require(State.COUNTING, "partial decryptions")
+            if self.combiner is None:
+                if sender.id in self.early:
+                    raise precondition(f"key holder {sender.id} already answered (replay)")
+                self.early[sender.id] = body  # verified once the aggregate is known
+            else:
+                self.combiner.accept(sender.id, body)
+        else:
+            raise invalid(f"Charlie does not take Hamm '{kind}' messages")
+        return self.poll()
+
+    def _open(self, sender: Identity) -> list[Outbound]:
+        """Step 1: the public X_aux to the aggregator."""
+        if sender != CLIENT:
+            raise denied(f"{sender} may not open a Hamm session")
+        if self._opened:
+            raise precondition("the session is already open (replay)")
+        self._opened = True
+        queries = hamm_pb2.HammQueries(parameters=self.parameters.to_proto(),
+                                       features=matrix_to_proto(self.aux_features),
+                                       deadline_seconds=self.query_deadline_s)
+        return [Outbound(AGGREGATOR, "queries", queries)]
+
+    def _on_aggregate(self, body: hamm_pb2.HammAggregate) -> None:
+        self._require(State.COUNTING, "the aggregate")
+        if self.combiner is not None:
+            raise precondition("the aggregate arrived twice (replay)")
+        p = self.parameters
+        if list(body.asked) != self.key_holders:
+            raise invalid("the aggregate was not sent to every key holder")
+        aggregate = check_request(self.public_key, body.request, p.parties, p.min_contributors,
+                                  self.layout.plaintexts_needed(p.values))
+        self.contributors = list(body.request.contributors)
+        self.combiner = SumCombiner(self.public_key, self.key_holders, aggregate,
+                                    lambda index: proof_context(self.session_id, index))
+        self._lap("collect_votes")
+        early, self.early = self.early, {}
+        for holder, shares in sorted(early.items()):
+            try:
+                self.combiner.accept(holder, shares)
+            except (ProtocolError, CryptoError) as error:  # the others may still combine
+                if holder not in self.combiner.rejected:
+                    self.combiner.mark_absent(holder, f"malformed partial decryptions: {error}")
+
+    def poll(self) -> list[Outbound]:
+        if self.state is State.COUNTING and self.combiner is not None and self.combiner.settled:
+            self._finish()
+        return []
+
+    def on_deadline(self) -> list[Outbound]:
+        if self.state is State.COUNTING and self.combiner is not None:
+            self._finish()  # with the holders that answered, if t did
+            return []
+        raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
+
+    def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
+        raise aborted(f"{kind} to {to} failed: {reason}")
+
+    def _finish(self) -> None:
+        """Step 4: combine, check, count, train, perturb, publish w_p."""
+        assert self.combiner is not None
+        self._lap("partial_decryptions")
+        try:
+            plaintexts, decryptors = self.combiner.combine()
+        except ProtocolError as error:
+            if error.kind is Kind.ABORTED:
+                self._fail(str(error))
+            raise
+        p, voters = self.parameters, len(self.contributors)
+        try:
+            sums = self.layout.unpack(plaintexts, p.values, biased_summands=voters)
+        except CryptoError as error:
+            self._fail(f"the aggregate does not decrypt to valid counts: {error}")
+        problem = feasible(sums, p.aux_points, p.classes, voters, p.tosses_per_party)
+        if problem is not None:
+            self._fail(f"{problem}: a party's votes are malformed")
+        counts = counts_from_sums(sums, p.aux_points, p.classes, voters, voters * p.tosses_per_party // 2)
+        self._lap("combine")
+        release = Release(p, voters)
+        outcome = train_and_release(p, self.aux_features, counts, voters, self.source)
+        self._lap("train_and_perturb")
+        self.timing["total"] = time.perf_counter() - self._started
+        weights = outcome.released
+        self.released = hamm_pb2.HammResult(
+            weights=weights.ravel().tolist(), rows=1 if weights.ndim == 1 else weights.shape[0], voters=voters,
+            contributors=self.contributors, decryptors=decryptors,
+            rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.combiner.rejected.items())],
+            timing=[common_pb2.StageTiming(stage=s, seconds=t) for s, t in self.timing.items()],
+            tosses_per_party=p.tosses_per_party, noise_norm_scale=release.norm_scale,
+        )
+        if self.test_mode:
+            self.drawn = hamm_pb2.HammTestRecord(counts=counts.ravel().tolist(), eta=outcome.eta.ravel().tolist())
+        self._advance(State.COUNTING, State.DONE, "releasing w_p")
+
+    def _fail(self, reason: str):
+        self.abort(reason)
+        raise aborted(reason)
+
+    def _lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.timing[stage] = now - self._stage
+        self._stage = now
+
+    def result(self) -> tuple[str, object] | None:
+        return ("result", self.released) if self.released is not None and self.state is State.DONE else None
+
+    def test_record(self) -> tuple[str, object] | None:
+        return ("test_record", self.drawn) if self.drawn is not None else None
+
+    def _forget(self) -> None:
+        if self.combiner is not None:
+            self.combiner.forget()
+        self.early.clear()
+
+
+def protocol(own: CuratorResources) -> RoleProtocol:
+    """Charlie's registry entry: the client's `open` starts a session on Charlie's auxiliary data."""
+
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> CharlieSide:
+        if sender != CLIENT:
+            raise denied(f"{sender} may not open a Hamm session")
+        public_key, parties, aux_features = own.public_key, own.parties, own.aux_features
+        if public_key is None or aux_features is None:
+            raise precondition("Charlie holds no threshold key or no auxiliary data for Hamm")
+        parameters = HammParameters.from_proto(body.parameters)
+        check_key_id(public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
+        if parameters.parties != len(parties):
+            raise invalid(f"the session declares {parameters.parties} parties; this topology has {len(parties)}")
+        if (parameters.aux_points, parameters.dimension) != aux_features.shape:
+            raise invalid(f"the session declares X_aux of {parameters.aux_points}×{parameters.dimension}; Charlie "
+                          f"holds {aux_features.shape[0]}×{aux_features.shape[1]}")
+        if not 0 < body.deadline_seconds <= MAX_DEADLINE_S:
+            raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
+        if body.noise_seed and not own.test_mode:
+            raise invalid("a noise seed is for test mode only")
+        parameters.calibrate()
+        parameters.layout(public_key.n)
+        source = random.Random(f"mpdp/hamm/eta/{body.noise_seed}") if body.noise_seed else random.SystemRandom()
+        return CharlieSide(session_id, parameters, aux_features, body.deadline_seconds, public_key, parties,
+                           own.key_holders, source, own.test_mode)
+
+    return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"open"}), open_side)

@@ -1,0 +1,156 @@
+"""Hamm session parameters and what every role derives from them (hamm.md).
+
+The parameters are public. The slot layout and each party's Binomial share N_i (noisy counts) are
+computed by every role from them, so no aggregator or Charlie can lower a party's noise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from functools import cached_property
+
+from cryptocore.packing import SlotLayout
+from mpdp_proto.v1 import hamm_pb2
+from privacy.binomial import MAX_TOTAL_TOSSES, epsilon_for_shifts, minimal_tosses_for_shifts
+from privacy.mechanisms import MAX_EPSILON
+from sessions.errors import invalid
+
+METHODS = ("vote", "soft")
+MAX_PARTIES = 100_000
+MAX_CLASSES = 100
+MAX_VALUES = 100_000  # slots in one party's votes (N·C, or N when binary)
+MAX_WEIGHTS = 2_048  # released parameters: Newton's Hessian is its square
+MIN_DELTA = 1e-15
+MIN_REGULARIZATION = 1e-8
+DEFAULT_HONEST_FRACTION = 2 / 3
+FRACTIONAL_BITS = 32  # the release's grid 2^−F
+GRADIENT_TOLERANCE = 1e-8  # γ: Charlie's minimiser is checked to be this exact
+
+
+def proof_context(session_id: str, index: int) -> bytes:
+    """Binds each partial decryption proof to its session and ciphertext position."""
+    return f"hamm/{session_id}/{index}".encode()
+
+
+@dataclass(frozen=True)
+class HammParameters:
+    method: str
+    epsilon: float  # math.inf: non-private (1/ε = 0)
+    delta: float
+    regularization: float
+    classes: int
+    parties: int
+    aux_points: int
+    dimension: int
+    noisy_counts: bool
+    protect_aux: bool
+    honest_fraction: float
+    key_id: bytes
+
+    def __post_init__(self):
+        if self.method not in METHODS:
+            raise invalid(f"method must be one of {', '.join(METHODS)}")
+        if not (self.epsilon == math.inf or 0 < self.epsilon <= MAX_EPSILON):
+            raise invalid(f"ε must be in (0, {MAX_EPSILON:g}] or infinite (non-private)")
+        if self.noisy_counts and self.epsilon == math.inf:
+            raise invalid("noisy counts need a finite ε")
+        if not MIN_DELTA <= self.delta < 1:
+            raise invalid(f"δ must be in [{MIN_DELTA:g}, 1)")
+        if not (math.isfinite(self.regularization) and MIN_REGULARIZATION <= self.regularization <= 1e6):
+            raise invalid(f"λ must be in [{MIN_REGULARIZATION:g}, 1e6]")
+        if not 2 <= self.classes <= MAX_CLASSES:
+            raise invalid(f"classes must be in [2, {MAX_CLASSES}]")
+        if not 1 <= self.parties <= MAX_PARTIES:
+            raise invalid(f"parties must be in [1, {MAX_PARTIES}]")
+        if not 1 <= self.aux_points or self.values > MAX_VALUES:
+            raise invalid(f"the votes of one party must fill 1 to {MAX_VALUES} slots, not {self.values}")
+        if not 1 <= self.dimension or self.weights > MAX_WEIGHTS:
+            raise invalid(f"the classifier must have 1 to {MAX_WEIGHTS} weights, not {self.weights}")
+        if not (math.isfinite(self.honest_fraction) and 1 / self.parties <= self.honest_fraction <= 1):
+            raise invalid("τ must be in [1/M, 1]: at least one voter must be counted on")
+        if self.protect_aux and self.method != "soft":
+            raise invalid("--protect-aux (Section 4.5) applies to the soft method")
+        if len(self.key_id) != 32:
+            raise invalid("key id must be 32 bytes")
+
+    @classmethod
+    def from_proto(cls, message: hamm_pb2.HammParameters) -> "HammParameters":
+        values = {f.name: getattr(message, f.name) for f in fields(cls)}
+        values["epsilon"] = math.inf if values["epsilon"] == 0 else values["epsilon"]
+        return cls(**values)
+
+    def to_proto(self) -> hamm_pb2.HammParameters:
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["epsilon"] = 0.0 if self.epsilon == math.inf else self.epsilon
+        return hamm_pb2.HammParameters(**values)
+
+    @property
+    def binary(self) -> bool:
+        return self.classes == 2
+
+    @property
+    def values(self) -> int:
+        """Slots in one party's votes: one per point (binary) or per point and class."""
+        return self.aux_points * (1 if self.binary else self.classes)
+
+    @property
+    def weights(self) -> int:
+        return self.dimension * (1 if self.binary else self.classes)
+
+    @property
+    def min_contributors(self) -> int:
+        return math.ceil(self.honest_fraction * self.parties - 1e-9)
+
+    @property
+    def count_shifts(self) -> int:
+        """Counts one party moves by 1: every point's (binary), two per point (multiclass one-hot)."""
+        return self.aux_points * (1 if self.binary else 2)
+
+    @cached_property
+    def total_tosses(self) -> int:
+        """N of the Binomial noise on every count (noisy counts), by exact PLD accounting; 0 otherwise."""
+        if not self.noisy_counts:
+            return 0
+        try:
+            return minimal_tosses_for_shifts(self.epsilon, self.delta, self.count_shifts)
+        except ValueError as error:
+            raise invalid(str(error)) from None
+
+    @property
+    def tosses_per_party(self) -> int:
+        """N_i = ⌈N / ⌈τM⌉⌉, rounded up to even so the mean N_i/2 is an integer."""
+        if not self.noisy_counts:
+            return 0
+        share = -(-self.total_tosses // self.min_contributors)
+        return share + share % 2
+
+    def calibrate(self) -> int:
+        """N_i, after the cheap checks; bounded by MAX_TOTAL_TOSSES (a request that needs more is refused)."""
+        tosses = self.tosses_per_party
+        if tosses > MAX_TOTAL_TOSSES:
+            raise invalid(f"N_i = {tosses} tosses per party exceeds {MAX_TOTAL_TOSSES}: raise τ, ε or δ")
+        return tosses
+
+    def layout(self, n: int) -> SlotLayout:
+        """Slots wide enough for M summands of a vote plus a share in [0, N_i + 1]."""
+        return SlotLayout.for_modulus(n, (self.tosses_per_party + 1).bit_length() + 1, self.parties)
+
+    def counts_report(self, contributors: int) -> dict:
+        if not self.noisy_counts:
+            return {"trust": "Charlie is trusted with the exact counts (less than the paper's trusted entity, "
+                             "which sees every classifier); DP covers the released classifier"}
+        guaranteed = contributors * self.tosses_per_party
+        return {
+            "trust": "Charlie is untrusted: the counts it sees are (ε, δ)-DP; the released classifier is "
+                     "post-processing of them",
+            "unit": "all samples of one party (replacement)",
+            "mechanism": "binomial shares: Bin(N_i, ½) per count from each voter",
+            "sensitivity": f"one party moves {self.count_shifts} counts by 1 "
+                           f"(L2 {'√N' if self.binary else '√(2N)'})",
+            "epsilon": self.epsilon, "delta": self.delta,
+            "total_tosses_required": self.total_tosses, "tosses_per_party": self.tosses_per_party,
+            "tosses_guaranteed": guaranteed,
+            "epsilon_delivered": epsilon_for_shifts(guaranteed, self.delta, self.count_shifts),
+            "accountant": f"dp-accounting PLD (pessimistic), {self.count_shifts}-fold composition",
+        }
