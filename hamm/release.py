@@ -77,7 +77,7 @@ class Release:
                 "noise_norm_scale": self.norm_scale,
             })
         elif p.epsilon == math.inf:
-            report.update({"release_mechanism": "none: non-private (1/ε = 0)", "epsilon": math.inf})
+            report.update({"release_mechanism": "none: non-private (1/ε = 0)", "epsilon": None})
         else:
             report["release_mechanism"] = "none: post-processing of the noisy counts"
         return report

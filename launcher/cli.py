@@ -90,7 +90,8 @@ def _up(args) -> int:
         print("warning: --insecure: plaintext channels, senders are not authenticated", file=sys.stderr)
     topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
                             args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
-                            startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process)
+                            startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process,
+                            aux_fraction=args.aux_fraction)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
@@ -121,7 +122,7 @@ def _prepare(args) -> int:
         raise SystemExit(f"--address must name exactly: {', '.join(sorted(map(str, expected)))}")
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
                                  args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
-                                 overwrite=args.force)
+                                 overwrite=args.force, aux_fraction=args.aux_fraction)
     print(f"prepared {args.out}: threshold key, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
           f"{len(topology.parties)} party data files, topology {processes.RunDirectory(args.out).topology}")
     return 0
@@ -215,7 +216,8 @@ def _demo(args) -> int:
     with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as run_dir:
         print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
               f"({args.bits}-bit keys) …", flush=True)
-        processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split)
+        processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split,
+                     aux_fraction=args.aux_fraction)
         try:
             args.run_dir, args.topology, args.client_data = Path(run_dir), None, None
             for index, protocol in enumerate(p for p in PROTOCOLS.values() if p.in_demo):
@@ -236,6 +238,10 @@ def _add_dataset_options(parser) -> None:
     parser.add_argument("--seed", type=int, help="seed of the data split (the split only; noise is always CSPRNG)")
     parser.add_argument("--split", default="even",
                         help="party data sizes: even, 15, 10 (Pathak's splits) or comma-separated sizes")
+    parser.add_argument("--aux-fraction", type=float, metavar="F",
+                        help="Hamm's setting: this fraction of the training rows becomes Charlie's public X_aux, the "
+                             "rest goes to the parties, the remaining third to the test set (default: a third of the "
+                             "rows, halved into public and test rows)")
 
 
 def _add_deployment_options(parser) -> None:
@@ -303,7 +309,9 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--topology", type=Path, help="attach to the roles this file names instead of starting them")
     up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     up.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
-    up.add_argument("--model", help="teachers' model: svm-rbf (default), logistic, random-forest, knn")
+    up.add_argument("--model", "--models", dest="model",
+                    help="the parties' local models: svm-rbf (default), logistic, random-forest, knn, or several "
+                         "comma-separated (assigned round-robin)")
     up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
     up.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
                     help="seconds to wait for every role to serve (default 120)")

@@ -33,6 +33,7 @@ from wire.topology import RoleEntry, Topology
 PROCESSES_FILE = "processes.json"
 TOPOLOGY_FILE = "topology.toml"
 CLIENT_DATA_FILE = "client.npz"
+AUX_DATA_FILE = "curator_aux.npz"
 STARTUP_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 10.0
 
@@ -52,6 +53,11 @@ class RunDirectory:
     @property
     def client_data(self) -> Path:
         return self.path / "data" / CLIENT_DATA_FILE
+
+    @property
+    def aux_data(self) -> Path:
+        """Charlie's public auxiliary rows (Hamm's X_aux), unlabeled."""
+        return self.path / "data" / AUX_DATA_FILE
 
     @property
     def processes(self) -> Path:
@@ -90,10 +96,11 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, seed: int | None,
-                 split_kind: str = "even") -> list[Path]:
-    """Split the data set: one private file per party, the public/test part for the client."""
+                 split_kind: str = "even", aux_fraction: float | None = None) -> list[Path]:
+    """Split the data set: one private file per party, the public rows (unlabeled) for Charlie's X_aux,
+    and the public/test part for the client."""
     rng = np.random.default_rng(seed)
-    split = datasets.split_for_teachers(dataset, parties, rng, split=split_kind)
+    split = datasets.split_for_teachers(dataset, parties, rng, split=split_kind, aux_fraction=aux_fraction)
     data_dir = run.path / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -101,9 +108,11 @@ def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, see
         path = data_dir / f"party_{number}.npz"
         datasets.save_part(path, features, labels, dataset.classes)
         paths.append(path)
+    datasets.save_public(run.aux_data, split.public_features)
     np.savez(run.client_data, public_features=split.public_features, public_labels=split.public_labels,
              test_features=split.test_features, test_labels=split.test_labels, classes=dataset.classes,
              dataset=dataset.name, source=dataset.source, split=split_kind,
+             aux_fraction=np.nan if aux_fraction is None else aux_fraction,
              party_sizes=np.array([len(labels) for _, labels in split.teacher_parts]))
     return paths
 
@@ -137,10 +146,13 @@ def write_topology(run: RunDirectory, addresses: dict[Identity, str], data_files
         host = str(principal) if principal.single is None else None
         return RoleEntry(identity, addresses[identity], listen=listen, host=host, **files, **tls)
 
-    roles = [entry(AGGREGATOR), entry(CURATOR)]
+    aux = {"data": run.aux_data} if run.aux_data.exists() else {}
+    roles = [entry(AGGREGATOR), entry(CURATOR, **aux)]
+    chosen = model_names(model)
     for number, data in enumerate(data_files, start=1):
         key_share = run.path / "keys" / keyfiles.share_file_name(number) if number <= holders else None
-        roles.append(entry(party(number), key_share=key_share, data=data, model=model))
+        roles.append(entry(party(number), key_share=key_share, data=data,
+                           model=chosen[(number - 1) % len(chosen)] if chosen else None))
     client_files = {} if insecure else dict(zip(("client_certificate", "client_key"),
                                                   certs.certificate_files(cert_dir, CLIENT)))
     topology = Topology(public_key=run.path / "keys" / keyfiles.PUBLIC_KEY_FILE, roles=tuple(roles),
@@ -148,6 +160,17 @@ def write_topology(run: RunDirectory, addresses: dict[Identity, str], data_files
                         **client_files)
     topology.dump(run.topology)
     return topology
+
+
+def model_names(model: str | None) -> list[str]:
+    """`--model a,b,…`: the parties' local models, assigned round-robin (checked before any work)."""
+    from learning.models import MODELS
+
+    names = [name.strip() for name in model.split(",")] if model else []
+    unknown = [name for name in names if name not in MODELS]
+    if unknown:
+        raise ValueError(f"unknown model {unknown[0]!r}; choose from {', '.join(MODELS)}")
+    return names
 
 
 def loopback_addresses(parties: int, hosts: dict[Identity, Principal] | None = None) -> dict[Identity, str]:
@@ -161,12 +184,13 @@ def loopback_addresses(parties: int, hosts: dict[Identity, Principal] | None = N
 def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, addresses: dict[Identity, str],
             seed: int | None = None, model: str | None = None, threshold: int | None = None, split: str = "even",
             insecure: bool = False, listen_host: str | None = None, overwrite: bool = False,
-            hosts: dict[Identity, Principal] | None = None) -> Topology:
+            hosts: dict[Identity, Principal] | None = None, aux_fraction: float | None = None) -> Topology:
     """Key ceremony, certificates, one data file per party and the topology: everything a deployment needs.
     Existing keys and certificates are replaced only if `overwrite`."""
     run = RunDirectory(Path(run_dir))
     run.path.mkdir(parents=True, exist_ok=True)
-    data_files = prepare_data(run, dataset, parties, seed, split)  # a split that cannot work fails before the keys
+    model_names(model)  # a mistake fails before the key ceremony, as does a split that cannot work
+    data_files = prepare_data(run, dataset, parties, seed, split, aux_fraction)
     _, _, holders = ceremony(parties, run.path / "keys", bits, threshold, overwrite=overwrite)
     return write_topology(run, addresses, data_files, holders, model, insecure, listen_host, overwrite, hosts)
 
@@ -281,14 +305,15 @@ def restart(run_dir: Path, identity: Identity, test_mode: bool = False, fault: s
 def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: int | None = None,
        model: str | None = None, test_mode: bool = False, faults: dict[int, str] | None = None,
        threshold: int | None = None, split: str = "even", insecure: bool = False,
-       startup_timeout: float = STARTUP_TIMEOUT_S, parties_per_process: int = 1) -> Topology:
+       startup_timeout: float = STARTUP_TIMEOUT_S, parties_per_process: int = 1,
+       aux_fraction: float | None = None) -> Topology:
     run = RunDirectory(Path(run_dir))
     if run.processes.exists() and any(_running(pid) for pid in json.loads(run.processes.read_text()).values()):
         raise StartupError(f"{run.path} already has running processes; run `mpdp down --run-dir {run.path}` first")
     # `up` always makes a fresh deployment: its keys replace a stopped run's (atomically, mode 0600).
     hosts = party_hosts(parties, parties_per_process)
     topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties, hosts), seed, model, threshold,
-                       split, insecure, overwrite=True, hosts=hosts)
+                       split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction)
     processes = start_processes(run, topology, test_mode, faults)
     try:
         wait_healthy(topology, processes, timeout=startup_timeout, run=run)

@@ -66,7 +66,7 @@ def _curator_protocols(topology: Topology, test_mode: bool):
     # ζ, Charlie's own Paillier key (Pathak), at the deployment's key size.
     zeta = generate_keypair(public_key.n.bit_length())
     aux_file = topology.entry(CURATOR).data
-    aux_features = datasets.load_part(aux_file)[0] if aux_file is not None else None
+    aux_features = datasets.load_public(aux_file) if aux_file is not None else None
     own = CuratorResources(zeta, public_key, [entry.identity.id for entry in topology.parties], topology.key_holders,
                            aux_features, test_mode)
     return protocols(own), zeta.public.key_id.hex()

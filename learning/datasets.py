@@ -142,20 +142,39 @@ def split_proportions(kind: str, parties: int) -> list[float]:
 
 
 def split_for_teachers(dataset: Dataset, teachers: int, rng: np.random.Generator, train_fraction: float = 2 / 3,
-                       split: str = "even") -> TeacherSplit:
+                       split: str = "even", aux_fraction: float | None = None) -> TeacherSplit:
+    """2/3 of the rows for the parties, the rest halved into public and test rows; or, with `aux_fraction`
+    (Hamm's setting), that fraction of the training rows public, the rest for the parties, and every other
+    row for the test."""
     order = rng.permutation(len(dataset.labels))
     cut = int(round(train_fraction * len(order)))
     train, rest = order[:cut], order[cut:]
+    if aux_fraction is None:
+        public, test = np.array_split(rest, 2)
+    else:
+        if not 0 < aux_fraction < 1:
+            raise ValueError("--aux-fraction must be in (0, 1)")
+        aux = max(1, int(round(aux_fraction * len(train))))
+        public, train, test = train[:aux], train[aux:], rest
     if len(train) < teachers:
         raise ValueError(f"{len(train)} training rows cannot be split among {teachers} teachers")
     cuts = np.round(np.cumsum(split_proportions(split, teachers))[:-1] * len(train)).astype(int)
     parts = [(dataset.features[idx], dataset.labels[idx]) for idx in np.split(train, cuts)]
-    public, test = np.array_split(rest, 2)
     return TeacherSplit(parts, dataset.features[public], dataset.labels[public], dataset.features[test], dataset.labels[test])
 
 
 def save_part(path: Path, features: np.ndarray, labels: np.ndarray, classes: int) -> None:
     np.savez(path, features=features, labels=labels, classes=classes)
+
+
+def save_public(path: Path, features: np.ndarray) -> None:
+    """Unlabeled public rows (Charlie's X_aux): the labels stay with the evaluator."""
+    np.savez(path, features=features)
+
+
+def load_public(path: Path) -> np.ndarray:
+    with np.load(path) as data:
+        return data["features"]
 
 
 def load_part(path: Path) -> tuple[np.ndarray, np.ndarray, int]:

@@ -1,0 +1,85 @@
+"""The Hamm client ("Dave"): opens a session at Charlie and waits for the released classifier, evaluates
+it on the test set, and builds the report (protocol, parameters, result, privacy, traffic, timing)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+import numpy as np
+
+from cryptocore import keyfiles
+from hamm.parameters import DEFAULT_HONEST_FRACTION, HammParameters
+from hamm.release import Release
+from hamm.training import predict
+from launcher.client import collect_traffic, role_stub, to_role
+from launcher.progress import progress
+from mpdp_proto.v1 import hamm_pb2
+from sessions.identity import CLIENT, CURATOR
+from wire.channels import PeerChannels
+from wire.topology import Topology
+from wire.traffic import TrafficLog
+
+
+def session_parameters(topology: Topology, client_data: dict, method: str, epsilon: float, delta: float,
+                       regularization: float, noisy_counts: bool = False, protect_aux: bool = False,
+                       honest_fraction: float = DEFAULT_HONEST_FRACTION) -> HammParameters:
+    public_key = keyfiles.load_public_key(topology.public_key)
+    aux = client_data["public_features"]
+    return HammParameters(method, epsilon, delta, regularization, int(client_data["classes"]), len(topology.parties),
+                          aux.shape[0], aux.shape[1], noisy_counts, protect_aux, honest_fraction, public_key.key_id)
+
+
+async def run_hamm_session(topology: Topology, client_data: dict, parameters: HammParameters,
+                           deadline_s: float = 300.0, session_id: str | None = None, noise_seed: int = 0) -> dict:
+    session_id = session_id or secrets.token_hex(8)
+    own_log = TrafficLog()
+    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
+    started = time.perf_counter()
+    try:
+        progress(f"Hamm session {session_id}: M = {parameters.parties} parties vote on N = {parameters.aux_points} "
+                 f"points; {parameters.method}, ε = {parameters.epsilon}, λ = {parameters.regularization}")
+        opening = hamm_pb2.HammOpen(parameters=parameters.to_proto(), deadline_seconds=deadline_s,
+                                    noise_seed=noise_seed)
+        reply = await role_stub(peers, CURATOR).AwaitResult(to_role(session_id, CURATOR, hamm=hamm_pb2.HammMessage(
+            open=opening)), timeout=3 * deadline_s + 60)
+        result = reply.hamm.result
+        round_s = time.perf_counter() - started
+        progress("session complete; collecting traffic from every role")
+        traffic = await collect_traffic(peers, topology, session_id, own_log)
+    finally:
+        await peers.close()
+    weights = np.array(result.weights)
+    if result.rows > 1:
+        weights = weights.reshape(result.rows, -1)
+    test_x, test_y = client_data["test_features"], client_data["test_labels"]
+    accuracy = float(np.mean(predict(weights, test_x) == test_y))
+    majority = float(np.max(np.bincount(test_y)) / len(test_y))
+    timing = {t.stage: t.seconds for t in result.timing}
+    timing["client_round_trip"] = round_s
+    return {
+        "protocol": "hamm",
+        "session_id": session_id,
+        "parameters": {
+            "dataset": str(client_data["dataset"]), "parties": parameters.parties, "aux_points": parameters.aux_points,
+            "dimension": parameters.dimension, "classes": parameters.classes, "method": parameters.method,
+            "epsilon": None if parameters.epsilon == float("inf") else parameters.epsilon,
+            "delta": parameters.delta, "lambda": parameters.regularization, "noisy_counts": parameters.noisy_counts,
+            "protect_aux": parameters.protect_aux, "honest_fraction": parameters.honest_fraction,
+            "key_bits": keyfiles.load_public_key(topology.public_key).n.bit_length(), "deadline_s": deadline_s,
+        },
+        "result": {
+            "weights": weights.tolist(),
+            "test_accuracy": accuracy,
+            "majority_class_rate": majority,
+            "voters": result.voters,
+            "contributors": list(result.contributors),
+            "decryptors": list(result.decryptors),
+            "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
+        },
+        "privacy": Release(parameters, result.voters).report(),
+        "traffic": traffic["summary"],
+        "traffic_detail": traffic["detail"],
+        "traffic_client_observed": traffic["client_observed"],
+        "timing": timing,
+    }

@@ -1,0 +1,72 @@
+"""Hamm–Cao–Belkin's entry in the launcher: session options, one session and its summary."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+from launcher.protocol import LauncherProtocol, Option, Report
+from launcher.summary import traffic_lines
+
+
+def _epsilon(value: str) -> float:
+    """A positive ε, or `inf` for the non-private run (1/ε = 0)."""
+    epsilon = float(value)
+    if not epsilon > 0:
+        raise argparse.ArgumentTypeError("ε must be positive (or inf: non-private)")
+    return epsilon
+
+
+def session_options() -> list[Option]:
+    return [
+        Option("method", {"choices": ["vote", "soft"], "default": "soft",
+                          "help": "Charlie's training: majority labels (vote) or α-weighted ERM (soft)"}),
+        Option("epsilon", {"type": _epsilon, "default": 1.0,
+                           "help": "ε of the released classifier (of the counts with --noisy-counts); inf: no noise"}),
+        Option("delta", {"type": float, "default": 1e-5, "help": "δ of the noisy counts"}),
+        Option("lambda", {"type": float, "default": 1e-4, "help": "λ of λ/2·‖w‖² (Hamm's setting: 1e-4)"},
+               dest="regularization"),
+        Option("noisy-counts", {"action": "store_true",
+                                "help": "parties add Binomial shares so that Charlie's view is DP too"}),
+        Option("protect-aux", {"action": "store_true", "help": "Section 4.5: protect X_aux too (soft only)"}),
+        Option("deadline", {"type": float, "default": 300.0, "help": "vote collection deadline, seconds"}),
+    ]
+
+
+def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
+    from launcher.hamm_client import run_hamm_session, session_parameters
+
+    parameters = session_parameters(topology, client_data, args.method, args.epsilon, args.delta,
+                                    args.regularization, args.noisy_counts, args.protect_aux)
+    return asyncio.run(run_hamm_session(topology, client_data, parameters, args.deadline))
+
+
+def summary(report: Report) -> str:
+    p, r, privacy = report["parameters"], report["result"], report["privacy"]
+    epsilon = "∞ (non-private)" if p["epsilon"] is None else p["epsilon"]
+    lines = [
+        f"Hamm–Cao–Belkin on {p['dataset']}: M = {p['parties']} parties vote on N = {p['aux_points']} auxiliary "
+        f"points ({p['classes']} classes, d = {p['dimension']}), {p['method']}, λ = {p['lambda']}, "
+        f"{p['key_bits']}-bit threshold Paillier",
+        f"  trust: {privacy['trust']}",
+        f"  release: {privacy['release_mechanism']}, ε = {epsilon}"
+        + (f"; sensitivity {privacy['release_sensitivity']}" if "release_sensitivity" in privacy else ""),
+        f"  voters M′ = {r['voters']} of {p['parties']}; decryptors {r['decryptors']}"
+        + (f", rejected shares {r['rejected_shares']}" if r["rejected_shares"] else ""),
+        f"  w_p test accuracy {r['test_accuracy']:.1%} (majority class {r['majority_class_rate']:.1%})",
+        *traffic_lines(report["traffic"]),
+        "  timing: " + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in report["timing"].items()),
+    ]
+    if p["noisy_counts"]:
+        lines.insert(2, f"  counts: {privacy['mechanism']}, N_i = {privacy['tosses_per_party']}, "
+                        f"(ε = {privacy['epsilon']}, δ = {privacy['delta']}) per {privacy['unit']}")
+    return "\n".join(lines)
+
+
+PROTOCOL = LauncherProtocol(
+    name="hamm",
+    help="Hamm–Cao–Belkin 2016 ensemble transfer: threshold vote counting on Charlie's public data",
+    options=session_options,
+    run=run_session,
+    summary=summary,
+)
