@@ -267,7 +267,7 @@ def serve_command(topology_path: Path, identity: Identity, insecure: bool) -> li
 
 def _spawn(run: RunDirectory, identity: Identity, insecure: bool, test_mode: bool, fault: str | None) -> int:
     command = [sys.executable, "-m", "launcher.cli", *serve_command(run.topology, identity, insecure)[1:]]
-    if test_mode and (identity.role == "party" or fault):
+    if test_mode and (identity.role in ("party", "curator") or fault):  # those that draw (noise, Hamm's η)
         command.append("--test-mode")
     if test_mode and fault:
         command += ["--fault", fault]
