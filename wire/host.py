@@ -59,6 +59,9 @@ class HostedSession:
         self.settled.set()
 
 
+MAX_IN_FLIGHT_PER_HOST = 16
+
+
 class RoleHost:
     def __init__(self, principal: Principal, peers: PeerChannels, protocols: dict[str, RoleProtocol],
                  test_mode: bool = False):
@@ -67,6 +70,7 @@ class RoleHost:
         self.test_mode = test_mode
         self._peers = peers
         self._sessions: dict[Identity, SessionRegistry[HostedSession]] = {}
+        self._in_flight: dict[Principal, asyncio.Semaphore] = {}
 
     # ------------------------------------------------------------------ lookup
     def _registry(self, me: Identity) -> SessionRegistry[HostedSession]:
@@ -192,11 +196,15 @@ class RoleHost:
 
     async def _send(self, hosted: HostedSession, message: Outbound) -> None:
         side = hosted.side
-        envelope = wrap(hosted.session_id, side.identity, message.to, hosted.protocol, message.kind, message.body)
         lock = hosted.send_locks.setdefault(message.to, asyncio.Lock())
-        async with lock:  # FIFO: messages to one receiver leave in the order they were made
+        # At most MAX_IN_FLIGHT_PER_HOST calls to one host at a time, and the envelope (a copy of the body) is
+        # built only then: X_aux to 1 000 logical parties would otherwise be 1 000 copies in memory at once.
+        in_flight = self._in_flight.setdefault(self._peers.host_of(message.to),
+                                               asyncio.Semaphore(MAX_IN_FLIGHT_PER_HOST))
+        async with lock, in_flight:  # FIFO: messages to one receiver leave in the order they were made
             if side.state.name == "ABORTED":
                 return
+            envelope = wrap(hosted.session_id, side.identity, message.to, hosted.protocol, message.kind, message.body)
             metadata = ((CALL_ID_METADATA_KEY, new_call_id()),)  # one message, one call id, however many attempts
             for attempt in range(1, SEND_ATTEMPTS + 1):
                 try:
