@@ -12,6 +12,8 @@ from mpdp_proto.v1.role_pb2_grpc import RoleStub
 from sessions.identity import AGGREGATOR, party
 from tests.deployment import deployment, envelope
 from tests.test_dppp_network import closed_form_counts, observed_counts
+from tests.test_hamm_network import closed_form as hamm_closed_form
+from tests.test_hamm_network import run as run_hamm
 from tests.test_pathak_network import closed_form, observed
 from wire.identity import Principal
 
@@ -30,6 +32,8 @@ def test_five_parties_in_two_processes_run_dppp_and_pathak_with_the_closed_form_
         dppp = d.run_dppp(queries=5)
         assert dppp["result"]["contributors"] == [1, 2, 3, 4, 5]
         assert observed_counts(dppp) == closed_form_counts(5, 5)  # messages stay per logical party
+        _, hamm = run_hamm(d, seed=4)
+        assert hamm["result"]["voters"] == 5 and observed_counts(hamm) == hamm_closed_form(5, 5)
         pathak = d.run_pathak(noise_seed=5)
         self_routed = sum(pathak["evaluator_view"]["self_deliveries"][f"party/{j}"].get("routed_share", 0)
                           for j in range(1, 6))
