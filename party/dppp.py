@@ -18,16 +18,15 @@ from cryptocore.key_checks import check_key_id
 from dppp.parameters import DpppParameters, proof_context
 from dppp.reference import one_hot
 from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
+from party.key_holder import proven_partials
 from party.resources import PartyResources
 from privacy.binomial import sample_binomial
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, Identity
-from sessions.integers import int_to_bytes
 from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
-from threshold_sum import decryption
 
 MAX_DEADLINE_S = 3600.0
 
@@ -104,16 +103,10 @@ class TeacherSide(RoleSide):
         if self.own.key_share is None:
             raise precondition(f"party {self.own.id} holds no key share")
         self._require(State.VOTED, "partial decryption")
-        parameters, public_key = self.parameters, self.own.public_key
-        check_key_id(public_key.key_id, bytes(request.aggregate.key_id))
-        ciphertexts = decryption.check_request(
-            public_key, request, parameters.teachers, parameters.calibration.min_contributors,
-            parameters.layout(public_key.n).plaintexts_needed(parameters.values))
-        partials = decryption.partial_decryptions(self.own.key_share, ciphertexts,
-                                                  lambda index: proof_context(self.session_id, index))
-        if self.own.fault == "tamper-partial-decryption":
-            first = partials.shares[0]
-            first.value = int_to_bytes(int.from_bytes(first.value, "big") * 2 % public_key.paillier.nsquare)
+        p = self.parameters
+        partials = proven_partials(self.own, request, p.teachers, p.calibration.min_contributors,
+                                   p.layout(self.own.public_key.n).plaintexts_needed(p.values),
+                                   lambda index: proof_context(self.session_id, index))
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")  # not aborted meanwhile
         return partials
 
