@@ -18,7 +18,7 @@ from cryptocore.errors import CryptoError
 from cryptocore.key_checks import check_key_id
 from cryptocore.threshold import ThresholdPublicKey
 from curator.resources import CuratorResources
-from hamm.charlie import train_and_release
+from hamm.charlie import eta_source, train_and_release
 from hamm.parameters import HammParameters, proof_context
 from hamm.release import Release
 from hamm.votes import counts_from_sums, feasible
@@ -222,8 +222,7 @@ def protocol(own: CuratorResources) -> RoleProtocol:
             raise invalid("a noise seed is for test mode only")
         parameters.calibrate()
         parameters.layout(public_key.n)
-        source = random.Random(f"mpdp/hamm/eta/{body.noise_seed}") if body.noise_seed else random.SystemRandom()
         return CharlieSide(session_id, parameters, aux_features, body.deadline_seconds, public_key, parties,
-                           own.key_holders, source, own.test_mode)
+                           own.key_holders, eta_source(body.noise_seed), own.test_mode)
 
     return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"open"}), open_side)

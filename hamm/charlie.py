@@ -10,6 +10,7 @@ import numpy as np
 from hamm import training
 from hamm.parameters import GRADIENT_TOLERANCE, HammParameters
 from hamm.release import Release, on_grid
+from learning.logistic import fit
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,11 @@ def train_and_release(parameters: HammParameters, aux_features: np.ndarray, coun
                       source: random.Random) -> Outcome:
     """w_s from the counts of M′ voters (vote or soft targets), then η of the `l2-laplace` release."""
     targets = training.targets_from_counts(counts, voters, parameters.method)
-    trained = on_grid(training.fit(aux_features, targets, parameters.regularization, GRADIENT_TOLERANCE))
+    trained = on_grid(fit(aux_features, targets, parameters.regularization, GRADIENT_TOLERANCE))
     eta = Release(parameters, voters).sample(source).reshape(trained.shape)
     return Outcome(trained, eta, trained + eta)
+
+
+def eta_source(noise_seed: int) -> random.Random:
+    """η's random stream: seeded only for the reference check (test mode), else the system's CSPRNG."""
+    return random.Random(f"mpdp/hamm/eta/{noise_seed}") if noise_seed else random.SystemRandom()

@@ -53,12 +53,9 @@ class Release:
 
     def sample(self, source: random.Random) -> np.ndarray:
         """η on the grid 2^−F (zeros without output perturbation)."""
-        dimension = self.parameters.weights
         if not self.perturbed:
-            return np.zeros(dimension)
-        direction = np.array([source.gauss(0.0, 1.0) for _ in range(dimension)])
-        radius = source.gammavariate(dimension, self.norm_scale)
-        return on_grid(radius * direction / np.linalg.norm(direction))
+            return np.zeros(self.parameters.weights)
+        return on_grid(l2_laplace(self.parameters.weights, self.norm_scale, source))
 
     def report(self) -> dict:
         p = self.parameters
@@ -81,6 +78,12 @@ class Release:
         else:
             report["release_mechanism"] = "none: post-processing of the noisy counts"
         return report
+
+
+def l2_laplace(dimension: int, norm_scale: float, source: random.Random) -> np.ndarray:
+    """η ∈ R^D with density ∝ exp(−‖η‖/scale): a uniform direction, ‖η‖ ~ Gamma(D, scale)."""
+    direction = np.array([source.gauss(0.0, 1.0) for _ in range(dimension)])
+    return source.gammavariate(dimension, norm_scale) * direction / np.linalg.norm(direction)
 
 
 def on_grid(values: np.ndarray) -> np.ndarray:

@@ -73,7 +73,7 @@ def _keygen(args) -> int:
 def _load_dataset(args):
     from learning import datasets
 
-    return datasets.load(args.dataset, label=args.label, data_dir=args.data_dir)
+    return datasets.load(args.dataset, label=args.label, data_dir=args.data_dir, scaling=args.scaling)
 
 
 def _up(args) -> int:
@@ -235,6 +235,8 @@ def _add_dataset_options(parser) -> None:
                         help="breast-cancer, digits, a9a, or a path to a CSV (with --label) or LIBSVM file")
     parser.add_argument("--label", help="label column of a CSV data set")
     parser.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
+    parser.add_argument("--scaling", choices=["standardise", "unit-rows"], default="standardise",
+                        help="into the unit ball: standardised columns and one common factor, or each row to norm 1")
     parser.add_argument("--seed", type=int, help="seed of the data split (the split only; noise is always CSPRNG)")
     parser.add_argument("--split", default="even",
                         help="party data sizes: even, 15, 10 (Pathak's splits) or comma-separated sizes")

@@ -11,9 +11,9 @@ import numpy as np
 from cryptocore import keyfiles
 from hamm.parameters import DEFAULT_HONEST_FRACTION, HammParameters
 from hamm.release import Release
-from hamm.training import predict
 from launcher.client import collect_traffic, role_stub, to_role
 from launcher.progress import progress
+from learning.logistic import predict
 from mpdp_proto.v1 import hamm_pb2
 from sessions.identity import CLIENT, CURATOR
 from wire.channels import PeerChannels

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from pathlib import Path
 
-from launcher.protocol import LauncherProtocol, Option, Report
+from launcher.options import DEFAULT_KEY_BITS, key_bits
+from launcher.protocol import Experiment, LauncherProtocol, Option, Report
 from launcher.summary import traffic_lines
 
 
@@ -63,10 +65,52 @@ def summary(report: Report) -> str:
     return "\n".join(lines)
 
 
+def experiment_options() -> list[Option]:
+    return [
+        Option("out", {"type": Path, "required": True}),
+        Option("datasets", {"help": "comma-separated (default: digits, and a9a first when a data directory is given)"}),
+        Option("data-dir", {"help": "directory holding a9a (default: $MPDP_DATA_DIR)"}),
+        Option("parties", {"type": int, "help": "M for every data set (default: a9a 1000, digits 100)"}),
+        Option("inverse-epsilons", {"type": float, "nargs": "+", "default": [0, 0.1, 1, 10, 100],
+                                    "help": "privacy levels 1/ε (0: non-private)"}),
+        Option("trials", {"type": int, "default": 100, "help": "noise draws per private point"}),
+        Option("lambda", {"type": float, "default": 1e-4}, dest="regularization"),
+        Option("seed", {"type": int, "default": 2016}),
+        Option("wire-samples", {"type": int, "default": 1,
+                                "help": "points per data set re-run over the wire and compared with the reference"}),
+        Option("bits", {"type": key_bits, "default": DEFAULT_KEY_BITS, "help": "key size of those sessions"}),
+        Option("parties-per-process", {"type": int, "default": 250, "help": "logical parties per process (wire)"}),
+    ]
+
+
+def run_experiment(args: argparse.Namespace) -> int:
+    from launcher import experiment_hamm
+    from learning.datasets import data_directory
+
+    names = args.datasets.split(",") if args.datasets else ["digits"]
+    if not args.datasets and data_directory(args.data_dir) is not None:
+        names.insert(0, "a9a")
+    if any(inverse < 0 for inverse in args.inverse_epsilons) or args.trials < 1:
+        raise ValueError("1/ε must be ≥ 0 and --trials ≥ 1")
+    report = experiment_hamm.run(args.out, names, args.parties, args.data_dir, args.inverse_epsilons, args.trials,
+                                 args.regularization, args.seed, args.wire_samples, args.bits,
+                                 args.parties_per_process)
+    print(experiment_hamm.accuracy_table(report))
+    for check in report["wire_checks"]:
+        print(f"over the wire ({check['key_bits']}-bit keys, M = {check['parties']}): {check['dataset']} "
+              f"{check['method']} 1/ε = {check['inverse_epsilon']:g}: max |w_p − reference| = "
+              f"{check['max_abs_difference']:.1e} ({'matches' if check['matches'] else 'DOES NOT MATCH'}), "
+              f"{check['session_seconds']:.1f} s")
+    print(f"report written to {args.out / 'hamm_report.json'}; plot: {args.out / report['plot']}")
+    return 0 if all(check["matches"] for check in report["wire_checks"]) else 1
+
+
 PROTOCOL = LauncherProtocol(
     name="hamm",
     help="Hamm–Cao–Belkin 2016 ensemble transfer: threshold vote counting on Charlie's public data",
     options=session_options,
     run=run_session,
     summary=summary,
+    experiment=Experiment("Hamm et al., Section 6 (a9a M = 1 000 when a data directory is given; digits)",
+                          experiment_options, run_experiment),
 )

@@ -27,8 +27,8 @@ def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault:
         raise ValueError(f"key share file {entry.key_share} does not belong to {me} under this public key")
     if entry.data is None:
         raise ValueError(f"{me} has no data file in the topology")
-    features, labels, _ = datasets.load_part(entry.data)
-    model = models.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels)
+    features, labels, classes = datasets.load_part(entry.data)
+    model = models.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
     log.info("%s trained %s on %d rows", me, entry.model or models.DEFAULT_TEACHER_MODEL, len(labels))
     return PartyResources(me.id, public_key, key_share, model, features, labels, test_mode, fault)
 

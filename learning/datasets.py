@@ -30,9 +30,19 @@ class Dataset:
         return len(self.class_names)
 
 
-def into_unit_ball(features: np.ndarray) -> np.ndarray:
-    """Standardise columns, then scale every row to norm ≤ 1 by one common factor."""
+SCALINGS = ("standardise", "unit-rows")
+
+
+def into_unit_ball(features: np.ndarray, scaling: str = "standardise") -> np.ndarray:
+    """`standardise`: standardise columns, then scale every row to norm ≤ 1 by one common factor.
+    `unit-rows`: every row divided by its own norm (Pathak's and Hamm's a9a setting; uses no statistic
+    of other rows, and keeps a9a's one-hot rows well conditioned)."""
     features = np.asarray(features, dtype=float)
+    if scaling == "unit-rows":
+        norms = np.linalg.norm(features, axis=1, keepdims=True)
+        return features / np.where(norms > 0, norms, 1.0)
+    if scaling != "standardise":
+        raise ValueError(f"unknown scaling {scaling!r}; choose from {', '.join(SCALINGS)}")
     spread = features.std(axis=0)
     centred = (features - features.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
     largest = np.linalg.norm(centred, axis=1).max(initial=0.0)
@@ -51,7 +61,7 @@ def data_directory(explicit: str | os.PathLike | None = None) -> Path | None:
     return Path(chosen) if chosen else None
 
 
-def _a9a(data_dir: Path | None) -> Dataset:
+def _a9a(data_dir: Path | None, scaling: str) -> Dataset:
     if data_dir is None:
         raise FileNotFoundError(f"a9a needs a data directory (--data-dir or ${DATA_DIR_ENV})")
     directory = data_dir / "a9a" if (data_dir / "a9a" / "a9a").exists() else data_dir
@@ -65,10 +75,10 @@ def _a9a(data_dir: Path | None) -> Dataset:
         xs.append(x.toarray())
         ys.append(y)
     labels, names = _encode_labels(np.concatenate(ys).astype(int))
-    return Dataset("a9a", into_unit_ball(np.vstack(xs)), labels, names, str(directory))
+    return Dataset("a9a", into_unit_ball(np.vstack(xs), scaling), labels, names, str(directory))
 
 
-def _csv(path: Path, label: str) -> Dataset:
+def _csv(path: Path, label: str, scaling: str) -> Dataset:
     with path.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     if not rows or label not in rows[0]:
@@ -84,32 +94,35 @@ def _csv(path: Path, label: str) -> Dataset:
             categories = sorted(set(values))
             columns.append(np.array([[v == c for c in categories] for v in values], dtype=float))
     labels, names = _encode_labels([row[label] for row in rows])
-    return Dataset(path.stem, into_unit_ball(np.hstack(columns)), labels, names, str(path))
+    return Dataset(path.stem, into_unit_ball(np.hstack(columns), scaling), labels, names, str(path))
 
 
-def _libsvm(path: Path) -> Dataset:
+def _libsvm(path: Path, scaling: str) -> Dataset:
     x, y = load_svmlight_file(str(path))
     labels, names = _encode_labels(y)
-    return Dataset(path.stem, into_unit_ball(x.toarray()), labels, names, str(path))
+    return Dataset(path.stem, into_unit_ball(x.toarray(), scaling), labels, names, str(path))
 
 
-def load(name: str, label: str | None = None, data_dir: str | os.PathLike | None = None) -> Dataset:
+def load(name: str, label: str | None = None, data_dir: str | os.PathLike | None = None,
+         scaling: str = "standardise") -> Dataset:
+    if scaling not in SCALINGS:
+        raise ValueError(f"unknown scaling {scaling!r}; choose from {', '.join(SCALINGS)}")
     if name == "breast-cancer":
         bunch = load_breast_cancer()
-        return Dataset(name, into_unit_ball(bunch.data), bunch.target.astype(int), tuple(bunch.target_names), "scikit-learn")
+        return Dataset(name, into_unit_ball(bunch.data, scaling), bunch.target.astype(int), tuple(bunch.target_names), "scikit-learn")
     if name == "digits":
         bunch = load_digits()
-        return Dataset(name, into_unit_ball(bunch.data), bunch.target.astype(int), tuple(map(str, bunch.target_names)), "scikit-learn")
+        return Dataset(name, into_unit_ball(bunch.data, scaling), bunch.target.astype(int), tuple(map(str, bunch.target_names)), "scikit-learn")
     if name == "a9a":
-        return _a9a(data_directory(data_dir))
+        return _a9a(data_directory(data_dir), scaling)
     path = Path(name)
     if not path.exists():
         raise FileNotFoundError(f"no bundled data set or file named {name!r}")
     if path.suffix.lower() == ".csv":
         if not label:
             raise ValueError("a CSV data set needs --label COLUMN")
-        return _csv(path, label)
-    return _libsvm(path)
+        return _csv(path, label, scaling)
+    return _libsvm(path, scaling)
 
 
 @dataclass(frozen=True)

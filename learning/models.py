@@ -11,25 +11,36 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
+from learning.logistic import RegularisedLogistic
+
 # Rows arrive scaled into the unit ball (the protocols' bound), which leaves every
 # feature tiny; standardising inside the pipeline keeps the default regularisation sensible.
+HAMM_LAMBDA = 1e-4
+
+# Each factory takes the number of classes C (labels are 0..C−1).
 MODELS = {
-    "svm-rbf": lambda: make_pipeline(StandardScaler(), SVC(kernel="rbf", gamma="scale", C=10.0)),  # DPPP paper
-    "logistic": lambda: make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)),
-    "random-forest": lambda: RandomForestClassifier(n_estimators=100),
-    "knn": lambda: make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=5)),
+    "svm-rbf": lambda classes: make_pipeline(StandardScaler(), SVC(kernel="rbf", gamma="scale", C=10.0)),  # DPPP paper
+    "logistic": lambda classes: make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)),
+    "random-forest": lambda classes: RandomForestClassifier(n_estimators=100),
+    "knn": lambda classes: make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=5)),
+    # Hamm et al.'s local classifier: λ/2‖w‖² logistic / softmax on the unit-ball rows, λ = 1e-4, exact
+    "logistic-exact": lambda classes: RegularisedLogistic(classes, HAMM_LAMBDA),
 }
+# Defined on any part, even one holding a single class (no constant-predictor fallback).
+ANY_LABELS = {"logistic-exact"}
 DEFAULT_TEACHER_MODEL = "svm-rbf"
 DEFAULT_STUDENT_MODEL = "logistic"
 
 
-def train(name: str, features: np.ndarray, labels: np.ndarray):
-    """Fit the named model; a part with a single class gets a constant predictor."""
+def train(name: str, features: np.ndarray, labels: np.ndarray, classes: int | None = None):
+    """Fit the named model over classes 0..C−1 (C from the labels unless given); a part with a single class
+    gets a constant predictor unless the model is defined there."""
     if name not in MODELS:
         raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
-    if len(np.unique(labels)) < 2:
+    classes = classes if classes is not None else int(np.max(labels, initial=0)) + 1
+    if len(np.unique(labels)) < 2 and name not in ANY_LABELS:
         return DummyClassifier(strategy="most_frequent").fit(features, labels)
-    return MODELS[name]().fit(features, labels)
+    return MODELS[name](classes).fit(features, labels)
 
 
 def accuracy(model, features: np.ndarray, labels: np.ndarray) -> float:

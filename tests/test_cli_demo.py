@@ -112,6 +112,27 @@ def test_pathak_experiment_on_a9a(tmp_path):
     assert check["matches"] and check["max_abs_difference"] <= 2**-20
 
 
+def test_hamm_experiment_reports_every_method_and_matches_the_wire(tmp_path):
+    result = _mpdp("experiment", "hamm", "--out", str(tmp_path), "--datasets", "digits", "--parties", "20",
+                   "--trials", "3", "--inverse-epsilons", "0", "1", "--wire-samples", "1", "--bits", "1024",
+                   "--parties-per-process", "10")
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "hamm_report.json").read_text())
+    (digits,) = report["datasets"]
+    assert digits["parties"] == 20 and digits["classes"] == 10
+    exact, private = digits["points"]
+    assert exact["soft"]["trials"] == 1 and private["soft"]["trials"] == 3
+    # Non-private: the ensemble beats the local classifiers and stays below pooled training.
+    assert digits["indiv"]["mean"] < exact["soft"]["mean"] <= digits["batch"] + 0.02
+    # At ε = 1, M = 20, λ = 1e-4 the noise dwarfs the model (the report says by how much): near chance.
+    assert digits["expected_noise_norm_at_epsilon_1"]["soft"] > 100 * digits["model_norms"]["soft"]
+    assert private["soft"]["mean"] < 0.3
+    (check,) = report["wire_checks"]  # one sampled point re-run by real processes over mTLS
+    assert check["matches"] and check["voters"] == 20
+    assert (tmp_path / report["plot"]).read_bytes()[:4] == b"\x89PNG"
+    assert "paper (activity recognition" in result.stdout
+
+
 def test_up_from_another_directory_with_a_relative_run_dir(tmp_path):
     """A newcomer's first `mpdp up`: relative paths are resolved before the children start elsewhere."""
     elsewhere = tmp_path / "somewhere"

@@ -1,7 +1,6 @@
 """Hamm over real processes (1024-bit keys, loopback, mutual TLS), checked against the reference."""
 
 import asyncio
-import random
 from collections import Counter
 
 import grpc
@@ -9,6 +8,7 @@ import numpy as np
 import pytest
 
 from hamm import reference
+from hamm.charlie import eta_source
 from launcher.hamm_client import run_hamm_session, session_parameters
 from learning import datasets, models
 from mpdp_proto.v1 import hamm_pb2
@@ -56,7 +56,7 @@ def five(pool):
 def test_the_release_equals_the_reference_and_a_tampered_share_is_rejected(five):
     parameters, report = run(five, seed=9)
     aux = five.client_data["public_features"]
-    counts, outcome = reference.session(parameters, aux, local_models(five), random.Random("mpdp/hamm/eta/9"))
+    counts, outcome = reference.session(parameters, aux, local_models(five), eta_source(9))
     assert np.array_equal(weights(report), outcome.released.ravel())
     charlie = five.call(CURATOR, RoleStub, "GetTestRecord", envelope(report["session_id"], CURATOR), CLIENT)
     assert np.array_equal(np.array(charlie.hamm.test_record.counts).reshape(counts.shape), counts)

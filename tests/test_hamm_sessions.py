@@ -11,7 +11,7 @@ from cryptocore.paillier import generate_keypair
 from curator.registry import protocols as curator_protocols
 from curator.resources import CuratorResources
 from hamm import reference
-from hamm.charlie import train_and_release
+from hamm.charlie import eta_source, train_and_release
 from hamm.parameters import HammParameters
 from hamm.release import Release
 from hamm.votes import vote_slots
@@ -87,7 +87,7 @@ def test_the_twin_equals_the_reference(threshold_key, classes, method, noisy):
     assert np.array_equal(np.array(charlie.drawn.counts).reshape(AUX, classes), expected_counts)
     if not noisy:
         assert expected_counts.sum(axis=1).tolist() == [parties] * AUX  # every voter voted once per point
-    outcome = train_and_release(parameters, aux, expected_counts, parties, random.Random("mpdp/hamm/eta/11"))
+    outcome = train_and_release(parameters, aux, expected_counts, parties, eta_source(11))
     _, result = charlie.result()
     assert np.array_equal(np.array(result.weights), outcome.released.ravel())
     assert (np.linalg.norm(outcome.eta) == 0) == noisy  # noisy counts: the release is post-processing
