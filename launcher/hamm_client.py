@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -83,3 +84,42 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
         "traffic_client_observed": traffic["client_observed"],
         "timing": timing,
     }
+
+
+def evaluator_view(topology: Topology, client_data: dict, report: dict) -> dict:
+    """Hamm's baselines on the same split (Section 6), from the operator's copy of the parties' data: no
+    protocol role sees this. batch: pooled training; indiv: the local classifiers' mean test accuracy;
+    avg: parameter averaging with l2-laplace noise of sensitivity 2/(M′λ) (2√2/(M′λ) multiclass), only
+    when every local model is linear (`logistic-exact`)."""
+    import math
+    import random
+
+    from hamm import baselines
+    from learning import datasets, models
+
+    files = [entry.data for entry in topology.parties]
+    if any(path is None or not Path(path).exists() for path in files):
+        return {"unavailable": "the parties' data files are not on this machine"}
+    parameters, result = report["parameters"], report["result"]
+    classes, regularization = parameters["classes"], parameters["lambda"]
+    parts = [datasets.load_part(path)[:2] for path in files]
+    local = [models.train(entry.model or models.DEFAULT_TEACHER_MODEL, x, y, classes)
+             for entry, (x, y) in zip(topology.parties, parts)]
+    test_x, test_y = client_data["test_features"], client_data["test_labels"]
+    view: dict = {
+        "batch": baselines.accuracy(baselines.batch(parts, classes, regularization), test_x, test_y),
+        "indiv": baselines.indiv(local, test_x, test_y),
+        "local_models": sorted({entry.model or models.DEFAULT_TEACHER_MODEL for entry in topology.parties}),
+    }
+    try:
+        average = baselines.averaged(local)
+    except ValueError as reason:
+        view["avg"] = {"unavailable": str(reason)}
+        return view
+    voters = result["voters"]
+    epsilon = math.inf if parameters["epsilon"] is None else parameters["epsilon"]
+    noisy = baselines.avg_release(average, classes, voters, regularization, epsilon, random.SystemRandom())
+    view["avg"] = {"non_private": baselines.accuracy(average, test_x, test_y),
+                   "at_epsilon": baselines.accuracy(noisy, test_x, test_y),
+                   "sensitivity": baselines.avg_sensitivity(classes, voters, regularization)}
+    return view

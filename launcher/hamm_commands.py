@@ -36,11 +36,24 @@ def session_options() -> list[Option]:
 
 
 def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
-    from launcher.hamm_client import run_hamm_session, session_parameters
+    from launcher.hamm_client import evaluator_view, run_hamm_session, session_parameters
 
     parameters = session_parameters(topology, client_data, args.method, args.epsilon, args.delta,
                                     args.regularization, args.noisy_counts, args.protect_aux)
-    return asyncio.run(run_hamm_session(topology, client_data, parameters, args.deadline))
+    report = asyncio.run(run_hamm_session(topology, client_data, parameters, args.deadline))
+    report["evaluator_view"] = evaluator_view(topology, client_data, report)
+    return report
+
+
+def _baseline_lines(view: dict) -> list[str]:
+    if "unavailable" in view:
+        return [f"  baselines: unavailable ({view['unavailable']})"]
+    avg = view["avg"]
+    average = (f"avg {avg['at_epsilon']:.1%} at this ε (non-private {avg['non_private']:.1%})" if "at_epsilon" in avg
+               else f"avg n/a ({avg['unavailable']})")
+    return ["  baselines on the same split (operator's view; no protocol role sees it): "
+            f"batch {view['batch']:.1%}, {average}, indiv {view['indiv']['mean']:.1%} "
+            f"(local models: {', '.join(view['local_models'])})"]
 
 
 def summary(report: Report) -> str:
@@ -56,6 +69,7 @@ def summary(report: Report) -> str:
         f"  voters M′ = {r['voters']} of {p['parties']}; decryptors {r['decryptors']}"
         + (f", rejected shares {r['rejected_shares']}" if r["rejected_shares"] else ""),
         f"  w_p test accuracy {r['test_accuracy']:.1%} (majority class {r['majority_class_rate']:.1%})",
+        *_baseline_lines(report.get("evaluator_view", {"unavailable": "not computed"})),
         *traffic_lines(report["traffic"]),
         "  timing: " + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in report["timing"].items()),
     ]

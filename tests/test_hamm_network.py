@@ -9,7 +9,8 @@ import pytest
 
 from hamm import reference
 from hamm.charlie import eta_source
-from launcher.hamm_client import run_hamm_session, session_parameters
+from launcher import hamm_commands
+from launcher.hamm_client import evaluator_view, run_hamm_session, session_parameters
 from learning import datasets, models
 from mpdp_proto.v1 import hamm_pb2
 from mpdp_proto.v1.role_pb2_grpc import RoleStub
@@ -106,3 +107,13 @@ def test_only_charlie_opens_at_the_aggregator_and_bad_parameters_are_refused(fiv
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
     _, report = run(five)  # the services are ready for the next session
     assert report["result"]["voters"] == 5
+
+
+def test_the_summary_shows_the_baselines_of_the_same_split(five):
+    _, report = run(five)
+    view = evaluator_view(five.topology, five.client_data, report)
+    assert 0.5 < view["batch"] <= 1 and 0 < view["indiv"]["mean"] <= 1
+    assert "logistic-exact" in view["avg"]["unavailable"]  # these parties' models are scikit-learn pipelines
+    report["evaluator_view"] = view
+    text = hamm_commands.summary(report)
+    assert f"batch {view['batch']:.1%}" in text and "avg n/a" in text
