@@ -1,6 +1,7 @@
 """The aggregator's side of a Hamm session (hamm.md steps 1–3), free of gRPC.
 
-COLLECTING --all votes in, or the deadline--> DONE; any --abort--> ABORTED. It forwards Charlie's public
+COLLECTING --all votes in, or the deadline--> HANDED_ON --the deadline again--> DONE; any --abort--> ABORTED.
+While HANDED_ON it tells Charlie about a key holder the request could not reach. It forwards Charlie's public
 X_aux to every party, sums the encrypted votes (a threshold sum), and hands the identical aggregate to
 every key holder and to Charlie. The key holders answer Charlie, not the aggregator, so the aggregator
 never holds more than ciphertexts: the counts go to Charlie and to no one else.
@@ -27,6 +28,7 @@ MAX_DEADLINE_S = 3600.0
 
 class State(enum.Enum):
     COLLECTING = "collecting votes"
+    HANDED_ON = "aggregate handed on"
     DONE = "done"
     ABORTED = "aborted"
 
@@ -87,6 +89,9 @@ class HammCountSide(RoleSide):
     def on_deadline(self) -> list[Outbound]:
         if self.state is State.COLLECTING:
             return self._close()
+        if self.state is State.HANDED_ON:  # every delivery has been tried by now
+            self._advance(State.HANDED_ON, State.DONE, "finishing")
+            return []
         raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
 
     def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
@@ -95,7 +100,11 @@ class HammCountSide(RoleSide):
             return self.poll()
         if kind == "aggregate":  # Charlie is gone: no one could combine
             self.abort(f"the aggregate could not reach Charlie: {reason}")
-        return []  # a key holder that cannot be reached is Charlie's to give up on
+        if kind == "decryption_request" and self.state is State.HANDED_ON:
+            # Charlie would otherwise wait for this holder until its deadline.
+            notice = hamm_pb2.HolderUnreachable(holder=to.id, reason=reason[:200])
+            return [Outbound(CURATOR, "holder_unreachable", notice)]
+        return []
 
     def _close(self) -> list[Outbound]:
         """Step 3: C = Π_{i∈S} Enc_i; the identical C and S to every key holder and to Charlie."""
@@ -105,7 +114,7 @@ class HammCountSide(RoleSide):
             if error.kind is Kind.ABORTED:
                 self.abort(str(error))
             raise
-        self._advance(State.COLLECTING, State.DONE, "handing the aggregate on")
+        self._advance(State.COLLECTING, State.HANDED_ON, "handing the aggregate on")
         self.collector.forget()
         aggregate = hamm_pb2.HammAggregate(request=request, asked=self.key_holders)
         return ([Outbound(party(h), "decryption_request", request) for h in self.key_holders]

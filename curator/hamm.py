@@ -23,7 +23,7 @@ from hamm.parameters import HammParameters, proof_context
 from hamm.release import Release
 from hamm.votes import counts_from_sums, feasible
 from mpdp_proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
-from sessions.errors import Kind, ProtocolError, aborted, denied, invalid, precondition
+from sessions.errors import Kind, ProtocolError, aborted, clean_reason, denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from sessions.matrices import matrix_to_proto
 from sessions.outbound import Outbound
@@ -62,6 +62,7 @@ class CharlieSide(RoleSide):
         self.combiner: SumCombiner | None = None
         self.contributors: list[int] = []
         self.early: dict[int, threshold_sum_pb2.PartialDecryptions] = {}  # shares that overtook the aggregate
+        self.unreachable: dict[int, str] = {}  # notices that overtook it
         self.released: hamm_pb2.HammResult | None = None
         self.drawn: hamm_pb2.HammTestRecord | None = None
         self.timing: dict[str, float] = {}
@@ -82,6 +83,8 @@ class CharlieSide(RoleSide):
             if sender != AGGREGATOR:
                 raise denied(f"{sender} may not send the aggregate; the aggregator does")
             self._on_aggregate(body)
+        elif kind == "holder_unreachable":
+            self._on_unreachable(sender, body)
         elif kind == "partial_decryptions":
             if sender.role != "party" or sender.id not in self.key_holders:
                 raise denied(f"{sender} holds no key share")
@@ -128,6 +131,22 @@ class CharlieSide(RoleSide):
             except (ProtocolError, CryptoError) as error:  # the others may still combine
                 if holder not in self.combiner.rejected:
                     self.combiner.mark_absent(holder, f"malformed partial decryptions: {error}")
+        for holder, reason in self.unreachable.items():  # no-op for a holder that did answer
+            self.combiner.mark_absent(holder, reason)
+
+    def _on_unreachable(self, sender: Identity, body: hamm_pb2.HolderUnreachable) -> None:
+        """The aggregator could not deliver the request to a holder: stop waiting for it (an aggregator that
+        lies can only do what dropping the request does: make the session fail)."""
+        if sender != AGGREGATOR:
+            raise denied(f"{sender} may not report key holders; the aggregator does")
+        if body.holder not in self.key_holders:
+            raise invalid(f"party {body.holder} holds no key share")
+        self._require(State.COUNTING, "an unreachable key holder")
+        reason = f"unreachable: {clean_reason(body.reason)}"
+        if self.combiner is None:
+            self.unreachable[body.holder] = reason
+        else:
+            self.combiner.mark_absent(body.holder, reason)
 
     def poll(self) -> list[Outbound]:
         if self.state is State.COUNTING and self.combiner is not None and self.combiner.settled:

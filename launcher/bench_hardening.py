@@ -23,7 +23,7 @@ def default_scenarios(parties: int) -> list[tuple]:
     """SIGKILL and SIGSTOP 0.3 s into a session, for each role of each protocol (`--faults full` adds every step)."""
     roles = [AGGREGATOR, CURATOR, party(1), party(parties)]
     scenarios = []
-    for protocol in ("pathak", "dppp"):
+    for protocol in ("pathak", "dppp", "hamm"):
         for role in roles:
             if (protocol == "pathak" and role == AGGREGATOR) or (protocol == "dppp" and role == CURATOR):
                 continue  # takes no part

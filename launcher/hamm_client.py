@@ -97,8 +97,8 @@ def evaluator_view(topology: Topology, client_data: dict, report: dict) -> dict:
     from hamm import baselines
     from learning import datasets, models
 
-    files = [entry.data for entry in topology.parties]
-    if any(path is None or not Path(path).exists() for path in files):
+    files = [Path(entry.data) for entry in topology.parties if entry.data is not None]
+    if len(files) < len(topology.parties) or not all(path.exists() for path in files):
         return {"unavailable": "the parties' data files are not on this machine"}
     parameters, result = report["parameters"], report["result"]
     classes, regularization = parameters["classes"], parameters["lambda"]

@@ -294,6 +294,12 @@ PATHAK_SENT = {"leader": ["party_key", "barrier_release", "indicator_element", "
                "curator": ["curator_key", "masked_share", "compare_request", "indicator", "share"]}
 DPPP_SENT = {"aggregator": ["Step/dppp/queries", "Step/dppp/decryption_request"],
              "party": ["Step/dppp/votes", "Step/dppp/partial_decryptions"]}
+HAMM_RECEIVED = {"party": ["Step/hamm/queries", "Step/hamm/decryption_request"],
+                 "aggregator": ["Step/hamm/queries", "Step/hamm/votes"],
+                 "curator": ["AwaitResult/hamm/open", "Step/hamm/aggregate", "Step/hamm/partial_decryptions"]}
+HAMM_SENT = {"curator": ["Step/hamm/queries"], "aggregator": ["Step/hamm/queries", "Step/hamm/decryption_request",
+                                                              "Step/hamm/aggregate"],
+             "party": ["Step/hamm/votes", "Step/hamm/partial_decryptions"]}
 
 
 def full_matrix(parties: int) -> list[tuple]:
@@ -306,11 +312,12 @@ def full_matrix(parties: int) -> list[tuple]:
         for label in labels:
             for fault in ("kill-on", "stop-on"):
                 scenarios.append(("pathak", roles[kind], f"{fault}:Step/pathak/{label}"))
-    for kind, labels in DPPP_RECEIVED.items():
-        for label in labels:
-            for fault in ("kill-on", "stop-on"):
-                scenarios.append(("dppp", roles[kind] if kind != "party" else last, f"{fault}:{label}"))
-    for protocol, sent in (("pathak", PATHAK_SENT), ("dppp", DPPP_SENT)):
+    for protocol, received in (("dppp", DPPP_RECEIVED), ("hamm", HAMM_RECEIVED)):
+        for kind, labels in received.items():
+            for label in labels:
+                for fault in ("kill-on", "stop-on"):
+                    scenarios.append((protocol, roles[kind] if kind != "party" else last, f"{fault}:{label}"))
+    for protocol, sent in (("pathak", PATHAK_SENT), ("dppp", DPPP_SENT), ("hamm", HAMM_SENT)):
         for kind, labels in sent.items():
             for label in labels:
                 full = f"Step/pathak/{label}" if protocol == "pathak" else label
@@ -333,6 +340,7 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
     import threading
 
     from launcher import dppp_client
+    from launcher.hamm_client import run_hamm_session, session_parameters
     from launcher.pathak_client import run_pathak_session
 
     run = processes.RunDirectory(run_dir)
@@ -342,6 +350,9 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
     def session(protocol: str, session_id: str):
         if protocol == "pathak":
             return run_pathak_session(topology, client_data, pathak_parameters, session_id=session_id)
+        if protocol == "hamm":
+            parameters = session_parameters(topology, client_data, "soft", 1.0, 1e-5, 0.01)
+            return run_hamm_session(topology, client_data, parameters, deadline_s=deadline, session_id=session_id)
         return dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=deadline, session_id=session_id)
 
     for protocol, identity, fault in scenarios:
@@ -368,6 +379,11 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
         if striker:
             striker.join()
         seconds = time.perf_counter() - started
+        if fault == "SIGKILL":  # a session shorter than the strike: let the kill land before deciding to restart
+            for _ in range(50):
+                if not processes._running(pid):
+                    break
+                time.sleep(0.1)
         stopped = fault == "SIGSTOP" or fault.startswith("stop-on:")
         if stopped:
             time.sleep(max(0.0, deadline + 1 - seconds))  # stopped past the session's deadline
@@ -379,16 +395,18 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
             processes.restart(run.path, identity, test_mode=True)  # back, without the fault
         # After a failure nobody may hand out a share (a restarted role no longer knows the session at all).
         published = _published_anywhere(topology, run, session_id) if protocol == "pathak" and observed != "completed" else []
+        next_error = None
         try:
             asyncio.run(session(protocol, session_id + "-next"))
-            next_ok = True
-        except Exception:
-            next_ok = False
+        except Exception as error:
+            next_error = _describe(error)
+        next_ok = next_error is None
         must_complete = fault.startswith("delay:")
         row = {"protocol": protocol, "role": str(identity), "fault": fault,
                "expected": "completes" if must_complete else
                "completes, or fails with nothing published; the next session succeeds",
                "observed": observed, "published_by": published, "next_session_succeeds": next_ok,
+               **({"next_session_error": next_error} if next_error else {}),
                "seconds": round(seconds, 2)}
         completed = observed == "completed"
         row["as_expected"] = (completed or (not must_complete and not published)) and next_ok
@@ -407,7 +425,7 @@ def start_target(run_dir: Path, parties: int, bits: int, seed: int, deadline: fl
     from pathak.parameters import PathakParameters
 
     topology = processes.up(run_dir, parties, bits, datasets.load("breast-cancer"), seed=seed, model="logistic",
-                            test_mode=True)
+                            test_mode=True, aux_fraction=0.2)  # Charlie holds X_aux: Hamm runs too
     run = processes.RunDirectory(run_dir)
     client_data = client.load_client_data(run.client_data)
     parameters = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",

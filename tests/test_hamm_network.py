@@ -1,23 +1,27 @@
 """Hamm over real processes (1024-bit keys, loopback, mutual TLS), checked against the reference."""
 
 import asyncio
+import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import grpc
 import numpy as np
 import pytest
 
+from cryptocore import ciphertext as ct
+from cryptocore import keyfiles
 from hamm import reference
 from hamm.charlie import eta_source
 from launcher import hamm_commands
 from launcher.hamm_client import evaluator_view, run_hamm_session, session_parameters
 from learning import datasets, models
-from mpdp_proto.v1 import hamm_pb2
+from mpdp_proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
 from mpdp_proto.v1.role_pb2_grpc import RoleStub
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 from tests.deployment import envelope
 from tests.dppp_faults import FAULTS_K5, TAMPERER
-from tests.test_dppp_network import observed_counts
+from tests.test_dppp_network import _status, observed_counts
 
 
 def closed_form(parties: int, holders: int, voters: int | None = None, answering: int | None = None) -> Counter:
@@ -117,3 +121,56 @@ def test_the_summary_shows_the_baselines_of_the_same_split(five):
     report["evaluator_view"] = view
     text = hamm_commands.summary(report)
     assert f"batch {view['batch']:.1%}" in text and "avg n/a" in text
+
+
+def _votes(session_id: str, sender, parameters, public_key, values=None, tosses=None) -> object:
+    """A vote message as `sender` would send it (zeros unless `values`), packed and encrypted."""
+    layout = parameters.layout(public_key.n)
+    plaintexts = layout.pack(values if values is not None else [0] * parameters.values)
+    encrypted = [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(p)) for p in plaintexts]
+    body = hamm_pb2.HammVotes(tosses=parameters.tosses_per_party if tosses is None else tosses,
+                              votes=common_pb2.Ciphertexts(key_id=public_key.key_id, values=encrypted))
+    return envelope(session_id, AGGREGATOR, sender, hamm=hamm_pb2.HammMessage(votes=body))
+
+
+def test_out_of_order_malformed_and_replayed_votes_are_refused_and_a_dropout_lowers_m_prime(pool):
+    """Party 3 never sends its votes (it drops them); while the aggregator waits, forged, malformed and
+    replayed messages are refused with defined statuses, and a late valid vote from party 3 still counts."""
+    d = pool.get(3, {3: "drop:Step/hamm/votes"})
+    public_key = keyfiles.load_public_key(d.topology.public_key)
+    parameters = session_parameters(d.topology, d.client_data, "soft", 2.0, 1e-5, 0.01)
+    status = lambda request, sender, to=AGGREGATOR: _status(  # noqa: E731
+        lambda: d.call(to, RoleStub, "Step", request, sender))
+    with ThreadPoolExecutor(1) as background:
+        session = background.submit(lambda: asyncio.run(run_hamm_session(
+            d.topology, d.client_data, parameters, deadline_s=15.0, session_id="inject")))
+        wrong_tosses = _votes("inject", party(3), parameters, public_key, tosses=4)
+        for _ in range(100):  # until the aggregator has opened the session (before: FAILED_PRECONDITION)
+            if status(wrong_tosses, party(3)) == grpc.StatusCode.INVALID_ARGUMENT:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the aggregator never opened the session")
+        short = _votes("inject", party(3), parameters, public_key)
+        del short.hamm.votes.votes.values[-1]
+        assert status(short, party(3)) == grpc.StatusCode.INVALID_ARGUMENT
+        out_of_group = _votes("inject", party(3), parameters, public_key)
+        out_of_group.hamm.votes.votes.values[0] = b"\xff" * len(out_of_group.hamm.votes.votes.values[0])
+        assert status(out_of_group, party(3)) == grpc.StatusCode.INVALID_ARGUMENT
+        # Wrong senders: a party cannot vote as another, send X_aux, or hand Charlie an aggregate.
+        assert status(_votes("inject", party(2), parameters, public_key), party(3)) == grpc.StatusCode.PERMISSION_DENIED
+        aggregate = envelope("inject", CURATOR, party(3), hamm=hamm_pb2.HammMessage(aggregate=hamm_pb2.HammAggregate()))
+        assert status(aggregate, party(3), CURATOR) == grpc.StatusCode.PERMISSION_DENIED
+        partials = envelope("inject", AGGREGATOR, party(3), hamm=hamm_pb2.HammMessage(
+            partial_decryptions=threshold_sum_pb2.PartialDecryptions()))
+        assert status(partials, party(3)) == grpc.StatusCode.INVALID_ARGUMENT  # to Charlie, not the aggregator
+        # Party 1 has voted: its replay is refused. Party 3's late but valid vote (all zeros) is counted.
+        assert status(_votes("inject", party(1), parameters, public_key), party(1)) \
+            == grpc.StatusCode.FAILED_PRECONDITION
+        d.call(AGGREGATOR, RoleStub, "Step", _votes("inject", party(3), parameters, public_key), party(3))
+        report = session.result(timeout=120)
+    assert report["result"]["voters"] == 3 and report["result"]["contributors"] == [1, 2, 3]
+    # Without the late vote, party 3 is a dropout: M′ = 2 after the deadline, and the release uses M′.
+    dropped = asyncio.run(run_hamm_session(d.topology, d.client_data, parameters, deadline_s=4.0))
+    assert dropped["result"]["voters"] == 2 and dropped["privacy"]["voters"] == 2
+    assert "2/(M′λ)" in dropped["privacy"]["release_sensitivity"]

@@ -121,3 +121,29 @@ def test_the_reference_with_dropouts_uses_m_prime(threshold_key):
     assert counts.sum(axis=1).tolist() == [6] * AUX
     assert math.isclose(Release(parameters, 6).model_sensitivity, 2 / (6 * 0.01))
     assert outcome.released.shape == (DIMENSION,)
+
+
+@pytest.mark.parametrize("unreachable, completes", [([4, 5], True), ([2, 3, 4], False)])
+def test_charlie_stops_waiting_for_holders_the_aggregator_could_not_reach(threshold_key, unreachable, completes):
+    """t = 3 of 5: with two holders unreachable Charlie combines the other three at once; with three it
+    aborts at once. Neither waits for its deadline. Only the aggregator may report a holder."""
+    public, _ = threshold_key
+    net, _ = _network(threshold_key, 6, 2, _aux())
+    net.send(CLIENT, CURATOR, "hamm", "open", hamm_pb2.HammOpen(parameters=_parameters(public, 6, 2).to_proto(),
+                                                                deadline_seconds=30))
+    net.run(stop_when=lambda n: AGGREGATOR in n.sides and n.sides[AGGREGATOR].state.name == "HANDED_ON")
+    aggregator = net.sides[AGGREGATOR]
+    for holder in unreachable:  # the requests are lost, and the aggregator hears of it
+        net._queues[(AGGREGATOR, party(holder))].clear()
+        notices = aggregator.on_undeliverable(party(holder), "decryption_request", "UNAVAILABLE: connection refused")
+        assert [(o.to, o.kind) for o in notices] == [(CURATOR, "holder_unreachable")]
+        net._post(AGGREGATOR, net.registries[AGGREGATOR]["hamm"], notices)
+    net.send(party(1), CURATOR, "hamm", "holder_unreachable", hamm_pb2.HolderUnreachable(holder=2, reason="forged"))
+    net.run()
+    assert any(label == "Step/hamm/holder_unreachable" and "aggregator does" in reason
+               for sender, _, label, reason in net.refused if sender == party(1))
+    charlie = net.sides[CURATOR]
+    if completes:
+        assert charlie.state.name == "DONE" and list(charlie.released.decryptors) == [1, 2, 3]
+    else:
+        assert charlie.state.name == "ABORTED" and charlie.released is None

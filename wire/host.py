@@ -211,7 +211,8 @@ class RoleHost:
                     await self._stub(message.to).Step(envelope, metadata=metadata, timeout=side.deadline_seconds)
                     return
                 except grpc.aio.AioRpcError as error:
-                    if error.code() in RETRYABLE and attempt < SEND_ATTEMPTS and not side.finished:
+                    # A side's last message leaves as it finishes: retry it too, unless the side aborted.
+                    if error.code() in RETRYABLE and attempt < SEND_ATTEMPTS and side.state.name != "ABORTED":
                         await asyncio.sleep(RETRY_PAUSE_S)
                         continue
                     reason = f"{error.code().name}: {error.details()}"

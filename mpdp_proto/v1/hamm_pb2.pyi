@@ -72,6 +72,14 @@ class HammAggregate(_message.Message):
     asked: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., asked: _Optional[_Iterable[int]] = ...) -> None: ...
 
+class HolderUnreachable(_message.Message):
+    __slots__ = ("holder", "reason")
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    holder: int
+    reason: str
+    def __init__(self, holder: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
 class HammResult(_message.Message):
     __slots__ = ("weights", "rows", "voters", "contributors", "decryptors", "rejected", "timing", "tosses_per_party", "noise_norm_scale")
     WEIGHTS_FIELD_NUMBER: _ClassVar[int]
@@ -107,7 +115,7 @@ class HammTestRecord(_message.Message):
     def __init__(self, votes: _Optional[_Iterable[int]] = ..., noise: _Optional[_Iterable[int]] = ..., counts: _Optional[_Iterable[int]] = ..., eta: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class HammMessage(_message.Message):
-    __slots__ = ("open", "queries", "votes", "decryption_request", "aggregate", "partial_decryptions", "result", "test_record")
+    __slots__ = ("open", "queries", "votes", "decryption_request", "aggregate", "partial_decryptions", "result", "test_record", "holder_unreachable")
     OPEN_FIELD_NUMBER: _ClassVar[int]
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
@@ -116,6 +124,7 @@ class HammMessage(_message.Message):
     PARTIAL_DECRYPTIONS_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     TEST_RECORD_FIELD_NUMBER: _ClassVar[int]
+    HOLDER_UNREACHABLE_FIELD_NUMBER: _ClassVar[int]
     open: HammOpen
     queries: HammQueries
     votes: HammVotes
@@ -124,4 +133,5 @@ class HammMessage(_message.Message):
     partial_decryptions: _threshold_sum_pb2.PartialDecryptions
     result: HammResult
     test_record: HammTestRecord
-    def __init__(self, open: _Optional[_Union[HammOpen, _Mapping]] = ..., queries: _Optional[_Union[HammQueries, _Mapping]] = ..., votes: _Optional[_Union[HammVotes, _Mapping]] = ..., decryption_request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., aggregate: _Optional[_Union[HammAggregate, _Mapping]] = ..., partial_decryptions: _Optional[_Union[_threshold_sum_pb2.PartialDecryptions, _Mapping]] = ..., result: _Optional[_Union[HammResult, _Mapping]] = ..., test_record: _Optional[_Union[HammTestRecord, _Mapping]] = ...) -> None: ...
+    holder_unreachable: HolderUnreachable
+    def __init__(self, open: _Optional[_Union[HammOpen, _Mapping]] = ..., queries: _Optional[_Union[HammQueries, _Mapping]] = ..., votes: _Optional[_Union[HammVotes, _Mapping]] = ..., decryption_request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., aggregate: _Optional[_Union[HammAggregate, _Mapping]] = ..., partial_decryptions: _Optional[_Union[_threshold_sum_pb2.PartialDecryptions, _Mapping]] = ..., result: _Optional[_Union[HammResult, _Mapping]] = ..., test_record: _Optional[_Union[HammTestRecord, _Mapping]] = ..., holder_unreachable: _Optional[_Union[HolderUnreachable, _Mapping]] = ...) -> None: ...

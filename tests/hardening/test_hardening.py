@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from launcher import dppp_client, hardening, processes
+from launcher.hamm_client import run_hamm_session, session_parameters
 from launcher.pathak_client import run_pathak_session
 from sessions.identity import AGGREGATOR, CURATOR, party
 
@@ -37,6 +38,15 @@ def _dppp(target, session_id):
                                                session_id=session_id))
 
 
+def _hamm(target, session_id):
+    run, topology, client_data, _ = target
+    parameters = session_parameters(topology, client_data, "soft", 1.0, 1e-5, 0.01)
+    return asyncio.run(run_hamm_session(topology, client_data, parameters, deadline_s=DEADLINE, session_id=session_id))
+
+
+SESSIONS = (_pathak, _dppp, _hamm)
+
+
 @pytest.fixture(scope="module")
 def fuzz_context(target):
     run, topology, _, parameters = target
@@ -58,15 +68,16 @@ def test_fuzzed_rpcs_get_defined_statuses_without_crash_or_hang(target, fuzz_con
 def test_sessions_succeed_after_the_fuzzing(target, fuzz_context):
     assert _pathak(target, "after-fuzz")["result"]["w"]
     assert _dppp(target, "after-fuzz-dppp")["result"]["labels"]
+    assert _hamm(target, "after-fuzz-hamm")["result"]["voters"] == PARTIES
 
 
 def test_resources_do_not_grow_over_sequential_sessions(target):
     run = target[0]
-    for index in range(4):  # warm-up: caches, tables, channels
-        _pathak(target, f"warm-{index}") if index % 2 == 0 else _dppp(target, f"warm-{index}")
+    for index in range(6):  # warm-up: caches, tables, channels
+        SESSIONS[index % 3](target, f"warm-{index}")
     before = hardening.resources(run)
-    for index in range(20):
-        _pathak(target, f"growth-{index}") if index % 2 == 0 else _dppp(target, f"growth-{index}")
+    for index in range(21):
+        SESSIONS[index % 3](target, f"growth-{index}")
     growth = hardening.growth(before, hardening.resources(run))
     for role, delta in growth.items():
         assert delta["threads"] <= 4 and delta["fds"] <= 8, (role, delta)
@@ -80,6 +91,12 @@ def test_resources_do_not_grow_over_sequential_sessions(target):
     ("pathak", party(3), "stop-on:Step/pathak/share"),  # the others finish first: their shares must be withdrawn
     ("dppp", party(3), "SIGKILL"), ("dppp", AGGREGATOR, "kill-on:Step/dppp/votes"),
     ("dppp", party(3), "drop:Step/dppp/partial_decryptions"), ("dppp", AGGREGATOR, "delay:Step/dppp/queries:2"),
+    ("hamm", party(3), "SIGKILL"),
+    ("hamm", party(3), "kill-on:Step/hamm/queries"),  # a party killed mid-round, before it votes
+    ("hamm", party(1), "kill-on:Step/hamm/decryption_request"),  # a key holder killed mid-decryption
+    ("hamm", party(3), "drop:Step/hamm/votes"),  # a dropout: M′ = 2 after the deadline
+    ("hamm", AGGREGATOR, "kill-on:Step/hamm/votes"), ("hamm", CURATOR, "kill-on:Step/hamm/aggregate"),
+    ("hamm", party(2), "delay:Step/hamm/partial_decryptions:2"),
 ])
 def test_faults_fail_or_complete_publish_nothing_and_the_next_session_succeeds(target, protocol, role, fault):
     run, topology, client_data, parameters = target
