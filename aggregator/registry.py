@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from aggregator import dppp, hamm
+from aggregator import dppp, du, hamm
 from cryptocore.threshold import ThresholdPublicKey
 from sessions.protocol import RoleProtocol, registry
 
@@ -12,5 +12,6 @@ def protocols(public_key: ThresholdPublicKey, teachers: list[int], key_holders: 
     return registry(
         dppp.protocol(public_key, teachers, key_holders),
         hamm.protocol(public_key, teachers, key_holders),
+        du.protocol(public_key, teachers, key_holders),
         *extra,
     )

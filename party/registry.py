@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from party import dppp, hamm, pathak
+from party import dppp, du, hamm, pathak
 from party.resources import PartyResources
 from sessions.identity import Identity
 from sessions.protocol import RoleProtocol, registry
@@ -15,5 +15,6 @@ def protocols(resources: Callable[[Identity], PartyResources], *extra: RoleProto
         dppp.protocol(resources),
         pathak.protocol(resources),
         hamm.protocol(resources),
+        du.protocol(resources),
         *extra,
     )

@@ -1,0 +1,273 @@
+"""The server's side of a Du run (du.md "Rounds"; the aggregator role), free of gRPC.
+
+ROUND(k) --all uploads in, or the round deadline--> [DECRYPTING(k) --t holders, or the deadline-->]
+ROUND(k+1) … --converged or the round limit--> DONE; any --abort--> ABORTED. The server sends θ_k to the
+parties still in the run, averages their uploads by n_i (in the clear, or as one threshold sum whose
+decrypted total is all it learns), and drops a party that misses a round from the later ones.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+
+import numpy as np
+
+from cryptocore.errors import CryptoError
+from cryptocore.key_checks import check_key_id
+from cryptocore.threshold import ThresholdPublicKey
+from du import encoding, server
+from du.parameters import MAX_RECORDS, DuParameters, proof_context
+from mpdp_proto.v1 import common_pb2, du_pb2, threshold_sum_pb2
+from sessions.errors import Kind, ProtocolError, aborted, denied, invalid, precondition
+from sessions.identity import CLIENT, Identity, party
+from sessions.outbound import Outbound
+from sessions.protocol import RoleProtocol
+from sessions.side import RoleSide
+from threshold_sum.collector import SumCollector
+from threshold_sum.combiner import SumCombiner
+
+MAX_ROUND_DEADLINE_S = 3600.0
+
+
+class State(enum.Enum):
+    ROUND = "collecting uploads"
+    DECRYPTING = "decrypting the round's sum"
+    DONE = "done"
+    ABORTED = "aborted"
+
+
+class ServerSide(RoleSide):
+    State = State
+
+    def __init__(self, session_id: str, parameters: DuParameters, round_deadline_s: float, noise_seed: int,
+                 public_key: ThresholdPublicKey, parties: list[int], key_holders: list[int]):
+        super().__init__(session_id, State.ROUND)
+        self.identity = Identity("aggregator", 0)
+        self.parameters = parameters
+        self.round_deadline_s = round_deadline_s
+        self.deadline_seconds = round_deadline_s  # checked against the current round's start
+        self.noise_seed = noise_seed
+        self.public_key = public_key
+        self.active = list(parties)
+        self.key_holders = list(key_holders)
+        self.dropped: list[int] = []
+        self.round = 0
+        self.theta = np.zeros(parameters.weights)
+        self.uploads: dict[int, tuple[int, np.ndarray]] = {}
+        self.absent: set[int] = set()
+        self.collector: SumCollector | None = None
+        self.combiner: SumCombiner | None = None
+        self.rejected: dict[int, str] = {}
+        self.history: list[du_pb2.DuRound] = []
+        self.stopped = ""
+        self.released: du_pb2.DuResult | None = None
+        self._round_started = time.monotonic()
+        self._started = time.perf_counter()
+        self._opened = False
+
+    @property
+    def participants(self) -> list[Identity]:
+        return [party(number) for number in sorted(set(self.active) | set(self.key_holders))]
+
+    def may_abort(self, sender: Identity) -> bool:
+        return sender == CLIENT  # a party that leaves is dropped, not the end of the run
+
+    def receive(self, sender: Identity, kind: str, body) -> list[Outbound]:
+        if kind == "open":
+            return self._open(sender)
+        if sender.role != "party":
+            raise denied(f"{sender} may not send Du '{kind}' messages to the server")
+        if kind == "upload":
+            self._require(State.ROUND, "an upload")
+            self._accept(sender.id, body)
+        elif kind == "partial_decryptions":
+            self._require(State.DECRYPTING, "partial decryptions")
+            if body.round != self.round:
+                raise precondition(f"partial decryptions for round {body.round}; round {self.round} is decrypting")
+            assert self.combiner is not None
+            self.combiner.accept(sender.id, body.partials)
+        else:
+            raise invalid(f"the server does not take Du '{kind}' messages")
+        return self.poll()
+
+    def _open(self, sender: Identity) -> list[Outbound]:
+        if sender != CLIENT:
+            raise denied(f"{sender} may not open a Du run")
+        if self._opened:
+            raise precondition("the run is already open (replay)")
+        self._opened = True
+        return self._start_round()
+
+    def _accept(self, number: int, body: du_pb2.DuUpload) -> None:
+        """Cheap checks first: the round, the sender, sizes and ranges; then (secure) the ciphertexts."""
+        p = self.parameters
+        if body.round != self.round:
+            raise precondition(f"an upload for round {body.round}; round {self.round} is open")
+        if number not in self.active:
+            raise precondition(f"party {number} is not in this round (dropped or unknown)")
+        if number in self.uploads or number in self.absent:
+            raise precondition(f"party {number} already uploaded in round {self.round} (replay)")
+        if p.secure_aggregation:
+            if body.theta or body.records:
+                raise invalid("under secure aggregation an upload carries ciphertexts only")
+            assert self.collector is not None
+            self.collector.accept(number, body.encrypted)
+            self.uploads[number] = (0, np.empty(0))
+            return
+        theta = np.array(body.theta, dtype=float)
+        if theta.shape != (p.weights,) or not np.all(np.isfinite(theta)) or np.max(np.abs(theta)) > p.bound:
+            raise invalid(f"θ_ik must be {p.weights} finite values in [−B, B]")
+        if not 1 <= body.records <= MAX_RECORDS:
+            raise invalid(f"n_i must be in [1, {MAX_RECORDS}]")
+        self.uploads[number] = (int(body.records), theta)
+
+    def _start_round(self) -> list[Outbound]:
+        p = self.parameters
+        self.uploads, self.absent = {}, set()
+        self._round_started = time.monotonic()
+        if p.secure_aggregation:
+            count = encoding.layout(p, self.public_key.n).plaintexts_needed(encoding.values(p))
+            self.collector = SumCollector(self.public_key, self.active, count, p.min_contributors)
+        model = du_pb2.DuModel(parameters=p.to_proto(), round=self.round, theta=self.theta.tolist(),
+                               round_deadline_seconds=self.round_deadline_s, noise_seed=self.noise_seed)
+        return [Outbound(party(number), "model", model) for number in self.active]
+
+    def poll(self) -> list[Outbound]:
+        if self.state is State.ROUND and len(self.uploads) + len(self.absent) >= len(self.active):
+            return self._close_round()
+        if self.state is State.DECRYPTING and self.combiner is not None and self.combiner.settled:
+            return self._finish_decryption()
+        return []
+
+    def on_deadline(self) -> list[Outbound]:
+        if time.monotonic() - self._round_started < self.round_deadline_s:
+            return []
+        if self.state is State.ROUND:
+            for number in self.active:
+                if number not in self.uploads:
+                    self._give_up(number, "no upload before the round deadline")
+            return self.poll()
+        if self.state is State.DECRYPTING:
+            return self._finish_decryption()  # with the holders that answered, if t did
+        return []
+
+    def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
+        if kind == "model" and self.state is State.ROUND and to.id in self.active:
+            self._give_up(to.id, reason)
+            return self.poll()
+        if kind == "decryption_request" and self.combiner is not None:
+            self.combiner.mark_absent(to.id, reason)
+            return self.poll()
+        return []
+
+    def _give_up(self, number: int, reason: str) -> None:
+        if number in self.uploads:
+            return
+        self.absent.add(number)
+        if self.collector is not None:
+            self.collector.mark_absent(number, reason)
+
+    def _close_round(self) -> list[Outbound]:
+        p = self.parameters
+        contributors = sorted(n for n in self.uploads)
+        self.dropped += sorted(self.absent)
+        self.active = contributors
+        if len(contributors) < p.min_contributors:
+            self._fail(f"round {self.round}: {len(contributors)} uploads, {p.min_contributors} needed")
+        if not p.secure_aggregation:
+            return self._advance_round(server.weighted_average(self.uploads))
+        assert self.collector is not None
+        try:
+            request = self.collector.close()
+        except ProtocolError as error:
+            self._fail(str(error))
+        self.collector.forget()
+        self._advance(State.ROUND, State.DECRYPTING, "decrypting the round's sum")
+        count = encoding.layout(p, self.public_key.n).plaintexts_needed(encoding.values(p))
+        aggregate = [int.from_bytes(c, "big") for c in request.aggregate.values]
+        round_number = self.round
+        self.combiner = SumCombiner(self.public_key, self.key_holders, aggregate[:count],
+                                    lambda index: proof_context(self.session_id, round_number, index))
+        message = du_pb2.DuDecryptionRequest(round=self.round, request=request)
+        return [Outbound(party(h), "decryption_request", message) for h in self.key_holders]
+
+    def _finish_decryption(self) -> list[Outbound]:
+        assert self.combiner is not None
+        p = self.parameters
+        try:
+            plaintexts, _ = self.combiner.combine()
+            layout = encoding.layout(p, self.public_key.n)
+            sums = layout.unpack(plaintexts, encoding.values(p), biased_summands=len(self.active))
+            average = encoding.decode(p, sums)
+        except ProtocolError as error:
+            if error.kind is Kind.ABORTED:
+                self._fail(str(error))
+            raise
+        except CryptoError as error:
+            self._fail(f"round {self.round}: the sum does not decode: {error}")
+        self.rejected.update(self.combiner.rejected)
+        self.combiner.forget()
+        self.combiner = None
+        self._advance(State.DECRYPTING, State.ROUND, "the next round")
+        return self._advance_round(average)
+
+    def _advance_round(self, average: np.ndarray) -> list[Outbound]:
+        p = self.parameters
+        step = float(np.linalg.norm(average - self.theta))
+        self.history.append(du_pb2.DuRound(round=self.round, participants=self.active, step_norm=step,
+                                           seconds=time.monotonic() - self._round_started))
+        previous, self.theta = self.theta, average
+        self.round += 1
+        if server.converged(previous, average, p.tolerance):
+            self.stopped = f"converged after {self.round} rounds"
+        elif self.round >= p.rounds:
+            self.stopped = f"round limit {p.rounds}"
+        else:
+            return self._start_round()
+        return self._release()
+
+    def _release(self) -> list[Outbound]:
+        self.released = du_pb2.DuResult(
+            theta=self.theta.tolist(), rounds=self.round, stopped=self.stopped, history=self.history,
+            dropped=self.dropped,
+            timing=[common_pb2.StageTiming(stage="rounds", seconds=time.perf_counter() - self._started)],
+            rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.rejected.items())])
+        self._advance(State.ROUND, State.DONE, "releasing the model")
+        final = du_pb2.DuModel(parameters=self.parameters.to_proto(), round=self.round, theta=self.theta.tolist(),
+                               final=True)
+        return [Outbound(party(number), "model", final) for number in self.active]
+
+    def _fail(self, reason: str):
+        self.abort(reason)
+        raise aborted(reason)
+
+    def result(self) -> tuple[str, object] | None:
+        return ("result", self.released) if self.released is not None and self.state is State.DONE else None
+
+    def _forget(self) -> None:
+        if self.collector is not None:
+            self.collector.forget()
+        if self.combiner is not None:
+            self.combiner.forget()
+        self.uploads.clear()
+
+
+def protocol(public_key: ThresholdPublicKey, parties: list[int], key_holders: list[int]) -> RoleProtocol:
+    """The server's registry entry: the client's `open` starts a run."""
+
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> ServerSide:
+        if sender != CLIENT:
+            raise denied(f"{sender} may not open a Du run; the client does")
+        parameters = DuParameters.from_proto(body.parameters)
+        check_key_id(public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
+        if parameters.parties != len(parties):
+            raise invalid(f"the run declares {parameters.parties} parties; this topology has {len(parties)}")
+        if not 0 < body.round_deadline_seconds <= MAX_ROUND_DEADLINE_S:
+            raise invalid(f"the round deadline must be in (0, {MAX_ROUND_DEADLINE_S}] seconds")
+        if parameters.secure_aggregation:
+            encoding.layout(parameters, public_key.n)
+        return ServerSide(session_id, parameters, body.round_deadline_seconds, body.noise_seed, public_key,
+                          parties, key_holders)
+
+    return RoleProtocol("du", du_pb2.DuMessage, frozenset({"open"}), open_side)
