@@ -1,7 +1,9 @@
 """The server's side of a Du run (du.md "Rounds"; the aggregator role), free of gRPC.
 
 ROUND(k) --all uploads in, or the round deadline--> [DECRYPTING(k) --t holders, or the deadline-->]
-ROUND(k+1) … --converged or the round limit--> DONE; any --abort--> ABORTED. The server sends θ_k to the
+ROUND(k+1) … --converged or the round limit--> FINISHING --the final model delivered (or given up on) to
+every party--> DONE; any --abort--> ABORTED. The result is published once the final messages are out, so a
+run's report counts every message. The server sends θ_k to the
 parties still in the run, averages their uploads by n_i (in the clear, or as one threshold sum whose
 decrypted total is all it learns), and drops a party that misses a round from the later ones.
 """
@@ -33,6 +35,7 @@ MAX_ROUND_DEADLINE_S = 3600.0
 class State(enum.Enum):
     ROUND = "collecting uploads"
     DECRYPTING = "decrypting the round's sum"
+    FINISHING = "sending the final model"
     DONE = "done"
     ABORTED = "aborted"
 
@@ -62,6 +65,7 @@ class ServerSide(RoleSide):
         self.history: list[du_pb2.DuRound] = []
         self.stopped = ""
         self.released: du_pb2.DuResult | None = None
+        self.finals_pending: set[int] = set()
         self._round_started = time.monotonic()
         self._started = time.perf_counter()
         self._opened = False
@@ -150,9 +154,16 @@ class ServerSide(RoleSide):
             return self.poll()
         if self.state is State.DECRYPTING:
             return self._finish_decryption()  # with the holders that answered, if t did
+        if self.state is State.FINISHING:  # the last messages are tried for a round deadline at most
+            self.finals_pending.clear()
+            self._check_finished()
         return []
 
     def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
+        if kind == "model" and self.state is State.FINISHING:
+            self.finals_pending.discard(to.id)
+            self._check_finished()
+            return []
         if kind == "model" and self.state is State.ROUND and to.id in self.active:
             self._give_up(to.id, reason)
             return self.poll()
@@ -233,10 +244,23 @@ class ServerSide(RoleSide):
             dropped=self.dropped,
             timing=[common_pb2.StageTiming(stage="rounds", seconds=time.perf_counter() - self._started)],
             rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.rejected.items())])
-        self._advance(State.ROUND, State.DONE, "releasing the model")
+        self._advance(State.ROUND, State.FINISHING, "sending the final model")
+        self._round_started = time.monotonic()
         final = du_pb2.DuModel(parameters=self.parameters.to_proto(), round=self.round, theta=self.theta.tolist(),
                                final=True)
+        self.finals_pending = set(self.active)
+        self._check_finished()
         return [Outbound(party(number), "model", final) for number in self.active]
+
+    def on_delivered(self, to: Identity, kind: str) -> list[Outbound]:
+        if kind == "model" and self.state is State.FINISHING:
+            self.finals_pending.discard(to.id)
+            self._check_finished()
+        return []
+
+    def _check_finished(self) -> None:
+        if self.state is State.FINISHING and not self.finals_pending:
+            self._advance(State.FINISHING, State.DONE, "releasing the model")
 
     def _fail(self, reason: str):
         self.abort(reason)

@@ -41,6 +41,11 @@ class RoleSide(SessionStateMachine):
         """A message could not be delivered (after retries). Raising aborts the session everywhere."""
         raise aborted(f"{kind} to {to} failed: {reason}")
 
+    def on_delivered(self, to: Identity, kind: str) -> list[Outbound]:
+        """A message was delivered. Only called for sides that override this (the host skips the event
+        otherwise): a side whose release must wait for its last messages to arrive."""
+        return []
+
     def result(self) -> tuple[str, object] | None:
         """(kind, body) of what this side publishes to the client once DONE; None if it publishes nothing."""
         return None

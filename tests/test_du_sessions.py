@@ -55,10 +55,10 @@ def _run(net, parameters):
     return net.sides[AGGREGATOR].released
 
 
-def closed_form(parties: int, rounds: int, holders: int = 0) -> Counter:
+def closed_form(parties: int, rounds: int, holders: int = 0, client_rpc: str = "Step") -> Counter:
     """Per run: θ_k to every party and an upload back per round, the final model; with secure aggregation
     a decryption request to and proven partials from every holder per round."""
-    counts = Counter({("client", "aggregator", "Step/du/open"): 1,
+    counts = Counter({("client", "aggregator", f"{client_rpc}/du/open"): 1,
                       ("aggregator", "party", "Step/du/model"): parties * (rounds + 1),
                       ("party", "aggregator", "Step/du/upload"): parties * rounds})
     if holders:
@@ -84,12 +84,19 @@ def test_secure_aggregation_agrees_with_plain_and_the_server_sees_only_ciphertex
     public, _ = threshold_key
     plain = _run(_network(threshold_key, parts), _parameters(public, "ofaa"))
     net = _network(threshold_key, parts)
+    to_server = []
+    deliver = net.deliver
+    net.deliver = lambda envelope: (to_server.append(envelope) if envelope.receiver == str(AGGREGATOR) else None,
+                                    deliver(envelope))
     secure = _run(net, _parameters(public, "ofaa", secure=True))
     assert np.max(np.abs(np.array(secure.theta) - np.array(plain.theta))) <= 2**-20
     assert net.messages == closed_form(5, 3, holders=5)
-    # What reached the server from parties: uploads with ciphertexts only, and proven partial decryptions.
-    server = net.sides[AGGREGATOR]
-    assert server.parameters.secure_aggregation and not server.uploads.get(1, (0, np.empty(0)))[1].size
+    # Everything the server was sent by parties: uploads of ciphertexts only (no θ_ik, no n_i), and proven
+    # partial decryptions of each round's sum.
+    kinds = {envelope.du.WhichOneof("body") for envelope in to_server if envelope.sender != str(CLIENT)}
+    assert kinds == {"upload", "partial_decryptions"}
+    uploads = [envelope.du.upload for envelope in to_server if envelope.du.WhichOneof("body") == "upload"]
+    assert len(uploads) == 15 and all(not u.theta and not u.records and u.encrypted.values for u in uploads)
 
 
 def test_the_report_states_paper_and_composed_epsilon(threshold_key):

@@ -209,6 +209,8 @@ class RoleHost:
             for attempt in range(1, SEND_ATTEMPTS + 1):
                 try:
                     await self._stub(message.to).Step(envelope, metadata=metadata, timeout=side.deadline_seconds)
+                    if type(side).on_delivered is not RoleSide.on_delivered:
+                        await self._event(hosted, lambda: side.on_delivered(message.to, message.kind))
                     return
                 except grpc.aio.AioRpcError as error:
                     # A side's last message leaves as it finishes: retry it too, unless the side aborted.

@@ -75,3 +75,6 @@ class InProcessNetwork:
                 self._post(receiver, protocol, self.sides[receiver].poll())
             return
         self._post(receiver, protocol, outbound)
+        origin = self.sides.get(sender)
+        if origin is not None and type(origin).on_delivered is not RoleSide.on_delivered:  # as the host does
+            self._post(sender, protocol, origin.on_delivered(receiver, kind))

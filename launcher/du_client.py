@@ -1,0 +1,84 @@
+"""The Du client: opens a run at the server (the aggregator role) and waits for the final (w, α),
+evaluates it on the test set, and builds the report (parameters, result, privacy, traffic, timing)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+import numpy as np
+
+from cryptocore import keyfiles
+from du import accounting
+from du.parameters import DEFAULT_HONEST_FRACTION, DuParameters
+from du.reference import predict
+from launcher.client import collect_traffic, role_stub, to_role
+from launcher.progress import progress
+from mpdp_proto.v1 import du_pb2
+from sessions.identity import AGGREGATOR, CLIENT
+from wire.channels import PeerChannels
+from wire.topology import Topology
+from wire.traffic import TrafficLog
+
+
+def session_parameters(topology: Topology, client_data: dict, method: str, epsilon: float, rounds: int,
+                       secure_aggregation: bool = False, delta: float = 1e-5, tolerance: float = 0.0,
+                       local_epochs: int = 40, learning_rate: float = 1.0, regularization: float = 0.01,
+                       bound: float = 100.0, honest_fraction: float = DEFAULT_HONEST_FRACTION) -> DuParameters:
+    public_key = keyfiles.load_public_key(topology.public_key)
+    return DuParameters(method, epsilon, delta, rounds, tolerance, local_epochs, learning_rate, regularization,
+                        len(topology.parties), client_data["test_features"].shape[1], bound, secure_aggregation,
+                        honest_fraction, public_key.key_id)
+
+
+async def run_du_session(topology: Topology, client_data: dict, parameters: DuParameters,
+                         round_deadline_s: float = 60.0, session_id: str | None = None, noise_seed: int = 0) -> dict:
+    session_id = session_id or secrets.token_hex(8)
+    own_log = TrafficLog()
+    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
+    started = time.perf_counter()
+    try:
+        progress(f"Du run {session_id}: {parameters.method}, ε = {parameters.epsilon} per round, up to "
+                 f"{parameters.rounds} rounds, K = {parameters.parties}"
+                 + (", secure aggregation" if parameters.secure_aggregation else ""))
+        opening = du_pb2.DuOpen(parameters=parameters.to_proto(), round_deadline_seconds=round_deadline_s,
+                                noise_seed=noise_seed)
+        timeout = parameters.rounds * 3 * round_deadline_s + 60
+        reply = await role_stub(peers, AGGREGATOR).AwaitResult(
+            to_role(session_id, AGGREGATOR, du=du_pb2.DuMessage(open=opening)), timeout=timeout)
+        result = reply.du.result
+        round_trip = time.perf_counter() - started
+        progress("run complete; collecting traffic from every role")
+        traffic = await collect_traffic(peers, topology, session_id, own_log)
+    finally:
+        await peers.close()
+    theta = np.array(result.theta)
+    test_x, test_y = client_data["test_features"], client_data["test_labels"]
+    error = float(np.mean(predict(theta, test_x) != test_y))
+    rounds = [{"round": r.round, "participants": list(r.participants), "step_norm": r.step_norm,
+               "seconds": r.seconds} for r in result.history]
+    return {
+        "protocol": "du",
+        "session_id": session_id,
+        "parameters": {
+            "dataset": str(client_data["dataset"]), "parties": parameters.parties,
+            "dimension": parameters.dimension, "method": parameters.method, "epsilon": parameters.epsilon,
+            "rounds": parameters.rounds, "tolerance": parameters.tolerance, "local_epochs": parameters.local_epochs,
+            "learning_rate": parameters.learning_rate, "lambda": parameters.regularization,
+            "bound": parameters.bound, "secure_aggregation": parameters.secure_aggregation,
+            "key_bits": keyfiles.load_public_key(topology.public_key).n.bit_length(),
+            "round_deadline_s": round_deadline_s,
+        },
+        "result": {
+            "theta": theta.tolist(), "rounds": result.rounds, "stopped": result.stopped, "history": rounds,
+            "dropped": list(result.dropped), "test_misclassification": error,
+            "majority_class_rate": float(np.max(np.bincount(test_y)) / len(test_y)),
+            "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
+        },
+        "privacy": accounting.report(parameters, result.rounds),
+        "traffic": traffic["summary"],
+        "traffic_detail": traffic["detail"],
+        "traffic_client_observed": traffic["client_observed"],
+        "timing": {**{t.stage: t.seconds for t in result.timing}, "client_round_trip": round_trip,
+                   "per_round": round_trip / max(1, result.rounds)},
+    }

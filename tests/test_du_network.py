@@ -1,0 +1,56 @@
+"""Du over real processes (1024-bit keys, loopback, mutual TLS), checked against the reference."""
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from du import reference
+from du.objectives import augment
+from launcher.du_client import run_du_session, session_parameters
+from learning import datasets
+from tests.test_dppp_network import observed_counts
+from tests.test_du_sessions import closed_form
+
+SEED = 7
+
+
+def _parts(d):
+    return [(augment(x), y.astype(float)) for x, y, _ in (datasets.load_part(e.data) for e in d.topology.parties)]
+
+
+def _run(d, method="functional", secure=False, rounds=3, deadline=30.0, **options):
+    parameters = session_parameters(d.topology, d.client_data, method, 1.0, rounds, secure, local_epochs=10,
+                                    **options)
+    return parameters, asyncio.run(run_du_session(d.topology, d.client_data, parameters, deadline,
+                                                  noise_seed=SEED))
+
+
+@pytest.fixture
+def three(pool):
+    return pool.get(3)
+
+
+def test_rounds_equal_the_reference_plain_and_secure(three):
+    parameters, plain = _run(three)
+    expected = reference.run(parameters, _parts(three), SEED)
+    assert np.array_equal(np.array(plain["result"]["theta"]), expected.final)
+    assert observed_counts(plain) == closed_form(3, 3, client_rpc="AwaitResult")
+    assert plain["privacy"]["epsilon_composed_basic"] == 3.0
+    _, secure = _run(three, secure=True)
+    assert np.max(np.abs(np.array(secure["result"]["theta"]) - expected.final)) <= 2**-20
+    assert observed_counts(secure) == closed_form(3, 3, holders=3, client_rpc="AwaitResult")
+    # The server is sent uploads (ciphertexts only, by the twin test) and proven shares; parties get only θ_k.
+    to_server = {row["rpc"] for row in secure["traffic_detail"] if row["to"] == "aggregator/0"}
+    assert to_server == {"AwaitResult/du/open", "Step/du/upload", "Step/du/partial_decryptions"}
+    to_parties = {row["rpc"] for row in secure["traffic_detail"] if row["to"].startswith("party/")}
+    assert to_parties == {"Step/du/model", "Step/du/decryption_request"}
+
+
+def test_a_party_that_stops_uploading_is_dropped_and_the_weights_renormalised(pool):
+    d = pool.get(3, {3: "drop:Step/du/upload"})
+    parameters, report = _run(d, method="ofaa", rounds=2, deadline=3.0)
+    assert report["result"]["dropped"] == [3]
+    assert [r["participants"] for r in report["result"]["history"]] == [[1, 2], [1, 2]]
+    expected = reference.run(parameters, _parts(d), SEED, dropped_after={3: 0})
+    assert np.array_equal(np.array(report["result"]["theta"]), expected.final)
