@@ -1,10 +1,12 @@
 """One party's step of round k (du.md, "Rounds"): from the server's θ_k, minimise this round's perturbed
 local objective (fresh noise every round) and return θ_ik, clipped to [−B, B] and on the grid 2^−F.
 
-ofpa, ofaa, functional, none: `local_epochs` steps of projected gradient descent on the objective divided
-by n_i, from the warm start θ_k (an exact argmin would make the warm start meaningless). objective: the
-exact minimiser (Newton, ‖∇J‖ ≤ γ), because objective perturbation's guarantee is for the minimiser; the
-warm start then only shortens the solve.
+From the warm start θ_k (an exact argmin would make it meaningless), `local_epochs` epochs of ⌈n_i/batch⌉
+projected steps each, on the objective divided by n_i: mini-batch SGD over a shuffled pass for the sum
+forms (none, ofpa: the batch's mean loss plus the whole noise term vᵀw/n_i), full gradient steps of size
+1/L for the noisy quadratics (ofaa, functional: their gradient costs (d+1)², not n_i). objective: the exact
+minimiser (Newton, ‖∇J‖ ≤ γ), because objective perturbation's guarantee is for the minimiser; the warm
+start then only shortens the solve.
 """
 
 from __future__ import annotations
@@ -77,13 +79,21 @@ def local_update(parameters: DuParameters, features: np.ndarray, labels: np.ndar
     method, records = parameters.method, len(labels)
     theta = np.asarray(theta, dtype=float)
     rate, epochs, bound = parameters.learning_rate, parameters.local_epochs, parameters.bound
+    batch = min(parameters.batch_size, records)
+    steps_per_epoch = -(-records // batch)
     if method in ("none", "ofpa"):
         linear = np.zeros(parameters.weights)
         if method == "ofpa":  # v_ik on w only: the paper puts no noise on α
             linear[:-1] = objectives.laplace(objectives.OFPA_SCALE_NUMERATOR / parameters.epsilon,
                                              parameters.dimension, source)
-        result = _descend(lambda t: (objectives.logistic_sum_gradient(t, features, labels) + linear) / records,
-                          theta, rate, epochs, bound)
+        shuffler = np.random.default_rng(source.getrandbits(64))
+        for _ in range(epochs):
+            order = shuffler.permutation(records)
+            for start in range(0, records, batch):
+                rows = order[start:start + batch]
+                gradient = objectives.logistic_sum_gradient(theta, features[rows], labels[rows]) / len(rows)
+                theta = np.clip(theta - rate * (gradient + linear / records), -bound, bound)
+        result = theta
     elif method in ("ofaa", "functional"):
         exact = objectives.taylor(features, labels)
         if method == "ofaa":
@@ -92,7 +102,7 @@ def local_update(parameters: DuParameters, features: np.ndarray, labels: np.ndar
             scales = (objectives.FUNCTIONAL_SENSITIVITY / parameters.epsilon,) * 2
         quadratic = exact.perturbed(*scales, source).convex(_repair_floor(parameters, records))
         step = _quadratic_step(quadratic, records, rate)
-        result = _descend(lambda t: quadratic.gradient(t) / records, theta, step, epochs, bound)
+        result = _descend(lambda t: quadratic.gradient(t) / records, theta, step, epochs * steps_per_epoch, bound)
     elif method == "objective":
         result = _objective_perturbation(parameters, features, labels, theta, source)
     else:

@@ -15,6 +15,8 @@ MAX_PARTIES = 1_000
 MAX_DIMENSION = 1_000  # d + 1 parameters; OFAA and the functional mechanism draw (d+1)(d+2)/2 + d + 1 noises
 MAX_ROUNDS = 1_000
 MAX_EPOCHS = 10_000
+MAX_BATCH = 1_000_000
+MAX_STEPS = 10_000_000  # local epochs × ⌈n_i / batch⌉: a party refuses a round that would cost more
 MAX_BOUND = 1e6
 MIN_DELTA = 1e-15
 DEFAULT_HONEST_FRACTION = 2 / 3
@@ -42,6 +44,7 @@ class DuParameters:
     secure_aggregation: bool
     honest_fraction: float
     key_id: bytes
+    batch_size: int = 256
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -56,6 +59,8 @@ class DuParameters:
             raise invalid("the stop threshold must be ≥ 0")
         if not 1 <= self.local_epochs <= MAX_EPOCHS:
             raise invalid(f"local epochs must be in [1, {MAX_EPOCHS}]")
+        if not 1 <= self.batch_size <= MAX_BATCH:
+            raise invalid(f"the batch size must be in [1, {MAX_BATCH}]")
         if not (math.isfinite(self.learning_rate) and 0 < self.learning_rate <= 100):
             raise invalid("the learning rate must be in (0, 100]")
         if not (math.isfinite(self.regularization) and 0 <= self.regularization <= 1e3):

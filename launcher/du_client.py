@@ -23,12 +23,13 @@ from wire.traffic import TrafficLog
 
 def session_parameters(topology: Topology, client_data: dict, method: str, epsilon: float, rounds: int,
                        secure_aggregation: bool = False, delta: float = 1e-5, tolerance: float = 0.0,
-                       local_epochs: int = 40, learning_rate: float = 1.0, regularization: float = 0.01,
-                       bound: float = 100.0, honest_fraction: float = DEFAULT_HONEST_FRACTION) -> DuParameters:
+                       local_epochs: int = 40, learning_rate: float = 1.0, regularization: float = 1e-4,
+                       bound: float = 100.0, honest_fraction: float = DEFAULT_HONEST_FRACTION,
+                       batch_size: int = 256) -> DuParameters:
     public_key = keyfiles.load_public_key(topology.public_key)
     return DuParameters(method, epsilon, delta, rounds, tolerance, local_epochs, learning_rate, regularization,
                         len(topology.parties), client_data["test_features"].shape[1], bound, secure_aggregation,
-                        honest_fraction, public_key.key_id)
+                        honest_fraction, public_key.key_id, batch_size)
 
 
 async def run_du_session(topology: Topology, client_data: dict, parameters: DuParameters,
@@ -64,7 +65,8 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
             "dataset": str(client_data["dataset"]), "parties": parameters.parties,
             "dimension": parameters.dimension, "method": parameters.method, "epsilon": parameters.epsilon,
             "rounds": parameters.rounds, "tolerance": parameters.tolerance, "local_epochs": parameters.local_epochs,
-            "learning_rate": parameters.learning_rate, "lambda": parameters.regularization,
+            "learning_rate": parameters.learning_rate, "batch_size": parameters.batch_size,
+            "lambda": parameters.regularization,
             "bound": parameters.bound, "secure_aggregation": parameters.secure_aggregation,
             "key_bits": keyfiles.load_public_key(topology.public_key).n.bit_length(),
             "round_deadline_s": round_deadline_s,

@@ -133,6 +133,22 @@ def test_hamm_experiment_reports_every_method_and_matches_the_wire(tmp_path):
     assert "paper (activity recognition" in result.stdout
 
 
+def test_du_experiment_reports_every_method_and_the_sweeps(tmp_path):
+    result = _mpdp("experiment", "du", "--out", str(tmp_path), "--datasets", "breast-cancer", "--trials", "2",
+                   "--epsilons", "0.1", "3.2", "--rounds", "2", "--local-epochs", "60")
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "du_report.json").read_text())
+    (cancer,) = report["datasets"]
+    assert cancer["party_rows"] == [228, 171, 57] or sum(cancer["party_rows"]) + cancer["test_rows"] == 569
+    low, high = cancer["epsilon_sweep"]
+    assert low["none"]["mean"] < 0.15 and low["none"]["trials"] == 1  # LR_NoPrivacy learns
+    assert low["ofaa"]["epsilon_composed_basic"] == pytest.approx(2 * 0.1 * 4 / 3)  # R rounds, 4ε/3 each
+    assert low["ofpa"]["epsilon_composed_basic"] == pytest.approx(2 * 0.1)  # the nominal: no finite ε holds
+    assert len(cancer["cardinality_sweep"]) == 4 and cancer["dimensionality_sweep"][-1]["dimension"] == 30
+    assert (tmp_path / report["plots"][0]).read_bytes()[:4] == b"\x89PNG"
+    assert "objective" in result.stdout and "paper" not in report["datasets"][0]["stand_in"]
+
+
 def test_up_from_another_directory_with_a_relative_run_dir(tmp_path):
     """A newcomer's first `mpdp up`: relative paths are resolved before the children start elsewhere."""
     elsewhere = tmp_path / "somewhere"
