@@ -23,9 +23,9 @@ def default_scenarios(parties: int) -> list[tuple]:
     """SIGKILL and SIGSTOP 0.3 s into a session, for each role of each protocol (`--faults full` adds every step)."""
     roles = [AGGREGATOR, CURATOR, party(1), party(parties)]
     scenarios = []
-    for protocol in ("pathak", "dppp", "hamm"):
+    for protocol in ("pathak", "dppp", "hamm", "du"):
         for role in roles:
-            if (protocol == "pathak" and role == AGGREGATOR) or (protocol == "dppp" and role == CURATOR):
+            if (protocol == "pathak" and role == AGGREGATOR) or (protocol in ("dppp", "du") and role == CURATOR):
                 continue  # takes no part
             for fault in ("SIGKILL", "SIGSTOP"):
                 scenarios.append((protocol, role, fault))

@@ -297,6 +297,10 @@ DPPP_SENT = {"aggregator": ["Step/dppp/queries", "Step/dppp/decryption_request"]
 HAMM_RECEIVED = {"party": ["Step/hamm/queries", "Step/hamm/decryption_request"],
                  "aggregator": ["Step/hamm/queries", "Step/hamm/votes"],
                  "curator": ["AwaitResult/hamm/open", "Step/hamm/aggregate", "Step/hamm/partial_decryptions"]}
+DU_RECEIVED = {"party": ["Step/du/model", "Step/du/decryption_request"],
+               "aggregator": ["AwaitResult/du/open", "Step/du/upload", "Step/du/partial_decryptions"]}
+DU_SENT = {"aggregator": ["Step/du/model", "Step/du/decryption_request"],
+           "party": ["Step/du/upload", "Step/du/partial_decryptions"]}
 HAMM_SENT = {"curator": ["Step/hamm/queries"], "aggregator": ["Step/hamm/queries", "Step/hamm/decryption_request",
                                                               "Step/hamm/aggregate"],
              "party": ["Step/hamm/votes", "Step/hamm/partial_decryptions"]}
@@ -312,12 +316,12 @@ def full_matrix(parties: int) -> list[tuple]:
         for label in labels:
             for fault in ("kill-on", "stop-on"):
                 scenarios.append(("pathak", roles[kind], f"{fault}:Step/pathak/{label}"))
-    for protocol, received in (("dppp", DPPP_RECEIVED), ("hamm", HAMM_RECEIVED)):
+    for protocol, received in (("dppp", DPPP_RECEIVED), ("hamm", HAMM_RECEIVED), ("du", DU_RECEIVED)):
         for kind, labels in received.items():
             for label in labels:
                 for fault in ("kill-on", "stop-on"):
                     scenarios.append((protocol, roles[kind] if kind != "party" else last, f"{fault}:{label}"))
-    for protocol, sent in (("pathak", PATHAK_SENT), ("dppp", DPPP_SENT), ("hamm", HAMM_SENT)):
+    for protocol, sent in (("pathak", PATHAK_SENT), ("dppp", DPPP_SENT), ("hamm", HAMM_SENT), ("du", DU_SENT)):
         for kind, labels in sent.items():
             for label in labels:
                 full = f"Step/pathak/{label}" if protocol == "pathak" else label
@@ -339,7 +343,7 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
     import signal
     import threading
 
-    from launcher import dppp_client
+    from launcher import dppp_client, du_client
     from launcher.hamm_client import run_hamm_session, session_parameters
     from launcher.pathak_client import run_pathak_session
 
@@ -353,6 +357,10 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
         if protocol == "hamm":
             parameters = session_parameters(topology, client_data, "soft", 1.0, 1e-5, 0.01)
             return run_hamm_session(topology, client_data, parameters, deadline_s=deadline, session_id=session_id)
+        if protocol == "du":  # secure aggregation: every role takes part
+            du_parameters = du_client.session_parameters(topology, client_data, "functional", 1.0, 2, True,
+                                                         local_epochs=5)
+            return du_client.run_du_session(topology, client_data, du_parameters, deadline, session_id=session_id)
         return dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=deadline, session_id=session_id)
 
     for protocol, identity, fault in scenarios:

@@ -113,3 +113,71 @@ def test_the_report_states_paper_and_composed_epsilon(threshold_key):
     assert ofpa["epsilon_per_round_effective"] is None and "unbounded" in ofpa["sensitivity"]
     functional = accounting.report(_parameters(public, "functional", rounds=4), 4)
     assert functional["epsilon_composed_basic"] == 4.0
+
+
+def test_bad_uploads_are_refused_and_change_nothing(threshold_key, parts):
+    """At the server: wrong round, replay, wrong sizes, non-finite or out-of-range θ, n_i out of range, a party
+    outside the run, plaintext under secure aggregation, another role; each refused, the round goes on."""
+    from aggregator.du import ServerSide
+    from sessions.errors import ProtocolError
+
+    public, _ = threshold_key
+    parameters = _parameters(public, "none")
+    server = ServerSide("bad", parameters, 30.0, 0, public, [1, 2, 3, 4, 5], HOLDERS)
+    assert len(server.receive(CLIENT, "open", du_pb2.DuOpen())) == 5
+    good = du_pb2.DuUpload(round=0, records=10, theta=[0.5] * 31)
+    bad = {
+        "wrong round": du_pb2.DuUpload(round=1, records=10, theta=[0.5] * 31),
+        "short θ": du_pb2.DuUpload(round=0, records=10, theta=[0.5] * 30),
+        "NaN": du_pb2.DuUpload(round=0, records=10, theta=[float("nan")] * 31),
+        "beyond B": du_pb2.DuUpload(round=0, records=10, theta=[51.0] * 31),
+        "no records": du_pb2.DuUpload(round=0, records=0, theta=[0.5] * 31),
+        "too many records": du_pb2.DuUpload(round=0, records=10**12, theta=[0.5] * 31),
+    }
+    for reason, upload in bad.items():
+        with pytest.raises(ProtocolError):
+            server.receive(party(1), "upload", upload)
+        assert not server.uploads, reason
+    with pytest.raises(ProtocolError):
+        server.receive(party(6), "upload", good)  # not in the run
+    with pytest.raises(ProtocolError):
+        server.receive(AGGREGATOR, "upload", good)
+    with pytest.raises(ProtocolError):
+        server.receive(party(1), "partial_decryptions", du_pb2.DuPartialDecryptions())  # out of order
+    server.receive(party(1), "upload", good)
+    with pytest.raises(ProtocolError):
+        server.receive(party(1), "upload", good)  # replay
+    assert list(server.uploads) == [1] and server.state.name == "ROUND"
+    secure = ServerSide("bad-secure", _parameters(public, "none", secure=True), 30.0, 0, public, [1, 2, 3, 4, 5],
+                        HOLDERS)
+    secure.receive(CLIENT, "open", du_pb2.DuOpen())
+    with pytest.raises(ProtocolError):
+        secure.receive(party(1), "upload", good)  # θ in the clear is refused under secure aggregation
+
+
+def test_a_party_refuses_out_of_order_models_and_requests(threshold_key, parts):
+    from party.du import protocol
+    from sessions.errors import ProtocolError
+
+    public, shares = threshold_key
+    x, y = parts[0]
+    own = PartyResources(1, public, shares[0], None, x, y, test_mode=True)
+    parameters = _parameters(public, "none")
+    opening = du_pb2.DuModel(parameters=parameters.to_proto(), round=0, theta=[0.0] * 31, round_deadline_seconds=5)
+    side = protocol(lambda me: own).open("s", party(1), AGGREGATOR, "model", opening)
+    assert [o.kind for o in side.receive(AGGREGATOR, "model", opening)] == ["upload"]
+    for message in (opening, du_pb2.DuModel(parameters=parameters.to_proto(), round=2, theta=[0.0] * 31)):
+        with pytest.raises(ProtocolError):
+            side.receive(AGGREGATOR, "model", message)  # a replay, and a round that skips one
+    with pytest.raises(ProtocolError):
+        side.receive(party(2), "model", du_pb2.DuModel(parameters=parameters.to_proto(), round=1, theta=[0.0] * 31))
+    with pytest.raises(ProtocolError):  # no secure aggregation in this run
+        side.receive(AGGREGATOR, "decryption_request", du_pb2.DuDecryptionRequest(round=0))
+    changed = _parameters(public, "none", rounds=9).to_proto()
+    with pytest.raises(ProtocolError):
+        side.receive(AGGREGATOR, "model", du_pb2.DuModel(parameters=changed, round=1, theta=[0.0] * 31))
+    with pytest.raises(ProtocolError):  # a noise seed outside test mode
+        untested = PartyResources(1, public, shares[0], None, x, y, test_mode=False)
+        protocol(lambda me: untested).open("t", party(1), AGGREGATOR, "model",
+                                          du_pb2.DuModel(parameters=parameters.to_proto(), round=0,
+                                                         theta=[0.0] * 31, round_deadline_seconds=5, noise_seed=3))

@@ -97,6 +97,8 @@ def test_resources_do_not_grow_over_sequential_sessions(target):
     ("hamm", party(3), "drop:Step/hamm/votes"),  # a dropout: M′ = 2 after the deadline
     ("hamm", AGGREGATOR, "kill-on:Step/hamm/votes"), ("hamm", CURATOR, "kill-on:Step/hamm/aggregate"),
     ("hamm", party(2), "delay:Step/hamm/partial_decryptions:2"),
+    ("du", party(3), "kill-on:Step/du/model"),  # a holder dies mid-run: with t = 3 of 3 the run must fail
+    ("du", AGGREGATOR, "kill-on:Step/du/upload"), ("du", party(2), "delay:Step/du/upload:2"),
 ])
 def test_faults_fail_or_complete_publish_nothing_and_the_next_session_succeeds(target, protocol, role, fault):
     run, topology, client_data, parameters = target
