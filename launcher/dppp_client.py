@@ -29,6 +29,8 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     public_key = keyfiles.load_public_key(topology.public_key)
     public_features = client_data["public_features"]
     if not 1 <= queries <= len(public_features):
+        if len(public_features) == 0:
+            raise ValueError("this deployment has no public rows to label (a percentage --split keeps none)")
         raise ValueError(f"--queries must be in [1, {len(public_features)}] for this data set")
     classes = int(client_data["classes"])
     parameters = DpppParameters(epsilon, delta, queries, classes, len(topology.parties), honest_fraction, packed,

@@ -136,9 +136,22 @@ class TeacherSplit:
     test_labels: np.ndarray
 
 
+def split_percentages(kind: str) -> list[float] | None:
+    """`40,30,10`: comma-separated numbers summing to less than 100 are the parties' percentages of all rows
+    (Du's setting; the rest is the test set, and there are no public rows)."""
+    if kind in ("even", "15", "10") or "," not in kind:
+        return None
+    try:
+        values = [float(v) for v in kind.split(",")]
+    except ValueError:
+        raise ValueError(f"--split {kind!r}: even, 15, 10 or comma-separated numbers") from None
+    return values if min(values) > 0 and sum(values) < 100 else None
+
+
 def split_proportions(kind: str, parties: int) -> list[float]:
     """`even`; `15` or `10` (Pathak's splits: the first party holds that percentage, the
-    middle ones 1/K each, the last the rest); or comma-separated sizes or weights."""
+    middle ones 1/K each, the last the rest); or comma-separated weights of the training rows (summing to
+    100 or more; below 100 they are percentages of all rows: `split_percentages`)."""
     if kind == "even":
         return [1 / parties] * parties
     if kind in ("15", "10"):
@@ -160,6 +173,17 @@ def split_for_teachers(dataset: Dataset, teachers: int, rng: np.random.Generator
     (Hamm's setting), that fraction of the training rows public, the rest for the parties, and every other
     row for the test."""
     order = rng.permutation(len(dataset.labels))
+    percentages = split_percentages(split)
+    if percentages is not None:  # the parties' shares of all rows; the rest is the test set
+        if len(percentages) != teachers:
+            raise ValueError(f"a custom split names {teachers} positive sizes")
+        ends = np.round(np.cumsum(percentages) / 100 * len(order)).astype(int)
+        parts = [order[start:end] for start, end in zip([0, *ends[:-1]], ends)]
+        if min(len(part) for part in parts) < 1:
+            raise ValueError("every party needs at least one row")
+        test = order[ends[-1]:]
+        return TeacherSplit([(dataset.features[i], dataset.labels[i]) for i in parts], dataset.features[:0],
+                            dataset.labels[:0], dataset.features[test], dataset.labels[test])
     cut = int(round(train_fraction * len(order)))
     train, rest = order[:cut], order[cut:]
     if aux_fraction is None:

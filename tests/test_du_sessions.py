@@ -181,3 +181,14 @@ def test_a_party_refuses_out_of_order_models_and_requests(threshold_key, parts):
         protocol(lambda me: untested).open("t", party(1), AGGREGATOR, "model",
                                           du_pb2.DuModel(parameters=parameters.to_proto(), round=0,
                                                          theta=[0.0] * 31, round_deadline_seconds=5, noise_seed=3))
+
+
+def test_a_percentage_split_gives_the_parties_their_share_and_the_rest_to_the_test_set():
+    data = datasets.load("breast-cancer")
+    split = datasets.split_for_teachers(data, 3, np.random.default_rng(1), split="40,30,10")
+    assert [len(y) for _, y in split.teacher_parts] == [228, 170, 57] and len(split.test_labels) == 114
+    assert len(split.public_features) == 0
+    weights = datasets.split_for_teachers(data, 3, np.random.default_rng(1), split="200,100,100")
+    assert [len(y) for _, y in weights.teacher_parts] == [190, 94, 95]  # weights of the training rows
+    with pytest.raises(ValueError):
+        datasets.split_for_teachers(data, 3, np.random.default_rng(1), split="40,30")
