@@ -178,12 +178,12 @@ def split_for_teachers(dataset: Dataset, teachers: int, rng: np.random.Generator
         if len(percentages) != teachers:
             raise ValueError(f"a custom split names {teachers} positive sizes")
         ends = np.round(np.cumsum(percentages) / 100 * len(order)).astype(int)
-        parts = [order[start:end] for start, end in zip([0, *ends[:-1]], ends)]
-        if min(len(part) for part in parts) < 1:
+        pieces = [order[start:end] for start, end in zip([0, *ends[:-1]], ends)]
+        if min(len(piece) for piece in pieces) < 1:
             raise ValueError("every party needs at least one row")
-        test = order[ends[-1]:]
-        return TeacherSplit([(dataset.features[i], dataset.labels[i]) for i in parts], dataset.features[:0],
-                            dataset.labels[:0], dataset.features[test], dataset.labels[test])
+        held_out = order[ends[-1]:]
+        return TeacherSplit([(dataset.features[i], dataset.labels[i]) for i in pieces], dataset.features[:0],
+                            dataset.labels[:0], dataset.features[held_out], dataset.labels[held_out])
     cut = int(round(train_fraction * len(order)))
     train, rest = order[:cut], order[cut:]
     if aux_fraction is None:
