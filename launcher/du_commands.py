@@ -62,7 +62,7 @@ def summary(report: Report) -> str:
         f"  privacy: {privacy['mechanism']}",
         f"  claim: {claim}",
         f"  {r['rounds']} rounds ({r['stopped']})" + (f"; dropped parties {r['dropped']}" if r["dropped"] else ""),
-        f"  test misclassification {r['test_misclassification']:.1%} (majority class "
+        f"  test misclassification {r['test_misclassification']:.1%} (always the majority class: "
         f"{1 - r['majority_class_rate']:.1%})",
         *traffic_lines(report["traffic"]),
         f"  time per round {report['timing']['per_round']:.2f} s",
