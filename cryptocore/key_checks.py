@@ -14,8 +14,8 @@ import hashlib
 import gmpy2
 
 from cryptocore.errors import InvalidKey, KeyMismatch
+from cryptocore.key_sizes import MIN_KEY_BITS
 
-MIN_KEY_BITS = 1024  # allowed for tests and quick demos only
 MAX_KEY_BITS = 8192
 
 

@@ -15,10 +15,10 @@ from phe import PaillierPrivateKey, PaillierPublicKey
 from cryptocore import ciphertext as ct
 from cryptocore.errors import InvalidKey
 from cryptocore.fast_encryption import FastEncryptor, generate_hs
-from cryptocore.key_checks import MIN_KEY_BITS, check_group_element, check_modulus, fingerprint
+from cryptocore.key_checks import check_group_element, check_modulus, fingerprint
+from cryptocore.key_sizes import DEFAULT_KEY_BITS, MIN_KEY_BITS
 from cryptocore.primes import blum_prime, distinct_prime_pair
 
-DEFAULT_KEY_BITS = 2048
 KEY_ID_TAG = b"mpdp/paillier/public-key/v1"
 
 

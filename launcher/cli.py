@@ -10,7 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cryptocore.paillier import DEFAULT_KEY_BITS
+from cryptocore.key_sizes import DEFAULT_KEY_BITS
 from launcher.options import key_bits, warn_small_key, write_json
 
 DEFAULT_RUN_DIR = Path(".mpdp-run")
@@ -129,11 +129,11 @@ def _prepare(args) -> int:
 
 
 def _health(args) -> int:
-    from launcher import processes
+    from launcher.health import is_serving
     from sessions.identity import Identity
     from wire.topology import Topology
 
-    serving = processes.is_serving(Topology.load(args.topology), Identity(args.role, args.id), timeout=args.timeout)
+    serving = is_serving(Topology.load(args.topology), Identity(args.role, args.id), timeout=args.timeout)
     print("SERVING" if serving else "NOT SERVING")
     return 0 if serving else 1
 

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from cryptocore.paillier import DEFAULT_KEY_BITS, MIN_KEY_BITS
+from cryptocore.key_sizes import DEFAULT_KEY_BITS, MIN_KEY_BITS
 
 
 def key_bits(value: str) -> int:

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from cryptocore.paillier import DEFAULT_KEY_BITS
+from cryptocore.key_sizes import DEFAULT_KEY_BITS
 from launcher.options import key_bits
 from launcher.protocol import Experiment, LauncherProtocol, Option, Report
 from launcher.summary import traffic_lines

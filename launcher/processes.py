@@ -15,19 +15,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import grpc
 import numpy as np
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from cryptocore import keyfiles
 from launcher import certs
 from launcher.errors import StartupError
+from launcher.health import is_serving
 from launcher.keygen import ceremony
 from launcher.progress import progress
 from learning import datasets
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from wire.identity import Principal
-from wire.tls import target_options
 from wire.topology import RoleEntry, Topology
 
 PROCESSES_FILE = "processes.json"
@@ -210,19 +208,6 @@ def _running(pid: int) -> bool:
     except PermissionError:
         return True
     return True
-
-
-def is_serving(topology: Topology, identity: Identity, timeout: float = 2.0) -> bool:
-    """One health check over the deployment's channel security (mTLS as the client)."""
-    entry, tls = topology.entry(identity), topology.tls_for(CLIENT)
-    channel = (grpc.insecure_channel(entry.address) if tls is None else
-               grpc.secure_channel(entry.address, tls.channel_credentials(), options=target_options(entry.principal)))
-    with channel:
-        try:
-            reply = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""), timeout=timeout)
-        except grpc.RpcError:
-            return False
-    return reply.status == health_pb2.HealthCheckResponse.SERVING
 
 
 def wait_healthy(topology: Topology, processes: dict[str, int] | None = None, timeout: float = STARTUP_TIMEOUT_S,

@@ -21,9 +21,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy.optimize import brentq
-from scipy.stats import gamma as gamma_distribution
-from scipy.stats import norm
 
 from privacy.discrete import discrete_gaussian, discrete_laplace
 
@@ -38,6 +35,8 @@ def analytic_gaussian_delta(sensitivity: float, sigma: float, epsilon: float) ->
     """δ of the Gaussian mechanism at ε, exactly (Balle & Wang 2018, Theorem 8)."""
     a = sensitivity / (2 * sigma)
     b = epsilon * sigma / sensitivity
+    from scipy.stats import norm  # scipy on use: the CLI imports this module for its constants
+
     return float(norm.cdf(a - b) - math.exp(epsilon) * norm.cdf(-a - b))
 
 
@@ -46,6 +45,8 @@ def analytic_gaussian_sigma(sensitivity: float, epsilon: float, delta: float) ->
     high = sensitivity
     while analytic_gaussian_delta(sensitivity, high, epsilon) > delta:
         high *= 2
+    from scipy.optimize import brentq
+
     return brentq(lambda s: analytic_gaussian_delta(sensitivity, s, epsilon) - delta, 1e-12 * sensitivity, high,
                   xtol=1e-12 * high)
 
@@ -57,6 +58,8 @@ def analytic_gaussian_epsilon(sensitivity: float, sigma: float, delta: float) ->
     high = 1.0
     while analytic_gaussian_delta(sensitivity, sigma, high) > delta:
         high *= 2
+    from scipy.optimize import brentq
+
     return brentq(lambda e: analytic_gaussian_delta(sensitivity, sigma, e) - delta, 0.0, high, xtol=1e-10)
 
 
@@ -135,7 +138,9 @@ class OutputPerturbation:
             return scale * math.log(1 / tail)
         if self.mechanism == "gaussian":
             return scale * math.sqrt(2 * math.log(2 / tail))
-        return float(gamma_distribution.isf(tail, self.dimension, scale=scale))
+        from scipy.stats import gamma
+
+        return float(gamma.isf(tail, self.dimension, scale=scale))
 
     @property
     def clamp_bound_grid(self) -> int:
