@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_digits, load_svmlight_file
 
 BUNDLED = ("breast-cancer", "digits")
 DATA_DIR_ENV = "MPDP_DATA_DIR"
@@ -31,6 +30,13 @@ class Dataset:
 
 
 SCALINGS = ("standardise", "unit-rows")
+
+
+def _svmlight(path: str, **options):
+    """scikit-learn's reader, imported on use: a role that only reads its .npz part does not need it."""
+    from sklearn.datasets import load_svmlight_file
+
+    return load_svmlight_file(path, **options)
 
 
 def into_unit_ball(features: np.ndarray, scaling: str = "standardise") -> np.ndarray:
@@ -71,7 +77,7 @@ def _a9a(data_dir: Path | None, scaling: str) -> Dataset:
         raise FileNotFoundError(f"a9a files not found: {', '.join(missing)}")
     xs, ys = [], []
     for part in parts:
-        x, y = load_svmlight_file(str(part), n_features=A9A_FEATURES)
+        x, y = _svmlight(str(part), n_features=A9A_FEATURES)
         xs.append(x.toarray())
         ys.append(y)
     labels, names = _encode_labels(np.concatenate(ys).astype(int))
@@ -98,7 +104,7 @@ def _csv(path: Path, label: str, scaling: str) -> Dataset:
 
 
 def _libsvm(path: Path, scaling: str) -> Dataset:
-    x, y = load_svmlight_file(str(path))
+    x, y = _svmlight(str(path))
     labels, names = _encode_labels(y)
     return Dataset(path.stem, into_unit_ball(x.toarray(), scaling), labels, names, str(path))
 
@@ -108,9 +114,13 @@ def load(name: str, label: str | None = None, data_dir: str | os.PathLike | None
     if scaling not in SCALINGS:
         raise ValueError(f"unknown scaling {scaling!r}; choose from {', '.join(SCALINGS)}")
     if name == "breast-cancer":
+        from sklearn.datasets import load_breast_cancer
+
         bunch = load_breast_cancer()
         return Dataset(name, into_unit_ball(bunch.data, scaling), bunch.target.astype(int), tuple(bunch.target_names), "scikit-learn")
     if name == "digits":
+        from sklearn.datasets import load_digits
+
         bunch = load_digits()
         return Dataset(name, into_unit_ball(bunch.data, scaling), bunch.target.astype(int), tuple(map(str, bunch.target_names)), "scikit-learn")
     if name == "a9a":

@@ -3,13 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-from sklearn.dummy import DummyClassifier
-from sklearn.ensemble import RandomForestClassifier
-from sklearn.linear_model import LogisticRegression
-from sklearn.neighbors import KNeighborsClassifier
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
-from sklearn.svm import SVC
 
 from learning.logistic import RegularisedLogistic
 
@@ -17,12 +10,45 @@ from learning.logistic import RegularisedLogistic
 # feature tiny; standardising inside the pipeline keeps the default regularisation sensible.
 HAMM_LAMBDA = 1e-4
 
+
+
+# scikit-learn is imported when a model of it is made: a role with the exact logistic model never loads it.
+def _svm_rbf(classes: int):  # the DPPP paper's teachers
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    return make_pipeline(StandardScaler(), SVC(kernel="rbf", gamma="scale", C=10.0))
+
+
+def _logistic(classes: int):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+
+
+def _random_forest(classes: int):
+    from sklearn.ensemble import RandomForestClassifier
+
+    return RandomForestClassifier(n_estimators=100)
+
+
+def _knn(classes: int):
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    return make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=5))
+
+
 # Each factory takes the number of classes C (labels are 0..C−1).
 MODELS = {
-    "svm-rbf": lambda classes: make_pipeline(StandardScaler(), SVC(kernel="rbf", gamma="scale", C=10.0)),  # DPPP paper
-    "logistic": lambda classes: make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)),
-    "random-forest": lambda classes: RandomForestClassifier(n_estimators=100),
-    "knn": lambda classes: make_pipeline(StandardScaler(), KNeighborsClassifier(n_neighbors=5)),
+    "svm-rbf": _svm_rbf,
+    "logistic": _logistic,
+    "random-forest": _random_forest,
+    "knn": _knn,
     # Hamm et al.'s local classifier: λ/2‖w‖² logistic / softmax on the unit-ball rows, λ = 1e-4, exact
     "logistic-exact": lambda classes: RegularisedLogistic(classes, HAMM_LAMBDA),
 }
@@ -39,6 +65,8 @@ def train(name: str, features: np.ndarray, labels: np.ndarray, classes: int | No
         raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
     classes = classes if classes is not None else int(np.max(labels, initial=0)) + 1
     if len(np.unique(labels)) < 2 and name not in ANY_LABELS:
+        from sklearn.dummy import DummyClassifier
+
         return DummyClassifier(strategy="most_frequent").fit(features, labels)
     return MODELS[name](classes).fit(features, labels)
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.special import expit
-from sklearn.linear_model import LogisticRegression
 
 
 class InexactMinimiser(ValueError):
@@ -32,6 +31,8 @@ def train(features: np.ndarray, labels: np.ndarray, regularization: float, toler
     if np.linalg.norm(features, axis=1).max(initial=0) > 1 + 1e-9:
         raise ValueError("rows must lie in the unit ball")
     signs = signed_labels(labels)
+    from sklearn.linear_model import LogisticRegression  # on use: a role at rest does not need it
+
     model = LogisticRegression(C=1 / (len(signs) * regularization), fit_intercept=False, tol=1e-12, max_iter=100_000)
     w = model.fit(features, signs).coef_.ravel()
     # Newton polish: the sensitivity bound wants the exact minimiser.

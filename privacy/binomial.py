@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from dp_accounting.pld import privacy_loss_distribution
-from scipy.stats import binom
 
 DISCRETIZATION = 1e-4
 # Outcomes with log-probability below this go to the infinite-loss mass (pessimistic).
@@ -36,6 +34,10 @@ _SUPPORT_SIGMAS = 16
 def _shift_pld(tosses: int):
     window = int(_SUPPORT_SIGMAS * math.sqrt(tosses) / 2) + 10
     support = np.arange(max(0, tosses // 2 - window), min(tosses + 2, tosses // 2 + window + 2))
+    # Imported on use: the accountant pulls in most of scipy, which a role at rest does not need.
+    from dp_accounting.pld import privacy_loss_distribution
+    from scipy.stats import binom
+
     log_pmf = binom.logpmf(support, tosses, 0.5)
     shifted = binom.logpmf(support - 1, tosses, 0.5)
     keep_upper = log_pmf > LOG_MASS_TRUNCATION
