@@ -257,8 +257,15 @@ def _add_deployment_options(parser) -> None:
                         help="must equal the topology's number of parties")
 
 
-def build_parser() -> argparse.ArgumentParser:
+PROTOCOL_COMMANDS = ("run", "demo", "experiment")
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; for a `command` outside PROTOCOL_COMMANDS the protocols' options are left out
+    (building them imports their packages: `mpdp health`, the compose health check, stays cheap)."""
     from launcher.protocol import Option
+
+    with_protocols = command is None or command in PROTOCOL_COMMANDS
 
     parser = argparse.ArgumentParser(prog="mpdp", description="Privacy-preserving multiparty learning over gRPC")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -364,7 +371,7 @@ def build_parser() -> argparse.ArgumentParser:
         session = protocols.add_parser(protocol.name, help=protocol.help)
         _add_deployment_options(session)
         session.add_argument("--report", type=Path, help="write the JSON report here")
-        for option in protocol.options():
+        for option in protocol.options() if with_protocols else ():
             option.add_to(session)
         session.set_defaults(handler=_run)
 
@@ -373,7 +380,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--parties", type=int, default=5)
     demo.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     _add_dataset_options(demo)
-    for protocol in PROTOCOLS.values():
+    for protocol in PROTOCOLS.values() if with_protocols else ():
         if protocol.in_demo:
             Option("report", {"type": Path, "help": f"write {protocol.name}'s JSON report here"}).add_to(demo, protocol.name)
             for option in protocol.options():
@@ -385,7 +392,7 @@ def build_parser() -> argparse.ArgumentParser:
     for protocol in PROTOCOLS.values():
         if protocol.experiment is not None:
             reproduce = experiments.add_parser(protocol.name, help=protocol.experiment.help)
-            for option in protocol.experiment.options():
+            for option in protocol.experiment.options() if with_protocols else ():
                 option.add_to(reproduce)
             reproduce.set_defaults(handler=protocol.experiment.run)
     return parser
@@ -408,7 +415,9 @@ def _user_error(error: Exception) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    command = next((word for word in argv if not word.startswith("-")), None)
+    args = build_parser(command).parse_args(argv)
     try:
         return args.handler(args)
     except Exception as error:
