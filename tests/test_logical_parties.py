@@ -12,6 +12,8 @@ from mpdp_proto.v1.role_pb2_grpc import RoleStub
 from sessions.identity import AGGREGATOR, party
 from tests.deployment import deployment, envelope
 from tests.test_dppp_network import closed_form_counts, observed_counts
+from tests.test_du_network import _run as run_du
+from tests.test_du_sessions import closed_form as du_closed_form
 from tests.test_hamm_network import closed_form as hamm_closed_form
 from tests.test_hamm_network import run as run_hamm
 from tests.test_pathak_network import closed_form, observed
@@ -25,7 +27,7 @@ def test_parties_per_process_group_the_parties_into_hosts():
         processes.party_hosts(3, 0)
 
 
-def test_five_parties_in_two_processes_run_dppp_and_pathak_with_the_closed_form_counts(tmp_path):
+def test_five_parties_in_two_processes_run_every_protocol_with_the_closed_form_counts(tmp_path):
     with deployment(tmp_path, 5, parties_per_process=3) as d:
         assert len(json.loads(d.run.processes.read_text())) == 4  # aggregator, curator, parties 1–3, parties 4–5
         assert {str(d.topology.principal_of(party(j))) for j in range(1, 6)} == {"party/1-3", "party/4-5"}
@@ -34,6 +36,8 @@ def test_five_parties_in_two_processes_run_dppp_and_pathak_with_the_closed_form_
         assert observed_counts(dppp) == closed_form_counts(5, 5)  # messages stay per logical party
         _, hamm = run_hamm(d, seed=4)
         assert hamm["result"]["voters"] == 5 and observed_counts(hamm) == hamm_closed_form(5, 5)
+        _, du = run_du(d, secure=True, rounds=2)
+        assert observed_counts(du) == du_closed_form(5, 2, holders=5, client_rpc="AwaitResult")
         pathak = d.run_pathak(noise_seed=5)
         self_routed = sum(pathak["evaluator_view"]["self_deliveries"][f"party/{j}"].get("routed_share", 0)
                           for j in range(1, 6))
