@@ -16,7 +16,8 @@ MAX_DIMENSION = 1_000  # d + 1 parameters; OFAA and the functional mechanism dra
 MAX_ROUNDS = 1_000
 MAX_EPOCHS = 10_000
 MAX_BATCH = 1_000_000
-MAX_STEPS = 10_000_000  # local epochs × ⌈n_i / batch⌉: a party refuses a round that would cost more
+MAX_RUN_STEPS = 10_000_000  # rounds × local epochs × ⌈n_i / batch⌉: a party refuses a run that costs more
+MAX_RUN_NOISE = 20_000_000  # rounds × noise draws per round (the quadratics draw one per monomial)
 MAX_BOUND = 1e6
 MIN_DELTA = 1e-15
 DEFAULT_HONEST_FRACTION = 2 / 3
@@ -79,6 +80,16 @@ class DuParameters:
             raise invalid("secure aggregation needs at least 2 contributors per round (one would be revealed)")
         if len(self.key_id) != 32:
             raise invalid("key id must be 32 bytes")
+        if self.rounds * self.noise_draws > MAX_RUN_NOISE:
+            raise invalid(f"{self.rounds} rounds of {self.noise_draws} noise draws exceed {MAX_RUN_NOISE}: "
+                          "fewer rounds or features")
+
+    @property
+    def noise_draws(self) -> int:
+        """Noise values one party draws per round."""
+        monomials = self.weights * (self.weights + 1) // 2
+        return {"ofaa": self.weights + monomials, "functional": self.weights + monomials,
+                "ofpa": self.dimension, "objective": self.weights + 1}.get(self.method, 0)
 
     @classmethod
     def from_proto(cls, message: du_pb2.DuParameters) -> "DuParameters":

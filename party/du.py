@@ -20,7 +20,7 @@ from cryptocore.key_checks import check_key_id
 from du import encoding
 from du.local import local_update, noise_source
 from du.objectives import augment
-from du.parameters import MAX_STEPS, DuParameters, proof_context
+from du.parameters import MAX_RUN_STEPS, DuParameters, proof_context
 from mpdp_proto.v1 import common_pb2, du_pb2
 from party.key_holder import proven_partials
 from party.resources import PartyResources
@@ -154,9 +154,10 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
                           f"{own.features.shape[1]} features")
         if len(own.labels) == 0 or not set(np.unique(own.labels)) <= {0, 1}:
             raise invalid("Du's logistic regression needs labels in {0, 1}")
-        steps = parameters.local_epochs * -(-len(own.labels) // parameters.batch_size)
-        if steps > MAX_STEPS:
-            raise invalid(f"{steps} local steps per round exceed {MAX_STEPS}: fewer epochs or larger batches")
+        steps = parameters.rounds * parameters.local_epochs * -(-len(own.labels) // parameters.batch_size)
+        if steps > MAX_RUN_STEPS:
+            raise invalid(f"{steps} local steps in the run exceed {MAX_RUN_STEPS}: fewer rounds or epochs, or "
+                          "larger batches")
         if not 0 < body.round_deadline_seconds <= MAX_ROUND_DEADLINE_S:
             raise invalid(f"the round deadline must be in (0, {MAX_ROUND_DEADLINE_S}] seconds")
         if body.noise_seed and not own.test_mode:

@@ -192,3 +192,18 @@ def test_a_percentage_split_gives_the_parties_their_share_and_the_rest_to_the_te
     assert [len(y) for _, y in weights.teacher_parts] == [190, 94, 95]  # weights of the training rows
     with pytest.raises(ValueError):
         datasets.split_for_teachers(data, 3, np.random.default_rng(1), split="40,30")
+
+
+def test_a_run_whose_cost_is_unbounded_is_refused_before_any_work(threshold_key, parts):
+    from party.du import protocol
+    from sessions.errors import ProtocolError
+
+    public, shares = threshold_key
+    with pytest.raises(ProtocolError):  # 1 000 rounds of ~500 000 noise draws each
+        _parameters(public, "functional", rounds=1000, dimension=999)
+    x, y = parts[0]
+    own = PartyResources(1, public, shares[0], None, x, y, test_mode=True)
+    costly = _parameters(public, "none", rounds=1000, local_epochs=10_000, batch_size=1)
+    opening = du_pb2.DuModel(parameters=costly.to_proto(), round=0, theta=[0.0] * 31, round_deadline_seconds=5)
+    with pytest.raises(ProtocolError):
+        protocol(lambda me: own).open("costly", party(1), AGGREGATOR, "model", opening)
