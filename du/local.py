@@ -18,6 +18,7 @@ import numpy as np
 
 from du import objectives
 from du.parameters import FRACTIONAL_BITS, DuParameters
+from privacy.samplers import l2_laplace, laplace
 
 NEWTON_TOLERANCE = 1e-9
 MAX_NEWTON_STEPS = 100
@@ -60,7 +61,7 @@ def _objective_perturbation(parameters: DuParameters, features: np.ndarray, labe
     n, size = z.shape
     lam = parameters.regularization
     epsilon_prime, extra = objectives.objective_perturbation_terms(parameters.epsilon, n, lam)
-    b = objectives.l2_laplace(size, 2 / epsilon_prime, source)
+    b = l2_laplace(size, 2 / epsilon_prime, source)
     phi = theta * math.sqrt(2)
     for _ in range(MAX_NEWTON_STEPS):
         margins = signs * (z @ phi)
@@ -84,7 +85,7 @@ def local_update(parameters: DuParameters, features: np.ndarray, labels: np.ndar
     if method in ("none", "ofpa"):
         linear = np.zeros(parameters.weights)
         if method == "ofpa":  # v_ik on w only: the paper puts no noise on α
-            linear[:-1] = objectives.laplace(objectives.OFPA_SCALE_NUMERATOR / parameters.epsilon,
+            linear[:-1] = laplace(objectives.OFPA_SCALE_NUMERATOR / parameters.epsilon,
                                              parameters.dimension, source)
         shuffler = np.random.default_rng(source.getrandbits(64))
         for _ in range(epochs):

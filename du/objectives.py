@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privacy.samplers import laplace
+
 OFPA_SCALE_NUMERATOR = 4.0  # v_ik ~ Lap(4/ε) (Algorithm 2, line 6)
 # OFAA as the paper calibrates it, with ΔS = 2(J+1)·‖λ_Φj‖_max per order j (J = 2), ‖λ‖_max the per-record
 # bound of one monomial's coefficient: ½ (linear) and ¼ (a cross term 2·⅛·x_j x_l).
@@ -30,16 +32,6 @@ def augment(features: np.ndarray) -> np.ndarray:
     features = np.asarray(features, dtype=float)
     norms = np.abs(features).sum(axis=1, keepdims=True)
     return np.hstack([features / np.maximum(norms, 1.0), np.ones((len(features), 1))])
-
-
-def laplace(scale: float, size: int, source: random.Random) -> np.ndarray:
-    return np.array([scale * (source.expovariate(1.0) - source.expovariate(1.0)) for _ in range(size)])
-
-
-def l2_laplace(dimension: int, norm_scale: float, source: random.Random) -> np.ndarray:
-    """b with density ∝ exp(−‖b‖/scale): a uniform direction, ‖b‖ ~ Gamma(D, scale)."""
-    direction = np.array([source.gauss(0.0, 1.0) for _ in range(dimension)])
-    return source.gammavariate(dimension, norm_scale) * direction / np.linalg.norm(direction)
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ import random
 
 import numpy as np
 
-from hamm.release import l2_laplace
 from learning.logistic import RegularisedLogistic, predict
+from privacy.samplers import l2_laplace
 
 
 def accuracy(weights: np.ndarray, features: np.ndarray, labels: np.ndarray) -> float:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hamm.parameters import FRACTIONAL_BITS, GRADIENT_TOLERANCE, HammParameters
+from privacy.samplers import l2_laplace
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,6 @@ class Release:
         else:
             report["release_mechanism"] = "none: post-processing of the noisy counts"
         return report
-
-
-def l2_laplace(dimension: int, norm_scale: float, source: random.Random) -> np.ndarray:
-    """η ∈ R^D with density ∝ exp(−‖η‖/scale): a uniform direction, ‖η‖ ~ Gamma(D, scale)."""
-    direction = np.array([source.gauss(0.0, 1.0) for _ in range(dimension)])
-    return source.gammavariate(dimension, norm_scale) * direction / np.linalg.norm(direction)
 
 
 def on_grid(values: np.ndarray) -> np.ndarray:

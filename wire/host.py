@@ -209,9 +209,8 @@ class RoleHost:
             for attempt in range(1, SEND_ATTEMPTS + 1):
                 try:
                     await self._stub(message.to).Step(envelope, metadata=metadata, timeout=side.deadline_seconds)
-                    if type(side).on_delivered is not RoleSide.on_delivered:
-                        await self._event(hosted, lambda: side.on_delivered(message.to, message.kind))
-                    return
+                    reason = None
+                    break
                 except grpc.aio.AioRpcError as error:
                     # A side's last message leaves as it finishes: retry it too, unless the side aborted.
                     if error.code() in RETRYABLE and attempt < SEND_ATTEMPTS and side.state.name != "ABORTED":
@@ -220,7 +219,10 @@ class RoleHost:
                     reason = f"{error.code().name}: {error.details()}"
                     log.warning("session %s: %s to %s failed: %s", hosted.session_id, message.kind, message.to, reason)
                     break
-        await self._event(hosted, lambda: side.on_undeliverable(message.to, message.kind, reason))
+        if reason is not None:
+            await self._event(hosted, lambda: side.on_undeliverable(message.to, message.kind, reason))
+        elif type(side).on_delivered is not RoleSide.on_delivered:  # outside the send locks
+            await self._event(hosted, lambda: side.on_delivered(message.to, message.kind))
 
     async def _event(self, hosted: HostedSession, answer: Callable[[], list[Outbound]]) -> None:
         if hosted.finished:
