@@ -59,3 +59,24 @@ async def collect_traffic(peers: PeerChannels, topology: Topology, session_id: s
     # A retried message keeps its call id: the caller's view counts it once too (its last attempt).
     attempts = {row["call_id"] or f"client-{index}": row for index, row in enumerate(client_side)}
     return {"summary": summarise(merged), "detail": merged, "client_observed": summarise(list(attempts.values()))}
+
+
+async def await_result(topology: Topology, session_id: str, receiver: Identity, timeout: float,
+                       **body) -> tuple[role_pb2.Envelope, dict, float]:
+    """Open a session at `receiver` with `body` (one protocol field of the envelope) and wait for its
+    result; then collect every role's traffic. (reply, traffic, seconds until the reply)."""
+    import time
+
+    from launcher.progress import progress
+
+    own_log = TrafficLog()
+    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
+    started = time.perf_counter()
+    try:
+        reply = await role_stub(peers, receiver).AwaitResult(to_role(session_id, receiver, **body), timeout=timeout)
+        round_trip = time.perf_counter() - started
+        progress("session complete; collecting traffic from every role")
+        traffic = await collect_traffic(peers, topology, session_id, own_log)
+    finally:
+        await peers.close()
+    return reply, traffic, round_trip

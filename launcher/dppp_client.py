@@ -5,14 +5,13 @@ released labels, trains and evaluates the student, and builds the report
 from __future__ import annotations
 
 import secrets
-import time
 
 import grpc
 import numpy as np
 
 from cryptocore import keyfiles
 from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
-from launcher.client import collect_traffic, role_stub, to_role
+from launcher.client import await_result, role_stub, to_role
 from launcher.progress import progress
 from learning import models
 from mpdp_proto.v1 import dppp_pb2
@@ -36,22 +35,13 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     parameters = DpppParameters(epsilon, delta, queries, classes, len(topology.parties), honest_fraction, packed,
                                 public_key.key_id)
     session_id = session_id or secrets.token_hex(8)
-    own_log = TrafficLog()
-    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
-    started = time.perf_counter()
-    try:
-        progress(f"DPPP session {session_id}: {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
-        request = dppp_pb2.DpppRoundRequest(parameters=parameters.to_proto(),
-                                            features=matrix_to_proto(public_features[:queries]),
-                                            deadline_seconds=deadline_s)
-        reply = await role_stub(peers, AGGREGATOR).AwaitResult(
-            to_role(session_id, AGGREGATOR, dppp=dppp_pb2.DpppMessage(open=request)), timeout=4 * deadline_s + 60)
-        result = reply.dppp.result
-        round_s = time.perf_counter() - started
-        progress("round complete; collecting traffic from every role")
-        traffic = await collect_traffic(peers, topology, session_id, own_log)
-    finally:
-        await peers.close()
+    progress(f"DPPP session {session_id}: {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
+    request = dppp_pb2.DpppRoundRequest(parameters=parameters.to_proto(),
+                                        features=matrix_to_proto(public_features[:queries]),
+                                        deadline_seconds=deadline_s)
+    reply, traffic, round_s = await await_result(topology, session_id, AGGREGATOR, 4 * deadline_s + 60,
+                                                 dppp=dppp_pb2.DpppMessage(open=request))
+    result = reply.dppp.result
 
     labels = np.array(result.labels, dtype=int)
     histograms = np.array(result.histograms, dtype=np.int64).reshape(result.queries, result.classes)

@@ -4,7 +4,6 @@ evaluates it on the test set, and builds the report (parameters, result, privacy
 from __future__ import annotations
 
 import secrets
-import time
 
 import numpy as np
 
@@ -12,13 +11,11 @@ from cryptocore import keyfiles
 from du import accounting
 from du.parameters import DEFAULT_HONEST_FRACTION, DuParameters
 from du.reference import predict
-from launcher.client import collect_traffic, role_stub, to_role
+from launcher.client import await_result
 from launcher.progress import progress
 from mpdp_proto.v1 import du_pb2
-from sessions.identity import AGGREGATOR, CLIENT
-from wire.channels import PeerChannels
+from sessions.identity import AGGREGATOR
 from wire.topology import Topology
-from wire.traffic import TrafficLog
 
 
 def session_parameters(topology: Topology, client_data: dict, method: str, epsilon: float, rounds: int,
@@ -35,24 +32,15 @@ def session_parameters(topology: Topology, client_data: dict, method: str, epsil
 async def run_du_session(topology: Topology, client_data: dict, parameters: DuParameters,
                          round_deadline_s: float = 60.0, session_id: str | None = None, noise_seed: int = 0) -> dict:
     session_id = session_id or secrets.token_hex(8)
-    own_log = TrafficLog()
-    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
-    started = time.perf_counter()
-    try:
-        progress(f"Du run {session_id}: {parameters.method}, ε = {parameters.epsilon} per round, up to "
-                 f"{parameters.rounds} rounds, K = {parameters.parties}"
-                 + (", secure aggregation" if parameters.secure_aggregation else ""))
-        opening = du_pb2.DuOpen(parameters=parameters.to_proto(), round_deadline_seconds=round_deadline_s,
-                                noise_seed=noise_seed)
-        timeout = parameters.rounds * 3 * round_deadline_s + 60
-        reply = await role_stub(peers, AGGREGATOR).AwaitResult(
-            to_role(session_id, AGGREGATOR, du=du_pb2.DuMessage(open=opening)), timeout=timeout)
-        result = reply.du.result
-        round_trip = time.perf_counter() - started
-        progress("run complete; collecting traffic from every role")
-        traffic = await collect_traffic(peers, topology, session_id, own_log)
-    finally:
-        await peers.close()
+    progress(f"Du run {session_id}: {parameters.method}, ε = {parameters.epsilon} per round, up to "
+             f"{parameters.rounds} rounds, K = {parameters.parties}"
+             + (", secure aggregation" if parameters.secure_aggregation else ""))
+    opening = du_pb2.DuOpen(parameters=parameters.to_proto(), round_deadline_seconds=round_deadline_s,
+                            noise_seed=noise_seed)
+    reply, traffic, round_trip = await await_result(topology, session_id, AGGREGATOR,
+                                                    parameters.rounds * 3 * round_deadline_s + 60,
+                                                    du=du_pb2.DuMessage(open=opening))
+    result = reply.du.result
     theta = np.array(result.theta)
     test_x, test_y = client_data["test_features"], client_data["test_labels"]
     error = float(np.mean(predict(theta, test_x) != test_y))

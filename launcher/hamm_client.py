@@ -4,7 +4,6 @@ it on the test set, and builds the report (protocol, parameters, result, privacy
 from __future__ import annotations
 
 import secrets
-import time
 from pathlib import Path
 
 import numpy as np
@@ -12,14 +11,12 @@ import numpy as np
 from cryptocore import keyfiles
 from hamm.parameters import DEFAULT_HONEST_FRACTION, HammParameters
 from hamm.release import Release
-from launcher.client import collect_traffic, role_stub, to_role
+from launcher.client import await_result
 from launcher.progress import progress
 from learning.logistic import predict
 from mpdp_proto.v1 import hamm_pb2
-from sessions.identity import CLIENT, CURATOR
-from wire.channels import PeerChannels
+from sessions.identity import CURATOR
 from wire.topology import Topology
-from wire.traffic import TrafficLog
 
 
 def session_parameters(topology: Topology, client_data: dict, method: str, epsilon: float, delta: float,
@@ -34,22 +31,12 @@ def session_parameters(topology: Topology, client_data: dict, method: str, epsil
 async def run_hamm_session(topology: Topology, client_data: dict, parameters: HammParameters,
                            deadline_s: float = 300.0, session_id: str | None = None, noise_seed: int = 0) -> dict:
     session_id = session_id or secrets.token_hex(8)
-    own_log = TrafficLog()
-    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
-    started = time.perf_counter()
-    try:
-        progress(f"Hamm session {session_id}: M = {parameters.parties} parties vote on N = {parameters.aux_points} "
-                 f"points; {parameters.method}, ε = {parameters.epsilon}, λ = {parameters.regularization}")
-        opening = hamm_pb2.HammOpen(parameters=parameters.to_proto(), deadline_seconds=deadline_s,
-                                    noise_seed=noise_seed)
-        reply = await role_stub(peers, CURATOR).AwaitResult(to_role(session_id, CURATOR, hamm=hamm_pb2.HammMessage(
-            open=opening)), timeout=3 * deadline_s + 60)
-        result = reply.hamm.result
-        round_s = time.perf_counter() - started
-        progress("session complete; collecting traffic from every role")
-        traffic = await collect_traffic(peers, topology, session_id, own_log)
-    finally:
-        await peers.close()
+    progress(f"Hamm session {session_id}: M = {parameters.parties} parties vote on N = {parameters.aux_points} "
+             f"points; {parameters.method}, ε = {parameters.epsilon}, λ = {parameters.regularization}")
+    opening = hamm_pb2.HammOpen(parameters=parameters.to_proto(), deadline_seconds=deadline_s, noise_seed=noise_seed)
+    reply, traffic, round_s = await await_result(topology, session_id, CURATOR, 3 * deadline_s + 60,
+                                                 hamm=hamm_pb2.HammMessage(open=opening))
+    result = reply.hamm.result
     weights = np.array(result.weights)
     if result.rows > 1:
         weights = weights.reshape(result.rows, -1)
