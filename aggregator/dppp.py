@@ -26,6 +26,7 @@ from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from sessions.stages import StageTimer
 from threshold_sum.collector import SumCollector
 from threshold_sum.combiner import SumCombiner
 
@@ -59,8 +60,7 @@ class DpppRoundSide(RoleSide):
                                       parameters.calibration.min_contributors)
         self.combiner: SumCombiner | None = None
         self.released: dppp_pb2.DpppRoundResult | None = None
-        self.timing = {"calibration": calibration_s}
-        self._started = self._stage = time.perf_counter()
+        self.timer = StageTimer(calibration=calibration_s)
 
     @property
     def participants(self) -> list[Identity]:
@@ -129,32 +129,32 @@ class DpppRoundSide(RoleSide):
         self.combiner = SumCombiner(self.public_key, self.key_holders, self.collector.aggregate,
                                     lambda index: proof_context(self.session_id, index))
         self._advance(State.COLLECTING, State.DECRYPTING, "closing the vote collection")
-        self._lap("collect_votes")
+        self.timer.lap("collect_votes")
         return [Outbound(party(h), "decryption_request", request) for h in self.key_holders]
 
     def _finish(self) -> None:
         """Step 6: combine, unpack, check feasibility, remove the noise mean."""
         assert self.combiner is not None
-        self._lap("partial_decryptions")
+        self.timer.lap("partial_decryptions")
         plaintexts, decryptors = self._or_abort(self.combiner.combine)
         contributors = self.collector.contributors
         try:
             sums = self.layout.unpack(plaintexts, self.parameters.values, biased_summands=len(contributors))
         except CryptoError as error:  # a plaintext outside the layout: malformed votes
-            self._fail(f"the aggregate does not decrypt to valid counts: {error}")
+            self.fail(f"the aggregate does not decrypt to valid counts: {error}")
         counts = np.array(sums, dtype=object).reshape(self.parameters.queries, self.parameters.classes)
         self._check_feasible(counts)
         mean = len(contributors) * (self.parameters.calibration.tosses_per_teacher // 2)
         histograms = counts.astype(np.int64) - mean
-        self._lap("combine")
-        self.timing["total"] = time.perf_counter() - self._started + self.timing["calibration"]
+        self.timer.lap("combine")
+        self.timer.seconds["total"] = self.timer.elapsed + self.timer.seconds["calibration"]
         calibration = self.parameters.calibration
         self.released = dppp_pb2.DpppRoundResult(
             queries=self.parameters.queries, classes=self.parameters.classes,
             histograms=histograms.ravel().tolist(), labels=argmax_labels(histograms).tolist(),
             contributors=contributors, decryptors=decryptors,
             rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.combiner.rejected.items())],
-            timing=[common_pb2.StageTiming(stage=s, seconds=t) for s, t in self.timing.items()],
+            timing=self.timer.to_proto(),
             tosses_per_teacher=calibration.tosses_per_teacher, total_tosses_required=calibration.total_tosses,
         )
         self._advance(State.DECRYPTING, State.DONE, "releasing the histograms")
@@ -166,10 +166,10 @@ class DpppRoundSide(RoleSide):
         noise = contributors * self.parameters.calibration.tosses_per_teacher
         totals = counts.sum(axis=1)
         if counts.min() < 0 or counts.max() > contributors + noise:
-            self._fail(f"decrypted counts outside the feasible range [0, {contributors + noise}] "
+            self.fail(f"decrypted counts outside the feasible range [0, {contributors + noise}] "
                        f"(K′ = {contributors}, Σ N_i = {noise}): a teacher's votes are malformed")
         if totals.min() < contributors or totals.max() > contributors + self.parameters.classes * noise:
-            self._fail("a query's decrypted votes do not add up to one vote per contributor: a teacher's votes are "
+            self.fail("a query's decrypted votes do not add up to one vote per contributor: a teacher's votes are "
                        "malformed")
 
     def _or_abort(self, step: Callable):
@@ -177,18 +177,8 @@ class DpppRoundSide(RoleSide):
             return step()
         except ProtocolError as error:
             if error.kind is Kind.ABORTED:
-                self._fail(str(error))
+                self.fail(str(error))
             raise
-
-    def _fail(self, reason: str):
-        """Abort (the host tells every participant) and stop the step that found it."""
-        self.abort(reason)
-        raise aborted(reason)
-
-    def _lap(self, stage: str) -> None:
-        now = time.perf_counter()
-        self.timing[stage] = now - self._stage
-        self._stage = now
 
     def result(self) -> tuple[str, object] | None:
         return ("result", self.released) if self.released is not None and self.state is State.DONE else None

@@ -21,7 +21,7 @@ from cryptocore.threshold import ThresholdPublicKey
 from du import encoding, server
 from du.parameters import MAX_RECORDS, DuParameters, proof_context
 from mpdp_proto.v1 import common_pb2, du_pb2, threshold_sum_pb2
-from sessions.errors import Kind, ProtocolError, aborted, denied, invalid, precondition
+from sessions.errors import Kind, ProtocolError, denied, invalid, precondition
 from sessions.identity import CLIENT, Identity, party
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
@@ -185,14 +185,14 @@ class ServerSide(RoleSide):
         self.dropped += sorted(self.absent)
         self.active = contributors
         if len(contributors) < p.min_contributors:
-            self._fail(f"round {self.round}: {len(contributors)} uploads, {p.min_contributors} needed")
+            self.fail(f"round {self.round}: {len(contributors)} uploads, {p.min_contributors} needed")
         if not p.secure_aggregation:
             return self._advance_round(server.weighted_average(self.uploads))
         assert self.collector is not None
         try:
             request = self.collector.close()
         except ProtocolError as error:
-            self._fail(str(error))
+            self.fail(str(error))
         self.collector.forget()
         self._advance(State.ROUND, State.DECRYPTING, "decrypting the round's sum")
         count = encoding.layout(p, self.public_key.n).plaintexts_needed(encoding.values(p))
@@ -213,10 +213,10 @@ class ServerSide(RoleSide):
             average = encoding.decode(p, sums)
         except ProtocolError as error:
             if error.kind is Kind.ABORTED:
-                self._fail(str(error))
+                self.fail(str(error))
             raise
         except CryptoError as error:
-            self._fail(f"round {self.round}: the sum does not decode: {error}")
+            self.fail(f"round {self.round}: the sum does not decode: {error}")
         self.rejected.update(self.combiner.rejected)
         self.combiner.forget()
         self.combiner = None
@@ -261,10 +261,6 @@ class ServerSide(RoleSide):
     def _check_finished(self) -> None:
         if self.state is State.FINISHING and not self.finals_pending:
             self._advance(State.FINISHING, State.DONE, "releasing the model")
-
-    def _fail(self, reason: str):
-        self.abort(reason)
-        raise aborted(reason)
 
     def result(self) -> tuple[str, object] | None:
         return ("result", self.released) if self.released is not None and self.state is State.DONE else None

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import enum
 import random
-import time
 
 import numpy as np
 
@@ -22,13 +21,14 @@ from hamm.charlie import eta_source, train_and_release
 from hamm.parameters import HammParameters, proof_context
 from hamm.release import Release
 from hamm.votes import counts_from_sums, feasible
-from mpdp_proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
+from mpdp_proto.v1 import hamm_pb2, threshold_sum_pb2
 from sessions.errors import Kind, ProtocolError, aborted, clean_reason, denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from sessions.matrices import matrix_to_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from sessions.stages import StageTimer
 from threshold_sum.combiner import SumCombiner
 from threshold_sum.decryption import check_request
 
@@ -65,8 +65,7 @@ class CharlieSide(RoleSide):
         self.unreachable: dict[int, str] = {}  # notices that overtook it
         self.released: hamm_pb2.HammResult | None = None
         self.drawn: hamm_pb2.HammTestRecord | None = None
-        self.timing: dict[str, float] = {}
-        self._stage = time.perf_counter()
+        self.timer = StageTimer()
         self._opened = False
 
     @property
@@ -123,7 +122,7 @@ class CharlieSide(RoleSide):
         self.contributors = list(body.request.contributors)
         self.combiner = SumCombiner(self.public_key, self.key_holders, aggregate,
                                     lambda index: proof_context(self.session_id, index))
-        self._lap("collect_votes")
+        self.timer.lap("collect_votes")
         early, self.early = self.early, {}
         for holder, shares in sorted(early.items()):
             try:
@@ -165,23 +164,23 @@ class CharlieSide(RoleSide):
     def _finish(self) -> None:
         """Step 4: combine, check, count, train, perturb, publish w_p."""
         assert self.combiner is not None
-        self._lap("partial_decryptions")
+        self.timer.lap("partial_decryptions")
         try:
             plaintexts, decryptors = self.combiner.combine()
         except ProtocolError as error:
             if error.kind is Kind.ABORTED:
-                self._fail(str(error))
+                self.fail(str(error))
             raise
         p, voters = self.parameters, len(self.contributors)
         try:
             sums = self.layout.unpack(plaintexts, p.values, biased_summands=voters)
         except CryptoError as error:
-            self._fail(f"the aggregate does not decrypt to valid counts: {error}")
+            self.fail(f"the aggregate does not decrypt to valid counts: {error}")
         problem = feasible(sums, p.aux_points, p.classes, voters, p.tosses_per_party)
         if problem is not None:
-            self._fail(f"{problem}: a party's votes are malformed")
+            self.fail(f"{problem}: a party's votes are malformed")
         counts = counts_from_sums(sums, p.aux_points, p.classes, voters, voters * p.tosses_per_party // 2)
-        self._lap("combine")
+        self.timer.lap("combine")
         release = Release(p, voters)
         outcome = train_and_release(p, self.aux_features, counts, voters, self.source)
         # No training time in the result: Newton's step count depends on the counts (a side channel).
@@ -190,21 +189,12 @@ class CharlieSide(RoleSide):
             weights=weights.ravel().tolist(), rows=1 if weights.ndim == 1 else weights.shape[0], voters=voters,
             contributors=self.contributors, decryptors=decryptors,
             rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.combiner.rejected.items())],
-            timing=[common_pb2.StageTiming(stage=s, seconds=t) for s, t in self.timing.items()],
+            timing=self.timer.to_proto(),
             tosses_per_party=p.tosses_per_party, noise_norm_scale=release.norm_scale,
         )
         if self.test_mode:
             self.drawn = hamm_pb2.HammTestRecord(counts=counts.ravel().tolist(), eta=outcome.eta.ravel().tolist())
         self._advance(State.COUNTING, State.DONE, "releasing w_p")
-
-    def _fail(self, reason: str):
-        self.abort(reason)
-        raise aborted(reason)
-
-    def _lap(self, stage: str) -> None:
-        now = time.perf_counter()
-        self.timing[stage] = now - self._stage
-        self._stage = now
 
     def result(self) -> tuple[str, object] | None:
         return ("result", self.released) if self.released is not None and self.state is State.DONE else None

@@ -110,14 +110,6 @@ class TeacherSide(RoleSide):
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")  # not aborted meanwhile
         return partials
 
-    def on_deadline(self) -> list[Outbound]:
-        self.abort("the round's deadline passed")
-        return []
-
-    def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
-        self.abort(f"{kind} to {to} failed: {reason}")
-        return []
-
     def test_record(self) -> tuple[str, object] | None:
         if self.drawn is None:
             return None

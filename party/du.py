@@ -125,10 +125,6 @@ class TrainerSide(RoleSide):
             self.abort("the server fell silent")
         return []
 
-    def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
-        self.abort(f"{kind} to {to} failed: {reason}")
-        return []
-
     def test_record(self) -> tuple[str, object] | None:
         if not self.uploads:
             return None

@@ -103,14 +103,6 @@ class VoterSide(RoleSide):
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")
         return partials
 
-    def on_deadline(self) -> list[Outbound]:
-        self.abort("the session's deadline passed")
-        return []
-
-    def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
-        self.abort(f"{kind} to {to} failed: {reason}")
-        return []
-
     def test_record(self) -> tuple[str, object] | None:
         if self.drawn is None:
             return None

@@ -3,6 +3,8 @@ what it returns. Each protocol's sides subclass this (their `State` enum has DON
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 from sessions.errors import aborted
 from sessions.identity import CLIENT, Identity
 from sessions.outbound import Outbound
@@ -34,12 +36,25 @@ class RoleSide(SessionStateMachine):
         return []
 
     def on_deadline(self) -> list[Outbound]:
-        """The deadline passed. Raising aborts the session everywhere; a side that ends quietly aborts itself."""
+        """The deadline passed. Raising aborts the session everywhere; a side that ends quietly (a dropout:
+        `announce_abort` False) aborts itself."""
+        if not self.announce_abort:
+            self.abort("the session's deadline passed")
+            return []
         raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
 
     def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
-        """A message could not be delivered (after retries). Raising aborts the session everywhere."""
+        """A message could not be delivered (after retries). Raising aborts the session everywhere; a side
+        that ends quietly aborts itself."""
+        if not self.announce_abort:
+            self.abort(f"{kind} to {to} failed: {reason}")
+            return []
         raise aborted(f"{kind} to {to} failed: {reason}")
+
+    def fail(self, reason: str) -> NoReturn:
+        """Abort (the host tells every participant) and stop the step that found it."""
+        self.abort(reason)
+        raise aborted(reason)
 
     def on_delivered(self, to: Identity, kind: str) -> list[Outbound]:
         """A message was delivered. Only called for sides that override this (the host skips the event
