@@ -17,7 +17,7 @@ import numpy as np
 from cryptocore.errors import CryptoError
 from cryptocore.key_checks import check_key_id
 from cryptocore.threshold import ThresholdPublicKey
-from dppp.parameters import DpppParameters, proof_context
+from dppp.parameters import DpppParameters
 from dppp.reference import labels as argmax_labels
 from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
 from sessions.errors import Kind, ProtocolError, aborted, denied, invalid
@@ -29,6 +29,7 @@ from sessions.side import RoleSide
 from sessions.stages import StageTimer
 from threshold_sum.collector import SumCollector
 from threshold_sum.combiner import SumCombiner
+from threshold_sum.context import proof_context
 
 DEFAULT_DEADLINE_S = 60.0
 MAX_DEADLINE_S = 3600.0
@@ -127,7 +128,7 @@ class DpppRoundSide(RoleSide):
         """Step 3–4: C = Π_{i∈S} Enc_i, identical C and S to every key holder."""
         request: threshold_sum_pb2.DecryptionRequest = self._or_abort(self.collector.close)
         self.combiner = SumCombiner(self.public_key, self.key_holders, self.collector.aggregate,
-                                    lambda index: proof_context(self.session_id, index))
+                                    proof_context("dppp", self.session_id))
         self._advance(State.COLLECTING, State.DECRYPTING, "closing the vote collection")
         self.timer.lap("collect_votes")
         return [Outbound(party(h), "decryption_request", request) for h in self.key_holders]

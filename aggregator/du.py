@@ -19,7 +19,7 @@ from cryptocore.errors import CryptoError
 from cryptocore.key_checks import check_key_id
 from cryptocore.threshold import ThresholdPublicKey
 from du import encoding, server
-from du.parameters import MAX_RECORDS, DuParameters, proof_context
+from du.parameters import MAX_RECORDS, DuParameters
 from mpdp_proto.v1 import common_pb2, du_pb2, threshold_sum_pb2
 from sessions.errors import Kind, ProtocolError, denied, invalid, precondition
 from sessions.identity import CLIENT, Identity, party
@@ -28,6 +28,7 @@ from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
 from threshold_sum.collector import SumCollector
 from threshold_sum.combiner import SumCombiner
+from threshold_sum.context import proof_context
 
 MAX_ROUND_DEADLINE_S = 3600.0
 
@@ -199,7 +200,7 @@ class ServerSide(RoleSide):
         aggregate = [int.from_bytes(c, "big") for c in request.aggregate.values]
         round_number = self.round
         self.combiner = SumCombiner(self.public_key, self.key_holders, aggregate[:count],
-                                    lambda index: proof_context(self.session_id, round_number, index))
+                                    proof_context("du", self.session_id, round_number))
         message = du_pb2.DuDecryptionRequest(round=self.round, request=request)
         return [Outbound(party(h), "decryption_request", message) for h in self.key_holders]
 

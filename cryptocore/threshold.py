@@ -27,6 +27,8 @@ from cryptocore.primes import distinct_prime_pair, safe_prime
 PROOF_DOMAIN_TAG = b"mpdp/threshold-paillier/partial-decryption/v1"
 KEY_ID_TAG = b"mpdp/threshold-paillier/public-key/v1"
 CHALLENGE_BITS = 128
+BATCH_DOMAIN_TAG = b"mpdp/threshold-paillier/batch-coefficients/v1"
+BATCH_COEFFICIENT_BITS = 128
 MAX_HOLDERS = 64  # Δ = ℓ! grows fast; the launcher's committees have at most 16
 
 
@@ -128,16 +130,47 @@ class KeyShare:
 
     def partial_decrypt(self, ciphertext: int, context: bytes = b"") -> PartialDecryption:
         """Partial decryption with a Chaum–Pedersen proof that log_{c⁴}(c_i²) = log_v(v_i)."""
+        value = self.decryption_share(ciphertext)
+        challenge, response = self._prove(ciphertext, value, context)
+        return PartialDecryption(self.index, value, challenge, response)
+
+    def partial_decrypt_batch(self, ciphertexts: list[int], context: bytes) -> "BatchPartialDecryption":
+        """Partial decryptions of a vector with one proof for all of them (`verify_batch`): the proof is
+        over Π c_j^ρ_j and Π c_{i,j}^ρ_j with ρ_j derived from every c_j and c_{i,j} (Fiat–Shamir)."""
+        if not ciphertexts:
+            raise ValueError("a batch holds at least one ciphertext")
+        values = tuple(self.decryption_share(c) for c in ciphertexts)
+        public = self.public
+        coefficients = batch_coefficients(public, self.index, context, ciphertexts, values)
+        nsquare = public.paillier.nsquare
+        challenge, response = self._prove(_combination(ciphertexts, coefficients, nsquare),
+                                          _combination(values, coefficients, nsquare), context)
+        return BatchPartialDecryption(self.index, values, challenge, response)
+
+    def _prove(self, ciphertext: int, value: int, context: bytes) -> tuple[int, int]:
+        """(e, z) for log_{c⁴}(value²) = log_v(v_i) = Δ·s_i, with r long enough to hide e·Δ·s_i."""
         public = self.public
         nsquare = public.paillier.nsquare
-        value = self.decryption_share(ciphertext)
         c4 = gmpy2.powmod(ciphertext, 4, nsquare)
         r = secrets.randbits(public.proof_randomness_bits)
         a = gmpy2.powmod(c4, r, nsquare)
         b = gmpy2.powmod(public.verification_base, r, nsquare)
         challenge = _challenge(public, self.index, context, c4, value * value % nsquare, a, b)
-        response = r + challenge * public.delta * self.secret
-        return PartialDecryption(self.index, value, challenge, int(response))
+        return challenge, int(r + challenge * public.delta * self.secret)
+
+
+@dataclass(frozen=True)
+class BatchPartialDecryption:
+    """Holder i's shares c_{i,j} = c_j^(2Δ·s_i) of a vector of ciphertexts, with one proof (e, z) for all."""
+
+    holder: int
+    values: tuple[int, ...]
+    challenge: int
+    response: int
+
+    def share(self, index: int) -> PartialDecryption:
+        """The index-th share alone, for `combine` (its proof is the batch's)."""
+        return PartialDecryption(self.holder, self.values[index])
 
 
 def _fixed(value: int, width: int) -> bytes:
@@ -171,27 +204,77 @@ def verify(public: ThresholdPublicKey, ciphertext: int, partial: PartialDecrypti
 
     v and v_i come from the public key, never from the message.
     """
-    holder = partial.holder
+    _check_share_value(public, partial.holder, partial.value)
+    _check_proof(public, partial.holder, ciphertext, partial.value, partial.challenge, partial.response, context)
+
+
+def verify_batch(public: ThresholdPublicKey, ciphertexts: list[int], batch: BatchPartialDecryption,
+                 context: bytes) -> None:
+    """Raise InvalidShare unless every c_{i,j}² = c_j^(4Δ·s_i), checked by one proof on the combination.
+
+    Soundness (small-exponent batch test, Bellare–Garay–Rabin): let D_j = c_{i,j}² / c_j^(4Δ·s_i). Each D_j is
+    a square in Z*_{n²}, whose order n·p′·q′ has no prime factor below 2^1000 (safe primes). The proof shows
+    Π D_j^ρ_j = 1. If some D_k ≠ 1, then for any fixed other ρ_j at most one ρ_k in [0, 2^128) satisfies
+    this (two would give D_k^(ρ−ρ′) = 1 with 0 < |ρ−ρ′| < 2^128 < ord D_k), so a wrong share passes with
+    probability at most 2^-128 per hash query: ρ_j come from a hash of every c_j and c_{i,j}, fixed before
+    the prover can choose them."""
+    holder = batch.holder
+    if len(batch.values) != len(ciphertexts) or not ciphertexts:
+        raise InvalidShare(holder, f"{len(batch.values)} shares for {len(ciphertexts)} ciphertexts")
+    for value in batch.values:
+        _check_share_value(public, holder, value)
+    coefficients = batch_coefficients(public, holder, context, ciphertexts, batch.values)
     nsquare = public.paillier.nsquare
-    verification_key = public.verification_key(holder)
+    _check_proof(public, holder, _combination(ciphertexts, coefficients, nsquare),
+                 _combination(batch.values, coefficients, nsquare), batch.challenge, batch.response, context)
+
+
+def batch_coefficients(public: ThresholdPublicKey, holder: int, context: bytes, ciphertexts, values) -> list[int]:
+    """ρ_1..ρ_P, 128 bits each, from SHAKE-256 over the key, holder, context and every c_j and c_{i,j}."""
+    width = ct.ciphertext_length(public.paillier)
+    seed = hashlib.sha256()
+    for item in (BATCH_DOMAIN_TAG, public.key_id, _fixed(holder, 4), context, _fixed(len(ciphertexts), 4)):
+        seed.update(len(item).to_bytes(4, "big"))
+        seed.update(item)
+    for element in (*ciphertexts, *values):
+        seed.update(_fixed(element, width))
+    size = BATCH_COEFFICIENT_BITS // 8
+    stream = hashlib.shake_256(seed.digest()).digest(size * len(ciphertexts))
+    return [int.from_bytes(stream[j * size:(j + 1) * size], "big") for j in range(len(ciphertexts))]
+
+
+def _combination(elements, coefficients: list[int], nsquare) -> int:
+    combined = gmpy2.mpz(1)
+    for element, coefficient in zip(elements, coefficients):
+        combined = combined * gmpy2.powmod(element, coefficient, nsquare) % nsquare
+    return int(combined)
+
+
+def _check_share_value(public: ThresholdPublicKey, holder: int, value: int) -> None:
     try:
-        ct.validate(public.paillier, partial.value)
+        ct.validate(public.paillier, value)
     except InvalidCiphertext as error:
         raise InvalidShare(holder, f"share value invalid: {error}") from None
-    if not 0 <= partial.challenge < 1 << CHALLENGE_BITS:
+
+
+def _check_proof(public: ThresholdPublicKey, holder: int, ciphertext: int, value: int, challenge: int, response: int,
+                 context: bytes) -> None:
+    nsquare = public.paillier.nsquare
+    verification_key = public.verification_key(holder)
+    if not 0 <= challenge < 1 << CHALLENGE_BITS:
         raise InvalidShare(holder, "challenge out of range")
     max_response = (1 << public.proof_randomness_bits) + (1 << CHALLENGE_BITS) * public.delta * nsquare
-    if not 0 <= partial.response < max_response:
+    if not 0 <= response < max_response:
         raise InvalidShare(holder, "response out of range")
     c4 = gmpy2.powmod(ciphertext, 4, nsquare)
-    ci2 = gmpy2.powmod(partial.value, 2, nsquare)
-    a = gmpy2.powmod(c4, partial.response, nsquare) * gmpy2.powmod(ci2, -partial.challenge, nsquare) % nsquare
+    ci2 = gmpy2.powmod(value, 2, nsquare)
+    a = gmpy2.powmod(c4, response, nsquare) * gmpy2.powmod(ci2, -challenge, nsquare) % nsquare
     b = (
-        gmpy2.powmod(public.verification_base, partial.response, nsquare)
-        * gmpy2.powmod(verification_key, -partial.challenge, nsquare)
+        gmpy2.powmod(public.verification_base, response, nsquare)
+        * gmpy2.powmod(verification_key, -challenge, nsquare)
         % nsquare
     )
-    if _challenge(public, holder, context, c4, ci2, a, b) != partial.challenge:
+    if _challenge(public, holder, context, c4, ci2, a, b) != challenge:
         raise InvalidShare(holder, "proof of correct decryption does not verify")
 
 

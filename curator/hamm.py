@@ -18,7 +18,7 @@ from cryptocore.key_checks import check_key_id
 from cryptocore.threshold import ThresholdPublicKey
 from curator.resources import CuratorResources
 from hamm.charlie import eta_source, train_and_release
-from hamm.parameters import HammParameters, proof_context
+from hamm.parameters import HammParameters
 from hamm.release import Release
 from hamm.votes import counts_from_sums, feasible
 from mpdp_proto.v1 import hamm_pb2, threshold_sum_pb2
@@ -30,6 +30,7 @@ from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
 from sessions.stages import StageTimer
 from threshold_sum.combiner import SumCombiner
+from threshold_sum.context import proof_context
 from threshold_sum.decryption import check_request
 
 MAX_DEADLINE_S = 3600.0
@@ -121,7 +122,7 @@ class CharlieSide(RoleSide):
                                   self.layout.plaintexts_needed(p.values))
         self.contributors = list(body.request.contributors)
         self.combiner = SumCombiner(self.public_key, self.key_holders, aggregate,
-                                    lambda index: proof_context(self.session_id, index))
+                                    proof_context("hamm", self.session_id))
         self.timer.lap("collect_votes")
         early, self.early = self.early, {}
         for holder, shares in sorted(early.items()):

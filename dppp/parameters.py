@@ -29,11 +29,6 @@ def default_threshold(holders: int) -> int:
     return 2 * holders // 3 + 1
 
 
-def proof_context(session_id: str, index: int) -> bytes:
-    """Binds each partial decryption proof to its session and ciphertext position."""
-    return f"dppp/{session_id}/{index}".encode()
-
-
 @dataclass(frozen=True)
 class DpppParameters:
     epsilon: float
@@ -42,8 +37,9 @@ class DpppParameters:
     classes: int
     teachers: int
     honest_fraction: float
-    packed: bool
+    packed: bool  # False: the paper's layout, one plain phe ciphertext per (query, class)
     key_id: bytes
+    total_tosses: int  # N, searched once by the client; every role checks it (`calibrate`)
 
     def __post_init__(self):
         if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON):
@@ -62,6 +58,15 @@ class DpppParameters:
             raise invalid("τ must be in [1/K, 1]: at least one contributor must be counted on")
         if len(self.key_id) != 32:
             raise invalid("key id must be 32 bytes")
+        if not 2 <= self.total_tosses <= MAX_TOTAL_TOSSES:
+            raise invalid(f"N must be in [2, {MAX_TOTAL_TOSSES}] tosses")
+
+    @classmethod
+    def with_minimal_noise(cls, epsilon: float, delta: float, queries: int, classes: int, teachers: int,
+                           honest_fraction: float, packed: bool, key_id: bytes) -> "DpppParameters":
+        """The client's side of the calibration: search the smallest N (seconds, once per parameter set)."""
+        minimal = BinomialCalibration.minimal(epsilon, delta, queries, teachers, honest_fraction)
+        return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, minimal.total_tosses)
 
     @classmethod
     def from_proto(cls, message: dppp_pb2.DpppParameters) -> "DpppParameters":
@@ -73,18 +78,18 @@ class DpppParameters:
 
     @cached_property
     def calibration(self) -> BinomialCalibration:
-        return BinomialCalibration(self.epsilon, self.delta, self.queries, self.teachers, self.honest_fraction)
+        return BinomialCalibration(self.epsilon, self.delta, self.queries, self.teachers, self.honest_fraction,
+                                   self.total_tosses)
 
     def calibrate(self) -> int:
-        """N_i, computed once per parameter set in a process (bounded: N ≤ MAX_TOTAL_TOSSES); run it off the
-        event loop, after the cheap checks. A request that needs more noise than that is refused."""
+        """Check that N is the smallest N for (ε, δ) over Q queries, so no one can lower (or inflate) the
+        teachers' noise, and return N_i. Two accountant evaluations, cached per parameter set in a process;
+        run it off the event loop, after the cheap checks (N ≤ MAX_TOTAL_TOSSES bounds its cost)."""
         try:
-            tosses = self.calibration.tosses_per_teacher
+            self.calibration.check()
         except ValueError as error:
             raise invalid(str(error)) from None
-        if tosses > MAX_TOTAL_TOSSES:
-            raise invalid(f"N_i = {tosses} tosses per teacher exceeds {MAX_TOTAL_TOSSES}: raise τ, ε or δ")
-        return tosses
+        return self.calibration.tosses_per_teacher
 
     @property
     def values(self) -> int:

@@ -25,10 +25,6 @@ FRACTIONAL_BITS = 32  # uploads on the grid 2^−F, plain and secure alike
 MAX_RECORDS = 10_000_000  # public bound on n_i (the weights' fixed-point range)
 
 
-def proof_context(session_id: str, round_number: int, index: int) -> bytes:
-    return f"du/{session_id}/{round_number}/{index}".encode()
-
-
 @dataclass(frozen=True)
 class DuParameters:
     method: str

@@ -28,11 +28,6 @@ FRACTIONAL_BITS = 32  # the release's grid 2^−F
 GRADIENT_TOLERANCE = 1e-8  # γ: Charlie's minimiser is checked to be this exact
 
 
-def proof_context(session_id: str, index: int) -> bytes:
-    """Binds each partial decryption proof to its session and ciphertext position."""
-    return f"hamm/{session_id}/{index}".encode()
-
-
 @dataclass(frozen=True)
 class HammParameters:
     method: str

@@ -5,6 +5,7 @@ released labels, trains and evaluates the student, and builds the report
 from __future__ import annotations
 
 import secrets
+import time
 
 import grpc
 import numpy as np
@@ -32,8 +33,10 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
             raise ValueError("this deployment has no public rows to label (a percentage --split keeps none)")
         raise ValueError(f"--queries must be in [1, {len(public_features)}] for this data set")
     classes = int(client_data["classes"])
-    parameters = DpppParameters(epsilon, delta, queries, classes, len(topology.parties), honest_fraction, packed,
-                                public_key.key_id)
+    started = time.perf_counter()
+    parameters = DpppParameters.with_minimal_noise(epsilon, delta, queries, classes, len(topology.parties),
+                                                   honest_fraction, packed, public_key.key_id)
+    search_s = time.perf_counter() - started
     session_id = session_id or secrets.token_hex(8)
     progress(f"DPPP session {session_id}: {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
     request = dppp_pb2.DpppRoundRequest(parameters=parameters.to_proto(),
@@ -49,6 +52,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     true_labels = client_data["public_labels"][:queries]
     timing = {t.stage: t.seconds for t in result.timing}
     timing["client_round_trip"] = round_s
+    timing["client_noise_search"] = search_s  # the roles only check N (timing["calibration"])
     return {
         "protocol": "dppp",
         "session_id": session_id,

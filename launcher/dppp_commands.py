@@ -16,7 +16,7 @@ def session_options() -> list[Option]:
         Option("delta", {"type": float, "default": 1e-5}),
         Option("queries", {"type": int, "default": 40,
                            "help": "public points to label (default 40; every query spends budget)"}),
-        Option("no-packing", {"action": "store_true", "help": "one ciphertext per (query, class): the baseline"}),
+        Option("no-packing", {"action": "store_true", "help": "the paper's layout, one plain phe ciphertext per (query, class): the baseline"}),
         Option("deadline", {"type": float, "default": 120.0, "help": "round deadline per stage, seconds"}),
     ]
 

@@ -55,7 +55,7 @@ def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None
 
     points = []
     for epsilon in epsilons:
-        calibration = BinomialCalibration(epsilon, delta, queries, teachers, 2 / 3)
+        calibration = BinomialCalibration.minimal(epsilon, delta, queries, teachers, 2 / 3)
         total, share = calibration.total_tosses, calibration.tosses_per_teacher
         streams = seeds.spawn(3 * runs)
         scores: dict[str, list[float]] = {"ldp": [], "standalone": [], "dppp": []}

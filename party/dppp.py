@@ -15,7 +15,7 @@ import numpy as np
 
 from cryptocore import ciphertext as ct
 from cryptocore.key_checks import check_key_id
-from dppp.parameters import DpppParameters, proof_context
+from dppp.parameters import DpppParameters
 from dppp.reference import one_hot
 from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
 from party.key_holder import proven_partials
@@ -27,6 +27,7 @@ from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from threshold_sum.context import proof_context
 
 MAX_DEADLINE_S = 3600.0
 
@@ -91,7 +92,9 @@ class TeacherSide(RoleSide):
         tosses = parameters.calibration.tosses_per_teacher
         noise = np.array(sample_binomial(tosses, votes.size), dtype=np.int64).reshape(votes.shape)
         plaintexts = parameters.layout(public_key.n).pack((votes + noise).ravel().tolist())
-        ciphertexts = [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(p)) for p in plaintexts]
+        # The paper's layout is the measured baseline: plain phe encryption (r^n mod n²) as well.
+        encrypt = public_key.encryptor.encrypt if parameters.packed else public_key.paillier.raw_encrypt
+        ciphertexts = [ct.to_bytes(public_key.paillier, encrypt(p)) for p in plaintexts]
         # An abort that arrived while voting wins: nothing is released and the session stays aborted.
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         self.drawn = Drawn(votes, noise)
@@ -106,7 +109,7 @@ class TeacherSide(RoleSide):
         p = self.parameters
         partials = proven_partials(self.own, request, p.teachers, p.calibration.min_contributors,
                                    p.layout(self.own.public_key.n).plaintexts_needed(p.values),
-                                   lambda index: proof_context(self.session_id, index))
+                                   proof_context("dppp", self.session_id))
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")  # not aborted meanwhile
         return partials
 

@@ -20,7 +20,7 @@ from cryptocore.key_checks import check_key_id
 from du import encoding
 from du.local import local_update, noise_source
 from du.objectives import augment
-from du.parameters import MAX_RUN_STEPS, DuParameters, proof_context
+from du.parameters import MAX_RUN_STEPS, DuParameters
 from mpdp_proto.v1 import common_pb2, du_pb2
 from party.key_holder import proven_partials
 from party.resources import PartyResources
@@ -29,6 +29,7 @@ from sessions.identity import AGGREGATOR, CLIENT, Identity
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from threshold_sum.context import proof_context
 
 MAX_ROUND_DEADLINE_S = 3600.0
 
@@ -116,7 +117,7 @@ class TrainerSide(RoleSide):
             raise precondition(f"round {body.round} is not awaiting this holder's decryption (replay or early)")
         count = encoding.layout(p, self.own.public_key.n).plaintexts_needed(encoding.values(p))
         partials = proven_partials(self.own, body.request, p.parties, p.min_contributors, count,
-                                   lambda index: proof_context(self.session_id, body.round, index))
+                                   proof_context("du", self.session_id, body.round))
         self.decrypted.add(body.round)
         return du_pb2.DuPartialDecryptions(round=body.round, partials=partials)
 

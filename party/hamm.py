@@ -16,7 +16,7 @@ import numpy as np
 
 from cryptocore import ciphertext as ct
 from cryptocore.key_checks import check_key_id
-from hamm.parameters import HammParameters, proof_context
+from hamm.parameters import HammParameters
 from hamm.votes import vote_slots
 from mpdp_proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
 from party.key_holder import proven_partials
@@ -28,6 +28,7 @@ from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from threshold_sum.context import proof_context
 
 MAX_DEADLINE_S = 3600.0
 
@@ -99,7 +100,7 @@ class VoterSide(RoleSide):
         p = self.parameters
         partials = proven_partials(self.own, request, p.parties, p.min_contributors,
                                    p.layout(self.own.public_key.n).plaintexts_needed(p.values),
-                                   lambda index: proof_context(self.session_id, index))
+                                   proof_context("hamm", self.session_id))
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")
         return partials
 

@@ -109,6 +109,21 @@ def minimal_tosses_for_shifts(epsilon: float, delta: float, shifts: int) -> int:
     return high
 
 
+@lru_cache(maxsize=256)
+def check_minimal_tosses(tosses: int, epsilon: float, delta: float, queries: int) -> None:
+    """Raise ValueError unless N is the smallest even N that `minimal_tosses` would find: N private and
+    N − 2 not. Two accountant evaluations instead of a search, so one role searches and every other role
+    checks (dppp.md, "Setup"); privacy is monotone in N (more tosses = independent noise added)."""
+    if tosses < 2 or tosses % 2 or tosses > MAX_TOTAL_TOSSES:
+        raise ValueError(f"N = {tosses} must be even and in [2, {MAX_TOTAL_TOSSES}]")
+    if delta_for(tosses, epsilon, queries) > delta:
+        raise ValueError(f"N = {tosses} Binomial tosses do not give (ε = {epsilon:g}, δ = {delta:g}) over "
+                         f"{queries} queries")
+    if tosses > 2 and delta_for(tosses - 2, epsilon, queries) <= delta:
+        raise ValueError(f"N = {tosses} is not the smallest number of tosses for (ε = {epsilon:g}, "
+                         f"δ = {delta:g}): N − 2 suffices")
+
+
 def theorem1_style_tosses(epsilon: float, delta: float, queries: int) -> int:
     """What a per-coordinate analytic bound would need, for comparison in reports.
 
@@ -124,21 +139,26 @@ def theorem1_style_tosses(epsilon: float, delta: float, queries: int) -> int:
 
 @dataclass(frozen=True)
 class BinomialCalibration:
-    """Everything a DPPP session derives from (ε, δ, Q, K, τ); public and deterministic."""
+    """Everything a DPPP session derives from (ε, δ, Q, K, τ) and N; public and deterministic."""
 
     epsilon: float
     delta: float
     queries: int
     teachers: int
     honest_fraction: float  # τ
+    total_tosses: int  # N, the smallest that gives (ε, δ): `minimal` finds it, `check` confirms it
+
+    @classmethod
+    def minimal(cls, epsilon: float, delta: float, queries: int, teachers: int,
+                honest_fraction: float) -> "BinomialCalibration":
+        return cls(epsilon, delta, queries, teachers, honest_fraction, minimal_tosses(epsilon, delta, queries))
+
+    def check(self) -> None:
+        check_minimal_tosses(self.total_tosses, self.epsilon, self.delta, self.queries)
 
     @property
     def min_contributors(self) -> int:
         return math.ceil(self.honest_fraction * self.teachers - 1e-9)
-
-    @property
-    def total_tosses(self) -> int:
-        return minimal_tosses(self.epsilon, self.delta, self.queries)
 
     @property
     def tosses_per_teacher(self) -> int:

@@ -18,6 +18,7 @@ from threshold_sum import decryption
 from threshold_sum.codec import ciphertexts_to_proto
 from threshold_sum.collector import SumCollector
 from threshold_sum.combiner import SumCombiner
+from threshold_sum.context import proof_context
 
 
 def _message_type():
@@ -57,8 +58,8 @@ class State(enum.Enum):
     ABORTED = "aborted"
 
 
-def _context(session_id: str):
-    return lambda index: f"secure-sum/{session_id}/{index}".encode()
+def _context(session_id: str) -> bytes:
+    return proof_context("secure-sum", session_id)
 
 
 class SumAggregator(RoleSide):

@@ -10,6 +10,7 @@ from dppp.reference import labels as argmax_labels
 from dppp.reference import noisy_histograms
 from mpdp_proto.v1 import common_pb2, dppp_pb2, pathak_pb2, threshold_sum_pb2
 from mpdp_proto.v1.role_pb2_grpc import RoleStub
+from privacy.binomial import minimal_tosses
 from sessions.identity import AGGREGATOR, CLIENT, party
 from sessions.matrices import matrix_to_proto
 from tests.deployment import deployment, envelope
@@ -96,7 +97,7 @@ def _status(call) -> grpc.StatusCode:
 def _round_request(five, **changes):
     public_key_id = bytes.fromhex(five.call(AGGREGATOR, RoleStub, "GetStatus", common_pb2.Empty(), CLIENT).key_id_hex)
     parameters = dict(epsilon=5.0, delta=1e-5, queries=3, classes=2, teachers=5, honest_fraction=2 / 3,
-                      packed=True, key_id=public_key_id)
+                      packed=True, key_id=public_key_id, total_tosses=minimal_tosses(5.0, 1e-5, 3))
     parameters.update(changes.pop("parameters", {}))
     features = changes.pop("features", five.client_data["public_features"][:3])
     request = dppp_pb2.DpppRoundRequest(parameters=dppp_pb2.DpppParameters(**parameters),
@@ -119,6 +120,9 @@ def test_bad_input_gets_a_clear_status_and_changes_nothing(five):
     assert _status(lambda: run(_round_request(five, parameters={"epsilon": -1}))) == grpc.StatusCode.INVALID_ARGUMENT
     assert _status(lambda: run(_round_request(five, parameters={"queries": 4}))) == grpc.StatusCode.INVALID_ARGUMENT
     assert _status(lambda: run(_round_request(five, parameters={"teachers": 4}))) == grpc.StatusCode.INVALID_ARGUMENT
+    lowered = minimal_tosses(5.0, 1e-5, 3) - 2  # less noise than (ε, δ) needs
+    assert _status(lambda: run(_round_request(five, parameters={"total_tosses": lowered}))) == \
+        grpc.StatusCode.INVALID_ARGUMENT
     assert _status(lambda: run(_round_request(five, parameters={"key_id": b"\x01" * 32}))) == grpc.StatusCode.INVALID_ARGUMENT
     assert _status(lambda: run(_round_request(five, session_id=""))) == grpc.StatusCode.INVALID_ARGUMENT
     bad_matrix = _round_request(five, session_id="m")

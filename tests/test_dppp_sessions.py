@@ -16,6 +16,7 @@ from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
 from party.dppp import TeacherSide
 from party.registry import protocols as party_protocols
 from party.resources import PartyResources
+from privacy.binomial import MAX_TOTAL_TOSSES
 from sessions.errors import Kind, ProtocolError, from_crypto
 from sessions.identity import AGGREGATOR, CLIENT, party
 from sessions.matrices import matrix_to_proto
@@ -43,7 +44,7 @@ def _resources(public, shares, number, model=None):
 @pytest.fixture
 def setup(threshold_key):
     public, shares = threshold_key
-    parameters = DpppParameters(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
+    parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
     parameters.calibrate()
     features = np.random.default_rng(0).normal(size=(QUERIES, 4))
     teachers = [TeacherSide("s1", _resources(public, shares, i), parameters, features, 60.0)
@@ -91,7 +92,7 @@ def test_round_equals_reference(setup):
 def test_the_twin_network_with_the_registries_equals_the_reference(threshold_key):
     """Client → aggregator → teachers and back, every message serialised, delivered in a random order."""
     public, shares = threshold_key
-    parameters = DpppParameters(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
+    parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
     features = np.random.default_rng(1).normal(size=(QUERIES, 4))
     own = {party(i): _resources(public, shares, i) for i in range(1, TEACHERS + 1)}
     registries = {identity: party_protocols(own.__getitem__) for identity in own}
@@ -180,8 +181,8 @@ def test_bad_share_is_named_and_the_holder_cannot_retry(setup):
     partials = teachers[1].partially_decrypt(requests[0].body)
     forged = threshold_sum_pb2.PartialDecryptions()
     forged.CopyFrom(partials)
-    response = int.from_bytes(forged.shares[0].response, "big") + 1
-    forged.shares[0].response = response.to_bytes((response.bit_length() + 7) // 8, "big")
+    response = int.from_bytes(forged.response, "big") + 1
+    forged.response = response.to_bytes((response.bit_length() + 7) // 8, "big")
     with pytest.raises(Exception, match="holder 2"):
         rnd.receive(party(2), "partial_decryptions", forged)
     assert 2 in rnd.combiner.rejected and 2 not in rnd.combiner.partials
@@ -223,7 +224,7 @@ def test_decryption_requests_are_checked_before_any_work(setup):
 def test_session_start_checks(threshold_key, other_keypair):
     public, shares = threshold_key
     features = np.zeros((QUERIES, 4))
-    good = DpppParameters(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
+    good = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
     own = _resources(public, shares, 1)
     with pytest.raises(ProtocolError):
         TeacherSide("s", own, dataclasses.replace(good, key_id=other_keypair.public.key_id), features, 60)
@@ -252,7 +253,7 @@ def test_default_threshold():
 
 def test_unpacked_layout_has_one_slot_per_ciphertext(threshold_key):
     public, _ = threshold_key
-    parameters = DpppParameters(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, False, public.key_id)
+    parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, False, public.key_id)
     layout = parameters.layout(public.n)
     assert layout.slots_per_plaintext == 1 and layout.plaintexts_needed(parameters.values) == QUERIES * CLASSES
 
@@ -311,12 +312,28 @@ def test_stuffed_votes_abort_the_round_instead_of_releasing_infeasible_counts(se
 
 
 def test_a_request_that_needs_too_much_noise_is_refused_with_a_clear_error(threshold_key):
-    """ε = 0.01 over 40 queries needs N ≈ 3·10⁷ tosses (once 297 s and 5.5 GB per teacher): refused, cheaply."""
+    """ε = 0.01 over 40 queries needs N ≈ 3·10⁷ tosses (once 297 s and 5.5 GB per teacher): the client's search
+    stops at the bound, and a role given an N beyond it refuses before any accounting."""
     public, _ = threshold_key
-    parameters = DpppParameters(0.01, 1e-5, 40, 2, 5, 2 / 3, True, public.key_id)
+    with pytest.raises(ValueError, match="Binomial tosses"):
+        DpppParameters.with_minimal_noise(0.01, 1e-5, 40, 2, 5, 2 / 3, True, public.key_id)
+    good = DpppParameters.with_minimal_noise(1.0, 1e-5, 40, 2, 5, 2 / 3, True, public.key_id)
     with pytest.raises(ProtocolError) as refused:
-        parameters.calibrate()
+        dataclasses.replace(good, total_tosses=MAX_TOTAL_TOSSES + 2)
     assert refused.value.kind is Kind.INVALID_ARGUMENT and "tosses" in str(refused.value)
+
+
+def test_every_role_checks_that_n_is_the_smallest_sufficient(threshold_key):
+    """An aggregator (or client) that lowers N would lower the teachers' noise; one that raises it would drown
+    the labels. Both are refused by the check every role runs; the searched N passes."""
+    public, _ = threshold_key
+    good = DpppParameters.with_minimal_noise(4.0, 1e-5, 10, 2, 5, 2 / 3, True, public.key_id)
+    assert good.calibrate() == good.calibration.tosses_per_teacher
+    for wrong, reason in ((good.total_tosses - 2, "do not give"), (good.total_tosses + 2, "not the smallest"),
+                          (good.total_tosses + 1, "even")):
+        with pytest.raises(ProtocolError, match=reason) as refused:
+            dataclasses.replace(good, total_tosses=wrong).calibrate()
+        assert refused.value.kind is Kind.INVALID_ARGUMENT
 
 
 @pytest.mark.parametrize("tosses", [2, 82, 4488, 20000])

@@ -35,7 +35,7 @@ def test_edge_mass_counts_in_delta():
 
 
 def test_shares_cover_the_total_with_any_tau_fraction():
-    calibration = BinomialCalibration(10.0, 1e-5, 20, 7, 2 / 3)
+    calibration = BinomialCalibration.minimal(10.0, 1e-5, 20, 7, 2 / 3)
     assert calibration.min_contributors == 5
     assert calibration.tosses_per_teacher % 2 == 0
     assert calibration.guaranteed_tosses(calibration.min_contributors) >= calibration.total_tosses

@@ -2,6 +2,7 @@ import itertools
 import json
 import math
 import stat
+from dataclasses import replace
 
 import gmpy2
 import pytest
@@ -18,6 +19,7 @@ from cryptocore.threshold import (
     deal,
     decrypt,
     verify,
+    verify_batch,
 )
 
 SIGNED = st.integers(min_value=-(2**300), max_value=2**300)
@@ -243,3 +245,62 @@ def test_share_values_are_validated(threshold_key):
     for value in (proof.value + nsquare, 0, public.n):
         with pytest.raises(InvalidShare, match="share value"):
             verify(public, c, PartialDecryption(proof.holder, value, proof.challenge, proof.response), CONTEXT)
+
+
+def _batch(threshold_key, values=(5, -7, 0, 2**200)):
+    public, shares = threshold_key
+    ciphertexts = [public.encryptor.encrypt(v) for v in values]
+    return public, shares, ciphertexts, [share.partial_decrypt_batch(ciphertexts, CONTEXT) for share in shares]
+
+
+def test_batch_partial_decryptions_verify_and_combine(threshold_key):
+    public, shares, ciphertexts, batches = _batch(threshold_key)
+    for batch in batches:
+        verify_batch(public, ciphertexts, batch, CONTEXT)
+    chosen = batches[1:1 + public.threshold]
+    residues = [combine(public, [b.share(j) for b in chosen]) for j in range(len(ciphertexts))]
+    assert residues == [v % public.n for v in (5, -7, 0, 2**200)]
+
+
+def test_batch_rejects_any_single_wrong_share(threshold_key):
+    public, _, ciphertexts, batches = _batch(threshold_key)
+    honest = batches[2]
+    nsquare = public.paillier.nsquare
+    for index in range(len(ciphertexts)):
+        values = list(honest.values)
+        values[index] = values[index] * (public.n + 1) % nsquare  # shifts the decryption by one
+        with pytest.raises(InvalidShare, match="does not verify"):
+            verify_batch(public, ciphertexts, replace(honest, values=tuple(values)), CONTEXT)
+
+
+def test_batch_rejects_errors_that_cancel_in_a_plain_product(threshold_key):
+    """The attacker's batch: shares off by g and by g⁻¹ leave Π c_{i,j} unchanged. Random ρ_j catch it;
+    swapping two shares (right values, wrong positions) is caught the same way."""
+    public, _, ciphertexts, batches = _batch(threshold_key)
+    honest = batches[0]
+    nsquare = public.paillier.nsquare
+    g = public.n + 1
+    values = list(honest.values)
+    values[0] = values[0] * g % nsquare
+    values[1] = values[1] * int(gmpy2.invert(g, nsquare)) % nsquare
+    assert math.prod(values) % nsquare == math.prod(honest.values) % nsquare
+    swapped = list(honest.values)
+    swapped[0], swapped[1] = swapped[1], swapped[0]
+    for forged in (values, swapped):
+        with pytest.raises(InvalidShare):
+            verify_batch(public, ciphertexts, replace(honest, values=tuple(forged)), CONTEXT)
+
+
+def test_batch_is_bound_to_context_holder_ciphertexts_and_count(threshold_key):
+    public, _, ciphertexts, batches = _batch(threshold_key)
+    honest = batches[0]
+    with pytest.raises(InvalidShare):
+        verify_batch(public, ciphertexts, honest, b"another session")
+    with pytest.raises(InvalidShare):
+        verify_batch(public, ciphertexts, replace(honest, holder=2), CONTEXT)
+    with pytest.raises(InvalidShare):
+        verify_batch(public, ciphertexts[::-1], honest, CONTEXT)
+    with pytest.raises(InvalidShare, match="shares for"):
+        verify_batch(public, ciphertexts[:-1], honest, CONTEXT)
+    with pytest.raises(InvalidShare, match="share value"):
+        verify_batch(public, ciphertexts, replace(honest, values=(0, *honest.values[1:])), CONTEXT)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from cryptocore import ciphertext as ct
 from cryptocore.key_checks import check_key_id
-from cryptocore.threshold import PartialDecryption, ThresholdPublicKey
+from cryptocore.threshold import BatchPartialDecryption, ThresholdPublicKey
 from mpdp_proto.v1 import common_pb2, threshold_sum_pb2
 from sessions.errors import invalid
 from sessions.integers import int_to_bytes
@@ -22,21 +22,21 @@ def ciphertexts_from_proto(public_key: ThresholdPublicKey, message: common_pb2.C
     return [ct.from_bytes(public_key.paillier, value) for value in message.values]
 
 
-def partial_to_proto(partial: PartialDecryption) -> threshold_sum_pb2.PartialDecryption:
-    return threshold_sum_pb2.PartialDecryption(value=int_to_bytes(partial.value), challenge=int_to_bytes(partial.challenge),
-                                               response=int_to_bytes(partial.response))
+def batch_to_proto(batch: BatchPartialDecryption) -> threshold_sum_pb2.PartialDecryptions:
+    return threshold_sum_pb2.PartialDecryptions(values=[int_to_bytes(v) for v in batch.values],
+                                                challenge=int_to_bytes(batch.challenge),
+                                                response=int_to_bytes(batch.response))
 
 
-def partials_from_proto(public_key: ThresholdPublicKey, holder: int, message: threshold_sum_pb2.PartialDecryptions,
-                        count: int) -> list[PartialDecryption]:
-    if len(message.shares) != count:
-        raise invalid(f"{len(message.shares)} partial decryptions for {count} ciphertexts")
+def batch_from_proto(public_key: ThresholdPublicKey, holder: int, message: threshold_sum_pb2.PartialDecryptions,
+                     count: int) -> BatchPartialDecryption:
+    """Sizes checked before any arithmetic; the proof is checked by `verify_batch`."""
+    if len(message.values) != count:
+        raise invalid(f"{len(message.values)} partial decryptions for {count} ciphertexts")
     max_bytes = 4 * ct.ciphertext_length(public_key.paillier)  # z is longer than n²
-    partials = []
-    for share in message.shares:
-        for name in ("value", "challenge", "response"):
-            if not 0 < len(getattr(share, name)) <= max_bytes:
-                raise invalid(f"partial decryption field {name} has a wrong length")
-        partials.append(PartialDecryption(holder, int.from_bytes(share.value, "big"),
-                                          int.from_bytes(share.challenge, "big"), int.from_bytes(share.response, "big")))
-    return partials
+    for name, field in [("value", v) for v in message.values] + [("challenge", message.challenge),
+                                                                   ("response", message.response)]:
+        if not 0 < len(field) <= max_bytes:
+            raise invalid(f"partial decryption field {name} has a wrong length")
+    return BatchPartialDecryption(holder, tuple(int.from_bytes(v, "big") for v in message.values),
+                                  int.from_bytes(message.challenge, "big"), int.from_bytes(message.response, "big"))

@@ -1,14 +1,12 @@
 """A key holder's part of a threshold sum: check the aggregator's request, then one proven partial
-decryption per ciphertext (at most once per session; the caller's state machine sees to that)."""
+decryption per ciphertext with one proof for all (at most once per session; the caller's state machine sees to that)."""
 
 from __future__ import annotations
-
-from typing import Callable
 
 from cryptocore.threshold import KeyShare, ThresholdPublicKey
 from mpdp_proto.v1 import threshold_sum_pb2
 from sessions.errors import invalid, precondition
-from threshold_sum.codec import ciphertexts_from_proto, partial_to_proto
+from threshold_sum.codec import batch_to_proto, ciphertexts_from_proto
 
 
 def check_request(public_key: ThresholdPublicKey, request: threshold_sum_pb2.DecryptionRequest, parties: int,
@@ -23,7 +21,6 @@ def check_request(public_key: ThresholdPublicKey, request: threshold_sum_pb2.Dec
 
 
 def partial_decryptions(key_share: KeyShare, ciphertexts: list[int],
-                        proof_context: Callable[[int], bytes]) -> threshold_sum_pb2.PartialDecryptions:
-    return threshold_sum_pb2.PartialDecryptions(shares=[
-        partial_to_proto(key_share.partial_decrypt(c, proof_context(index))) for index, c in enumerate(ciphertexts)
-    ])
+                        proof_context: bytes) -> threshold_sum_pb2.PartialDecryptions:
+    """One share per ciphertext and one proof for the whole vector (crypto.md, "Batched proofs")."""
+    return batch_to_proto(key_share.partial_decrypt_batch(ciphertexts, proof_context))

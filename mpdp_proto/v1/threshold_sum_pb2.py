@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from mpdp_proto.v1 import common_pb2 as mpdp__proto_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!mpdp_proto/v1/threshold_sum.proto\x12\x07mpdp.v1\x1a\x1ampdp_proto/v1/common.proto\"R\n\x11\x44\x65\x63ryptionRequest\x12\'\n\taggregate\x18\x01 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x14\n\x0c\x63ontributors\x18\x02 \x03(\r\"G\n\x11PartialDecryption\x12\r\n\x05value\x18\x01 \x01(\x0c\x12\x11\n\tchallenge\x18\x02 \x01(\x0c\x12\x10\n\x08response\x18\x03 \x01(\x0c\"@\n\x12PartialDecryptions\x12*\n\x06shares\x18\x01 \x03(\x0b\x32\x1a.mpdp.v1.PartialDecryption\"/\n\rRejectedShare\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!mpdp_proto/v1/threshold_sum.proto\x12\x07mpdp.v1\x1a\x1ampdp_proto/v1/common.proto\"R\n\x11\x44\x65\x63ryptionRequest\x12\'\n\taggregate\x18\x01 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x14\n\x0c\x63ontributors\x18\x02 \x03(\r\"O\n\x12PartialDecryptions\x12\x0e\n\x06values\x18\x02 \x03(\x0c\x12\x11\n\tchallenge\x18\x03 \x01(\x0c\x12\x10\n\x08response\x18\x04 \x01(\x0cJ\x04\x08\x01\x10\x02\"/\n\rRejectedShare\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,10 +34,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_DECRYPTIONREQUEST']._serialized_start=74
   _globals['_DECRYPTIONREQUEST']._serialized_end=156
-  _globals['_PARTIALDECRYPTION']._serialized_start=158
-  _globals['_PARTIALDECRYPTION']._serialized_end=229
-  _globals['_PARTIALDECRYPTIONS']._serialized_start=231
-  _globals['_PARTIALDECRYPTIONS']._serialized_end=295
-  _globals['_REJECTEDSHARE']._serialized_start=297
-  _globals['_REJECTEDSHARE']._serialized_end=344
+  _globals['_PARTIALDECRYPTIONS']._serialized_start=158
+  _globals['_PARTIALDECRYPTIONS']._serialized_end=237
+  _globals['_REJECTEDSHARE']._serialized_start=239
+  _globals['_REJECTEDSHARE']._serialized_end=286
 # @@protoc_insertion_point(module_scope)

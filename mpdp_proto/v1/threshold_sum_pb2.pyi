@@ -15,21 +15,15 @@ class DecryptionRequest(_message.Message):
     contributors: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, aggregate: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., contributors: _Optional[_Iterable[int]] = ...) -> None: ...
 
-class PartialDecryption(_message.Message):
-    __slots__ = ("value", "challenge", "response")
-    VALUE_FIELD_NUMBER: _ClassVar[int]
+class PartialDecryptions(_message.Message):
+    __slots__ = ("values", "challenge", "response")
+    VALUES_FIELD_NUMBER: _ClassVar[int]
     CHALLENGE_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_FIELD_NUMBER: _ClassVar[int]
-    value: bytes
+    values: _containers.RepeatedScalarFieldContainer[bytes]
     challenge: bytes
     response: bytes
-    def __init__(self, value: _Optional[bytes] = ..., challenge: _Optional[bytes] = ..., response: _Optional[bytes] = ...) -> None: ...
-
-class PartialDecryptions(_message.Message):
-    __slots__ = ("shares",)
-    SHARES_FIELD_NUMBER: _ClassVar[int]
-    shares: _containers.RepeatedCompositeFieldContainer[PartialDecryption]
-    def __init__(self, shares: _Optional[_Iterable[_Union[PartialDecryption, _Mapping]]] = ...) -> None: ...
+    def __init__(self, values: _Optional[_Iterable[bytes]] = ..., challenge: _Optional[bytes] = ..., response: _Optional[bytes] = ...) -> None: ...
 
 class RejectedShare(_message.Message):
     __slots__ = ("holder", "reason")
