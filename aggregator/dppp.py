@@ -1,7 +1,9 @@
 """The aggregator's side of a DPPP round (dppp.md steps 1–6), free of gRPC.
 
-COLLECTING --all votes in, or the deadline--> DECRYPTING --every holder answered, or the deadline--> DONE;
-any --abort--> ABORTED. Steps 2–5 are a threshold sum whose combined result stays with the aggregator,
+COLLECTING --all votes in, or the deadline--> DECRYPTING --t verified shares, or the deadline--> DONE;
+any --abort--> ABORTED. Exactly t key holders are asked first (contributors first: they are alive); one that
+fails or cannot be reached is replaced, everyone left is asked when the deadline passes once, and those
+never asked are told to stand down. Steps 2–5 are a threshold sum whose combined result stays with the aggregator,
 which releases the noisy histograms to the client. The aggregator only ever holds ciphertexts, proven
 partial decryptions and the final noisy histograms.
 """
@@ -60,6 +62,8 @@ class DpppRoundSide(RoleSide):
         self.collector = SumCollector(public_key, teachers, self.layout.plaintexts_needed(parameters.values),
                                       parameters.calibration.min_contributors)
         self.combiner: SumCombiner | None = None
+        self.request: threshold_sum_pb2.DecryptionRequest | None = None
+        self.widened = False  # the decryption deadline passed once and every holder left was asked
         self.released: dppp_pb2.DpppRoundResult | None = None
         self.timer = StageTimer(calibration=calibration_s)
 
@@ -102,8 +106,11 @@ class DpppRoundSide(RoleSide):
     def poll(self) -> list[Outbound]:
         if self.state is State.COLLECTING and self.collector.all_in:
             return self._close_collection()
-        if self.state is State.DECRYPTING and self.combiner is not None and self.combiner.settled:
-            self._finish()
+        if self.state is State.DECRYPTING and self.combiner is not None:
+            replacements = self._ask(self.combiner.holders_to_ask(self.collector.contributors))
+            if self.combiner.settled:
+                return self._finish()
+            return replacements
         return []
 
     # ------------------------------------------------------------------ events
@@ -112,8 +119,11 @@ class DpppRoundSide(RoleSide):
         if self.state is State.COLLECTING:
             return self._close_collection()
         if self.state is State.DECRYPTING:
-            self._finish()
-            return []
+            assert self.combiner is not None
+            if not self.widened and self.combiner.unasked:
+                self.widened = True
+                return self._ask(self.combiner.ask_everyone_left())
+            return self._finish()
         raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
 
     def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
@@ -125,16 +135,19 @@ class DpppRoundSide(RoleSide):
 
     # ------------------------------------------------------------------ steps 3 and 6
     def _close_collection(self) -> list[Outbound]:
-        """Step 3–4: C = Π_{i∈S} Enc_i, identical C and S to every key holder."""
-        request: threshold_sum_pb2.DecryptionRequest = self._or_abort(self.collector.close)
+        """Step 3–4: C = Π_{i∈S} Enc_i, identical C and S to every key holder asked."""
+        self.request = self._or_abort(self.collector.close)
         self.combiner = SumCombiner(self.public_key, self.key_holders, self.collector.aggregate,
-                                    proof_context("dppp", self.session_id))
+                                    proof_context("dppp", self.session_id), ask_threshold_first=True)
         self._advance(State.COLLECTING, State.DECRYPTING, "closing the vote collection")
         self.timer.lap("collect_votes")
-        return [Outbound(party(h), "decryption_request", request) for h in self.key_holders]
+        return self._ask(self.combiner.holders_to_ask(self.collector.contributors))
 
-    def _finish(self) -> None:
-        """Step 6: combine, unpack, check feasibility, remove the noise mean."""
+    def _ask(self, holders: list[int]) -> list[Outbound]:
+        return [Outbound(party(h), "decryption_request", self.request) for h in holders]
+
+    def _finish(self) -> list[Outbound]:
+        """Step 6: combine, unpack, check feasibility, remove the noise mean; holders never asked stand down."""
         assert self.combiner is not None
         self.timer.lap("partial_decryptions")
         plaintexts, decryptors = self._or_abort(self.combiner.combine)
@@ -159,6 +172,8 @@ class DpppRoundSide(RoleSide):
             tosses_per_teacher=calibration.tosses_per_teacher, total_tosses_required=calibration.total_tosses,
         )
         self._advance(State.DECRYPTING, State.DONE, "releasing the histograms")
+        stand_down = dppp_pb2.DpppStandDown()
+        return [Outbound(party(h), "stand_down", stand_down) for h in self.combiner.unasked]
 
     def _check_feasible(self, counts: np.ndarray) -> None:
         """Honest teachers give each count in [0, K′ + Σ N_i] and each query's total in [K′, K′ + C·Σ N_i]

@@ -1,7 +1,7 @@
 """A teacher's (and key holder's) side of a DPPP round (dppp.md steps 2 and 5), free of gRPC.
 
-VOTING --queries--> VOTED --decryption_request--> DONE (a teacher without a key share is DONE once it
-has voted); any state --abort--> ABORTED. Only the teacher's own encrypted noisy votes and its proven
+VOTING --queries--> VOTED --decryption_request or stand_down--> DONE (a teacher without a key share is DONE
+once it has voted); any state --abort--> ABORTED. Only the teacher's own encrypted noisy votes and its proven
 partial decryptions leave it. A teacher that misses the round ends quietly: DPPP tolerates dropouts.
 """
 
@@ -63,8 +63,9 @@ class TeacherSide(RoleSide):
         self.own = own
         self.parameters = parameters
         self.features = features
-        # The aggregator waits up to one deadline for votes and one for partial decryptions.
-        self.deadline_seconds = 2 * round_deadline_s + 30
+        # The aggregator waits up to one deadline for votes and two for partial decryptions (t holders
+        # first, then everyone left).
+        self.deadline_seconds = 3 * round_deadline_s + 30
         self.drawn: Drawn | None = None
 
     @property
@@ -81,6 +82,9 @@ class TeacherSide(RoleSide):
             return [Outbound(AGGREGATOR, "votes", self.cast_votes())]
         if kind == "decryption_request":
             return [Outbound(AGGREGATOR, "partial_decryptions", self.partially_decrypt(body))]
+        if kind == "stand_down":  # t other holders' shares sufficed
+            self._advance(State.VOTED, State.DONE, "standing down")
+            return []
         raise invalid(f"a teacher does not take DPPP '{kind}' messages")
 
     def cast_votes(self) -> dppp_pb2.DpppVotes:

@@ -6,6 +6,7 @@ import grpc
 import numpy as np
 import pytest
 
+from dppp.parameters import default_threshold
 from dppp.reference import labels as argmax_labels
 from dppp.reference import noisy_histograms
 from mpdp_proto.v1 import common_pb2, dppp_pb2, pathak_pb2, threshold_sum_pb2
@@ -17,18 +18,21 @@ from tests.deployment import deployment, envelope
 from tests.dppp_faults import FAULTS_K5, FAULTS_K8, TAMPERER
 
 
-def closed_form_counts(teachers: int, holders: int, crashed_holders: int = 0) -> Counter:
-    """Messages per (from, to, rpc) in one round: query delivery, steps 2, 4 and 5.
+def closed_form_counts(teachers: int, holders: int, failed_holders: int = 0, crashed_holders: int = 0) -> Counter:
+    """Messages per (from, to, rpc) in one round: query delivery, steps 2, 4 and 5, and the stand-downs.
 
-    A holder that dies on receiving step 4 is still sent it, but never sends step 5.
+    t = ⌊2ℓ/3⌋ + 1 holders are asked first and one more for each that fails (a bad share or a crash); a
+    holder that dies on receiving step 4 is still sent it, but never sends step 5; holders never asked
+    are told to stand down.
     """
-    answering = holders - crashed_holders
+    asked = min(holders, default_threshold(holders) + failed_holders)
     return Counter({
         ("client", "aggregator", "AwaitResult/dppp/open"): 1,
         ("aggregator", "party", "Step/dppp/queries"): teachers,
         ("party", "aggregator", "Step/dppp/votes"): teachers,
-        ("aggregator", "party", "Step/dppp/decryption_request"): holders,
-        ("party", "aggregator", "Step/dppp/partial_decryptions"): answering,
+        ("aggregator", "party", "Step/dppp/decryption_request"): asked,
+        ("party", "aggregator", "Step/dppp/partial_decryptions"): asked - crashed_holders,
+        ("aggregator", "party", "Step/dppp/stand_down"): holders - asked,
     })
 
 
@@ -68,8 +72,8 @@ def test_round_equals_the_sum_of_the_teachers_votes_and_noise(five):
 
 def test_message_counts_match_the_closed_form_k5(five):
     report = five.run_dppp(queries=30)
-    assert observed_counts(report) == closed_form_counts(5, 5)
-    assert observed_counts(report, "traffic_client_observed") == closed_form_counts(5, 5)
+    assert observed_counts(report) == closed_form_counts(5, 5, failed_holders=1)  # the tamperer is replaced
+    assert observed_counts(report, "traffic_client_observed") == closed_form_counts(5, 5, failed_holders=1)
     # Packed: 30 queries × 2 classes fit one ciphertext per teacher.
     votes = next(r for r in report["traffic"] if r["rpc"] == "Step/dppp/votes")
     assert 5 * 256 <= votes["request_bytes"] < 5 * 2 * 256
@@ -185,22 +189,22 @@ def test_too_few_contributors_abort_and_release_nothing(tmp_path):
 
 def test_message_counts_k3(pool):
     report = pool.get(3).run_dppp(queries=5)
-    assert observed_counts(report) == closed_form_counts(3, 3)
+    assert observed_counts(report) == closed_form_counts(3, 3)  # t = 3: every holder is asked
 
 
 def test_key_holders_killed_after_voting_do_not_stop_the_round(pool):
-    """K = 8, t = 6: the two holders allowed to fail die when asked to decrypt."""
+    """K = 8, t = 6: two of the holders asked first die when asked to decrypt; the two not asked replace them."""
     eight = pool.get(8, FAULTS_K8)
     report = eight.run_dppp(queries=5)
     assert report["result"]["contributors"] == list(range(1, 9))  # they voted
-    assert report["result"]["decryptors"] == [1, 2, 3, 4, 5, 6]
-    assert observed_counts(report) == closed_form_counts(8, 8, crashed_holders=2)
+    assert report["result"]["decryptors"] == [3, 4, 5, 6, 7, 8]
+    assert observed_counts(report) == closed_form_counts(8, 8, failed_holders=2, crashed_holders=2)
     client_view = observed_counts(report, "traffic_client_observed")
     assert client_view[("aggregator", "party", "Step/dppp/decryption_request")] == 8
-    assert set(eight.test_records(report["session_id"])) == set(range(1, 7))  # 7 and 8 are dead
+    assert set(eight.test_records(report["session_id"])) == set(range(3, 9))  # 1 and 2 are dead
     # Bring them back (without the fault) so the deployment serves the other tests whole.
-    eight.restart(party(7))
-    eight.restart(party(8))
+    eight.restart(party(1))
+    eight.restart(party(2))
 
 
 def test_costly_requests_are_refused_after_cheap_checks(five):

@@ -79,14 +79,32 @@ def _histograms(rnd) -> np.ndarray:
 def test_round_equals_reference(setup):
     public, parameters, teachers, rnd = setup
     requests = _vote_all(teachers, rnd)
-    assert [r.to for r in requests] == [party(h) for h in HOLDERS] and rnd.state.name == "DECRYPTING"
-    _decrypt(teachers, rnd, requests, holders={1, 2, 4})
-    assert rnd.state.name == "DECRYPTING"  # holders 3 and 5 may still answer
-    rnd.on_deadline()  # they do not: combine what is there
+    assert [r.to for r in requests] == [party(h) for h in HOLDERS[:public.threshold]]  # exactly t asked
+    assert rnd.state.name == "DECRYPTING"
+    _decrypt(teachers, rnd, requests, holders={1, 2})
+    replacement = rnd.on_undeliverable(party(3), "decryption_request", "unreachable")
+    assert [(r.to, r.kind) for r in replacement] == [(party(4), "decryption_request")]
+    stand_down = rnd.receive(party(4), "partial_decryptions", teachers[3].partially_decrypt(requests[0].body))
+    assert rnd.state.name == "DONE" and [(r.to, r.kind) for r in stand_down] == [(party(5), "stand_down")]
+    assert teachers[4].receive(AGGREGATOR, "stand_down", stand_down[0].body) == [] and teachers[4].finished
     expected = noisy_histograms([t.drawn.votes for t in teachers], [t.drawn.noise for t in teachers],
                                 parameters.calibration.tosses_per_teacher)
     assert np.array_equal(_histograms(rnd), expected)
     assert list(rnd.result()[1].decryptors) == [1, 2, 4]
+
+
+def test_a_silent_holder_widens_the_request_to_everyone_left_once(setup):
+    """Holder 3 took the request and never answered: at the deadline every holder left is asked; at the
+    next deadline the round combines what verified."""
+    _, _, teachers, rnd = setup
+    requests = _vote_all(teachers, rnd)
+    _decrypt(teachers, rnd, requests, holders={1, 2})
+    widened = rnd.on_deadline()
+    assert [r.to for r in widened] == [party(4), party(5)] and rnd.state.name == "DECRYPTING"
+    rnd.receive(party(5), "partial_decryptions", teachers[4].partially_decrypt(requests[0].body))
+    assert rnd.state.name == "DECRYPTING"  # 4 was asked as well: its share (or its failure) is awaited
+    assert rnd.on_deadline() == [] and rnd.state.name == "DONE"
+    assert list(rnd.result()[1].decryptors) == [1, 2, 5]
 
 
 def test_the_twin_network_with_the_registries_equals_the_reference(threshold_key):
@@ -107,12 +125,14 @@ def test_the_twin_network_with_the_registries_equals_the_reference(threshold_key
     expected = noisy_histograms([t.drawn.votes for t in teachers], [t.drawn.noise for t in teachers],
                                 parameters.calibration.tosses_per_teacher)
     assert np.array_equal(_histograms(net.sides[AGGREGATOR]), expected)
-    k, holders = TEACHERS, len(HOLDERS)
+    k, holders, t = TEACHERS, len(HOLDERS), public.threshold
     assert net.messages == {("client", "aggregator", "Step/dppp/open"): 1,
                             ("aggregator", "party", "Step/dppp/queries"): k,
                             ("party", "aggregator", "Step/dppp/votes"): k,
-                            ("aggregator", "party", "Step/dppp/decryption_request"): holders,
-                            ("party", "aggregator", "Step/dppp/partial_decryptions"): holders}
+                            ("aggregator", "party", "Step/dppp/decryption_request"): t,
+                            ("party", "aggregator", "Step/dppp/partial_decryptions"): t,
+                            ("aggregator", "party", "Step/dppp/stand_down"): holders - t}
+    assert all(side.finished for side in net.sides.values())
 
 
 def test_one_teacher_missing_is_tolerated(setup):
@@ -120,9 +140,10 @@ def test_one_teacher_missing_is_tolerated(setup):
     _vote_all(teachers, rnd, skip={3})
     requests = rnd.on_undeliverable(party(3), "queries", "unreachable")
     assert list(rnd.collector.contributors) == [1, 2, 4, 5]
-    _decrypt(teachers, rnd, requests, holders={1, 2, 5})
-    for holder in (3, 4):
-        rnd.on_undeliverable(party(holder), "decryption_request", "unreachable")
+    assert [r.to for r in requests] == [party(1), party(2), party(4)]  # contributors are asked first
+    _decrypt(teachers, rnd, requests, holders={1, 2})
+    assert [r.to for r in rnd.on_undeliverable(party(4), "decryption_request", "unreachable")] == [party(5)]
+    _decrypt(teachers, rnd, requests, holders={5})
     assert rnd.state.name == "DONE"
     present = [t for t in teachers if t.own.id != 3]
     expected = noisy_histograms([t.drawn.votes for t in present], [t.drawn.noise for t in present],
@@ -186,6 +207,7 @@ def test_bad_share_is_named_and_the_holder_cannot_retry(setup):
     with pytest.raises(Exception, match="holder 2"):
         rnd.receive(party(2), "partial_decryptions", forged)
     assert 2 in rnd.combiner.rejected and 2 not in rnd.combiner.partials
+    assert [(r.to, r.kind) for r in rnd.poll()] == [(party(4), "decryption_request")]  # (the host polls)
     assert _kind(lambda: rnd.receive(party(2), "partial_decryptions", partials)) is Kind.FAILED_PRECONDITION
     assert _kind(lambda: rnd.receive(party(7), "partial_decryptions", partials)) is Kind.PERMISSION_DENIED
 
@@ -304,9 +326,9 @@ def test_stuffed_votes_abort_the_round_instead_of_releasing_infeasible_counts(se
     stuffed = 1 << (rnd.layout.slot_bits - 1)
     assert stuffed - rnd.layout.bias > TEACHERS + TEACHERS * tosses
     requests = rnd.receive(party(5), "votes", _votes(tosses, public.key_id, _stuffed_ballot(rnd, stuffed)))
-    _decrypt(teachers, rnd, requests, holders=range(1, 5))  # teacher 5 did not run an honest session
+    _decrypt(teachers, rnd, requests, holders={1, 2})  # teacher 5 did not run an honest session
     with pytest.raises(ProtocolError) as refused:
-        rnd.on_undeliverable(party(5), "decryption_request", "gone")
+        _decrypt(teachers, rnd, requests, holders={3})
     assert refused.value.kind is Kind.ABORTED and "feasible range" in str(refused.value)
     assert rnd.state is rnd.State.ABORTED and rnd.result() is None
 

@@ -90,8 +90,12 @@ class DpppTestRecord(_message.Message):
     noise: _containers.RepeatedScalarFieldContainer[int]
     def __init__(self, votes: _Optional[_Iterable[int]] = ..., noise: _Optional[_Iterable[int]] = ...) -> None: ...
 
+class DpppStandDown(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
 class DpppMessage(_message.Message):
-    __slots__ = ("open", "queries", "votes", "decryption_request", "partial_decryptions", "result", "test_record")
+    __slots__ = ("open", "queries", "votes", "decryption_request", "partial_decryptions", "result", "test_record", "stand_down")
     OPEN_FIELD_NUMBER: _ClassVar[int]
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
@@ -99,6 +103,7 @@ class DpppMessage(_message.Message):
     PARTIAL_DECRYPTIONS_FIELD_NUMBER: _ClassVar[int]
     RESULT_FIELD_NUMBER: _ClassVar[int]
     TEST_RECORD_FIELD_NUMBER: _ClassVar[int]
+    STAND_DOWN_FIELD_NUMBER: _ClassVar[int]
     open: DpppRoundRequest
     queries: DpppQueries
     votes: DpppVotes
@@ -106,4 +111,5 @@ class DpppMessage(_message.Message):
     partial_decryptions: _threshold_sum_pb2.PartialDecryptions
     result: DpppRoundResult
     test_record: DpppTestRecord
-    def __init__(self, open: _Optional[_Union[DpppRoundRequest, _Mapping]] = ..., queries: _Optional[_Union[DpppQueries, _Mapping]] = ..., votes: _Optional[_Union[DpppVotes, _Mapping]] = ..., decryption_request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., partial_decryptions: _Optional[_Union[_threshold_sum_pb2.PartialDecryptions, _Mapping]] = ..., result: _Optional[_Union[DpppRoundResult, _Mapping]] = ..., test_record: _Optional[_Union[DpppTestRecord, _Mapping]] = ...) -> None: ...
+    stand_down: DpppStandDown
+    def __init__(self, open: _Optional[_Union[DpppRoundRequest, _Mapping]] = ..., queries: _Optional[_Union[DpppQueries, _Mapping]] = ..., votes: _Optional[_Union[DpppVotes, _Mapping]] = ..., decryption_request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., partial_decryptions: _Optional[_Union[_threshold_sum_pb2.PartialDecryptions, _Mapping]] = ..., result: _Optional[_Union[DpppRoundResult, _Mapping]] = ..., test_record: _Optional[_Union[DpppTestRecord, _Mapping]] = ..., stand_down: _Optional[_Union[DpppStandDown, _Mapping]] = ...) -> None: ...
