@@ -35,6 +35,17 @@ def _bench_hardening(args) -> int:
     return 0
 
 
+def _bench_dppp(args) -> int:
+    from launcher import bench_dppp
+
+    warn_small_key(args.bits)
+    report = bench_dppp.run(args.teachers, args.classes, args.queries, args.bits, args.rounds, args.warmup,
+                            args.paper_queries, args.paper_rounds)
+    print(bench_dppp.summary(report))
+    write_json(args.json, report)
+    return 0
+
+
 def _bench(args) -> int:
     from launcher import bench_crypto
 
@@ -289,6 +300,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                 "part in, and every message it sends dropped or delayed (about 30 minutes)")
     hardening.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     hardening.set_defaults(handler=_bench_hardening)
+
+    dppp = targets.add_parser("dppp", help="private labels per second: packed, the paper's layout and the floor")
+    dppp.add_argument("--teachers", type=int, default=10, help="K (default 10)")
+    dppp.add_argument("--classes", type=int, default=10, help="C (default 10; a synthetic data set)")
+    dppp.add_argument("--queries", type=int, default=200, help="Q per round, packed layout (default 200)")
+    dppp.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
+    dppp.add_argument("--rounds", type=int, default=5, help="measured packed rounds (default 5)")
+    dppp.add_argument("--warmup", type=int, default=2, help="packed rounds before measuring (default 2)")
+    dppp.add_argument("--paper-queries", type=int, default=10, help="Q per round, paper's layout (default 10)")
+    dppp.add_argument("--paper-rounds", type=int, default=2, help="measured paper-layout rounds (default 2)")
+    dppp.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    dppp.set_defaults(handler=_bench_dppp)
 
     serve = commands.add_parser("serve", help="run one role's gRPC server (used by `up` and compose)")
     serve.add_argument("role", choices=["party", "curator", "aggregator"])

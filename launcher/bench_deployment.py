@@ -1,0 +1,76 @@
+"""What the protocol benchmarks share: a throw-away deployment of real role processes, and each process's
+CPU time and peak memory read from /proc (so a figure says which role spent it)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from launcher import client, processes
+from learning import datasets
+from wire.topology import Topology
+
+
+@dataclass
+class Deployment:
+    run: processes.RunDirectory
+    topology: Topology
+    client_data: dict
+
+    def pids(self) -> dict[str, int]:
+        return {name: int(pid) for name, pid in json.loads(self.run.processes.read_text()).items()}
+
+
+@contextlib.contextmanager
+def deployment(parties: int, bits: int, dataset: datasets.Dataset, seed: int = 1, **up_options) -> Iterator[Deployment]:
+    """Started on loopback in a temporary directory, always stopped (and the directory removed) on exit."""
+    with tempfile.TemporaryDirectory(prefix="mpdp-bench-") as scratch:
+        run_dir = Path(scratch) / "run"
+        topology = processes.up(run_dir, parties, bits, dataset, seed=seed, **up_options)
+        try:
+            run = processes.RunDirectory(run_dir)
+            yield Deployment(run, topology, client.load_client_data(run.client_data))
+        finally:
+            processes.down(run_dir)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a live process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def peak_rss_mb(pid: int) -> float:
+    """VmHWM: the process's peak resident memory so far."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+class CpuMeter:
+    """CPU seconds each role process spent between `start` and `stop`."""
+
+    def __init__(self, pids: dict[str, int]):
+        self.pids = pids
+        self._started: dict[str, float] = {}
+
+    def start(self) -> None:
+        self._started = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
+
+    def stop(self) -> dict[str, float]:
+        return {name: cpu_seconds(pid) - self._started[name] for name, pid in self.pids.items()}
+
+
+def by_role(per_process: dict[str, float]) -> dict[str, float]:
+    """Summed over the processes of each role (aggregator/0, party/1, … → aggregator, party)."""
+    totals: dict[str, float] = {}
+    for name, value in per_process.items():
+        role = name.split("/")[0]
+        totals[role] = totals.get(role, 0.0) + value
+    return totals
