@@ -46,6 +46,17 @@ def _bench_dppp(args) -> int:
     return 0
 
 
+def _bench_pathak(args) -> int:
+    from launcher import bench_pathak
+
+    warn_small_key(args.bits)
+    parties = [int(k) for k in args.parties.split(",")]
+    report = bench_pathak.run(parties, args.bits, args.sessions, args.dataset, args.data_dir)
+    print(bench_pathak.summary(report))
+    write_json(args.json, report)
+    return 0
+
+
 def _bench(args) -> int:
     from launcher import bench_crypto
 
@@ -312,6 +323,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     dppp.add_argument("--paper-rounds", type=int, default=2, help="measured paper-layout rounds (default 2)")
     dppp.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     dppp.set_defaults(handler=_bench_dppp)
+
+    pathak = targets.add_parser("pathak", help="a Pathak session's wall time by stage for several K")
+    pathak.add_argument("--parties", default="5,10,20,32", help="comma-separated K (default 5,10,20,32)")
+    pathak.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
+    pathak.add_argument("--sessions", type=int, default=2, help="sessions per K (default 2; the median is shown)")
+    pathak.add_argument("--dataset", default="a9a", help="a9a (default; needs --data-dir) or breast-cancer")
+    pathak.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
+    pathak.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    pathak.set_defaults(handler=_bench_pathak)
 
     serve = commands.add_parser("serve", help="run one role's gRPC server (used by `up` and compose)")
     serve.add_argument("role", choices=["party", "curator", "aggregator"])
