@@ -16,7 +16,8 @@ from cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
-from pathak.encoding import LEADER
+from pathak import comparison
+from pathak.encoding import LEADER, int_from_signed_bytes
 from pathak.keys import public_key_from_message, public_key_message
 from pathak.parameters import PathakParameters
 from pathak.participant import PathakParticipant
@@ -34,9 +35,10 @@ class PathakCuratorSession(PathakParticipant):
         self.blinded_b: list[int] | None = None  # b̃, indexed by position in π2∘π1 order (1-based)
         self.pi2: list[int] | None = None
         self.ready_to_compare = False
+        self.masked_offsets: list[int] | None = None  # the leader's w_k = ã_k + ρ_k
         self.remaining: list[int] = []
         self.byes: list[int] = []
-        self.pending: dict[tuple[int, int], ComparisonKeyHolder] = {}
+        self.pending: dict[tuple[int, int], tuple[ComparisonKeyHolder, int]] = {}  # with Charlie's d_M
         self.round_winners: list[int] = []
         self.comparison_bits_seen: list[tuple[tuple[int, int], bool]] = []
         self.winner: int | None = None
@@ -66,18 +68,28 @@ class PathakCuratorSession(PathakParticipant):
         self.elements[k] = body
 
     def _on_ready_to_compare(self, sender, body) -> None:
+        """The leader's w_k = ã_k + ρ_k, one per position, each in range."""
         self._from_party(sender, only=LEADER)
         if self.ready_to_compare:
             raise precondition("ready twice")
+        if len(body.values) != self.parameters.parties:
+            raise invalid("one masked offset per party")
+        bound = 2 ** (self.parameters.blind_bits + 1) + 2**self.parameters.offset_bits
+        masked = [int_from_signed_bytes(value) for value in body.values]
+        if any(abs(w) >= bound for w in masked):
+            raise invalid("masked offset out of range")
+        self.masked_offsets = masked
         self.ready_to_compare = True
 
     def _on_compare_reply(self, sender, body) -> None:
         self._from_party(sender, only=LEADER)
         pair = (body.pair.first, body.pair.second)
-        holder = self.pending.get(pair)
-        if holder is None:
+        pending = self.pending.get(pair)
+        if pending is None:
             raise precondition(f"no comparison of {pair} is pending")
-        bigger_first = holder.receive(MaskedDifferences(bytes(body.differences.key_id), tuple(body.differences.ciphertexts)))
+        holder, charlie_bit = pending
+        flipped = holder.receive(MaskedDifferences(bytes(body.differences.key_id), tuple(body.differences.ciphertexts)))
+        bigger_first = comparison.bigger_first(charlie_bit, int(body.hint), flipped)
         del self.pending[pair]
         self.comparison_bits_seen.append((pair, bigger_first))
         self.round_winners.append(pair[1] if bigger_first else pair[0])
@@ -128,12 +140,11 @@ class PathakCuratorSession(PathakParticipant):
         return True
 
     def _compare(self, out, i: int, m: int) -> None:
-        """n′_i > n′_m ⇔ x > y with the leader's x = ã_i − ã_m and Charlie's y = b̃_m − b̃_i."""
-        bits = self.parameters.comparison_bits
-        assert self.blinded_b is not None  # the tournament starts after blinding
-        y = self.blinded_b[m - 1] - self.blinded_b[i - 1] + 2 ** (bits - 1)
-        holder = ComparisonKeyHolder(self.zeta, y, bits)
-        self.pending[(i, m)] = holder
+        """n′_i > n′_m, decided on short values: Charlie's DGK input is Y = 2·(d mod 2^M) + 1."""
+        assert self.blinded_b is not None and self.masked_offsets is not None  # the tournament starts after both
+        y, charlie_bit = comparison.charlie_operand(self.parameters, self.masked_offsets, self.blinded_b, i, m)
+        holder = ComparisonKeyHolder(self.zeta, y, self.parameters.comparison_bits)
+        self.pending[(i, m)] = (holder, charlie_bit)
         encrypted = holder.encrypted_bits()
         self._emit(out, party(LEADER), "compare_request", pathak_pb2.CompareRequest(
             pair=pathak_pb2.ComparePair(first=i, second=m),

@@ -21,10 +21,11 @@ from cryptocore import ciphertext as ct
 from cryptocore.comparison import ComparisonValueHolder, EncryptedBits
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey, generate_keypair
+from cryptocore.randomizers import OwnerRandomizers
 from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from party.resources import PartyResources
-from pathak import permutation
+from pathak import comparison, permutation
 from pathak.encoding import LEADER, int_from_signed_bytes, signed_bytes
 from pathak.keys import public_key_from_message, public_key_message
 from pathak.noise import noise_source
@@ -84,12 +85,19 @@ class PathakPartySession(PathakParticipant):
         self.indicator: list[bytes] | None = None
         self.selected_noise: dict[int, list[int]] = {}
         self._pending_replies: list[pathak_pb2.CompareReply] = []
+        self.offsets: list[int] | None = None  # the leader's ρ_k (pathak/comparison.py)
+        self.randomizers: OwnerRandomizers | None = None  # the leader's, for its comparison replies
 
     def test_record(self) -> tuple[str, object] | None:
         if self.drawn is None:
             return None
         return "test_record", pathak_pb2.PathakTestRecord(model=self.drawn.model.tolist(), noise=self.drawn.noise,
                                                           records=self.drawn.records)
+
+    def _forget(self) -> None:
+        super()._forget()
+        if self.randomizers is not None:
+            self.randomizers.discard()
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -120,6 +128,9 @@ class PathakPartySession(PathakParticipant):
         if self.zeta is not None:
             raise precondition("Charlie's key arrived twice")
         self.zeta = public_key_from_message(body, self.key_bits)
+        if self.is_leader:  # the tournament's replies need (K − 1)·(M + 1) of them; Stage 1 leaves time to make them
+            self.randomizers = OwnerRandomizers(self.zeta.paillier)
+            self.randomizers.prepare((self.parameters.parties - 1) * self.parameters.comparison_bits)
 
     def _on_party_key(self, sender, body) -> None:
         self._from_party(sender, only=LEADER)
@@ -183,7 +194,8 @@ class PathakPartySession(PathakParticipant):
         self.masked_values[k] = value
 
     def _on_compare_request(self, sender, body) -> None:
-        """Stage 1 step 6: the leader holds x = ã_i − ã_m; Charlie learns [x > y]."""
+        """Stage 1 step 6 on short values: the leader's DGK input is X = 2·(ρ′ mod 2^M), its direction flipped
+        by a secret coin δ; Charlie learns [n′_i > n′_m] (pathak/comparison.py)."""
         self._leader_only("compare_request")
         self._expect(sender, CURATOR)
         i, m = body.pair.first, body.pair.second
@@ -191,16 +203,18 @@ class PathakPartySession(PathakParticipant):
             raise invalid("comparison pair out of range")
         if (i, m) in self.compared or (m, i) in self.compared:
             raise precondition(f"pair ({i}, {m}) was compared already")
-        if len(self.masked_values) < self.parameters.parties:
-            raise precondition("comparisons before every masked value arrived")
-        bits = self.parameters.comparison_bits
-        x = self.masked_values[i] - self.masked_values[m] + 2 ** (bits - 1)
-        holder = ComparisonValueHolder(self._charlies_key, x, bits, self.key_bits)
+        if self.offsets is None:
+            raise precondition("comparisons before the masked offsets were sent")
+        x, offset_bit = comparison.leader_operand(self.parameters, self.offsets, i, m)
+        coin = secrets.randbits(1)
+        holder = ComparisonValueHolder(self._charlies_key, x, self.parameters.comparison_bits, self.key_bits,
+                                       reverse=bool(coin), randomizers=self.randomizers)
         reply = holder.respond(EncryptedBits(bytes(body.bits.key_id), tuple(body.bits.ciphertexts)))
         self.compared.add((i, m))
         self._pending_replies.append(pathak_pb2.CompareReply(
             pair=body.pair,
             differences=comparison_pb2.MaskedDifferencesMessage(key_id=reply.key_id, ciphertexts=list(reply.ciphertexts)),
+            hint=bool(offset_bit ^ coin),
         ))
 
     def _on_indicator(self, sender, body) -> None:
@@ -214,6 +228,8 @@ class PathakPartySession(PathakParticipant):
         for value in body.values:
             self._zeta_ciphertext(value)
         self.indicator = list(body.values)
+        if self.randomizers is not None:  # the tournament is over
+            self.randomizers.discard()
 
     def _on_indicator_element(self, sender, body: bytes) -> None:
         self._from_party(sender, only=LEADER)
@@ -317,7 +333,9 @@ class PathakPartySession(PathakParticipant):
     def _step_ready(self, out) -> bool:
         if not self.is_leader or len(self.masked_values) < self.parameters.parties or not self._once("ready"):
             return False
-        self._emit(out, CURATOR, "ready_to_compare", common_pb2.Empty())
+        self.offsets = comparison.draw_offsets(self.parameters)
+        masked = [self.masked_values[k] + rho for k, rho in enumerate(self.offsets, start=1)]
+        self._emit(out, CURATOR, "ready_to_compare", pathak_pb2.MaskedOffsets(values=[signed_bytes(w) for w in masked]))
         return True
 
     def _step_compare_replies(self, out) -> bool:

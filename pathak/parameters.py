@@ -92,11 +92,19 @@ class PathakParameters:
         return MAX_RECORDS_BITS + self.kappa + 2 * self.mask_bits
 
     @property
+    def difference_bits(self) -> int:
+        """M = 32 + κ: |n′_i − n′_m| < 2^M for every compared pair."""
+        return MAX_RECORDS_BITS + self.kappa
+
+    @property
+    def offset_bits(self) -> int:
+        """R = M + 1 + σ: the leader's ρ_k hide n′_k + ρ_k statistically (pathak/comparison.py)."""
+        return self.difference_bits + 1 + self.mask_bits
+
+    @property
     def comparison_bits(self) -> int:
-        """ℓ = 35 + κ + 2σ: |x|, |y| < 2^(ℓ−1) for every compared difference."""
-        bits = 35 + self.kappa + 2 * self.mask_bits
-        assert 2 ** (self.blind_bits + 2) <= 2 ** (bits - 1), "ℓ covers the difference of two blinded values"
-        return bits
+        """M + 1 = 33 + κ: the DGK comparison of X = 2·(ρ′ mod 2^M) and Y = 2·(d mod 2^M) + 1."""
+        return self.difference_bits + 1
 
     def tie_broken(self, party: int, records: int) -> int:
         if not 1 <= records < 2**MAX_RECORDS_BITS:

@@ -39,6 +39,16 @@ def test_agrees_with_greater_than(keypair, x, y):
     assert compare(keypair, x, y, BITS) == (x > y)
 
 
+@given(operand, operand)
+@example(TOP, 0)
+@example(0, TOP)
+@example(5, 5)
+def test_reversed_comparison_tells_the_key_holder_y_greater_than_x(keypair, x, y):
+    key_holder = ComparisonKeyHolder(keypair, y, BITS)
+    value_holder = ComparisonValueHolder(keypair.public, x, BITS, reverse=True)
+    assert key_holder.receive(value_holder.respond(key_holder.encrypted_bits())) == (y > x)
+
+
 @given(operand)
 def test_equal_values_and_neighbours(keypair, x):
     assert compare(keypair, x, x, BITS) is False

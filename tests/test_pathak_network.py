@@ -65,7 +65,7 @@ def test_networked_result_equals_the_reference_and_the_closed_form(pool, parties
     self_routed = sum(kinds.get("routed_share", 0) for kinds in report["evaluator_view"]["self_deliveries"].values())
     assert observed(report) == closed_form(parties, self_routed)
     assert report["evaluator_view"]["self_deliveries"]["party/1"]["barrier_ready"] == 1  # the leader's own, local
-    assert report["privacy"]["mechanism"] == "gaussian" and report["parameters"]["comparison_bits"] == 35 + (parties - 1).bit_length() + 80
+    assert report["privacy"]["mechanism"] == "gaussian" and report["parameters"]["comparison_bits"] == 33 + (parties - 1).bit_length()
 
 
 def test_a_participant_killed_mid_session_aborts_everywhere_then_a_new_session_succeeds(tmp_path):

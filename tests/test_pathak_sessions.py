@@ -107,8 +107,8 @@ def test_ring_shares_reconstruct_signed_vectors():
 
 
 def test_ranges():
-    assert _parameters(parties=5).comparison_bits == 118 and _parameters(parties=8).comparison_bits == 118
-    assert _parameters(parties=3).comparison_bits == 117
+    assert _parameters(parties=5).comparison_bits == 36 and _parameters(parties=8).comparison_bits == 36
+    assert _parameters(parties=3).comparison_bits == 35
     assert _parameters().tie_broken(2, 40) == 40 * 4 + 1
     with pytest.raises(Exception):
         _parameters().tie_broken(1, 2**32)

@@ -97,12 +97,20 @@ class CompareRequest(_message.Message):
     def __init__(self, pair: _Optional[_Union[ComparePair, _Mapping]] = ..., bits: _Optional[_Union[_comparison_pb2.EncryptedBitsMessage, _Mapping]] = ...) -> None: ...
 
 class CompareReply(_message.Message):
-    __slots__ = ("pair", "differences")
+    __slots__ = ("pair", "differences", "hint")
     PAIR_FIELD_NUMBER: _ClassVar[int]
     DIFFERENCES_FIELD_NUMBER: _ClassVar[int]
+    HINT_FIELD_NUMBER: _ClassVar[int]
     pair: ComparePair
     differences: _comparison_pb2.MaskedDifferencesMessage
-    def __init__(self, pair: _Optional[_Union[ComparePair, _Mapping]] = ..., differences: _Optional[_Union[_comparison_pb2.MaskedDifferencesMessage, _Mapping]] = ...) -> None: ...
+    hint: bool
+    def __init__(self, pair: _Optional[_Union[ComparePair, _Mapping]] = ..., differences: _Optional[_Union[_comparison_pb2.MaskedDifferencesMessage, _Mapping]] = ..., hint: _Optional[bool] = ...) -> None: ...
+
+class MaskedOffsets(_message.Message):
+    __slots__ = ("values",)
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    values: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, values: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class AdditiveShare(_message.Message):
     __slots__ = ("values",)
@@ -148,7 +156,7 @@ class PathakMessage(_message.Message):
     stage1_element: Stage1Element
     masked_share: bytes
     masked_value: bytes
-    ready_to_compare: _common_pb2.Empty
+    ready_to_compare: MaskedOffsets
     compare_request: CompareRequest
     compare_reply: CompareReply
     indicator: _common_pb2.Ciphertexts
@@ -158,7 +166,7 @@ class PathakMessage(_message.Message):
     share: AdditiveShare
     published: PathakPublishedShare
     test_record: PathakTestRecord
-    def __init__(self, open: _Optional[_Union[PathakParameters, _Mapping]] = ..., start: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., curator_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., party_key: _Optional[_Union[PaillierSecretKeyMessage, _Mapping]] = ..., party_public_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., commitment: _Optional[bytes] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., routed_share: _Optional[_Union[RoutedShare, _Mapping]] = ..., barrier_ready: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., barrier_release: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., stage1_element: _Optional[_Union[Stage1Element, _Mapping]] = ..., masked_share: _Optional[bytes] = ..., masked_value: _Optional[bytes] = ..., ready_to_compare: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., compare_request: _Optional[_Union[CompareRequest, _Mapping]] = ..., compare_reply: _Optional[_Union[CompareReply, _Mapping]] = ..., indicator: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., indicator_element: _Optional[bytes] = ..., selected_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., masked_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., share: _Optional[_Union[AdditiveShare, _Mapping]] = ..., published: _Optional[_Union[PathakPublishedShare, _Mapping]] = ..., test_record: _Optional[_Union[PathakTestRecord, _Mapping]] = ...) -> None: ...
+    def __init__(self, open: _Optional[_Union[PathakParameters, _Mapping]] = ..., start: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., curator_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., party_key: _Optional[_Union[PaillierSecretKeyMessage, _Mapping]] = ..., party_public_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., commitment: _Optional[bytes] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., routed_share: _Optional[_Union[RoutedShare, _Mapping]] = ..., barrier_ready: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., barrier_release: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., stage1_element: _Optional[_Union[Stage1Element, _Mapping]] = ..., masked_share: _Optional[bytes] = ..., masked_value: _Optional[bytes] = ..., ready_to_compare: _Optional[_Union[MaskedOffsets, _Mapping]] = ..., compare_request: _Optional[_Union[CompareRequest, _Mapping]] = ..., compare_reply: _Optional[_Union[CompareReply, _Mapping]] = ..., indicator: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., indicator_element: _Optional[bytes] = ..., selected_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., masked_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., share: _Optional[_Union[AdditiveShare, _Mapping]] = ..., published: _Optional[_Union[PathakPublishedShare, _Mapping]] = ..., test_record: _Optional[_Union[PathakTestRecord, _Mapping]] = ...) -> None: ...
 
 class KindCount(_message.Message):
     __slots__ = ("kind", "count")
