@@ -26,7 +26,6 @@ from cryptocore import ciphertext as ct
 from cryptocore.errors import CryptoError, ProtocolStateError
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
-from cryptocore.randomizers import OwnerRandomizers
 
 
 @dataclass(frozen=True)
@@ -94,13 +93,11 @@ class ComparisonValueHolder:
     With `reverse`, B learns [y > x] instead: A compares the complements, flipping B's bits homomorphically
     (so a secret coin can hide which way the comparison went)."""
 
-    def __init__(self, public: PublicKey, x: int, bits: int, key_bits: int | None = None, reverse: bool = False,
-                 randomizers: OwnerRandomizers | None = None):
+    def __init__(self, public: PublicKey, x: int, bits: int, key_bits: int | None = None, reverse: bool = False):
         _check_operand(x, bits)
         if reverse:  # [~x > ~y] = [y > x]
             x = (1 << bits) - 1 - x
         self._reverse = reverse
-        self._randomizers = randomizers or OwnerRandomizers(public.paillier)  # prepared ones, or made now
         if key_bits is not None:
             public.require_bits(key_bits)  # (h_s ∉ {±1} and the rest were checked when the key was built)
         self._public = public
@@ -127,7 +124,7 @@ class ComparisonValueHolder:
             difference = (1 + (x_i - 1) % n * n) * enc_minus_y % nsquare
             difference = difference * gmpy2.powmod(suffix_xor, 3, nsquare) % nsquare
             mask = ct.random_unit(n)
-            blinded.append(self._randomizers.rerandomise(int(gmpy2.powmod(difference, mask, nsquare))))
+            blinded.append(ct.rerandomise_for_key_owner(paillier, int(gmpy2.powmod(difference, mask, nsquare))))
             # x_i ⊕ y_i is y_i when x_i = 0 and 1 − y_i when x_i = 1.
             enc_xor = enc_y if x_i == 0 else (1 + n) * enc_minus_y % nsquare
             suffix_xor = suffix_xor * enc_xor % nsquare

@@ -21,7 +21,6 @@ from cryptocore import ciphertext as ct
 from cryptocore.comparison import ComparisonValueHolder, EncryptedBits
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey, generate_keypair
-from cryptocore.randomizers import OwnerRandomizers
 from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from party.resources import PartyResources
@@ -86,18 +85,12 @@ class PathakPartySession(PathakParticipant):
         self.selected_noise: dict[int, list[int]] = {}
         self._pending_replies: list[pathak_pb2.CompareReply] = []
         self.offsets: list[int] | None = None  # the leader's ρ_k (pathak/comparison.py)
-        self.randomizers: OwnerRandomizers | None = None  # the leader's, for its comparison replies
 
     def test_record(self) -> tuple[str, object] | None:
         if self.drawn is None:
             return None
         return "test_record", pathak_pb2.PathakTestRecord(model=self.drawn.model.tolist(), noise=self.drawn.noise,
                                                           records=self.drawn.records)
-
-    def _forget(self) -> None:
-        super()._forget()
-        if self.randomizers is not None:
-            self.randomizers.discard()
 
     # ------------------------------------------------------------------ plumbing
     @property
@@ -128,9 +121,6 @@ class PathakPartySession(PathakParticipant):
         if self.zeta is not None:
             raise precondition("Charlie's key arrived twice")
         self.zeta = public_key_from_message(body, self.key_bits)
-        if self.is_leader:  # the tournament's replies need (K − 1)·(M + 1) of them; Stage 1 leaves time to make them
-            self.randomizers = OwnerRandomizers(self.zeta.paillier)
-            self.randomizers.prepare((self.parameters.parties - 1) * self.parameters.comparison_bits)
 
     def _on_party_key(self, sender, body) -> None:
         self._from_party(sender, only=LEADER)
@@ -208,7 +198,7 @@ class PathakPartySession(PathakParticipant):
         x, offset_bit = comparison.leader_operand(self.parameters, self.offsets, i, m)
         coin = secrets.randbits(1)
         holder = ComparisonValueHolder(self._charlies_key, x, self.parameters.comparison_bits, self.key_bits,
-                                       reverse=bool(coin), randomizers=self.randomizers)
+                                       reverse=bool(coin))
         reply = holder.respond(EncryptedBits(bytes(body.bits.key_id), tuple(body.bits.ciphertexts)))
         self.compared.add((i, m))
         self._pending_replies.append(pathak_pb2.CompareReply(
@@ -228,8 +218,6 @@ class PathakPartySession(PathakParticipant):
         for value in body.values:
             self._zeta_ciphertext(value)
         self.indicator = list(body.values)
-        if self.randomizers is not None:  # the tournament is over
-            self.randomizers.discard()
 
     def _on_indicator_element(self, sender, body: bytes) -> None:
         self._from_party(sender, only=LEADER)
