@@ -29,6 +29,6 @@ RUN pip install --no-deps . \
 
 USER mpdp
 # Roles override this per service with their own role and id; the default checks the aggregator.
-HEALTHCHECK --interval=5s --timeout=10s --start-period=20s --retries=30 \
-    CMD mpdp health --topology /deployment/topology.toml --role aggregator --id 0
+HEALTHCHECK --interval=10s --timeout=30s --start-period=60s --retries=30 \
+    CMD mpdp health --topology /deployment/topology.toml --role aggregator --id 0 --timeout 20
 CMD ["mpdp", "--help"]

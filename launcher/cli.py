@@ -57,6 +57,21 @@ def _bench_pathak(args) -> int:
     return 0
 
 
+def _bench_scale(args) -> int:
+    from launcher import bench_scale
+
+    warn_small_key(args.bits)
+    sizes = {}
+    for protocol in ("dppp", "pathak", "hamm"):
+        value = getattr(args, f"{protocol}_sizes")
+        if value:
+            sizes[protocol] = [int(k) for k in value.split(",")]
+    report = bench_scale.run(args.protocols.split(","), sizes, args.bits)
+    print(bench_scale.summary(report))
+    write_json(args.json, report)
+    return 0
+
+
 def _bench(args) -> int:
     from launcher import bench_crypto
 
@@ -332,6 +347,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     pathak.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
     pathak.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     pathak.set_defaults(handler=_bench_pathak)
+
+    scale = targets.add_parser("scale", help="cost growth with the number of parties, with fitted exponents")
+    scale.add_argument("--protocols", default="dppp,pathak,hamm", help="comma-separated (default all three)")
+    scale.add_argument("--dppp-sizes", help="teachers, comma-separated (default 10,25,50,100)")
+    scale.add_argument("--pathak-sizes", help="parties, comma-separated (default 5,10,20,32)")
+    scale.add_argument("--hamm-sizes", help="logical parties, comma-separated (default 500,1000,2500,5000)")
+    scale.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
+    scale.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    scale.set_defaults(handler=_bench_scale)
 
     serve = commands.add_parser("serve", help="run one role's gRPC server (used by `up` and compose)")
     serve.add_argument("role", choices=["party", "curator", "aggregator"])

@@ -38,8 +38,15 @@ def serve_command(role: str, number: int) -> list[str]:
     return ["mpdp", "serve", role, "--topology", TOPOLOGY, "--id", str(number)]
 
 
+# A check costs ~0.2 CPU-s; on a busy 2-core machine a role doing 2048-bit work can take seconds to answer,
+# so the check waits up to HEALTH_RPC_S and Docker up to HEALTH_TIMEOUT_S before calling it a failure.
+HEALTH_RPC_S = 20
+HEALTH_TIMEOUT_S = 30
+
+
 def health_command(role: str, number: int) -> list[str]:
-    return ["mpdp", "health", "--topology", TOPOLOGY, "--role", role, "--id", str(number)]
+    return ["mpdp", "health", "--topology", TOPOLOGY, "--role", role, "--id", str(number),
+            "--timeout", str(HEALTH_RPC_S)]
 
 
 def demo_command() -> list[str]:
@@ -77,10 +84,10 @@ def render(parties: int) -> str:
             "        condition: service_completed_successfully",
             "    healthcheck:",
             f"      test: {_list(['CMD', *health_command(role, number)])}",
-            "      interval: 5s",
-            "      timeout: 10s",
+            "      interval: 10s",
+            f"      timeout: {HEALTH_TIMEOUT_S}s",
             "      retries: 30",
-            "      start_period: 20s",
+            "      start_period: 60s",
         ]
     lines += [
         "  demo:",

@@ -1,0 +1,123 @@
+"""`mpdp bench scale`: how each protocol's cost grows with the number of parties (issue 14).
+
+For each K, a fresh deployment of real processes (logical parties share processes where the protocol is
+run at scale: `--parties-per-process`), one warm-up session and one measured one. Reported per K: wall
+time, CPU of every process, messages, bytes and the largest process's peak memory, in total and per
+party; and for each protocol the exponent b of a least-squares fit total ∝ K^b (b ≤ 1.1: per-party cost
+flat). All on a synthetic data set with a fixed number of rows per party (and, for Hamm, a fixed X_aux),
+so only K changes."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from launcher.bench_deployment import CpuMeter, deployment, peak_rss_mb
+from launcher.bench_dppp import synthetic_dataset
+from launcher.progress import progress
+
+DEFAULT_SIZES = {"dppp": [10, 25, 50, 100], "pathak": [5, 10, 20, 32], "hamm": [500, 1000, 2500, 5000]}
+PER_PROCESS = {"dppp": 10, "pathak": 1, "hamm": 250}
+ROWS_PER_PARTY = {"dppp": 60, "pathak": 60, "hamm": 12}
+AUX_POINTS = 100  # Hamm's X_aux, the same at every M
+DPPP_QUERIES = 40
+TARGET_EXPONENT = 1.1  # DPPP and Hamm
+
+
+async def _session(protocol: str, target, parties: int) -> dict:
+    if protocol == "dppp":
+        from launcher import dppp_client
+
+        report = await dppp_client.run_dppp_session(target.topology, target.client_data, 10.0, 1e-5, DPPP_QUERIES)
+        return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
+    if protocol == "pathak":
+        from launcher.pathak_client import run_pathak_session
+        from pathak.parameters import PathakParameters
+
+        pathak = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",
+                                  calibration="tight", parties=parties,
+                                  dimension=target.client_data["test_features"].shape[1])
+        report = await run_pathak_session(target.topology, target.client_data, pathak)
+        return {"wall_s": report["timing"]["protocol"], "traffic": report["evaluator_view"]["traffic"]}
+    from launcher import hamm_client
+
+    hamm = hamm_client.session_parameters(target.topology, target.client_data, "vote", 1.0, 1e-5, 1e-4)
+    report = await hamm_client.run_hamm_session(target.topology, target.client_data, hamm)
+    return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
+
+
+def _measure(protocol: str, parties: int, bits: int, seed: int) -> dict:
+    rows = ROWS_PER_PARTY[protocol] * parties * 3 // 2 + 3 * AUX_POINTS
+    dataset = synthetic_dataset(2, rows, seed)
+    options: dict[str, Any] = {"model": "logistic", "parties_per_process": PER_PROCESS[protocol]}
+    if protocol == "hamm":
+        options["aux_fraction"] = AUX_POINTS / (rows * 2 / 3)
+        options["startup_timeout"] = 900
+    progress(f"{protocol}, K = {parties}: starting the roles ({PER_PROCESS[protocol]} parties per process)")
+    started = time.perf_counter()
+    with deployment(parties, bits, dataset, seed=seed, **options) as target:
+        startup_s = time.perf_counter() - started
+        asyncio.run(_session(protocol, target, parties))  # warm-up: tables, imports, caches
+        meter = CpuMeter(target.pids())
+        meter.start()
+        measured = asyncio.run(_session(protocol, target, parties))
+        cpu = meter.stop()
+        peak = max(peak_rss_mb(pid) for pid in target.pids().values())
+        processes = len(target.pids())
+    messages = sum(r["messages"] for r in measured["traffic"])
+    size = sum(r["request_bytes"] + r["response_bytes"] for r in measured["traffic"])
+    progress(f"{protocol}, K = {parties}: {measured['wall_s']:.2f} s, {messages} messages, {size / 1e6:.1f} MB")
+    return {"parties": parties, "processes": processes, "startup_s": startup_s, "wall_s": measured["wall_s"],
+            "cpu_s": sum(cpu.values()), "messages": messages, "bytes": size, "peak_rss_mb_largest_process": peak,
+            "per_party": {"wall_s": measured["wall_s"] / parties, "cpu_s": sum(cpu.values()) / parties,
+                          "messages": messages / parties, "bytes": size / parties}}
+
+
+def growth_exponent(sizes: list[int], totals: list[float]) -> float:
+    """b of the least-squares fit log total = a + b·log K."""
+    slope, _ = np.polyfit(np.log(sizes), np.log(totals), 1)
+    return float(slope)
+
+
+def run(protocols: list[str], sizes: dict[str, list[int]] | None = None, bits: int = 2048, seed: int = 1) -> dict:
+    sizes = {**DEFAULT_SIZES, **(sizes or {})}
+    unknown = set(protocols) - set(DEFAULT_SIZES)
+    if unknown:
+        raise ValueError(f"unknown protocol(s) {', '.join(sorted(unknown))}; choose from dppp, pathak, hamm")
+    results: dict[str, Any] = {"bits": bits, "protocols": {}}
+    for protocol in protocols:
+        points = [_measure(protocol, k, bits, seed) for k in sizes[protocol]]
+        ks = [p["parties"] for p in points]
+        exponents = {metric: growth_exponent(ks, [p[metric] for p in points]) if len(ks) > 1 else math.nan
+                     for metric in ("wall_s", "cpu_s", "messages", "bytes")}
+        entry: dict[str, Any] = {"points": points, "growth_exponents": exponents,
+                                 "parties_per_process": PER_PROCESS[protocol]}
+        if protocol in ("dppp", "hamm"):
+            entry["target_exponent"] = TARGET_EXPONENT
+            entry["target_met"] = all(b <= TARGET_EXPONENT for b in exponents.values())
+        results["protocols"][protocol] = entry
+    return results
+
+
+def summary(report: dict) -> str:
+    lines = [f"Cost growth with the number of parties ({report['bits']}-bit keys; total ∝ K^b):"]
+    for protocol, entry in report["protocols"].items():
+        lines.append(f"  {protocol} ({entry['parties_per_process']} parties per process)")
+        lines.append(f"    {'K':>5} {'wall s':>8} {'CPU s':>8} {'messages':>9} {'MB':>8} {'per party: ms':>14} "
+                     f"{'msgs':>6} {'kB':>8} {'peak MB':>8}")
+        for p in entry["points"]:
+            per = p["per_party"]
+            lines.append(f"    {p['parties']:>5} {p['wall_s']:>8.2f} {p['cpu_s']:>8.1f} {p['messages']:>9} "
+                         f"{p['bytes'] / 1e6:>8.1f} {1000 * per['wall_s']:>14.1f} {per['messages']:>6.1f} "
+                         f"{per['bytes'] / 1e3:>8.1f} {p['peak_rss_mb_largest_process']:>8.0f}")
+        b = entry["growth_exponents"]
+        verdict = ""
+        if "target_met" in entry:
+            verdict = f"  (target b ≤ {entry['target_exponent']}: {'met' if entry['target_met'] else 'NOT met'})"
+        lines.append(f"    b: wall {b['wall_s']:.2f}, CPU {b['cpu_s']:.2f}, messages {b['messages']:.2f}, "
+                     f"bytes {b['bytes']:.2f}{verdict}")
+    return "\n".join(lines)
