@@ -1,0 +1,68 @@
+"""The protocol benchmarks end to end at small sizes: they start real processes, print their figures and write
+JSON whose derived figures follow from the measured ones. No time is asserted."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = [pytest.mark.network, pytest.mark.slow]
+
+
+def _mpdp(*args, timeout=600):
+    return subprocess.run([sys.executable, "-m", "launcher.cli", *args], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_bench_dppp_reports_labels_per_second_beside_the_paper_layout_and_the_floor(tmp_path):
+    path = tmp_path / "dppp.json"
+    result = _mpdp("bench", "dppp", "--teachers", "3", "--classes", "3", "--queries", "20", "--bits", "1024",
+                   "--rounds", "2", "--warmup", "1", "--paper-queries", "2", "--paper-rounds", "1", "--json", str(path))
+    assert result.returncode == 0, result.stderr
+    assert "packed layout" in result.stdout and "floor, one core" in result.stdout
+    report = json.loads(path.read_text())
+    packed, paper, floor = report["packed"], report["paper_layout"], report["floor"]
+    assert len(packed["rounds"]) == 2 and len(report["warmup"]) == 1 and len(paper["rounds"]) == 1
+    assert packed["labels_per_s"] == pytest.approx(20 / packed["median_wall_s"])
+    assert report["ratios"]["packed_vs_paper"] == pytest.approx(packed["labels_per_s"] / paper["labels_per_s"])
+    # t = 3 of 3 holders: every one decrypts each of the teachers' ciphertexts (one each at Q·C = 60 slots).
+    assert report["setup"]["threshold"] == 3 and floor["ciphertexts_per_teacher"] == 1
+    assert floor["seconds_per_round_one_core"] == pytest.approx(
+        3 * floor["fixed_base_encryption_s"] + 3 * floor["partial_decryption_exponentiation_s"])
+    for round_ in packed["rounds"]:
+        assert set(round_["cpu_s_by_role"]) >= {"aggregator", "party"} and round_["bytes"] > 0
+
+
+def test_bench_pathak_reports_every_stage(tmp_path):
+    path = tmp_path / "pathak.json"
+    result = _mpdp("bench", "pathak", "--parties", "3", "--sessions", "1", "--dataset", "breast-cancer", "--bits",
+                   "1024", "--json", str(path))
+    assert result.returncode == 0, result.stderr
+    [entry] = json.loads(path.read_text())["results"]
+    stages = entry["median_stages_s"]
+    assert entry["comparisons"] == 2 and entry["comparison_bits"] == 35
+    assert all(stages[s] > 0 for s in ("stage1_to_blinding", "stage1_tournament", "stage2", "protocol"))
+    assert stages["stage1_tournament"] < stages["protocol"]
+
+
+def test_bad_bench_arguments_get_one_line():
+    result = _mpdp("bench", "pathak", "--parties", "1", "--dataset", "breast-cancer", timeout=60)
+    assert result.returncode != 0 and "Traceback" not in result.stderr and "parties" in result.stderr
+
+
+@pytest.mark.hardening
+def test_bench_scale_fits_growth_exponents(tmp_path):
+    path = tmp_path / "scale.json"
+    result = _mpdp("bench", "scale", "--protocols", "dppp,hamm", "--dppp-sizes", "3,6", "--hamm-sizes", "20,40",
+                   "--bits", "1024", "--json", str(path), timeout=900)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(path.read_text())
+    for protocol, sizes in (("dppp", [3, 6]), ("hamm", [20, 40])):
+        entry = report["protocols"][protocol]
+        points = entry["points"]
+        assert [p["parties"] for p in points] == sizes
+        expected = math.log(points[1]["messages"] / points[0]["messages"]) / math.log(sizes[1] / sizes[0])
+        assert entry["growth_exponents"]["messages"] == pytest.approx(expected)
+        assert all(p["per_party"]["bytes"] == pytest.approx(p["bytes"] / p["parties"]) for p in points)
