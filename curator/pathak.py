@@ -82,17 +82,19 @@ class PathakCuratorSession(PathakParticipant):
         self.ready_to_compare = True
 
     def _on_compare_reply(self, sender, body) -> None:
+        """The answers to one round: exactly the pending pairs, each once (checked before any decryption)."""
         self._from_party(sender, only=LEADER)
-        pair = (body.pair.first, body.pair.second)
-        pending = self.pending.get(pair)
-        if pending is None:
-            raise precondition(f"no comparison of {pair} is pending")
-        holder, charlie_bit = pending
-        flipped = holder.receive(MaskedDifferences(bytes(body.differences.key_id), tuple(body.differences.ciphertexts)))
-        bigger_first = comparison.bigger_first(charlie_bit, int(body.hint), flipped)
-        del self.pending[pair]
-        self.comparison_bits_seen.append((pair, bigger_first))
-        self.round_winners.append(pair[1] if bigger_first else pair[0])
+        pairs = [(reply.pair.first, reply.pair.second) for reply in body.replies]
+        if sorted(pairs) != sorted(self.pending):
+            raise precondition(f"the replies answer {sorted(pairs)}, the pending comparisons are {sorted(self.pending)}")
+        for reply, pair in zip(body.replies, pairs):
+            holder, charlie_bit = self.pending[pair]
+            flipped = holder.receive(MaskedDifferences(bytes(reply.differences.key_id),
+                                                       tuple(reply.differences.ciphertexts)))
+            bigger_first = comparison.bigger_first(charlie_bit, int(reply.hint), flipped)
+            self.comparison_bits_seen.append((pair, bigger_first))
+            self.round_winners.append(pair[1] if bigger_first else pair[0])
+        self.pending.clear()
 
     def _on_masked_noise(self, sender, body) -> None:
         self._from_party(sender, only=LEADER)
@@ -139,23 +141,24 @@ class PathakCuratorSession(PathakParticipant):
         self._mark("stage1_blinded")
         return True
 
-    def _compare(self, out, i: int, m: int) -> None:
+    def _compare(self, i: int, m: int) -> pathak_pb2.CompareRequest:
         """n′_i > n′_m, decided on short values: Charlie's DGK input is Y = 2·(d mod 2^M) + 1."""
         assert self.blinded_b is not None and self.masked_offsets is not None  # the tournament starts after both
         y, charlie_bit = comparison.charlie_operand(self.parameters, self.masked_offsets, self.blinded_b, i, m)
         holder = ComparisonKeyHolder(self.zeta, y, self.parameters.comparison_bits)
         self.pending[(i, m)] = (holder, charlie_bit)
         encrypted = holder.encrypted_bits()
-        self._emit(out, party(LEADER), "compare_request", pathak_pb2.CompareRequest(
+        return pathak_pb2.CompareRequest(
             pair=pathak_pb2.ComparePair(first=i, second=m),
             bits=comparison_pb2.EncryptedBitsMessage(key_id=encrypted.key_id, ciphertexts=list(encrypted.ciphertexts)),
-        ))
+        )
 
     def _start_round(self, out, contenders: list[int]) -> None:
+        """A round's comparisons in one message: the leader answers them in parallel."""
         self.round_winners = []
         self.byes = contenders[-1:] if len(contenders) % 2 else []
-        for i, m in zip(contenders[0::2], contenders[1::2]):
-            self._compare(out, i, m)
+        comparisons = [self._compare(i, m) for i, m in zip(contenders[0::2], contenders[1::2])]
+        self._emit(out, party(LEADER), "compare_request", pathak_pb2.CompareRound(comparisons=comparisons))
 
     def _step_start_tournament(self, out) -> bool:
         """Stage 1 step 6: a knockout tournament; independent comparisons go out together."""

@@ -19,7 +19,7 @@ from cryptocore.threshold import SafePrimes, combine, deal, decrypt, verify
 from launcher.progress import progress
 
 COMMITTEE = 16  # the default largest decryption committee (crypto.md, "Scale")
-COMPARISON_BITS = 116
+COMPARISON_BITS = 36  # Pathak's short comparison for K ≤ 8 (docs/protocols/pathak-short-comparison.md)
 PACKED_VALUE_BITS = 10
 PACKED_SUMMANDS = 16
 KEYGEN_RUNS = 3

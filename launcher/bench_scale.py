@@ -57,7 +57,8 @@ def _measure(protocol: str, parties: int, bits: int, seed: int) -> dict:
     if protocol == "hamm":
         options["aux_fraction"] = AUX_POINTS / (rows * 2 / 3)
         options["startup_timeout"] = 900
-    progress(f"{protocol}, K = {parties}: starting the roles ({PER_PROCESS[protocol]} parties per process)")
+    per = PER_PROCESS[protocol]
+    progress(f"{protocol}, K = {parties}: starting the roles ({per} {'party' if per == 1 else 'parties'} per process)")
     started = time.perf_counter()
     with deployment(parties, bits, dataset, seed=seed, **options) as target:
         startup_s = time.perf_counter() - started
@@ -106,7 +107,8 @@ def run(protocols: list[str], sizes: dict[str, list[int]] | None = None, bits: i
 def summary(report: dict) -> str:
     lines = [f"Cost growth with the number of parties ({report['bits']}-bit keys; total ∝ K^b):"]
     for protocol, entry in report["protocols"].items():
-        lines.append(f"  {protocol} ({entry['parties_per_process']} parties per process)")
+        per = entry["parties_per_process"]
+        lines.append(f"  {protocol} ({per} {'party' if per == 1 else 'parties'} per process)")
         lines.append(f"    {'K':>5} {'wall s':>8} {'CPU s':>8} {'messages':>9} {'MB':>8} {'per party: ms':>14} "
                      f"{'msgs':>6} {'kB':>8} {'peak MB':>8}")
         for p in entry["points"]:

@@ -18,9 +18,10 @@ import numpy as np
 from phe import PaillierPrivateKey
 
 from cryptocore import ciphertext as ct
-from cryptocore.comparison import ComparisonValueHolder, EncryptedBits
+from cryptocore.comparison import EncryptedBits
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey, generate_keypair
+from cryptocore.parallel_comparison import ComparisonJob, answer_all
 from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from party.resources import PartyResources
@@ -83,7 +84,7 @@ class PathakPartySession(PathakParticipant):
         self.compared: set[tuple[int, int]] = set()
         self.indicator: list[bytes] | None = None
         self.selected_noise: dict[int, list[int]] = {}
-        self._pending_replies: list[pathak_pb2.CompareReply] = []
+        self._pending_replies: list[pathak_pb2.CompareReplies] = []
         self.offsets: list[int] | None = None  # the leader's ρ_k (pathak/comparison.py)
 
     def test_record(self) -> tuple[str, object] | None:
@@ -184,28 +185,38 @@ class PathakPartySession(PathakParticipant):
         self.masked_values[k] = value
 
     def _on_compare_request(self, sender, body) -> None:
-        """Stage 1 step 6 on short values: the leader's DGK input is X = 2·(ρ′ mod 2^M), its direction flipped
-        by a secret coin δ; Charlie learns [n′_i > n′_m] (pathak/comparison.py)."""
+        """Stage 1 step 6 on short values, one tournament round at a time: for each pair the leader's DGK input
+        is X = 2·(ρ′ mod 2^M), its direction flipped by a secret coin δ; Charlie learns [n′_i > n′_m]
+        (pathak/comparison.py). Every pair is checked before any work; the answers are computed in parallel."""
         self._leader_only("compare_request")
         self._expect(sender, CURATOR)
-        i, m = body.pair.first, body.pair.second
-        if not (1 <= i <= self.parameters.parties and 1 <= m <= self.parameters.parties and i != m):
-            raise invalid("comparison pair out of range")
-        if (i, m) in self.compared or (m, i) in self.compared:
-            raise precondition(f"pair ({i}, {m}) was compared already")
-        if self.offsets is None:
+        if self.offsets is None:  # drawn once every masked value arrived
             raise precondition("comparisons before the masked offsets were sent")
-        x, offset_bit = comparison.leader_operand(self.parameters, self.offsets, i, m)
-        coin = secrets.randbits(1)
-        holder = ComparisonValueHolder(self._charlies_key, x, self.parameters.comparison_bits, self.key_bits,
-                                       reverse=bool(coin))
-        reply = holder.respond(EncryptedBits(bytes(body.bits.key_id), tuple(body.bits.ciphertexts)))
-        self.compared.add((i, m))
-        self._pending_replies.append(pathak_pb2.CompareReply(
-            pair=body.pair,
-            differences=comparison_pb2.MaskedDifferencesMessage(key_id=reply.key_id, ciphertexts=list(reply.ciphertexts)),
-            hint=bool(offset_bit ^ coin),
-        ))
+        requests = list(body.comparisons)
+        if not 1 <= len(requests) <= self.parameters.parties // 2:
+            raise invalid(f"a round has 1 to {self.parameters.parties // 2} comparisons")
+        pairs = [(r.pair.first, r.pair.second) for r in requests]
+        for i, m in pairs:
+            if not (1 <= i <= self.parameters.parties and 1 <= m <= self.parameters.parties and i != m):
+                raise invalid("comparison pair out of range")
+            if (i, m) in self.compared or (m, i) in self.compared:
+                raise precondition(f"pair ({i}, {m}) was compared already")
+        if len({k for pair in pairs for k in pair}) != 2 * len(pairs):
+            raise invalid("a round compares each position at most once")
+        bits = self.parameters.comparison_bits
+        jobs, hints = [], []
+        for (i, m), request in zip(pairs, requests):
+            x, offset_bit = comparison.leader_operand(self.parameters, self.offsets, i, m)
+            coin = secrets.randbits(1)
+            jobs.append(ComparisonJob(x, bits, bool(coin), EncryptedBits(bytes(request.bits.key_id),
+                                                                         tuple(request.bits.ciphertexts))))
+            hints.append(bool(offset_bit ^ coin))
+        answers = answer_all(self._charlies_key, self.key_bits, jobs)
+        self.compared.update(pairs)
+        self._pending_replies.append(pathak_pb2.CompareReplies(replies=[
+            pathak_pb2.CompareReply(pair=request.pair, hint=hint, differences=comparison_pb2.MaskedDifferencesMessage(
+                key_id=answer.key_id, ciphertexts=list(answer.ciphertexts)))
+            for request, answer, hint in zip(requests, answers, hints)]))
 
     def _on_indicator(self, sender, body) -> None:
         self._leader_only("indicator")

@@ -22,7 +22,7 @@ def test_bench_crypto_prints_and_writes_every_figure(tmp_path):
     for name in ("partial_decrypt_without_proof", "partial_decrypt_with_proof", "verify_proof"):
         assert report["threshold"]["t=3"][name]["runs"] == 2
     assert report["packing"]["value_bits"] == 10 and report["packing"]["slots_per_ciphertext"] == 73
-    assert report["comparison"]["bits"] == 116
+    assert report["comparison"]["bits"] == 36
     assert report["keygen"]["threshold_safe_primes"]["runs"] == 3
 
 

@@ -91,3 +91,19 @@ def test_charlies_reconstruction_of_n_prime_fails():
             assert formed != n_prime
             low_halves += (formed % 2**m) < 2 ** (m - 1)
         assert 0.45 < low_halves / 2000 < 0.55
+
+
+def test_a_round_answered_by_worker_processes_gives_every_bit(keypair):
+    """answer_all spreads a round over worker processes (fork server); each answer still decides its pair."""
+    from cryptocore.comparison import EncryptedBits
+    from cryptocore.parallel_comparison import ComparisonJob, answer_all
+
+    bits, cases = 20, [(5, 9, False), (9, 5, False), (5, 9, True), (123456, 123455, True), (0, 2**20 - 1, False)]
+    holders, jobs = [], []
+    for x, y, reverse in cases:
+        holder = ComparisonKeyHolder(keypair, y, bits)
+        request = holder.encrypted_bits()
+        holders.append(holder)
+        jobs.append(ComparisonJob(x, bits, reverse, EncryptedBits(request.key_id, request.ciphertexts)))
+    answers = answer_all(keypair.public, None, jobs)
+    assert [h.receive(a) for h, a in zip(holders, answers)] == [(y > x) if r else (x > y) for x, y, r in cases]

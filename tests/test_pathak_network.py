@@ -33,7 +33,8 @@ def closed_form(k: int, self_routed: int) -> Counter:
         (*pp, "Step/pathak/barrier_ready"): k - 1, (*pp, "Step/pathak/barrier_release"): k - 1,
         (*pc, "Step/pathak/stage1_element"): k, (*cp, "Step/pathak/masked_share"): k,
         (*pp, "Step/pathak/masked_value"): k - 1, (*pc, "Step/pathak/ready_to_compare"): 1,
-        (*cp, "Step/pathak/compare_request"): k - 1, (*pc, "Step/pathak/compare_reply"): k - 1,
+        # One message per tournament round each way (⌈log₂ K⌉ rounds of K − 1 comparisons in all).
+        (*cp, "Step/pathak/compare_request"): (k - 1).bit_length(), (*pc, "Step/pathak/compare_reply"): (k - 1).bit_length(),
         (*cp, "Step/pathak/indicator"): 1, (*pp, "Step/pathak/indicator_element"): k - 1,
         (*pp, "Step/pathak/selected_noise"): k - 1, (*pc, "Step/pathak/masked_noise"): 1,
         (*pp, "Step/pathak/share"): k * (k - 1), (*pc, "Step/pathak/share"): k, (*cp, "Step/pathak/share"): k,

@@ -230,7 +230,30 @@ def test_steps_before_their_prerequisites_are_out_of_order(parts, keypair):
         with pytest.raises(ProtocolError) as refused:
             leader.receive(sender, kind, body)
         assert refused.value.kind in (Kind.FAILED_PRECONDITION, Kind.PERMISSION_DENIED), (kind, refused.value)
-    compare = pathak_pb2.CompareRequest(pair=pathak_pb2.ComparePair(first=1, second=2))
+    compare = pathak_pb2.CompareRound(comparisons=[pathak_pb2.CompareRequest(pair=pathak_pb2.ComparePair(first=1, second=2))])
     with pytest.raises(ProtocolError) as refused:
         leader.receive(CURATOR, "compare_request", compare)
     assert refused.value.kind is Kind.FAILED_PRECONDITION
+
+
+def test_the_leader_checks_a_round_before_any_work(parts, keypair):
+    """Rounds that name a position twice, too many pairs, or none are refused before any exponentiation."""
+    from mpdp_proto.v1 import common_pb2, pathak_pb2
+    from party.pathak import PathakPartySession
+    from sessions.identity import CLIENT, CURATOR
+
+    features, labels = parts[0]
+    leader = PathakPartySession("s", 1, _parameters(), features, labels, 1024, test_mode=True)
+    leader.receive(CLIENT, "start", common_pb2.Empty())
+    leader.zeta, leader.offsets = keypair.public, [0] * len(SIZES)  # as after Charlie's key and the offsets
+
+    def round_of(*pairs):
+        return pathak_pb2.CompareRound(comparisons=[
+            pathak_pb2.CompareRequest(pair=pathak_pb2.ComparePair(first=i, second=m)) for i, m in pairs])
+
+    for bad in (round_of(), round_of((1, 2), (2, 3)), round_of((1, 2), (3, 4), (5, 1)), round_of((1, 1)),
+                round_of((1, 9))):
+        with pytest.raises(ProtocolError) as refused:
+            leader.receive(CURATOR, "compare_request", bad)
+        assert refused.value.kind is Kind.INVALID_ARGUMENT
+    assert not leader.compared and not leader._pending_replies

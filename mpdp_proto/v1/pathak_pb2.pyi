@@ -106,6 +106,18 @@ class CompareReply(_message.Message):
     hint: bool
     def __init__(self, pair: _Optional[_Union[ComparePair, _Mapping]] = ..., differences: _Optional[_Union[_comparison_pb2.MaskedDifferencesMessage, _Mapping]] = ..., hint: _Optional[bool] = ...) -> None: ...
 
+class CompareRound(_message.Message):
+    __slots__ = ("comparisons",)
+    COMPARISONS_FIELD_NUMBER: _ClassVar[int]
+    comparisons: _containers.RepeatedCompositeFieldContainer[CompareRequest]
+    def __init__(self, comparisons: _Optional[_Iterable[_Union[CompareRequest, _Mapping]]] = ...) -> None: ...
+
+class CompareReplies(_message.Message):
+    __slots__ = ("replies",)
+    REPLIES_FIELD_NUMBER: _ClassVar[int]
+    replies: _containers.RepeatedCompositeFieldContainer[CompareReply]
+    def __init__(self, replies: _Optional[_Iterable[_Union[CompareReply, _Mapping]]] = ...) -> None: ...
+
 class MaskedOffsets(_message.Message):
     __slots__ = ("values",)
     VALUES_FIELD_NUMBER: _ClassVar[int]
@@ -157,8 +169,8 @@ class PathakMessage(_message.Message):
     masked_share: bytes
     masked_value: bytes
     ready_to_compare: MaskedOffsets
-    compare_request: CompareRequest
-    compare_reply: CompareReply
+    compare_request: CompareRound
+    compare_reply: CompareReplies
     indicator: _common_pb2.Ciphertexts
     indicator_element: bytes
     selected_noise: _common_pb2.Ciphertexts
@@ -166,7 +178,7 @@ class PathakMessage(_message.Message):
     share: AdditiveShare
     published: PathakPublishedShare
     test_record: PathakTestRecord
-    def __init__(self, open: _Optional[_Union[PathakParameters, _Mapping]] = ..., start: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., curator_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., party_key: _Optional[_Union[PaillierSecretKeyMessage, _Mapping]] = ..., party_public_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., commitment: _Optional[bytes] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., routed_share: _Optional[_Union[RoutedShare, _Mapping]] = ..., barrier_ready: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., barrier_release: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., stage1_element: _Optional[_Union[Stage1Element, _Mapping]] = ..., masked_share: _Optional[bytes] = ..., masked_value: _Optional[bytes] = ..., ready_to_compare: _Optional[_Union[MaskedOffsets, _Mapping]] = ..., compare_request: _Optional[_Union[CompareRequest, _Mapping]] = ..., compare_reply: _Optional[_Union[CompareReply, _Mapping]] = ..., indicator: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., indicator_element: _Optional[bytes] = ..., selected_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., masked_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., share: _Optional[_Union[AdditiveShare, _Mapping]] = ..., published: _Optional[_Union[PathakPublishedShare, _Mapping]] = ..., test_record: _Optional[_Union[PathakTestRecord, _Mapping]] = ...) -> None: ...
+    def __init__(self, open: _Optional[_Union[PathakParameters, _Mapping]] = ..., start: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., curator_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., party_key: _Optional[_Union[PaillierSecretKeyMessage, _Mapping]] = ..., party_public_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., commitment: _Optional[bytes] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., routed_share: _Optional[_Union[RoutedShare, _Mapping]] = ..., barrier_ready: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., barrier_release: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., stage1_element: _Optional[_Union[Stage1Element, _Mapping]] = ..., masked_share: _Optional[bytes] = ..., masked_value: _Optional[bytes] = ..., ready_to_compare: _Optional[_Union[MaskedOffsets, _Mapping]] = ..., compare_request: _Optional[_Union[CompareRound, _Mapping]] = ..., compare_reply: _Optional[_Union[CompareReplies, _Mapping]] = ..., indicator: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., indicator_element: _Optional[bytes] = ..., selected_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., masked_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., share: _Optional[_Union[AdditiveShare, _Mapping]] = ..., published: _Optional[_Union[PathakPublishedShare, _Mapping]] = ..., test_record: _Optional[_Union[PathakTestRecord, _Mapping]] = ...) -> None: ...
 
 class KindCount(_message.Message):
     __slots__ = ("kind", "count")
