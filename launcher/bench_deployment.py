@@ -39,10 +39,30 @@ def deployment(parties: int, bits: int, dataset: datasets.Dataset, seed: int = 1
             processes.down(run_dir)
 
 
+def _stat(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a live process."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time of a live process and of everything it started: its reaped children, and its
+    live descendants with theirs (a Pathak leader's fork server and comparison workers)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                children.setdefault(int(_stat(int(entry.name))[1]), []).append(int(entry.name))
+            except (OSError, IndexError):
+                continue  # gone meanwhile
+    ticks, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            fields = _stat(current)
+        except OSError:
+            continue
+        ticks += sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime, stime, cutime, cstime
+        todo.extend(children.get(current, []))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def peak_rss_mb(pid: int) -> float:
