@@ -12,7 +12,7 @@ from functools import cached_property
 
 from cryptocore.packing import SlotLayout
 from mpdp_proto.v1 import dppp_pb2
-from privacy.binomial import MAX_TOTAL_TOSSES, BinomialCalibration
+from privacy.binomial import MAX_NOISE_BITS_PER_CONTRIBUTOR, MAX_TOTAL_TOSSES, BinomialCalibration
 from privacy.mechanisms import MAX_EPSILON
 from sessions.errors import invalid
 
@@ -60,6 +60,10 @@ class DpppParameters:
             raise invalid("key id must be 32 bytes")
         if not 2 <= self.total_tosses <= MAX_TOTAL_TOSSES:
             raise invalid(f"N must be in [2, {MAX_TOTAL_TOSSES}] tosses")
+        noise_bits = self.calibration.tosses_per_teacher * self.values
+        if noise_bits > MAX_NOISE_BITS_PER_CONTRIBUTOR:
+            raise invalid(f"N_i·Q·C = {noise_bits} noise bits per teacher and round exceed 2^32 (seconds of sampling "
+                          "each): raise ε, δ or τ, or label fewer queries per round")
 
     @classmethod
     def with_minimal_noise(cls, epsilon: float, delta: float, queries: int, classes: int, teachers: int,

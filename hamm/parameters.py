@@ -12,7 +12,12 @@ from functools import cached_property
 
 from cryptocore.packing import SlotLayout
 from mpdp_proto.v1 import hamm_pb2
-from privacy.binomial import MAX_TOTAL_TOSSES, epsilon_for_shifts, minimal_tosses_for_shifts
+from privacy.binomial import (
+    MAX_NOISE_BITS_PER_CONTRIBUTOR,
+    MAX_TOTAL_TOSSES,
+    epsilon_for_shifts,
+    minimal_tosses_for_shifts,
+)
 from privacy.mechanisms import MAX_EPSILON
 from sessions.errors import invalid
 
@@ -125,6 +130,9 @@ class HammParameters:
         tosses = self.tosses_per_party
         if tosses > MAX_TOTAL_TOSSES:
             raise invalid(f"N_i = {tosses} tosses per party exceeds {MAX_TOTAL_TOSSES}: raise τ, ε or δ")
+        if tosses * self.values > MAX_NOISE_BITS_PER_CONTRIBUTOR:
+            raise invalid(f"N_i·N·C = {tosses * self.values} noise bits per party exceed 2^32 (seconds of sampling "
+                          "each): raise ε, δ or τ, or use fewer public points")
         return tosses
 
     def layout(self, n: int) -> SlotLayout:

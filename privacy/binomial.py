@@ -24,6 +24,8 @@ DISCRETIZATION = 1e-4
 LOG_MASS_TRUNCATION = -60.0
 
 
+# A contributor draws N_i CSPRNG bits per released value (popcounts): 2^32 bits is about 3 s of sampling.
+MAX_NOISE_BITS_PER_CONTRIBUTOR = 1 << 32
 MAX_TOTAL_TOSSES = 1 << 24  # N beyond this (ε ≲ 0.03 at Q = 40) costs seconds of sampling per teacher and round
 # Outcomes further than this many standard deviations (√N/2) from the mean have log-probability below
 # LOG_MASS_TRUNCATION (−2t²/N at distance t), so the PLD's support is O(√N), not O(N).

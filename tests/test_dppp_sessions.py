@@ -345,6 +345,15 @@ def test_a_request_that_needs_too_much_noise_is_refused_with_a_clear_error(thres
     assert refused.value.kind is Kind.INVALID_ARGUMENT and "tosses" in str(refused.value)
 
 
+def test_a_round_whose_noise_sampling_would_take_minutes_is_refused_before_any_accounting(threshold_key):
+    """N ≤ 2^24 alone is not a bound: at Q·C = 50 000 values a teacher would draw N_i bits for each of them
+    (10^12 bits at N = 2^24, τK = 1). The product is checked, cheaply, when the parameters are built."""
+    public, _ = threshold_key
+    with pytest.raises(ProtocolError) as refused:
+        DpppParameters(1.0, 1e-5, 25_000, 2, 1, 1.0, True, public.key_id, MAX_TOTAL_TOSSES)
+    assert refused.value.kind is Kind.INVALID_ARGUMENT and "noise bits" in str(refused.value)
+
+
 def test_every_role_checks_that_n_is_the_smallest_sufficient(threshold_key):
     """An aggregator (or client) that lowers N would lower the teachers' noise; one that raises it would drown
     the labels. Both are refused by the check every role runs; the searched N passes."""
