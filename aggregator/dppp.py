@@ -82,9 +82,9 @@ class DpppRoundSide(RoleSide):
             raise denied(f"{sender} may not send DPPP '{kind}' messages")
         if kind == "votes":  # step 2
             self._require(State.COLLECTING, "votes")
-            expected = self.parameters.calibration.tosses_per_teacher
+            expected = self.parameters.share_range
             if body.tosses != expected:
-                raise invalid(f"teacher {sender.id} used N_i = {body.tosses}, the session requires {expected}")
+                raise invalid(f"teacher {sender.id} used a share range of {body.tosses}, the session requires {expected}")
             self.collector.accept(sender.id, body.votes)
         elif kind == "partial_decryptions":  # step 5
             self._require(State.DECRYPTING, "partial decryptions")
@@ -158,18 +158,18 @@ class DpppRoundSide(RoleSide):
             self.fail(f"the aggregate does not decrypt to valid counts: {error}")
         counts = np.array(sums, dtype=object).reshape(self.parameters.queries, self.parameters.classes)
         self._check_feasible(counts)
-        mean = len(contributors) * (self.parameters.calibration.tosses_per_teacher // 2)
+        mean = len(contributors) * (self.parameters.share_range // 2)  # shares are centred on range/2
         histograms = counts.astype(np.int64) - mean
         self.timer.lap("combine")
         self.timer.seconds["total"] = self.timer.elapsed + self.timer.seconds["calibration"]
-        calibration = self.parameters.calibration
         self.released = dppp_pb2.DpppRoundResult(
             queries=self.parameters.queries, classes=self.parameters.classes,
             histograms=histograms.ravel().tolist(), labels=argmax_labels(histograms).tolist(),
             contributors=contributors, decryptors=decryptors,
             rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.combiner.rejected.items())],
             timing=self.timer.to_proto(),
-            tosses_per_teacher=calibration.tosses_per_teacher, total_tosses_required=calibration.total_tosses,
+            tosses_per_teacher=self.parameters.share_range if self.parameters.noise == "binomial" else 0,
+            total_tosses_required=self.parameters.total_tosses,
         )
         self._advance(State.DECRYPTING, State.DONE, "releasing the histograms")
         stand_down = dppp_pb2.DpppStandDown()
@@ -179,7 +179,7 @@ class DpppRoundSide(RoleSide):
         """Honest teachers give each count in [0, K′ + Σ N_i] and each query's total in [K′, K′ + C·Σ N_i]
         (one one-hot vote and C Binomial shares each). Anything else means stuffed votes: abort, release nothing."""
         contributors = len(self.collector.contributors)
-        noise = contributors * self.parameters.calibration.tosses_per_teacher
+        noise = contributors * self.parameters.share_range
         totals = counts.sum(axis=1)
         if counts.min() < 0 or counts.max() > contributors + noise:
             self.fail(f"decrypted counts outside the feasible range [0, {contributors + noise}] "

@@ -12,8 +12,10 @@ from functools import cached_property
 
 from cryptocore.packing import SlotLayout
 from mpdp_proto.v1 import dppp_pb2
-from privacy.binomial import MAX_NOISE_BITS_PER_CONTRIBUTOR, MAX_TOTAL_TOSSES, BinomialCalibration
+from privacy.binomial import MAX_NOISE_BITS_PER_CONTRIBUTOR, MAX_TOTAL_TOSSES, BinomialCalibration, sample_binomial
 from privacy.mechanisms import MAX_EPSILON
+from privacy.skellam import MAX_GRID as MAX_SKELLAM_GRID
+from privacy.skellam import SkellamCalibration, minimal_grid, sample_shares
 from sessions.errors import invalid
 
 MAX_QUERIES = 100_000
@@ -22,6 +24,7 @@ MAX_VALUES = 50_000  # Q·C: one teacher's unpacked message at 4096 bits stays n
 MIN_DELTA = 1e-15
 DEFAULT_HONEST_FRACTION = 2 / 3
 MAX_TEACHERS = 100_000
+NOISES = ("binomial", "skellam")
 
 
 def default_threshold(holders: int) -> int:
@@ -39,7 +42,9 @@ class DpppParameters:
     honest_fraction: float
     packed: bool  # False: the paper's layout, one plain phe ciphertext per (query, class)
     key_id: bytes
-    total_tosses: int  # N, searched once by the client; every role checks it (`calibrate`)
+    total_tosses: int  # binomial: N, searched once by the client; every role checks it (`calibrate`)
+    noise: str = "binomial"
+    skellam_grid: int = 0  # skellam: μ = 2^(j/64), searched and checked the same way
 
     def __post_init__(self):
         if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON):
@@ -58,6 +63,14 @@ class DpppParameters:
             raise invalid("τ must be in [1/K, 1]: at least one contributor must be counted on")
         if len(self.key_id) != 32:
             raise invalid("key id must be 32 bytes")
+        if self.noise not in NOISES:
+            raise invalid(f"noise must be one of {', '.join(NOISES)}")
+        if self.noise == "skellam":
+            if self.total_tosses or not 0 <= self.skellam_grid <= MAX_SKELLAM_GRID:
+                raise invalid(f"Skellam noise takes a grid index in [0, {MAX_SKELLAM_GRID}] and no N")
+            return
+        if self.skellam_grid:
+            raise invalid("Binomial noise takes no Skellam grid index")
         if not 2 <= self.total_tosses <= MAX_TOTAL_TOSSES:
             raise invalid(f"N must be in [2, {MAX_TOTAL_TOSSES}] tosses")
         noise_bits = self.calibration.tosses_per_teacher * self.values
@@ -67,10 +80,15 @@ class DpppParameters:
 
     @classmethod
     def with_minimal_noise(cls, epsilon: float, delta: float, queries: int, classes: int, teachers: int,
-                           honest_fraction: float, packed: bool, key_id: bytes) -> "DpppParameters":
-        """The client's side of the calibration: search the smallest N (seconds, once per parameter set)."""
+                           honest_fraction: float, packed: bool, key_id: bytes,
+                           noise: str = "binomial") -> "DpppParameters":
+        """The client's side of the calibration: search the smallest N or μ (seconds, once per parameter set)."""
+        if noise == "skellam":
+            grid = minimal_grid(epsilon, delta, 2 * queries)
+            return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, 0, noise, grid)
         minimal = BinomialCalibration.minimal(epsilon, delta, queries, teachers, honest_fraction)
-        return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, minimal.total_tosses)
+        return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, minimal.total_tosses,
+                   noise)
 
     @classmethod
     def from_proto(cls, message: dppp_pb2.DpppParameters) -> "DpppParameters":
@@ -81,9 +99,29 @@ class DpppParameters:
         return dppp_pb2.DpppParameters(**{f.name: getattr(self, f.name) for f in fields(self)})
 
     @cached_property
-    def calibration(self) -> BinomialCalibration:
+    def calibration(self) -> BinomialCalibration | SkellamCalibration:
+        if self.noise == "skellam":
+            return SkellamCalibration(self.epsilon, self.delta, self.queries, self.teachers, self.honest_fraction,
+                                      self.values, self.skellam_grid)
         return BinomialCalibration(self.epsilon, self.delta, self.queries, self.teachers, self.honest_fraction,
                                    self.total_tosses)
+
+    @property
+    def share_range(self) -> int:
+        """Every noise share, shifted to be non-negative, is in [0, range]; its offset is range/2 (the Binomial's
+        mean N_i/2, the Skellam's truncation bound B)."""
+        calibration = self.calibration
+        if isinstance(calibration, SkellamCalibration):
+            return 2 * calibration.bound
+        return calibration.tosses_per_teacher
+
+    def draw_shares(self, count: int) -> list[int]:
+        """A teacher's `count` shifted shares: Bin(N_i, ½), or Sk(μ/K′) + B."""
+        calibration = self.calibration
+        if isinstance(calibration, SkellamCalibration):
+            bound = calibration.bound
+            return [share + bound for share in sample_shares(calibration.share_mu, bound, count)]
+        return sample_binomial(calibration.tosses_per_teacher, count)
 
     def calibrate(self) -> int:
         """Check that N is the smallest N for (ε, δ) over Q queries, so no one can lower (or inflate) the
@@ -93,7 +131,7 @@ class DpppParameters:
             self.calibration.check()
         except ValueError as error:
             raise invalid(str(error)) from None
-        return self.calibration.tosses_per_teacher
+        return self.share_range
 
     @property
     def values(self) -> int:
@@ -101,8 +139,8 @@ class DpppParameters:
         return self.queries * self.classes
 
     def layout(self, n: int) -> SlotLayout:
-        """Slots wide enough for K summands of votes + noise in [0, N_i + 1]."""
-        value_bits = (self.calibration.tosses_per_teacher + 1).bit_length() + 1
+        """Slots wide enough for K summands of votes + shifted noise in [0, range + 1]."""
+        value_bits = (self.share_range + 1).bit_length() + 1
         if self.packed:
             return SlotLayout.for_modulus(n, value_bits, self.teachers)
         one_slot = SlotLayout.for_modulus(n, value_bits, self.teachers)  # checks the width fits n

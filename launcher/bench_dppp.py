@@ -114,7 +114,7 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
                   "key_holders": public_key.holders, "threshold": threshold, "cores": cores, "epsilon": EPSILON,
                   "delta": DELTA, "dataset": dataset.name, "rows": rows, "teacher_model": "logistic",
                   "startup_s": startup_s, "client_noise_search_s": search_s,
-                  "total_tosses": parameters.total_tosses, "tosses_per_teacher": parameters.calibration.tosses_per_teacher},
+                  "total_tosses": parameters.total_tosses, "tosses_per_teacher": parameters.share_range},
         "warmup": cold,
         "packed": packed,
         "paper_layout": paper,

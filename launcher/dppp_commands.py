@@ -17,6 +17,8 @@ def session_options() -> list[Option]:
         Option("queries", {"type": int, "default": 40,
                            "help": "public points to label (default 40; every query spends budget)"}),
         Option("no-packing", {"action": "store_true", "help": "the paper's layout, one plain phe ciphertext per (query, class): the baseline"}),
+        Option("noise", {"choices": ["binomial", "skellam"], "default": "binomial",
+                         "help": "the teachers' noise shares: Bin(N_i, ½) (the paper's) or Sk(μ/K′) (privacy.md)"}),
         Option("deadline", {"type": float, "default": 120.0, "help": "round deadline per stage, seconds"}),
     ]
 
@@ -26,7 +28,7 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
 
     queries = min(args.queries, len(client_data["public_features"]))
     return asyncio.run(run_dppp_session(topology, client_data, args.epsilon, args.delta, queries,
-                                        packed=not args.no_packing, deadline_s=args.deadline))
+                                        packed=not args.no_packing, deadline_s=args.deadline, noise=args.noise))
 
 
 def summary(report: Report) -> str:
@@ -36,8 +38,7 @@ def summary(report: Report) -> str:
         f"{p['key_bits']}-bit threshold Paillier, {'packed' if p['packed'] else 'unpacked'} votes",
         f"  privacy: (ε = {privacy['epsilon']}, δ = {privacy['delta']}) over {privacy['queries']} queries; "
         f"ε per query {privacy['epsilon_per_query']:.3f}; unit: {privacy['unit']}",
-        f"  noise: Bin(N, ½) with N = {privacy['total_tosses_required']} (exact PLD accounting; "
-        f"a Theorem-1-style bound would need {privacy['theorem1_style_tosses']}), N_i = {privacy['tosses_per_teacher']}",
+        _noise_line(privacy),
         f"  contributors {r['contributors']}, decryptors {r['decryptors']}"
         + (f", rejected shares {r['rejected_shares']}" if r["rejected_shares"] else ""),
         f"  noisy labels agree with the truth on {r['label_agreement_with_truth']:.1%} of queries",
@@ -46,6 +47,17 @@ def summary(report: Report) -> str:
     ]
     lines.append("  timing: " + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in timing.items()))
     return "\n".join(lines)
+
+
+def _noise_line(privacy: dict) -> str:
+    if privacy["mechanism"] == "skellam":
+        return (f"  noise: Sk(μ) with μ = {privacy['mu_guaranteed']:.1f} from the contributors (σ = "
+                f"{privacy['noise_std']:.1f}; μ = {privacy['mu_required']:.1f} required), Sk(μ/K′) per teacher with "
+                f"μ/K′ = {privacy['mu_per_contributor']:.2f}, kept in ±{privacy['truncation_bound']}; exact PLD "
+                f"accounting gives ε = {privacy['epsilon_all_queries']:.2f}, the Skellam paper's RDP bound "
+                f"ε = {privacy['epsilon_rdp_bound']:.2f}")
+    return (f"  noise: Bin(N, ½) with N = {privacy['total_tosses_required']} (exact PLD accounting; "
+            f"a Theorem-1-style bound would need {privacy['theorem1_style_tosses']}), N_i = {privacy['tosses_per_teacher']}")
 
 
 def experiment_options() -> list[Option]:

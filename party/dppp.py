@@ -20,7 +20,6 @@ from dppp.reference import one_hot
 from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
 from party.key_holder import proven_partials
 from party.resources import PartyResources
-from privacy.binomial import sample_binomial
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, Identity
 from sessions.matrices import matrix_from_proto
@@ -93,8 +92,7 @@ class TeacherSide(RoleSide):
         parameters, public_key = self.parameters, self.own.public_key
         predictions = np.asarray(self.own.model.predict(self.features), dtype=int)
         votes = one_hot(predictions, parameters.classes)
-        tosses = parameters.calibration.tosses_per_teacher
-        noise = np.array(sample_binomial(tosses, votes.size), dtype=np.int64).reshape(votes.shape)
+        noise = np.array(parameters.draw_shares(votes.size), dtype=np.int64).reshape(votes.shape)
         plaintexts = parameters.layout(public_key.n).pack((votes + noise).ravel().tolist())
         # The paper's layout is the measured baseline: plain phe encryption (r^n mod n²) as well.
         encrypt = public_key.encryptor.encrypt if parameters.packed else public_key.paillier.raw_encrypt
@@ -102,7 +100,7 @@ class TeacherSide(RoleSide):
         # An abort that arrived while voting wins: nothing is released and the session stays aborted.
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         self.drawn = Drawn(votes, noise)
-        return dppp_pb2.DpppVotes(tosses=tosses, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
+        return dppp_pb2.DpppVotes(tosses=parameters.share_range, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
                                                                                values=ciphertexts))
 
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:

@@ -79,6 +79,22 @@ def test_message_counts_match_the_closed_form_k5(five):
     assert 5 * 256 <= votes["request_bytes"] < 5 * 2 * 256
 
 
+def test_skellam_shares_over_the_wire_sum_to_the_released_noise(pool):
+    """--noise skellam: each teacher adds Sk(μ/K′) + B per slot; the release is Σ votes + Σ shares − K′·B exactly."""
+    three = pool.get(3)
+    report = three.run_dppp(queries=8, noise="skellam")
+    records = three.test_records(report["session_id"])
+    contributors = report["result"]["contributors"]
+    privacy = report["privacy"]
+    assert privacy["mechanism"] == "skellam" and privacy["epsilon_all_queries"] <= 10.0
+    bound = privacy["truncation_bound"]
+    votes = [np.array(records[i].votes).reshape(8, 2) for i in contributors]
+    shares = [np.array(records[i].noise).reshape(8, 2) for i in contributors]
+    assert all(np.all((z >= 0) & (z <= 2 * bound)) for z in shares)
+    expected = noisy_histograms(votes, shares, 2 * bound)
+    assert np.array_equal(np.array(report["result"]["histograms"]), expected)
+
+
 def test_unpacked_baseline_sends_one_ciphertext_per_slot(five):
     report = five.run_dppp(queries=6, packed=False)
     votes = next(r for r in report["traffic"] if r["rpc"] == "Step/dppp/votes")
@@ -101,7 +117,7 @@ def _status(call) -> grpc.StatusCode:
 def _round_request(five, **changes):
     public_key_id = bytes.fromhex(five.call(AGGREGATOR, RoleStub, "GetStatus", common_pb2.Empty(), CLIENT).key_id_hex)
     parameters = dict(epsilon=5.0, delta=1e-5, queries=3, classes=2, teachers=5, honest_fraction=2 / 3,
-                      packed=True, key_id=public_key_id, total_tosses=minimal_tosses(5.0, 1e-5, 3))
+                      packed=True, key_id=public_key_id, total_tosses=minimal_tosses(5.0, 1e-5, 3), noise="binomial")
     parameters.update(changes.pop("parameters", {}))
     features = changes.pop("features", five.client_data["public_features"][:3])
     request = dppp_pb2.DpppRoundRequest(parameters=dppp_pb2.DpppParameters(**parameters),

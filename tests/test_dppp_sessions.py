@@ -107,10 +107,12 @@ def test_a_silent_holder_widens_the_request_to_everyone_left_once(setup):
     assert list(rnd.result()[1].decryptors) == [1, 2, 5]
 
 
-def test_the_twin_network_with_the_registries_equals_the_reference(threshold_key):
+@pytest.mark.parametrize("noise", ["binomial", "skellam"])
+def test_the_twin_network_with_the_registries_equals_the_reference(threshold_key, noise):
     """Client → aggregator → teachers and back, every message serialised, delivered in a random order."""
     public, shares = threshold_key
-    parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
+    parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id,
+                                                   noise)
     features = np.random.default_rng(1).normal(size=(QUERIES, 4))
     own = {party(i): _resources(public, shares, i) for i in range(1, TEACHERS + 1)}
     registries = {identity: party_protocols(own.__getitem__) for identity in own}
@@ -123,7 +125,7 @@ def test_the_twin_network_with_the_registries_equals_the_reference(threshold_key
     assert not net.refused and net.sides[AGGREGATOR].state.name == "DONE"
     teachers = [net.sides[party(i)] for i in range(1, TEACHERS + 1)]
     expected = noisy_histograms([t.drawn.votes for t in teachers], [t.drawn.noise for t in teachers],
-                                parameters.calibration.tosses_per_teacher)
+                                parameters.share_range)
     assert np.array_equal(_histograms(net.sides[AGGREGATOR]), expected)
     k, holders, t = TEACHERS, len(HOLDERS), public.threshold
     assert net.messages == {("client", "aggregator", "Step/dppp/open"): 1,
@@ -409,3 +411,19 @@ def test_the_registry_never_evicts_a_running_session():
     assert registry.get("b") is second
     with pytest.raises(ProtocolError):
         registry.get("a")
+
+
+def test_skellam_parameters_are_checked_like_the_binomials(threshold_key):
+    """The client searches μ's grid index once; every role checks it is the smallest, and a request mixing the
+    two noises, or naming another, is refused."""
+    public, _ = threshold_key
+    good = DpppParameters.with_minimal_noise(4.0, 1e-5, 10, 2, 5, 2 / 3, True, public.key_id, "skellam")
+    assert good.total_tosses == 0 and good.calibrate() == good.share_range == 2 * good.calibration.bound
+    for grid, reason in ((good.skellam_grid - 1, "does not give"), (good.skellam_grid + 1, "not the smallest")):
+        with pytest.raises(ProtocolError, match=reason):
+            dataclasses.replace(good, skellam_grid=grid).calibrate()
+    for changes in ({"total_tosses": 40}, {"noise": "gaussian"}, {"noise": ""}):
+        with pytest.raises(ProtocolError) as refused:
+            dataclasses.replace(good, **changes)
+        assert refused.value.kind is Kind.INVALID_ARGUMENT
+    assert good.calibration.report()["epsilon_all_queries"] <= 4.0 < good.calibration.report()["epsilon_rdp_bound"]
