@@ -66,9 +66,9 @@ class HammCountSide(RoleSide):
         if kind != "votes":
             raise invalid(f"the aggregator does not take Hamm '{kind}' messages")
         self._require(State.COLLECTING, "votes")
-        if body.tosses != self.parameters.tosses_per_party:
-            raise invalid(f"party {sender.id} used N_i = {body.tosses}, the session requires "
-                          f"{self.parameters.tosses_per_party}")
+        if body.tosses != self.parameters.share_range:
+            raise invalid(f"party {sender.id} used a share range of {body.tosses}, the session requires "
+                          f"{self.parameters.share_range}")
         self.collector.accept(sender.id, body.votes)
         return self.poll()
 

@@ -177,10 +177,10 @@ class CharlieSide(RoleSide):
             sums = self.layout.unpack(plaintexts, p.values, biased_summands=voters)
         except CryptoError as error:
             self.fail(f"the aggregate does not decrypt to valid counts: {error}")
-        problem = feasible(sums, p.aux_points, p.classes, voters, p.tosses_per_party)
+        problem = feasible(sums, p.aux_points, p.classes, voters, p.share_range)
         if problem is not None:
             self.fail(f"{problem}: a party's votes are malformed")
-        counts = counts_from_sums(sums, p.aux_points, p.classes, voters, voters * p.tosses_per_party // 2)
+        counts = counts_from_sums(sums, p.aux_points, p.classes, voters, voters * (p.share_range // 2))
         self.timer.lap("combine")
         release = Release(p, voters)
         outcome = train_and_release(p, self.aux_features, counts, voters, self.source)

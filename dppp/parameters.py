@@ -84,7 +84,7 @@ class DpppParameters:
                            noise: str = "binomial") -> "DpppParameters":
         """The client's side of the calibration: search the smallest N or μ (seconds, once per parameter set)."""
         if noise == "skellam":
-            grid = minimal_grid(epsilon, delta, 2 * queries)
+            grid = minimal_grid(epsilon, delta, 2 * queries)  # a query moves two counts by 1
             return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, 0, noise, grid)
         minimal = BinomialCalibration.minimal(epsilon, delta, queries, teachers, honest_fraction)
         return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, minimal.total_tosses,
@@ -101,7 +101,7 @@ class DpppParameters:
     @cached_property
     def calibration(self) -> BinomialCalibration | SkellamCalibration:
         if self.noise == "skellam":
-            return SkellamCalibration(self.epsilon, self.delta, self.queries, self.teachers, self.honest_fraction,
+            return SkellamCalibration(self.epsilon, self.delta, self.queries, 2, self.teachers, self.honest_fraction,
                                       self.values, self.skellam_grid)
         return BinomialCalibration(self.epsilon, self.delta, self.queries, self.teachers, self.honest_fraction,
                                    self.total_tosses)

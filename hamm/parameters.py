@@ -17,11 +17,14 @@ from privacy.binomial import (
     MAX_TOTAL_TOSSES,
     epsilon_for_shifts,
     minimal_tosses_for_shifts,
+    sample_binomial,
 )
 from privacy.mechanisms import MAX_EPSILON
+from privacy.skellam import SkellamCalibration, minimal_grid, sample_shares
 from sessions.errors import invalid
 
 METHODS = ("vote", "soft")
+COUNT_NOISES = ("binomial", "skellam")
 MAX_PARTIES = 100_000
 MAX_CLASSES = 100
 MAX_VALUES = 100_000  # slots in one party's votes (N·C, or N when binary)
@@ -47,6 +50,7 @@ class HammParameters:
     protect_aux: bool
     honest_fraction: float
     key_id: bytes
+    count_noise: str = "binomial"  # the voters' shares with noisy counts: Bin(N_i, ½) or Sk(μ/⌈τM⌉)
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -73,6 +77,8 @@ class HammParameters:
             raise invalid("--protect-aux (Section 4.5) applies to the soft method")
         if len(self.key_id) != 32:
             raise invalid("key id must be 32 bytes")
+        if self.count_noise not in COUNT_NOISES:
+            raise invalid(f"count noise must be one of {', '.join(COUNT_NOISES)}")
 
     @classmethod
     def from_proto(cls, message: hamm_pb2.HammParameters) -> "HammParameters":
@@ -108,9 +114,34 @@ class HammParameters:
         return self.aux_points * (1 if self.binary else 2)
 
     @cached_property
+    def skellam(self) -> SkellamCalibration | None:
+        """With Skellam noisy counts: μ's grid point, searched by every role (cached, bounded by the grid)."""
+        if not self.noisy_counts or self.count_noise != "skellam":
+            return None
+        try:
+            grid = minimal_grid(self.epsilon, self.delta, self.count_shifts)
+        except ValueError as error:
+            raise invalid(str(error)) from None
+        return SkellamCalibration(self.epsilon, self.delta, 1, self.count_shifts, self.parties, self.honest_fraction,
+                                  self.values, grid)
+
+    @property
+    def share_range(self) -> int:
+        """Every voter's shares, shifted to be non-negative, lie in [0, range], centred on range/2."""
+        if self.skellam is not None:
+            return 2 * self.skellam.bound
+        return self.tosses_per_party
+
+    def draw_shares(self, count: int) -> list[int]:
+        if self.skellam is not None:
+            bound = self.skellam.bound
+            return [share + bound for share in sample_shares(self.skellam.share_mu, bound, count)]
+        return sample_binomial(self.tosses_per_party, count)
+
+    @cached_property
     def total_tosses(self) -> int:
         """N of the Binomial noise on every count (noisy counts), by exact PLD accounting; 0 otherwise."""
-        if not self.noisy_counts:
+        if not self.noisy_counts or self.count_noise != "binomial":
             return 0
         try:
             return minimal_tosses_for_shifts(self.epsilon, self.delta, self.count_shifts)
@@ -120,13 +151,16 @@ class HammParameters:
     @property
     def tosses_per_party(self) -> int:
         """N_i = ⌈N / ⌈τM⌉⌉, rounded up to even so the mean N_i/2 is an integer."""
-        if not self.noisy_counts:
+        if not self.total_tosses:
             return 0
         share = -(-self.total_tosses // self.min_contributors)
         return share + share % 2
 
     def calibrate(self) -> int:
-        """N_i, after the cheap checks; bounded by MAX_TOTAL_TOSSES (a request that needs more is refused)."""
+        """The share range (N_i, or 2B for Skellam), after the cheap checks; N_i bounded by MAX_TOTAL_TOSSES and
+        the bits a voter samples by 2^32 (a request that needs more is refused)."""
+        if self.count_noise == "skellam":
+            return self.share_range
         tosses = self.tosses_per_party
         if tosses > MAX_TOTAL_TOSSES:
             raise invalid(f"N_i = {tosses} tosses per party exceeds {MAX_TOTAL_TOSSES}: raise τ, ε or δ")
@@ -136,13 +170,22 @@ class HammParameters:
         return tosses
 
     def layout(self, n: int) -> SlotLayout:
-        """Slots wide enough for M summands of a vote plus a share in [0, N_i + 1]."""
-        return SlotLayout.for_modulus(n, (self.tosses_per_party + 1).bit_length() + 1, self.parties)
+        """Slots wide enough for M summands of a vote plus a share in [0, range + 1]."""
+        return SlotLayout.for_modulus(n, (self.share_range + 1).bit_length() + 1, self.parties)
 
     def counts_report(self, contributors: int) -> dict:
         if not self.noisy_counts:
             return {"trust": "Charlie is trusted with the exact counts (less than the paper's trusted entity, "
                              "which sees every classifier); DP covers the released classifier"}
+        if self.skellam is not None:
+            return {
+                "trust": "Charlie is untrusted: the counts it sees are (ε, δ)-DP; the released classifier is "
+                         "post-processing of them",
+                "unit": "all samples of one party (replacement)",
+                "sensitivity": f"one party moves {self.count_shifts} counts by 1",
+                **self.skellam.report(contributors),
+                "mechanism": "skellam shares: Sk(μ/⌈τM⌉) per count from each voter",
+            }
         guaranteed = contributors * self.tosses_per_party
         return {
             "trust": "Charlie is untrusted: the counts it sees are (ε, δ)-DP; the released classifier is "

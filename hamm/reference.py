@@ -24,7 +24,7 @@ def counts(parameters: HammParameters, votes: list[np.ndarray], noise: list[np.n
     """N × C counts Charlie computes from M′ = len(votes) voters (noise mean removed)."""
     voters = len(votes)
     return counts_from_sums(slot_sums(parameters, votes, noise), parameters.aux_points, parameters.classes, voters,
-                            voters * parameters.tosses_per_party // 2)
+                            voters * (parameters.share_range // 2))
 
 
 def session(parameters: HammParameters, aux_features: np.ndarray, models: list, source: random.Random,

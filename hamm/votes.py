@@ -26,11 +26,11 @@ def counts_from_sums(sums, aux_points: int, classes: int, voters: int, noise_mea
     return slots
 
 
-def feasible(sums, aux_points: int, classes: int, voters: int, tosses_per_party: int) -> str | None:
+def feasible(sums, aux_points: int, classes: int, voters: int, share_range: int) -> str | None:
     """Why decrypted slot sums cannot come from M′ honest voters (None if they can): each slot in
     [0, M′(1 + N_i)], and (multiclass) each point's slots add up to [M′, M′ + C·M′·N_i]."""
     slots = np.asarray(sums, dtype=np.int64).reshape(aux_points, -1)
-    noise = voters * tosses_per_party
+    noise = voters * share_range
     if slots.min() < 0 or slots.max() > voters + noise:
         return f"a decrypted count lies outside [0, {voters + noise}] (M′ = {voters}, Σ N_i = {noise})"
     if classes > 2:

@@ -21,11 +21,12 @@ from wire.topology import Topology
 
 def session_parameters(topology: Topology, client_data: dict, method: str, epsilon: float, delta: float,
                        regularization: float, noisy_counts: bool = False, protect_aux: bool = False,
-                       honest_fraction: float = DEFAULT_HONEST_FRACTION) -> HammParameters:
+                       honest_fraction: float = DEFAULT_HONEST_FRACTION, count_noise: str = "binomial") -> HammParameters:
     public_key = keyfiles.load_public_key(topology.public_key)
     aux = client_data["public_features"]
     return HammParameters(method, epsilon, delta, regularization, int(client_data["classes"]), len(topology.parties),
-                          aux.shape[0], aux.shape[1], noisy_counts, protect_aux, honest_fraction, public_key.key_id)
+                          aux.shape[0], aux.shape[1], noisy_counts, protect_aux, honest_fraction, public_key.key_id,
+                          count_noise)
 
 
 async def run_hamm_session(topology: Topology, client_data: dict, parameters: HammParameters,
@@ -54,6 +55,7 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
             "epsilon": None if parameters.epsilon == float("inf") else parameters.epsilon,
             "delta": parameters.delta, "lambda": parameters.regularization, "noisy_counts": parameters.noisy_counts,
             "protect_aux": parameters.protect_aux, "honest_fraction": parameters.honest_fraction,
+            "count_noise": parameters.count_noise,
             "key_bits": keyfiles.load_public_key(topology.public_key).n.bit_length(), "deadline_s": deadline_s,
         },
         "result": {

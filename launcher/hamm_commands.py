@@ -29,7 +29,9 @@ def session_options() -> list[Option]:
         Option("lambda", {"type": float, "default": 1e-4, "help": "λ of λ/2·‖w‖² (Hamm's setting: 1e-4)"},
                dest="regularization"),
         Option("noisy-counts", {"action": "store_true",
-                                "help": "parties add Binomial shares so that Charlie's view is DP too"}),
+                                "help": "parties add noise shares so that Charlie's view is DP too"}),
+        Option("count-noise", {"choices": ["binomial", "skellam"], "default": "binomial",
+                               "help": "the shares with --noisy-counts: Bin(N_i, ½) or Sk(μ/⌈τM⌉) (privacy.md)"}),
         Option("protect-aux", {"action": "store_true", "help": "Section 4.5: protect X_aux too (soft only)"}),
         Option("deadline", {"type": float, "default": 300.0, "help": "vote collection deadline, seconds"}),
     ]
@@ -39,7 +41,8 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
     from launcher.hamm_client import evaluator_view, run_hamm_session, session_parameters
 
     parameters = session_parameters(topology, client_data, args.method, args.epsilon, args.delta,
-                                    args.regularization, args.noisy_counts, args.protect_aux)
+                                    args.regularization, args.noisy_counts, args.protect_aux,
+                                    count_noise=args.count_noise)
     report = asyncio.run(run_hamm_session(topology, client_data, parameters, args.deadline))
     report["evaluator_view"] = evaluator_view(topology, client_data, report)
     return report
@@ -74,7 +77,10 @@ def summary(report: Report) -> str:
         "  timing: " + ", ".join(f"{stage} {seconds:.2f} s" for stage, seconds in report["timing"].items()),
     ]
     if p["noisy_counts"]:
-        lines.insert(2, f"  counts: {privacy['mechanism']}, N_i = {privacy['tosses_per_party']}, "
+        share = (f"N_i = {privacy['tosses_per_party']}" if "tosses_per_party" in privacy else
+                 f"μ/⌈τM⌉ = {privacy['mu_per_contributor']:.2f} (σ of the sum {privacy['noise_std']:.1f}; RDP bound "
+                 f"ε = {privacy['epsilon_rdp_bound']:.2f})")
+        lines.insert(2, f"  counts: {privacy['mechanism']}, {share}, "
                         f"(ε = {privacy['epsilon']}, δ = {privacy['delta']}) per {privacy['unit']}")
     return "\n".join(lines)
 

@@ -21,7 +21,6 @@ from hamm.votes import vote_slots
 from mpdp_proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
 from party.key_holder import proven_partials
 from party.resources import PartyResources
-from privacy.binomial import sample_binomial
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
 from sessions.matrices import matrix_from_proto
@@ -81,15 +80,14 @@ class VoterSide(RoleSide):
         self._require(State.VOTING, "voting")
         parameters, public_key = self.parameters, self.own.public_key
         votes = vote_slots(self.own.model.predict(self.features), parameters.classes)
-        tosses = parameters.tosses_per_party
-        noise = np.array(sample_binomial(tosses, votes.size), dtype=np.int64).reshape(votes.shape)
+        noise = np.array(parameters.draw_shares(votes.size), dtype=np.int64).reshape(votes.shape)
         plaintexts = parameters.layout(public_key.n).pack((votes + noise).ravel().tolist())
         ciphertexts = [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(p)) for p in plaintexts]
         # An abort that arrived while voting wins: nothing is released.
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         if self.own.test_mode:
             self.drawn = Drawn(votes, noise)
-        return hamm_pb2.HammVotes(tosses=tosses, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
+        return hamm_pb2.HammVotes(tosses=parameters.share_range, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
                                                                               values=ciphertexts))
 
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:

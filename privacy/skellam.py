@@ -68,15 +68,15 @@ def epsilon_for(mu: float, delta: float, shifts: int) -> float:
     return float(_shift_pld(mu).self_compose(shifts).get_epsilon_for_delta(delta))
 
 
-def rdp_epsilon(mu: float, delta: float, queries: int, l1: float = 2.0, l2_squared: float = 2.0) -> float:
-    """The Skellam paper's RDP bound for `queries` releases of sensitivity (Δ₁, Δ₂), converted to (ε, δ)."""
+def rdp_epsilon(mu: float, delta: float, shifts: int) -> float:
+    """The Skellam paper's RDP bound for `shifts` unit shifts (Δ₁ = Δ₂ = 1 each; the bound is linear in (Δ₁, Δ₂²)
+    jointly, so this equals releases of several coordinates at once), converted to (ε, δ) by dp-accounting."""
     from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
 
-    def per_release(alpha: float) -> float:
-        return alpha * l2_squared / (2 * mu) + min(((2 * alpha - 1) * l2_squared + 6 * l1) / (4 * mu**2),
-                                                   3 * l1 / (2 * mu))
+    def per_shift(alpha: float) -> float:
+        return alpha / (2 * mu) + min((2 * alpha - 1 + 6) / (4 * mu**2), 3 / (2 * mu))
 
-    epsilon, _ = compute_epsilon(RDP_ORDERS, [queries * per_release(a) for a in RDP_ORDERS], delta)
+    epsilon, _ = compute_epsilon(RDP_ORDERS, [shifts * per_shift(a) for a in RDP_ORDERS], delta)
     return float(epsilon)
 
 
@@ -164,28 +164,29 @@ def sample_shares(share_mu: float, bound: int, count: int) -> list[int]:
 
 @dataclass(frozen=True)
 class SkellamCalibration:
-    """What a DPPP session derives from (ε, δ, Q, K, τ) and the grid index j; public and deterministic."""
+    """What a session derives from (ε, δ, its releases, K, τ) and the grid index j; public and deterministic.
+    A DPPP query is a release that moves 2 counts by 1; a Hamm vote release moves one count per public point
+    (two per point when multiclass)."""
 
     epsilon: float
     delta: float
-    queries: int
-    teachers: int
+    queries: int  # releases composed
+    shifts_per_query: int  # unit shifts one neighbour causes in one release
+    contributors_expected: int  # K (or M)
     honest_fraction: float
-    values: int  # coordinates each contributor draws for: Q·C
+    values: int  # coordinates each contributor draws for
     grid: int
 
-    @classmethod
-    def minimal(cls, epsilon: float, delta: float, queries: int, teachers: int, honest_fraction: float,
-                values: int) -> "SkellamCalibration":
-        return cls(epsilon, delta, queries, teachers, honest_fraction, values,
-                   minimal_grid(epsilon, delta, 2 * queries))
+    @property
+    def shifts(self) -> int:
+        return self.queries * self.shifts_per_query
 
     def check(self) -> None:
-        check_minimal_grid(self.grid, self.epsilon, self.delta, 2 * self.queries)
+        check_minimal_grid(self.grid, self.epsilon, self.delta, self.shifts)
 
     @property
     def min_contributors(self) -> int:
-        return math.ceil(self.honest_fraction * self.teachers - 1e-9)
+        return math.ceil(self.honest_fraction * self.contributors_expected - 1e-9)
 
     @property
     def mu(self) -> float:
@@ -199,7 +200,7 @@ class SkellamCalibration:
     @cached_property
     def bound(self) -> int:
         """B: shares are kept in [−B, B]."""
-        return truncation_bound(self.share_mu, self.teachers * self.values, self.epsilon, self.delta)
+        return truncation_bound(self.share_mu, self.contributors_expected * self.values, self.epsilon, self.delta)
 
     def report(self, contributors: int | None = None) -> dict:
         counted = self.min_contributors if contributors is None else contributors
@@ -207,9 +208,7 @@ class SkellamCalibration:
         return {
             "epsilon": self.epsilon,
             "delta": self.delta,
-            "unit": "one training record of one teacher (replacement)",
             "mechanism": "skellam",
-            "sensitivity": "L1 2, L2 √2 per query (two histogram coordinates move by 1)",
             "queries": self.queries,
             "skellam_grid": self.grid,
             "mu_required": self.mu,
@@ -217,10 +216,11 @@ class SkellamCalibration:
             "mu_guaranteed": mu,
             "noise_std": math.sqrt(mu),
             "truncation_bound": self.bound,
-            "epsilon_per_query": epsilon_for(mu, _accounting_delta(self.delta), 2),
-            "epsilon_all_queries": epsilon_for(mu, _accounting_delta(self.delta), 2 * self.queries),
-            "epsilon_rdp_bound": rdp_epsilon(mu, self.delta, self.queries),
-            "accountant": "dp-accounting PLD of Sk(μ) (pessimistic, 1e-4 discretisation), 2Q-fold composition; "
+            "epsilon_per_query": epsilon_for(mu, _accounting_delta(self.delta), self.shifts_per_query),
+            "epsilon_all_queries": epsilon_for(mu, _accounting_delta(self.delta), self.shifts),
+            "epsilon_rdp_bound": rdp_epsilon(mu, self.delta, self.shifts),
+            "accountant": f"dp-accounting PLD of Sk(μ) (pessimistic, 1e-4 discretisation), {self.shifts}-fold "
+                          "composition of unit shifts; "
                           "δ/1000 reserved for the shares' truncation to [−B, B]; beside it the RDP bound of "
                           "Agarwal, Kairouz & Liu 2021 (Thm 3.5), converted by dp-accounting",
         }

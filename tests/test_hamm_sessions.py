@@ -56,9 +56,9 @@ def _network(threshold_key, parties, classes, aux, seed=3, per_party_key=True):
     return InProcessNetwork("hamm", registries, random.Random(seed)), own
 
 
-def _parameters(public, parties, classes, method="soft", epsilon=2.0, noisy=False):
+def _parameters(public, parties, classes, method="soft", epsilon=2.0, noisy=False, count_noise="binomial"):
     return HammParameters(method, epsilon, 1e-5, 0.01, classes, parties, AUX, DIMENSION, noisy, False, 2 / 3,
-                          public.key_id)
+                          public.key_id, count_noise)
 
 
 def _open(net, parameters, seed=11):
@@ -68,14 +68,15 @@ def _open(net, parameters, seed=11):
     assert not net.refused, net.refused
 
 
-@pytest.mark.parametrize("classes, method, noisy", [(2, "soft", False), (2, "vote", True), (3, "soft", True),
-                                                    (3, "vote", False)])
-def test_the_twin_equals_the_reference(threshold_key, classes, method, noisy):
+@pytest.mark.parametrize("classes, method, noisy, count_noise", [
+    (2, "soft", False, "binomial"), (2, "vote", True, "binomial"), (3, "soft", True, "binomial"),
+    (3, "vote", False, "binomial"), (2, "vote", True, "skellam"), (3, "soft", True, "skellam")])
+def test_the_twin_equals_the_reference(threshold_key, classes, method, noisy, count_noise):
     public, _ = threshold_key
     parties = 7
     aux = _aux()
     net, own = _network(threshold_key, parties, classes, aux)
-    parameters = _parameters(public, parties, classes, method, noisy=noisy)
+    parameters = _parameters(public, parties, classes, method, noisy=noisy, count_noise=count_noise)
     _open(net, parameters)
     charlie = net.sides[CURATOR]
     assert charlie.state.name == "DONE", charlie.abort_reason

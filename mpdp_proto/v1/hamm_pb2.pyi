@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class HammParameters(_message.Message):
-    __slots__ = ("method", "epsilon", "delta", "regularization", "classes", "parties", "aux_points", "dimension", "noisy_counts", "protect_aux", "honest_fraction", "key_id")
+    __slots__ = ("method", "epsilon", "delta", "regularization", "classes", "parties", "aux_points", "dimension", "noisy_counts", "protect_aux", "honest_fraction", "key_id", "count_noise")
     METHOD_FIELD_NUMBER: _ClassVar[int]
     EPSILON_FIELD_NUMBER: _ClassVar[int]
     DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -22,6 +22,7 @@ class HammParameters(_message.Message):
     PROTECT_AUX_FIELD_NUMBER: _ClassVar[int]
     HONEST_FRACTION_FIELD_NUMBER: _ClassVar[int]
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    COUNT_NOISE_FIELD_NUMBER: _ClassVar[int]
     method: str
     epsilon: float
     delta: float
@@ -34,7 +35,8 @@ class HammParameters(_message.Message):
     protect_aux: bool
     honest_fraction: float
     key_id: bytes
-    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., classes: _Optional[int] = ..., parties: _Optional[int] = ..., aux_points: _Optional[int] = ..., dimension: _Optional[int] = ..., noisy_counts: _Optional[bool] = ..., protect_aux: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ...) -> None: ...
+    count_noise: str
+    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., classes: _Optional[int] = ..., parties: _Optional[int] = ..., aux_points: _Optional[int] = ..., dimension: _Optional[int] = ..., noisy_counts: _Optional[bool] = ..., protect_aux: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., count_noise: _Optional[str] = ...) -> None: ...
 
 class HammOpen(_message.Message):
     __slots__ = ("parameters", "deadline_seconds", "noise_seed")
