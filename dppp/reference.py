@@ -19,10 +19,11 @@ def one_hot(predictions: np.ndarray, classes: int) -> np.ndarray:
     return votes
 
 
-def noisy_histograms(votes: list[np.ndarray], noise: list[np.ndarray], tosses_per_teacher: int) -> np.ndarray:
-    """Queries × classes histogram from the contributors' votes and Bin(N_i, ½) noise."""
+def noisy_histograms(votes: list[np.ndarray], noise: list[np.ndarray], share_range: int) -> np.ndarray:
+    """Queries × classes histogram from the contributors' votes and shifted noise shares in [0, range] (Bin(N_i, ½)
+    with range N_i, or Sk(μ/K′) + B with range 2B), each centred on range/2."""
     total = np.sum([np.asarray(v, dtype=np.int64) + np.asarray(z, dtype=np.int64) for v, z in zip(votes, noise)], axis=0)
-    return total - len(votes) * (tosses_per_teacher // 2)
+    return total - len(votes) * (share_range // 2)
 
 
 def labels(histograms: np.ndarray) -> np.ndarray:
@@ -35,3 +36,11 @@ def simulate_round(predictions: list[np.ndarray], classes: int, tosses_per_teach
     votes = [one_hot(p, classes) for p in predictions]
     noise = [rng.binomial(tosses_per_teacher, 0.5, size=v.shape) for v in votes]
     return noisy_histograms(votes, noise, tosses_per_teacher)
+
+
+def simulate_skellam_round(predictions: list[np.ndarray], classes: int, share_mu: float,
+                           rng: np.random.Generator) -> np.ndarray:
+    """The same with Sk(μ/K′) shares, untruncated (simulation mode: truncation at B changes a draw with
+    probability below δ/1000)."""
+    votes = [one_hot(p, classes) for p in predictions]
+    return np.sum([v + rng.poisson(share_mu / 2, v.shape) - rng.poisson(share_mu / 2, v.shape) for v in votes], axis=0)

@@ -21,11 +21,12 @@ from typing import Any
 import numpy as np
 
 from dppp.reference import labels as argmax_labels
-from dppp.reference import one_hot, simulate_round
+from dppp.reference import one_hot, simulate_round, simulate_skellam_round
 from learning import datasets, models
 from privacy.binomial import BinomialCalibration
+from privacy.skellam import SkellamCalibration, minimal_grid
 
-FRAMEWORKS = ("centralized", "distributed-non-private", "ldp", "standalone", "dppp")
+FRAMEWORKS = ("centralized", "distributed-non-private", "ldp", "standalone", "dppp", "dppp-skellam")
 PAPER_TEACHERS = {"breast-cancer": 20, "digits": 20, "a9a": 100}
 STAND_INS = {"digits": "handwritten digits stand in for MNIST", "a9a": "a9a (UCI Adult) stands in for NSL-KDD"}
 
@@ -57,20 +58,36 @@ def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None
     for epsilon in epsilons:
         calibration = BinomialCalibration.minimal(epsilon, delta, queries, teachers, 2 / 3)
         total, share = calibration.total_tosses, calibration.tosses_per_teacher
-        streams = seeds.spawn(3 * runs)
-        scores: dict[str, list[float]] = {"ldp": [], "standalone": [], "dppp": []}
+        skellam = SkellamCalibration(epsilon, delta, queries, 2, teachers, 2 / 3, queries * dataset.classes,
+                                     minimal_grid(epsilon, delta, 2 * queries))
+        streams = seeds.spawn(4 * runs)
+        scores: dict[str, list[float]] = {"ldp": [], "standalone": [], "dppp": [], "dppp-skellam": []}
+        agreement: dict[str, list[float]] = {"dppp": [], "dppp-skellam": []}
+        plain_labels = argmax_labels(plain_votes)
         for run in range(runs):
-            ldp = simulate_round(predictions, dataset.classes, total, np.random.default_rng(streams[3 * run]))
-            alone = simulate_round(predictions[:1], dataset.classes, total, np.random.default_rng(streams[3 * run + 1]))
-            dppp = simulate_round(predictions, dataset.classes, share, np.random.default_rng(streams[3 * run + 2]))
-            for key, histograms in (("ldp", ldp), ("standalone", alone), ("dppp", dppp)):
+            ldp = simulate_round(predictions, dataset.classes, total, np.random.default_rng(streams[4 * run]))
+            alone = simulate_round(predictions[:1], dataset.classes, total, np.random.default_rng(streams[4 * run + 1]))
+            dppp = simulate_round(predictions, dataset.classes, share, np.random.default_rng(streams[4 * run + 2]))
+            with_skellam = simulate_skellam_round(predictions, dataset.classes, skellam.share_mu,
+                                                  np.random.default_rng(streams[4 * run + 3]))
+            for key, histograms in (("ldp", ldp), ("standalone", alone), ("dppp", dppp), ("dppp-skellam", with_skellam)):
                 scores[key].append(_student_accuracy(public, argmax_labels(histograms), split))
-        point: dict[str, Any] = {"epsilon": epsilon, "total_tosses": total, "tosses_per_teacher": share,
-                 "centralized": {"mean": centralized, "std": 0.0}, "distributed-non-private": {"mean": distributed, "std": 0.0}}
+            for key, histograms in (("dppp", dppp), ("dppp-skellam", with_skellam)):
+                agreement[key].append(float(np.mean(argmax_labels(histograms) == plain_labels)))
+        point: dict[str, Any] = {
+            "epsilon": epsilon, "total_tosses": total, "tosses_per_teacher": share,
+            "skellam_mu": skellam.mu, "skellam_mu_per_teacher": skellam.share_mu,
+            # Every teacher contributes in the simulation: K·N_i/4 and K·μ/K′ of variance per count.
+            "noise_std": {"dppp": float(np.sqrt(teachers * share / 4)),
+                          "dppp-skellam": float(np.sqrt(teachers * skellam.share_mu))},
+            "label_agreement_with_plain_vote": {k: float(np.mean(v)) for k, v in agreement.items()},
+            "centralized": {"mean": centralized, "std": 0.0}, "distributed-non-private": {"mean": distributed, "std": 0.0}}
         for key, values in scores.items():
             point[key] = {"mean": float(np.mean(values)), "std": float(np.std(values)), "runs": values}
         points.append(point)
-        print(f"    ε = {epsilon:<6g} N = {total:<7d} DPPP {point['dppp']['mean']:.3f}  LDP {point['ldp']['mean']:.3f}  "
+        print(f"    ε = {epsilon:<6g} N = {total:<7d} μ = {skellam.mu:<8.1f} DPPP {point['dppp']['mean']:.3f} "
+              f"(σ {point['noise_std']['dppp']:.1f})  Skellam {point['dppp-skellam']['mean']:.3f} "
+              f"(σ {point['noise_std']['dppp-skellam']:.1f})  LDP {point['ldp']['mean']:.3f}  "
               f"standalone {point['standalone']['mean']:.3f}", file=sys.stderr, flush=True)
     return {"dataset": name, "stand_in": STAND_INS.get(name, ""), "teachers": teachers, "queries": queries,
             "delta": delta, "teacher_model": teacher_model, "student_model": models.DEFAULT_STUDENT_MODEL,

@@ -66,6 +66,11 @@ def test_experiment_writes_json_and_plots(tmp_path):
     assert (tmp_path / dataset["plot"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert dataset["points"][0]["distributed-non-private"]["mean"] > 0.8
     assert dataset["points"][1]["tosses_per_teacher"] < dataset["points"][0]["tosses_per_teacher"]
+    for point in dataset["points"]:  # Skellam beside Binomial at the same (ε, δ), both reported
+        std = point["noise_std"]  # no more noise than the Binomial (whose N_i rounds up to an even integer)
+        assert 0 < std["dppp-skellam"] <= 1.1 * std["dppp"]
+        assert set(point["label_agreement_with_plain_vote"]) == {"dppp", "dppp-skellam"}
+        assert len(point["dppp-skellam"]["runs"]) == 2
 
 
 def test_csv_dataset_with_categorical_columns(tmp_path):
