@@ -72,6 +72,15 @@ def _bench_scale(args) -> int:
     return 0
 
 
+def _audit(args) -> int:
+    from launcher import audit
+
+    report = audit.run(args.protocol, args.noise, args.epsilon, args.delta, args.trials, args.broken)
+    print(audit.summary(report))
+    write_json(args.json, report)
+    return 1 if report["exceeds_claim"] else 0
+
+
 def _bench(args) -> int:
     from launcher import bench_crypto
 
@@ -356,6 +365,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     scale.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
     scale.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     scale.set_defaults(handler=_bench_scale)
+
+    audit = commands.add_parser("audit", help="an empirical lower bound on ε beside the claimed ε (exit 1 if above)")
+    audit.add_argument("protocol", choices=["dppp", "hamm"])
+    audit.add_argument("--noise", choices=["binomial", "skellam"], default="binomial", help="default binomial")
+    audit.add_argument("--epsilon", type=float, default=1.0, help="the claimed ε of the audited release (default 1)")
+    audit.add_argument("--delta", type=float, default=1e-5, help="default 1e-5")
+    audit.add_argument("--trials", type=int, default=20_000, help="releases per data set (default 20 000)")
+    audit.add_argument("--broken", choices=["no-noise", "coarse-grid"],
+                       help="audit a deliberately broken mechanism instead (the attack must catch it)")
+    audit.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    audit.set_defaults(handler=_audit)
 
     serve = commands.add_parser("serve", help="run one role's gRPC server (used by `up` and compose)")
     serve.add_argument("role", choices=["party", "curator", "aggregator"])
