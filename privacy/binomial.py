@@ -19,6 +19,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from privacy.search import smallest_private
+
 DISCRETIZATION = 1e-4
 # Outcomes with log-probability below this go to the infinite-loss mass (pessimistic).
 LOG_MASS_TRUNCATION = -60.0
@@ -99,16 +101,7 @@ def minimal_tosses_for_shifts(epsilon: float, delta: float, shifts: int) -> int:
         if high > MAX_TOTAL_TOSSES:
             raise ValueError(f"(ε = {epsilon:g}, δ = {delta:g}) over {shifts} shifted coordinates needs more than "
                              f"{MAX_TOTAL_TOSSES} Binomial tosses: raise ε or δ, or release fewer values")
-    low = high // 2 if high > 2 else 0
-    while high - low > 2:  # search over even N
-        middle = (low + high) // 4 * 2
-        if middle <= low:
-            break
-        if private(middle):
-            high = middle
-        else:
-            low = middle
-    return high
+    return smallest_private(high // 2 if high > 2 else 0, high, 2, private)  # over even N
 
 
 @lru_cache(maxsize=256)

@@ -23,6 +23,8 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from privacy.search import smallest_private
+
 GRID_STEPS_PER_DOUBLING = 64
 MAX_GRID = 40 * GRID_STEPS_PER_DOUBLING  # μ ≤ 2^40
 DISCRETIZATION = 1e-4
@@ -101,15 +103,7 @@ def minimal_grid(epsilon: float, delta: float, shifts: int) -> int:
             raise ValueError(f"(ε = {epsilon:g}, δ = {delta:g}) over {shifts} shifted coordinates needs Skellam "
                              f"variance above 2^{MAX_GRID // GRID_STEPS_PER_DOUBLING}: raise ε or δ")
     low = high - GRID_STEPS_PER_DOUBLING
-    if low < 0:
-        return high
-    while high - low > 1:  # private(high), not private(low)
-        middle = (low + high) // 2
-        if private(middle):
-            high = middle
-        else:
-            low = middle
-    return high
+    return high if low < 0 else smallest_private(low, high, 1, private)
 
 
 @lru_cache(maxsize=256)
