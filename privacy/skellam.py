@@ -26,7 +26,9 @@ import numpy as np
 from privacy.search import smallest_private
 
 GRID_STEPS_PER_DOUBLING = 64
-MAX_GRID = 40 * GRID_STEPS_PER_DOUBLING  # μ ≤ 2^40
+# μ ≤ 2^24 (σ ≤ 4 096, as the Binomial's N ≤ 2^24): one accountant evaluation's support is 12√μ wide, so a
+# request naming the top of the grid costs well under a second, not minutes and gigabytes.
+MAX_GRID = 24 * GRID_STEPS_PER_DOUBLING
 DISCRETIZATION = 1e-4
 LOG_MASS_TRUNCATION = -60.0
 TRUNCATION_SHARE_OF_DELTA = 1e-3
@@ -38,9 +40,12 @@ def mu_of(grid: int) -> float:
 
 
 def _log_pmf(support: np.ndarray, mu: float) -> np.ndarray:
-    from scipy.stats import skellam
+    """ln P(k) of Sk(μ) = Pois(μ/2) − Pois(μ/2): P(k) = e^(−μ)·I_|k|(μ), the exponentially scaled Bessel function
+    (scipy's skellam.logpmf agrees to 1e-13 but goes through the non-central χ², 800 times slower at μ = 2^24)."""
+    from scipy.special import ive
 
-    return skellam.logpmf(support, mu / 2, mu / 2)
+    with np.errstate(divide="ignore"):  # far tails underflow to ln 0 = −∞, below the truncation anyway
+        return np.log(ive(np.abs(support), mu))
 
 
 @lru_cache(maxsize=256)

@@ -79,3 +79,21 @@ def test_shares_have_the_skellam_mean_and_variance_and_stay_in_bounds():
     assert abs(shares.mean()) < 0.05 and shares.var() == pytest.approx(14.4, rel=0.03)
     assert shares.min() >= -40 and shares.max() <= 40
     assert set(sk.sample_shares(3.0, 1, 1000)) <= {-1, 0, 1}  # redrawn until inside [−B, B]
+
+
+def test_the_grid_is_bounded_and_its_top_is_checked_like_any_point():
+    """μ ≤ 2^24; a request naming the top of the grid is refused as not the smallest (cheaply: the PMF comes
+    from the scaled Bessel function), and one beyond it before any accounting."""
+    assert sk.mu_of(sk.MAX_GRID) == 2**24
+    with pytest.raises(ValueError, match="not the smallest"):
+        sk.check_minimal_grid(sk.MAX_GRID, 0.01, 1e-5, 2)
+    with pytest.raises(ValueError, match="grid index"):
+        sk.check_minimal_grid(sk.MAX_GRID + 1, 1.0, 1e-5, 2)
+
+
+def test_the_bessel_pmf_equals_scipys_skellam():
+    support = np.arange(-150, 151)
+    for mu in (3.0, 100.0):
+        expected = skellam.logpmf(support, mu / 2, mu / 2)
+        kept = expected > sk.LOG_MASS_TRUNCATION
+        assert np.allclose(sk._log_pmf(support, mu)[kept], expected[kept], atol=1e-10)
