@@ -13,9 +13,10 @@ from functools import cached_property
 from cryptocore.packing import SlotLayout
 from mpdp_proto.v1 import dppp_pb2
 from privacy.binomial import MAX_NOISE_BITS_PER_CONTRIBUTOR, MAX_TOTAL_TOSSES, BinomialCalibration, sample_binomial
+from privacy.composition import Guarantee
 from privacy.mechanisms import MAX_EPSILON
 from privacy.skellam import MAX_GRID as MAX_SKELLAM_GRID
-from privacy.skellam import SkellamCalibration, minimal_grid, sample_shares
+from privacy.skellam import TRUNCATION_SHARE_OF_DELTA, SkellamCalibration, minimal_grid, sample_shares
 from sessions.errors import invalid
 
 MAX_QUERIES = 100_000
@@ -132,6 +133,16 @@ class DpppParameters:
         except ValueError as error:
             raise invalid(str(error)) from None
         return self.share_range
+
+    def guarantee(self) -> Guarantee:
+        """What one teacher spends on its data in this round (its ledger's entry)."""
+        calibration = self.calibration
+        if isinstance(calibration, SkellamCalibration):
+            return Guarantee(self.epsilon, self.delta, f"dppp skellam shares, {self.queries} queries",
+                             {"kind": "skellam", "grid": self.skellam_grid, "shifts": calibration.shifts},
+                             extra_delta=self.delta * TRUNCATION_SHARE_OF_DELTA)
+        return Guarantee(self.epsilon, self.delta, f"dppp binomial shares, {self.queries} queries",
+                         {"kind": "binomial", "tosses": self.total_tosses, "shifts": 2 * self.queries})
 
     @property
     def values(self) -> int:

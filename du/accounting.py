@@ -7,6 +7,7 @@ from typing import Any
 
 from du import objectives
 from du.parameters import PAPER_METHODS, DuParameters
+from privacy.composition import Guarantee
 
 MECHANISMS = {
     "ofpa": "paper calibration, not proven DP: v_ik ~ Lap(4/ε) on w added to the unregularised logistic loss "
@@ -73,3 +74,18 @@ def report(parameters: DuParameters, rounds_run: int) -> dict:
 
 def rounds_for_budget(epsilon_total: float, per_round: float) -> int:
     return max(1, math.floor(epsilon_total / per_round))
+
+
+def guarantee(parameters: DuParameters) -> Guarantee:
+    """What each party spends on its data in one run (its ledger's entry): the round limit R charged, as the
+    report's composition does; no finite ε for `none` and OFPA."""
+    p = parameters
+    effective = per_round_effective(p) if p.private else None
+    if effective is None:
+        return Guarantee(None, 0.0, f"du {p.method}: " + ("non-private" if not p.private else "not proven DP"))
+    basic = p.rounds * effective
+    composed = composed_with_accountant(effective, p.rounds, p.delta) if p.delta > 0 else basic
+    pld = {"kind": "pure", "epsilon": effective, "count": p.rounds}
+    if composed < basic:
+        return Guarantee(composed, p.delta, f"du {p.method}, {p.rounds} rounds", pld)
+    return Guarantee(basic, 0.0, f"du {p.method}, {p.rounds} rounds", pld)

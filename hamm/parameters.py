@@ -19,8 +19,9 @@ from privacy.binomial import (
     minimal_tosses_for_shifts,
     sample_binomial,
 )
+from privacy.composition import Guarantee
 from privacy.mechanisms import MAX_EPSILON
-from privacy.skellam import SkellamCalibration, minimal_grid, sample_shares
+from privacy.skellam import TRUNCATION_SHARE_OF_DELTA, SkellamCalibration, minimal_grid, sample_shares
 from sessions.errors import invalid
 
 METHODS = ("vote", "soft")
@@ -172,6 +173,22 @@ class HammParameters:
     def layout(self, n: int) -> SlotLayout:
         """Slots wide enough for M summands of a vote plus a share in [0, range + 1]."""
         return SlotLayout.for_modulus(n, (self.share_range + 1).bit_length() + 1, self.parties)
+
+    def guarantee(self) -> Guarantee:
+        """What one party spends on its data in this session (its ledger's entry): with noisy counts, everything
+        Charlie and the client see is post-processing of the counts; otherwise the released classifier is
+        ε-DP (Charlie is trusted with the exact counts)."""
+        if self.epsilon == math.inf:
+            return Guarantee(None, 0.0, "hamm, non-private (1/ε = 0)")
+        if self.skellam is not None:
+            return Guarantee(self.epsilon, self.delta, "hamm skellam noisy counts",
+                             {"kind": "skellam", "grid": self.skellam.grid, "shifts": self.count_shifts},
+                             extra_delta=self.delta * TRUNCATION_SHARE_OF_DELTA)
+        if self.noisy_counts:
+            return Guarantee(self.epsilon, self.delta, "hamm binomial noisy counts",
+                             {"kind": "binomial", "tosses": self.total_tosses, "shifts": self.count_shifts})
+        return Guarantee(self.epsilon, 0.0, "hamm l2-laplace output perturbation",
+                         {"kind": "pure", "epsilon": self.epsilon, "count": 1})
 
     def counts_report(self, contributors: int) -> dict:
         if not self.noisy_counts:

@@ -91,11 +91,28 @@ def _bench(args) -> int:
     return 0
 
 
+def _budget(text: str):
+    from privacy.ledger import Budget
+
+    try:
+        return Budget.parse(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _add_budget_option(parser) -> None:
+    parser.add_argument("--budget", type=_budget, metavar="ε,δ",
+                        help="each party's privacy budget for its data set, composed over every session it takes "
+                             "part in (its ledger is a file next to the data); a session that would exceed it is "
+                             "refused. Default: no limit, spending still recorded")
+
+
 def _serve(args) -> int:
     from launcher import serve
 
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure)
+    serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure,
+              args.budget)
     return 0
 
 
@@ -137,7 +154,7 @@ def _up(args) -> int:
     topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
                             args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
                             startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process,
-                            aux_fraction=args.aux_fraction)
+                            aux_fraction=args.aux_fraction, budget=args.budget)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
@@ -204,6 +221,19 @@ def _down(args) -> int:
     else:
         stopped = processes.down(args.run_dir)
     print(f"down: stopped {len(stopped)} processes" if stopped else "nothing to stop")
+    return 0
+
+
+def _budget_command(args) -> int:
+    from launcher import budget, processes
+
+    run = processes.RunDirectory(args.run_dir)
+    topology = args.topology or run.topology
+    if not Path(topology).exists():
+        raise SystemExit(f"mpdp: error: no topology at {topology}: pass --run-dir of a deployment or --topology")
+    rows = budget.ledgers(topology)
+    print(budget.summary(rows))
+    write_json(args.json, {"parties": rows})
     return 0
 
 
@@ -388,6 +418,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument("--max-message-bytes", type=int, default=64 * 1024 * 1024,
                        help="largest message this server sends or accepts")
     serve.add_argument("--insecure", action="store_true", help="serve plaintext (the topology must say so too)")
+    _add_budget_option(serve)
     serve.set_defaults(handler=_serve)
 
     keygen = commands.add_parser("keygen", help="threshold key ceremony: one file per key holder + the public key")
@@ -411,6 +442,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
     up.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
                     help="seconds to wait for every role to serve (default 120)")
+    _add_budget_option(up)
     up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
     _add_dataset_options(up)
@@ -446,6 +478,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     down.add_argument("--all", action="store_true",
                       help="stop every mpdp role server on this machine (e.g. after their run directory was deleted)")
     down.set_defaults(handler=_down)
+
+    spent = commands.add_parser("budget", help="every party's privacy ledger: sessions and the composed (ε, δ) spent")
+    spent.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    spent.add_argument("--topology", type=Path, help="a topology elsewhere (default: the run directory's)")
+    spent.add_argument("--json", type=Path, help="write every ledger entry here")
+    spent.set_defaults(handler=_budget_command)
 
     ps = commands.add_parser("ps", help="list the mpdp role servers running on this machine")
     ps.set_defaults(handler=_ps)

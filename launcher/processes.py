@@ -24,6 +24,7 @@ from launcher.health import is_serving
 from launcher.keygen import ceremony
 from launcher.progress import progress
 from learning import datasets
+from privacy.ledger import Budget
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from wire.identity import Principal
 from wire.topology import RoleEntry, Topology
@@ -250,8 +251,11 @@ def serve_command(topology_path: Path, identity: Identity, insecure: bool) -> li
     return command + ["--insecure"] if insecure else command
 
 
-def _spawn(run: RunDirectory, identity: Identity, insecure: bool, test_mode: bool, fault: str | None) -> int:
+def _spawn(run: RunDirectory, identity: Identity, insecure: bool, test_mode: bool, fault: str | None,
+           budget: Budget | None = None) -> int:
     command = [sys.executable, "-m", "launcher.cli", *serve_command(run.topology, identity, insecure)[1:]]
+    if budget is not None and identity.role == "party":
+        command += ["--budget", f"{budget.epsilon!r},{budget.delta!r}"]
     if test_mode and (identity.role in ("party", "curator") or fault):  # those that draw (noise, Hamm's η)
         command.append("--test-mode")
     if test_mode and fault:
@@ -263,16 +267,17 @@ def _spawn(run: RunDirectory, identity: Identity, insecure: bool, test_mode: boo
 
 
 def start_processes(run: RunDirectory, topology: Topology, test_mode: bool = False,
-                    faults: dict[int, str] | None = None) -> dict[str, int]:
+                    faults: dict[int, str] | None = None, budget: Budget | None = None) -> dict[str, int]:
     (run.path / "logs").mkdir(parents=True, exist_ok=True)
     processes = {str(entry.identity): _spawn(run, entry.identity, topology.insecure, test_mode,
-                                             (faults or {}).get(entry.identity.id))
+                                             (faults or {}).get(entry.identity.id), budget)
                  for entry in topology.host_entries}
     run.processes.write_text(json.dumps(processes, indent=2))
     return processes
 
 
-def restart(run_dir: Path, identity: Identity, test_mode: bool = False, fault: str | None = None) -> None:
+def restart(run_dir: Path, identity: Identity, test_mode: bool = False, fault: str | None = None,
+            budget: Budget | None = None) -> None:
     """Start one role again (after it died or was stopped), with `fault` (test mode) or none, and wait until it
     serves. A copy that still runs is stopped first."""
     run = RunDirectory(Path(run_dir))
@@ -282,7 +287,7 @@ def restart(run_dir: Path, identity: Identity, test_mode: bool = False, fault: s
     old = processes.get(str(identity))
     if old is not None and _running(old):
         stop({str(identity): old})
-    processes[str(identity)] = _spawn(run, identity, topology.insecure, test_mode, fault)
+    processes[str(identity)] = _spawn(run, identity, topology.insecure, test_mode, fault, budget)
     run.processes.write_text(json.dumps(processes, indent=2))
     wait_healthy(topology, {str(identity): processes[str(identity)]}, run=run, only=identity)
 
@@ -291,7 +296,7 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
        model: str | None = None, test_mode: bool = False, faults: dict[int, str] | None = None,
        threshold: int | None = None, split: str = "even", insecure: bool = False,
        startup_timeout: float = STARTUP_TIMEOUT_S, parties_per_process: int = 1,
-       aux_fraction: float | None = None) -> Topology:
+       aux_fraction: float | None = None, budget: Budget | None = None) -> Topology:
     run = RunDirectory(Path(run_dir))
     if run.processes.exists() and any(_running(pid) for pid in json.loads(run.processes.read_text()).values()):
         raise StartupError(f"{run.path} already has running processes; run `mpdp down --run-dir {run.path}` first")
@@ -299,7 +304,7 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
     hosts = party_hosts(parties, parties_per_process)
     topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties, hosts), seed, model, threshold,
                        split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction)
-    processes = start_processes(run, topology, test_mode, faults)
+    processes = start_processes(run, topology, test_mode, faults, budget)
     try:
         wait_healthy(topology, processes, timeout=startup_timeout, run=run)
     except BaseException:

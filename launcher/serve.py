@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 from cryptocore import keyfiles
+from privacy.ledger import Budget
 from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, PeerChannels
 from wire.faults import ClientFaultInterceptor, Fault, ServerFaultInterceptor
 from wire.host import RoleHost
@@ -17,9 +18,10 @@ from wire.traffic import TrafficLog
 log = logging.getLogger(__name__)
 
 
-def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault: str | None):
+def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault: str | None, budget: Budget | None):
     from learning import datasets, models
     from party.resources import PartyResources
+    from privacy.ledger import Ledger
 
     entry = topology.entry(me)
     key_share = keyfiles.load_key_share(entry.key_share) if entry.key_share else None
@@ -27,20 +29,22 @@ def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault:
         raise ValueError(f"key share file {entry.key_share} does not belong to {me} under this public key")
     if entry.data is None:
         raise ValueError(f"{me} has no data file in the topology")
+    ledger = Ledger(entry.data, budget)
+    ledger.check_writable()  # a party that cannot record what it spends does not serve
     features, labels, classes = datasets.load_part(entry.data)
     model = models.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
     log.info("%s trained %s on %d rows", me, entry.model or models.DEFAULT_TEACHER_MODEL, len(labels))
-    return PartyResources(me.id, public_key, key_share, model, features, labels, test_mode, fault)
+    return PartyResources(me.id, public_key, key_share, model, features, labels, test_mode, fault, ledger)
 
 
-def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None):
+def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None, budget: Budget | None):
     """The registry of a party host: every logical party its principal covers, each with its own resources."""
     from party.registry import protocols
     from sessions.identity import party
 
     public_key = keyfiles.load_public_key(topology.public_key)
     hosted = topology.principal_of(party(number)).identities
-    own = {me: _party_resources(topology, me, public_key, test_mode, fault) for me in hosted}
+    own = {me: _party_resources(topology, me, public_key, test_mode, fault, budget) for me in hosted}
     return protocols(own.__getitem__), public_key.key_id.hex()
 
 
@@ -73,7 +77,7 @@ def _curator_protocols(topology: Topology, test_mode: bool):
 
 
 def run(role: str, topology_path, number: int = 0, test_mode: bool = False, fault: str | None = None,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, insecure: bool = False) -> None:
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, insecure: bool = False, budget: Budget | None = None) -> None:
     from sessions.identity import Identity
 
     topology = Topology.load(topology_path)
@@ -90,9 +94,11 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
     client_faults = (ClientFaultInterceptor(generic),) if generic and generic.kind in ("drop", "delay") else ()
     if role not in ("party", "aggregator", "curator"):
         raise ValueError(f"unknown role {role!r}")
+    if budget is not None and role != "party":
+        raise ValueError("--budget is a party's: only parties spend privacy on their data")
     me = Identity(role, number if role == "party" else 0)
     if role == "party":
-        protocols, key_id_hex = _party_protocols(topology, number, test_mode, None if generic else fault)
+        protocols, key_id_hex = _party_protocols(topology, number, test_mode, None if generic else fault, budget)
     elif role == "aggregator":
         protocols, key_id_hex = _aggregator_protocols(topology)
     else:

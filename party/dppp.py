@@ -138,6 +138,8 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         if not 0 < body.deadline_seconds <= MAX_DEADLINE_S:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()  # each party derives N_i itself (cached per parameter set, bounded)
-        return TeacherSide(session_id, own, parameters, features, body.deadline_seconds)
+        side = TeacherSide(session_id, own, parameters, features, body.deadline_seconds)
+        own.spend(session_id, "dppp", parameters.guarantee())  # before the votes leave
+        return side
 
     return RoleProtocol("dppp", dppp_pb2.DpppMessage, frozenset({"queries"}), open_side)

@@ -17,7 +17,7 @@ import numpy as np
 
 from cryptocore import ciphertext as ct
 from cryptocore.key_checks import check_key_id
-from du import encoding
+from du import accounting, encoding
 from du.local import local_update, noise_source
 from du.objectives import augment
 from du.parameters import MAX_RUN_STEPS, DuParameters
@@ -161,6 +161,8 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
             raise invalid("a noise seed is for test mode only")
         if parameters.secure_aggregation:
             encoding.layout(parameters, own.public_key.n)  # the slot widths must fit
-        return TrainerSide(session_id, own, parameters, body.round_deadline_seconds, body.noise_seed)
+        side = TrainerSide(session_id, own, parameters, body.round_deadline_seconds, body.noise_seed)
+        own.spend(session_id, "du", accounting.guarantee(parameters))  # before the first upload
+        return side
 
     return RoleProtocol("du", du_pb2.DuMessage, frozenset({"model"}), open_side)

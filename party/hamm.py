@@ -131,6 +131,8 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()  # each party derives N_i itself (cached per parameter set, bounded)
         parameters.layout(own.public_key.n)  # the slot widths must fit
-        return VoterSide(session_id, own, parameters, features, body.deadline_seconds)
+        side = VoterSide(session_id, own, parameters, features, body.deadline_seconds)
+        own.spend(session_id, "hamm", parameters.guarantee())  # before the votes leave
+        return side
 
     return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"queries"}), open_side)

@@ -396,9 +396,11 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         parameters = PathakParameters.from_proto(body)
         own = resources(me)
         try:
-            return PathakPartySession(session_id, me.id, parameters, own.features, own.labels,
+            side = PathakPartySession(session_id, me.id, parameters, own.features, own.labels,
                                       own.public_key.n.bit_length(), own.test_mode)
         except ValueError as error:  # e.g. a multi-class data set, or an inexact local minimiser
             raise invalid(str(error)) from None
+        own.spend(session_id, "pathak", parameters.noise.guarantee())  # before anything derived from the data
+        return side
 
     return RoleProtocol("pathak", pathak_pb2.PathakMessage, frozenset({"open"}), open_side)

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import logging
+import os
+import signal
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from cryptocore.threshold import KeyShare, ThresholdPublicKey
+from privacy.composition import Guarantee
+from privacy.ledger import BudgetExceeded, Ledger, LedgerError, describe
+from sessions.errors import exhausted, precondition
 
-FAULTS = ("tamper-partial-decryption",)  # protocol-level faults; transport faults are wire/faults.py's
+log = logging.getLogger(__name__)
+
+FAULTS = ("tamper-partial-decryption", "crash-after-spend")  # protocol-level faults; transport faults are wire/faults.py's
 
 
 @dataclass
@@ -23,9 +31,26 @@ class PartyResources:
     labels: np.ndarray = field(repr=False)
     test_mode: bool = False
     fault: str | None = None  # test mode only
+    ledger: Ledger | None = None  # what this party has spent on its data set (None: in-process twins)
 
     def __post_init__(self):
         if self.fault and not self.test_mode:
             raise ValueError("fault injection needs test mode")
         if self.fault and self.fault not in FAULTS:
             raise ValueError(f"unknown fault {self.fault!r}")
+
+    def spend(self, session_id: str, protocol: str, guarantee: Guarantee) -> None:
+        """Before anything derived from the data leaves: record the session's guarantee in the ledger, or refuse
+        the session (RESOURCE_EXHAUSTED) if it would take the party over its budget."""
+        if self.ledger is None:
+            return
+        try:
+            total = self.ledger.spend(session_id, protocol, guarantee)
+        except BudgetExceeded as error:
+            raise exhausted(f"party {self.id}: {error}") from None
+        except (LedgerError, OSError) as error:
+            raise precondition(f"party {self.id} cannot record its privacy spending: {error}") from None
+        log.info("party %d spent %s on %s (%s)%s", self.id, describe(guarantee), protocol, guarantee.mechanism,
+                 "" if total is None else f"; total {describe(total)} of {self.ledger.budget}")
+        if self.fault == "crash-after-spend":  # test mode: the crash between "spent" and "released"
+            os.kill(os.getpid(), signal.SIGKILL)

@@ -22,6 +22,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from privacy.composition import Guarantee
 from privacy.discrete import discrete_gaussian, discrete_laplace
 
 MECHANISMS = ("laplace-paper", "l2-laplace", "gaussian")
@@ -196,6 +197,18 @@ class OutputPerturbation:
         if self.mechanism == "l2-laplace":
             return one_model / sum_scale
         return analytic_gaussian_epsilon(one_model, sum_scale, self.delta)
+
+    def guarantee(self) -> Guarantee:
+        """What every party spends on its data in one release (its ledger's entry): the ε really delivered
+        (effective, at n_min), not the nominal one."""
+        delta = (self.delta if self.mechanism == "gaussian" else 0.0) + self.clamp_delta
+        epsilon = self.effective_epsilon()
+        if self.mechanism == "gaussian":
+            multiplier = self.parties * self.scale(self.n_min) / self.model_sensitivity(self.n_min)
+            return Guarantee(epsilon, delta, f"pathak {self.mechanism} ({self.calibration} calibration)",
+                             {"kind": "gaussian", "noise_multiplier": multiplier}, extra_delta=self.clamp_delta)
+        return Guarantee(epsilon, delta, f"pathak {self.mechanism} ({self.calibration} calibration)",
+                         {"kind": "pure", "epsilon": epsilon, "count": 1}, extra_delta=self.clamp_delta)
 
     def report(self, smallest_records: int | None = None) -> dict:
         """What the release guarantees; `smallest_records` (n_(1)) only for an evaluator's report."""

@@ -66,13 +66,18 @@ def _shift_pld(mu: float):
         log_mass_truncation_bound=LOG_MASS_TRUNCATION)
 
 
+def shifts_pld(mu: float, shifts: int):
+    """PLD of `shifts` unit shifts of Sk(μ), composed."""
+    return _shift_pld(mu).self_compose(shifts)
+
+
 def delta_for(mu: float, epsilon: float, shifts: int) -> float:
     """δ(ε) of `shifts` unit shifts of Sk(μ), composed (PLD)."""
-    return float(_shift_pld(mu).self_compose(shifts).get_delta_for_epsilon(epsilon))
+    return float(shifts_pld(mu, shifts).get_delta_for_epsilon(epsilon))
 
 
 def epsilon_for(mu: float, delta: float, shifts: int) -> float:
-    return float(_shift_pld(mu).self_compose(shifts).get_epsilon_for_delta(delta))
+    return float(shifts_pld(mu, shifts).get_epsilon_for_delta(delta))
 
 
 def rdp_epsilon(mu: float, delta: float, shifts: int) -> float:

@@ -25,10 +25,10 @@ envelope = client.to_role  # raw envelopes, from the client or (to test refusals
 
 @contextmanager
 def deployment(tmp_path: Path, parties: int, faults: dict[int, str] | None = None, dataset: str = "breast-cancer",
-               parties_per_process: int = 1):
+               parties_per_process: int = 1, budget=None):
     run_dir = tmp_path / f"run-{parties}"
     topology = processes.up(run_dir, parties, TEST_BITS, datasets.load(dataset), seed=7, model="logistic",
-                            test_mode=True, faults=faults, parties_per_process=parties_per_process)
+                            test_mode=True, faults=faults, parties_per_process=parties_per_process, budget=budget)
     try:
         yield Deployment(run_dir, topology)
     finally:
