@@ -50,8 +50,18 @@ class PathakCuratorSession(PathakParticipant):
         return super().receive(sender, kind, body)
 
     def steps(self) -> list:
+        if self.parameters.distributed:
+            return [self._step_share_nothing]
         return [self._step_send_key, self._step_blind_and_permute, self._step_start_tournament,
                 self._step_next_round, self._step_indicator, self._step_unmask]
+
+    def _step_share_nothing(self, out) -> bool:
+        """Distributed noise: Charlie holds no noise, so it shares a zero vector in Stage 3 (the published shares
+        keep their form: K + 1 uniform shares of K·ŵˢ)."""
+        if not self._once("zero_vector"):
+            return False
+        self.own_vector = [0] * self.parameters.dimension
+        return True
 
     # ------------------------------------------------------------------ handlers
     def _on_party_public_key(self, sender, body) -> None:

@@ -40,6 +40,18 @@ async def _abort_everywhere(peers: PeerChannels, participants, session_id: str) 
         timeout=5) for p in participants), return_exceptions=True)
 
 
+def _what_is_hidden(parameters: PathakParameters) -> dict:
+    if parameters.distributed:
+        return {"hides": "from Charlie and the other parties: every ŵ_j and every party's noise share; no one knows η",
+                "does_not_hide": ["Stage 1 is skipped: with every party adding a share, no minimum is needed",
+                                  "the noise is calibrated to the public n_min, so it says nothing about n_(1)"]}
+    not_hidden = ["the selected party drew η itself and may recognise its selection"]
+    if parameters.calibrate_to == "n_1":
+        not_hidden.append("ŵˢ reveals n_(1) approximately through the noise's magnitude")
+    return {"hides": "from Charlie and the other parties: every n_j, which party is smallest, every ŵ_j and η",
+            "does_not_hide": not_hidden}
+
+
 async def run_pathak_session(topology: Topology, client_data: dict, parameters: PathakParameters,
                              session_id: str | None = None) -> dict:
     session_id = session_id or secrets.token_hex(8)
@@ -88,10 +100,8 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
             "norm": float(np.linalg.norm(w)),
             "test_accuracy": accuracy,
         },
-        "privacy": parameters.noise.report(),
-        "hides": "from Charlie and the other parties: every n_j, which party is smallest, every ŵ_j and η",
-        "does_not_hide": ["the selected party drew η itself and may recognise its selection",
-                          "ŵˢ reveals n_(1) approximately through the noise's magnitude"],
+        "privacy": parameters.privacy_report(),
+        **_what_is_hidden(parameters),
         "timing": {"open": opened - started, "protocol": finished - opened, "total": finished - started},
         # What only the operator can assemble (every role's logs, the launcher's split): it names π1 and the
         # party sizes, so it is kept apart from what the protocol publishes and from what any role learns.

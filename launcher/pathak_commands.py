@@ -24,6 +24,13 @@ def session_options() -> list[Option]:
         Option("mechanism", {"choices": MECHANISMS, "default": "l2-laplace"}),
         Option("calibration", {"choices": CALIBRATIONS, "default": "tight"}),
         Option("n-min", {"type": int, "default": 1, "help": "public lower bound on n_j for the clamp bound"}),
+        Option("noise-source", {"choices": ["selected", "distributed"], "default": "selected",
+                                "help": "selected: the smallest party's noise (the paper); distributed: every party "
+                                        "adds a discrete Gaussian share, no one knows the noise, Stage 1 skipped "
+                                        "(needs --mechanism gaussian; calibrated to --n-min)"}),
+        Option("calibrate-to", {"choices": ["n_1", "n_min"], "default": None,
+                                "help": "the n the noise is calibrated to: the secret smallest n_j (n_1, the paper) "
+                                        "or the public --n-min (default: n_min with distributed noise, else n_1)"}),
         Option("deadline", {"type": float, "default": 300.0, "help": "session deadline, seconds"}),
     ]
 
@@ -34,7 +41,8 @@ def parameters(args: argparse.Namespace, parties: int, dimension: int):
     return PathakParameters(
         epsilon=args.epsilon, delta=args.delta, regularization=args.regularization, mechanism=args.mechanism,
         calibration=args.calibration, parties=parties, dimension=dimension, n_min=args.n_min,
-        deadline_seconds=args.deadline,
+        deadline_seconds=args.deadline, noise_source=args.noise_source,
+        calibrate_to=args.calibrate_to or ("n_min" if args.noise_source == "distributed" else "n_1"),
     )
 
 
@@ -54,6 +62,8 @@ def summary(report: Report) -> str:
         f"  privacy: {privacy['mechanism']} / {privacy['calibration']} calibration, ε = {privacy['epsilon']}"
         + (f" (really gives ε = {privacy['epsilon_effective']:.3g})" if "epsilon_effective" in privacy else "")
         + f", δ = {privacy['delta']:.2g}; unit: {privacy['unit']}",
+        f"  noise: {privacy['noise_source']}; calibrated to {privacy['calibrated_to']}"
+        + (f"; {privacy['stage1']}" if "stage1" in privacy else ""),
         f"  ŵˢ: norm {r['norm']:.4f}, test accuracy {r['test_accuracy']:.1%}",
         f"  secure comparisons of ℓ = {p['comparison_bits']} bits; noise slots of {p['noise_value_bits']} bits",
         "  timing: " + ", ".join(f"{k} {v:.2f} s" for k, v in report["timing"].items() if isinstance(v, float)),

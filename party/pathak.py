@@ -61,8 +61,9 @@ class PathakPartySession(PathakParticipant):
         self.key_bits = key_bits
         self.records = len(labels)
         self.model = train(features, labels, parameters.regularization, parameters.gradient_tolerance)  # step 3.1
-        # Stage 2 step 3: ζ_j, the noise of the *sum*, on the integer grid at the sum's scale.
-        self.noise = parameters.noise.sample(self.records, noise_source(parameters.noise_seed, me))
+        # Stage 2 step 3: ζ_j, the noise of the *sum*, on the integer grid at the sum's scale (distributed: this
+        # party's share of it).
+        self.noise = parameters.draw_noise(self.records, noise_source(parameters.noise_seed, me))
         self.drawn = TestRecord(self.model, self.noise, self.records) if test_mode else None
         n_prime = parameters.tie_broken(me, self.records)
         self.a = secrets.randbelow(2**parameters.share_bits)  # Stage 1 step 1
@@ -250,9 +251,20 @@ class PathakPartySession(PathakParticipant):
 
     # ------------------------------------------------------------------ steps
     def steps(self) -> list:
+        if self.parameters.distributed:
+            return [self._step_add_own_share]
         return [self._step_commit, self._step_reveal, self._step_route, self._step_accept_route, self._step_release,
                 self._step_stage1, self._step_masked_value, self._step_ready, self._step_compare_replies,
                 self._step_indicator, self._step_select_noise, self._step_mask_noise]
+
+    def _step_add_own_share(self, out) -> bool:
+        """Distributed noise (pathak.md "Beyond the paper"): Stages 1 and 2 are skipped; each party adds its own
+        share to its encoded model before Stage 3's additive sharing, so no one ever holds the noise."""
+        if not self._once("own_share"):
+            return False
+        self.own_vector = [w + z for w, z in zip(encode_model(self.model, self.parameters.fractional_bits), self.noise)]
+        self._mark("stage1_skipped")
+        return True
 
     def _step_commit(self, out) -> bool:
         if not self._once("commit"):
@@ -400,7 +412,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
                                       own.public_key.n.bit_length(), own.test_mode)
         except ValueError as error:  # e.g. a multi-class data set, or an inexact local minimiser
             raise invalid(str(error)) from None
-        own.spend(session_id, "pathak", parameters.noise.guarantee())  # before anything derived from the data
+        own.spend(session_id, "pathak", parameters.guarantee())  # before anything derived from the data
         return side
 
     return RoleProtocol("pathak", pathak_pb2.PathakMessage, frozenset({"open"}), open_side)

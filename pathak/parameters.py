@@ -8,6 +8,8 @@ from functools import cached_property
 
 from cryptocore.packing import SlotLayout
 from mpdp_proto.v1 import pathak_pb2
+from privacy.composition import Guarantee
+from privacy.distributed_gaussian import DistributedGaussian
 from privacy.mechanisms import (
     CALIBRATIONS,
     MAX_EPSILON,
@@ -21,6 +23,8 @@ from sessions.errors import invalid
 MAX_RECORDS_BITS = 32  # n_j < 2^32
 RING_BITS = 128  # R: additive shares live in Z_{2^R}
 MAX_PARTIES = 1024
+NOISE_SOURCES = ("selected", "distributed")  # pathak.md "Beyond the paper"
+CALIBRATION_TARGETS = ("n_1", "n_min")
 
 
 @dataclass(frozen=True)
@@ -38,8 +42,16 @@ class PathakParameters:
     n_min: int = 1
     noise_seed: int = 0
     deadline_seconds: float = 300.0
+    noise_source: str = "selected"
+    calibrate_to: str = "n_1"
 
     def __post_init__(self):
+        if self.noise_source not in NOISE_SOURCES or self.calibrate_to not in CALIBRATION_TARGETS:
+            raise invalid(f"the noise source must be one of {NOISE_SOURCES}, the calibration target one of "
+                          f"{CALIBRATION_TARGETS}")
+        if self.distributed and (self.mechanism != "gaussian" or self.calibrate_to != "n_min"):
+            raise invalid("distributed noise is discrete Gaussian shares calibrated to the public n_min: it needs "
+                          "--mechanism gaussian and --calibrate-to n_min (the parties must not learn n_(1))")
         if self.mechanism not in MECHANISMS or self.calibration not in CALIBRATIONS:
             raise invalid(f"mechanism must be one of {MECHANISMS}, calibration one of {CALIBRATIONS}")
         if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON):
@@ -59,13 +71,19 @@ class PathakParameters:
         if not 1 <= self.n_min < 2**MAX_RECORDS_BITS or not 0 < self.deadline_seconds <= 86_400:
             raise invalid(f"n_min in [1, 2^{MAX_RECORDS_BITS}) and a deadline in (0, 1 day] are required")
         # Z_{2^R} must hold Σ_j round(2^F·ŵ_j) + ζ with room for the sign (|ŵ_i| ≤ ‖ŵ‖ ≤ 1/λ).
-        largest = self.parties * (1 / self.regularization) * 2**self.fractional_bits + self.noise.clamp_bound_grid
+        noise_bound = (self.parties * self.distributed_noise.clamp_bound if self.distributed_noise is not None
+                       else self.noise.clamp_bound_grid)
+        largest = self.parties * (1 / self.regularization) * 2**self.fractional_bits + noise_bound
         if largest >= 2 ** (RING_BITS - 2):
             raise invalid("K·2^F/λ + B_ζ does not fit the share ring Z_{2^128}")
 
     @classmethod
     def from_proto(cls, message: pathak_pb2.PathakParameters) -> "PathakParameters":
-        return cls(**{f.name: getattr(message, f.name) for f in fields(cls)})
+        values = {f.name: getattr(message, f.name) for f in fields(cls)}
+        # Unset strings (an older client) mean the paper's protocol.
+        values["noise_source"] = values["noise_source"] or "selected"
+        values["calibrate_to"] = values["calibrate_to"] or "n_1"
+        return cls(**values)
 
     def to_proto(self) -> pathak_pb2.PathakParameters:
         return pathak_pb2.PathakParameters(**{f.name: getattr(self, f.name) for f in fields(self)})
@@ -75,6 +93,65 @@ class PathakParameters:
         return OutputPerturbation(self.mechanism, self.calibration, self.epsilon, self.delta, self.regularization,
                                   self.parties, self.dimension, self.fractional_bits, self.mask_bits,
                                   self.gradient_tolerance, self.n_min)
+
+    @property
+    def distributed(self) -> bool:
+        return self.noise_source == "distributed"
+
+    @cached_property
+    def distributed_noise(self) -> DistributedGaussian | None:
+        """Every party's share of the sum's noise, calibrated to the sum's sensitivity at the public n_min."""
+        if not self.distributed:
+            return None
+        sensitivity = self.noise.sensitivity(self.n_min) * self.parties * 2**self.fractional_bits
+        try:
+            return DistributedGaussian(self.epsilon, self.delta, sensitivity, self.dimension, self.parties,
+                                       self.mask_bits)
+        except ValueError as error:
+            raise invalid(str(error)) from None
+
+    def noise_records(self, records: int) -> int:
+        """The n the selected party's noise is calibrated to: its own n_j (= n_(1) when it is selected), or the
+        public n_min (`--calibrate-to n_min`: the release then says nothing about n_(1))."""
+        return self.n_min if self.calibrate_to == "n_min" else records
+
+    def draw_noise(self, records: int, source) -> list[int]:
+        """This party's noise for the sum (grid units): the share it adds (distributed), or ζ_j (selected)."""
+        if self.distributed_noise is not None:
+            return self.distributed_noise.sample(source)
+        return self.noise.sample(self.noise_records(records), source)
+
+    def guarantee(self) -> Guarantee:
+        """What every party spends on its data in one session (its ledger's entry)."""
+        distributed = self.distributed_noise
+        if distributed is None:
+            return self.noise.guarantee()
+        sum_sensitivity = self.noise.model_sensitivity(self.n_min) * 2**self.fractional_bits
+        return Guarantee(distributed.epsilon_for(sum_sensitivity), self.delta + distributed.clamp_delta,
+                         f"pathak distributed discrete Gaussian ({self.calibration} calibration)")
+
+    def privacy_report(self) -> dict:
+        report = self.noise.report()
+        report["calibrated_to"] = ("the public n_min" if self.calibrate_to == "n_min"
+                                   else "the secret n_(1) (the selected party's own n_j)")
+        distributed = self.distributed_noise
+        if distributed is None:
+            report["noise_source"] = "selected: the smallest party's noise (the paper)"
+            return report
+        charged = self.guarantee()
+        report.update(distributed.report())
+        report.update({
+            "mechanism": "distributed-gaussian",
+            "epsilon_effective": charged.epsilon,
+            "delta": charged.delta,
+            "clamp_delta": distributed.clamp_delta,
+            "noise_scale_at_n_min": math.sqrt(float(distributed.share_variance) * distributed.counted)
+            / (self.parties * 2**self.fractional_bits),
+            "stage1": "skipped: no party's noise is selected, so the minimum is not needed",
+        })
+        for stale in ("clamp_bound", "noise_scale_formula", "note"):
+            report.pop(stale, None)
+        return report
 
     @property
     def kappa(self) -> int:

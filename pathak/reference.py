@@ -23,5 +23,11 @@ def perturbed_average(models: list[np.ndarray], noises: list[list[int]], records
     return np.array(combined, dtype=float) / scale / k
 
 
+def distributed_average(models: list[np.ndarray], shares: list[list[int]], fractional_bits: int) -> np.ndarray:
+    """ŵˢ with distributed noise: every party's share (grid units) is in the sum."""
+    total = [sum(column) for column in zip(*(encode_model(w, fractional_bits) for w in models), *shares)]
+    return np.array(total, dtype=float) / 2**fractional_bits / len(models)
+
+
 def encode_model(w: np.ndarray, fractional_bits: int) -> list[int]:
     return [round(float(x) * 2**fractional_bits) for x in w]

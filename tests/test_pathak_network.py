@@ -69,6 +69,41 @@ def test_networked_result_equals_the_reference_and_the_closed_form(pool, parties
     assert report["privacy"]["mechanism"] == "gaussian" and report["parameters"]["comparison_bits"] == 33 + (parties - 1).bit_length()
 
 
+def closed_form_distributed(k: int) -> Counter:
+    """Distributed noise: no Stage 1 or 2, only the additive sharing (pathak.md "Beyond the paper")."""
+    pp, pc, cp = ("party", "party"), ("party", "curator"), ("curator", "party")
+    return Counter({
+        ("client", "party", "Step/pathak/open"): k, ("client", "party", "Step/pathak/start"): k,
+        ("client", "curator", "Step/pathak/open"): 1, ("client", "curator", "Step/pathak/start"): 1,
+        ("client", "party", "AwaitResult"): k, ("client", "curator", "AwaitResult"): 1,
+        (*pp, "Step/pathak/share"): k * (k - 1), (*pc, "Step/pathak/share"): k, (*cp, "Step/pathak/share"): k,
+    })
+
+
+def test_distributed_noise_over_the_wire_equals_the_reference_and_its_closed_form(pool):
+    """`--noise-source distributed`: the networked release is the average plus every party's seeded share, with
+    only the additive sharing on the wire; the report says Stage 1 was skipped and what ε the release gives."""
+    from pathak.reference import distributed_average
+
+    d = pool.get(3, None, "10")
+    sizes = [int(s) for s in d.client_data["party_sizes"]]
+    options = dict(noise_seed=SEED, mechanism="gaussian", noise_source="distributed", calibrate_to="n_min",
+                   n_min=min(sizes))
+    report = d.run_pathak(**options)
+    parameters = d.pathak_parameters(**options)
+    models, shares = [], []
+    for entry in d.topology.parties:
+        features, labels, _ = datasets.load_part(entry.data)
+        models.append(train(features, labels, parameters.regularization, parameters.gradient_tolerance))
+        shares.append(parameters.distributed_noise.sample(noise_source(SEED, entry.identity.id)))
+    expected = distributed_average(models, shares, parameters.fractional_bits)
+    assert np.max(np.abs(np.array(report["result"]["w"]) - expected)) <= 2**-20
+    assert observed(report) == closed_form_distributed(3)
+    privacy = report["privacy"]
+    assert privacy["mechanism"] == "distributed-gaussian" and "skipped" in privacy["stage1"]
+    assert privacy["epsilon_effective"] <= parameters.epsilon * (1 + 1e-9)
+
+
 def test_a_participant_killed_mid_session_aborts_everywhere_then_a_new_session_succeeds(tmp_path):
     with deployment(tmp_path, 3, faults={3: "kill-on:Step/pathak/masked_share"}) as d:
         with pytest.raises(grpc.aio.AioRpcError) as raised:

@@ -257,3 +257,69 @@ def test_the_leader_checks_a_round_before_any_work(parts, keypair):
             leader.receive(CURATOR, "compare_request", bad)
         assert refused.value.kind is Kind.INVALID_ARGUMENT
     assert not leader.compared and not leader._pending_replies
+
+
+def test_distributed_noise_skips_stage_1_and_every_share_is_in_the_release(parts, keypair):
+    """`--noise-source distributed`: no keys, no tournament; the release is the average plus every party's share
+    (the in-process reference), and Charlie only ever receives additive shares."""
+    from pathak.reference import distributed_average
+
+    parameters = _parameters(mechanism="gaussian", noise_source="distributed", calibrate_to="n_min", n_min=40)
+    parties, curator = run(parameters, parts, keypair, random.Random(9))
+    assert curator.state.name == "DONE" and all(p.state.name == "DONE" for p in parties.values())
+    w = reconstruct([*parties.values(), curator], parameters)
+    expected = distributed_average([p.model for p in parties.values()], [p.noise for p in parties.values()], 32)
+    assert np.array_equal(w, expected)
+    assert {kind for _, _, kind in curator.log} == {"open", "start", "share"}
+    assert all(p.xi is None and p.pi1 is None for p in parties.values())
+    assert len({tuple(p.noise) for p in parties.values()}) == len(SIZES)  # independent shares
+
+
+def test_one_party_removing_its_own_share_still_leaves_the_calibrated_noise():
+    """The attack the selected-noise protocol allows (pathak.md): the party whose noise was selected subtracts
+    it and holds the un-noised average. With distributed shares, a party that subtracts its own share still faces
+    K − 1 shares, whose sum has at least the variance the accounting counts; the guarantee holds for it."""
+    parameters = _parameters(mechanism="gaussian", noise_source="distributed", calibrate_to="n_min", n_min=40,
+                             dimension=30)
+    noise = parameters.distributed_noise
+    rng = random.Random(4)
+    shares = np.array([[noise.sample(rng) for _ in range(len(SIZES))] for _ in range(40)])  # runs × K × d
+    residual = shares.sum(axis=1) - shares[:, 0, :]  # what party 1 cannot remove
+    counted_std = math.sqrt(float(noise.share_variance) * (len(SIZES) - 1))
+    assert residual.std() == pytest.approx(counted_std, rel=0.05)
+    # The counted shares alone give (ε, δ) for the sum's sensitivity, and the ledger charges that.
+    sensitivity = parameters.noise.sensitivity(40) * parameters.parties * 2**32
+    assert noise.epsilon_for(sensitivity) <= parameters.epsilon * (1 + 1e-9)
+    assert parameters.guarantee().epsilon <= parameters.epsilon * (1 + 1e-9)
+    # Selected noise, by contrast: the smallest party knows all of η.
+    selected = _parameters(mechanism="gaussian")
+    assert selected.distributed_noise is None
+
+
+def test_distributed_noise_is_calibrated_like_a_gaussian_of_k_minus_1_shares():
+    """Independently: the K − 1 counted shares' total σ is within 15 % above the analytic Gaussian σ for the same
+    (ε, δ) (zCDP's conversion is looser), never below it."""
+    from privacy.mechanisms import analytic_gaussian_sigma
+
+    parameters = _parameters(mechanism="gaussian", noise_source="distributed", calibrate_to="n_min", n_min=40)
+    noise = parameters.distributed_noise
+    total = math.sqrt(float(noise.share_variance) * noise.counted)
+    analytic = analytic_gaussian_sigma(noise.sensitivity, parameters.epsilon, parameters.delta)
+    assert analytic <= total <= 1.15 * analytic
+
+
+def test_distributed_noise_needs_gaussian_shares_at_n_min():
+    with pytest.raises(ProtocolError, match="mechanism gaussian"):
+        _parameters(mechanism="l2-laplace", noise_source="distributed", calibrate_to="n_min")
+    with pytest.raises(ProtocolError, match="n_min"):
+        _parameters(mechanism="gaussian", noise_source="distributed", calibrate_to="n_1")
+
+
+def test_calibrate_to_n_min_uses_the_public_bound_not_the_party_size():
+    """`--calibrate-to n_min`: the selected party's noise scale is the one at n_min whatever its n_j, so the
+    release's noise magnitude says nothing about n_(1)."""
+    parameters = _parameters(calibrate_to="n_min", n_min=20)
+    assert parameters.noise_records(70) == parameters.noise_records(40) == 20
+    assert _parameters().noise_records(70) == 70
+    draws = [parameters.draw_noise(records, random.Random(3)) for records in (40, 90)]
+    assert draws[0] == draws[1]

@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class PathakParameters(_message.Message):
-    __slots__ = ("epsilon", "delta", "regularization", "mechanism", "calibration", "parties", "dimension", "fractional_bits", "mask_bits", "gradient_tolerance", "n_min", "noise_seed", "deadline_seconds")
+    __slots__ = ("epsilon", "delta", "regularization", "mechanism", "calibration", "parties", "dimension", "fractional_bits", "mask_bits", "gradient_tolerance", "n_min", "noise_seed", "deadline_seconds", "noise_source", "calibrate_to")
     EPSILON_FIELD_NUMBER: _ClassVar[int]
     DELTA_FIELD_NUMBER: _ClassVar[int]
     REGULARIZATION_FIELD_NUMBER: _ClassVar[int]
@@ -23,6 +23,8 @@ class PathakParameters(_message.Message):
     N_MIN_FIELD_NUMBER: _ClassVar[int]
     NOISE_SEED_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    NOISE_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    CALIBRATE_TO_FIELD_NUMBER: _ClassVar[int]
     epsilon: float
     delta: float
     regularization: float
@@ -36,7 +38,9 @@ class PathakParameters(_message.Message):
     n_min: int
     noise_seed: int
     deadline_seconds: float
-    def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., mechanism: _Optional[str] = ..., calibration: _Optional[str] = ..., parties: _Optional[int] = ..., dimension: _Optional[int] = ..., fractional_bits: _Optional[int] = ..., mask_bits: _Optional[int] = ..., gradient_tolerance: _Optional[float] = ..., n_min: _Optional[int] = ..., noise_seed: _Optional[int] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
+    noise_source: str
+    calibrate_to: str
+    def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., mechanism: _Optional[str] = ..., calibration: _Optional[str] = ..., parties: _Optional[int] = ..., dimension: _Optional[int] = ..., fractional_bits: _Optional[int] = ..., mask_bits: _Optional[int] = ..., gradient_tolerance: _Optional[float] = ..., n_min: _Optional[int] = ..., noise_seed: _Optional[int] = ..., deadline_seconds: _Optional[float] = ..., noise_source: _Optional[str] = ..., calibrate_to: _Optional[str] = ...) -> None: ...
 
 class PaillierPublicKeyMessage(_message.Message):
     __slots__ = ("n", "hs")
