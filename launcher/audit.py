@@ -1,4 +1,4 @@
-"""`mpdp audit dppp|hamm`: the protocols' releases run many times on two neighbouring data sets with the real
+"""`mpdp audit dppp|hamm` (Pathak and Du: launcher/audit_models.py): the protocols' releases run many times on two neighbouring data sets with the real
 noise samplers (the in-process reference computation: the networked release equals it exactly, as the
 integration tests check), a distinguishing attack on them, and the Clopper–Pearson 95 % lower bound on ε
 beside the claimed ε (privacy/audit.py). A lower bound above the claim fails the command.
@@ -120,16 +120,29 @@ def _report(protocol: str, shares: Shares, epsilon: float, delta: float, trials:
 AUDITS: dict[str, Callable[..., dict]] = {"dppp": audit_dppp, "hamm": audit_hamm}
 
 
-def run(protocol: str, noise: str, epsilon: float, delta: float, trials: int, broken: str | None) -> dict:
-    if protocol not in AUDITS:
-        raise ValueError(f"audits exist for {', '.join(AUDITS)}; Pathak and Du are not audited yet")
+PROTOCOLS = ("dppp", "hamm", "pathak", "du")
+DEFAULT_NOISE = {"dppp": "binomial", "hamm": "binomial", "pathak": "laplace-paper", "du": "functional"}
+
+
+def run(protocol: str, noise: str | None, epsilon: float, delta: float, trials: int, broken: str | None) -> dict:
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"audits exist for {', '.join(PROTOCOLS)}")
     if trials < 100:
         raise ValueError("--trials must be at least 100")
     if broken is not None and broken not in BROKEN:
         raise ValueError(f"--broken must be one of {', '.join(BROKEN)}")
+    noise = noise or DEFAULT_NOISE[protocol]
     started = time.perf_counter()
-    progress(f"auditing {protocol} ({noise}{', broken: ' + broken if broken else ''}): {trials} releases per data set")
-    report = AUDITS[protocol](noise, epsilon, delta, trials, broken=broken)
+    if protocol in AUDITS:
+        if noise not in ("binomial", "skellam"):
+            raise ValueError(f"{protocol}'s audit takes --noise binomial | skellam, not {noise!r}")
+        progress(f"auditing {protocol} ({noise}{', broken: ' + broken if broken else ''}): {trials} releases per "
+                 "data set")
+        report = AUDITS[protocol](noise, epsilon, delta, trials, broken=broken)
+    else:
+        from launcher import audit_models
+
+        report = audit_models.run(protocol, noise, epsilon, delta, trials, broken)
     report["seconds"] = time.perf_counter() - started
     return report
 
@@ -138,11 +151,14 @@ def summary(report: dict) -> str:
     verdict = ("EXCEEDS the claim: the mechanism is not as private as claimed" if report["exceeds_claim"]
                else "within the claim")
     broken = f", deliberately broken: {report['noise']['broken']}" if "broken" in report["noise"] else ""
+    effective = report["noise"].get("epsilon_effective", "absent")
+    delivered = ("" if effective == "absent" else "; no finite ε is proven for it" if effective is None
+                 else f"; the ε it really gives is {effective:.3g}")
     return "\n".join([
-        f"audit of {report['protocol']} ({report['noise']['mechanism']} shares{broken}), "
+        f"audit of {report['protocol']} ({report['noise']['mechanism']}{broken}), "
         f"{report['trials_per_data_set']} releases per data set",
         f"  neighbours: {report['setting']['neighbour']}",
-        f"  claimed ε = {report['claimed_epsilon']:g} (δ = {report['delta']:g}); 95 % lower bound ε ≥ "
+        f"  claimed ε = {report['claimed_epsilon']:g} (δ = {report['delta']:.3g}){delivered}; 95 % lower bound ε ≥ "
         f"{report['epsilon_lower_bound']:.3f} — {verdict}",
         f"  strongest test: {report['test']} (threshold {report['threshold']:g}; rates {report['rate_d']:.4f} on D, "
         f"{report['rate_d_prime']:.4f} on D′, on the {report['trials']} evaluation releases)",

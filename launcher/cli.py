@@ -397,8 +397,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     scale.set_defaults(handler=_bench_scale)
 
     audit = commands.add_parser("audit", help="an empirical lower bound on ε beside the claimed ε (exit 1 if above)")
-    audit.add_argument("protocol", choices=["dppp", "hamm"])
-    audit.add_argument("--noise", choices=["binomial", "skellam"], default="binomial", help="default binomial")
+    audit.add_argument("protocol", choices=["dppp", "hamm", "pathak", "du"])
+    audit.add_argument("--noise", help="the audited mechanism: binomial | skellam (DPPP, Hamm; default binomial), "
+                                       "laplace-paper | l2-laplace | gaussian | distributed (Pathak; default "
+                                       "laplace-paper), functional | objective | ofaa | ofpa (Du; default functional)")
     audit.add_argument("--epsilon", type=float, default=1.0, help="the claimed ε of the audited release (default 1)")
     audit.add_argument("--delta", type=float, default=1e-5, help="default 1e-5")
     audit.add_argument("--trials", type=int, default=20_000, help="releases per data set (default 20 000)")

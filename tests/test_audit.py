@@ -50,3 +50,30 @@ def test_the_command_fails_when_the_bound_exceeds_the_claim(tmp_path):
     assert "within the claim" in honest.stdout and json.loads(path.read_text())["claimed_epsilon"] == 1.0
     broken = run("--broken", "coarse-grid")
     assert broken.returncode == 1 and "EXCEEDS the claim" in broken.stdout and "Traceback" not in broken.stderr
+
+
+def test_pathaks_paper_calibration_is_caught_above_its_nominal_epsilon():
+    """`laplace-paper` puts i.i.d. Laplace scaled to an L2 sensitivity on each coordinate: at d = 4 (tight) it
+    really gives 2ε, and the audit's L1 likelihood-ratio test shows more than the nominal ε."""
+    report = audit.run("pathak", "laplace-paper", 1.0, 1e-5, 20_000, None)
+    assert report["noise"]["epsilon_effective"] == pytest.approx(2.0, rel=1e-3)
+    assert report["exceeds_claim"] and 1.0 < report["epsilon_lower_bound"] <= 2.0
+
+
+def test_pathaks_l2_laplace_stays_within_and_its_coarse_grid_bug_is_caught():
+    honest = audit.run("pathak", "l2-laplace", 1.0, 1e-5, 4000, None)
+    assert not honest["exceeds_claim"]
+    broken = audit.run("pathak", "l2-laplace", 1.0, 1e-5, 2000, "coarse-grid")
+    assert broken["exceeds_claim"] and broken["epsilon_lower_bound"] > 5 and "mod" in broken["test"]
+
+
+def test_du_functional_stays_within_and_ofpa_without_noise_on_alpha_is_caught():
+    """OFPA (the paper's Algorithm 2) adds no noise to the intercept α: a label flip moves α deterministically."""
+    assert not audit.run("du", "functional", 1.0, 1e-5, 1000, None)["exceeds_claim"]
+    ofpa = audit.run("du", "ofpa", 1.0, 1e-5, 1000, None)
+    assert ofpa["exceeds_claim"] and ofpa["noise"]["epsilon_effective"] is None
+
+
+def test_an_audit_names_the_mechanisms_it_takes():
+    with pytest.raises(ValueError, match="laplace-paper"):
+        audit.run("pathak", "binomial", 1.0, 1e-5, 1000, None)
