@@ -40,6 +40,7 @@ def _pathak_noise(mechanism: str, calibration: str, epsilon: float, delta: float
     perturbation = parameters.noise
     if distributed:
         shares = parameters.distributed_noise
+        assert shares is not None
 
         def draw(source: random.Random) -> list[int]:
             counted = [shares.sample(source) for _ in range(parties - 1)]  # the K − 1 the accounting counts
