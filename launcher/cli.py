@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from cryptocore.key_sizes import DEFAULT_KEY_BITS
-from launcher.options import key_bits, warn_small_key, write_json
+from launcher.options import key_bits, print_summary, show_defaults, warn_small_key, write_json
 
 DEFAULT_RUN_DIR = Path(".mpdp-run")
 
@@ -76,7 +76,7 @@ def _audit(args) -> int:
     from launcher import audit
 
     report = audit.run(args.protocol, args.noise, args.epsilon, args.delta, args.trials, args.broken)
-    print(audit.summary(report))
+    print_summary(audit.summary(report), args.json)
     write_json(args.json, report)
     return 1 if report["exceeds_claim"] else 0
 
@@ -232,7 +232,7 @@ def _budget_command(args) -> int:
     if not Path(topology).exists():
         raise SystemExit(f"mpdp: error: no topology at {topology}: pass --run-dir of a deployment or --topology")
     rows = budget.ledgers(topology)
-    print(budget.summary(rows))
+    print_summary(budget.summary(rows), args.json)
     write_json(args.json, {"parties": rows})
     return 0
 
@@ -270,7 +270,7 @@ def _resolve_run(args):
 def _run_session(protocol, args) -> dict:
     topology, client_data = _resolve_run(args)
     report = protocol.run(args, topology, client_data)
-    print(protocol.summary(report))
+    print_summary(protocol.summary(report), args.report)
     write_json(args.report, report)
     return report
 
@@ -497,7 +497,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for protocol in PROTOCOLS.values():
         session = protocols.add_parser(protocol.name, help=protocol.help)
         _add_deployment_options(session)
-        session.add_argument("--report", type=Path, help="write the JSON report here")
+        session.add_argument("--report", type=Path, help="write the JSON report here (`-`: standard output, the "
+                                                         "summary then goes to standard error)")
         for option in protocol.options() if with_protocols else ():
             option.add_to(session)
         session.set_defaults(handler=_run)
@@ -522,6 +523,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             for option in protocol.experiment.options() if with_protocols else ():
                 option.add_to(reproduce)
             reproduce.set_defaults(handler=protocol.experiment.run)
+    show_defaults(parser)
     return parser
 
 

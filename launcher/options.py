@@ -22,8 +22,46 @@ def warn_small_key(bits: int) -> None:
         print(f"warning: {bits}-bit keys are for tests and quick demos only; use {DEFAULT_KEY_BITS}.", file=sys.stderr)
 
 
+def to_stdout(path: Path | None) -> bool:
+    """`--report -` / `--json -`: the JSON goes to standard output (and the summary to standard error)."""
+    return path is not None and str(path) == "-"
+
+
+def print_summary(text: str, path: Path | None) -> None:
+    print(text, file=sys.stderr if to_stdout(path) else sys.stdout)
+
+
 def write_json(path: Path | None, report: dict) -> None:
+    if to_stdout(path):
+        json.dump(report, sys.stdout, indent=2, default=str)
+        print()
+        return
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(report, indent=2))
         print(f"report written to {path}")
+
+
+class DefaultsHelpFormatter(argparse.HelpFormatter):
+    """`--help` states every option's default, unless its help already does or there is none to state."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if (not action.option_strings or action.default in (None, False, argparse.SUPPRESS)
+                or "default" in text.lower()):
+            return text
+        return f"{text} (default: %(default)s)".lstrip()
+
+
+def show_defaults(parser: argparse.ArgumentParser) -> None:
+    """Every parser and sub-parser under `parser` states its defaults in `--help`."""
+    parser.formatter_class = DefaultsHelpFormatter
+    for action in parser._actions:
+        if action.help is None and action.option_strings:  # argparse prints nothing for an option without help
+            stated = [] if action.choices is None else ["one of %(choices)s"]
+            if action.default not in (None, False, argparse.SUPPRESS):
+                stated.append("default: %(default)s")
+            action.help = "; ".join(stated) or None
+        if isinstance(action, argparse._SubParsersAction):
+            for child in set(action.choices.values()):
+                show_defaults(child)
