@@ -1,0 +1,25 @@
+"""Small things users hit: `--help` states defaults, `-` writes JSON to standard output."""
+
+import json
+import subprocess
+import sys
+
+
+def _mpdp(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "launcher.cli", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_help_states_every_default():
+    text = " ".join(_mpdp("run", "pathak", "--help").stdout.split())
+    assert "--epsilon EPSILON default: 1.0" in text
+    assert "one of laplace-paper, l2-laplace, gaussian; default: l2-laplace" in text
+    assert "(default: 1e-05)" in text
+    up = " ".join(_mpdp("up", "--help").stdout.split())
+    assert "--parties PARTIES default: 5" in up and "(default: 120)" not in up.replace("(default 120)", "")
+
+
+def test_a_dash_writes_the_json_to_stdout_and_the_summary_to_stderr():
+    result = _mpdp("audit", "dppp", "--trials", "200", "--json", "-")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["protocol"] == "dppp" and "within the claim" in result.stderr
