@@ -237,6 +237,14 @@ def _budget_command(args) -> int:
     return 0
 
 
+def _trace(args) -> int:
+    from launcher import trace
+
+    text, picture = trace.write(args.report, args.out, args.format)
+    print(f"sequence chart: {text} (Mermaid) and {picture}")
+    return 0
+
+
 def _ps(args) -> int:
     from launcher import processes
 
@@ -486,6 +494,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     spent.add_argument("--topology", type=Path, help="a topology elsewhere (default: the run directory's)")
     spent.add_argument("--json", type=Path, help="write every ledger entry here")
     spent.set_defaults(handler=_budget_command)
+
+    chart = commands.add_parser("trace", help="a session's message sequence chart (Mermaid and SVG/PNG) from its "
+                                              "report's traffic log")
+    chart.add_argument("--report", type=Path, required=True, help="a report written by `mpdp run … --report FILE`")
+    chart.add_argument("--out", type=Path, help="path prefix of the chart files (default: the report's, without .json)")
+    chart.add_argument("--format", choices=["svg", "png"], default="svg")
+    chart.set_defaults(handler=_trace)
 
     ps = commands.add_parser("ps", help="list the mpdp role servers running on this machine")
     ps.set_defaults(handler=_ps)

@@ -10,6 +10,7 @@ by call id, so every RPC counts exactly once, even when one side has died.
 from __future__ import annotations
 
 import secrets
+import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ class TrafficRecord:
     status: str
     observed_by: str
     call_id: str = ""
+    started_ns: int = 0  # when this side saw the call start (Unix ns)
 
 
 MAX_RECORDS_PER_SESSION = 20_000  # far above an honest session's (K = 32 Pathak: about 3 500)
@@ -133,6 +135,7 @@ class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"{method}: the request could not be parsed")
             session_id = _session_of(request)
             rpc = label_of(method, request)
+            started = time.time_ns()
             response, status = None, "OK"
             try:
                 response = await inner(request, context)
@@ -146,7 +149,8 @@ class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
                     log.add(
                         session_id,
                         TrafficRecord(_logical(request, "sender", principal_of(context)), _logical(request, "receiver", me),
-                                      rpc, _size(request), _size(response), status, "server", _call_id(context)),
+                                      rpc, _size(request), _size(response), status, "server", _call_id(context),
+                                      started),
                     )
 
         return grpc.unary_unary_rpc_method_handler(
@@ -171,6 +175,7 @@ class ClientTrafficInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
         metadata = [(key, value) for key, value in given if key != CALL_ID_METADATA_KEY] + [
             (SENDER_METADATA_KEY, str(self._me)), (CALL_ID_METADATA_KEY, call_id)]
         details = client_call_details._replace(metadata=grpc.aio.Metadata(*metadata))
+        started = time.time_ns()
         call = await continuation(details, request)
         session_id = _session_of(request)
         sender, receiver = _logical(request, "sender", self._me), _logical(request, "receiver", self._peer)
@@ -181,11 +186,11 @@ class ClientTrafficInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
         except grpc.aio.AioRpcError as error:
             if session_id:
                 self._log.add(session_id, TrafficRecord(sender, receiver, rpc, _size(request), 0,
-                                                        error.code().name, "client", call_id))
+                                                        error.code().name, "client", call_id, started))
             raise
         if session_id:
             self._log.add(session_id, TrafficRecord(sender, receiver, rpc, _size(request), _size(response),
-                                                    "OK", "client", call_id))
+                                                    "OK", "client", call_id, started))
         return call
 
 
@@ -204,6 +209,7 @@ def traffic_reply(log: TrafficLog, session_id: str) -> common_pb2.TrafficReply:
             from_role=from_role, from_id=from_id, to_role=to_role, to_id=to_id, rpc=record.rpc,
             request_bytes=record.request_bytes, response_bytes=record.response_bytes,
             status=record.status, observed_by=record.observed_by, call_id=record.call_id,
+            started_ns=record.started_ns,
         ))
     return common_pb2.TrafficReply(records=records)
 
