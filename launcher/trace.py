@@ -13,7 +13,7 @@ from pathlib import Path
 
 MAX_ARROWS = 5_000  # a K = 32 Pathak session has about 3 500; a chart beyond that is unreadable anyway
 
-STAGES = {
+STAGES: dict[str, dict[str, tuple[str, ...]]] = {
     "pathak": {
         "setup": ("open", "start"),
         "keys and π1 (commit–reveal)": ("curator_key", "party_key", "party_public_key", "commitment", "reveal"),
