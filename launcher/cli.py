@@ -136,7 +136,8 @@ def _keygen(args) -> int:
 def _load_dataset(args):
     from learning import datasets
 
-    return datasets.load(args.dataset, label=args.label, data_dir=args.data_dir, scaling=args.scaling)
+    return datasets.load(args.dataset, label=args.label, data_dir=args.data_dir, scaling=args.scaling,
+                         intercept=args.intercept, max_levels=args.max_levels)
 
 
 def _up(args) -> int:
@@ -278,7 +279,12 @@ def _resolve_run(args):
 def _run_session(protocol, args) -> dict:
     topology, client_data = _resolve_run(args)
     report = protocol.run(args, topology, client_data)
-    print_summary(protocol.summary(report), args.report)
+    from launcher.summary import context_lines
+    from learning import evaluation
+
+    report["data"] = evaluation.data_record(client_data)
+    report["baselines"] = evaluation.baselines([entry.data for entry in topology.parties if entry.data], client_data)
+    print_summary("\n".join([protocol.summary(report), *context_lines(report)]), args.report)
     write_json(args.report, report)
     return report
 
@@ -318,6 +324,11 @@ def _add_dataset_options(parser) -> None:
     parser.add_argument("--dataset", default="breast-cancer",
                         help="breast-cancer, digits, a9a, or a path to a CSV (with --label) or LIBSVM file")
     parser.add_argument("--label", help="label column of a CSV data set")
+    parser.add_argument("--max-levels", type=int, default=100, metavar="N",
+                        help="a categorical CSV column with more distinct values is an error")
+    parser.add_argument("--intercept", action="store_true",
+                        help="add a constant feature inside the unit-ball scaling, so every linear model (which "
+                             "fits none of its own) gets an intercept; stated in the reports")
     parser.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
     parser.add_argument("--scaling", choices=["standardise", "unit-rows"], default="standardise",
                         help="into the unit ball: standardised columns and one common factor, or each row to norm 1")

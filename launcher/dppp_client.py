@@ -14,7 +14,7 @@ from cryptocore import keyfiles
 from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from launcher.client import await_result, role_stub, to_role
 from launcher.progress import progress
-from learning import models
+from learning import evaluation, models
 from mpdp_proto.v1 import dppp_pb2
 from sessions.identity import AGGREGATOR, CLIENT
 from sessions.matrices import matrix_to_proto
@@ -69,6 +69,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
             "label_agreement_with_truth": float(np.mean(labels == true_labels)),
             "student_model": models.DEFAULT_STUDENT_MODEL,
             "student_test_accuracy": models.accuracy(student, client_data["test_features"], client_data["test_labels"]),
+            "test_metrics": _student_metrics(student, client_data),
             "contributors": list(result.contributors),
             "decryptors": list(result.decryptors),
             "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
@@ -98,3 +99,10 @@ async def test_records(topology: Topology, session_id: str) -> dict[int, dppp_pb
         return records
     finally:
         await peers.close()
+
+
+def _student_metrics(student, client_data: dict) -> dict:
+    test_x, test_y = client_data["test_features"], client_data["test_labels"]
+    scores = student.predict_proba(test_x)[:, 1] if hasattr(student, "predict_proba") and \
+        len(getattr(student, "classes_", ())) == 2 else None
+    return evaluation.metrics(test_y, student.predict(test_x), scores)

@@ -27,8 +27,33 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
     from launcher.dppp_client import run_dppp_session
 
     queries = min(args.queries, len(client_data["public_features"]))
-    return asyncio.run(run_dppp_session(topology, client_data, args.epsilon, args.delta, queries,
-                                        packed=not args.no_packing, deadline_s=args.deadline, noise=args.noise))
+    report = asyncio.run(run_dppp_session(topology, client_data, args.epsilon, args.delta, queries,
+                                          packed=not args.no_packing, deadline_s=args.deadline, noise=args.noise))
+    agreement = plain_vote_agreement(topology, client_data, report["result"]["labels"])
+    if agreement is not None:
+        report["evaluator_view"] = {"label_agreement_with_plain_vote": agreement,
+                                    "note": "operator only: the teachers' models retrained from their data files"}
+    return report
+
+
+def plain_vote_agreement(topology, client_data: dict, released: list[int]) -> float | None:
+    """How often the released labels equal the teachers' non-private plurality vote (ties to the lowest class,
+    as the released argmax); None when the party data files are not here."""
+    import numpy as np
+
+    from learning import datasets, models
+
+    entries = [entry for entry in topology.parties if entry.data is not None and Path(entry.data).is_file()]
+    if len(entries) != len(topology.parties):
+        return None
+    queries = client_data["public_features"][:len(released)]
+    classes = int(client_data["classes"])
+    votes = np.zeros((len(released), classes), dtype=int)
+    for entry in entries:
+        features, labels, _ = datasets.load_part(entry.data)
+        model = models.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
+        votes[np.arange(len(released)), np.asarray(model.predict(queries), dtype=int)] += 1
+    return float(np.mean(np.argmax(votes, axis=1) == np.asarray(released)))
 
 
 def summary(report: Report) -> str:

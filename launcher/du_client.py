@@ -9,10 +9,12 @@ import numpy as np
 
 from cryptocore import keyfiles
 from du import accounting
+from du.objectives import augment
 from du.parameters import DEFAULT_HONEST_FRACTION, DuParameters
 from du.reference import predict
 from launcher.client import await_result
 from launcher.progress import progress
+from learning import evaluation
 from mpdp_proto.v1 import du_pb2
 from sessions.identity import AGGREGATOR
 from wire.topology import Topology
@@ -44,6 +46,7 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
     theta = np.array(result.theta)
     test_x, test_y = client_data["test_features"], client_data["test_labels"]
     error = float(np.mean(predict(theta, test_x) != test_y))
+    test_metrics = evaluation.metrics(test_y, predict(theta, test_x), augment(test_x) @ theta)
     rounds = [{"round": r.round, "participants": list(r.participants), "step_norm": r.step_norm,
                "seconds": r.seconds} for r in result.history]
     return {
@@ -61,7 +64,7 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
         },
         "result": {
             "theta": theta.tolist(), "rounds": result.rounds, "stopped": result.stopped, "history": rounds,
-            "dropped": list(result.dropped), "test_misclassification": error,
+            "dropped": list(result.dropped), "test_misclassification": error, "test_metrics": test_metrics,
             "majority_class_rate": float(np.max(np.bincount(test_y)) / len(test_y)),
             "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
         },

@@ -31,11 +31,20 @@ def session_options() -> list[Option]:
         Option("secure-aggregation", {"action": "store_true",
                                       "help": "uploads as a threshold sum: the server decrypts only the weighted sum"}),
         Option("deadline", {"type": float, "default": 60.0, "help": "round deadline, seconds"}),
+        Option("allow-paper-calibration", {"action": "store_true",
+                                           "help": "run a paper calibration that does not deliver the ε asked for "
+                                                   "(refused without this flag)"}),
     ]
 
 
 def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
+    from du.parameters import PAPER_METHODS
     from launcher.du_client import run_du_session, session_parameters
+
+    if args.method in PAPER_METHODS and not args.allow_paper_calibration:
+        raise ValueError(f"--method {args.method} is the paper's calibration and does not deliver the ε asked for "
+                         f"({'no finite ε holds' if args.method == 'ofpa' else 'it really gives 4/3·ε per round'}); "
+                         "pass --allow-paper-calibration to run it anyway, or use --method functional | objective")
 
     parameters = session_parameters(topology, client_data, args.method, args.epsilon, args.rounds,
                                     args.secure_aggregation, args.delta, args.tolerance, args.local_epochs,

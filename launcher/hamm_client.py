@@ -13,6 +13,7 @@ from hamm.parameters import DEFAULT_HONEST_FRACTION, HammParameters
 from hamm.release import Release
 from launcher.client import await_result
 from launcher.progress import progress
+from learning import evaluation
 from learning.logistic import predict
 from mpdp_proto.v1 import hamm_pb2
 from sessions.identity import CURATOR
@@ -43,6 +44,7 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
         weights = weights.reshape(result.rows, -1)
     test_x, test_y = client_data["test_features"], client_data["test_labels"]
     accuracy = float(np.mean(predict(weights, test_x) == test_y))
+    test_metrics = evaluation.metrics(test_y, predict(weights, test_x), test_x @ weights if weights.ndim == 1 else None)
     majority = float(np.max(np.bincount(test_y)) / len(test_y))
     timing = {t.stage: t.seconds for t in result.timing}
     timing["client_round_trip"] = round_s
@@ -61,6 +63,7 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
         "result": {
             "weights": weights.tolist(),
             "test_accuracy": accuracy,
+            "test_metrics": test_metrics,
             "majority_class_rate": majority,
             "voters": result.voters,
             "contributors": list(result.contributors),

@@ -13,6 +13,7 @@ import numpy as np
 
 from launcher.client import collect_traffic, role_stub, to_role
 from launcher.progress import progress
+from learning import evaluation
 from learning.pathak_local import signed_labels
 from mpdp_proto.v1 import common_pb2, pathak_pb2
 from pathak import ring
@@ -88,6 +89,7 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
     w = np.array(total, dtype=float) / 2**parameters.fractional_bits / parameters.parties
     test_x, test_y = client_data["test_features"], signed_labels(client_data["test_labels"])
     accuracy = float(np.mean(np.where(test_x @ w >= 0, 1.0, -1.0) == test_y))
+    test_metrics = evaluation.metrics(test_y, np.where(test_x @ w >= 0, 1.0, -1.0), test_x @ w)
     stage_timing = {str(p): {t.stage: t.seconds for t in s.timing} for p, s in zip(participants, shares)}
     return {
         "protocol": "pathak",
@@ -99,6 +101,7 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
             "w": w.tolist(),
             "norm": float(np.linalg.norm(w)),
             "test_accuracy": accuracy,
+            "test_metrics": test_metrics,
         },
         "privacy": parameters.privacy_report(),
         **_what_is_hidden(parameters),

@@ -32,6 +32,9 @@ def session_options() -> list[Option]:
                                 "help": "the n the noise is calibrated to: the secret smallest n_j (n_1, the paper) "
                                         "or the public --n-min (default: n_min with distributed noise, else n_1)"}),
         Option("deadline", {"type": float, "default": 300.0, "help": "session deadline, seconds"}),
+        Option("allow-paper-calibration", {"action": "store_true",
+                                           "help": "run a paper calibration that does not deliver the ε asked for "
+                                                   "(refused without this flag)"}),
     ]
 
 
@@ -50,6 +53,11 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
     from launcher.pathak_client import run_pathak_session
 
     chosen = parameters(args, len(topology.parties), client_data["test_features"].shape[1])
+    delivered = chosen.noise.effective_epsilon()
+    if delivered > chosen.epsilon * (1 + 1e-6) and not args.allow_paper_calibration:
+        raise ValueError(f"--mechanism {chosen.mechanism} with --calibration {chosen.calibration} delivers ε = "
+                         f"{delivered:.3g}, not the ε = {chosen.epsilon:g} asked for (i.i.d. Laplace scaled to an L2 "
+                         "sensitivity); pass --allow-paper-calibration to run it anyway, or use --mechanism l2-laplace")
     report = asyncio.run(run_pathak_session(topology, client_data, chosen))
     report["evaluator_view"]["party_sizes"] = client_data["party_sizes"].tolist()  # the launcher's split
     return report

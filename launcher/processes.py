@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import secrets
 import signal
 import socket
 import subprocess
@@ -98,6 +99,8 @@ def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, see
                  split_kind: str = "even", aux_fraction: float | None = None) -> list[Path]:
     """Split the data set: one private file per party, the public rows (unlabeled) for Charlie's X_aux,
     and the public/test part for the client."""
+    if seed is None:  # still reproducible: the seed drawn is recorded with the split
+        seed = secrets.randbits(32)
     rng = np.random.default_rng(seed)
     split = datasets.split_for_teachers(dataset, parties, rng, split=split_kind, aux_fraction=aux_fraction)
     data_dir = run.path / "data"
@@ -110,7 +113,8 @@ def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, see
     datasets.save_public(run.aux_data, split.public_features)
     np.savez(run.client_data, public_features=split.public_features, public_labels=split.public_labels,
              test_features=split.test_features, test_labels=split.test_labels, classes=dataset.classes,
-             dataset=dataset.name, source=dataset.source, split=split_kind,
+             dataset=dataset.name, source=dataset.source, split=split_kind, split_seed=seed,
+             class_names=np.array(dataset.class_names, dtype=str), intercept=dataset.intercept,
              aux_fraction=np.nan if aux_fraction is None else aux_fraction,
              party_sizes=np.array([len(labels) for _, labels in split.teacher_parts]))
     return paths

@@ -4,8 +4,8 @@ unit ball; labels become 0..C−1."""
 
 from __future__ import annotations
 
-import csv
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +23,8 @@ class Dataset:
     labels: np.ndarray  # ints 0..C−1
     class_names: tuple[str, ...]
     source: str
+    intercept: bool = False  # a constant feature inside the unit-ball scaling
+    notes: tuple[str, ...] = ()  # what reading it had to repair (imputed cells, dropped rows)
 
     @property
     def classes(self) -> int:
@@ -39,20 +41,26 @@ def _svmlight(path: str, **options):
     return load_svmlight_file(path, **options)
 
 
-def into_unit_ball(features: np.ndarray, scaling: str = "standardise") -> np.ndarray:
+def into_unit_ball(features: np.ndarray, scaling: str = "standardise", intercept: bool = False) -> np.ndarray:
     """`standardise`: standardise columns, then scale every row to norm ≤ 1 by one common factor.
     `unit-rows`: every row divided by its own norm (Pathak's and Hamm's a9a setting; uses no statistic
-    of other rows, and keeps a9a's one-hot rows well conditioned)."""
+    of other rows, and keeps a9a's one-hot rows well conditioned).
+    `intercept`: a last feature 1/√2 in every row, the rest scaled into the ball of radius 1/√2, so rows stay
+    in the unit ball (the sensitivity bounds need it) and a model without its own intercept gets one."""
     features = np.asarray(features, dtype=float)
     if scaling == "unit-rows":
         norms = np.linalg.norm(features, axis=1, keepdims=True)
-        return features / np.where(norms > 0, norms, 1.0)
-    if scaling != "standardise":
+        scaled = features / np.where(norms > 0, norms, 1.0)
+    elif scaling == "standardise":
+        spread = features.std(axis=0)
+        centred = (features - features.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
+        largest = np.linalg.norm(centred, axis=1).max(initial=0.0)
+        scaled = centred / largest if largest > 0 else centred
+    else:
         raise ValueError(f"unknown scaling {scaling!r}; choose from {', '.join(SCALINGS)}")
-    spread = features.std(axis=0)
-    centred = (features - features.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
-    largest = np.linalg.norm(centred, axis=1).max(initial=0.0)
-    return centred / largest if largest > 0 else centred
+    if not intercept:
+        return scaled
+    return np.hstack([scaled, np.ones((len(scaled), 1))]) / np.sqrt(2)
 
 
 def _encode_labels(raw) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -67,7 +75,7 @@ def data_directory(explicit: str | os.PathLike | None = None) -> Path | None:
     return Path(chosen) if chosen else None
 
 
-def _a9a(data_dir: Path | None, scaling: str) -> Dataset:
+def _a9a(data_dir: Path | None, scaling: str, intercept: bool) -> Dataset:
     if data_dir is None:
         raise FileNotFoundError(f"a9a needs a data directory (--data-dir or ${DATA_DIR_ENV})")
     directory = data_dir / "a9a" if (data_dir / "a9a" / "a9a").exists() else data_dir
@@ -81,58 +89,54 @@ def _a9a(data_dir: Path | None, scaling: str) -> Dataset:
         xs.append(x.toarray())
         ys.append(y)
     labels, names = _encode_labels(np.concatenate(ys).astype(int))
-    return Dataset("a9a", into_unit_ball(np.vstack(xs), scaling), labels, names, str(directory))
+    return Dataset("a9a", into_unit_ball(np.vstack(xs), scaling, intercept), labels, names, str(directory), intercept)
 
 
-def _csv(path: Path, label: str, scaling: str) -> Dataset:
-    with path.open(newline="") as handle:
-        rows = list(csv.DictReader(handle))
-    if not rows or label not in rows[0]:
-        raise ValueError(f"{path} has no column {label!r}")
-    columns = []
-    for name in rows[0]:
-        if name == label:
-            continue
-        values = [row[name] for row in rows]
-        try:
-            columns.append(np.array([float(v) for v in values])[:, None])
-        except ValueError:  # categorical: one-hot
-            categories = sorted(set(values))
-            columns.append(np.array([[v == c for c in categories] for v in values], dtype=float))
-    labels, names = _encode_labels([row[label] for row in rows])
-    return Dataset(path.stem, into_unit_ball(np.hstack(columns), scaling), labels, names, str(path))
+def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int) -> Dataset:
+    from learning.tabular import read_csv
+
+    table = read_csv(path, label, max_levels)
+    labels, names = _encode_labels(table.labels)
+    return Dataset(path.stem, into_unit_ball(table.features, scaling, intercept), labels, names, str(path), intercept,
+                   tuple(table.warnings))
 
 
-def _libsvm(path: Path, scaling: str) -> Dataset:
+def _libsvm(path: Path, scaling: str, intercept: bool) -> Dataset:
     x, y = _svmlight(str(path))
     labels, names = _encode_labels(y)
-    return Dataset(path.stem, into_unit_ball(x.toarray(), scaling), labels, names, str(path))
+    return Dataset(path.stem, into_unit_ball(x.toarray(), scaling, intercept), labels, names, str(path), intercept)
+
+
+def _bundled(name: str, scaling: str, intercept: bool) -> Dataset:
+    from sklearn import datasets as bundled
+
+    bunch = bundled.load_breast_cancer() if name == "breast-cancer" else bundled.load_digits()
+    return Dataset(name, into_unit_ball(bunch.data, scaling, intercept), bunch.target.astype(int),
+                   tuple(map(str, bunch.target_names)), "scikit-learn", intercept)
 
 
 def load(name: str, label: str | None = None, data_dir: str | os.PathLike | None = None,
-         scaling: str = "standardise") -> Dataset:
+         scaling: str = "standardise", intercept: bool = False, max_levels: int | None = None) -> Dataset:
+    """A data set by name (bundled, a9a) or path; a file's type comes from its content, not its name."""
+    from learning.tabular import DEFAULT_MAX_LEVELS, kind_of
+
     if scaling not in SCALINGS:
         raise ValueError(f"unknown scaling {scaling!r}; choose from {', '.join(SCALINGS)}")
-    if name == "breast-cancer":
-        from sklearn.datasets import load_breast_cancer
-
-        bunch = load_breast_cancer()
-        return Dataset(name, into_unit_ball(bunch.data, scaling), bunch.target.astype(int), tuple(bunch.target_names), "scikit-learn")
-    if name == "digits":
-        from sklearn.datasets import load_digits
-
-        bunch = load_digits()
-        return Dataset(name, into_unit_ball(bunch.data, scaling), bunch.target.astype(int), tuple(map(str, bunch.target_names)), "scikit-learn")
+    if name in BUNDLED:
+        return _bundled(name, scaling, intercept)
     if name == "a9a":
-        return _a9a(data_directory(data_dir), scaling)
+        return _a9a(data_directory(data_dir), scaling, intercept)
     path = Path(name)
-    if not path.exists():
-        raise FileNotFoundError(f"no bundled data set or file named {name!r}")
-    if path.suffix.lower() == ".csv":
-        if not label:
-            raise ValueError("a CSV data set needs --label COLUMN")
-        return _csv(path, label, scaling)
-    return _libsvm(path, scaling)
+    if not path.is_file():
+        raise FileNotFoundError(f"no bundled data set or file named {name!r} (bundled: {', '.join(BUNDLED)}, a9a)")
+    if kind_of(path) == "libsvm":
+        return _libsvm(path, scaling, intercept)
+    if not label:
+        raise ValueError(f"{path} is a CSV table: name its label column with --label COLUMN")
+    dataset = _csv(path, label, scaling, intercept, max_levels or DEFAULT_MAX_LEVELS)
+    for note in dataset.notes:
+        print(f"mpdp: warning: {path.name}: {note}", file=sys.stderr)
+    return dataset
 
 
 @dataclass(frozen=True)
