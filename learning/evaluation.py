@@ -59,7 +59,7 @@ def baselines(data_files: list[Path], client_data: dict) -> dict:
 
 def data_record(client_data: dict) -> dict:
     """What the split was: reproducible (seed) and readable (which label is which)."""
-    record = {"dataset": str(client_data["dataset"]), "source": str(client_data["source"]),
+    record: dict = {"dataset": str(client_data["dataset"]), "source": str(client_data["source"]),
               "split": str(client_data["split"])}
     if "split_seed" in client_data:
         record["split_seed"] = int(client_data["split_seed"])
