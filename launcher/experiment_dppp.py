@@ -63,6 +63,8 @@ def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None
         streams = seeds.spawn(4 * runs)
         scores: dict[str, list[float]] = {"ldp": [], "standalone": [], "dppp": [], "dppp-skellam": []}
         agreement: dict[str, list[float]] = {"dppp": [], "dppp-skellam": []}
+        label_accuracy: dict[str, list[float]] = {key: [] for key in ("ldp", "standalone", "dppp", "dppp-skellam")}
+        truth = split.public_labels[:queries]
         plain_labels = argmax_labels(plain_votes)
         for run in range(runs):
             ldp = simulate_round(predictions, dataset.classes, total, np.random.default_rng(streams[4 * run]))
@@ -72,6 +74,7 @@ def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None
                                                   np.random.default_rng(streams[4 * run + 3]))
             for key, histograms in (("ldp", ldp), ("standalone", alone), ("dppp", dppp), ("dppp-skellam", with_skellam)):
                 scores[key].append(_student_accuracy(public, argmax_labels(histograms), split))
+                label_accuracy[key].append(float(np.mean(argmax_labels(histograms) == truth)))
             for key, histograms in (("dppp", dppp), ("dppp-skellam", with_skellam)):
                 agreement[key].append(float(np.mean(argmax_labels(histograms) == plain_labels)))
         point: dict[str, Any] = {
@@ -81,6 +84,9 @@ def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None
             "noise_std": {"dppp": float(np.sqrt(teachers * share / 4)),
                           "dppp-skellam": float(np.sqrt(teachers * skellam.share_mu))},
             "label_agreement_with_plain_vote": {k: float(np.mean(v)) for k, v in agreement.items()},
+            # The paper's Figure 2: how often the released labels are right.
+            "label_accuracy": {k: {"mean": float(np.mean(v)), "std": float(np.std(v))} for k, v in label_accuracy.items()},
+            "plain_vote_label_accuracy": float(np.mean(plain_labels == truth)),
             "centralized": {"mean": centralized, "std": 0.0}, "distributed-non-private": {"mean": distributed, "std": 0.0}}
         for key, values in scores.items():
             point[key] = {"mean": float(np.mean(values)), "std": float(np.std(values)), "runs": values}
@@ -100,18 +106,32 @@ def plot(result: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(6, 4))
+    figure, (labels_axis, axes) = plt.subplots(1, 2, figsize=(11, 4))
     epsilons = [p["epsilon"] for p in result["points"]]
+    colour = {framework: f"C{index}" for index, framework in enumerate(FRAMEWORKS)}  # the same in both panels
+    private = [f for f in FRAMEWORKS if f in result["points"][0].get("label_accuracy", {})]
+    for framework in private:  # the paper's Figure 2: the released labels' accuracy
+        means = np.array([p["label_accuracy"][framework]["mean"] for p in result["points"]])
+        stds = np.array([p["label_accuracy"][framework]["std"] for p in result["points"]])
+        labels_axis.plot(epsilons, means, marker="o", label=framework, color=colour[framework])
+        labels_axis.fill_between(epsilons, means - stds, means + stds, alpha=0.15, color=colour[framework])
+    if "plain_vote_label_accuracy" in result["points"][0]:
+        labels_axis.axhline(result["points"][0]["plain_vote_label_accuracy"], color="k", linestyle="--",
+                            label="plain vote (non-private; flat: no noise)")
+    labels_axis.set_ylabel("accuracy of the released labels")
     for framework in FRAMEWORKS:
         means = np.array([p[framework]["mean"] for p in result["points"]])
         stds = np.array([p[framework]["std"] for p in result["points"]])
-        axes.plot(epsilons, means, marker="o", label=framework)
-        axes.fill_between(epsilons, means - stds, means + stds, alpha=0.15)
-    axes.set_xscale("log")
-    axes.set_xlabel("ε (all queries composed)")
+        flat = " (flat: non-private)" if framework in ("centralized", "distributed-non-private") else ""
+        axes.plot(epsilons, means, marker="o", label=framework + flat, color=colour[framework])
+        axes.fill_between(epsilons, means - stds, means + stds, alpha=0.15, color=colour[framework])
     axes.set_ylabel("student test accuracy")
-    axes.set_title(f"DPPP on {result['dataset']}: {result['teachers']} teachers, {result['queries']} queries")
-    axes.legend(fontsize=8)
+    for axis in (labels_axis, axes):
+        axis.set_xscale("log")
+        axis.set_xlabel("ε (all queries composed)")
+        axis.legend(fontsize=7)
+    figure.suptitle(f"DPPP on {result['dataset']}: {result['teachers']} teachers, {result['queries']} queries; "
+                    f"bands: ±1 std over {result['runs']} runs", fontsize=10)
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)

@@ -176,7 +176,7 @@ def plot(report: dict, regularization: float, out: Path) -> str:
             rows = [r for r in report["results"] if r["lambda"] == regularization and r["mechanism"] == mechanism
                     and r["calibration"] == calibration]
             epsilons = [r["epsilon"] for r in rows]
-            axis.plot(epsilons, [r["w_star"] for r in rows], "k--", label="w* (non-private)")
+            axis.plot(epsilons, [r["w_star"] for r in rows], "k--", label="w* (non-private; flat: no noise)")
             axis.plot(epsilons, [r["w_star_plus_eta"]["mean"] for r in rows], "k:", marker=".", label="w* + η (central)")
             for split in SPLITS:
                 axis.errorbar(epsilons, [r["splits"][split]["mean"] for r in rows],
@@ -188,7 +188,8 @@ def plot(report: dict, regularization: float, out: Path) -> str:
             if row_index == len(MECHANISMS) - 1:
                 axis.set_xlabel("ε")
     axes[0][0].legend(fontsize=7)
-    figure.suptitle(f"Pathak et al. on a9a, K = 5, λ = {regularization} ({report['runs']} runs per point)")
+    figure.suptitle(f"Pathak et al. on a9a, K = 5, λ = {regularization} ({report['runs']} runs per point; "
+                    "bars: ±1 std)")
     figure.tight_layout()
     name = f"pathak_lambda_{regularization:g}.png"
     figure.savefig(out / name, dpi=110)

@@ -22,6 +22,19 @@ def test_committed_compose_file_is_the_generators_output():
     assert COMPOSE_FILE.read_text() == render(5), "regenerate it: mpdp compose --parties 5 --out docker-compose.yml"
 
 
+def test_the_dockerfile_builds_with_docker_20_10_and_ships_every_package():
+    """No heredoc (BuildKit's Dockerfile 1.4, Docker ≥ 23), and every package pyproject installs is in the build
+    context: a role imports all four protocols."""
+    import tomllib
+
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "<<" not in dockerfile and "COPY . ." in dockerfile
+    ignored = {line.strip().rstrip("/") for line in (ROOT / ".dockerignore").read_text().splitlines()}
+    include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]["include"]
+    packages = {pattern.rstrip("*") for pattern in include}
+    assert packages and not packages & ignored and all((ROOT / package).is_dir() for package in packages)
+
+
 def test_docker_compose_accepts_the_file():
     if shutil.which("docker-compose") is None:
         pytest.skip("Debian's docker-compose is not installed (.ci/run installs it where it can)")
