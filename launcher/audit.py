@@ -160,6 +160,10 @@ def summary(report: dict) -> str:
         f"  neighbours: {report['setting']['neighbour']}",
         f"  claimed ε = {report['claimed_epsilon']:g} (δ = {report['delta']:.3g}){delivered}; 95 % lower bound ε ≥ "
         f"{report['epsilon_lower_bound']:.3f} — {verdict}",
+        *([] if "wire_sample" not in report else [
+            f"  over the wire: {report['wire_sample']['sessions']} sessions by real processes "
+            + ("equal the reference computation" if report["wire_sample"]["matches"] else "DIFFER from the reference")
+            + f" (max |Δ| {report['wire_sample']['max_abs_difference']:.2e})"]),
         f"  strongest test: {report['test']} (threshold {report['threshold']:g}; rates {report['rate_d']:.4f} on D, "
         f"{report['rate_d_prime']:.4f} on D′, on the {report['trials']} evaluation releases)",
     ])

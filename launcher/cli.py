@@ -76,9 +76,14 @@ def _audit(args) -> int:
     from launcher import audit
 
     report = audit.run(args.protocol, args.noise, args.epsilon, args.delta, args.trials, args.broken)
+    if args.wire_sample:
+        from launcher import audit_wire
+
+        report["wire_sample"] = audit_wire.wire_sample(args.protocol, report["noise"]["mechanism"], args.epsilon,
+                                                       args.delta, args.wire_sample, args.bits)
     print_summary(audit.summary(report), args.json)
     write_json(args.json, report)
-    return 1 if report["exceeds_claim"] else 0
+    return 1 if report["exceeds_claim"] or not report.get("wire_sample", {"matches": True})["matches"] else 0
 
 
 def _bench(args) -> int:
@@ -425,6 +430,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     audit.add_argument("--trials", type=int, default=20_000, help="releases per data set (default 20 000)")
     audit.add_argument("--broken", choices=["no-noise", "coarse-grid"],
                        help="audit a deliberately broken mechanism instead (the attack must catch it)")
+    audit.add_argument("--wire-sample", type=int, default=0, metavar="N",
+                       help="also run N releases over real processes (DPPP, Pathak) that must equal the audited "
+                            "reference computation")
+    audit.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="key size of the wire sample")
     audit.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     audit.set_defaults(handler=_audit)
 

@@ -77,3 +77,13 @@ def test_du_functional_stays_within_and_ofpa_without_noise_on_alpha_is_caught():
 def test_an_audit_names_the_mechanisms_it_takes():
     with pytest.raises(ValueError, match="laplace-paper"):
         audit.run("pathak", "binomial", 1.0, 1e-5, 1000, None)
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("protocol, noise", [("dppp", "skellam"), ("pathak", "distributed")])
+def test_the_wire_sample_equals_the_audited_reference(protocol, noise):
+    """The audit samples the in-process reference; real processes must release exactly what it computes."""
+    from launcher.audit_wire import wire_sample
+
+    sample = wire_sample(protocol, noise, 1.0, 1e-5, 1, 1024)
+    assert sample["matches"] and sample["sessions"] == 1
