@@ -15,11 +15,14 @@ import math
 import random
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from privacy.discrete import discrete_gaussian
 
-RDP_ORDERS = [1 + x / 10 for x in range(1, 10)] + list(range(2, 64)) + list(range(64, 1025, 8))
+# Orders up to 2^20: small ε (0.01 at δ = 10⁻⁹) needs large orders, whose conversion term is ln(1/δ)/(α − 1).
+RDP_ORDERS = [1 + x / 10 for x in range(1, 10)] + list(range(2, 64)) + list(range(64, 1025, 8)) + [
+    2.0**k for k in range(11, 21)]
+MIN_RHO = 1e-30
 MAX_SEARCH_STEPS = 200
 
 
@@ -38,6 +41,30 @@ def epsilon_of_rho(value: float, delta: float) -> float:
 
     epsilon, _ = compute_epsilon(RDP_ORDERS, [value * a for a in RDP_ORDERS], delta)
     return float(epsilon)
+
+
+@lru_cache(maxsize=256)
+def target_rho(epsilon: float, delta: float) -> float:
+    """The largest ρ whose (ε, δ) conversion is within ε: bisection on a log scale around the closed-form
+    estimate ε ≈ ρ + 2√(ρ·ln(1/δ)), to 10⁻⁷ relative (cached: it depends on (ε, δ) only)."""
+    log_inverse = math.log(1 / delta)
+    estimate = (math.sqrt(log_inverse + epsilon) - math.sqrt(log_inverse)) ** 2
+    low, high = estimate / 4, estimate * 4
+    while epsilon_of_rho(low, delta) > epsilon:
+        low /= 4
+        if low < MIN_RHO:
+            raise ValueError(f"ε = {epsilon:g} at δ = {delta:g} is out of the accountant's reach")
+    while epsilon_of_rho(high, delta) <= epsilon:
+        high *= 4
+    for _ in range(MAX_SEARCH_STEPS):
+        if high / low < 1 + 1e-7:
+            break
+        middle = math.sqrt(low * high)
+        if epsilon_of_rho(middle, delta) <= epsilon:
+            low = middle
+        else:
+            high = middle
+    return low
 
 
 @dataclass(frozen=True)
@@ -59,21 +86,9 @@ class DistributedGaussian:
     def counted(self) -> int:
         return self.contributors - 1
 
-    @cached_property
+    @property
     def target_rho(self) -> float:
-        """The largest ρ whose (ε, δ) conversion is within ε (bisection on a log scale)."""
-        low, high = 1e-12, 1.0
-        while epsilon_of_rho(high, self.delta) <= self.epsilon:
-            high *= 4
-        for _ in range(MAX_SEARCH_STEPS):
-            middle = math.sqrt(low * high)
-            if epsilon_of_rho(middle, self.delta) <= self.epsilon:
-                low = middle
-            else:
-                high = middle
-            if high / low < 1 + 1e-9:
-                break
-        return low
+        return target_rho(self.epsilon, self.delta)
 
     @cached_property
     def share_variance(self) -> Fraction:
