@@ -49,3 +49,21 @@ def test_sampling_is_binomial():
     assert abs(draws.mean() - 50) < 4 * 5 / math.sqrt(4000) * 10
     assert abs(draws.std() - 5) < 0.5
     assert sample_binomial(0, 3) == [0, 0, 0]
+
+
+def test_the_binomial_pld_is_pinned_to_an_outcome_by_outcome_sum():
+    """Independently: δ(ε) of one unit shift of Bin(100, ½) is max over the two directions of
+    Σ_k max(0, P(k) − e^ε·P′(k)) = 0.0184462 at ε = 0.2; the accountant's pessimistic PLD is at most 0.1 % above."""
+    import math
+
+    import numpy as np
+    from scipy.stats import binom
+
+    from privacy import binomial
+
+    support = np.arange(0, 102)
+    p, q = binom.pmf(support, 100, 0.5), binom.pmf(support - 1, 100, 0.5)
+    exact = max(np.sum(np.maximum(0, p - math.exp(0.2) * q)), np.sum(np.maximum(0, q - math.exp(0.2) * p)))
+    assert exact == pytest.approx(0.0184462, abs=1e-7)
+    accounted = binomial.shifts_pld(100, 1).get_delta_for_epsilon(0.2)
+    assert exact <= accounted <= exact * 1.001
