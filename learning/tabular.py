@@ -33,7 +33,8 @@ class Table:
 
 def kind_of(path: Path) -> str:
     """`libsvm` or `csv`, from the first non-empty lines (a binary file is refused)."""
-    head = path.open("rb").read(SNIFF_BYTES)
+    with path.open("rb") as handle:
+        head = handle.read(SNIFF_BYTES)
     if b"\0" in head:
         raise ValueError(f"{path} is not a text file (CSV or LIBSVM)")
     lines = [line for line in head.decode("utf-8", errors="replace").splitlines()[:20] if line.strip()]
