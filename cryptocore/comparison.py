@@ -105,7 +105,9 @@ class ComparisonValueHolder:
         self.bits = bits
         self._answered = False
 
-    def respond(self, message: EncryptedBits) -> MaskedDifferences:
+    def differences(self, message: EncryptedBits) -> list[int]:
+        """Enc(x_i − 1 − y_i + 3·Σ_{j>i} x_j ⊕ y_j) for every bit, before blinding: inverses and products only,
+        so a caller may blind them elsewhere (`blind`) and hand the results to `finish`."""
         if self._answered:
             raise ProtocolStateError("this comparison was already answered")
         public = self._public
@@ -114,7 +116,7 @@ class ComparisonValueHolder:
         encrypted_y = _decode_all(public, message.key_id, message.ciphertexts, self.bits)
         if self._reverse:  # Enc(1 − y_i)
             encrypted_y = [int((1 + n) * gmpy2.invert(c, nsquare) % nsquare) for c in encrypted_y]
-        blinded = []
+        differences = []
         suffix_xor = gmpy2.mpz(1)  # Enc(Σ_{j>i} x_j ⊕ y_j), starting from an empty sum
         for i in reversed(range(self.bits)):
             x_i = (self._x >> i) & 1
@@ -122,15 +124,31 @@ class ComparisonValueHolder:
             enc_minus_y = gmpy2.invert(enc_y, nsquare)
             # Enc(x_i − 1 − y_i + 3·S_i)
             difference = (1 + (x_i - 1) % n * n) * enc_minus_y % nsquare
-            difference = difference * gmpy2.powmod(suffix_xor, 3, nsquare) % nsquare
-            mask = ct.random_unit(n)
-            blinded.append(ct.rerandomise_for_key_owner(paillier, int(gmpy2.powmod(difference, mask, nsquare))))
+            differences.append(int(difference * gmpy2.powmod(suffix_xor, 3, nsquare) % nsquare))
             # x_i ⊕ y_i is y_i when x_i = 0 and 1 − y_i when x_i = 1.
             enc_xor = enc_y if x_i == 0 else (1 + n) * enc_minus_y % nsquare
             suffix_xor = suffix_xor * enc_xor % nsquare
-        secrets.SystemRandom().shuffle(blinded)
         self._answered = True
-        return MaskedDifferences(public.key_id, tuple(ct.to_bytes(paillier, value) for value in blinded))
+        return differences
+
+    def finish(self, blinded: list[int]) -> MaskedDifferences:
+        """Step 2's message from the blinded differences: shuffled."""
+        if len(blinded) != self.bits:
+            raise ValueError(f"expected {self.bits} blinded differences")
+        blinded = list(blinded)
+        secrets.SystemRandom().shuffle(blinded)
+        return MaskedDifferences(self._public.key_id,
+                                 tuple(ct.to_bytes(self._public.paillier, value) for value in blinded))
+
+    def respond(self, message: EncryptedBits) -> MaskedDifferences:
+        return self.finish([blind(self._public.paillier, value) for value in self.differences(message)])
+
+
+def blind(paillier, difference: int) -> int:
+    """Enc(r·c) for r uniform in Z_n^*, re-randomised with ρ^n: the two full exponentiations of a compared bit."""
+    n, nsquare = paillier.n, paillier.nsquare
+    mask = ct.random_unit(n)
+    return ct.rerandomise_for_key_owner(paillier, int(gmpy2.powmod(difference, mask, nsquare)))
 
 
 def compare(keypair: KeyPair, x: int, y: int, bits: int) -> bool:
