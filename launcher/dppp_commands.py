@@ -48,6 +48,9 @@ def plain_vote_agreement(topology, client_data: dict, released: list[int]) -> fl
     entries = [entry for entry in topology.parties if entry.data is not None and Path(entry.data).is_file()]
     if len(entries) != len(topology.parties):
         return None
+    from launcher.progress import progress
+
+    progress("evaluator: retraining the teachers from their data files for the plain-vote baseline")
     queries = client_data["public_features"][:len(released)]
     classes = int(client_data["classes"])
     votes = np.zeros((len(released), classes), dtype=int)

@@ -127,9 +127,10 @@ class Ledger:
             entries = self.entries()
             total = None
             if self.budget is not None:
-                spent = compose([Guarantee.from_json(entry["guarantee"]) for entry in entries])
-                total = compose([*(Guarantee.from_json(entry["guarantee"]) for entry in entries), guarantee])
+                earlier = [Guarantee.from_json(entry["guarantee"]) for entry in entries]
+                total = compose([*earlier, guarantee])
                 if not self.budget.allows(total):
+                    spent = compose(earlier)  # only for the message
                     raise BudgetExceeded(
                         f"privacy budget of {self.data_file.name} exhausted: spent {describe(spent)}, this session "
                         f"asks {describe(guarantee)} ({guarantee.mechanism}); together {describe(total)} "
