@@ -32,13 +32,10 @@ def _pathak_noise(mechanism: str, calibration: str, epsilon: float, delta: float
                   broken: str | None):
     from pathak.parameters import PathakParameters
 
-    distributed = mechanism == "distributed"
-    parameters = PathakParameters(epsilon, delta, PATHAK_REGULARIZATION, "gaussian" if distributed else mechanism,
-                                  calibration, parties, dimension, n_min=PATHAK_RECORDS,
-                                  noise_source="distributed" if distributed else "selected",
-                                  calibrate_to="n_min" if distributed else "n_1")
+    parameters = PathakParameters.for_noise(mechanism, epsilon, delta, PATHAK_REGULARIZATION, calibration, parties,
+                                            dimension, n_min=PATHAK_RECORDS)
     perturbation = parameters.noise
-    if distributed:
+    if parameters.distributed:
         shares = parameters.distributed_noise
         assert shares is not None
 

@@ -43,26 +43,16 @@ def _dppp(topology, client_data, noise: str, epsilon: float, delta: float, sessi
 def _pathak(topology, client_data, mechanism: str, epsilon: float, delta: float, session: int) -> float:
     from launcher.pathak_client import run_pathak_session
     from learning import datasets
-    from learning.pathak_local import train
-    from pathak.noise import noise_source
     from pathak.parameters import PathakParameters
-    from pathak.reference import distributed_average, perturbed_average
+    from pathak.reference import seeded_release
 
-    distributed = mechanism == "distributed"
     sizes = [int(s) for s in client_data["party_sizes"]]
-    parameters = PathakParameters(epsilon, delta, 0.01, "gaussian" if distributed else mechanism, "tight",
-                                  len(sizes), client_data["test_features"].shape[1], noise_seed=session,
-                                  n_min=min(sizes), deadline_seconds=120.0,
-                                  noise_source="distributed" if distributed else "selected",
-                                  calibrate_to="n_min" if distributed else "n_1")
+    parameters = PathakParameters.for_noise(mechanism, epsilon, delta, 0.01, "tight", len(sizes),
+                                            client_data["test_features"].shape[1], noise_seed=session,
+                                            n_min=min(sizes), deadline_seconds=120.0)
     report = asyncio.run(run_pathak_session(topology, client_data, parameters))
-    models, noises = [], []
-    for entry in topology.parties:
-        features, labels, _ = datasets.load_part(entry.data)
-        models.append(train(features, labels, parameters.regularization, parameters.gradient_tolerance))
-        noises.append(parameters.draw_noise(len(labels), noise_source(session, entry.identity.id)))
-    expected = (distributed_average(models, noises, parameters.fractional_bits) if distributed
-                else perturbed_average(models, noises, sizes, parameters.fractional_bits))
+    parts = [datasets.load_part(entry.data)[:2] for entry in topology.parties]
+    expected = seeded_release(parameters, parts, session)
     return float(np.max(np.abs(np.array(report["result"]["w"]) - expected)))
 
 

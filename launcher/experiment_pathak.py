@@ -70,9 +70,8 @@ def wire_check(out: Path, parts: list[tuple[np.ndarray, np.ndarray]], test: tupl
     from launcher.keygen import ceremony
     from launcher.pathak_client import run_pathak_session
     from learning.datasets import save_part
-    from pathak.noise import noise_source
     from pathak.parameters import PathakParameters
-    from pathak.reference import perturbed_average
+    from pathak.reference import seeded_release
 
     run = processes.RunDirectory(out / "wire")
     (run.path / "data").mkdir(parents=True, exist_ok=True)
@@ -97,9 +96,7 @@ def wire_check(out: Path, parts: list[tuple[np.ndarray, np.ndarray]], test: tupl
                                           parties=len(parts), dimension=A9A_FEATURES, noise_seed=seed)
             started = time.perf_counter()
             report = asyncio.run(run_pathak_session(topology, client_data, parameters))
-            models = [train(x, y, parameters.regularization, parameters.gradient_tolerance) for x, y in parts]
-            noises = [parameters.noise.sample(len(y), noise_source(seed, j)) for j, (_, y) in enumerate(parts, start=1)]
-            expected = perturbed_average(models, noises, [len(y) for _, y in parts], parameters.fractional_bits)
+            expected = seeded_release(parameters, parts, seed)
             difference = float(np.max(np.abs(np.array(report["result"]["w"]) - expected)))
             checks.append({**point, "max_abs_difference": difference, "matches": difference <= 2**-20,
                            "session_seconds": time.perf_counter() - started, "key_bits": bits})

@@ -78,6 +78,15 @@ class PathakParameters:
             raise invalid("K·2^F/λ + B_ζ does not fit the share ring Z_{2^128}")
 
     @classmethod
+    def for_noise(cls, noise: str, epsilon: float, delta: float, regularization: float, calibration: str,
+                  parties: int, dimension: int, **others) -> "PathakParameters":
+        """`noise` is a mechanism, or `distributed` (discrete Gaussian shares at n_min)."""
+        if noise == "distributed":
+            return cls(epsilon, delta, regularization, "gaussian", calibration, parties, dimension,
+                       noise_source="distributed", calibrate_to="n_min", **others)
+        return cls(epsilon, delta, regularization, noise, calibration, parties, dimension, **others)
+
+    @classmethod
     def from_proto(cls, message: pathak_pb2.PathakParameters) -> "PathakParameters":
         values = {f.name: getattr(message, f.name) for f in fields(cls)}
         # Unset strings (an older client) mean the paper's protocol.

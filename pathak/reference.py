@@ -31,3 +31,16 @@ def distributed_average(models: list[np.ndarray], shares: list[list[int]], fract
 
 def encode_model(w: np.ndarray, fractional_bits: int) -> list[int]:
     return [round(float(x) * 2**fractional_bits) for x in w]
+
+
+def seeded_release(parameters, parts: list[tuple[np.ndarray, np.ndarray]], seed: int) -> np.ndarray:
+    """ŵˢ exactly as a networked session with `noise_seed = seed` computes it, from the parties' data:
+    the selected party's noise, or every party's share (distributed)."""
+    from learning.pathak_local import train
+    from pathak.noise import noise_source
+
+    models = [train(x, y, parameters.regularization, parameters.gradient_tolerance) for x, y in parts]
+    noises = [parameters.draw_noise(len(y), noise_source(seed, j)) for j, (_, y) in enumerate(parts, start=1)]
+    if parameters.distributed:
+        return distributed_average(models, noises, parameters.fractional_bits)
+    return perturbed_average(models, noises, [len(y) for _, y in parts], parameters.fractional_bits)

@@ -64,7 +64,21 @@ def ledger_path(data_file: Path) -> Path:
     return Path(str(data_file) + SUFFIX)
 
 
+_digests: dict[tuple[str, int, int], str] = {}
+
+
 def _sha256(path: Path) -> str:
+    """The data file's SHA-256, recomputed only when its size or mtime changed (spending is on every open)."""
+    status = path.stat()
+    key = (str(path), status.st_size, status.st_mtime_ns)
+    if key not in _digests:
+        if len(_digests) >= 1024:
+            _digests.clear()
+        _digests[key] = _file_digest(path)
+    return _digests[key]
+
+
+def _file_digest(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
