@@ -91,6 +91,8 @@ def rerandomise_for_key_owner(public_key: PaillierPublicKey, ciphertext: int) ->
     Never the owner's published h_s (it chooses it: h_s = 1, or h_s of small order, leaves the
     ciphertext's randomness readable) and never a short DJN exponent (the owner knows p and q
     and can take discrete logs). The owner can recover ρ, but ρ is uniform and independent of
-    everything else, so the result's randomness is too."""
-    rho = random_unit(public_key.n)
-    return int(ciphertext * gmpy2.powmod(rho, public_key.n, public_key.nsquare) % public_key.nsquare)
+    everything else, so the result's randomness is too. A ρ^n prepared earlier (`nth_powers`) is used once
+    if this process holds one."""
+    from cryptocore.nth_powers import pool_for  # (it draws ρ with random_unit from here)
+
+    return int(ciphertext * pool_for(public_key.n).take_or_fresh() % public_key.nsquare)

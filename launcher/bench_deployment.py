@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -85,6 +86,22 @@ class CpuMeter:
 
     def stop(self) -> dict[str, float]:
         return {name: cpu_seconds(pid) - self._started[name] for name, pid in self.pids.items()}
+
+
+def wait_until_idle(meter: CpuMeter, quiet_cpu_s: float = 0.03, interval_s: float = 0.3,
+                    limit_s: float = 120.0) -> tuple[float, float]:
+    """Wait until the meter's processes together use less than `quiet_cpu_s` in `interval_s` (their idle-time
+    work done); returns (seconds waited, CPU seconds spent meanwhile)."""
+    started = time.perf_counter()
+    meter.start()
+    total = 0.0
+    while time.perf_counter() - started < limit_s:
+        time.sleep(interval_s)
+        now = sum(meter.stop().values())
+        if now - total < quiet_cpu_s:
+            break
+        total = now
+    return time.perf_counter() - started, sum(meter.stop().values())
 
 
 def by_role(per_process: dict[str, float]) -> dict[str, float]:

@@ -405,7 +405,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     pathak = targets.add_parser("pathak", help="a Pathak session's wall time by stage for several K")
     pathak.add_argument("--parties", default="5,10,20,32", help="comma-separated K (default 5,10,20,32)")
     pathak.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
-    pathak.add_argument("--sessions", type=int, default=2, help="sessions per K (default 2; the median is shown)")
+    pathak.add_argument("--sessions", type=int, default=2, help="online sessions per K after one cold one, each after the leader's offline phase (default 2; the median is shown)")
     pathak.add_argument("--dataset", default="a9a", help="a9a (default; needs --data-dir) or breast-cancer")
     pathak.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
     pathak.add_argument("--json", type=Path, help="also write the figures to this JSON file")

@@ -21,7 +21,7 @@ from cryptocore import ciphertext as ct
 from cryptocore.comparison import EncryptedBits
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey, generate_keypair
-from cryptocore.parallel_comparison import ComparisonJob, answer_all
+from cryptocore.parallel_comparison import ComparisonJob, answer_all, prepare
 from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from party.resources import PartyResources
@@ -248,6 +248,20 @@ class PathakPartySession(PathakParticipant):
         if len(body.values) != layout.plaintexts_needed(self.parameters.dimension):
             raise invalid("selected noise has the wrong number of ciphertexts")
         self.selected_noise[j] = [self._zeta_ciphertext(v) for v in body.values]
+
+    def _step_finish(self, out) -> bool:
+        finished = super()._step_finish(out)
+        if finished and self.is_leader and self.zeta is not None:
+            self._prepare_next_session()
+        return finished
+
+    def _prepare_next_session(self) -> None:
+        """The offline phase: ρ^n for Charlie's long-lived key, made by the workers while this process is idle,
+        as many as a session like this one re-randomises for him (a tournament's bits, the masked noise and
+        the Stage 1 element). The next session takes them once each; whatever is missing it makes online."""
+        layout = self.parameters.noise_layout(self._charlies_key.n)
+        prepare(self._charlies_key.n, (self.parameters.parties - 1) * self.parameters.comparison_bits
+                + layout.plaintexts_needed(self.parameters.dimension) + 1)
 
     # ------------------------------------------------------------------ steps
     def steps(self) -> list:

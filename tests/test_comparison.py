@@ -217,3 +217,82 @@ def test_the_value_holder_validates_the_owners_key(keypair):
     other = ComparisonKeyHolder(keypair, 3, SMALL).encrypted_bits()
     with pytest.raises(KeyMismatch):
         holder.respond(dataclasses.replace(other, key_id=bytes(32)))
+
+
+# --- Fillers and prepared re-randomisers (the x_i = 0 positions; the offline phase). ---
+
+
+def test_the_key_holder_cannot_tell_fillers_from_blinded_differences(keypair):
+    """Where x_i = 0, A sends a fresh encryption of a uniform unit instead of Enc(r_i·c_i). B's view must not
+    depend on x beyond the bit: for x with many zero bits and x with few (same answer, x < y), the plaintexts
+    B decrypts are units spread over Z_n in the same way, and none is zero."""
+    n = keypair.public.n
+    y = 0b1111_1111_1111_1110
+    for x in (0, 0b0111_1111_1111_1111):  # 16 fillers; 1 filler
+        top_bits = []
+        for _ in range(8):
+            plaintexts, randomness = _respond_and_open(keypair, x, y)
+            assert 0 not in plaintexts and all(gmpy2.gcd(m, n) == 1 for m in plaintexts)
+            assert len(set(randomness)) == SMALL
+            top_bits += [m * 4 // n for m in plaintexts]
+        counts = [top_bits.count(q) for q in range(4)]
+        assert min(counts) >= 14, counts  # 128 values, uniform quarters: about 32 each
+
+
+def test_a_filler_never_makes_a_zero_even_when_b_lies_about_its_bits(keypair):
+    """B sends Enc(−1) where the honest protocol would make c_i = 0 at an x_i = 0 position; that position is a
+    filler now, so no zero appears and B learns nothing from it."""
+    n = keypair.public.n
+    lying = EncryptedBits(keypair.public.key_id, tuple(
+        ct.to_bytes(keypair.public.paillier, keypair.public.encryptor.encrypt(-1)) for _ in range(SMALL)))
+    plaintexts, _ = _respond_and_open(keypair, 0, 0, encrypted=lying)  # x = 0: every position a filler
+    assert 0 not in plaintexts and all(gmpy2.gcd(m, n) == 1 for m in plaintexts)
+
+
+def test_prepared_re_randomisers_are_used_once(keypair):
+    """Each answer takes its ρ^n from the process's pool while it lasts: no two ciphertexts share a ρ (the owner
+    would link them), the pool shrinks by one per bit, and the answers still decide their pairs."""
+    from cryptocore import nth_powers
+    from cryptocore.parallel_comparison import ComparisonJob, answer_all
+
+    n = keypair.public.n
+    pool = nth_powers.pool_for(n)
+    pool.clear()
+    pool.add([nth_powers.fresh(n) for _ in range(SMALL + 5)])  # enough for one answer and a bit of the next
+    prepared = set(pool._values)
+    holders, jobs = [], []
+    for x, y in ((1234, 50000), (50000, 1234)):
+        holder = ComparisonKeyHolder(keypair, y, SMALL)
+        holders.append(holder)
+        jobs.append(ComparisonJob(x, SMALL, False, holder.encrypted_bits()))
+    answers = answer_all(keypair.public, None, jobs)
+    assert len(pool) == 0
+    assert [h.receive(a) for h, a in zip(holders, answers)] == [False, True]
+    private, nsquare = keypair.private, keypair.public.paillier.nsquare
+    seen = []
+    for answer in answers:
+        for data in answer.ciphertexts:
+            c = int.from_bytes(data, "big")
+            seen.append(int(c * gmpy2.invert(1 + private.raw_decrypt(c) * n, nsquare) % nsquare))
+    assert len(set(seen)) == 2 * SMALL  # distinct randomness everywhere ...
+    assert 0 < len(prepared & set(seen)) <= SMALL + 5  # ... fillers carry a prepared ρ^n as it is
+
+
+def test_prepare_fills_the_pool_in_the_workers_and_an_answer_cancels_the_rest(keypair):
+    import time
+
+    from cryptocore import nth_powers
+    from cryptocore.parallel_comparison import prepare
+
+    n = keypair.public.n
+    pool = nth_powers.pool_for(n)
+    pool.clear()
+    assert prepare(n, 20) == 20
+    deadline = time.monotonic() + 60
+    while len(pool) < 20 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(pool) == 20 and len(set(pool._values)) == 20
+    phi = (keypair.private.p - 1) * (keypair.private.q - 1)
+    assert all(gmpy2.powmod(value, phi, n * n) == 1 for value in pool._values)  # n-th residues: order divides φ
+    assert prepare(n, 20) == 0  # full: nothing asked
+    pool.clear()
