@@ -49,6 +49,14 @@ class PathakCuratorSession(PathakParticipant):
         self.log.append((time.monotonic() - self.started_at, str(sender), kind))
         return super().receive(sender, kind, body)
 
+    def _step_finish(self, out) -> bool:
+        finished = super()._step_finish(out)
+        if finished:
+            # ζ encrypts every tournament's bits (and the indicator): prepare the next session's while idle
+            self.zeta.public.encryptor.precompute_while_idle(
+                zeros=(self.parameters.parties - 1) * self.parameters.comparison_bits + self.parameters.parties)
+        return finished
+
     def steps(self) -> list:
         if self.parameters.distributed:
             return [self._step_share_nothing]

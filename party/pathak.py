@@ -251,8 +251,10 @@ class PathakPartySession(PathakParticipant):
 
     def _step_finish(self, out) -> bool:
         finished = super()._step_finish(out)
-        if finished and self.is_leader and self.zeta is not None:
-            self._prepare_next_session()
+        if finished and self.zeta is not None:
+            self._charlies_key.encryptor.precompute_while_idle()  # every party re-randomises under ζ each session
+            if self.is_leader:
+                self._prepare_next_session()
         return finished
 
     def _prepare_next_session(self) -> None:

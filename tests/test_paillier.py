@@ -162,3 +162,21 @@ def test_fast_encryption_exponent_is_not_brute_forceable(keypair):
         c = encryptor.encrypt(plaintext)
         # c = (1 + m·n)·h_s^r ≡ h_s^r (mod n)
         assert _short_exponent(public.hs % public.n, c % public.n, public.n, 32) is None
+
+
+def test_encryptions_of_zero_prepared_while_idle_are_fresh_and_taken_once(keypair):
+    import time
+
+    encryptor = FastEncryptor(keypair.public.paillier, keypair.public.hs)
+    encryptor.precompute_while_idle(zeros=12)
+    deadline = time.monotonic() + 30
+    while encryptor.prepared < 12 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert encryptor.prepared == 12
+    ciphertexts = [encryptor.encrypt(value) for value in range(-6, 6)]
+    assert encryptor.prepared == 0
+    assert [keypair.decrypt(c) for c in ciphertexts] == list(range(-6, 6))
+    randomness = [c * gmpy2.invert(1 + (value % keypair.public.n) * keypair.public.n, keypair.public.paillier.nsquare)
+                  % keypair.public.paillier.nsquare for c, value in zip(ciphertexts, range(-6, 6))]
+    assert len(set(randomness)) == 12  # no encryption of zero used twice
+    assert keypair.decrypt(encryptor.encrypt(7)) == 7  # and made on the spot once they are gone
