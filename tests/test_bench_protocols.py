@@ -45,6 +45,9 @@ def test_bench_pathak_reports_every_stage(tmp_path):
     assert entry["comparisons"] == 2 and entry["comparison_bits"] == 35
     assert all(stages[s] > 0 for s in ("stage1_to_blinding", "stage1_tournament", "stage2", "protocol"))
     assert stages["stage1_tournament"] < stages["protocol"]
+    # the cold first session, the offline phase the leader ran before the measured one, and a session without it
+    assert entry["cold_session"]["stages_s"]["protocol"] > 0 and entry["back_to_back_session"]["messages"] > 0
+    assert entry["median_offline_s"] > 0 and entry["median_offline_cpu_s"] >= 0  # (at 1024 bits it may be done already)
 
 
 def test_bad_bench_arguments_get_one_line():
