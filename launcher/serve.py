@@ -32,7 +32,7 @@ def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault:
     ledger = Ledger(entry.data, budget)
     ledger.check_writable()  # a party that cannot record what it spends does not serve
     features, labels, classes = datasets.load_part(entry.data)
-    model = models.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
+    model = models.train_portable(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
     log.info("%s trained %s on %d rows", me, entry.model or models.DEFAULT_TEACHER_MODEL, len(labels))
     return PartyResources(me.id, public_key, key_share, model, features, labels, test_mode, fault, ledger)
 

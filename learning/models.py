@@ -71,5 +71,26 @@ def train(name: str, features: np.ndarray, labels: np.ndarray, classes: int | No
     return MODELS[name](classes).fit(features, labels)
 
 
+def _train_and_export(name: str, features: np.ndarray, labels: np.ndarray, classes: int | None):
+    from learning.portable import export
+
+    return export(train(name, features, labels, classes))
+
+
+def train_portable(name: str, features: np.ndarray, labels: np.ndarray, classes: int | None = None):
+    """`train`, returning a numpy predictor (learning/portable.py). A scikit-learn model is fitted in a child
+    process, so the caller never imports scikit-learn: a party at rest stays small. Spawned, not forked: the
+    caller may already run threads."""
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
+    if name in ANY_LABELS:
+        return train(name, features, labels, classes)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as child:
+        return child.submit(_train_and_export, name, features, labels, classes).result()
+
+
 def accuracy(model, features: np.ndarray, labels: np.ndarray) -> float:
     return float(np.mean(model.predict(features) == labels))

@@ -27,22 +27,34 @@ def objective_gradient(w: np.ndarray, features: np.ndarray, signs: np.ndarray, r
     return -(features.T @ (signs * expit(-margins))) / len(signs) + regularization * w
 
 
+def objective(w: np.ndarray, features: np.ndarray, signs: np.ndarray, regularization: float) -> float:
+    return float(np.mean(np.logaddexp(0.0, -signs * (features @ w))) + regularization / 2 * (w @ w))
+
+
 def train(features: np.ndarray, labels: np.ndarray, regularization: float, tolerance: float) -> np.ndarray:
+    """Damped Newton from 0 (the objective is λ-strongly convex and smooth, so it converges from anywhere), in
+    numpy alone: a party needs no scikit-learn for Pathak."""
     if np.linalg.norm(features, axis=1).max(initial=0) > 1 + 1e-9:
         raise ValueError("rows must lie in the unit ball")
     signs = signed_labels(labels)
-    from sklearn.linear_model import LogisticRegression  # on use: a role at rest does not need it
-
-    model = LogisticRegression(C=1 / (len(signs) * regularization), fit_intercept=False, tol=1e-12, max_iter=100_000)
-    w = model.fit(features, signs).coef_.ravel()
-    # Newton polish: the sensitivity bound wants the exact minimiser.
-    for _ in range(20):
+    w = np.zeros(features.shape[1])
+    value = objective(w, features, signs, regularization)
+    for _ in range(200):
         gradient = objective_gradient(w, features, signs, regularization)
         if np.linalg.norm(gradient) <= tolerance / 10:
             break
         p = expit(signs * (features @ w))
         hessian = (features.T * (p * (1 - p))) @ features / len(signs) + regularization * np.eye(len(w))
-        w = w - np.linalg.solve(hessian, gradient)
+        step = np.linalg.solve(hessian, gradient)
+        decrease = float(gradient @ step)
+        t = 1.0
+        while t > 1e-12:  # backtracking (Armijo) line search
+            candidate = w - t * step
+            candidate_value = objective(candidate, features, signs, regularization)
+            if candidate_value <= value - 0.25 * t * decrease:
+                break
+            t /= 2
+        w, value = candidate, candidate_value
     gradient_norm = float(np.linalg.norm(objective_gradient(w, features, signs, regularization)))
     if gradient_norm > tolerance:
         raise InexactMinimiser(f"‖∇J(ŵ)‖ = {gradient_norm:.2e} exceeds γ = {tolerance:.0e}")
