@@ -252,7 +252,8 @@ class PathakPartySession(PathakParticipant):
     def _step_finish(self, out) -> bool:
         finished = super()._step_finish(out)
         if finished and self.zeta is not None:
-            self._charlies_key.encryptor.precompute_while_idle()  # every party re-randomises under ζ each session
+            # every party re-randomises a few values under ζ each session: a small table (2 MB) suffices
+            self._charlies_key.encryptor.precompute_while_idle(window_bits=4)
             if self.is_leader:
                 self._prepare_next_session()
         return finished
