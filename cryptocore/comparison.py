@@ -11,10 +11,10 @@ are ℓ-bit non-negative integers. Only B learns [x > y]:
 3. B decrypts: some c_i is zero iff x > y (at the highest differing bit,
    x_i = 1 and y_i = 0; every other c_i is −1 or at least 1).
 
-Where x_i = 0, c_i = −1 − y_i + 3·S_i is never zero, and it is a unit mod n (|c_i| < 3ℓ + 2 < p, q), so
-r_i·c_i is uniform in Z_n^* whatever c_i is. A sends a fresh encryption of a uniform unit there instead (a
-*filler*): B's view is the same, and the filler needs no multiplication by r_i. That halves A's full-length
-exponentiations on average; with ρ^n prepared offline (`nth_powers`), fillers cost none at all.
+A's work must not depend on x: B sees how long A takes to answer. So every position gets the same two
+exponentiations (r_i, and ρ^n, which may have been prepared while idle: `nth_powers`), even where x_i = 0 and
+c_i can never be zero. (Sending a fresh encryption of a random unit there would give B the same view and save
+half of the r_i, but the answer's time would then count x's one bits, and B knows d = z + 2^M + ρ′.)
 
 The messages are plain objects holding wire-form ciphertexts, so a transport
 can carry them unchanged.
@@ -110,10 +110,10 @@ class ComparisonValueHolder:
         self.bits = bits
         self._answered = False
 
-    def differences(self, message: EncryptedBits) -> list[int | None]:
-        """Enc(x_i − 1 − y_i + 3·Σ_{j>i} x_j ⊕ y_j) for every bit where x_i = 1, None where x_i = 0 (that c_i is
-        never zero: a filler takes its place), before blinding: inverses and products only, so a caller may
-        blind them elsewhere (`blind`, `filler`) and hand the results to `finish`."""
+    def differences(self, message: EncryptedBits) -> list[int]:
+        """Enc(x_i − 1 − y_i + 3·Σ_{j>i} x_j ⊕ y_j) for every bit, before blinding: inverses and products only,
+        so a caller may blind them elsewhere (`blind`) and hand the results to `finish`. The same operations
+        for every x: its bits only choose between operands."""
         if self._answered:
             raise ProtocolStateError("this comparison was already answered")
         public = self._public
@@ -122,16 +122,15 @@ class ComparisonValueHolder:
         encrypted_y = _decode_all(public, message.key_id, message.ciphertexts, self.bits)
         if self._reverse:  # Enc(1 − y_i)
             encrypted_y = [int((1 + n) * gmpy2.invert(c, nsquare) % nsquare) for c in encrypted_y]
-        differences: list[int | None] = []
+        differences = []
         suffix_xor = gmpy2.mpz(1)  # Enc(Σ_{j>i} x_j ⊕ y_j), starting from an empty sum
         for i in reversed(range(self.bits)):
             x_i = (self._x >> i) & 1
             enc_y = encrypted_y[i]
             enc_minus_y = gmpy2.invert(enc_y, nsquare)
-            if x_i:  # Enc(x_i − 1 − y_i + 3·S_i) = Enc(−y_i + 3·S_i)
-                differences.append(int(enc_minus_y * gmpy2.powmod(suffix_xor, 3, nsquare) % nsquare))
-            else:
-                differences.append(None)
+            # Enc(x_i − 1 − y_i + 3·S_i)
+            difference = (1 + (x_i - 1) % n * n) * enc_minus_y % nsquare
+            differences.append(int(difference * gmpy2.powmod(suffix_xor, 3, nsquare) % nsquare))
             # x_i ⊕ y_i is y_i when x_i = 0 and 1 − y_i when x_i = 1.
             enc_xor = enc_y if x_i == 0 else (1 + n) * enc_minus_y % nsquare
             suffix_xor = suffix_xor * enc_xor % nsquare
@@ -148,28 +147,17 @@ class ComparisonValueHolder:
                                  tuple(ct.to_bytes(self._public.paillier, value) for value in blinded))
 
     def respond(self, message: EncryptedBits) -> MaskedDifferences:
-        paillier = self._public.paillier
-        return self.finish([filler(paillier) if value is None else blind(paillier, value)
-                            for value in self.differences(message)])
+        return self.finish([blind(self._public.paillier, value) for value in self.differences(message)])
 
 
 def blind(paillier, difference: int, nth_power: int | None = None) -> int:
     """Enc(r·c) for r uniform in Z_n^*, re-randomised with ρ^n (prepared, or made here): a compared bit's one or
-    two full exponentiations."""
+    two full exponentiations (whether ρ^n was prepared depends on the process's history, never on x)."""
     n, nsquare = paillier.n, paillier.nsquare
     blinded = gmpy2.powmod(difference, ct.random_unit(n), nsquare)
     if nth_power is None:
         return ct.rerandomise_for_key_owner(paillier, int(blinded))
     return int(blinded * nth_power % nsquare)
-
-
-def filler(paillier, nth_power: int | None = None) -> int:
-    """A fresh encryption of u uniform in Z_n^*, (1 + u·n)·ρ^n: what a blinded non-zero c_i looks like."""
-    n, nsquare = paillier.n, paillier.nsquare
-    unit = 1 + ct.random_unit(n) * n
-    if nth_power is None:
-        return ct.rerandomise_for_key_owner(paillier, unit)
-    return int(unit * nth_power % nsquare)
 
 
 def compare(keypair: KeyPair, x: int, y: int, bits: int) -> bool:

@@ -1,8 +1,8 @@
 """The value holder's answers to several independent comparisons at once, one worker process per core, and
 the offline phase that prepares their re-randomisers.
 
-An answer costs up to two full-length exponentiations mod n² per bit (r_i and ρ^n; a filler only ρ^n), pure
-CPU under the GIL, so threads would not help. The workers come from a fork server (never a fork of a role
+An answer costs two full-length exponentiations mod n² per bit (r_i, and ρ^n unless one was prepared), the
+same for every x (its time is visible to the key owner), pure CPU under the GIL, so threads would not help. The workers come from a fork server (never a fork of a role
 process: it runs gRPC threads) with this module preloaded, started at first use and kept (starting them costs
 about 0.2 s). Only the differences Enc(c_i) and prepared ρ^n travel to them (x and the coin stay here) and the
 blinded values come back.
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from phe import PaillierPublicKey
 
 from cryptocore import nth_powers
-from cryptocore.comparison import ComparisonValueHolder, EncryptedBits, MaskedDifferences, blind, filler
+from cryptocore.comparison import ComparisonValueHolder, EncryptedBits, MaskedDifferences, blind
 from cryptocore.paillier import PublicKey
 
 
@@ -34,14 +34,14 @@ class ComparisonJob:
     request: EncryptedBits
 
 
-# A work item: (Enc(c_i), or None for a filler; a prepared ρ^n, or None to make one in the worker).
-Item = tuple[int | None, int | None]
+# A work item: (Enc(c_i); a prepared ρ^n, or None to make one in the worker).
+Item = tuple[int, int | None]
 REFILL_CHUNK = 8  # ρ^n per refill task: an answer waits behind at most one chunk per worker (about 0.1 s)
 
 
 def _blind_all(n: int, items: list[Item]) -> list[int]:
     paillier = PaillierPublicKey(n)
-    return [filler(paillier, power) if value is None else blind(paillier, value, power) for value, power in items]
+    return [blind(paillier, value, power) for value, power in items]
 
 
 def _fresh_powers(n: int, count: int) -> list[int]:
@@ -111,35 +111,25 @@ def _split_by_cost(items: list[Item], workers: int) -> list[list[int]]:
     """Indices of the items per worker, balanced by full exponentiations (one or two per item)."""
     loads = [0] * workers
     groups: list[list[int]] = [[] for _ in range(workers)]
-    for index in sorted(range(len(items)), key=lambda i: -((items[i][0] is not None) + (items[i][1] is None))):
+    for index in sorted(range(len(items)), key=lambda i: -(1 + (items[i][1] is None))):
         target = loads.index(min(loads))
         groups[target].append(index)
-        loads[target] += (items[index][0] is not None) + (items[index][1] is None)
+        loads[target] += 1 + (items[index][1] is None)
     return [group for group in groups if group]
 
 
 def answer_all(public: PublicKey, key_bits: int | None, jobs: list[ComparisonJob]) -> list[MaskedDifferences]:
-    """Each job's answer, in order. The cheap part (validation, the differences, fillers with a prepared ρ^n)
-    runs here; the full exponentiations are split evenly over the workers, so a round with one comparison uses
-    every core too. In this process when there is one core."""
+    """Each job's answer, in order. The cheap part (validation, the differences) runs here; the exponentiations
+    are split evenly over the workers, so a round with one comparison uses every core too. In this process when
+    there is one core."""
     _cancel_refills()
     holders = [ComparisonValueHolder(public, job.x, job.bits, key_bits, reverse=job.reverse) for job in jobs]
     differences = [holder.differences(job.request) for holder, job in zip(holders, jobs)]
     prepared = nth_powers.pool_for(public.n)
-    blinded: list[int | None] = []
-    work: list[Item] = []
-    where: list[int] = []
-    for value in (value for values in differences for value in values):
-        power = prepared.take()
-        if value is None and power is not None:
-            blinded.append(filler(public.paillier, power))
-            continue
-        where.append(len(blinded))
-        blinded.append(None)
-        work.append((value, power))
+    work: list[Item] = [(value, prepared.take()) for values in differences for value in values]
     workers = min(len(work), os.cpu_count() or 1)
     if workers <= 1:
-        results = _blind_all(public.n, work)
+        blinded = _blind_all(public.n, work)
     else:
         groups = _split_by_cost(work, workers)
         chunks = [[work[i] for i in group] for group in groups]
@@ -148,13 +138,11 @@ def answer_all(public: PublicKey, key_bits: int | None, jobs: list[ComparisonJob
         except BrokenProcessPool:  # a worker died (e.g. killed): start new ones, once
             _shutdown()
             flat = _on_workers(public.n, chunks)
-        results = [0] * len(work)
+        blinded = [0] * len(work)
         for index, value in zip((i for group in groups for i in group), flat):
-            results[index] = value
-    for position, value in zip(where, results):
-        blinded[position] = value
+            blinded[index] = value
     answers, start = [], 0
     for holder, values in zip(holders, differences):
-        answers.append(holder.finish([int(v) for v in blinded[start:start + len(values)]]))  # type: ignore[arg-type]
+        answers.append(holder.finish(blinded[start:start + len(values)]))
         start += len(values)
     return answers
