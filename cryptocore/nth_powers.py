@@ -69,9 +69,3 @@ def pool_for(n: int) -> NthPowerPool:
             _pools.move_to_end(n)
         return pool
 
-
-def prepared(n: int) -> int:
-    """How many ρ^n for n this process holds (without creating a pool)."""
-    with _pools_lock:
-        pool = _pools.get(n)
-    return 0 if pool is None else len(pool)
