@@ -7,6 +7,7 @@ from typing import Any
 
 from du import objectives
 from du.parameters import PAPER_METHODS, DuParameters
+from privacy.accountant_process import in_accountant
 from privacy.composition import Guarantee
 
 MECHANISMS = {
@@ -33,6 +34,7 @@ def per_round_effective(parameters: DuParameters) -> float | None:
     return None
 
 
+@in_accountant
 def composed_with_accountant(epsilon: float, rounds: int, delta: float) -> float:
     """ε of `rounds` ε-DP rounds at δ, by dp-accounting's PLD accountant."""
     from dp_accounting.pld import common

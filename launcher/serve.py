@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 from cryptocore import keyfiles
+from privacy import accountant_process
 from privacy.ledger import Budget
 from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, PeerChannels
 from wire.faults import ClientFaultInterceptor, Fault, ServerFaultInterceptor
@@ -97,6 +98,7 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
     if budget is not None and role != "party":
         raise ValueError("--budget is a party's: only parties spend privacy on their data")
     me = Identity(role, number if role == "party" else 0)
+    accountant_process.isolate()  # dp-accounting and scipy.stats live in a child that exits when idle
     if role == "party":
         protocols, key_id_hex = _party_protocols(topology, number, test_mode, None if generic else fault, budget)
     elif role == "aggregator":

@@ -19,6 +19,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from privacy.accountant_process import in_accountant
 from privacy.search import smallest_private
 
 DISCRETIZATION = 1e-4
@@ -67,14 +68,20 @@ def query_pld(tosses: int, queries: int = 1):
     return shifts_pld(tosses, 2 * queries)
 
 
+@lru_cache(maxsize=256)
+@in_accountant
 def delta_for(tosses: int, epsilon: float, queries: int) -> float:
     return float(query_pld(tosses, queries).get_delta_for_epsilon(epsilon))
 
 
+@lru_cache(maxsize=256)
+@in_accountant
 def epsilon_for(tosses: int, delta: float, queries: int) -> float:
     return float(query_pld(tosses, queries).get_epsilon_for_delta(delta))
 
 
+@lru_cache(maxsize=256)
+@in_accountant
 def epsilon_for_shifts(tosses: int, delta: float, shifts: int) -> float:
     return float(shifts_pld(tosses, shifts).get_epsilon_for_delta(delta))
 
@@ -87,6 +94,7 @@ def minimal_tosses(epsilon: float, delta: float, queries: int) -> int:
 
 
 @lru_cache(maxsize=256)
+@in_accountant
 def minimal_tosses_for_shifts(epsilon: float, delta: float, shifts: int) -> int:
     """Smallest even N such that `shifts` unit shifts of Bin(N, ½) compose to (ε, δ)-DP: doubling, then bisection."""
     if epsilon <= 0 or not 0 < delta < 1 or shifts < 1:
@@ -105,6 +113,7 @@ def minimal_tosses_for_shifts(epsilon: float, delta: float, shifts: int) -> int:
 
 
 @lru_cache(maxsize=256)
+@in_accountant
 def check_minimal_tosses(tosses: int, epsilon: float, delta: float, queries: int) -> None:
     """Raise ValueError unless N is the smallest even N that `minimal_tosses` would find: N private and
     N − 2 not. Two accountant evaluations instead of a search, so one role searches and every other role

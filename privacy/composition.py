@@ -13,6 +13,8 @@ import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
+from privacy.accountant_process import in_accountant
+
 PLD_KINDS = ("binomial", "skellam", "pure", "gaussian")
 MAX_PLD_GROUPS = 16  # distinct mechanisms composed exactly; the rest by basic composition
 MAX_PLD_FOLDS = 20_000  # elementary mechanisms in one exact composition (its cost grows with them)
@@ -81,6 +83,7 @@ def _folds(spec: dict) -> int:
     return int(spec.get("shifts", spec.get("count", 1)))
 
 
+@in_accountant
 def compose(guarantees: list[Guarantee]) -> Composed:
     """(ε, δ) of all the releases together. δ is Σδ_i (as in basic composition); ε is the PLD composition's at
     the δ the PLD parts bring, where that is smaller than their basic sum, plus the others' ε by basic

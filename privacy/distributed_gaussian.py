@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property, lru_cache
 
+from privacy.accountant_process import in_accountant
 from privacy.discrete import discrete_gaussian
 
 # Orders up to 2^20: small ε (0.01 at δ = 10⁻⁹) needs large orders, whose conversion term is ln(1/δ)/(α − 1).
@@ -36,6 +37,8 @@ def rho(sensitivity: float, share_variance: float, shares: int, dimension: int) 
     return 0.5 * (sensitivity**2 / (shares * share_variance) + 0.5 * tau(share_variance, shares) * dimension)
 
 
+@lru_cache(maxsize=256)
+@in_accountant
 def epsilon_of_rho(value: float, delta: float) -> float:
     from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
 
@@ -44,6 +47,7 @@ def epsilon_of_rho(value: float, delta: float) -> float:
 
 
 @lru_cache(maxsize=256)
+@in_accountant
 def target_rho(epsilon: float, delta: float) -> float:
     """The largest ρ whose (ε, δ) conversion is within ε: bisection on a log scale around the closed-form
     estimate ε ≈ ρ + 2√(ρ·ln(1/δ)), to 10⁻⁷ relative (cached: it depends on (ε, δ) only)."""

@@ -23,6 +23,7 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
+from privacy.accountant_process import in_accountant
 from privacy.search import smallest_private
 
 GRID_STEPS_PER_DOUBLING = 64
@@ -71,15 +72,21 @@ def shifts_pld(mu: float, shifts: int):
     return _shift_pld(mu).self_compose(shifts)
 
 
+@lru_cache(maxsize=256)
+@in_accountant
 def delta_for(mu: float, epsilon: float, shifts: int) -> float:
     """δ(ε) of `shifts` unit shifts of Sk(μ), composed (PLD)."""
     return float(shifts_pld(mu, shifts).get_delta_for_epsilon(epsilon))
 
 
+@lru_cache(maxsize=256)
+@in_accountant
 def epsilon_for(mu: float, delta: float, shifts: int) -> float:
     return float(shifts_pld(mu, shifts).get_epsilon_for_delta(delta))
 
 
+@lru_cache(maxsize=256)
+@in_accountant
 def rdp_epsilon(mu: float, delta: float, shifts: int) -> float:
     """The Skellam paper's RDP bound for `shifts` unit shifts (Δ₁ = Δ₂ = 1 each; the bound is linear in (Δ₁, Δ₂²)
     jointly, so this equals releases of several coordinates at once), converted to (ε, δ) by dp-accounting."""
@@ -97,6 +104,7 @@ def _accounting_delta(delta: float) -> float:
 
 
 @lru_cache(maxsize=256)
+@in_accountant
 def minimal_grid(epsilon: float, delta: float, shifts: int) -> int:
     """Smallest j whose Sk(μ_j) gives δ_PLD(ε) ≤ δ − δ/1000 over `shifts` unit shifts: doubling, then bisection."""
     if epsilon <= 0 or not 0 < delta < 1 or shifts < 1:
@@ -117,6 +125,7 @@ def minimal_grid(epsilon: float, delta: float, shifts: int) -> int:
 
 
 @lru_cache(maxsize=256)
+@in_accountant
 def check_minimal_grid(grid: int, epsilon: float, delta: float, shifts: int) -> None:
     """Raise ValueError unless j is what `minimal_grid` finds: μ_j private and μ_(j−1) not."""
     if not 0 <= grid <= MAX_GRID:
@@ -132,9 +141,9 @@ def check_minimal_grid(grid: int, epsilon: float, delta: float, shifts: int) -> 
 def tail_bound(share_mu: float, bound: int) -> float:
     """An upper bound on P(|Sk(μ_i)| > B): 2·P(Pois(μ_i/2) > B), since Sk = X − Y with X, Y ≥ 0. (scipy's Skellam
     tail cancels to 0.0 far below 1e-16; the Poisson tail is an incomplete gamma function, accurate there.)"""
-    from scipy.stats import poisson
+    from scipy.special import pdtrc  # Poisson survival function, as scipy.stats has it, without scipy.stats
 
-    return 2 * float(poisson.sf(bound, share_mu / 2))
+    return 2 * float(pdtrc(bound, share_mu / 2))
 
 
 def truncation_bound(share_mu: float, draws: int, epsilon: float, delta: float) -> int:

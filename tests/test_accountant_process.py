@@ -1,0 +1,42 @@
+"""The accountant child (privacy/accountant_process.py): same answers as in-process, refusals cross back as
+ValueError, the role never imports dp-accounting or scipy.stats, and the child exits when idle."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+from privacy import binomial, composition
+
+ISOLATED = textwrap.dedent("""
+    import json, sys, time
+    from privacy import accountant_process, binomial, composition
+    accountant_process.IDLE_S = 1.0
+    accountant_process.isolate()
+    tosses = binomial.minimal_tosses(1.0, 1e-5, 5)
+    binomial.check_minimal_tosses(tosses, 1.0, 1e-5, 5)
+    try:
+        binomial.check_minimal_tosses(tosses + 2, 1.0, 1e-5, 5)
+        refusal = None
+    except ValueError as error:
+        refusal = str(error)
+    spent = composition.Guarantee(1.0, 1e-5, "dppp", {"kind": "binomial", "tosses": tosses, "shifts": 10})
+    total = composition.compose([spent, spent])
+    running = accountant_process.child_running()
+    time.sleep(3.0)
+    print(json.dumps({"tosses": tosses, "refusal": refusal, "epsilon": total.epsilon, "running": running,
+                      "after_idle": accountant_process.child_running(),
+                      "imported": sorted(m for m in ("dp_accounting", "scipy.stats") if m in sys.modules)}))
+""")
+
+
+def test_an_isolated_role_gets_the_in_process_answers_without_importing_the_accountant():
+    result = json.loads(subprocess.run([sys.executable, "-c", ISOLATED], capture_output=True, text=True, check=True,
+                                       timeout=120).stdout)
+    tosses = binomial.minimal_tosses(1.0, 1e-5, 5)
+    spent = composition.Guarantee(1.0, 1e-5, "dppp", {"kind": "binomial", "tosses": tosses, "shifts": 10})
+    assert result["tosses"] == tosses
+    assert result["refusal"] is not None and "N − 2 suffices" in result["refusal"]
+    assert result["epsilon"] == composition.compose([spent, spent]).epsilon
+    assert result["imported"] == []
+    assert result["running"] and not result["after_idle"]
