@@ -7,8 +7,7 @@ from typing import Any
 
 from du import objectives
 from du.parameters import PAPER_METHODS, DuParameters
-from privacy.accountant_process import in_accountant
-from privacy.composition import Guarantee
+from privacy.composition import Guarantee, pure_epsilon
 
 MECHANISMS = {
     "ofpa": "paper calibration, not proven DP: v_ik ~ Lap(4/ε) on w added to the unregularised logistic loss "
@@ -34,14 +33,10 @@ def per_round_effective(parameters: DuParameters) -> float | None:
     return None
 
 
-@in_accountant
-def composed_with_accountant(epsilon: float, rounds: int, delta: float) -> float:
-    """ε of `rounds` ε-DP rounds at δ, by dp-accounting's PLD accountant."""
-    from dp_accounting.pld import common
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
-    single = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(epsilon, 0.0))
-    return float(single.self_compose(rounds).get_epsilon_for_delta(delta))
+def composed_exactly(epsilon: float, rounds: int, delta: float) -> float:
+    """ε of `rounds` ε-DP rounds at δ: their exact composition (privacy/composition.py), which dp-accounting's
+    PLD accountant approaches from above."""
+    return pure_epsilon(epsilon, rounds, delta)
 
 
 def report(parameters: DuParameters, rounds_run: int) -> dict:
@@ -62,7 +57,7 @@ def report(parameters: DuParameters, rounds_run: int) -> dict:
         claims["calibration"] = "paper calibration, not proven DP"
     if effective is not None:
         claims["delta"] = p.delta
-        claims["epsilon_composed_accountant"] = composed_with_accountant(effective, p.rounds, p.delta)
+        claims["epsilon_composed_exact"] = composed_exactly(effective, p.rounds, p.delta)
     if p.method == "objective":
         claims["sensitivity"] = "‖z‖₂ ≤ 1 (z = x̃/√2), logistic c = ¼; ε′ = ε − log(1 + 2c/(nλ) + c²/(nλ)²)"
     elif p.method == "functional":
@@ -86,7 +81,7 @@ def guarantee(parameters: DuParameters) -> Guarantee:
     if effective is None:
         return Guarantee(None, 0.0, f"du {p.method}: " + ("non-private" if not p.private else "not proven DP"))
     basic = p.rounds * effective
-    composed = composed_with_accountant(effective, p.rounds, p.delta) if p.delta > 0 else basic
+    composed = composed_exactly(effective, p.rounds, p.delta) if p.delta > 0 else basic
     pld = {"kind": "pure", "epsilon": effective, "count": p.rounds}
     if composed < basic:
         return Guarantee(composed, p.delta, f"du {p.method}, {p.rounds} rounds", pld)

@@ -62,8 +62,8 @@ def summary(report: Report) -> str:
                  + (" — no finite ε holds" if effective is None else
                     f" (really {effective:.3g})" if effective != privacy["epsilon_per_round"] else "")
                  + f"; {p['rounds']} rounds: {privacy['epsilon_composed_basic']:.3g} by basic composition"
-                 + (f", {privacy['epsilon_composed_accountant']:.3g} at δ = {privacy['delta']:g} by the PLD accountant"
-                    if "epsilon_composed_accountant" in privacy else ""))
+                 + (f", {privacy['epsilon_composed_exact']:.3g} at δ = {privacy['delta']:g} (exact composition)"
+                    if "epsilon_composed_exact" in privacy else ""))
     lines = [
         f"Du–Li–Li on {p['dataset']}: K = {p['parties']}, d = {p['dimension']}, {p['method']}, "
         f"{p['local_epochs']} local epochs per round"

@@ -24,7 +24,7 @@ def delivered_epsilon(report: dict) -> tuple[float | None, float | None, str]:
     for key, how in (("epsilon_effective", "for the sensitivity actually used"),
                      ("epsilon_all_queries", "all queries, by the PLD accountant, with the contributors counted"),
                      ("epsilon_delivered", "by the PLD accountant, with the contributors counted"),
-                     ("epsilon_composed_accountant", "the run composed by the PLD accountant")):
+                     ("epsilon_composed_exact", "the run composed exactly (Kairouz et al.)")):
         if privacy.get(key) is not None:
             return asked, float(privacy[key]), how
     return asked, privacy.get("epsilon"), "as calibrated"

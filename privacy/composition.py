@@ -79,12 +79,46 @@ def _pld(spec: dict, folds: int):
     return single.self_compose(folds)
 
 
+def pure_epsilon(epsilon: float, count: int, delta: float) -> float:
+    """ε at δ of `count` ε-DP mechanisms composed, exactly (Kairouz–Oh–Viswanath 2015): the worst case is
+    randomised response, whose privacy loss is (count − 2f)·ε with f ~ Bin(count, 1/(1 + e^ε)) flips, and
+    δ(ε′) = Σ_{L_f > ε′} P(f)·(1 − e^(ε′ − L_f)). Between two loss values δ(ε′) = A − B·e^ε′, solved for ε′.
+    What dp-accounting's PLD gives up to its discretisation, without its 50 MB of scipy.stats in a role."""
+    if not (epsilon >= 0 and count >= 1 and 0 <= delta < 1):
+        raise ValueError("need ε ≥ 0, at least one mechanism and 0 ≤ δ < 1")
+    if epsilon == 0:
+        return 0.0
+    log_p, log_q = -math.log1p(math.exp(-epsilon)), -math.log1p(math.exp(epsilon))  # P(+ε), P(−ε) per fold
+    mass, log_weighted = 0.0, -math.inf  # A and ln B over the losses above ε′, largest first
+    for flips in range(count + 1):
+        loss = (count - 2 * flips) * epsilon
+        if loss <= 0:
+            break
+        log_prob = (math.lgamma(count + 1) - math.lgamma(flips + 1) - math.lgamma(count - flips + 1)
+                    + (count - flips) * log_p + flips * log_q)
+        mass += math.exp(log_prob)
+        term = log_prob - loss
+        log_weighted = max(log_weighted, term) + math.log1p(math.exp(-abs(log_weighted - term)))
+        next_loss = max(0.0, loss - 2 * epsilon)
+        if mass - math.exp(log_weighted + next_loss) >= delta:  # δ(next loss) ≥ δ ≥ δ(loss): ε′ is in between
+            return max(next_loss, math.log(mass - delta) - log_weighted)
+    return 0.0
+
+
 def _folds(spec: dict) -> int:
     return int(spec.get("shifts", spec.get("count", 1)))
 
 
-@in_accountant
 def compose(guarantees: list[Guarantee]) -> Composed:
+    """See `_compose`. Without PLDs, or with pure-ε ones of a single ε (exact in closed form), it runs in the
+    caller; otherwise in the accountant (a child process in a role)."""
+    specs = [g.pld for g in guarantees if g.pld is not None]
+    if all(spec["kind"] == "pure" for spec in specs) and len({float(spec["epsilon"]) for spec in specs}) <= 1:
+        return _compose(guarantees)
+    return _compose_in_accountant(guarantees)
+
+
+def _compose(guarantees: list[Guarantee]) -> Composed:
     """(ε, δ) of all the releases together. δ is Σδ_i (as in basic composition); ε is the PLD composition's at
     the δ the PLD parts bring, where that is smaller than their basic sum, plus the others' ε by basic
     composition."""
@@ -111,6 +145,14 @@ def compose(guarantees: list[Guarantee]) -> Composed:
         # Pure ε losses at δ = 0: the exact composition is their sum (the largest loss), so the accountant (and
         # the 50 MB of scipy.stats it imports into a party) is not needed.
         return Composed(basic, delta, "basic composition (exact for pure ε at δ = 0)", len(guarantees), basic)
+    pure_epsilons = {float(json.loads(key)["epsilon"]) for key in exact if json.loads(key)["kind"] == "pure"}
+    if len(pure_epsilons) == 1 and all(json.loads(key)["kind"] == "pure" for key in exact):
+        count = sum(groups[key] * _folds(json.loads(key)) for key in exact)
+        pld_epsilon = min(pld_basic, pure_epsilon(pure_epsilons.pop(), count, pld_delta))
+        return Composed(pld_epsilon + (basic - pld_basic), delta,
+                        f"exact composition of {count} ε-DP mechanisms (Kairouz et al.)"
+                        + (f", basic composition of {len(guarantees) - len(in_pld)}" if len(in_pld) < len(guarantees)
+                           else ""), len(guarantees), basic)
     try:
         combined = None
         for key in exact:
@@ -124,3 +166,6 @@ def compose(guarantees: list[Guarantee]) -> Composed:
     method = (f"dp-accounting PLD composition of {len(in_pld)} release(s)"
               + (f", basic composition of {len(guarantees) - len(in_pld)}" if len(in_pld) < len(guarantees) else ""))
     return Composed(epsilon, delta, method, len(guarantees), basic)
+
+
+_compose_in_accountant = in_accountant(_compose)

@@ -107,8 +107,8 @@ def test_the_report_states_paper_and_composed_epsilon(threshold_key):
     assert ofaa["epsilon_composed_basic"] == pytest.approx(10 * 4 / 3)
     # PLD accounting of pure-ε rounds: no better than R·ε at large ε (discretisation adds a hair), much
     # better for many small rounds.
-    assert ofaa["epsilon_composed_accountant"] == pytest.approx(ofaa["epsilon_composed_basic"], rel=1e-3)
-    assert accounting.composed_with_accountant(0.1, 100, 1e-5) < 0.5 * 100 * 0.1
+    assert ofaa["epsilon_composed_exact"] == pytest.approx(ofaa["epsilon_composed_basic"], rel=1e-3)
+    assert accounting.composed_exactly(0.1, 100, 1e-5) < 0.5 * 100 * 0.1
     ofpa = accounting.report(_parameters(public, "ofpa", rounds=10), 10)
     assert ofpa["epsilon_per_round_effective"] is None and "unbounded" in ofpa["sensitivity"]
     functional = accounting.report(_parameters(public, "functional", rounds=4), 4)

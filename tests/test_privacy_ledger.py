@@ -9,9 +9,11 @@ import sys
 
 import grpc
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dppp.parameters import DpppParameters
-from privacy import binomial
+from privacy import binomial, composition
 from privacy.composition import Guarantee, compose
 from privacy.ledger import Budget, BudgetExceeded, Ledger, LedgerError, ledger_path
 
@@ -139,3 +141,20 @@ def test_the_ledger_survives_a_crash_between_spent_and_released_and_then_refuses
         rows = json.loads(report.read_text())["parties"]
         assert [row["sessions"] for row in rows if row["party"] == 2] == [1]
         assert rows[1]["budget"] == [1.5, 1e-4]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.01, 3.0), st.integers(1, 300), st.sampled_from([0.0, 1e-9, 1e-5, 1e-3, 0.1]))
+def test_the_exact_pure_composition_is_what_the_accountant_approaches_from_above(epsilon, count, delta):
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    exact = composition.pure_epsilon(epsilon, count, delta)
+    if delta == 0:  # the largest loss; the accountant answers ∞ there
+        assert exact == pytest.approx(count * epsilon)
+        return
+    single = pld.from_privacy_parameters(common.DifferentialPrivacyParameters(epsilon, 0.0))
+    accountant = float(single.self_compose(count).get_epsilon_for_delta(delta))
+    assert exact <= accountant + 1e-9
+    assert accountant - exact <= 1e-3 * count  # the PLD's discretisation, per fold
+    assert exact <= count * epsilon
