@@ -18,9 +18,10 @@ import numpy as np
 from phe import PaillierPrivateKey
 
 from cryptocore import ciphertext as ct
+from cryptocore import key_reserve
 from cryptocore.comparison import EncryptedBits
 from cryptocore.key_checks import check_key_id
-from cryptocore.paillier import KeyPair, PublicKey, generate_keypair
+from cryptocore.paillier import KeyPair, PublicKey
 from cryptocore.parallel_comparison import ComparisonJob, answer_all, prepare
 from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
@@ -259,9 +260,10 @@ class PathakPartySession(PathakParticipant):
         return finished
 
     def _prepare_next_session(self) -> None:
-        """The offline phase: ρ^n for Charlie's long-lived key, made by the workers while this process is idle,
+        """The offline phase: the next ξ, and ρ^n for Charlie's long-lived key, made while this process is idle,
         as many as a session like this one re-randomises for him (a tournament's bits, the masked noise and
         the Stage 1 element). The next session takes them once each; whatever is missing it makes online."""
+        key_reserve.prepare(self.key_bits)  # the next session's ξ
         layout = self.parameters.noise_layout(self._charlies_key.n)
         prepare(self._charlies_key.n, (self.parameters.parties - 1) * self.parameters.comparison_bits
                 + layout.plaintexts_needed(self.parameters.dimension) + 1)
@@ -287,7 +289,7 @@ class PathakPartySession(PathakParticipant):
         if not self._once("commit"):
             return False
         if self.is_leader:  # keys: ξ to the parties only, its public part to Charlie
-            self.xi = generate_keypair(self.key_bits)
+            self.xi = key_reserve.take(self.key_bits)  # made after the last session, or now
             secret = pathak_pb2.PaillierSecretKeyMessage(p=int_to_bytes(self.xi.private.p), q=int_to_bytes(self.xi.private.q),
                                                          hs=int_to_bytes(self.xi.public.hs))
             for j in self.others:
