@@ -16,7 +16,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
-IDLE_S = 20.0  # a session's calls come seconds apart; a role at rest returns the child's memory after this
+IDLE_S = 60.0  # sessions a minute apart share one child; a role at rest returns its memory after this
 
 _isolated = False
 _lock = threading.Lock()
