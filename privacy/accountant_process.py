@@ -25,6 +25,10 @@ _idle_timer: threading.Timer | None = None
 _busy = 0
 
 
+class AccountantUnavailable(RuntimeError):
+    """The child died twice in one call (killed, out of memory): the request fails, retryably."""
+
+
 def isolate() -> None:
     """From now on, decorated functions run in the accountant child (call once, at a role's start-up)."""
     global _isolated
@@ -104,14 +108,15 @@ def in_accountant(function):
     def call(*args):
         if not _isolated:
             return function(*args)
-        child = _acquire()
-        broken = False
-        try:
-            return child.submit(_run_by_name, function.__module__, function.__name__, args).result()
-        except BrokenProcessPool:
-            broken = True
-            raise RuntimeError("the privacy accountant's process died; the next request starts a new one") from None
-        finally:
-            _release(child, broken)
+        for attempt in range(2):  # a child that died while idle is replaced once, transparently
+            child = _acquire()
+            broken = False
+            try:
+                return child.submit(_run_by_name, function.__module__, function.__name__, args).result()
+            except BrokenProcessPool:
+                broken = True
+            finally:
+                _release(child, broken)
+        raise AccountantUnavailable("the privacy accountant's process died; the next request starts a new one")
 
     return call

@@ -40,3 +40,22 @@ def test_an_isolated_role_gets_the_in_process_answers_without_importing_the_acco
     assert result["epsilon"] == composition.compose([spent, spent]).epsilon
     assert result["imported"] == []
     assert result["running"] and not result["after_idle"]
+
+
+KILLED_WHILE_IDLE = textwrap.dedent("""
+    import json, os, signal, time
+    from privacy import accountant_process, binomial
+    accountant_process.isolate()
+    first = binomial.minimal_tosses(1.0, 1e-5, 5)
+    for pid in list(accountant_process._child._processes):
+        os.kill(pid, signal.SIGKILL)
+    time.sleep(0.5)
+    print(json.dumps({"first": first, "again": binomial.minimal_tosses(2.0, 1e-5, 5)}))
+    accountant_process.shut_down()
+""")
+
+
+def test_a_child_killed_while_idle_is_replaced_and_the_call_answered():
+    result = json.loads(subprocess.run([sys.executable, "-c", KILLED_WHILE_IDLE], capture_output=True, text=True,
+                                       check=True, timeout=120).stdout)
+    assert result == {"first": binomial.minimal_tosses(1.0, 1e-5, 5), "again": binomial.minimal_tosses(2.0, 1e-5, 5)}

@@ -8,6 +8,7 @@ import logging
 import grpc
 
 from cryptocore.errors import CryptoError
+from privacy.accountant_process import AccountantUnavailable
 from sessions.errors import Kind, ProtocolError, from_crypto
 
 log = logging.getLogger(__name__)
@@ -34,6 +35,8 @@ def translate_errors(method):
             problem = from_crypto(error)
         except ProtocolError as error:
             problem = error
+        except AccountantUnavailable as error:
+            problem = ProtocolError(Kind.UNAVAILABLE, str(error))
         log.info("%s refused: %s (%s)", method.__name__, problem, problem.kind.name)
         await context.abort(CODES[problem.kind], str(problem))
 
