@@ -19,6 +19,9 @@ from wire.identity import SENDER_METADATA_KEY, Principal
 from wire.tls import TlsFiles, target_options
 
 TEST_BITS = 1024
+# Fitted in the party's own process (numpy): no scikit-learn child per party start, which cost about 2 CPU-s
+# each. The CLI tests keep the scikit-learn models and the spawned child.
+TEST_MODEL = "logistic-exact"
 
 envelope = client.to_role  # raw envelopes, from the client or (to test refusals) any role
 
@@ -27,7 +30,7 @@ envelope = client.to_role  # raw envelopes, from the client or (to test refusals
 def deployment(tmp_path: Path, parties: int, faults: dict[int, str] | None = None, dataset: str = "breast-cancer",
                parties_per_process: int = 1, budget=None):
     run_dir = tmp_path / f"run-{parties}"
-    topology = processes.up(run_dir, parties, TEST_BITS, datasets.load(dataset), seed=7, model="logistic",
+    topology = processes.up(run_dir, parties, TEST_BITS, datasets.load(dataset), seed=7, model=TEST_MODEL,
                             test_mode=True, faults=faults, parties_per_process=parties_per_process, budget=budget)
     try:
         yield Deployment(run_dir, topology)
@@ -47,7 +50,7 @@ class DeploymentPool:
         if key not in self._running:
             run_dir = self._root / f"pool-{len(self._running)}"
             topology = processes.up(run_dir, parties, TEST_BITS, datasets.load("breast-cancer"), seed=7,
-                                    model="logistic", test_mode=True, faults=faults, split=split)
+                                    model=TEST_MODEL, test_mode=True, faults=faults, split=split)
             self._running[key] = Deployment(run_dir, topology)
         return self._running[key]
 

@@ -19,7 +19,7 @@ from learning import datasets, models
 from mpdp_proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
 from mpdp_proto.v1.role_pb2_grpc import RoleStub
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
-from tests.deployment import envelope
+from tests.deployment import TEST_MODEL, envelope
 from tests.dppp_faults import FAULTS_K5, TAMPERER
 from tests.test_dppp_network import _status, observed_counts
 
@@ -45,7 +45,7 @@ def run(d, method="soft", epsilon=2.0, noisy=False, seed=9, **options):
 
 def local_models(d) -> list:
     """Every party's local classifier, trained as its process trained it (the evaluator can: it split the data)."""
-    return [models.train("logistic", *datasets.load_part(entry.data)[:2]) for entry in d.topology.parties]
+    return [models.train(TEST_MODEL, *datasets.load_part(entry.data)[:2]) for entry in d.topology.parties]
 
 
 def weights(report) -> np.ndarray:
