@@ -34,8 +34,8 @@ def per_round_effective(parameters: DuParameters) -> float | None:
 
 
 def composed_exactly(epsilon: float, rounds: int, delta: float) -> float:
-    """ε of `rounds` ε-DP rounds at δ: their exact composition (privacy/composition.py), which dp-accounting's
-    PLD accountant approaches from above."""
+    """ε of `rounds` ε-DP rounds at δ: their exact composition (privacy/composition.py); dp-accounting's PLD
+    agrees to its discretisation."""
     return pure_epsilon(epsilon, rounds, delta)
 
 

@@ -117,10 +117,14 @@ def test_the_summary_shows_the_baselines_of_the_same_split(five):
     _, report = run(five)
     view = evaluator_view(five.topology, five.client_data, report)
     assert 0.5 < view["batch"] <= 1 and 0 < view["indiv"]["mean"] <= 1
-    assert "logistic-exact" in view["avg"]["unavailable"]  # these parties' models are scikit-learn pipelines
+    # These parties fit logistic-exact, so their parameters can be averaged (the avg baseline).
+    assert 0.5 < view["avg"]["non_private"] <= 1 and 0 <= view["avg"]["at_epsilon"] <= 1
     report["evaluator_view"] = view
     text = hamm_commands.summary(report)
-    assert f"batch {view['batch']:.1%}" in text and "avg n/a" in text
+    assert f"batch {view['batch']:.1%}" in text and f"avg {view['avg']['at_epsilon']:.1%} at this ε" in text
+    # Parties with scikit-learn pipelines have no parameters to average: the summary says so.
+    report["evaluator_view"] = {**view, "avg": {"unavailable": "avg needs logistic-exact local models"}}
+    assert "avg n/a (avg needs logistic-exact local models)" in hamm_commands.summary(report)
 
 
 def _votes(session_id: str, sender, parameters, public_key, values=None, tosses=None) -> object:

@@ -147,7 +147,7 @@ def _pure_epsilon_by_bisection(epsilon: float, count: int, delta: float) -> floa
     """The oracle: δ(ε′) of randomised response composed `count` times, summed in 200-bit floats, bisected."""
     import gmpy2
 
-    with gmpy2.local_context(gmpy2.get_context(), precision=200):
+    with gmpy2.context(gmpy2.get_context(), precision=200):
         e = gmpy2.mpfr(epsilon)
         p = gmpy2.exp(e) / (1 + gmpy2.exp(e))
 
