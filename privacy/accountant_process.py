@@ -84,7 +84,7 @@ def _shut_down_if_idle() -> None:
 
 
 def shut_down() -> None:
-    """Stop the child now (tests, and a role that stops)."""
+    """Stop the child now (tests). A role that exits stops it through concurrent.futures' exit handler."""
     if _idle_timer is not None:
         _idle_timer.cancel()
     _shut_down_if_idle()
