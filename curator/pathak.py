@@ -15,6 +15,7 @@ from cryptocore import ciphertext as ct
 from cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
+from cryptocore.plaintext_opening import open_ciphertext
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from pathak import comparison
 from pathak.encoding import LEADER, int_from_signed_bytes
@@ -202,9 +203,11 @@ class PathakCuratorSession(PathakParticipant):
             return False
         encryptor, paillier = self.zeta.public.encryptor, self.zeta.public.paillier
         assert self.pi2 is not None  # a winner exists only after blinding
-        values = [ct.to_bytes(paillier, encryptor.encrypt(int(self.pi2[index] == self.winner)))
-                  for index in range(self.parameters.parties)]
-        self._emit(out, party(LEADER), "indicator", common_pb2.Ciphertexts(key_id=self.zeta.public.key_id, values=values))
+        values = [encryptor.encrypt(int(self.pi2[index] == self.winner)) for index in range(self.parameters.parties)]
+        opening = open_ciphertext(self.zeta, ct.add(paillier, *values), 1)  # the leader checks that u sums to one
+        self._emit(out, party(LEADER), "indicator", pathak_pb2.Indicator(
+            key_id=self.zeta.public.key_id, values=[ct.to_bytes(paillier, value) for value in values],
+            opening=opening.to_bytes(ct.modulus_bytes(paillier), "big")))
         return True
 
     def _step_unmask(self, out) -> bool:

@@ -23,6 +23,7 @@ from cryptocore.comparison import EncryptedBits
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
 from cryptocore.parallel_comparison import ComparisonJob, answer_all, prepare
+from cryptocore.plaintext_opening import OpeningMismatch, check_opening
 from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from party.resources import PartyResources
@@ -225,11 +226,17 @@ class PathakPartySession(PathakParticipant):
         self._expect(sender, CURATOR)
         if self.indicator is not None:
             raise precondition("the indicator arrived twice")
-        check_key_id(self._charlies_key.key_id, body.key_id)
+        zeta = self._charlies_key
+        check_key_id(zeta.key_id, body.key_id)
         if len(body.values) != self.parameters.parties:
             raise invalid("the indicator has one ciphertext per party")
-        for value in body.values:
-            self._zeta_ciphertext(value)
+        if len(body.opening) != ct.modulus_bytes(zeta.paillier):
+            raise invalid("the indicator's opening has the modulus's length")
+        product = ct.add(zeta.paillier, *(self._zeta_ciphertext(value) for value in body.values))
+        try:  # Stage 2 step 1: exactly one party's noise, never none (a noise-free release) nor several
+            check_opening(zeta, product, 1, int.from_bytes(body.opening, "big"))
+        except OpeningMismatch:
+            raise invalid("the indicator does not sum to one (Charlie's opening of its product fails)") from None
         self.indicator = list(body.values)
 
     def _on_indicator_element(self, sender, body: bytes) -> None:

@@ -180,3 +180,17 @@ def test_encryptions_of_zero_prepared_while_idle_are_fresh_and_taken_once(keypai
                   % keypair.public.paillier.nsquare for c, value in zip(ciphertexts, range(-6, 6))]
     assert len(set(randomness)) == 12  # no encryption of zero used twice
     assert keypair.decrypt(encryptor.encrypt(7)) == 7  # and made on the spot once they are gone
+
+
+@given(st.integers(min_value=-2**64, max_value=2**64))
+def test_an_opening_shows_the_plaintext_and_no_other(keypair, value):
+    from cryptocore.plaintext_opening import OpeningMismatch, check_opening, open_ciphertext
+
+    public = keypair.public
+    ciphertext = public.encryptor.encrypt(value)
+    opening = open_ciphertext(keypair, ciphertext, value)
+    check_opening(public, ciphertext, value, opening)
+    for wrong_plaintext, wrong_opening in ((value + 1, opening), (value, opening * 2 % public.n), (value, 0),
+                                           (value, public.n)):
+        with pytest.raises(OpeningMismatch):
+            check_opening(public, ciphertext, wrong_plaintext, wrong_opening)

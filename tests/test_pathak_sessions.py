@@ -14,7 +14,7 @@ from pathak.parameters import PathakParameters
 from pathak.reference import perturbed_average, smallest_party
 from privacy.mechanisms import OutputPerturbation, analytic_gaussian_delta
 from sessions.errors import Kind, ProtocolError
-from sessions.identity import party
+from sessions.identity import CLIENT, party
 from tests.pathak_router import reconstruct, run
 
 SIZES = [70, 40, 90, 60]  # party 2 is the smallest
@@ -323,3 +323,48 @@ def test_calibrate_to_n_min_uses_the_public_bound_not_the_party_size():
     assert _parameters().noise_records(70) == 70
     draws = [parameters.draw_noise(records, random.Random(3)) for records in (40, 90)]
     assert draws[0] == draws[1]
+
+
+def _charlie_sends_indicator(monkeypatch, plaintexts):
+    """An active Charlie: his Stage 2 indicator encrypts `plaintexts(K, winner position)` instead of e_j̃."""
+    from curator.pathak import PathakCuratorSession
+    from cryptocore import ciphertext as ct
+    from cryptocore.plaintext_opening import open_ciphertext
+    from mpdp_proto.v1 import pathak_pb2
+
+    def forged(self, out):
+        if self.winner is None or not self._once("indicator"):
+            return False
+        public = self.zeta.public
+        values = [public.encryptor.encrypt(v) for v in plaintexts(self.parameters.parties,
+                                                                      self.pi2.index(self.winner))]
+        product = ct.add(public.paillier, *values)
+        self._emit(out, party(1), "indicator", pathak_pb2.Indicator(
+            key_id=public.key_id, values=[ct.to_bytes(public.paillier, v) for v in values],
+            opening=open_ciphertext(self.zeta, product, 1).to_bytes(ct.modulus_bytes(public.paillier), "big")))
+        return True
+
+    monkeypatch.setattr(PathakCuratorSession, "_step_indicator", forged)
+
+
+@pytest.mark.parametrize("plaintexts", [
+    lambda k, w: [0] * k,  # no noise at all: the release would be the plain average
+    lambda k, w: [1] * k,  # every party's noise
+    lambda k, w: [int(i == w) for i in range(k)][:-1] + [0 if w == k - 1 else -1],  # sums to 0
+], ids=["zeros", "ones", "sums-to-zero"])
+def test_an_indicator_that_does_not_sum_to_one_is_refused_by_the_leader(parts, keypair, monkeypatch, plaintexts):
+    """The attack: Charlie's indicator selects no noise (the release would be the plain average) or several. The
+    leader multiplies the K ciphertexts and checks Charlie's opening of the product as an encryption of 1: the
+    opening does not verify, the session aborts and nothing is published."""
+    from mpdp_proto.v1 import common_pb2
+    from tests.pathak_router import network
+
+    _charlie_sends_indicator(monkeypatch, plaintexts)
+    net = network(_parameters(), parts, keypair, random.Random(5))
+    for identity in list(net.registries):
+        net.send(CLIENT, identity, "pathak", "start", common_pb2.Empty())
+    net.run()
+    assert [(receiver, label) for _, receiver, label, reason in net.refused if "sum to one" in reason] == \
+        [(party(1), "Step/pathak/indicator")]
+    # (over the network the refusal aborts the session everywhere; the twin only records it)
+    assert net.sides[party(1)].indicator is None and not any(side.published for side in net.sides.values())

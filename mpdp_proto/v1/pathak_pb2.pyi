@@ -134,6 +134,16 @@ class AdditiveShare(_message.Message):
     values: _containers.RepeatedScalarFieldContainer[bytes]
     def __init__(self, values: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
+class Indicator(_message.Message):
+    __slots__ = ("key_id", "values", "opening")
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    VALUES_FIELD_NUMBER: _ClassVar[int]
+    OPENING_FIELD_NUMBER: _ClassVar[int]
+    key_id: bytes
+    values: _containers.RepeatedScalarFieldContainer[bytes]
+    opening: bytes
+    def __init__(self, key_id: _Optional[bytes] = ..., values: _Optional[_Iterable[bytes]] = ..., opening: _Optional[bytes] = ...) -> None: ...
+
 class PathakMessage(_message.Message):
     __slots__ = ("open", "start", "curator_key", "party_key", "party_public_key", "commitment", "reveal", "routed_share", "barrier_ready", "barrier_release", "stage1_element", "masked_share", "masked_value", "ready_to_compare", "compare_request", "compare_reply", "indicator", "indicator_element", "selected_noise", "masked_noise", "share", "published", "test_record")
     OPEN_FIELD_NUMBER: _ClassVar[int]
@@ -175,14 +185,14 @@ class PathakMessage(_message.Message):
     ready_to_compare: MaskedOffsets
     compare_request: CompareRound
     compare_reply: CompareReplies
-    indicator: _common_pb2.Ciphertexts
+    indicator: Indicator
     indicator_element: bytes
     selected_noise: _common_pb2.Ciphertexts
     masked_noise: _common_pb2.Ciphertexts
     share: AdditiveShare
     published: PathakPublishedShare
     test_record: PathakTestRecord
-    def __init__(self, open: _Optional[_Union[PathakParameters, _Mapping]] = ..., start: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., curator_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., party_key: _Optional[_Union[PaillierSecretKeyMessage, _Mapping]] = ..., party_public_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., commitment: _Optional[bytes] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., routed_share: _Optional[_Union[RoutedShare, _Mapping]] = ..., barrier_ready: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., barrier_release: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., stage1_element: _Optional[_Union[Stage1Element, _Mapping]] = ..., masked_share: _Optional[bytes] = ..., masked_value: _Optional[bytes] = ..., ready_to_compare: _Optional[_Union[MaskedOffsets, _Mapping]] = ..., compare_request: _Optional[_Union[CompareRound, _Mapping]] = ..., compare_reply: _Optional[_Union[CompareReplies, _Mapping]] = ..., indicator: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., indicator_element: _Optional[bytes] = ..., selected_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., masked_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., share: _Optional[_Union[AdditiveShare, _Mapping]] = ..., published: _Optional[_Union[PathakPublishedShare, _Mapping]] = ..., test_record: _Optional[_Union[PathakTestRecord, _Mapping]] = ...) -> None: ...
+    def __init__(self, open: _Optional[_Union[PathakParameters, _Mapping]] = ..., start: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., curator_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., party_key: _Optional[_Union[PaillierSecretKeyMessage, _Mapping]] = ..., party_public_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., commitment: _Optional[bytes] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., routed_share: _Optional[_Union[RoutedShare, _Mapping]] = ..., barrier_ready: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., barrier_release: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., stage1_element: _Optional[_Union[Stage1Element, _Mapping]] = ..., masked_share: _Optional[bytes] = ..., masked_value: _Optional[bytes] = ..., ready_to_compare: _Optional[_Union[MaskedOffsets, _Mapping]] = ..., compare_request: _Optional[_Union[CompareRound, _Mapping]] = ..., compare_reply: _Optional[_Union[CompareReplies, _Mapping]] = ..., indicator: _Optional[_Union[Indicator, _Mapping]] = ..., indicator_element: _Optional[bytes] = ..., selected_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., masked_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., share: _Optional[_Union[AdditiveShare, _Mapping]] = ..., published: _Optional[_Union[PathakPublishedShare, _Mapping]] = ..., test_record: _Optional[_Union[PathakTestRecord, _Mapping]] = ...) -> None: ...
 
 class KindCount(_message.Message):
     __slots__ = ("kind", "count")
