@@ -29,7 +29,7 @@ import gmpy2
 
 from cryptocore import ciphertext as ct
 from cryptocore.errors import CryptoError, ProtocolStateError
-from cryptocore.key_checks import check_key_id
+from cryptocore.key_checks import SMALL_FACTOR_BOUND, check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
 
 
@@ -50,8 +50,8 @@ class MaskedDifferences:
 
 
 def _check_operand(value: int, bits: int) -> None:
-    if bits < 1:
-        raise ValueError("comparison width must be positive")
+    if not 1 <= bits or 3 * bits + 2 >= SMALL_FACTOR_BOUND:  # every non-zero c_i must be a unit mod n
+        raise ValueError(f"comparison width must lie in [1, {(SMALL_FACTOR_BOUND - 3) // 3}]")
     if not 0 <= value < 1 << bits:
         raise CryptoError(f"comparison operand outside [0, 2^{bits})")
 

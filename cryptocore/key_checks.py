@@ -3,13 +3,20 @@
 A key id is SHA-256 over *every* public parameter (n, h_s; for threshold keys also
 t, ℓ, v, v_1..v_ℓ), so two keys that differ in any parameter have different ids.
 A public key from a file or from the wire is refused unless its modulus is an odd
-number of an allowed size and every group element is a unit of Z*_{n²} other than
-±1 and other than the order-2 elements that would split n.
+number of an allowed size with no prime factor below 2^16, and every group element is
+a unit of Z*_{n²} other than ±1 and other than the order-2 elements that would split n.
+
+Why no small factor: a value holder multiplies a plaintext c by a uniform unit r and
+the key owner decrypts r·c mod n, which reveals gcd(c, n). With only large factors
+that is 1 for every small non-zero c (a comparison's c_i, |c_i| ≤ 3ℓ); an owner whose
+n = 3·5·7·…·P would read whether each c_i is divisible by each small prime, and from
+the shuffled multiset the leader's whole input (tests/test_comparison.py).
 """
 
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 
 import gmpy2
 
@@ -17,6 +24,12 @@ from cryptocore.errors import InvalidKey, KeyMismatch
 from cryptocore.key_sizes import MIN_KEY_BITS
 
 MAX_KEY_BITS = 8192
+SMALL_FACTOR_BOUND = 2**16  # every prime factor of a modulus exceeds it (a comparison needs > 3ℓ + 2)
+
+
+@lru_cache(maxsize=1)
+def _small_primes_product() -> int:
+    return int(gmpy2.primorial(SMALL_FACTOR_BOUND))
 
 
 def fingerprint(tag: bytes, *values: int) -> bytes:
@@ -40,6 +53,8 @@ def check_modulus(n: int, bits: int | None = None) -> None:
         raise InvalidKey(f"a Paillier modulus of {bits} bits is required, got {size}")
     if not MIN_KEY_BITS <= size <= MAX_KEY_BITS or size % 2 or n % 2 == 0:
         raise InvalidKey(f"a Paillier modulus must be odd with an even number of bits in [{MIN_KEY_BITS}, {MAX_KEY_BITS}]")
+    if gmpy2.gcd(n, _small_primes_product()) != 1:
+        raise InvalidKey(f"a Paillier modulus has no prime factor below {SMALL_FACTOR_BOUND}")
     if gmpy2.is_square(n) or gmpy2.is_prime(n):
         raise InvalidKey("a Paillier modulus is a product of two distinct primes")
 

@@ -206,6 +206,34 @@ def test_an_owner_with_a_small_order_h_s_learns_nothing_beyond_the_bit(owner_wit
     assert all(gmpy2.powmod(rho, 3, n) != 1 for rho in randomness)  # ρ is not in ⟨h⟩
 
 
+def _unvalidated_key(n: int) -> PublicKey:
+    """A public key built without the checks, as an owner would hand one to a value holder that skipped them."""
+    key = object.__new__(PublicKey)
+    object.__setattr__(key, "paillier", PaillierPublicKey(n))
+    object.__setattr__(key, "hs", 4)
+    return key
+
+
+@pytest.mark.parametrize("x", [0b10110110, 0b10000000, 0b11111111])
+def test_an_owner_whose_modulus_has_a_small_factor_would_read_more_than_the_bit(x):
+    """The attack: n = 3·Q passes "odd, even size, not prime, not a square". The owner reads each r_i·c_i mod 3,
+    zero exactly where 3 | c_i; against his y = 0 that is every i with x_i = 1 (c_i = 3·S_i there, 3·S_i − 1
+    elsewhere), so he counts x's one bits, not just [x > y]. The key checks refuse such an n."""
+    while True:
+        n = 3 * int(gmpy2.next_prime(secrets.randbits(1022) | 1 << 1021))
+        if n.bit_length() == 1024:
+            break
+    forged = _unvalidated_key(n)
+    nsquare = n * n
+    zeros = tuple(ct.to_bytes(forged.paillier, int(gmpy2.powmod(ct.random_unit(n), n, nsquare))) for _ in range(8))
+    answer = ComparisonValueHolder(forged, x, 8).respond(EncryptedBits(forged.key_id, zeros))
+    # c ≡ (1+n)^m·ρ^n: c² ≡ 1 + 2·m·n (mod 9) since ρ^(2n) ≡ 1 mod 9, so c² ≡ 1 mod 9 exactly when 3 | m.
+    divisible = sum(1 for data in answer.ciphertexts if gmpy2.powmod(ct.from_bytes(forged.paillier, data), 2, 9) == 1)
+    assert divisible == bin(x).count("1")
+    with pytest.raises(InvalidKey, match="no prime factor below"):
+        PublicKey.from_integers(n, 4)
+
+
 def test_the_value_holder_validates_the_owners_key(keypair):
     n = keypair.public.n
     for hs in (1, n * n - 1):  # h_s = ±1 would make "re-randomised" values readable in full
