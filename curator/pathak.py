@@ -19,7 +19,7 @@ from cryptocore.plaintext_opening import open_ciphertext
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from pathak import comparison
 from pathak.encoding import LEADER, int_from_signed_bytes
-from pathak.keys import public_key_from_message, public_key_message
+from pathak.keys import proven_key_message, public_key_from_message
 from pathak.parameters import PathakParameters
 from pathak.participant import PathakParticipant
 from sessions.errors import denied, invalid, precondition
@@ -130,7 +130,7 @@ class PathakCuratorSession(PathakParticipant):
         if not self._once("send_key"):
             return False
         for j in range(1, self.parameters.parties + 1):
-            self._emit(out, party(j), "curator_key", public_key_message(self.zeta.public))
+            self._emit(out, party(j), "curator_key", proven_key_message(self.zeta))
         return True
 
     def _step_blind_and_permute(self, out) -> bool:

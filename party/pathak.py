@@ -124,7 +124,7 @@ class PathakPartySession(PathakParticipant):
         self._expect(sender, CURATOR)
         if self.zeta is not None:
             raise precondition("Charlie's key arrived twice")
-        self.zeta = public_key_from_message(body, self.key_bits)
+        self.zeta = public_key_from_message(body, self.key_bits, proven=True)  # before any answer under ζ
 
     def _on_party_key(self, sender, body) -> None:
         self._from_party(sender, only=LEADER)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from cryptocore.paillier import PublicKey
+from functools import lru_cache
+
+from cryptocore import modulus_proof
+from cryptocore.paillier import KeyPair, PublicKey
 from mpdp_proto.v1 import pathak_pb2
 from sessions.integers import int_to_bytes
 
@@ -11,6 +14,27 @@ def public_key_message(key: PublicKey) -> pathak_pb2.PaillierPublicKeyMessage:
     return pathak_pb2.PaillierPublicKeyMessage(n=int_to_bytes(key.n), hs=int_to_bytes(key.hs))
 
 
-def public_key_from_message(body, key_bits: int) -> PublicKey:
-    """A peer's public key, validated (crypto.md): the session's size, odd, h_s a unit other than ±1."""
-    return PublicKey.from_integers(int.from_bytes(body.n, "big"), int.from_bytes(body.hs, "big"), key_bits)
+@lru_cache(maxsize=4)
+def _proof_message(p: int, q: int) -> pathak_pb2.ModulusProof:
+    proof = modulus_proof.prove(p, q)
+    return pathak_pb2.ModulusProof(w=int_to_bytes(proof.w), fourth_roots=[int_to_bytes(x) for x in proof.fourth_roots],
+                                   selectors=list(proof.selectors), nth_roots=[int_to_bytes(z) for z in proof.nth_roots])
+
+
+def proven_key_message(keypair: KeyPair) -> pathak_pb2.PaillierPublicKeyMessage:
+    """The owner's public key with Π^mod for its modulus (made once per key and process)."""
+    message = public_key_message(keypair.public)
+    message.modulus_proof.CopyFrom(_proof_message(keypair.private.p, keypair.private.q))
+    return message
+
+
+def public_key_from_message(body, key_bits: int, proven: bool = False) -> PublicKey:
+    """A peer's public key, validated (crypto.md): the session's size, odd, no small factor, h_s a unit other than
+    ±1; with `proven`, also a Paillier–Blum modulus by the message's Π^mod (once per modulus and process)."""
+    key = PublicKey.from_integers(int.from_bytes(body.n, "big"), int.from_bytes(body.hs, "big"), key_bits)
+    if proven:
+        proof = body.modulus_proof
+        modulus_proof.verify(key.n, modulus_proof.ModulusProof(
+            int.from_bytes(proof.w, "big"), tuple(int.from_bytes(x, "big") for x in proof.fourth_roots),
+            tuple(proof.selectors), tuple(int.from_bytes(z, "big") for z in proof.nth_roots)))
+    return key

@@ -368,3 +368,32 @@ def test_an_indicator_that_does_not_sum_to_one_is_refused_by_the_leader(parts, k
         [(party(1), "Step/pathak/indicator")]
     # (over the network the refusal aborts the session everywhere; the twin only records it)
     assert net.sides[party(1)].indicator is None and not any(side.published for side in net.sides.values())
+
+
+def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_modulus(parts, keypair, monkeypatch):
+    """Without Π^mod an owner could use n with more factors (a zero test per factor in every comparison answer)
+    and the indicator's opening would not pin its plaintext. A key without the proof, or with another key's,
+    is refused before anything is encrypted under it."""
+    from cryptocore import modulus_proof
+    from cryptocore.errors import InvalidKey
+    from cryptocore.paillier import generate_keypair
+    from mpdp_proto.v1 import common_pb2
+    from party.pathak import PathakPartySession
+    from pathak.keys import proven_key_message, public_key_message
+    from sessions.identity import CURATOR
+
+    monkeypatch.setattr(modulus_proof, "_verified", type(modulus_proof._verified)())
+    other = generate_keypair(1024)
+    borrowed = proven_key_message(other)
+    borrowed.n, borrowed.hs = public_key_message(keypair.public).n, public_key_message(keypair.public).hs
+    features, labels = parts[0]
+    for message in (public_key_message(keypair.public), borrowed):
+        side = PathakPartySession("s", 2, _parameters(), features, labels, 1024, test_mode=True)
+        side.receive(CLIENT, "start", common_pb2.Empty())
+        with pytest.raises(InvalidKey):
+            side.receive(CURATOR, "curator_key", message)
+        assert side.zeta is None
+    side = PathakPartySession("s", 2, _parameters(), features, labels, 1024, test_mode=True)
+    side.receive(CLIENT, "start", common_pb2.Empty())
+    side.receive(CURATOR, "curator_key", proven_key_message(keypair))
+    assert side.zeta == keypair.public

@@ -43,12 +43,26 @@ class PathakParameters(_message.Message):
     def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., mechanism: _Optional[str] = ..., calibration: _Optional[str] = ..., parties: _Optional[int] = ..., dimension: _Optional[int] = ..., fractional_bits: _Optional[int] = ..., mask_bits: _Optional[int] = ..., gradient_tolerance: _Optional[float] = ..., n_min: _Optional[int] = ..., noise_seed: _Optional[int] = ..., deadline_seconds: _Optional[float] = ..., noise_source: _Optional[str] = ..., calibrate_to: _Optional[str] = ...) -> None: ...
 
 class PaillierPublicKeyMessage(_message.Message):
-    __slots__ = ("n", "hs")
+    __slots__ = ("n", "hs", "modulus_proof")
     N_FIELD_NUMBER: _ClassVar[int]
     HS_FIELD_NUMBER: _ClassVar[int]
+    MODULUS_PROOF_FIELD_NUMBER: _ClassVar[int]
     n: bytes
     hs: bytes
-    def __init__(self, n: _Optional[bytes] = ..., hs: _Optional[bytes] = ...) -> None: ...
+    modulus_proof: ModulusProof
+    def __init__(self, n: _Optional[bytes] = ..., hs: _Optional[bytes] = ..., modulus_proof: _Optional[_Union[ModulusProof, _Mapping]] = ...) -> None: ...
+
+class ModulusProof(_message.Message):
+    __slots__ = ("w", "fourth_roots", "selectors", "nth_roots")
+    W_FIELD_NUMBER: _ClassVar[int]
+    FOURTH_ROOTS_FIELD_NUMBER: _ClassVar[int]
+    SELECTORS_FIELD_NUMBER: _ClassVar[int]
+    NTH_ROOTS_FIELD_NUMBER: _ClassVar[int]
+    w: bytes
+    fourth_roots: _containers.RepeatedScalarFieldContainer[bytes]
+    selectors: _containers.RepeatedScalarFieldContainer[int]
+    nth_roots: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, w: _Optional[bytes] = ..., fourth_roots: _Optional[_Iterable[bytes]] = ..., selectors: _Optional[_Iterable[int]] = ..., nth_roots: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class PaillierSecretKeyMessage(_message.Message):
     __slots__ = ("p", "q", "hs")
