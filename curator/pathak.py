@@ -16,7 +16,7 @@ from cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
 from cryptocore.plaintext_opening import open_ciphertext
-from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
+from mpdp_proto.v1 import comparison_pb2, pathak_pb2
 from pathak import comparison
 from pathak.encoding import LEADER, int_from_signed_bytes
 from pathak.keys import proven_key_message, public_key_from_message

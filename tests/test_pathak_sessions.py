@@ -327,9 +327,9 @@ def test_calibrate_to_n_min_uses_the_public_bound_not_the_party_size():
 
 def _charlie_sends_indicator(monkeypatch, plaintexts):
     """An active Charlie: his Stage 2 indicator encrypts `plaintexts(K, winner position)` instead of e_j̃."""
-    from curator.pathak import PathakCuratorSession
     from cryptocore import ciphertext as ct
     from cryptocore.plaintext_opening import open_ciphertext
+    from curator.pathak import PathakCuratorSession
     from mpdp_proto.v1 import pathak_pb2
 
     def forged(self, out):
