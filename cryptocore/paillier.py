@@ -18,6 +18,7 @@ from cryptocore.fast_encryption import FastEncryptor, generate_hs
 from cryptocore.key_checks import check_group_element, check_modulus, fingerprint
 from cryptocore.key_sizes import DEFAULT_KEY_BITS, MIN_KEY_BITS
 from cryptocore.primes import blum_prime, distinct_prime_pair
+from cryptocore.shared_exponent import powmod_all
 
 KEY_ID_TAG = b"mpdp/paillier/public-key/v1"
 
@@ -103,6 +104,12 @@ class KeyPair:
         """
         p = self.private.p
         return gmpy2.powmod(ciphertext, p - 1, self.private.psquare) == 1
+
+    def zero_flags(self, ciphertexts: list[int]) -> list[bool]:
+        """`is_zero` for every ciphertext, always all of them (a count of zeros must not show in the time), the
+        exponentiations spread over the cores."""
+        p = self.private.p
+        return [value == 1 for value in powmod_all(ciphertexts, p - 1, self.private.psquare)]
 
 
 def generate_keypair(bits: int = DEFAULT_KEY_BITS) -> KeyPair:

@@ -325,3 +325,21 @@ def test_prepare_fills_the_pool_in_the_workers_and_an_answer_cancels_the_rest(ke
     assert all(gmpy2.powmod(value, phi, n * n) == 1 for value in pool._values)  # n-th residues: order divides φ
     assert prepare(n, 20) == 0  # full: nothing asked
     pool.clear()
+
+
+def test_the_key_holder_tests_every_answer_whatever_it_finds(keypair, monkeypatch):
+    """Stopping at the first zero would show its (uniform) position and, when the time is the longest, that
+    there was none: the leader would learn the bit t and from it a bit of z. Every answer is tested."""
+    tested = []
+    original = KeyPair.zero_flags
+
+    def spy(self, values):
+        tested.append(len(values))
+        return original(self, values)
+
+    monkeypatch.setattr(KeyPair, "zero_flags", spy)
+    for x, y in ((5, 3), (3, 5)):
+        holder = ComparisonKeyHolder(keypair, y, SMALL)
+        holder.receive(ComparisonValueHolder(keypair.public, x, SMALL).respond(holder.encrypted_bits()))
+        assert holder.result is (x > y)
+    assert tested == [SMALL, SMALL]
