@@ -12,6 +12,7 @@ import secrets
 import time
 
 from cryptocore import ciphertext as ct
+from cryptocore.bit_proof import prove_bits
 from cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
@@ -19,6 +20,7 @@ from cryptocore.plaintext_opening import open_ciphertext
 from mpdp_proto.v1 import comparison_pb2, pathak_pb2
 from pathak import comparison
 from pathak.encoding import LEADER, int_from_signed_bytes
+from pathak.indicator import bit_proof_message, indicator_context
 from pathak.keys import proven_key_message, public_key_from_message
 from pathak.parameters import PathakParameters
 from pathak.participant import PathakParticipant
@@ -203,11 +205,15 @@ class PathakCuratorSession(PathakParticipant):
             return False
         encryptor, paillier = self.zeta.public.encryptor, self.zeta.public.paillier
         assert self.pi2 is not None  # a winner exists only after blinding
-        values = [encryptor.encrypt(int(self.pi2[index] == self.winner)) for index in range(self.parameters.parties)]
-        opening = open_ciphertext(self.zeta, ct.add(paillier, *values), 1)  # the leader checks that u sums to one
+        bits = [int(self.pi2[index] == self.winner) for index in range(self.parameters.parties)]
+        values = [encryptor.encrypt(bit) for bit in bits]
+        # the leader checks that u is a unit vector: each entry a bit, and their sum one
+        proofs = prove_bits(self.zeta, values, bits, indicator_context(self.session_id))
+        opening = open_ciphertext(self.zeta, ct.add(paillier, *values), 1)
+        width = ct.modulus_bytes(paillier)
         self._emit(out, party(LEADER), "indicator", pathak_pb2.Indicator(
             key_id=self.zeta.public.key_id, values=[ct.to_bytes(paillier, value) for value in values],
-            opening=opening.to_bytes(ct.modulus_bytes(paillier), "big")))
+            opening=opening.to_bytes(width, "big"), proofs=[bit_proof_message(proof, width) for proof in proofs]))
         return True
 
     def _step_unmask(self, out) -> bool:

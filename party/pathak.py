@@ -19,6 +19,7 @@ from phe import PaillierPrivateKey
 
 from cryptocore import ciphertext as ct
 from cryptocore import key_reserve
+from cryptocore.bit_proof import BitProofInvalid, verify_bits
 from cryptocore.comparison import EncryptedBits
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
@@ -29,6 +30,7 @@ from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from party.resources import PartyResources
 from pathak import comparison, permutation
 from pathak.encoding import LEADER, int_from_signed_bytes, signed_bytes
+from pathak.indicator import bit_proof_from_message, indicator_context
 from pathak.keys import public_key_from_message, public_key_message
 from pathak.noise import noise_source
 from pathak.parameters import PathakParameters
@@ -230,13 +232,20 @@ class PathakPartySession(PathakParticipant):
         check_key_id(zeta.key_id, body.key_id)
         if len(body.values) != self.parameters.parties:
             raise invalid("the indicator has one ciphertext per party")
-        if len(body.opening) != ct.modulus_bytes(zeta.paillier):
-            raise invalid("the indicator's opening has the modulus's length")
-        product = ct.add(zeta.paillier, *(self._zeta_ciphertext(value) for value in body.values))
-        try:  # Stage 2 step 1: exactly one party's noise, never none (a noise-free release) nor several
-            check_opening(zeta, product, 1, int.from_bytes(body.opening, "big"))
+        width = ct.modulus_bytes(zeta.paillier)
+        proofs = [bit_proof_from_message(proof, width) for proof in body.proofs]
+        if len(body.opening) != width or len(proofs) != len(body.values) or None in proofs:
+            raise invalid("the indicator has an opening and one bit proof per ciphertext, of the modulus's width")
+        values = [self._zeta_ciphertext(value) for value in body.values]
+        # Stage 2 step 1: exactly one party's noise: never none (a noise-free release), several, or a fraction
+        try:
+            check_opening(zeta, ct.add(zeta.paillier, *values), 1, int.from_bytes(body.opening, "big"))
         except OpeningMismatch:
             raise invalid("the indicator does not sum to one (Charlie's opening of its product fails)") from None
+        try:
+            verify_bits(zeta, values, [proof for proof in proofs if proof is not None], indicator_context(self.session_id))
+        except BitProofInvalid:
+            raise invalid("the indicator's entries are not shown to be bits") from None
         self.indicator = list(body.values)
 
     def _on_indicator_element(self, sender, body: bytes) -> None:

@@ -326,36 +326,51 @@ def test_calibrate_to_n_min_uses_the_public_bound_not_the_party_size():
 
 
 def _charlie_sends_indicator(monkeypatch, plaintexts):
-    """An active Charlie: his Stage 2 indicator encrypts `plaintexts(K, winner position)` instead of e_j̃."""
+    """An active Charlie: his Stage 2 indicator encrypts `plaintexts(K, winner position, n)` instead of e_j̃, with
+    a correct opening of the product's plaintext and his best bit proofs (honest ones where an entry is a bit)."""
     from cryptocore import ciphertext as ct
+    from cryptocore.bit_proof import prove_bits
     from cryptocore.plaintext_opening import open_ciphertext
     from curator.pathak import PathakCuratorSession
     from mpdp_proto.v1 import pathak_pb2
+    from pathak.indicator import bit_proof_message, indicator_context
 
     def forged(self, out):
         if self.winner is None or not self._once("indicator"):
             return False
         public = self.zeta.public
-        values = [public.encryptor.encrypt(v) for v in plaintexts(self.parameters.parties,
-                                                                      self.pi2.index(self.winner))]
-        product = ct.add(public.paillier, *values)
+        n = public.n
+        entries = plaintexts(self.parameters.parties, self.pi2.index(self.winner), n)
+        values = [(1 + v % n * n) * public.encryptor.random_zero() % (n * n) for v in entries]  # any residue
+        proofs = prove_bits(self.zeta, values, [v if v in (0, 1) else 0 for v in entries],
+                            indicator_context(self.session_id))
+        width = ct.modulus_bytes(public.paillier)
         self._emit(out, party(1), "indicator", pathak_pb2.Indicator(
             key_id=public.key_id, values=[ct.to_bytes(public.paillier, v) for v in values],
-            opening=open_ciphertext(self.zeta, product, 1).to_bytes(ct.modulus_bytes(public.paillier), "big")))
+            opening=open_ciphertext(self.zeta, ct.add(public.paillier, *values), sum(entries) % n).to_bytes(width, "big"),
+            proofs=[bit_proof_message(proof, width) for proof in proofs]))
         return True
 
     monkeypatch.setattr(PathakCuratorSession, "_step_indicator", forged)
 
 
-@pytest.mark.parametrize("plaintexts", [
-    lambda k, w: [0] * k,  # no noise at all: the release would be the plain average
-    lambda k, w: [1] * k,  # every party's noise
-    lambda k, w: [int(i == w) for i in range(k)][:-1] + [0 if w == k - 1 else -1],  # sums to 0
-], ids=["zeros", "ones", "sums-to-zero"])
-def test_an_indicator_that_does_not_sum_to_one_is_refused_by_the_leader(parts, keypair, monkeypatch, plaintexts):
-    """The attack: Charlie's indicator selects no noise (the release would be the plain average) or several. The
-    leader multiplies the K ciphertexts and checks Charlie's opening of the product as an encryption of 1: the
-    opening does not verify, the session aborts and nothing is published."""
+def _half(n):
+    return (n + 1) // 2  # 1/2 mod n: two of them average two parties' noise where the packed sum is even
+
+
+@pytest.mark.parametrize("plaintexts, refusal", [
+    (lambda k, w, n: [0] * k, "sum to one"),  # no noise at all: the release would be the plain average
+    (lambda k, w, n: [1] * k, "sum to one"),  # every party's noise
+    (lambda k, w, n: [int(i == w) for i in range(k)][:-1] + [0 if w == k - 1 else -1], "sum to one"),
+    (lambda k, w, n: [_half(n), _half(n)] + [0] * (k - 2), "bits"),  # sums to one: smaller noise
+    (lambda k, w, n: [2, -1] + [0] * (k - 2), "bits"),  # sums to one: 2·ζ_1 − ζ_2
+], ids=["zeros", "ones", "sums-to-zero", "halves", "two-minus-one"])
+def test_an_indicator_that_is_not_a_unit_vector_is_refused_by_the_leader(parts, keypair, monkeypatch, plaintexts,
+                                                                        refusal):
+    """The attack: Charlie's indicator selects no noise (the release would be the plain average), several, or
+    fractions of two (the average of their noise, smaller than one party's where the packed sum divides). The
+    leader checks Charlie's opening of the product (an encryption of 1) and a proof per entry that it is a bit;
+    the session aborts and nothing is published."""
     from mpdp_proto.v1 import common_pb2
     from tests.pathak_router import network
 
@@ -364,10 +379,23 @@ def test_an_indicator_that_does_not_sum_to_one_is_refused_by_the_leader(parts, k
     for identity in list(net.registries):
         net.send(CLIENT, identity, "pathak", "start", common_pb2.Empty())
     net.run()
-    assert [(receiver, label) for _, receiver, label, reason in net.refused if "sum to one" in reason] == \
+    assert [(receiver, label) for _, receiver, label, reason in net.refused if refusal in reason] == \
         [(party(1), "Step/pathak/indicator")]
     # (over the network the refusal aborts the session everywhere; the twin only records it)
     assert net.sides[party(1)].indicator is None and not any(side.published for side in net.sides.values())
+
+
+def test_an_honest_indicator_passes_the_same_forger(parts, keypair, monkeypatch):
+    """The forger above with e_j̃ itself: accepted, so the refusals are about the plaintexts."""
+    from mpdp_proto.v1 import common_pb2
+    from tests.pathak_router import network
+
+    _charlie_sends_indicator(monkeypatch, lambda k, w, n: [int(i == w) for i in range(k)])
+    net = network(_parameters(), parts, keypair, random.Random(5))
+    for identity in list(net.registries):
+        net.send(CLIENT, identity, "pathak", "start", common_pb2.Empty())
+    net.run()
+    assert not net.refused and all(side.published for side in net.sides.values())
 
 
 def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_modulus(parts, keypair, monkeypatch):

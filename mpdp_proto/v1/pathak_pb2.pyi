@@ -149,14 +149,28 @@ class AdditiveShare(_message.Message):
     def __init__(self, values: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class Indicator(_message.Message):
-    __slots__ = ("key_id", "values", "opening")
+    __slots__ = ("key_id", "values", "opening", "proofs")
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     VALUES_FIELD_NUMBER: _ClassVar[int]
     OPENING_FIELD_NUMBER: _ClassVar[int]
+    PROOFS_FIELD_NUMBER: _ClassVar[int]
     key_id: bytes
     values: _containers.RepeatedScalarFieldContainer[bytes]
     opening: bytes
-    def __init__(self, key_id: _Optional[bytes] = ..., values: _Optional[_Iterable[bytes]] = ..., opening: _Optional[bytes] = ...) -> None: ...
+    proofs: _containers.RepeatedCompositeFieldContainer[BitProof]
+    def __init__(self, key_id: _Optional[bytes] = ..., values: _Optional[_Iterable[bytes]] = ..., opening: _Optional[bytes] = ..., proofs: _Optional[_Iterable[_Union[BitProof, _Mapping]]] = ...) -> None: ...
+
+class BitProof(_message.Message):
+    __slots__ = ("challenge_0", "challenge_1", "response_0", "response_1")
+    CHALLENGE_0_FIELD_NUMBER: _ClassVar[int]
+    CHALLENGE_1_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_0_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_1_FIELD_NUMBER: _ClassVar[int]
+    challenge_0: bytes
+    challenge_1: bytes
+    response_0: bytes
+    response_1: bytes
+    def __init__(self, challenge_0: _Optional[bytes] = ..., challenge_1: _Optional[bytes] = ..., response_0: _Optional[bytes] = ..., response_1: _Optional[bytes] = ...) -> None: ...
 
 class PathakMessage(_message.Message):
     __slots__ = ("open", "start", "curator_key", "party_key", "party_public_key", "commitment", "reveal", "routed_share", "barrier_ready", "barrier_release", "stage1_element", "masked_share", "masked_value", "ready_to_compare", "compare_request", "compare_reply", "indicator", "indicator_element", "selected_noise", "masked_noise", "share", "published", "test_record")

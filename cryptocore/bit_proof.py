@@ -1,0 +1,104 @@
+"""A key owner's proof that Paillier ciphertexts encrypt bits: for each, an OR of two proofs that c·(1+n)^(−β) is
+an n-th residue, β = 0 or 1 (Cramer–Damgård–Schoenmakers), made non-interactive by hashing the key id, a context,
+the ciphertext and both commitments.
+
+The owner needs no record of its randomness: with p and q it takes the n-th root of c·(1+n)^(−b) itself
+(`plaintext_opening`). Per ciphertext the owner computes two n-th powers, the verifier two n-th powers and two
+128-bit powers; the n-th powers share their exponent and run on every core (`shared_exponent`).
+
+Soundness: a ciphertext of m ∉ {0, 1} modulo a prime factor q > 2^128 fixes both challenges modulo q once the
+commitments are fixed, so the hash must hit their sum: 2^−128 per try. Π^mod (`modulus_proof`) leaves n = p·q with
+at least one factor of 1024 bits; a forgery modulo a smaller p alone gives a plaintext that is a bit modulo q and
+something else modulo p, whose integer value mod n is not a bit's (it is at least q), so using it gains nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+import gmpy2
+
+from cryptocore import ciphertext as ct
+from cryptocore.errors import CryptoError
+from cryptocore.paillier import KeyPair, PublicKey
+from cryptocore.plaintext_opening import open_ciphertext
+from cryptocore.shared_exponent import powmod_all
+
+CHALLENGE_BITS = 128
+TAG = b"mpdp/paillier-bit-proof/v1"
+
+
+class BitProofInvalid(CryptoError):
+    """A bit proof does not verify."""
+
+
+@dataclass(frozen=True)
+class BitProof:
+    challenges: tuple[int, int]  # e_0, e_1 (128 bits each)
+    responses: tuple[int, int]  # z_0, z_1 (units mod n)
+
+
+def _challenge(public: PublicKey, context: bytes, ciphertext: int, commitments: tuple[int, int]) -> int:
+    width = 2 * ct.modulus_bytes(public.paillier)
+    digest = hashlib.sha256()
+    for item in (TAG, public.key_id, context, *(value.to_bytes(width, "big") for value in (ciphertext, *commitments))):
+        digest.update(len(item).to_bytes(4, "big") + item)
+    return int.from_bytes(digest.digest()[:CHALLENGE_BITS // 8], "big")
+
+
+def _shifted(n: int, ciphertext: int, beta: int) -> int:
+    """c·(1+n)^(−β) mod n² ((1+n)^(−1) = 1 − n)."""
+    return ciphertext * (1 - beta * n) % (n * n)
+
+
+def prove_bits(keypair: KeyPair, ciphertexts: list[int], bits: list[int], context: bytes) -> list[BitProof]:
+    """By the owner: one proof per ciphertext that it encrypts 0 or 1 (`bits` are the plaintexts)."""
+    if any(bit not in (0, 1) for bit in bits) or len(bits) != len(ciphertexts):
+        raise ValueError("one plaintext bit per ciphertext")
+    n = keypair.public.n
+    nsquare = n * n
+    count = len(ciphertexts)
+    masks = [ct.random_unit(n) for _ in range(count)]  # s: the real branch's commitment s^n
+    simulated = [ct.random_unit(n) for _ in range(count)]  # the other branch's response
+    powers = powmod_all(masks + simulated, n, nsquare)
+    proofs = []
+    for index, (ciphertext, bit) in enumerate(zip(ciphertexts, bits)):
+        other = 1 - bit
+        simulated_challenge = secrets.randbits(CHALLENGE_BITS)
+        commitments = [0, 0]
+        commitments[bit] = powers[index]
+        commitments[other] = int(powers[count + index] *
+                                 gmpy2.powmod(_shifted(n, ciphertext, other), -simulated_challenge, nsquare) % nsquare)
+        total = _challenge(keypair.public, context, ciphertext, (commitments[0], commitments[1]))
+        real_challenge = (total - simulated_challenge) % 2**CHALLENGE_BITS
+        root = open_ciphertext(keypair, ciphertext, bit)
+        challenges, responses = [0, 0], [0, 0]
+        challenges[bit], challenges[other] = real_challenge, simulated_challenge
+        responses[bit] = int(masks[index] * gmpy2.powmod(root, real_challenge, n) % n)
+        responses[other] = simulated[index]
+        proofs.append(BitProof((challenges[0], challenges[1]), (responses[0], responses[1])))
+    return proofs
+
+
+def verify_bits(public: PublicKey, ciphertexts: list[int], proofs: list[BitProof], context: bytes) -> None:
+    """Raises BitProofInvalid unless every proof shows its ciphertext encrypts 0 or 1. Shapes first, then the
+    2·len n-th powers on every core."""
+    n = public.n
+    nsquare = n * n
+    if len(proofs) != len(ciphertexts):
+        raise BitProofInvalid("one bit proof per ciphertext")
+    for proof in proofs:
+        if len(proof.challenges) != 2 or len(proof.responses) != 2 or \
+                any(not 0 <= e < 2**CHALLENGE_BITS for e in proof.challenges) or \
+                any(not 0 < z < n or gmpy2.gcd(z, n) != 1 for z in proof.responses):
+            raise BitProofInvalid("a bit proof's challenges have 128 bits and its responses are units mod n")
+    powers = powmod_all([z for proof in proofs for z in proof.responses], n, nsquare)
+    for index, (ciphertext, proof) in enumerate(zip(ciphertexts, proofs)):
+        commitments = tuple(
+            int(powers[2 * index + beta] * gmpy2.powmod(_shifted(n, ciphertext, beta), -proof.challenges[beta], nsquare)
+                % nsquare) for beta in (0, 1))
+        expected = _challenge(public, context, ciphertext, (commitments[0], commitments[1]))
+        if (proof.challenges[0] + proof.challenges[1]) % 2**CHALLENGE_BITS != expected:
+            raise BitProofInvalid("a ciphertext is not shown to encrypt 0 or 1")
