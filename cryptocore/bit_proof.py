@@ -3,8 +3,9 @@ an n-th residue, β = 0 or 1 (Cramer–Damgård–Schoenmakers), made non-intera
 the ciphertext and both commitments.
 
 The owner needs no record of its randomness: with p and q it takes the n-th root of c·(1+n)^(−b) itself
-(`plaintext_opening`). Per ciphertext the owner computes two n-th powers, the verifier two n-th powers and two
-128-bit powers; the n-th powers share their exponent and run on every core (`shared_exponent`).
+(`plaintext_opening`). Per ciphertext the owner needs two n-th powers of random units (made while idle: `prepare_while_idle`), the
+verifier two n-th powers and two 128-bit powers; n-th powers share their exponent and run on every core
+(`shared_exponent`).
 
 Soundness: a ciphertext of m ∉ {0, 1} modulo a prime factor q > 2^128 fixes both challenges modulo q once the
 commitments are fixed, so the hash must hit their sum: 2^−128 per try. Π^mod (`modulus_proof`) leaves n = p·q with
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import threading
+from collections import OrderedDict, deque
 from dataclasses import dataclass
 
 import gmpy2
@@ -53,6 +56,47 @@ def _shifted(n: int, ciphertext: int, beta: int) -> int:
     return ciphertext * (1 - beta * n) % (n * n)
 
 
+_MAX_MODULI = 4
+_MAX_PREPARED = 1024
+_pairs: OrderedDict[int, deque[tuple[int, int]]] = OrderedDict()
+_pairs_lock = threading.Lock()
+
+
+def _pool(n: int) -> deque[tuple[int, int]]:
+    with _pairs_lock:
+        pool = _pairs.setdefault(n, deque())
+        _pairs.move_to_end(n)
+        while len(_pairs) > _MAX_MODULI:
+            _pairs.popitem(last=False)
+        return pool
+
+
+def _fresh_pairs(n: int, count: int) -> list[tuple[int, int]]:
+    units = [ct.random_unit(n) for _ in range(count)]
+    return list(zip(units, powmod_all(units, n, n * n)))
+
+
+def _take_pairs(n: int, count: int) -> list[tuple[int, int]]:
+    """(s, s^n mod n²) pairs, each used once (a reused s would give away an n-th root): prepared ones first."""
+    pool = _pool(n)
+    taken: list[tuple[int, int]] = []
+    while len(taken) < count:
+        try:
+            taken.append(pool.popleft())  # atomic: no pair is taken twice
+        except IndexError:
+            break
+    return taken + _fresh_pairs(n, count - len(taken))
+
+
+def prepare_while_idle(n: int, count: int) -> None:
+    """In a background thread, make up to `count` pairs for the owner's next proofs (they depend on n alone)."""
+    pool = _pool(n)
+    wanted = max(0, min(count, _MAX_PREPARED) - len(pool))
+    if wanted:
+        threading.Thread(target=lambda: pool.extend(_fresh_pairs(n, wanted)), name="bit-proof commitments",
+                         daemon=True).start()
+
+
 def prove_bits(keypair: KeyPair, ciphertexts: list[int], bits: list[int], context: bytes) -> list[BitProof]:
     """By the owner: one proof per ciphertext that it encrypts 0 or 1 (`bits` are the plaintexts)."""
     if any(bit not in (0, 1) for bit in bits) or len(bits) != len(ciphertexts):
@@ -60,9 +104,10 @@ def prove_bits(keypair: KeyPair, ciphertexts: list[int], bits: list[int], contex
     n = keypair.public.n
     nsquare = n * n
     count = len(ciphertexts)
-    masks = [ct.random_unit(n) for _ in range(count)]  # s: the real branch's commitment s^n
-    simulated = [ct.random_unit(n) for _ in range(count)]  # the other branch's response
-    powers = powmod_all(masks + simulated, n, nsquare)
+    pairs = _take_pairs(n, 2 * count)
+    masks = [unit for unit, _ in pairs[:count]]  # s: the real branch's commitment is s^n
+    simulated = [unit for unit, _ in pairs[count:]]  # the other branch's response
+    powers = [power for _, power in pairs]
     proofs = []
     for index, (ciphertext, bit) in enumerate(zip(ciphertexts, bits)):
         other = 1 - bit

@@ -11,8 +11,8 @@ from __future__ import annotations
 import secrets
 import time
 
+from cryptocore import bit_proof
 from cryptocore import ciphertext as ct
-from cryptocore.bit_proof import prove_bits
 from cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
@@ -58,6 +58,7 @@ class PathakCuratorSession(PathakParticipant):
             # ζ encrypts every tournament's bits (and the indicator): prepare the next session's while idle
             self.zeta.public.encryptor.precompute_while_idle(
                 zeros=(self.parameters.parties - 1) * self.parameters.comparison_bits + self.parameters.parties)
+            bit_proof.prepare_while_idle(self.zeta.public.n, 2 * self.parameters.parties)  # the indicator's proofs
         return finished
 
     def steps(self) -> list:
@@ -208,7 +209,7 @@ class PathakCuratorSession(PathakParticipant):
         bits = [int(self.pi2[index] == self.winner) for index in range(self.parameters.parties)]
         values = [encryptor.encrypt(bit) for bit in bits]
         # the leader checks that u is a unit vector: each entry a bit, and their sum one
-        proofs = prove_bits(self.zeta, values, bits, indicator_context(self.session_id))
+        proofs = bit_proof.prove_bits(self.zeta, values, bits, indicator_context(self.session_id))
         opening = open_ciphertext(self.zeta, ct.add(paillier, *values), 1)
         width = ct.modulus_bytes(paillier)
         self._emit(out, party(LEADER), "indicator", pathak_pb2.Indicator(

@@ -48,3 +48,24 @@ def test_malformed_proofs_are_refused_before_any_exponentiation(keypair):
                 dataclasses.replace(honest, responses=(n, 1)), BitProof((0,), (1,))):
         with pytest.raises(BitProofInvalid):
             verify_bits(keypair.public, [zero], [bad], b"ctx")
+
+
+def test_prepared_commitments_are_used_once_and_still_verify(keypair):
+    import time
+
+    from cryptocore import bit_proof
+
+    n = keypair.public.n
+    bit_proof._pool(n).clear()
+    bit_proof.prepare_while_idle(n, 8)
+    deadline = time.monotonic() + 30
+    while len(bit_proof._pool(n)) < 8 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    prepared = list(bit_proof._pool(n))
+    assert len(prepared) == 8 and all(pow(s, n, n * n) == power for s, power in prepared)
+    encryptor = keypair.public.encryptor
+    ciphertexts = [encryptor.encrypt(bit) for bit in (1, 0, 1)]
+    proofs = prove_bits(keypair, ciphertexts, [1, 0, 1], b"ctx")
+    verify_bits(keypair.public, ciphertexts, proofs, b"ctx")
+    assert list(bit_proof._pool(n)) == prepared[6:]  # six taken, never to be handed out again
+    assert proofs[1].responses[1] == prepared[4][0]  # the second proof's simulated branch (its bit is 0)
