@@ -233,8 +233,10 @@ class PathakPartySession(PathakParticipant):
         if len(body.values) != self.parameters.parties:
             raise invalid("the indicator has one ciphertext per party")
         width = ct.modulus_bytes(zeta.paillier)
+        if len(body.opening) != width or len(body.proofs) != len(body.values):
+            raise invalid("the indicator has an opening and one bit proof per ciphertext, of the modulus's width")
         proofs = [bit_proof_from_message(proof, width) for proof in body.proofs]
-        if len(body.opening) != width or len(proofs) != len(body.values) or None in proofs:
+        if None in proofs:
             raise invalid("the indicator has an opening and one bit proof per ciphertext, of the modulus's width")
         values = [self._zeta_ciphertext(value) for value in body.values]
         # Stage 2 step 1: exactly one party's noise: never none (a noise-free release), several, or a fraction

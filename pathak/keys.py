@@ -5,6 +5,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from cryptocore import modulus_proof
+from cryptocore.errors import InvalidKey
 from cryptocore.paillier import KeyPair, PublicKey
 from mpdp_proto.v1 import pathak_pb2
 from sessions.integers import int_to_bytes
@@ -34,6 +35,8 @@ def public_key_from_message(body, key_bits: int, proven: bool = False) -> Public
     key = PublicKey.from_integers(int.from_bytes(body.n, "big"), int.from_bytes(body.hs, "big"), key_bits)
     if proven:
         proof = body.modulus_proof
+        if not len(proof.fourth_roots) == len(proof.selectors) == len(proof.nth_roots) == modulus_proof.ROUNDS:
+            raise InvalidKey(f"Charlie's key needs a modulus proof of {modulus_proof.ROUNDS} rounds")  # before parsing
         modulus_proof.verify(key.n, modulus_proof.ModulusProof(
             int.from_bytes(proof.w, "big"), tuple(int.from_bytes(x, "big") for x in proof.fourth_roots),
             tuple(proof.selectors), tuple(int.from_bytes(z, "big") for z in proof.nth_roots)))
