@@ -185,7 +185,9 @@ class PathakPartySession(PathakParticipant):
         if k in self.masked_values:
             raise precondition(f"party {k}'s masked value arrived twice")
         value = int_from_signed_bytes(body)
-        if abs(value) >= 2 ** (self.parameters.blind_bits + 1):
+        # exactly the honest range of a + r: a wider one would let Charlie scale a (ξ(c·a + r)) by more
+        blind, share = 2 ** self.parameters.blind_bits, 2 ** self.parameters.share_bits
+        if not -blind <= value < blind + share:
             raise invalid("masked value out of range")
         self.masked_values[k] = value
 
