@@ -425,3 +425,24 @@ def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_mod
     side.receive(CLIENT, "start", common_pb2.Empty())
     side.receive(CURATOR, "curator_key", proven_key_message(keypair))
     assert side.zeta == keypair.public
+
+
+def test_the_leader_takes_masked_values_only_in_the_honest_range(parts):
+    """ã_k = a + r lies in [−2^(M+2σ), 2^(M+2σ) + 2^(M+σ)). A wider range would let Charlie send ξ(c·a + r) and
+    form c·n′ + ρ_k, learning n′ to within 2^R / c."""
+    from mpdp_proto.v1 import common_pb2
+    from party.pathak import PathakPartySession
+    from pathak.encoding import signed_bytes
+
+    parameters = _parameters()
+    blind, share = 2**parameters.blind_bits, 2**parameters.share_bits
+    features, labels = parts[0]
+    leader = PathakPartySession("s", 1, parameters, features, labels, 1024, test_mode=True)
+    leader.receive(CLIENT, "start", common_pb2.Empty())
+    for sender, value in ((2, blind + share), (3, -blind - 1), (4, 2 * blind)):
+        with pytest.raises(ProtocolError) as refused:
+            leader.receive(party(sender), "masked_value", signed_bytes(value))
+        assert refused.value.kind is Kind.INVALID_ARGUMENT
+    for sender, value in ((2, blind + share - 1), (3, -blind)):
+        leader.receive(party(sender), "masked_value", signed_bytes(value))
+    assert leader.masked_values == {2: blind + share - 1, 3: -blind}
