@@ -3,9 +3,9 @@ an n-th residue, β = 0 or 1 (Cramer–Damgård–Schoenmakers), made non-intera
 the ciphertext and both commitments.
 
 The owner needs no record of its randomness: with p and q it takes the n-th root of c·(1+n)^(−b) itself
-(`plaintext_opening`). Per ciphertext the owner needs two n-th powers of random units (made while idle: `prepare_while_idle`), the
-verifier two n-th powers and two 128-bit powers; n-th powers share their exponent and run on every core
-(`shared_exponent`).
+(`plaintext_opening`). Per ciphertext the owner needs two n-th powers of random units (made while idle:
+`prepare_while_idle`), the verifier two n-th powers and two 128-bit powers; n-th powers share their exponent and
+run on every core (`shared_exponent`).
 
 Soundness: a ciphertext of m ∉ {0, 1} modulo a prime factor q > 2^128 fixes both challenges modulo q once the
 commitments are fixed, so the hash must hit their sum: 2^−128 per try. Π^mod (`modulus_proof`) leaves n = p·q with

@@ -247,7 +247,8 @@ class PathakPartySession(PathakParticipant):
         except OpeningMismatch:
             raise invalid("the indicator does not sum to one (Charlie's opening of its product fails)") from None
         try:
-            verify_bits(zeta, values, [proof for proof in proofs if proof is not None], indicator_context(self.session_id))
+            verify_bits(zeta, values, [proof for proof in proofs if proof is not None],
+                        indicator_context(self.session_id))
         except BitProofInvalid:
             raise invalid("the indicator's entries are not shown to be bits") from None
         self.indicator = list(body.values)

@@ -18,8 +18,9 @@ def public_key_message(key: PublicKey) -> pathak_pb2.PaillierPublicKeyMessage:
 @lru_cache(maxsize=4)
 def _proof_message(p: int, q: int) -> pathak_pb2.ModulusProof:
     proof = modulus_proof.prove(p, q)
-    return pathak_pb2.ModulusProof(w=int_to_bytes(proof.w), fourth_roots=[int_to_bytes(x) for x in proof.fourth_roots],
-                                   selectors=list(proof.selectors), nth_roots=[int_to_bytes(z) for z in proof.nth_roots])
+    return pathak_pb2.ModulusProof(w=int_to_bytes(proof.w), selectors=list(proof.selectors),
+                                   fourth_roots=[int_to_bytes(x) for x in proof.fourth_roots],
+                                   nth_roots=[int_to_bytes(z) for z in proof.nth_roots])
 
 
 def proven_key_message(keypair: KeyPair) -> pathak_pb2.PaillierPublicKeyMessage:
