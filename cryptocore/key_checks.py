@@ -10,7 +10,7 @@ Why no small factor: a value holder multiplies a plaintext c by a uniform unit r
 the key owner decrypts r·c mod n, which reveals gcd(c, n). With only large factors
 that is 1 for every small non-zero c (a comparison's c_i, |c_i| ≤ 3ℓ); an owner whose
 n = 3·5·7·…·P would read whether each c_i is divisible by each small prime, and from
-the shuffled multiset the leader's whole input (tests/test_comparison.py).
+the shuffled multiset much of the leader's input (tests/test_comparison.py).
 """
 
 from __future__ import annotations
