@@ -18,15 +18,15 @@ from __future__ import annotations
 import hashlib
 import secrets
 import threading
-from collections import OrderedDict, deque
 from dataclasses import dataclass
 
 import gmpy2
 
 from cryptocore import ciphertext as ct
+from cryptocore import nth_powers
 from cryptocore.errors import CryptoError
 from cryptocore.paillier import KeyPair, PublicKey
-from cryptocore.plaintext_opening import open_ciphertext
+from cryptocore.plaintext_opening import open_ciphertext, unblinded
 from cryptocore.shared_exponent import powmod_all
 
 CHALLENGE_BITS = 128
@@ -51,49 +51,26 @@ def _challenge(public: PublicKey, context: bytes, ciphertext: int, commitments: 
     return int.from_bytes(digest.digest()[:CHALLENGE_BITS // 8], "big")
 
 
-def _shifted(n: int, ciphertext: int, beta: int) -> int:
-    """c·(1+n)^(−β) mod n² ((1+n)^(−1) = 1 − n)."""
-    return ciphertext * (1 - beta * n) % (n * n)
-
-
-_MAX_MODULI = 4
-_MAX_PREPARED = 1024
-_pairs: OrderedDict[int, deque[tuple[int, int]]] = OrderedDict()
-_pairs_lock = threading.Lock()
-
-
-def _pool(n: int) -> deque[tuple[int, int]]:
-    with _pairs_lock:
-        pool = _pairs.setdefault(n, deque())
-        _pairs.move_to_end(n)
-        while len(_pairs) > _MAX_MODULI:
-            _pairs.popitem(last=False)
-        return pool
-
-
 def _fresh_pairs(n: int, count: int) -> list[tuple[int, int]]:
     units = [ct.random_unit(n) for _ in range(count)]
     return list(zip(units, powmod_all(units, n, n * n)))
 
 
 def _take_pairs(n: int, count: int) -> list[tuple[int, int]]:
-    """(s, s^n mod n²) pairs, each used once (a reused s would give away an n-th root): prepared ones first."""
-    pool = _pool(n)
+    """(s, s^n mod n²) pairs, each used once: prepared ones first."""
+    pool = nth_powers.rooted_pool_for(n)
     taken: list[tuple[int, int]] = []
-    while len(taken) < count:
-        try:
-            taken.append(pool.popleft())  # atomic: no pair is taken twice
-        except IndexError:
-            break
+    while len(taken) < count and (pair := pool.take()) is not None:
+        taken.append(pair)
     return taken + _fresh_pairs(n, count - len(taken))
 
 
 def prepare_while_idle(n: int, count: int) -> None:
     """In a background thread, make up to `count` pairs for the owner's next proofs (they depend on n alone)."""
-    pool = _pool(n)
-    wanted = max(0, min(count, _MAX_PREPARED) - len(pool))
+    pool = nth_powers.rooted_pool_for(n)
+    wanted = max(0, min(count, nth_powers.MAX_PREPARED) - len(pool))
     if wanted:
-        threading.Thread(target=lambda: pool.extend(_fresh_pairs(n, wanted)), name="bit-proof commitments",
+        threading.Thread(target=lambda: pool.add(_fresh_pairs(n, wanted)), name="bit-proof commitments",
                          daemon=True).start()
 
 
@@ -115,7 +92,7 @@ def prove_bits(keypair: KeyPair, ciphertexts: list[int], bits: list[int], contex
         commitments = [0, 0]
         commitments[bit] = powers[index]
         commitments[other] = int(powers[count + index] *
-                                 gmpy2.powmod(_shifted(n, ciphertext, other), -simulated_challenge, nsquare) % nsquare)
+                                 gmpy2.powmod(unblinded(n, ciphertext, other), -simulated_challenge, nsquare) % nsquare)
         total = _challenge(keypair.public, context, ciphertext, (commitments[0], commitments[1]))
         real_challenge = (total - simulated_challenge) % 2**CHALLENGE_BITS
         root = open_ciphertext(keypair, ciphertext, bit)
@@ -142,7 +119,7 @@ def verify_bits(public: PublicKey, ciphertexts: list[int], proofs: list[BitProof
     powers = powmod_all([z for proof in proofs for z in proof.responses], n, nsquare)
     for index, (ciphertext, proof) in enumerate(zip(ciphertexts, proofs)):
         commitments = tuple(
-            int(powers[2 * index + beta] * gmpy2.powmod(_shifted(n, ciphertext, beta), -proof.challenges[beta], nsquare)
+            int(powers[2 * index + beta] * gmpy2.powmod(unblinded(n, ciphertext, beta), -proof.challenges[beta], nsquare)
                 % nsquare) for beta in (0, 1))
         expected = _challenge(public, context, ciphertext, (commitments[0], commitments[1]))
         if (proof.challenges[0] + proof.challenges[1]) % 2**CHALLENGE_BITS != expected:

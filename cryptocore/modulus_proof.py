@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import gmpy2
 
+from cryptocore import roots
 from cryptocore.errors import InvalidKey
 from cryptocore.shared_exponent import powmod_all
 
@@ -53,16 +54,6 @@ def _challenges(n: int, w: int) -> list[int]:
     return values
 
 
-def _crt(residue_p: int, residue_q: int, p: int, q: int) -> int:
-    return int((residue_q + q * ((residue_p - residue_q) * gmpy2.invert(q, p) % p)) % (p * q))
-
-
-def _fourth_root(value: int, prime: int) -> int:
-    """The fourth root of a quadratic residue mod a prime ≡ 3 (mod 4) that is itself a residue."""
-    exponent = pow((prime + 1) // 4, 2, prime - 1)
-    return int(gmpy2.powmod(value, exponent, prime))
-
-
 def prove(p: int, q: int) -> ModulusProof:
     """By the owner of n = p·q (p ≡ q ≡ 3 mod 4)."""
     if p % 4 != 3 or q % 4 != 3:
@@ -72,10 +63,9 @@ def prove(p: int, q: int) -> ModulusProof:
         w = secrets.randbelow(n - 2) + 2
         if gmpy2.jacobi(w, n) == -1:
             break
-    inverse_p, inverse_q = gmpy2.invert(n, p - 1), gmpy2.invert(n, q - 1)
     fourth_roots, selectors, nth_roots = [], [], []
     for y in _challenges(n, w):
-        nth_roots.append(_crt(int(gmpy2.powmod(y, inverse_p, p)), int(gmpy2.powmod(y, inverse_q, q)), p, q))
+        nth_roots.append(roots.nth_root(y, p, q))
         # −1 is a non-residue mod p and q, w mod exactly one: one of ±y, ±wy is a residue mod both
         for selector in range(4):
             candidate = (-1) ** (selector & 1) * pow(w, selector >> 1) * y % n
@@ -83,7 +73,7 @@ def prove(p: int, q: int) -> ModulusProof:
                 break
         else:
             raise ValueError("a challenge shares a factor with n")
-        fourth_roots.append(_crt(_fourth_root(candidate, p), _fourth_root(candidate, q), p, q))
+        fourth_roots.append(roots.crt(roots.fourth_root(candidate, p), roots.fourth_root(candidate, q), p, q))
         selectors.append(selector)
     return ModulusProof(w, tuple(fourth_roots), tuple(selectors), tuple(nth_roots))
 

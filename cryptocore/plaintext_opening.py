@@ -14,13 +14,14 @@ import gmpy2
 from cryptocore import ciphertext as ct
 from cryptocore.errors import CryptoError
 from cryptocore.paillier import KeyPair, PublicKey
+from cryptocore.roots import nth_root
 
 
 class OpeningMismatch(CryptoError):
     """The opening does not show that the ciphertext encrypts the claimed plaintext."""
 
 
-def _unblinded(n: int, ciphertext: int, plaintext: int) -> int:
+def unblinded(n: int, ciphertext: int, plaintext: int) -> int:
     """c·(1+n)^(−m) mod n², which is ρ^n when c encrypts m; (1+n)^(−m) = 1 − m·n mod n²."""
     nsquare = n * n
     return int(ciphertext * (1 - plaintext % n * n) % nsquare)
@@ -29,11 +30,7 @@ def _unblinded(n: int, ciphertext: int, plaintext: int) -> int:
 def open_ciphertext(keypair: KeyPair, ciphertext: int, plaintext: int) -> int:
     """ρ with ρ^n ≡ c·(1+n)^(−m) (mod n²), by the owner (CRT: an n-th root mod p and mod q)."""
     private = keypair.private
-    p, q, n = private.p, private.q, keypair.public.n
-    target = _unblinded(n, ciphertext, plaintext) % n
-    root_p = gmpy2.powmod(target % p, gmpy2.invert(n, p - 1), p)
-    root_q = gmpy2.powmod(target % q, gmpy2.invert(n, q - 1), q)
-    return int((root_q + q * ((root_p - root_q) * gmpy2.invert(q, p) % p)) % n)
+    return nth_root(unblinded(keypair.public.n, ciphertext, plaintext), private.p, private.q)
 
 
 def check_opening(public: PublicKey, ciphertext: int, plaintext: int, opening: int) -> None:
@@ -42,5 +39,5 @@ def check_opening(public: PublicKey, ciphertext: int, plaintext: int, opening: i
     ct.validate(public.paillier, ciphertext)
     if not 0 < opening < n or gmpy2.gcd(opening, n) != 1:
         raise OpeningMismatch("the opening is not a unit modulo n")
-    if gmpy2.powmod(opening, n, n * n) != _unblinded(n, ciphertext, plaintext):
+    if gmpy2.powmod(opening, n, n * n) != unblinded(n, ciphertext, plaintext):
         raise OpeningMismatch(f"the ciphertext does not encrypt {plaintext}")

@@ -53,19 +53,19 @@ def test_malformed_proofs_are_refused_before_any_exponentiation(keypair):
 def test_prepared_commitments_are_used_once_and_still_verify(keypair):
     import time
 
-    from cryptocore import bit_proof
+    from cryptocore import bit_proof, nth_powers
 
     n = keypair.public.n
-    bit_proof._pool(n).clear()
+    nth_powers.rooted_pool_for(n).clear()
     bit_proof.prepare_while_idle(n, 8)
     deadline = time.monotonic() + 30
-    while len(bit_proof._pool(n)) < 8 and time.monotonic() < deadline:
+    while len(nth_powers.rooted_pool_for(n)) < 8 and time.monotonic() < deadline:
         time.sleep(0.01)
-    prepared = list(bit_proof._pool(n))
+    prepared = list(nth_powers.rooted_pool_for(n))
     assert len(prepared) == 8 and all(pow(s, n, n * n) == power for s, power in prepared)
     encryptor = keypair.public.encryptor
     ciphertexts = [encryptor.encrypt(bit) for bit in (1, 0, 1)]
     proofs = prove_bits(keypair, ciphertexts, [1, 0, 1], b"ctx")
     verify_bits(keypair.public, ciphertexts, proofs, b"ctx")
-    assert list(bit_proof._pool(n)) == prepared[6:]  # six taken, never to be handed out again
+    assert list(nth_powers.rooted_pool_for(n)) == prepared[6:]  # six taken, never to be handed out again
     assert proofs[1].responses[1] == prepared[4][0]  # the second proof's simulated branch (its bit is 0)

@@ -6,7 +6,7 @@ import dataclasses
 import gmpy2
 import pytest
 
-from cryptocore import modulus_proof
+from cryptocore import modulus_proof, roots
 from cryptocore.errors import InvalidKey
 from cryptocore.modulus_proof import ROUNDS, ModulusProof, prove, verify
 from cryptocore.primes import blum_prime
@@ -44,7 +44,7 @@ def _best_effort(primes: list[int]) -> ModulusProof:
         for selector in range(4):
             candidate = (-1) ** (selector & 1) * pow(w, selector >> 1) * y % n
             if all(gmpy2.legendre(candidate, prime) == 1 for prime in primes):
-                residues = [modulus_proof._fourth_root(candidate, prime) for prime in primes]
+                residues = [roots.fourth_root(candidate, prime) for prime in primes]
                 root, chosen = int(gmpy2.f_mod(sum(r * (n // m) * gmpy2.invert(n // m, m) for r, m in
                                                    zip(residues, primes)), n)), selector
                 break
