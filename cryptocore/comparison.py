@@ -1,23 +1,20 @@
-"""DGK-style secure comparison, one round trip (crypto.md, "Secure comparison").
+"""DGK-style secure comparison, one round trip (crypto.md, "Secure comparison"), under the key holder's
+exponential-ElGamal key in the public comparison group (`elgamal`; docs/protocols/pathak-comparison-key.md).
 
-The value holder A has x, the key holder B has y and the Paillier key; both
-are ℓ-bit non-negative integers. Only B learns [x > y]:
+The value holder A has x, the key holder B has y and the key; both are ℓ-bit non-negative integers. Only B
+learns [x > y]:
 
 1. B → A  `EncryptedBits`: Enc(y_0) … Enc(y_{ℓ−1}).
 2. A → B  `MaskedDifferences`: for each i, Enc(r_i · c_i) with
-   c_i = x_i − y_i − 1 + 3·Σ_{j>i}(x_j ⊕ y_j) and r_i uniform in Z_n^*,
-   re-randomised with ρ^n (ρ uniform in Z_n^*, never B's h_s: B chooses it, and
-   knows p and q) and shuffled. A validates B's key first (size, h_s, key id).
-3. B decrypts: some c_i is zero iff x > y (at the highest differing bit,
-   x_i = 1 and y_i = 0; every other c_i is −1 or at least 1).
+   c_i = x_i − y_i − 1 + 3·Σ_{j>i}(x_j ⊕ y_j) and r_i uniform in Z_q^*, re-randomised with a fresh (g^s, h^s)
+   and shuffled. A first checks B's key and that every component B sent lies in the group of order q.
+3. B checks the same of A's answer and tests every plaintext for zero: a zero appears iff x > y (at the highest
+   differing bit, x_i = 1 and y_i = 0; every other c_i is −1 or at least 1, and |c_i| ≤ 3ℓ + 2 < q).
 
-A's work must not depend on x: B sees how long A takes to answer. So every position gets the same two
-exponentiations (r_i, and ρ^n, which may have been prepared while idle: `nth_powers`), even where x_i = 0 and
-c_i can never be zero. (Sending a fresh encryption of a random unit there would give B the same view and save
-half of the r_i, but the answer's time would then count x's one bits, and B knows d = z + 2^M + ρ′.)
+A's work must not depend on x: B sees how long A takes to answer. So every position gets the same
+exponentiations, and x's bits only choose between operands computed either way.
 
-The messages are plain objects holding wire-form ciphertexts, so a transport
-can carry them unchanged.
+The messages are plain objects holding wire-form ciphertexts, so a transport can carry them unchanged.
 """
 
 from __future__ import annotations
@@ -27,10 +24,12 @@ from dataclasses import dataclass
 
 import gmpy2
 
-from cryptocore import ciphertext as ct
+from cryptocore.comparison_group import P
+from cryptocore.elgamal import Ciphertext, ElGamalKeyPair, ElGamalPublicKey, all_members, random_multiplier
 from cryptocore.errors import CryptoError, ProtocolStateError
-from cryptocore.key_checks import SMALL_FACTOR_BOUND, check_key_id
-from cryptocore.paillier import KeyPair, PublicKey
+from cryptocore.key_checks import check_key_id
+
+MAX_BITS = 1024  # bounds a request's cost; Pathak compares 33 + κ bits
 
 
 @dataclass(frozen=True)
@@ -50,23 +49,28 @@ class MaskedDifferences:
 
 
 def _check_operand(value: int, bits: int) -> None:
-    if not 1 <= bits or 3 * bits + 2 >= SMALL_FACTOR_BOUND:  # every non-zero c_i must be a unit mod n
-        raise ValueError(f"comparison width must lie in [1, {(SMALL_FACTOR_BOUND - 3) // 3}]")
+    if not 1 <= bits <= MAX_BITS:
+        raise ValueError(f"comparison width must lie in [1, {MAX_BITS}]")
     if not 0 <= value < 1 << bits:
         raise CryptoError(f"comparison operand outside [0, 2^{bits})")
 
 
-def _decode_all(public: PublicKey, key_id: bytes, ciphertexts: tuple[bytes, ...], bits: int) -> list[int]:
+def decode_all(public: ElGamalPublicKey, key_id: bytes, ciphertexts: tuple[bytes, ...], bits: int) -> list[Ciphertext]:
+    """The message's ciphertexts, refused unless there are `bits` of them under this key, each of the right
+    length, and (only then, since it costs an exponentiation each) every component in the group."""
     check_key_id(public.key_id, key_id)
     if len(ciphertexts) != bits:
         raise CryptoError(f"expected {bits} ciphertexts, got {len(ciphertexts)}")
-    return [ct.from_bytes(public.paillier, data) for data in ciphertexts]
+    decoded = [Ciphertext.from_bytes(bytes(data)) for data in ciphertexts]
+    if not all_members(decoded):
+        raise CryptoError("a comparison ciphertext lies outside the comparison group's subgroup of order q")
+    return decoded
 
 
 class ComparisonKeyHolder:
     """Role B: holds y and the private key; learns [x > y]."""
 
-    def __init__(self, keypair: KeyPair, y: int, bits: int):
+    def __init__(self, keypair: ElGamalKeyPair, y: int, bits: int):
         _check_operand(y, bits)
         self._keypair = keypair
         self._y = y
@@ -78,89 +82,76 @@ class ComparisonKeyHolder:
         if self._sent:
             raise ProtocolStateError("the encrypted bits were already sent")
         public = self._keypair.public
-        ciphertexts = tuple(
-            ct.to_bytes(public.paillier, public.encryptor.encrypt((self._y >> i) & 1)) for i in range(self.bits)
-        )
+        ciphertexts = tuple(public.encrypt((self._y >> i) & 1).to_bytes() for i in range(self.bits))
         self._sent = True
         return EncryptedBits(public.key_id, ciphertexts)
 
     def receive(self, message: MaskedDifferences) -> bool:
-        """Decide [x > y] from A's answer."""
+        """Decide [x > y] from A's answer. Its components must lie in the group: an element with a small-order
+        part would make the zero test reveal the key modulo that order."""
         if not self._sent or self.result is not None:
             raise ProtocolStateError("masked differences arrive once, after the encrypted bits")
-        values = _decode_all(self._keypair.public, message.key_id, message.ciphertexts, self.bits)
+        values = decode_all(self._keypair.public, message.key_id, message.ciphertexts, self.bits)
         self.result = any(self._keypair.zero_flags(values))  # every value tested: the time shows no position
         return self.result
 
 
 class ComparisonValueHolder:
-    """Role A: holds x; learns nothing. `key_bits` is the modulus size the session requires of B's key.
-    With `reverse`, B learns [y > x] instead: A compares the complements, flipping B's bits homomorphically
-    (so a secret coin can hide which way the comparison went)."""
+    """Role A: holds x; learns nothing. With `reverse`, B learns [y > x] instead: A compares the complements,
+    flipping B's bits homomorphically (so a secret coin can hide which way the comparison went)."""
 
-    def __init__(self, public: PublicKey, x: int, bits: int, key_bits: int | None = None, reverse: bool = False):
+    def __init__(self, public: ElGamalPublicKey, x: int, bits: int, reverse: bool = False):
         _check_operand(x, bits)
         if reverse:  # [~x > ~y] = [y > x]
             x = (1 << bits) - 1 - x
         self._reverse = reverse
-        if key_bits is not None:
-            public.require_bits(key_bits)  # (h_s ∉ {±1} and the rest were checked when the key was built)
         self._public = public
         self._x = x
         self.bits = bits
         self._answered = False
 
-    def differences(self, message: EncryptedBits) -> list[int]:
-        """Enc(x_i − 1 − y_i + 3·Σ_{j>i} x_j ⊕ y_j) for every bit, before blinding: inverses and products only,
+    def differences(self, message: EncryptedBits) -> list[Ciphertext]:
+        """Enc(x_i − 1 − y_i + 3·Σ_{j>i} x_j ⊕ y_j) for every bit, before blinding: products and inverses only,
         so a caller may blind them elsewhere (`blind`) and hand the results to `finish`. The same operations
         for every x: its bits only choose between operands."""
         if self._answered:
             raise ProtocolStateError("this comparison was already answered")
-        public = self._public
-        paillier = public.paillier
-        n, nsquare = paillier.n, paillier.nsquare
-        encrypted_y = _decode_all(public, message.key_id, message.ciphertexts, self.bits)
+        encrypted_y = decode_all(self._public, message.key_id, message.ciphertexts, self.bits)
         if self._reverse:  # Enc(1 − y_i)
-            encrypted_y = [int((1 + n) * gmpy2.invert(c, nsquare) % nsquare) for c in encrypted_y]
+            encrypted_y = [c.inverse().plus_constant(1) for c in encrypted_y]
         differences = []
-        suffix_xor = gmpy2.mpz(1)  # Enc(Σ_{j>i} x_j ⊕ y_j), starting from an empty sum
+        suffix_xor = Ciphertext(1, 1)  # Enc(Σ_{j>i} x_j ⊕ y_j), starting from an empty sum
         for i in reversed(range(self.bits)):
             x_i = (self._x >> i) & 1
             enc_y = encrypted_y[i]
-            enc_minus_y = gmpy2.invert(enc_y, nsquare)
-            # Enc(x_i − 1 − y_i + 3·S_i)
-            difference = (1 + (x_i - 1) % n * n) * enc_minus_y % nsquare
-            differences.append(int(difference * gmpy2.powmod(suffix_xor, 3, nsquare) % nsquare))
-            # x_i ⊕ y_i is y_i when x_i = 0 and 1 − y_i when x_i = 1.
-            enc_xor = enc_y if x_i == 0 else (1 + n) * enc_minus_y % nsquare
-            suffix_xor = suffix_xor * enc_xor % nsquare
+            enc_minus_y = enc_y.inverse()
+            constants = (enc_minus_y.plus_constant(-1), enc_minus_y)  # Enc(x_i − 1 − y_i), either x_i
+            differences.append(constants[x_i].times(suffix_xor.cubed()))
+            xors = (enc_y, enc_minus_y.plus_constant(1))  # x_i ⊕ y_i: y_i when x_i = 0, 1 − y_i when x_i = 1
+            suffix_xor = suffix_xor.times(xors[x_i])
         self._answered = True
         return differences
 
-    def finish(self, blinded: list[int]) -> MaskedDifferences:
+    def finish(self, blinded: list[Ciphertext]) -> MaskedDifferences:
         """Step 2's message from the blinded differences: shuffled."""
         if len(blinded) != self.bits:
             raise ValueError(f"expected {self.bits} blinded differences")
         blinded = list(blinded)
         secrets.SystemRandom().shuffle(blinded)
-        return MaskedDifferences(self._public.key_id,
-                                 tuple(ct.to_bytes(self._public.paillier, value) for value in blinded))
+        return MaskedDifferences(self._public.key_id, tuple(value.to_bytes() for value in blinded))
 
     def respond(self, message: EncryptedBits) -> MaskedDifferences:
-        return self.finish([blind(self._public.paillier, value) for value in self.differences(message)])
+        return self.finish([blind(self._public, value) for value in self.differences(message)])
 
 
-def blind(paillier, difference: int, nth_power: int | None = None) -> int:
-    """Enc(r·c) for r uniform in Z_n^*, re-randomised with ρ^n (prepared, or made here): a compared bit's one or
-    two full exponentiations (whether ρ^n was prepared depends on the process's history, never on x)."""
-    n, nsquare = paillier.n, paillier.nsquare
-    blinded = gmpy2.powmod(difference, ct.random_unit(n), nsquare)
-    if nth_power is None:
-        return ct.rerandomise_for_key_owner(paillier, int(blinded))
-    return int(blinded * nth_power % nsquare)
+def blind(public: ElGamalPublicKey, difference: Ciphertext) -> Ciphertext:
+    """Enc(r·c) for r uniform in Z_q^*, re-randomised with a fresh encryption of 0 (the first component then is
+    uniform in the group, whatever the owner chose): two 256-bit exponentiations and two fixed-base ones."""
+    a, b = gmpy2.powmod_base_list([difference.a, difference.b], random_multiplier(), P)  # releases the GIL
+    return Ciphertext(int(a), int(b)).times(public.zero())
 
 
-def compare(keypair: KeyPair, x: int, y: int, bits: int) -> bool:
+def compare(keypair: ElGamalKeyPair, x: int, y: int, bits: int) -> bool:
     """Both roles in one process: [x > y] as B learns it (reference and benchmarks)."""
     key_holder = ComparisonKeyHolder(keypair, y, bits)
     value_holder = ComparisonValueHolder(keypair.public, x, bits)

@@ -1,4 +1,4 @@
-"""Prepared re-randomisers ρ^n mod n² for ciphertexts sent to a key's owner (crypto.md, "Secure comparison").
+"""Prepared re-randomisers ρ^n mod n² for Paillier ciphertexts sent to a key's owner (crypto.md).
 
 ρ^n depends only on the public n, so a process can make them while it is idle (the offline phase) and spend
 them later. Each is taken once and never leaves the process: the owner, who knows p and q, could recover ρ from
@@ -18,6 +18,7 @@ from typing import Callable, Generic, Iterator, TypeVar
 import gmpy2
 
 from cryptocore.ciphertext import random_unit
+from cryptocore.shared_exponent import powmod_all
 
 MAX_MODULI = 4
 MAX_PREPARED = 4096  # per modulus: 2 MB at 2048 bits, a K = 32 Pathak tournament and then some
@@ -93,3 +94,12 @@ pool_for = _PerModulus(NthPowerPool)
 
 rooted_pool_for = _PerModulus(PreparedPool[tuple[int, int]])
 """This process's (s, s^n mod n²) for n: an owner's proof commitments, whose s it needs too (`bit_proof`)."""
+
+
+def prepare_while_idle(n: int, count: int) -> None:
+    """In a background thread, make up to `count` ρ^n for n (the exponentiations release the GIL)."""
+    pool = pool_for(n)
+    wanted = max(0, min(count, MAX_PREPARED) - len(pool))
+    if wanted:
+        threading.Thread(target=lambda: pool.add(powmod_all([random_unit(n) for _ in range(wanted)], n, n * n)),
+                         name="re-randomisers", daemon=True).start()

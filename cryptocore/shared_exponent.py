@@ -17,7 +17,8 @@ _executor: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
 
 
-def _threads() -> ThreadPoolExecutor:
+def threads() -> ThreadPoolExecutor:
+    """This process's threads for GIL-free gmpy2 work, one per core."""
     global _executor
     with _lock:
         if _executor is None:
@@ -32,5 +33,5 @@ def powmod_all(bases: list[int], exponent: int, modulus: int) -> list[int]:
         return [int(value) for value in gmpy2.powmod_base_list(bases, exponent, modulus)]
     size = -(-len(bases) // cores)
     chunks = [bases[start:start + size] for start in range(0, len(bases), size)]
-    results = _threads().map(lambda chunk: gmpy2.powmod_base_list(chunk, exponent, modulus), chunks)
+    results = threads().map(lambda chunk: gmpy2.powmod_base_list(chunk, exponent, modulus), chunks)
     return [int(value) for chunk in results for value in chunk]

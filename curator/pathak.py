@@ -14,6 +14,7 @@ import time
 from cryptocore import bit_proof
 from cryptocore import ciphertext as ct
 from cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
+from cryptocore.elgamal import ElGamalKeyPair
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
 from cryptocore.plaintext_opening import open_ciphertext
@@ -21,7 +22,7 @@ from mpdp_proto.v1 import comparison_pb2, pathak_pb2
 from pathak import comparison
 from pathak.encoding import LEADER, int_from_signed_bytes
 from pathak.indicator import bit_proof_message, indicator_context
-from pathak.keys import proven_key_message, public_key_from_message
+from pathak.keys import curator_keys_message, public_key_from_message
 from pathak.parameters import PathakParameters
 from pathak.participant import PathakParticipant
 from sessions.errors import denied, invalid, precondition
@@ -30,9 +31,10 @@ from sessions.protocol import RoleProtocol
 
 
 class PathakCuratorSession(PathakParticipant):
-    def __init__(self, session_id: str, parameters: PathakParameters, zeta: KeyPair):
+    def __init__(self, session_id: str, parameters: PathakParameters, zeta: KeyPair, comparison_key: ElGamalKeyPair):
         super().__init__(session_id, CURATOR, parameters)
         self.zeta = zeta
+        self.comparison_key = comparison_key  # the tournament's (cryptocore/elgamal.py)
         self.xi: PublicKey | None = None
         self.elements: dict[int, pathak_pb2.Stage1Element] = {}
         self.blinded_b: list[int] | None = None  # b̃, indexed by position in π2∘π1 order (1-based)
@@ -55,9 +57,8 @@ class PathakCuratorSession(PathakParticipant):
     def _step_finish(self, out) -> bool:
         finished = super()._step_finish(out)
         if finished:
-            # ζ encrypts every tournament's bits (and the indicator): prepare the next session's while idle
-            self.zeta.public.encryptor.precompute_while_idle(
-                zeros=(self.parameters.parties - 1) * self.parameters.comparison_bits + self.parameters.parties)
+            # ζ encrypts the indicator: prepare the next session's encryptions of zero while idle
+            self.zeta.public.encryptor.precompute_while_idle(zeros=self.parameters.parties)
             bit_proof.prepare_while_idle(self.zeta.public.n, 2 * self.parameters.parties)  # the indicator's proofs
         return finished
 
@@ -133,7 +134,7 @@ class PathakCuratorSession(PathakParticipant):
         if not self._once("send_key"):
             return False
         for j in range(1, self.parameters.parties + 1):
-            self._emit(out, party(j), "curator_key", proven_key_message(self.zeta))
+            self._emit(out, party(j), "curator_key", curator_keys_message(self.zeta, self.comparison_key))
         return True
 
     def _step_blind_and_permute(self, out) -> bool:
@@ -167,7 +168,7 @@ class PathakCuratorSession(PathakParticipant):
         """n′_i > n′_m, decided on short values: Charlie's DGK input is Y = 2·(d mod 2^M) + 1."""
         assert self.blinded_b is not None and self.masked_offsets is not None  # the tournament starts after both
         y, charlie_bit = comparison.charlie_operand(self.parameters, self.masked_offsets, self.blinded_b, i, m)
-        holder = ComparisonKeyHolder(self.zeta, y, self.parameters.comparison_bits)
+        holder = ComparisonKeyHolder(self.comparison_key, y, self.parameters.comparison_bits)
         self.pending[(i, m)] = (holder, charlie_bit)
         encrypted = holder.encrypted_bits()
         return pathak_pb2.CompareRequest(
@@ -230,11 +231,13 @@ class PathakCuratorSession(PathakParticipant):
 
 
 def protocol(zeta: KeyPair) -> RoleProtocol:
-    """Charlie's registry entry: every session uses ζ, Charlie's own key."""
+    """Charlie's registry entry: every session uses ζ, Charlie's own Paillier key, and one comparison key made
+    when the role starts (cheap: one exponentiation; checked by the leader in public)."""
+    comparison_key = ElGamalKeyPair.generate()
 
     def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> PathakCuratorSession:
         if sender != CLIENT:
             raise denied(f"{sender} may not open a Pathak session")
-        return PathakCuratorSession(session_id, PathakParameters.from_proto(body), zeta)
+        return PathakCuratorSession(session_id, PathakParameters.from_proto(body), zeta, comparison_key)
 
     return RoleProtocol("pathak", pathak_pb2.PathakMessage, frozenset({"open"}), open_side)

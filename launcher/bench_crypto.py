@@ -13,6 +13,7 @@ from typing import Any
 
 from cryptocore import ciphertext as ct
 from cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder
+from cryptocore.elgamal import ElGamalKeyPair
 from cryptocore.packing import SlotLayout
 from cryptocore.paillier import generate_keypair
 from cryptocore.threshold import SafePrimes, combine, deal, decrypt, verify
@@ -120,7 +121,8 @@ def _packing(keypair) -> dict:
     }
 
 
-def _comparison(keypair) -> dict:
+def _comparison(keypair: ElGamalKeyPair) -> dict:
+    """Under the comparison key (exponential ElGamal in the 2048-bit group, cryptocore/elgamal.py)."""
     x, y = (1 << (COMPARISON_BITS - 1)) + 12345, (1 << (COMPARISON_BITS - 1)) + 12344
     key_holder = ComparisonKeyHolder(keypair, y, COMPARISON_BITS)
     value_holder = ComparisonValueHolder(keypair.public, x, COMPARISON_BITS)
@@ -151,7 +153,7 @@ def run(bits: int, repeat: int) -> dict:
     progress("packed vs unpacked 10-bit values")
     packing = _packing(keypair)
     progress(f"one {COMPARISON_BITS}-bit secure comparison")
-    comparison = _comparison(keypair)
+    comparison = _comparison(ElGamalKeyPair.generate())
     return {
         "benchmark": "crypto",
         "key_bits": bits,

@@ -46,7 +46,7 @@ def _stat(pid: int) -> list[str]:
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a live process and of everything it started: its reaped children, and its
-    live descendants with theirs (a Pathak leader's fork server and comparison workers)."""
+    live descendants with theirs."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():

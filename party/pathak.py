@@ -18,12 +18,13 @@ import numpy as np
 from phe import PaillierPrivateKey
 
 from cryptocore import ciphertext as ct
-from cryptocore import key_reserve
+from cryptocore import key_reserve, nth_powers
 from cryptocore.bit_proof import BitProofInvalid, verify_bits
 from cryptocore.comparison import EncryptedBits
+from cryptocore.elgamal import ElGamalPublicKey
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
-from cryptocore.parallel_comparison import ComparisonJob, answer_all, prepare
+from cryptocore.parallel_comparison import ComparisonJob, answer_all
 from cryptocore.plaintext_opening import OpeningMismatch, check_opening
 from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
@@ -31,7 +32,7 @@ from party.resources import PartyResources
 from pathak import comparison, permutation
 from pathak.encoding import LEADER, int_from_signed_bytes, signed_bytes
 from pathak.indicator import bit_proof_from_message, indicator_context
-from pathak.keys import public_key_from_message, public_key_message
+from pathak.keys import comparison_key_from_message, public_key_from_message, public_key_message
 from pathak.noise import noise_source
 from pathak.parameters import PathakParameters
 from pathak.participant import PathakParticipant
@@ -74,6 +75,7 @@ class PathakPartySession(PathakParticipant):
         self.b = n_prime - self.a
         self.seed, self.nonce = permutation.new_seed()
         self.zeta: PublicKey | None = None
+        self.comparison_key: ElGamalPublicKey | None = None  # Charlie's, for the tournament (the leader's use)
         self.xi: KeyPair | None = None
         self.commitments: dict[int, bytes] = {}
         self.seeds: dict[int, bytes] = {me: self.seed}
@@ -126,7 +128,9 @@ class PathakPartySession(PathakParticipant):
         self._expect(sender, CURATOR)
         if self.zeta is not None:
             raise precondition("Charlie's key arrived twice")
-        self.zeta = public_key_from_message(body, self.key_bits, proven=True)  # before any answer under ζ
+        comparison_key = comparison_key_from_message(body)  # the cheap check first
+        self.zeta = public_key_from_message(body.zeta, self.key_bits, proven=True)  # before any answer under ζ
+        self.comparison_key = comparison_key
 
     def _on_party_key(self, sender, body) -> None:
         self._from_party(sender, only=LEADER)
@@ -218,7 +222,9 @@ class PathakPartySession(PathakParticipant):
             jobs.append(ComparisonJob(x, bits, bool(coin), EncryptedBits(bytes(request.bits.key_id),
                                                                          tuple(request.bits.ciphertexts))))
             hints.append(bool(offset_bit ^ coin))
-        answers = answer_all(self._charlies_key, self.key_bits, jobs)
+        if self.comparison_key is None:
+            raise precondition("Charlie's comparison key has not arrived")
+        answers = answer_all(self.comparison_key, jobs)
         self.compared.update(pairs)
         self._pending_replies.append(pathak_pb2.CompareReplies(replies=[
             pathak_pb2.CompareReply(pair=request.pair, hint=hint, differences=comparison_pb2.MaskedDifferencesMessage(
@@ -281,13 +287,12 @@ class PathakPartySession(PathakParticipant):
         return finished
 
     def _prepare_next_session(self) -> None:
-        """The offline phase: the next ξ, and ρ^n for Charlie's long-lived key, made while this process is idle,
-        as many as a session like this one re-randomises for him (a tournament's bits, the masked noise and
-        the Stage 1 element). The next session takes them once each; whatever is missing it makes online."""
+        """The offline phase: the next ξ, and ρ^n for ζ, Charlie's long-lived key, made while this process is idle,
+        as many as a session like this one re-randomises for him (the masked noise and the Stage 1 element).
+        The next session takes them once each; whatever is missing it makes online."""
         key_reserve.prepare(self.key_bits)  # the next session's ξ
         layout = self.parameters.noise_layout(self._charlies_key.n)
-        prepare(self._charlies_key.n, (self.parameters.parties - 1) * self.parameters.comparison_bits
-                + layout.plaintexts_needed(self.parameters.dimension) + 1)
+        nth_powers.prepare_while_idle(self._charlies_key.n, layout.plaintexts_needed(self.parameters.dimension) + 1)
 
     # ------------------------------------------------------------------ steps
     def steps(self) -> list:

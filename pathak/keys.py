@@ -1,10 +1,12 @@
-"""Paillier public keys as Pathak's messages carry them, validated on arrival."""
+"""Public keys as Pathak's messages carry them, validated on arrival: Paillier keys (ξ, and Charlie's ζ with
+Π^mod) and Charlie's comparison key."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
 from cryptocore import modulus_proof
+from cryptocore.elgamal import ElGamalKeyPair, ElGamalPublicKey
 from cryptocore.errors import InvalidKey
 from cryptocore.paillier import KeyPair, PublicKey
 from mpdp_proto.v1 import pathak_pb2
@@ -28,6 +30,15 @@ def proven_key_message(keypair: KeyPair) -> pathak_pb2.PaillierPublicKeyMessage:
     message = public_key_message(keypair.public)
     message.modulus_proof.CopyFrom(_proof_message(keypair.private.p, keypair.private.q))
     return message
+
+
+def curator_keys_message(zeta: KeyPair, comparison: ElGamalKeyPair) -> pathak_pb2.CuratorKeys:
+    return pathak_pb2.CuratorKeys(zeta=proven_key_message(zeta), comparison_key=comparison.public.to_bytes())
+
+
+def comparison_key_from_message(body: pathak_pb2.CuratorKeys) -> ElGamalPublicKey:
+    """Charlie's comparison key, checked in public: an element other than 1 of the group of order q."""
+    return ElGamalPublicKey.from_bytes(bytes(body.comparison_key))
 
 
 def public_key_from_message(body, key_bits: int, proven: bool = False) -> PublicKey:

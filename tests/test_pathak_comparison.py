@@ -7,6 +7,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder
+from cryptocore.elgamal import ElGamalKeyPair
 from pathak import comparison
 from pathak.parameters import MAX_RECORDS_BITS, PathakParameters
 
@@ -57,10 +58,11 @@ def test_the_short_comparison_decides_the_smaller_party_exactly(first, second, c
     assert _decide(parameters, masked, blinded_b, 2, 1, coin) == (tie_broken[1] > tie_broken[0])
 
 
-def test_through_the_real_dgk_comparison_in_both_directions(keypair):
+def test_through_the_real_dgk_comparison_in_both_directions():
     parameters = _parameters(32)
     tie_broken = [parameters.tie_broken(j, secrets.randbelow(2**32 - 1) + 1) for j in range(1, 33)]
     masked, blinded_b = _stage1_values(parameters, tie_broken)
+    keypair = ElGamalKeyPair.generate()
 
     def dgk(x, y, reverse):
         holder = ComparisonKeyHolder(keypair, y, parameters.comparison_bits)
@@ -93,11 +95,12 @@ def test_charlies_reconstruction_of_n_prime_fails():
         assert 0.45 < low_halves / 2000 < 0.55
 
 
-def test_a_round_answered_by_worker_processes_gives_every_bit(keypair):
-    """answer_all spreads a round over worker processes (fork server); each answer still decides its pair."""
+def test_a_round_answered_on_every_core_gives_every_bit():
+    """answer_all spreads a round's blinding over threads; each answer still decides its pair."""
     from cryptocore.comparison import EncryptedBits
     from cryptocore.parallel_comparison import ComparisonJob, answer_all
 
+    keypair = ElGamalKeyPair.generate()
     bits, cases = 20, [(5, 9, False), (9, 5, False), (5, 9, True), (123456, 123455, True), (0, 2**20 - 1, False)]
     holders, jobs = [], []
     for x, y, reverse in cases:
@@ -105,5 +108,5 @@ def test_a_round_answered_by_worker_processes_gives_every_bit(keypair):
         request = holder.encrypted_bits()
         holders.append(holder)
         jobs.append(ComparisonJob(x, bits, reverse, EncryptedBits(request.key_id, request.ciphertexts)))
-    answers = answer_all(keypair.public, None, jobs)
+    answers = answer_all(keypair.public, jobs)
     assert [h.receive(a) for h, a in zip(holders, answers)] == [(y > x) if r else (x > y) for x, y, r in cases]

@@ -8,6 +8,8 @@ import numpy as np
 import pytest
 from scipy.stats import chi2_contingency, chisquare
 
+from cryptocore.comparison_group import P as GROUP_P
+from cryptocore.elgamal import ElGamalKeyPair
 from learning import datasets
 from pathak import permutation, ring
 from pathak.parameters import PathakParameters
@@ -17,6 +19,7 @@ from sessions.errors import Kind, ProtocolError
 from sessions.identity import CLIENT, party
 from tests.pathak_router import reconstruct, run
 
+COMPARISON_KEY = ElGamalKeyPair.generate().public.to_bytes()
 SIZES = [70, 40, 90, 60]  # party 2 is the smallest
 
 
@@ -405,7 +408,7 @@ def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_mod
     from cryptocore import modulus_proof
     from cryptocore.errors import InvalidKey
     from cryptocore.paillier import generate_keypair
-    from mpdp_proto.v1 import common_pb2
+    from mpdp_proto.v1 import common_pb2, pathak_pb2
     from party.pathak import PathakPartySession
     from pathak.keys import proven_key_message, public_key_message
     from sessions.identity import CURATOR
@@ -419,12 +422,36 @@ def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_mod
         side = PathakPartySession("s", 2, _parameters(), features, labels, 1024, test_mode=True)
         side.receive(CLIENT, "start", common_pb2.Empty())
         with pytest.raises(InvalidKey):
-            side.receive(CURATOR, "curator_key", message)
+            side.receive(CURATOR, "curator_key", pathak_pb2.CuratorKeys(zeta=message, comparison_key=COMPARISON_KEY))
         assert side.zeta is None
     side = PathakPartySession("s", 2, _parameters(), features, labels, 1024, test_mode=True)
     side.receive(CLIENT, "start", common_pb2.Empty())
-    side.receive(CURATOR, "curator_key", proven_key_message(keypair))
+    side.receive(CURATOR, "curator_key", pathak_pb2.CuratorKeys(zeta=proven_key_message(keypair),
+                                                                comparison_key=COMPARISON_KEY))
     assert side.zeta == keypair.public
+
+
+@pytest.mark.parametrize("name, key", [
+    ("one", (1).to_bytes(256, "big")),
+    ("outside the subgroup of order q", (2).to_bytes(256, "big")),  # 2 generates far more than the subgroup
+    ("p itself", GROUP_P.to_bytes(256, "big")),
+    ("short", b"\x05" * 255),
+])
+def test_a_party_refuses_a_comparison_key_outside_the_group(parts, keypair, name, key):
+    """An owner's h with a small-order part would let the leader's answers carry r_i modulo that order; h = 1
+    would make every re-randomiser (g^s, 1) leave the plaintext readable. Checked in public, before ζ."""
+    from cryptocore.errors import InvalidKey
+    from mpdp_proto.v1 import common_pb2, pathak_pb2
+    from party.pathak import PathakPartySession
+    from pathak.keys import proven_key_message
+    from sessions.identity import CURATOR
+
+    features, labels = parts[0]
+    side = PathakPartySession("s", 1, _parameters(), features, labels, 1024, test_mode=True)
+    side.receive(CLIENT, "start", common_pb2.Empty())
+    with pytest.raises(InvalidKey):
+        side.receive(CURATOR, "curator_key", pathak_pb2.CuratorKeys(zeta=proven_key_message(keypair), comparison_key=key))
+    assert side.zeta is None and side.comparison_key is None
 
 
 def test_the_leader_takes_masked_values_only_in_the_honest_range(parts):

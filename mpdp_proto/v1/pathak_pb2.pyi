@@ -52,6 +52,14 @@ class PaillierPublicKeyMessage(_message.Message):
     modulus_proof: ModulusProof
     def __init__(self, n: _Optional[bytes] = ..., hs: _Optional[bytes] = ..., modulus_proof: _Optional[_Union[ModulusProof, _Mapping]] = ...) -> None: ...
 
+class CuratorKeys(_message.Message):
+    __slots__ = ("zeta", "comparison_key")
+    ZETA_FIELD_NUMBER: _ClassVar[int]
+    COMPARISON_KEY_FIELD_NUMBER: _ClassVar[int]
+    zeta: PaillierPublicKeyMessage
+    comparison_key: bytes
+    def __init__(self, zeta: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., comparison_key: _Optional[bytes] = ...) -> None: ...
+
 class ModulusProof(_message.Message):
     __slots__ = ("w", "fourth_roots", "selectors", "nth_roots")
     W_FIELD_NUMBER: _ClassVar[int]
@@ -199,7 +207,7 @@ class PathakMessage(_message.Message):
     TEST_RECORD_FIELD_NUMBER: _ClassVar[int]
     open: PathakParameters
     start: _common_pb2.Empty
-    curator_key: PaillierPublicKeyMessage
+    curator_key: CuratorKeys
     party_key: PaillierSecretKeyMessage
     party_public_key: PaillierPublicKeyMessage
     commitment: bytes
@@ -220,7 +228,7 @@ class PathakMessage(_message.Message):
     share: AdditiveShare
     published: PathakPublishedShare
     test_record: PathakTestRecord
-    def __init__(self, open: _Optional[_Union[PathakParameters, _Mapping]] = ..., start: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., curator_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., party_key: _Optional[_Union[PaillierSecretKeyMessage, _Mapping]] = ..., party_public_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., commitment: _Optional[bytes] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., routed_share: _Optional[_Union[RoutedShare, _Mapping]] = ..., barrier_ready: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., barrier_release: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., stage1_element: _Optional[_Union[Stage1Element, _Mapping]] = ..., masked_share: _Optional[bytes] = ..., masked_value: _Optional[bytes] = ..., ready_to_compare: _Optional[_Union[MaskedOffsets, _Mapping]] = ..., compare_request: _Optional[_Union[CompareRound, _Mapping]] = ..., compare_reply: _Optional[_Union[CompareReplies, _Mapping]] = ..., indicator: _Optional[_Union[Indicator, _Mapping]] = ..., indicator_element: _Optional[bytes] = ..., selected_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., masked_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., share: _Optional[_Union[AdditiveShare, _Mapping]] = ..., published: _Optional[_Union[PathakPublishedShare, _Mapping]] = ..., test_record: _Optional[_Union[PathakTestRecord, _Mapping]] = ...) -> None: ...
+    def __init__(self, open: _Optional[_Union[PathakParameters, _Mapping]] = ..., start: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., curator_key: _Optional[_Union[CuratorKeys, _Mapping]] = ..., party_key: _Optional[_Union[PaillierSecretKeyMessage, _Mapping]] = ..., party_public_key: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., commitment: _Optional[bytes] = ..., reveal: _Optional[_Union[Reveal, _Mapping]] = ..., routed_share: _Optional[_Union[RoutedShare, _Mapping]] = ..., barrier_ready: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., barrier_release: _Optional[_Union[_common_pb2.Empty, _Mapping]] = ..., stage1_element: _Optional[_Union[Stage1Element, _Mapping]] = ..., masked_share: _Optional[bytes] = ..., masked_value: _Optional[bytes] = ..., ready_to_compare: _Optional[_Union[MaskedOffsets, _Mapping]] = ..., compare_request: _Optional[_Union[CompareRound, _Mapping]] = ..., compare_reply: _Optional[_Union[CompareReplies, _Mapping]] = ..., indicator: _Optional[_Union[Indicator, _Mapping]] = ..., indicator_element: _Optional[bytes] = ..., selected_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., masked_noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., share: _Optional[_Union[AdditiveShare, _Mapping]] = ..., published: _Optional[_Union[PathakPublishedShare, _Mapping]] = ..., test_record: _Optional[_Union[PathakTestRecord, _Mapping]] = ...) -> None: ...
 
 class KindCount(_message.Message):
     __slots__ = ("kind", "count")
