@@ -37,6 +37,7 @@ SEND_ATTEMPTS = 7
 RETRY_PAUSE_S = 0.5
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
 ABORT_TIMEOUT_S = 5.0
+SETTLE_WAIT_S = 5.0  # how long a finished side's result waits for its last messages to leave
 
 
 @dataclass
@@ -48,6 +49,8 @@ class HostedSession:
     settled: asyncio.Event = field(default_factory=asyncio.Event)
     send_locks: dict[Identity, asyncio.Lock] = field(default_factory=dict)
     tasks: set[asyncio.Task] = field(default_factory=set)
+    sends: set[asyncio.Task] = field(default_factory=set)  # messages on their way out
+    settling: bool = False  # finished: the result is handed out once its last messages left
     announced: bool = False  # its abort was told to (or came from) the other participants
 
     @property
@@ -180,19 +183,32 @@ class RoleHost:
                 log.info("session %s aborted at %s by %s: %s", request.session_id, hosted.side.identity, sender, reason)
 
     # ------------------------------------------------------------------ sending and events
-    def _spawn(self, hosted: HostedSession, coroutine) -> None:
+    def _spawn(self, hosted: HostedSession, coroutine) -> asyncio.Task:
         task = asyncio.get_running_loop().create_task(coroutine)
         hosted.tasks.add(task)
         task.add_done_callback(hosted.tasks.discard)
+        return task
 
     def _dispatch(self, hosted: HostedSession, outbound: list[Outbound]) -> None:
         for message in outbound:
-            self._spawn(hosted, self._send(hosted, message))
-        if hosted.finished and not hosted.settled.is_set():
-            hosted.settled.set()
+            send = self._spawn(hosted, self._send(hosted, message))
+            hosted.sends.add(send)
+            send.add_done_callback(hosted.sends.discard)
+        if hosted.finished and not hosted.settled.is_set() and not hosted.settling:
+            hosted.settling = True
             _log_end(hosted)
             if hosted.side.state.name == "ABORTED" and hosted.side.announce_abort and not hosted.announced:
                 self._spawn(hosted, self._announce_abort(hosted))
+            self._spawn(hosted, self._settle(hosted))
+
+    async def _settle(self, hosted: HostedSession) -> None:
+        """Hand out the result once this side's last messages were sent (or failed): a client that collects the
+        traffic logs next then finds them there. A peer that does not answer delays it by SETTLE_WAIT_S at
+        most; an aborted side settles at once."""
+        pending = [task for task in hosted.sends if not task.done()]
+        if pending and hosted.side.state.name != "ABORTED":
+            await asyncio.wait(pending, timeout=SETTLE_WAIT_S)
+        hosted.settled.set()
 
     async def _send(self, hosted: HostedSession, message: Outbound) -> None:
         side = hosted.side
