@@ -96,3 +96,11 @@ def rerandomise_for_key_owner(public_key: PaillierPublicKey, ciphertext: int) ->
     from cryptocore.nth_powers import pool_for  # (it draws ρ with random_unit from here)
 
     return int(ciphertext * pool_for(public_key.n).take_or_fresh() % public_key.nsquare)
+
+
+def rerandomise_all_for_key_owner(public_key: PaillierPublicKey, ciphertexts: list[int]) -> list[int]:
+    """`rerandomise_for_key_owner` for several ciphertexts, the missing ρ^n made together on every core."""
+    from cryptocore.nth_powers import pool_for
+
+    powers = pool_for(public_key.n).take_or_fresh_many(len(ciphertexts))
+    return [int(c * power % public_key.nsquare) for c, power in zip(ciphertexts, powers)]

@@ -67,6 +67,14 @@ class NthPowerPool(PreparedPool[int]):
         value = self.take()
         return fresh(self.n) if value is None else value
 
+    def take_or_fresh_many(self, count: int) -> list[int]:
+        """`count` values: the prepared ones first, the rest made together on every core."""
+        taken: list[int] = []
+        while len(taken) < count and (value := self.take()) is not None:
+            taken.append(value)
+        missing = count - len(taken)
+        return taken + (powmod_all([random_unit(self.n) for _ in range(missing)], self.n, self.n**2) if missing else [])
+
 
 class _PerModulus(Generic[Pool]):
     """This process's pools of one kind, one per modulus; the least recently used of more than MAX_MODULI is

@@ -157,9 +157,9 @@ class PathakCuratorSession(PathakParticipant):
         for position, index in enumerate(order, start=1):
             self.pi2[index] = position
         self.blinded_b = [blinded_b[index] for index in order]
-        for position, index in enumerate(order, start=1):
-            masked = ct.rerandomise_for_key_owner(xi, blinded_a[index])  # P_k owns ξ
-            self._emit(out, party(position), "masked_share", ct.to_bytes(xi, masked))
+        masked = ct.rerandomise_all_for_key_owner(xi, [blinded_a[index] for index in order])  # P_k owns ξ
+        for position, value in enumerate(masked, start=1):
+            self._emit(out, party(position), "masked_share", ct.to_bytes(xi, value))
         self.elements.clear()
         self._mark("stage1_blinded")
         return True

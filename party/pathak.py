@@ -26,6 +26,7 @@ from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
 from cryptocore.parallel_comparison import ComparisonJob, answer_all
 from cryptocore.plaintext_opening import OpeningMismatch, check_opening
+from cryptocore.shared_base import powmod_exponents
 from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from party.resources import PartyResources
@@ -419,8 +420,8 @@ class PathakPartySession(PathakParticipant):
         paillier = self._charlies_key.paillier
         selector = ct.from_bytes(paillier, self.indicator_element)
         layout = self.parameters.noise_layout(self._charlies_key.n)
-        psi = [self._charlies_key.encryptor.rerandomise(int(gmpy2.powmod(selector, plaintext, paillier.nsquare)))
-               for plaintext in layout.pack(self.noise)]
+        powers = powmod_exponents(selector, layout.pack(self.noise), paillier.nsquare)  # the squarings shared
+        psi = [self._charlies_key.encryptor.rerandomise(power) for power in powers]
         self._emit(out, party(LEADER), "selected_noise",
                    common_pb2.Ciphertexts(key_id=self._charlies_key.key_id, values=[ct.to_bytes(paillier, c) for c in psi]))
         if not self.is_leader:

@@ -64,6 +64,22 @@ def test_rerandomise_changes_ciphertext_not_plaintext(keypair):
     assert fresh != c and keypair.decrypt(fresh) == 42
 
 
+def test_rerandomising_for_the_key_owner_uses_each_prepared_power_once_and_keeps_plaintexts(keypair):
+    """The prepared ρ^n go first, each once; the rest are made together. The owner sees unlinkable ciphertexts."""
+    from cryptocore import nth_powers
+
+    public = keypair.public.paillier
+    pool = nth_powers.pool_for(public.n)
+    pool.clear()
+    prepared = [nth_powers.fresh(public.n) for _ in range(2)]
+    pool.add(list(prepared))
+    values = [keypair.public.encryptor.encrypt(m) for m in (5, 6, 7, 8)]
+    out = ct.rerandomise_all_for_key_owner(public, values)
+    assert [keypair.private.raw_decrypt(c) for c in out] == [5, 6, 7, 8]
+    assert [c * pow(v, -1, public.nsquare) % public.nsquare for c, v in zip(out[:2], values[:2])] == prepared
+    assert len(pool) == 0 and len(set(out) | set(values)) == 8
+
+
 def test_encryption_is_randomised(keypair):
     e = keypair.public.encryptor
     assert len({e.encrypt(7) for _ in range(5)}) == 5
