@@ -4,10 +4,12 @@ exponential-ElGamal key in the public comparison group (`elgamal`; docs/protocol
 The value holder A has x, the key holder B has y and the key; both are ℓ-bit non-negative integers. Only B
 learns [x > y]:
 
-1. B → A  `EncryptedBits`: Enc(y_0) … Enc(y_{ℓ−1}).
+1. B → A  `EncryptedBits`: Enc(y_0) … Enc(y_{ℓ−1}), each with a proof that it encrypts 0 or 1
+   (`elgamal_bit_proof`, bound to the comparison's context).
 2. A → B  `MaskedDifferences`: for each i, Enc(r_i · c_i) with
    c_i = x_i − y_i − 1 + 3·Σ_{j>i}(x_j ⊕ y_j) and r_i uniform in Z_q^*, re-randomised with a fresh (g^s, h^s)
-   and shuffled. A first checks B's key and that every component B sent lies in the group of order q.
+   and shuffled. A first checks B's key, that every component B sent lies in the group of order q, and every
+   bit proof: with non-bits B could make each c_i an affine test of x's bits.
 3. B checks the same of A's answer and tests every plaintext for zero: a zero appears iff x > y (at the highest
    differing bit, x_i = 1 and y_i = 0; every other c_i is −1 or at least 1, and |c_i| ≤ 3ℓ + 2 < q).
 
@@ -24,20 +26,23 @@ from dataclasses import dataclass
 
 import gmpy2
 
+from cryptocore import elgamal_bit_proof
 from cryptocore.comparison_group import P
 from cryptocore.elgamal import Ciphertext, ElGamalKeyPair, ElGamalPublicKey, all_members, random_multiplier
 from cryptocore.errors import CryptoError, ProtocolStateError
 from cryptocore.key_checks import check_key_id
+from cryptocore.shared_exponent import threads
 
 MAX_BITS = 1024  # bounds a request's cost; Pathak compares 33 + κ bits
 
 
 @dataclass(frozen=True)
 class EncryptedBits:
-    """Step 1, B → A: B's bits y_0 (least significant) … y_{ℓ−1}, encrypted."""
+    """Step 1, B → A: B's bits y_0 (least significant) … y_{ℓ−1}, encrypted, with a bit proof each."""
 
     key_id: bytes
     ciphertexts: tuple[bytes, ...]
+    proofs: tuple[bytes, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -55,24 +60,34 @@ def _check_operand(value: int, bits: int) -> None:
         raise CryptoError(f"comparison operand outside [0, 2^{bits})")
 
 
-def decode_all(public: ElGamalPublicKey, key_id: bytes, ciphertexts: tuple[bytes, ...], bits: int) -> list[Ciphertext]:
+def decode_shapes(public: ElGamalPublicKey, key_id: bytes, ciphertexts: tuple[bytes, ...], bits: int) -> list[Ciphertext]:
     """The message's ciphertexts, refused unless there are `bits` of them under this key, each of the right
-    length, and (only then, since it costs an exponentiation each) every component in the group."""
+    length and range: cheap checks, no exponentiation."""
     check_key_id(public.key_id, key_id)
     if len(ciphertexts) != bits:
         raise CryptoError(f"expected {bits} ciphertexts, got {len(ciphertexts)}")
-    decoded = [Ciphertext.from_bytes(bytes(data)) for data in ciphertexts]
+    return [Ciphertext.from_bytes(bytes(data)) for data in ciphertexts]
+
+
+def check_members(decoded: list[Ciphertext]) -> None:
+    """Every component in the group of order q (an exponentiation each)."""
     if not all_members(decoded):
         raise CryptoError("a comparison ciphertext lies outside the comparison group's subgroup of order q")
+
+
+def decode_all(public: ElGamalPublicKey, key_id: bytes, ciphertexts: tuple[bytes, ...], bits: int) -> list[Ciphertext]:
+    decoded = decode_shapes(public, key_id, ciphertexts, bits)
+    check_members(decoded)
     return decoded
 
 
 class ComparisonKeyHolder:
     """Role B: holds y and the private key; learns [x > y]."""
 
-    def __init__(self, keypair: ElGamalKeyPair, y: int, bits: int):
+    def __init__(self, keypair: ElGamalKeyPair, y: int, bits: int, context: bytes = b""):
         _check_operand(y, bits)
         self._keypair = keypair
+        self._context = context
         self._y = y
         self.bits = bits
         self._sent = False
@@ -82,9 +97,14 @@ class ComparisonKeyHolder:
         if self._sent:
             raise ProtocolStateError("the encrypted bits were already sent")
         public = self._keypair.public
-        ciphertexts = tuple(public.encrypt((self._y >> i) & 1).to_bytes() for i in range(self.bits))
+        ciphertexts, proofs = [], []
+        for i in range(self.bits):
+            bit = (self._y >> i) & 1
+            ciphertext, randomness = public.encrypt_with_randomness(bit)
+            ciphertexts.append(ciphertext.to_bytes())
+            proofs.append(elgamal_bit_proof.prove(public, ciphertext, bit, randomness, self._context).to_bytes())
         self._sent = True
-        return EncryptedBits(public.key_id, ciphertexts)
+        return EncryptedBits(public.key_id, tuple(ciphertexts), tuple(proofs))
 
     def receive(self, message: MaskedDifferences) -> bool:
         """Decide [x > y] from A's answer. Its components must lie in the group: an element with a small-order
@@ -100,8 +120,9 @@ class ComparisonValueHolder:
     """Role A: holds x; learns nothing. With `reverse`, B learns [y > x] instead: A compares the complements,
     flipping B's bits homomorphically (so a secret coin can hide which way the comparison went)."""
 
-    def __init__(self, public: ElGamalPublicKey, x: int, bits: int, reverse: bool = False):
+    def __init__(self, public: ElGamalPublicKey, x: int, bits: int, reverse: bool = False, context: bytes = b""):
         _check_operand(x, bits)
+        self._context = context
         if reverse:  # [~x > ~y] = [y > x]
             x = (1 << bits) - 1 - x
         self._reverse = reverse
@@ -114,9 +135,9 @@ class ComparisonValueHolder:
         """Enc(x_i − 1 − y_i + 3·Σ_{j>i} x_j ⊕ y_j) for every bit, before blinding: products and inverses only,
         so a caller may blind them elsewhere (`blind`) and hand the results to `finish`. The same operations
         for every x: its bits only choose between operands."""
-        if self._answered:
-            raise ProtocolStateError("this comparison was already answered")
-        encrypted_y = decode_all(self._public, message.key_id, message.ciphertexts, self.bits)
+        encrypted_y, proofs = self.check_shapes(message)
+        check_members(encrypted_y)
+        self._verify_bits(encrypted_y, proofs)
         if self._reverse:  # Enc(1 − y_i)
             encrypted_y = [c.inverse().plus_constant(1) for c in encrypted_y]
         differences = []
@@ -131,6 +152,24 @@ class ComparisonValueHolder:
             suffix_xor = suffix_xor.times(xors[x_i])
         self._answered = True
         return differences
+
+    def check_shapes(self, message: EncryptedBits) -> tuple[list[Ciphertext], list[elgamal_bit_proof.BitProof]]:
+        """The cheap checks of step 1's message (key id, counts, lengths, ranges), before any exponentiation."""
+        if self._answered:
+            raise ProtocolStateError("this comparison was already answered")
+        if len(message.proofs) != self.bits:
+            raise CryptoError(f"expected {self.bits} bit proofs, got {len(message.proofs)}")
+        proofs = [elgamal_bit_proof.BitProof.from_bytes(bytes(data)) for data in message.proofs]
+        return decode_shapes(self._public, message.key_id, message.ciphertexts, self.bits), proofs
+
+    def _verify_bits(self, encrypted_y: list[Ciphertext], proofs: list[elgamal_bit_proof.BitProof]) -> None:
+        """Every proof, on every core (their exponentiations release the GIL)."""
+        public, context = self._public, self._context
+
+        def verify(index: int) -> None:
+            elgamal_bit_proof.verify(public, encrypted_y[index], proofs[index], context)
+
+        list(threads().map(verify, range(len(proofs))))
 
     def finish(self, blinded: list[Ciphertext]) -> MaskedDifferences:
         """Step 2's message from the blinded differences: shuffled."""

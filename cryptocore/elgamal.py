@@ -117,11 +117,25 @@ class ElGamalPublicKey:
 
     def zero(self) -> Ciphertext:
         """A fresh encryption of 0, (g^s, h^s): the re-randomiser of anything sent to the owner."""
-        s = random_exponent()
-        return Ciphertext(int(_table(G).pow(s)), int(_table(self.h).pow(s)))
+        return self.encrypt_with_randomness(0)[0]
 
     def encrypt(self, message: int) -> Ciphertext:
-        return self.zero().plus_constant(message)
+        return self.encrypt_with_randomness(message)[0]
+
+    def encrypt_with_randomness(self, message: int) -> tuple[Ciphertext, int]:
+        """(g^s, g^m·h^s) and s, which a proof about the plaintext needs."""
+        s = random_exponent()
+        return Ciphertext(g_power(s), h_power(self, s)).plus_constant(message), s
+
+
+def g_power(exponent: int) -> int:
+    """g^exponent for 0 ≤ exponent < q, from g's fixed-base table."""
+    return int(_table(G).pow(exponent))
+
+
+def h_power(public: ElGamalPublicKey, exponent: int) -> int:
+    """h^exponent for 0 ≤ exponent < q, from the owner's key's fixed-base table."""
+    return int(_table(public.h).pow(exponent))
 
 
 @dataclass(frozen=True)

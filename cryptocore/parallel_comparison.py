@@ -21,12 +21,15 @@ class ComparisonJob:
     bits: int
     reverse: bool
     request: EncryptedBits
+    context: bytes = b""  # what the bit proofs are bound to
 
 
 def answer_all(public: ElGamalPublicKey, jobs: list[ComparisonJob]) -> list[MaskedDifferences]:
-    """Each job's answer, in order. Every request is checked (membership too) before any blinding; the blinding
+    """Each job's answer, in order. Every request is checked (membership and bit proofs) before any blinding; the blinding
     is split evenly over the cores, so a round with one comparison uses every core too."""
-    holders = [ComparisonValueHolder(public, job.x, job.bits, reverse=job.reverse) for job in jobs]
+    holders = [ComparisonValueHolder(public, job.x, job.bits, reverse=job.reverse, context=job.context) for job in jobs]
+    for holder, job in zip(holders, jobs):  # every request's cheap checks before any exponentiation
+        holder.check_shapes(job.request)
     differences = [holder.differences(job.request) for holder, job in zip(holders, jobs)]
     work = [value for values in differences for value in values]
     cores = min(len(work), os.cpu_count() or 1)

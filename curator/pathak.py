@@ -168,12 +168,14 @@ class PathakCuratorSession(PathakParticipant):
         """n′_i > n′_m, decided on short values: Charlie's DGK input is Y = 2·(d mod 2^M) + 1."""
         assert self.blinded_b is not None and self.masked_offsets is not None  # the tournament starts after both
         y, charlie_bit = comparison.charlie_operand(self.parameters, self.masked_offsets, self.blinded_b, i, m)
-        holder = ComparisonKeyHolder(self.comparison_key, y, self.parameters.comparison_bits)
+        holder = ComparisonKeyHolder(self.comparison_key, y, self.parameters.comparison_bits,
+                                     comparison.context(self.session_id, i, m))
         self.pending[(i, m)] = (holder, charlie_bit)
         encrypted = holder.encrypted_bits()
         return pathak_pb2.CompareRequest(
             pair=pathak_pb2.ComparePair(first=i, second=m),
-            bits=comparison_pb2.EncryptedBitsMessage(key_id=encrypted.key_id, ciphertexts=list(encrypted.ciphertexts)),
+            bits=comparison_pb2.EncryptedBitsMessage(key_id=encrypted.key_id, ciphertexts=list(encrypted.ciphertexts),
+                                                     bit_proofs=list(encrypted.proofs)),
         )
 
     def _start_round(self, out, contenders: list[int]) -> None:

@@ -220,8 +220,9 @@ class PathakPartySession(PathakParticipant):
         for (i, m), request in zip(pairs, requests):
             x, offset_bit = comparison.leader_operand(self.parameters, self.offsets, i, m)
             coin = secrets.randbits(1)
-            jobs.append(ComparisonJob(x, bits, bool(coin), EncryptedBits(bytes(request.bits.key_id),
-                                                                         tuple(request.bits.ciphertexts))))
+            jobs.append(ComparisonJob(x, bits, bool(coin), EncryptedBits(
+                bytes(request.bits.key_id), tuple(request.bits.ciphertexts), tuple(request.bits.bit_proofs)),
+                comparison.context(self.session_id, i, m)))
             hints.append(bool(offset_bit ^ coin))
         if self.comparison_key is None:
             raise precondition("Charlie's comparison key has not arrived")

@@ -47,3 +47,8 @@ def charlie_operand(parameters: PathakParameters, masked: list[int], blinded_b: 
 def bigger_first(charlie_bit: int, hint: int, flipped_result: bool) -> bool:
     """n′_i > n′_m from Charlie's d_M, the leader's h = ρ′_M ⊕ δ and the DGK output t = [X > Y] ⊕ δ."""
     return bool(charlie_bit ^ hint ^ int(flipped_result))
+
+
+def context(session_id: str, i: int, m: int) -> bytes:
+    """What the bit proofs of the comparison of pair (i, m) in a session are bound to."""
+    return f"pathak/compare/{session_id}/{i}/{m}".encode()

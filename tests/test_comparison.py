@@ -5,7 +5,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from cryptocore import comparison_group
+from cryptocore import comparison_group, elgamal_bit_proof
 from cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder, EncryptedBits, compare
 from cryptocore.comparison_group import G, P, Q
 from cryptocore.elgamal import Ciphertext, ElGamalKeyPair, ElGamalPublicKey
@@ -196,8 +196,9 @@ def test_answers_are_rerandomised_whatever_the_owner_chose(owner):
     """B chooses its bit ciphertexts' randomness (here s = 0: Enc(y_i) = (1, g^y_i)). Without a
     re-randomisation every answer's first component would be 1 and the second g^(r·c_i) in the clear."""
     y = 50000
-    crafted = EncryptedBits(owner.public.key_id, tuple(
-        Ciphertext(1, G if (y >> i) & 1 else 1).to_bytes() for i in range(SMALL)))
+    ciphertexts = [Ciphertext(1, G if (y >> i) & 1 else 1) for i in range(SMALL)]
+    crafted = EncryptedBits(owner.public.key_id, tuple(c.to_bytes() for c in ciphertexts), tuple(
+        elgamal_bit_proof.prove(owner.public, c, (y >> i) & 1, 0, b"").to_bytes() for i, c in enumerate(ciphertexts)))
     answer = _respond(owner, 1234, y, encrypted=crafted)
     assert all(c.a != 1 for c in answer) and len({c.a for c in answer}) == SMALL
 
@@ -209,6 +210,49 @@ def test_an_owner_cannot_send_components_outside_the_subgroup(owner):
     tainted = dataclasses.replace(message, ciphertexts=tuple(_outside_the_subgroup(c) for c in message.ciphertexts))
     with pytest.raises(CryptoError, match="subgroup"):
         ComparisonValueHolder(owner.public, 7, SMALL).respond(tainted)
+
+
+def _non_bit_probe(owner, x: int) -> int:
+    """The owner's attack with non-bits, against a value holder that skips the bit proofs: v_top = −1 makes
+    c_top = x_top, and v_(top−1) = −4 makes c_(top−1) = x_(top−1) + 9·x_top; the other v are random, so their c
+    are not zero. The number of zeros then tells x_top = 1, or x_top = 0 and which x_(top−1): more than the one
+    bit a comparison reveals."""
+    values = [comparison_group.expand(b"test", i, 200) for i in range(SMALL - 2)] + [Q - 4, Q - 1]
+    ciphertexts = [owner.public.encrypt(v) for v in values]
+    message = EncryptedBits(owner.public.key_id, tuple(c.to_bytes() for c in ciphertexts), (bytes(128),) * SMALL)
+    answer = ComparisonValueHolder(owner.public, x, SMALL).respond(message)
+    return sum(_plaintext_is_zero(owner, c) for c in answer.ciphertexts)
+
+
+def test_an_owner_who_encrypts_non_bits_would_learn_more_than_the_bit_and_is_refused(owner, monkeypatch):
+    with monkeypatch.context() as patched:
+        patched.setattr(ComparisonValueHolder, "_verify_bits", lambda self, encrypted, proofs: None)
+        counts = {x >> (SMALL - 2): _non_bit_probe(owner, x) for x in (0b00 << 14 | 77, 0b01 << 14 | 5, 0b10 << 14 | 9)}
+    assert counts == {0b00: 2, 0b01: 1, 0b10: 0}  # three outcomes: more than a bit
+    with pytest.raises(elgamal_bit_proof.BitProofInvalid):
+        _non_bit_probe(owner, 77)
+    # A proof made for a non-bit by the honest prover's code, claiming either bit, fails too.
+    ciphertext, randomness = owner.public.encrypt_with_randomness(2)
+    for claim in (0, 1):
+        proof = elgamal_bit_proof.prove(owner.public, ciphertext, claim, randomness, b"context")
+        with pytest.raises(elgamal_bit_proof.BitProofInvalid):
+            elgamal_bit_proof.verify(owner.public, ciphertext, proof, b"context")
+
+
+def test_bit_proofs_are_bound_to_their_context_and_checked_before_any_exponentiation(owner, monkeypatch):
+    holder = ComparisonKeyHolder(owner, 5, SMALL, context=b"pair (1, 2)")
+    message = holder.encrypted_bits()
+    with pytest.raises(elgamal_bit_proof.BitProofInvalid):  # replayed into another comparison
+        ComparisonValueHolder(owner.public, 7, SMALL, context=b"pair (3, 4)").respond(message)
+    from cryptocore import comparison
+
+    monkeypatch.setattr(comparison, "all_members", lambda values: pytest.fail("exponentiated before the cheap checks"))
+    for proofs in (message.proofs[:-1], message.proofs[:-1] + (bytes(127),), message.proofs[:-1] + (b"\xff" * 128,)):
+        with pytest.raises(CryptoError):
+            ComparisonValueHolder(owner.public, 7, SMALL, context=b"pair (1, 2)").respond(
+                dataclasses.replace(message, proofs=proofs))
+    monkeypatch.undo()
+    assert holder.receive(ComparisonValueHolder(owner.public, 7, SMALL, context=b"pair (1, 2)").respond(message))
 
 
 # --- The value holder (A) as an attacker against the owner's key. ---

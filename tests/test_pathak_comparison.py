@@ -107,6 +107,6 @@ def test_a_round_answered_on_every_core_gives_every_bit():
         holder = ComparisonKeyHolder(keypair, y, bits)
         request = holder.encrypted_bits()
         holders.append(holder)
-        jobs.append(ComparisonJob(x, bits, reverse, EncryptedBits(request.key_id, request.ciphertexts)))
+        jobs.append(ComparisonJob(x, bits, reverse, EncryptedBits(request.key_id, request.ciphertexts, request.proofs)))
     answers = answer_all(keypair.public, jobs)
     assert [h.receive(a) for h, a in zip(holders, answers)] == [(y > x) if r else (x > y) for x, y, r in cases]

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1empdp_proto/v1/comparison.proto\x12\x07mpdp.v1\";\n\x14\x45ncryptedBitsMessage\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\x13\n\x0b\x63iphertexts\x18\x02 \x03(\x0c\"?\n\x18MaskedDifferencesMessage\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\x13\n\x0b\x63iphertexts\x18\x02 \x03(\x0c\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1empdp_proto/v1/comparison.proto\x12\x07mpdp.v1\"O\n\x14\x45ncryptedBitsMessage\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\x13\n\x0b\x63iphertexts\x18\x02 \x03(\x0c\x12\x12\n\nbit_proofs\x18\x03 \x03(\x0c\"?\n\x18MaskedDifferencesMessage\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\x13\n\x0b\x63iphertexts\x18\x02 \x03(\x0c\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,7 +32,7 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mpdp_proto.v1.comparison_pb
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_ENCRYPTEDBITSMESSAGE']._serialized_start=43
-  _globals['_ENCRYPTEDBITSMESSAGE']._serialized_end=102
-  _globals['_MASKEDDIFFERENCESMESSAGE']._serialized_start=104
-  _globals['_MASKEDDIFFERENCESMESSAGE']._serialized_end=167
+  _globals['_ENCRYPTEDBITSMESSAGE']._serialized_end=122
+  _globals['_MASKEDDIFFERENCESMESSAGE']._serialized_start=124
+  _globals['_MASKEDDIFFERENCESMESSAGE']._serialized_end=187
 # @@protoc_insertion_point(module_scope)
