@@ -136,7 +136,7 @@ def _comparison(keypair: ElGamalKeyPair) -> dict:
         "step1_encrypt_bits_s": step1_s,
         "step2_blind_s": step2_s,
         "step3_zero_test_s": step3_s,
-        "bytes_on_wire": sum(map(len, first.ciphertexts)) + sum(map(len, second.ciphertexts)),
+        "bytes_on_wire": sum(map(len, first.ciphertexts + first.proofs + second.ciphertexts)),
     }
 
 
