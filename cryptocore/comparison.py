@@ -99,10 +99,9 @@ class ComparisonKeyHolder:
         public = self._keypair.public
         ciphertexts, proofs = [], []
         for i in range(self.bits):
-            bit = (self._y >> i) & 1
-            ciphertext, randomness = public.encrypt_with_randomness(bit)
+            ciphertext, proof = elgamal_bit_proof.encrypt_and_prove(public, (self._y >> i) & 1, self._context)
             ciphertexts.append(ciphertext.to_bytes())
-            proofs.append(elgamal_bit_proof.prove(public, ciphertext, bit, randomness, self._context).to_bytes())
+            proofs.append(proof.to_bytes())
         self._sent = True
         return EncryptedBits(public.key_id, tuple(ciphertexts), tuple(proofs))
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import threading
+from collections import deque
 from dataclasses import dataclass
 
 import gmpy2
@@ -66,25 +68,79 @@ def _challenge(public: ElGamalPublicKey, context: bytes, ciphertext: Ciphertext,
     return int.from_bytes(digest.digest()[:CHALLENGE_BITS // 8], "big")
 
 
-def prove(public: ElGamalPublicKey, ciphertext: Ciphertext, bit: int, randomness: int, context: bytes) -> BitProof:
-    """By the encrypter, who knows s (`ciphertext` = (g^s, g^bit·h^s))."""
+@dataclass(frozen=True)
+class Prepared:
+    """One bit's encryption and proof, all but what depends on the bit: every power from the fixed-base tables,
+    drawn uniformly and used once (a reused mask w gives away s, and with it the bit)."""
+
+    randomness: int  # s
+    g_s: int
+    h_s: int
+    mask: int  # w, the real branch's commitment exponent
+    g_w: int
+    h_w: int
+    simulated_challenge: int
+    simulated_response: int
+    g_t: int  # t = z − s·e: the simulated branch's commitments are g^t and h^t·g^(∓e)
+    h_t: int
+    g_e: int
+    g_minus_e: int
+
+
+def prepare(public: ElGamalPublicKey, randomness: int | None = None) -> Prepared:
+    s = random_exponent() if randomness is None else randomness
+    mask, challenge, response = random_exponent(), secrets.randbelow(2**CHALLENGE_BITS), random_exponent()
+    t = (response - s * challenge) % Q
+    return Prepared(s, g_power(s), h_power(public, s), mask, g_power(mask), h_power(public, mask), challenge,
+                    response, g_power(t), h_power(public, t), g_power(challenge), g_power(-challenge % Q))
+
+
+def _prove_prepared(public: ElGamalPublicKey, ciphertext: Ciphertext, bit: int, prepared: Prepared,
+                    context: bytes) -> BitProof:
     if bit not in (0, 1):
         raise ValueError("the plaintext is a bit")
     other = 1 - bit
-    simulated_challenge, simulated_response, mask = secrets.randbelow(2**CHALLENGE_BITS), random_exponent(), random_exponent()
     commitments = [0, 0, 0, 0]  # A_0, B_0, A_1, B_1
-    commitments[2 * bit], commitments[2 * bit + 1] = g_power(mask), h_power(public, mask)
+    commitments[2 * bit], commitments[2 * bit + 1] = prepared.g_w, prepared.h_w
     # The simulated branch solved for its commitments: A = g^z·a^−e = g^(z − s·e),
     # B = h^z·(b/g^other)^−e = h^(z − s·e)·g^(−(bit − other)·e).
-    exponent = (simulated_response - randomness * simulated_challenge) % Q
-    commitments[2 * other] = g_power(exponent)
-    commitments[2 * other + 1] = h_power(public, exponent) * g_power(-(bit - other) * simulated_challenge % Q) % P
+    commitments[2 * other] = prepared.g_t
+    commitments[2 * other + 1] = prepared.h_t * (prepared.g_minus_e if bit else prepared.g_e) % P
     total = _challenge(public, context, ciphertext, commitments)
-    real_challenge = (total - simulated_challenge) % 2**CHALLENGE_BITS
+    real_challenge = (total - prepared.simulated_challenge) % 2**CHALLENGE_BITS
     challenges, responses = [0, 0], [0, 0]
-    challenges[bit], challenges[other] = real_challenge, simulated_challenge
-    responses[bit], responses[other] = (mask + real_challenge * randomness) % Q, simulated_response
+    challenges[bit], challenges[other] = real_challenge, prepared.simulated_challenge
+    responses[bit] = (prepared.mask + real_challenge * prepared.randomness) % Q
+    responses[other] = prepared.simulated_response
     return BitProof((challenges[0], challenges[1]), (responses[0], responses[1]))
+
+
+def prove(public: ElGamalPublicKey, ciphertext: Ciphertext, bit: int, randomness: int, context: bytes) -> BitProof:
+    """By the encrypter, who knows s (`ciphertext` = (g^s, g^bit·h^s))."""
+    return _prove_prepared(public, ciphertext, bit, prepare(public, randomness), context)
+
+
+_pools: dict[bytes, deque[Prepared]] = {}
+MAX_PREPARED = 4096  # per key: a K = 32 tournament's bits and then some (about 2 MB)
+
+
+def encrypt_and_prove(public: ElGamalPublicKey, bit: int, context: bytes) -> tuple[Ciphertext, BitProof]:
+    """Enc(bit) and its proof, from a prepared item if this process holds one (each taken once)."""
+    try:
+        prepared = _pools.get(public.key_id, deque()).popleft()  # atomic: each item is taken once
+    except IndexError:
+        prepared = prepare(public)
+    ciphertext = Ciphertext(prepared.g_s, prepared.h_s).plus_constant(bit)
+    return ciphertext, _prove_prepared(public, ciphertext, bit, prepared, context)
+
+
+def prepare_while_idle(public: ElGamalPublicKey, count: int) -> None:
+    """In a background thread, prepare up to `count` bits' encryptions and proofs for the owner's next tournament."""
+    pool = _pools.setdefault(public.key_id, deque())
+    wanted = max(0, min(count, MAX_PREPARED) - len(pool))
+    if wanted:
+        threading.Thread(target=lambda: pool.extend(prepare(public) for _ in range(wanted)),
+                         name="bit encryptions", daemon=True).start()
 
 
 def verify(public: ElGamalPublicKey, ciphertext: Ciphertext, proof: BitProof, context: bytes) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import secrets
 import time
 
-from cryptocore import bit_proof
+from cryptocore import bit_proof, elgamal_bit_proof
 from cryptocore import ciphertext as ct
 from cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
 from cryptocore.elgamal import ElGamalKeyPair
@@ -60,6 +60,8 @@ class PathakCuratorSession(PathakParticipant):
             # ζ encrypts the indicator: prepare the next session's encryptions of zero while idle
             self.zeta.public.encryptor.precompute_while_idle(zeros=self.parameters.parties)
             bit_proof.prepare_while_idle(self.zeta.public.n, 2 * self.parameters.parties)  # the indicator's proofs
+            elgamal_bit_proof.prepare_while_idle(  # the next tournament's encrypted bits and their proofs
+                self.comparison_key.public, (self.parameters.parties - 1) * self.parameters.comparison_bits)
         return finished
 
     def steps(self) -> list:

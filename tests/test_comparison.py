@@ -336,3 +336,23 @@ def test_several_comparisons_answered_together_decide_each_pair(owner):
     assert [h.receive(a) for h, a in zip(holders, answers)] == expected
     firsts = [Ciphertext.from_bytes(data).a for answer in answers for data in answer.ciphertexts]
     assert len(set(firsts)) == len(firsts)  # fresh randomness everywhere
+
+
+def test_prepared_bit_encryptions_are_used_once_and_their_proofs_verify(owner):
+    """Charlie prepares a tournament's encrypted bits and proof material while idle. A reused item would reuse
+    s (linking ciphertexts) and the mask w (two responses for one commitment give s, hence the bit)."""
+    import time
+
+    elgamal_bit_proof._pools.pop(owner.public.key_id, None)
+    elgamal_bit_proof.prepare_while_idle(owner.public, 6)
+    deadline = time.monotonic() + 30
+    while len(elgamal_bit_proof._pools[owner.public.key_id]) < 6 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    prepared = list(elgamal_bit_proof._pools[owner.public.key_id])
+    made = [elgamal_bit_proof.encrypt_and_prove(owner.public, bit, b"ctx") for bit in (0, 1, 1, 0, 1, 0, 1, 1)]
+    assert len(elgamal_bit_proof._pools[owner.public.key_id]) == 0
+    assert [c.a for c, _ in made[:6]] == [item.g_s for item in prepared]  # the prepared ones first, in order
+    assert len({c.a for c, _ in made}) == 8 and len({p.responses for _, p in made}) == 8
+    for (ciphertext, proof), bit in zip(made, (0, 1, 1, 0, 1, 0, 1, 1)):
+        elgamal_bit_proof.verify(owner.public, ciphertext, proof, b"ctx")
+        assert (ciphertext.b == pow(ciphertext.a, owner.x, P)) == (bit == 0)
