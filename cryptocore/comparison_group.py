@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import hashlib
 
+import gmpy2
+
 from cryptocore.shared_exponent import powmod_all
 
 SEED = b"mpdp comparison group v1"
@@ -49,8 +51,6 @@ def expand(label: bytes, counter: int, bits: int) -> int:
 
 def derive(first_counter: int = 0) -> tuple[int, int, int, int]:
     """(p, q, g, counter) from the seed, searching p from `first_counter` (about a second from 0)."""
-    import gmpy2
-
     q = int(gmpy2.next_prime(expand(b"q", 0, Q_BITS) | 1 << (Q_BITS - 1)))
     counter = first_counter
     while True:

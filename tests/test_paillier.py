@@ -80,6 +80,26 @@ def test_rerandomising_for_the_key_owner_uses_each_prepared_power_once_and_keeps
     assert len(pool) == 0 and len(set(out) | set(values)) == 8
 
 
+def test_re_randomisers_prepared_while_idle_are_nth_powers(keypair):
+    import time
+
+    from cryptocore import nth_powers
+
+    n = keypair.public.n
+    pool = nth_powers.pool_for(n)
+    pool.clear()
+    nth_powers.prepare_while_idle(n, 5)
+    deadline = time.monotonic() + 30
+    while len(pool) < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    values = list(pool)
+    phi = (keypair.private.p - 1) * (keypair.private.q - 1)
+    assert len(set(values)) == 5 and all(pow(v, phi, n * n) == 1 for v in values)  # order divides φ: n-th residues
+    nth_powers.prepare_while_idle(n, 5)  # full: nothing more
+    assert len(pool) == 5
+    pool.clear()
+
+
 def test_encryption_is_randomised(keypair):
     e = keypair.public.encryptor
     assert len({e.encrypt(7) for _ in range(5)}) == 5
