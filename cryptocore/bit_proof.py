@@ -15,7 +15,6 @@ something else modulo p, whose integer value mod n is not a bit's (it is at leas
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import threading
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ import gmpy2
 from cryptocore import ciphertext as ct
 from cryptocore import nth_powers
 from cryptocore.errors import CryptoError
+from cryptocore.key_checks import length_prefixed_digest
 from cryptocore.paillier import KeyPair, PublicKey
 from cryptocore.plaintext_opening import open_ciphertext, unblinded
 from cryptocore.shared_exponent import powmod_all
@@ -45,10 +45,9 @@ class BitProof:
 
 def _challenge(public: PublicKey, context: bytes, ciphertext: int, commitments: tuple[int, int]) -> int:
     width = 2 * ct.modulus_bytes(public.paillier)
-    digest = hashlib.sha256()
-    for item in (TAG, public.key_id, context, *(value.to_bytes(width, "big") for value in (ciphertext, *commitments))):
-        digest.update(len(item).to_bytes(4, "big") + item)
-    return int.from_bytes(digest.digest()[:CHALLENGE_BITS // 8], "big")
+    digest = length_prefixed_digest(
+        (TAG, public.key_id, context, *(value.to_bytes(width, "big") for value in (ciphertext, *commitments))))
+    return int.from_bytes(digest[:CHALLENGE_BITS // 8], "big")
 
 
 def _fresh_pairs(n: int, count: int) -> list[tuple[int, int]]:
@@ -58,10 +57,7 @@ def _fresh_pairs(n: int, count: int) -> list[tuple[int, int]]:
 
 def _take_pairs(n: int, count: int) -> list[tuple[int, int]]:
     """(s, s^n mod n²) pairs, each used once: prepared ones first."""
-    pool = nth_powers.rooted_pool_for(n)
-    taken: list[tuple[int, int]] = []
-    while len(taken) < count and (pair := pool.take()) is not None:
-        taken.append(pair)
+    taken = nth_powers.rooted_pool_for(n).take_up_to(count)
     return taken + _fresh_pairs(n, count - len(taken))
 
 

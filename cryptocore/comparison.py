@@ -75,12 +75,6 @@ def check_members(decoded: list[Ciphertext]) -> None:
         raise CryptoError("a comparison ciphertext lies outside the comparison group's subgroup of order q")
 
 
-def decode_all(public: ElGamalPublicKey, key_id: bytes, ciphertexts: tuple[bytes, ...], bits: int) -> list[Ciphertext]:
-    decoded = decode_shapes(public, key_id, ciphertexts, bits)
-    check_members(decoded)
-    return decoded
-
-
 class ComparisonKeyHolder:
     """Role B: holds y and the private key; learns [x > y]."""
 
@@ -105,12 +99,17 @@ class ComparisonKeyHolder:
         self._sent = True
         return EncryptedBits(public.key_id, tuple(ciphertexts), tuple(proofs))
 
+    def check_shapes(self, message: MaskedDifferences) -> list[Ciphertext]:
+        """The cheap checks of A's answer (state, key id, count, lengths, ranges), before any exponentiation."""
+        if not self._sent or self.result is not None:
+            raise ProtocolStateError("masked differences arrive once, after the encrypted bits")
+        return decode_shapes(self._keypair.public, message.key_id, message.ciphertexts, self.bits)
+
     def receive(self, message: MaskedDifferences) -> bool:
         """Decide [x > y] from A's answer. Its components must lie in the group: an element with a small-order
         part would make the zero test reveal the key modulo that order."""
-        if not self._sent or self.result is not None:
-            raise ProtocolStateError("masked differences arrive once, after the encrypted bits")
-        values = decode_all(self._keypair.public, message.key_id, message.ciphertexts, self.bits)
+        values = self.check_shapes(message)
+        check_members(values)
         self.result = any(self._keypair.zero_flags(values))  # every value tested: the time shows no position
         return self.result
 

@@ -17,7 +17,6 @@ needs four 128-bit exponentiations of the ciphertext's components per proof.
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import threading
 from collections import deque
@@ -28,6 +27,7 @@ import gmpy2
 from cryptocore.comparison_group import ELEMENT_BYTES, G, P, Q
 from cryptocore.elgamal import Ciphertext, ElGamalPublicKey, g_power, h_power, random_exponent
 from cryptocore.errors import CryptoError
+from cryptocore.key_checks import length_prefixed_digest
 
 CHALLENGE_BITS = 128
 NUMBER_BYTES = 32
@@ -60,12 +60,9 @@ class BitProof:
 
 
 def _challenge(public: ElGamalPublicKey, context: bytes, ciphertext: Ciphertext, commitments: list[int]) -> int:
-    digest = hashlib.sha256()
-    for item in (DOMAIN, public.key_id, context, *(int(v).to_bytes(ELEMENT_BYTES, "big") for v in
-                                                    (ciphertext.a, ciphertext.b, *commitments))):
-        digest.update(len(item).to_bytes(4, "big"))
-        digest.update(item)
-    return int.from_bytes(digest.digest()[:CHALLENGE_BITS // 8], "big")
+    digest = length_prefixed_digest((DOMAIN, public.key_id, context, *(
+        int(v).to_bytes(ELEMENT_BYTES, "big") for v in (ciphertext.a, ciphertext.b, *commitments))))
+    return int.from_bytes(digest[:CHALLENGE_BITS // 8], "big")
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,18 @@ def _small_primes_product() -> int:
     return int(gmpy2.primorial(SMALL_FACTOR_BOUND))
 
 
-def fingerprint(tag: bytes, *values: int) -> bytes:
-    """SHA-256 over the tag and the values, each length-prefixed big-endian."""
+def length_prefixed_digest(items) -> bytes:
+    """SHA-256 over byte strings, each preceded by its length (4 bytes, big-endian): no two lists collide."""
     digest = hashlib.sha256()
-    for item in (tag, *(int(v).to_bytes((int(v).bit_length() + 7) // 8 or 1, "big") for v in values)):
+    for item in items:
         digest.update(len(item).to_bytes(4, "big"))
         digest.update(item)
     return digest.digest()
+
+
+def fingerprint(tag: bytes, *values: int) -> bytes:
+    """SHA-256 over the tag and the values, each length-prefixed big-endian."""
+    return length_prefixed_digest((tag, *(int(v).to_bytes((int(v).bit_length() + 7) // 8 or 1, "big") for v in values)))
 
 
 def check_key_id(expected: bytes, claimed: bytes) -> None:

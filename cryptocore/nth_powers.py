@@ -50,6 +50,13 @@ class PreparedPool(Generic[Item]):
         with self._lock:
             return self._values.popleft() if self._values else None
 
+    def take_up_to(self, count: int) -> list[Item]:
+        """Up to `count` prepared items, each taken once; the caller makes the rest."""
+        taken: list[Item] = []
+        while len(taken) < count and (value := self.take()) is not None:
+            taken.append(value)
+        return taken
+
     def add(self, values: list[Item]) -> None:
         with self._lock:
             room = MAX_PREPARED - len(self._values)
@@ -69,9 +76,7 @@ class NthPowerPool(PreparedPool[int]):
 
     def take_or_fresh_many(self, count: int) -> list[int]:
         """`count` values: the prepared ones first, the rest made together on every core."""
-        taken: list[int] = []
-        while len(taken) < count and (value := self.take()) is not None:
-            taken.append(value)
+        taken = self.take_up_to(count)
         missing = count - len(taken)
         return taken + (powmod_all([random_unit(self.n) for _ in range(missing)], self.n, self.n**2) if missing else [])
 

@@ -20,7 +20,7 @@ from phe import PaillierPublicKey
 from cryptocore import ciphertext as ct
 from cryptocore.errors import CryptoError, InvalidCiphertext, InvalidKey, InvalidShare, NotEnoughShares
 from cryptocore.fast_encryption import generate_hs
-from cryptocore.key_checks import check_group_element, check_modulus, fingerprint
+from cryptocore.key_checks import check_group_element, check_modulus, fingerprint, length_prefixed_digest
 from cryptocore.paillier import PublicKey, check_key_bits, modulus_from_primes
 from cryptocore.primes import distinct_prime_pair, safe_prime
 
@@ -192,11 +192,7 @@ def _challenge(public: ThresholdPublicKey, holder: int, context: bytes, c4, ci2,
         _fixed(a, width),
         _fixed(b, width),
     ]
-    digest = hashlib.sha256()
-    for item in fields:
-        digest.update(len(item).to_bytes(4, "big"))
-        digest.update(item)
-    return int.from_bytes(digest.digest()[: CHALLENGE_BITS // 8], "big")
+    return int.from_bytes(length_prefixed_digest(fields)[: CHALLENGE_BITS // 8], "big")
 
 
 def verify(public: ThresholdPublicKey, ciphertext: int, partial: PartialDecryption, context: bytes = b"") -> None:

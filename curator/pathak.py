@@ -112,10 +112,13 @@ class PathakCuratorSession(PathakParticipant):
         pairs = [(reply.pair.first, reply.pair.second) for reply in body.replies]
         if sorted(pairs) != sorted(self.pending):
             raise precondition(f"the replies answer {sorted(pairs)}, the pending comparisons are {sorted(self.pending)}")
-        for reply, pair in zip(body.replies, pairs):
+        answers = [MaskedDifferences(bytes(reply.differences.key_id), tuple(reply.differences.ciphertexts))
+                   for reply in body.replies]
+        for answer, pair in zip(answers, pairs):  # every answer's cheap checks before any exponentiation
+            self.pending[pair][0].check_shapes(answer)
+        for reply, answer, pair in zip(body.replies, answers, pairs):
             holder, charlie_bit = self.pending[pair]
-            flipped = holder.receive(MaskedDifferences(bytes(reply.differences.key_id),
-                                                       tuple(reply.differences.ciphertexts)))
+            flipped = holder.receive(answer)
             bigger_first = comparison.bigger_first(charlie_bit, int(reply.hint), flipped)
             self.comparison_bits_seen.append((pair, bigger_first))
             self.round_winners.append(pair[1] if bigger_first else pair[0])

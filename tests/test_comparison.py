@@ -356,3 +356,16 @@ def test_prepared_bit_encryptions_are_used_once_and_their_proofs_verify(owner):
     for (ciphertext, proof), bit in zip(made, (0, 1, 1, 0, 1, 0, 1, 1)):
         elgamal_bit_proof.verify(owner.public, ciphertext, proof, b"ctx")
         assert (ciphertext.b == pow(ciphertext.a, owner.x, P)) == (bit == 0)
+
+
+def test_the_key_holder_checks_an_answers_shapes_before_any_exponentiation(owner, monkeypatch):
+    from cryptocore import comparison
+
+    holder = ComparisonKeyHolder(owner, 5, SMALL)
+    answer = ComparisonValueHolder(owner.public, 7, SMALL).respond(holder.encrypted_bits())
+    monkeypatch.setattr(comparison, "all_members", lambda values: pytest.fail("exponentiated before the cheap checks"))
+    for ciphertexts in (answer.ciphertexts[:-1], answer.ciphertexts[:-1] + (b"\x01" * 512,)):
+        with pytest.raises(CryptoError):
+            holder.receive(dataclasses.replace(answer, ciphertexts=ciphertexts))
+    monkeypatch.undo()
+    assert holder.result is None and holder.receive(answer) is True
