@@ -364,7 +364,7 @@ def test_the_key_holder_checks_an_answers_shapes_before_any_exponentiation(owner
     holder = ComparisonKeyHolder(owner, 5, SMALL)
     answer = ComparisonValueHolder(owner.public, 7, SMALL).respond(holder.encrypted_bits())
     monkeypatch.setattr(comparison, "all_members", lambda values: pytest.fail("exponentiated before the cheap checks"))
-    for ciphertexts in (answer.ciphertexts[:-1], answer.ciphertexts[:-1] + (b"\x01" * 512,)):
+    for ciphertexts in (answer.ciphertexts[:-1], answer.ciphertexts[:-1] + (P.to_bytes(256, "big") * 2,)):
         with pytest.raises(CryptoError):
             holder.receive(dataclasses.replace(answer, ciphertexts=ciphertexts))
     monkeypatch.undo()
