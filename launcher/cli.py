@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -113,6 +111,8 @@ def _add_budget_option(parser) -> None:
 
 
 def _serve(args) -> int:
+    import logging
+
     from launcher import serve
 
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -302,6 +302,8 @@ def _run(args) -> int:
 
 
 def _demo(args) -> int:
+    import tempfile
+
     from launcher import processes
     from launcher.protocol import protocol_arguments
     from launcher.registry import PROTOCOLS
@@ -361,10 +363,8 @@ PROTOCOL_COMMANDS = ("run", "demo", "experiment")
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser; for a `command` outside PROTOCOL_COMMANDS the protocols' options are left out
-    (building them imports their packages: `mpdp health`, the compose health check, stays cheap)."""
-    from launcher.protocol import Option
-
+    """The whole parser; for a `command` outside PROTOCOL_COMMANDS the protocols' commands are named only
+    (building them imports the protocols' packages: `mpdp health`, the compose health check, stays cheap)."""
     with_protocols = command is None or command in PROTOCOL_COMMANDS
 
     parser = argparse.ArgumentParser(prog="mpdp", description="Privacy-preserving multiparty learning over gRPC")
@@ -525,6 +525,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     ps = commands.add_parser("ps", help="list the mpdp role servers running on this machine")
     ps.set_defaults(handler=_ps)
 
+    if with_protocols:
+        _add_protocol_commands(commands)
+    else:
+        for name in PROTOCOL_COMMANDS:  # named only, so a mistyped command still lists them
+            commands.add_parser(name)
+    show_defaults(parser)
+    return parser
+
+
+def _add_protocol_commands(commands) -> None:
+    """run, demo and experiment, with every protocol's options (building them imports the protocols' packages)."""
+    from launcher.protocol import Option
     from launcher.registry import PROTOCOLS
 
     run = commands.add_parser("run", help="run a protocol session against a running topology")
@@ -534,7 +546,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         _add_deployment_options(session)
         session.add_argument("--report", type=Path, help="write the JSON report here (`-`: standard output, the "
                                                          "summary then goes to standard error)")
-        for option in protocol.options() if with_protocols else ():
+        for option in protocol.options():
             option.add_to(session)
         session.set_defaults(handler=_run)
 
@@ -543,7 +555,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     demo.add_argument("--parties", type=int, default=5)
     demo.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     _add_dataset_options(demo)
-    for protocol in PROTOCOLS.values() if with_protocols else ():
+    for protocol in PROTOCOLS.values():
         if protocol.in_demo:
             Option("report", {"type": Path, "help": f"write {protocol.name}'s JSON report here"}).add_to(demo, protocol.name)
             for option in protocol.options():
@@ -555,11 +567,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for protocol in PROTOCOLS.values():
         if protocol.experiment is not None:
             reproduce = experiments.add_parser(protocol.name, help=protocol.experiment.help)
-            for option in protocol.experiment.options() if with_protocols else ():
+            for option in protocol.experiment.options():
                 option.add_to(reproduce)
             reproduce.set_defaults(handler=protocol.experiment.run)
-    show_defaults(parser)
-    return parser
 
 
 def _user_error(error: Exception) -> str | None:

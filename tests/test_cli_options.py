@@ -23,3 +23,22 @@ def test_a_dash_writes_the_json_to_stdout_and_the_summary_to_stderr():
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["protocol"] == "dppp" and "within the claim" in result.stderr
+
+
+def test_the_health_command_imports_no_protocol():
+    """`mpdp health` runs every 10 s in each container: it parses and checks with grpc and the topology only."""
+    probe = ("import sys\n"
+             "from launcher.cli import build_parser\n"
+             "import launcher.health\n"
+             "args = build_parser('health').parse_args(['health', '--topology', 't.toml', '--role', 'curator'])\n"
+             "assert args.handler.__name__ == '_health'\n"
+             "heavy = ('launcher.registry', 'launcher.protocol', 'numpy', 'cryptocore.paillier', 'pathak', 'dppp')\n"
+             "print(sorted(m for m in heavy if m in sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_a_mistyped_command_still_lists_the_protocol_commands():
+    result = _mpdp("runn")
+    assert result.returncode == 2 and "'run'" in result.stderr and "'experiment'" in result.stderr
