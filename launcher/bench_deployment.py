@@ -40,13 +40,35 @@ def deployment(parties: int, bits: int, dataset: datasets.Dataset, seed: int = 1
             processes.down(run_dir)
 
 
+async def run_session(protocol: str, target: Deployment, parties: int, queries: int = 40) -> dict:
+    """One session of `protocol` (dppp, pathak or hamm) from the client: its wall time and traffic."""
+    if protocol == "dppp":
+        from launcher import dppp_client
+
+        report = await dppp_client.run_dppp_session(target.topology, target.client_data, 10.0, 1e-5, queries)
+        return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
+    if protocol == "pathak":
+        from launcher.pathak_client import run_pathak_session
+        from pathak.parameters import PathakParameters
+
+        pathak = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",
+                                  calibration="tight", parties=parties,
+                                  dimension=target.client_data["test_features"].shape[1])
+        report = await run_pathak_session(target.topology, target.client_data, pathak)
+        return {"wall_s": report["timing"]["protocol"], "traffic": report["evaluator_view"]["traffic"]}
+    from launcher import hamm_client
+
+    hamm = hamm_client.session_parameters(target.topology, target.client_data, "vote", 1.0, 1e-5, 1e-4)
+    report = await hamm_client.run_hamm_session(target.topology, target.client_data, hamm)
+    return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
+
+
 def _stat(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU time of a live process and of everything it started: its reaped children, and its
-    live descendants with theirs."""
+def descendants(pid: int) -> list[int]:
+    """The live processes `pid` started, and theirs."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -54,15 +76,24 @@ def cpu_seconds(pid: int) -> float:
                 children.setdefault(int(_stat(int(entry.name))[1]), []).append(int(entry.name))
             except (OSError, IndexError):
                 continue  # gone meanwhile
-    ticks, todo = 0, [pid]
+    found, todo = [], list(children.get(pid, []))
     while todo:
         current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, []))
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a live process and of everything it started: its reaped children, and its
+    live descendants with theirs."""
+    ticks = 0
+    for current in (pid, *descendants(pid)):
         try:
             fields = _stat(current)
         except OSError:
             continue
         ticks += sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime, stime, cutime, cstime
-        todo.extend(children.get(current, []))
     return ticks / os.sysconf("SC_CLK_TCK")
 
 

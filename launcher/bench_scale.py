@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from launcher.bench_deployment import CpuMeter, deployment, peak_rss_mb
+from launcher.bench_deployment import CpuMeter, deployment, peak_rss_mb, run_session
 from launcher.bench_dppp import synthetic_dataset
 from launcher.progress import progress
 
@@ -26,28 +26,6 @@ ROWS_PER_PARTY = {"dppp": 60, "pathak": 60, "hamm": 12}
 AUX_POINTS = 100  # Hamm's X_aux, the same at every M
 DPPP_QUERIES = 40
 TARGET_EXPONENT = 1.1  # DPPP and Hamm
-
-
-async def _session(protocol: str, target, parties: int) -> dict:
-    if protocol == "dppp":
-        from launcher import dppp_client
-
-        report = await dppp_client.run_dppp_session(target.topology, target.client_data, 10.0, 1e-5, DPPP_QUERIES)
-        return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
-    if protocol == "pathak":
-        from launcher.pathak_client import run_pathak_session
-        from pathak.parameters import PathakParameters
-
-        pathak = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",
-                                  calibration="tight", parties=parties,
-                                  dimension=target.client_data["test_features"].shape[1])
-        report = await run_pathak_session(target.topology, target.client_data, pathak)
-        return {"wall_s": report["timing"]["protocol"], "traffic": report["evaluator_view"]["traffic"]}
-    from launcher import hamm_client
-
-    hamm = hamm_client.session_parameters(target.topology, target.client_data, "vote", 1.0, 1e-5, 1e-4)
-    report = await hamm_client.run_hamm_session(target.topology, target.client_data, hamm)
-    return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
 
 
 def _measure(protocol: str, parties: int, bits: int, seed: int) -> dict:
@@ -62,10 +40,10 @@ def _measure(protocol: str, parties: int, bits: int, seed: int) -> dict:
     started = time.perf_counter()
     with deployment(parties, bits, dataset, seed=seed, **options) as target:
         startup_s = time.perf_counter() - started
-        asyncio.run(_session(protocol, target, parties))  # warm-up: tables, imports, caches
+        asyncio.run(run_session(protocol, target, parties, DPPP_QUERIES))  # warm-up: tables, imports, caches
         meter = CpuMeter(target.pids())
         meter.start()
-        measured = asyncio.run(_session(protocol, target, parties))
+        measured = asyncio.run(run_session(protocol, target, parties, DPPP_QUERIES))
         cpu = meter.stop()
         peak = max(peak_rss_mb(pid) for pid in target.pids().values())
         processes = len(target.pids())

@@ -55,6 +55,16 @@ def _bench_pathak(args) -> int:
     return 0
 
 
+def _bench_startup(args) -> int:
+    from launcher import bench_startup
+
+    warn_small_key(args.bits)
+    report = bench_startup.run(args.parties, args.bits, args.calls, args.dataset, args.data_dir)
+    print(bench_startup.summary(report))
+    write_json(args.json, report)
+    return 0
+
+
 def _bench_scale(args) -> int:
     from launcher import bench_scale
 
@@ -410,6 +420,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     pathak.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
     pathak.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     pathak.set_defaults(handler=_bench_pathak)
+
+    startup = targets.add_parser("startup", help="each role's memory at rest and the CPU of one `mpdp health`, "
+                                                 "beside the floors of the same run")
+    startup.add_argument("--parties", type=int, default=5, help="default 5")
+    startup.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
+    startup.add_argument("--calls", type=int, default=10, help="health calls, each beside its floors (default 10)")
+    startup.add_argument("--dataset", default="breast-cancer", help="the demo's (default) or a9a with --data-dir")
+    startup.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
+    startup.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    startup.set_defaults(handler=_bench_startup)
 
     scale = targets.add_parser("scale", help="cost growth with the number of parties, with fitted exponents")
     scale.add_argument("--protocols", default="dppp,pathak,hamm", help="comma-separated (default all three)")

@@ -69,3 +69,23 @@ def test_bench_scale_fits_growth_exponents(tmp_path):
         expected = math.log(points[1]["messages"] / points[0]["messages"]) / math.log(sizes[1] / sizes[0])
         assert entry["growth_exponents"]["messages"] == pytest.approx(expected)
         assert all(p["per_party"]["bytes"] == pytest.approx(p["bytes"] / p["parties"]) for p in points)
+
+
+@pytest.mark.hardening
+def test_bench_startup_reports_memory_at_rest_and_health_beside_its_floors(tmp_path):
+    path = tmp_path / "startup.json"
+    result = _mpdp("bench", "startup", "--parties", "2", "--bits", "1024", "--calls", "2", "--json", str(path))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(path.read_text())
+    memory, health, busy = report["memory"], report["health_cpu"], report["health_while_busy"]
+    assert set(memory["at_rest"]) == {"aggregator/0", "curator/0", "party/1", "party/2"}
+    assert memory["largest_role_mb"] == max(e["rss_mb"] + e["children_rss_mb"] for e in memory["at_rest"].values())
+    # the accountant's worker served the sessions, then exited and returned its memory
+    for name in ("party/1", "party/2"):
+        assert memory["at_rest"][name]["children_rss_mb"] < memory["after_sessions"][name]["children_rss_mb"]
+    cpu = health["cpu_s"]
+    assert all(len(cpu[name]["values"]) == 2 for name in ("interpreter", "health_imports", "mpdp_health"))
+    assert health["vs_imports_floor"] == pytest.approx(cpu["mpdp_health"]["median"] / cpu["health_imports"]["median"])
+    assert health["target_met"] == (cpu["mpdp_health"]["median"] <= 0.3)
+    assert busy["calls"] > 0 and busy["failures"] == 0 and set(busy["session_wall_s"]) == {"dppp", "pathak", "hamm"}
+    assert "mpdp health is the imports' floor" in result.stdout
