@@ -110,7 +110,8 @@ def health_cpu(topology: Path, calls: int) -> dict:
     health, floor = figures["mpdp_health"]["median"], figures["health_imports"]["median"]
     return {"command": " ".join(commands["mpdp_health"]), "calls": calls, "cpu_s": figures,
             "wall_s": _stats(wall), "above_imports_floor_s": health - floor, "vs_imports_floor": health / floor,
-            "target_s": HEALTH_CPU_TARGET_S, "target_met": health <= HEALTH_CPU_TARGET_S}
+            "target_s": HEALTH_CPU_TARGET_S, "target_met": health <= HEALTH_CPU_TARGET_S,
+            "bytecode_cached": not sys.flags.dont_write_bytecode}
 
 
 class HealthWhileBusy:
@@ -206,6 +207,8 @@ def summary(report: dict) -> str:
               f"    mpdp health is the imports' floor + {health['above_imports_floor_s']:.3f} s "
               f"({health['vs_imports_floor']:.2f}×); target ≤ {health['target_s']} s: "
               f"{'met' if health['target_met'] else 'NOT met'}",
+              *([] if health["bytecode_cached"] else
+                ["    (PYTHONDONTWRITEBYTECODE is set here: the project's modules are compiled at every start)"]),
               f"  health checks while the roles ran {', '.join(busy['session_wall_s'])}: {busy['calls']} calls, "
               f"wall median {busy['wall_s']['median']:.2f} s, max {busy['wall_s']['max']:.2f} s, "
               f"{busy['failures']} failed (compose allows {busy['compose_timeout_s']} s): "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -32,6 +31,8 @@ def print_summary(text: str, path: Path | None) -> None:
 
 
 def write_json(path: Path | None, report: dict) -> None:
+    import json  # here: `mpdp health` never writes JSON
+
     if to_stdout(path):
         json.dump(report, sys.stdout, indent=2, default=str)
         print()
