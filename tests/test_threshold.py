@@ -304,3 +304,16 @@ def test_batch_is_bound_to_context_holder_ciphertexts_and_count(threshold_key):
         verify_batch(public, ciphertexts[:-1], honest, CONTEXT)
     with pytest.raises(InvalidShare, match="share value"):
         verify_batch(public, ciphertexts, replace(honest, values=(0, *honest.values[1:])), CONTEXT)
+
+
+def test_the_verification_base_table_matches_powmod_over_the_proofs_range(threshold_key):
+    """v^r (holder) and v^z (verifier) come from a fixed-base table; it must agree with powmod up to the
+    largest in-range response and refuse anything longer rather than answer wrongly."""
+    public, _ = threshold_key
+    v, nsquare, top = public.verification_base, public.paillier.nsquare, public.proof_randomness_bits + 1
+    largest_response = (1 << public.proof_randomness_bits) + (1 << 128) * public.delta * nsquare - 1
+    assert largest_response.bit_length() <= top
+    for exponent in (0, 1, 2**64 + 3, (1 << (top - 1)) + 12345, (1 << top) - 1):
+        assert public.verification_base_power(exponent) == gmpy2.powmod(v, exponent, nsquare)
+    with pytest.raises(ValueError):
+        public.verification_base_power(1 << top)
