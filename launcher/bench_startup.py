@@ -126,11 +126,13 @@ class HealthWhileBusy:
 
     def _check(self) -> None:
         turn = 0
-        while not self._stop.is_set():
+        while True:  # at least one check, however short the sessions
             _, elapsed, code = run_measured(self.commands[turn % len(self.commands)])
             self.walls.append(elapsed)
             self.failures += code != 0
             turn += 1
+            if self._stop.is_set():
+                return
 
     def __enter__(self) -> HealthWhileBusy:
         self._thread.start()
