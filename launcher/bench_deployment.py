@@ -97,12 +97,21 @@ def cpu_seconds(pid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
-def peak_rss_mb(pid: int) -> float:
-    """VmHWM: the process's peak resident memory so far."""
+def _status_mb(pid: int, field: str) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def peak_rss_mb(pid: int) -> float:
+    """VmHWM: the process's peak resident memory so far."""
+    return _status_mb(pid, "VmHWM")
+
+
+def resident_mb(pid: int) -> float:
+    """VmRSS: the process's resident memory now."""
+    return _status_mb(pid, "VmRSS")
 
 
 class CpuMeter:

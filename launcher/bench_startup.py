@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from launcher.bench_deployment import CpuMeter, deployment, descendants, run_session, wait_until_idle
+from launcher.bench_deployment import CpuMeter, deployment, descendants, resident_mb, run_session, wait_until_idle
 from launcher.progress import progress
 from learning import datasets
 from privacy.accountant_process import IDLE_S
@@ -49,13 +49,6 @@ def run_measured(command: list[str]) -> tuple[float, float, int]:
     _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)  # reaped here; Popen must not wait for it again
     return usage.ru_utime + usage.ru_stime, time.perf_counter() - started, child.returncode
-
-
-def resident_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def memory_at_rest(pids: dict[str, int]) -> dict[str, dict]:

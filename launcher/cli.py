@@ -337,6 +337,11 @@ def _demo(args) -> int:
     return 0
 
 
+def _add_bench_dataset_options(parser, default: str, help_text: str) -> None:
+    parser.add_argument("--dataset", default=default, help=help_text)
+    parser.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
+
+
 def _add_dataset_options(parser) -> None:
     parser.add_argument("--dataset", default="breast-cancer",
                         help="breast-cancer, digits, a9a, or a path to a CSV (with --label) or LIBSVM file")
@@ -416,8 +421,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     pathak.add_argument("--parties", default="5,10,20,32", help="comma-separated K (default 5,10,20,32)")
     pathak.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
     pathak.add_argument("--sessions", type=int, default=2, help="online sessions per K after one cold one, each after the leader's offline phase (default 2; the median is shown)")
-    pathak.add_argument("--dataset", default="a9a", help="a9a (default; needs --data-dir) or breast-cancer")
-    pathak.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
+    _add_bench_dataset_options(pathak, "a9a", "a9a (default; needs --data-dir) or breast-cancer")
     pathak.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     pathak.set_defaults(handler=_bench_pathak)
 
@@ -426,8 +430,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     startup.add_argument("--parties", type=int, default=5, help="default 5")
     startup.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
     startup.add_argument("--calls", type=int, default=10, help="health calls, each beside its floors (default 10)")
-    startup.add_argument("--dataset", default="breast-cancer", help="the demo's (default) or a9a with --data-dir")
-    startup.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
+    _add_bench_dataset_options(startup, "breast-cancer", "the demo's (default) or a9a with --data-dir")
     startup.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     startup.set_defaults(handler=_bench_startup)
 
