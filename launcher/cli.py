@@ -374,17 +374,7 @@ def _add_deployment_options(parser) -> None:
                         help="must equal the topology's number of parties")
 
 
-PROTOCOL_COMMANDS = ("run", "demo", "experiment")
-
-
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser; for a `command` outside PROTOCOL_COMMANDS the protocols' commands are named only
-    (building them imports the protocols' packages: `mpdp health`, the compose health check, stays cheap)."""
-    with_protocols = command is None or command in PROTOCOL_COMMANDS
-
-    parser = argparse.ArgumentParser(prog="mpdp", description="Privacy-preserving multiparty learning over gRPC")
-    commands = parser.add_subparsers(dest="command", required=True)
-
+def _add_bench_command(commands) -> None:
     bench = commands.add_parser("bench", help="measure costs and print figures")
     targets = bench.add_subparsers(dest="target", required=True)
     crypto = targets.add_parser("crypto", help="the cryptographic core")
@@ -443,6 +433,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     scale.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     scale.set_defaults(handler=_bench_scale)
 
+
+def _add_audit_command(commands) -> None:
     audit = commands.add_parser("audit", help="an empirical lower bound on ε beside the claimed ε (exit 1 if above)")
     audit.add_argument("protocol", choices=["dppp", "hamm", "pathak", "du"])
     audit.add_argument("--noise", help="the audited mechanism: binomial | skellam (DPPP, Hamm; default binomial), "
@@ -460,6 +452,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     audit.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     audit.set_defaults(handler=_audit)
 
+
+def _add_serve_command(commands) -> None:
     serve = commands.add_parser("serve", help="run one role's gRPC server (used by `up` and compose)")
     serve.add_argument("role", choices=["party", "curator", "aggregator"])
     serve.add_argument("--topology", type=Path, required=True)
@@ -474,6 +468,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _add_budget_option(serve)
     serve.set_defaults(handler=_serve)
 
+
+def _add_keygen_command(commands) -> None:
     keygen = commands.add_parser("keygen", help="threshold key ceremony: one file per key holder + the public key")
     keygen.add_argument("--parties", type=int, required=True)
     keygen.add_argument("--out", type=Path, required=True)
@@ -482,6 +478,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     keygen.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
     keygen.set_defaults(handler=_keygen)
 
+
+def _add_up_command(commands) -> None:
     up = commands.add_parser("up", help="start every role as its own process on loopback")
     up.add_argument("--parties", type=int, default=5)
     up.add_argument("--parties-per-process", type=int, default=1, metavar="P",
@@ -501,6 +499,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _add_dataset_options(up)
     up.set_defaults(handler=_up)
 
+
+def _add_prepare_command(commands) -> None:
     prepare = commands.add_parser("prepare", help="key ceremony, certificates, data split and topology for roles "
                                                   "that run elsewhere (compose, other hosts)")
     prepare.add_argument("--parties", type=int, required=True)
@@ -514,6 +514,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     _add_dataset_options(prepare)
     prepare.set_defaults(handler=_prepare)
 
+
+def _add_health_command(commands) -> None:
     health = commands.add_parser("health", help="exit 0 if a role's health service says SERVING (over mTLS)")
     health.add_argument("--topology", type=Path, required=True)
     health.add_argument("--role", required=True, choices=["party", "curator", "aggregator"])
@@ -521,23 +523,31 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     health.add_argument("--timeout", type=float, default=5.0)
     health.set_defaults(handler=_health)
 
+
+def _add_compose_command(commands) -> None:
     compose = commands.add_parser("compose", help="write the docker-compose file for K parties")
     compose.add_argument("--parties", type=int, default=5)
     compose.add_argument("--out", type=Path, help="default: standard output")
     compose.set_defaults(handler=_compose)
 
+
+def _add_down_command(commands) -> None:
     down = commands.add_parser("down", help="stop the processes `up` started")
     down.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     down.add_argument("--all", action="store_true",
                       help="stop every mpdp role server on this machine (e.g. after their run directory was deleted)")
     down.set_defaults(handler=_down)
 
+
+def _add_budget_command(commands) -> None:
     spent = commands.add_parser("budget", help="every party's privacy ledger: sessions and the composed (ε, δ) spent")
     spent.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     spent.add_argument("--topology", type=Path, help="a topology elsewhere (default: the run directory's)")
     spent.add_argument("--json", type=Path, help="write every ledger entry here")
     spent.set_defaults(handler=_budget_command)
 
+
+def _add_trace_command(commands) -> None:
     chart = commands.add_parser("trace", help="a session's message sequence chart (Mermaid and SVG/PNG) from its "
                                               "report's traffic log")
     chart.add_argument("--report", type=Path, required=True, help="a report written by `mpdp run … --report FILE`")
@@ -545,21 +555,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     chart.add_argument("--format", choices=["svg", "png"], default="svg")
     chart.set_defaults(handler=_trace)
 
+
+def _add_ps_command(commands) -> None:
     ps = commands.add_parser("ps", help="list the mpdp role servers running on this machine")
     ps.set_defaults(handler=_ps)
 
-    if with_protocols:
-        _add_protocol_commands(commands)
-    else:
-        for name in PROTOCOL_COMMANDS:  # named only, so a mistyped command still lists them
-            commands.add_parser(name)
-    show_defaults(parser)
-    return parser
 
-
-def _add_protocol_commands(commands) -> None:
-    """run, demo and experiment, with every protocol's options (building them imports the protocols' packages)."""
-    from launcher.protocol import Option
+def _add_run_command(commands) -> None:
+    """A session of any registered protocol (building it imports the protocols' packages)."""
     from launcher.registry import PROTOCOLS
 
     run = commands.add_parser("run", help="run a protocol session against a running topology")
@@ -573,6 +576,11 @@ def _add_protocol_commands(commands) -> None:
             option.add_to(session)
         session.set_defaults(handler=_run)
 
+
+def _add_demo_command(commands) -> None:
+    from launcher.protocol import Option
+    from launcher.registry import PROTOCOLS
+
     demo = commands.add_parser("demo", help="up, run " + " and ".join(p.name for p in PROTOCOLS.values() if p.in_demo)
                                + " (options prefixed by the protocol), print summaries, down")
     demo.add_argument("--parties", type=int, default=5)
@@ -585,6 +593,10 @@ def _add_protocol_commands(commands) -> None:
                 option.add_to(demo, protocol.name)
     demo.set_defaults(handler=_demo)
 
+
+def _add_experiment_command(commands) -> None:
+    from launcher.registry import PROTOCOLS
+
     experiment = commands.add_parser("experiment", help="reproduce a paper's comparison; JSON report and PNG plots")
     experiments = experiment.add_subparsers(dest="experiment", required=True)
     for protocol in PROTOCOLS.values():
@@ -593,6 +605,30 @@ def _add_protocol_commands(commands) -> None:
             for option in protocol.experiment.options():
                 option.add_to(reproduce)
             reproduce.set_defaults(handler=protocol.experiment.run)
+
+
+COMMANDS = {
+    "run": _add_run_command, "demo": _add_demo_command, "up": _add_up_command, "down": _add_down_command,
+    "ps": _add_ps_command, "prepare": _add_prepare_command, "serve": _add_serve_command,
+    "health": _add_health_command, "compose": _add_compose_command, "keygen": _add_keygen_command,
+    "budget": _add_budget_command, "trace": _add_trace_command, "audit": _add_audit_command,
+    "experiment": _add_experiment_command, "bench": _add_bench_command,
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of `command` alone, the others named only; every command's for None (`mpdp --help`).
+    A command's parser is all a call needs: `mpdp health`, run every 10 s by each container's health check,
+    neither builds the others nor imports the protocols' packages, which run, demo and experiment do."""
+    parser = argparse.ArgumentParser(prog="mpdp", description="Privacy-preserving multiparty learning over gRPC")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name, add_command in COMMANDS.items():
+        if command is None or command == name:
+            add_command(commands)
+        else:
+            commands.add_parser(name)  # so that a mistyped command still lists every command
+    show_defaults(parser)
+    return parser
 
 
 def _user_error(error: Exception) -> str | None:

@@ -42,3 +42,24 @@ def test_the_health_command_imports_no_protocol():
 def test_a_mistyped_command_still_lists_the_protocol_commands():
     result = _mpdp("runn")
     assert result.returncode == 2 and "'run'" in result.stderr and "'experiment'" in result.stderr
+
+
+def _options(parser) -> list:
+    """Every option and positional of a parser and of its sub-parsers, in order."""
+    found = []
+    for action in parser._actions:
+        found.append((tuple(action.option_strings), action.dest, action.default, action.help))
+        for name, child in getattr(action, "_name_parser_map", {}).items():
+            found.append((name, _options(child)))
+    return found
+
+
+def test_a_commands_parser_built_alone_is_the_one_the_full_parser_holds():
+    """`main` builds only the invoked command's parser: it must accept exactly what `mpdp --help` describes."""
+    from launcher.cli import COMMANDS, build_parser
+
+    full = build_parser()._subparsers._group_actions[0].choices
+    for name in COMMANDS:
+        alone = build_parser(name)._subparsers._group_actions[0].choices
+        assert _options(alone[name]) == _options(full[name]), name
+        assert all(_options(alone[other])[1:] == [] for other in COMMANDS if other != name), name
