@@ -617,16 +617,15 @@ COMMANDS = {
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The parser of `command` alone, the others named only; every command's for None (`mpdp --help`).
-    A command's parser is all a call needs: `mpdp health`, run every 10 s by each container's health check,
-    neither builds the others nor imports the protocols' packages, which run, demo and experiment do."""
+    """The parser of `command` alone when it names one, else (`mpdp --help`, a mistyped command) every
+    command's. One command's parser is all a call needs: `mpdp health`, run every 10 s by each container's
+    health check, neither builds the others nor imports the protocols' packages, which run, demo and
+    experiment do."""
     parser = argparse.ArgumentParser(prog="mpdp", description="Privacy-preserving multiparty learning over gRPC")
     commands = parser.add_subparsers(dest="command", required=True)
     for name, add_command in COMMANDS.items():
-        if command is None or command == name:
+        if command not in COMMANDS or command == name:
             add_command(commands)
-        else:
-            commands.add_parser(name)  # so that a mistyped command still lists every command
     show_defaults(parser)
     return parser
 
