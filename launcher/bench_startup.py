@@ -31,6 +31,35 @@ DEMO_PROTOCOLS = ("dppp", "pathak", "hamm")
 INTERPRETER = "pass"
 HEALTH_IMPORTS = "import grpc\nfrom grpc_health.v1 import health_pb2, health_pb2_grpc"
 ENTRY_POINT = "import sys\nfrom launcher.cli import main\nsys.exit(main())"  # what pip's console script runs
+# Run with -B, so that looking writes nothing: which modules `mpdp health` adds to the floor's imports (stdlib
+# and site-packages aside), and how many of them have current cached bytecode (else each call compiles them).
+BYTECODE_PROBE = """
+import importlib.util, os, sys, sysconfig
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+floor = set(sys.modules)
+from launcher import cli, health
+cli.build_parser("health")
+shared = tuple(sysconfig.get_paths()[key] for key in ("stdlib", "purelib", "platlib"))
+
+def current(source):
+    try:
+        with open(importlib.util.cache_from_source(source), "rb") as cached:
+            header = cached.read(16)
+    except OSError:
+        return False
+    if header[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    if int.from_bytes(header[4:8], "little"):  # hash-based: the loader checks or trusts it
+        return True
+    stat = os.stat(source)
+    return header[8:16] == ((int(stat.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little")
+                            + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little"))
+
+added = [module.__file__ for name, module in list(sys.modules.items()) if name not in floor
+         and str(getattr(module, "__file__", "")).endswith(".py") and not module.__file__.startswith(shared)]
+print(len(added), sum(map(current, added)))
+"""
 
 
 def health_command(topology: Path, role: str, role_id: int, timeout: float) -> list[str]:
@@ -104,7 +133,16 @@ def health_cpu(topology: Path, calls: int) -> dict:
     return {"command": " ".join(commands["mpdp_health"]), "calls": calls, "cpu_s": figures,
             "wall_s": _stats(wall), "above_imports_floor_s": health - floor, "vs_imports_floor": health / floor,
             "target_s": HEALTH_CPU_TARGET_S, "target_met": health <= HEALTH_CPU_TARGET_S,
-            "bytecode_cached": not sys.flags.dont_write_bytecode}
+            "bytecode": project_bytecode()}
+
+
+def project_bytecode(env: dict | None = None) -> dict:
+    """How many of the modules `mpdp health` adds to its floor's imports had current cached bytecode."""
+    probe = subprocess.run([sys.executable, "-B", "-c", BYTECODE_PROBE], capture_output=True, text=True,
+                           check=True, timeout=60, env=env)
+    modules, cached = map(int, probe.stdout.split())
+    return {"modules": modules, "cached": cached,
+            "writes_cache": not sys.flags.dont_write_bytecode}
 
 
 class HealthWhileBusy:
@@ -176,6 +214,15 @@ def run(parties: int = 5, bits: int = 2048, calls: int = 10, dataset_name: str =
             "health_cpu": health, "health_while_busy": {**busy.figures(), "session_wall_s": sessions}}
 
 
+def _bytecode_lines(bytecode: dict) -> list[str]:
+    if bytecode["cached"] == bytecode["modules"]:
+        return []
+    why = "" if bytecode["writes_cache"] else " (PYTHONDONTWRITEBYTECODE is set: nothing writes it)"
+    return [f"    {bytecode['modules'] - bytecode['cached']} of the {bytecode['modules']} modules mpdp health adds "
+            f"to the floor have no current cached bytecode and compile at every call{why}; "
+            f"`python -m compileall` on the package directories, or a non-editable install, caches it"]
+
+
 def summary(report: dict) -> str:
     memory, health, busy = report["memory"], report["health_cpu"], report["health_while_busy"]
     lines = [f"Start-up and memory: {report['parties']} parties, {report['bits']}-bit keys, {report['dataset']}",
@@ -202,8 +249,7 @@ def summary(report: dict) -> str:
               f"    mpdp health is the imports' floor + {health['above_imports_floor_s']:.3f} s "
               f"({health['vs_imports_floor']:.2f}×); target ≤ {health['target_s']} s: "
               f"{'met' if health['target_met'] else 'NOT met'}",
-              *([] if health["bytecode_cached"] else
-                ["    (PYTHONDONTWRITEBYTECODE is set here: the project's modules are compiled at every start)"]),
+              *_bytecode_lines(health["bytecode"]),
               f"  health checks while the roles ran {', '.join(busy['session_wall_s'])}: {busy['calls']} calls, "
               f"wall median {busy['wall_s']['median']:.2f} s, max {busy['wall_s']['max']:.2f} s, "
               f"{busy['failures']} failed (compose allows {busy['compose_timeout_s']} s): "

@@ -87,5 +87,6 @@ def test_bench_startup_reports_memory_at_rest_and_health_beside_its_floors(tmp_p
     assert all(len(cpu[name]["values"]) == 2 for name in ("interpreter", "health_imports", "mpdp_health"))
     assert health["vs_imports_floor"] == pytest.approx(cpu["mpdp_health"]["median"] / cpu["health_imports"]["median"])
     assert health["target_met"] == (cpu["mpdp_health"]["median"] <= 0.3)
+    assert health["bytecode"]["modules"] >= 5 and 0 <= health["bytecode"]["cached"] <= health["bytecode"]["modules"]
     assert busy["calls"] > 0 and busy["failures"] == 0 and set(busy["session_wall_s"]) == {"dppp", "pathak", "hamm"}
     assert "mpdp health is the imports' floor" in result.stdout

@@ -63,3 +63,19 @@ def test_a_commands_parser_built_alone_is_the_one_the_full_parser_holds():
         alone = build_parser(name)._subparsers._group_actions[0].choices
         assert list(alone) == [name] and _options(alone[name]) == _options(full[name]), name
     assert list(build_parser("runn")._subparsers._group_actions[0].choices) == list(COMMANDS)
+
+
+def test_the_startup_bench_sees_whether_health_runs_from_cached_bytecode(tmp_path):
+    """Compiling the project's modules at every call costs a health check about 0.03 CPU-s: the report says
+    whether they were cached, and counts right both ways (pycache_prefix moves the cache to an empty tree)."""
+    import os
+
+    from launcher.bench_startup import project_bytecode
+
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path)}
+    empty = project_bytecode(env)
+    assert empty["modules"] >= 5 and empty["cached"] == 0  # launcher.cli, launcher.health, wire.topology, …
+    compile_all = [sys.executable, "-m", "compileall", "-q", "launcher", "wire", "sessions", "cryptocore"]
+    subprocess.run(compile_all, check=True, env=env, timeout=120, capture_output=True,
+                   cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert project_bytecode(env) == {**empty, "cached": empty["modules"]}
