@@ -31,16 +31,22 @@ DEMO_PROTOCOLS = ("dppp", "pathak", "hamm")
 INTERPRETER = "pass"
 HEALTH_IMPORTS = "import grpc\nfrom grpc_health.v1 import health_pb2, health_pb2_grpc"
 ENTRY_POINT = "import sys\nfrom launcher.cli import main\nsys.exit(main())"  # what pip's console script runs
-# Run with -B, so that looking writes nothing: which modules `mpdp health` adds to the floor's imports (stdlib
-# and site-packages aside), and how many of them have current cached bytecode (else each call compiles them).
+# Run with -B, so that looking writes nothing: which modules `mpdp health` adds to the floor's imports (the
+# standard library's aside), and how many of them have current cached bytecode (else each call compiles them).
 BYTECODE_PROBE = """
 import importlib.util, os, sys, sysconfig
+if len(sys.argv) > 1:  # import from where the console script does: its directory first, not the working one
+    sys.path[0] = sys.argv[1]
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 floor = set(sys.modules)
 from launcher import cli, health
 cli.build_parser("health")
-shared = tuple(sysconfig.get_paths()[key] for key in ("stdlib", "purelib", "platlib"))
+paths = sysconfig.get_paths()
+installed = (paths["purelib"], paths["platlib"])  # may lie under stdlib; where a non-editable install puts us
+
+def stdlib(source):
+    return source.startswith(paths["stdlib"]) and not source.startswith(installed)
 
 def current(source):
     try:
@@ -57,16 +63,21 @@ def current(source):
                             + (stat.st_size & 0xFFFFFFFF).to_bytes(4, "little"))
 
 added = [module.__file__ for name, module in list(sys.modules.items()) if name not in floor
-         and str(getattr(module, "__file__", "")).endswith(".py") and not module.__file__.startswith(shared)]
+         and str(getattr(module, "__file__", "")).endswith(".py") and not stdlib(module.__file__)]
 print(len(added), sum(map(current, added)))
 """
+
+
+def console_script() -> Path | None:
+    script = Path(sys.executable).parent / "mpdp"
+    return script if script.is_file() else None
 
 
 def health_command(topology: Path, role: str, role_id: int, timeout: float) -> list[str]:
     """The installed `mpdp` script run by this interpreter directly (a version manager's shim in front of it
     costs a shell's start, which is not the command's)."""
-    script = Path(sys.executable).parent / "mpdp"
-    entry = [sys.executable, str(script)] if script.is_file() else [sys.executable, "-c", ENTRY_POINT]
+    script = console_script()
+    entry = [sys.executable, str(script)] if script is not None else [sys.executable, "-c", ENTRY_POINT]
     return [*entry, "health", "--topology", str(topology), "--role", role, "--id", str(role_id),
             "--timeout", str(timeout)]
 
@@ -138,7 +149,9 @@ def health_cpu(topology: Path, calls: int) -> dict:
 
 def project_bytecode(env: dict | None = None) -> dict:
     """How many of the modules `mpdp health` adds to its floor's imports had current cached bytecode."""
-    probe = subprocess.run([sys.executable, "-B", "-c", BYTECODE_PROBE], capture_output=True, text=True,
+    script = console_script()
+    where = [] if script is None else [str(script.parent)]
+    probe = subprocess.run([sys.executable, "-B", "-c", BYTECODE_PROBE, *where], capture_output=True, text=True,
                            check=True, timeout=60, env=env)
     modules, cached = map(int, probe.stdout.split())
     return {"modules": modules, "cached": cached,
