@@ -8,9 +8,9 @@ The owner needs no record of its randomness: with p and q it takes the n-th root
 run on every core (`shared_exponent`).
 
 Soundness: a ciphertext of m ∉ {0, 1} modulo a prime factor q > 2^128 fixes both challenges modulo q once the
-commitments are fixed, so the hash must hit their sum: 2^−128 per try. Π^mod (`modulus_proof`) leaves n = p·q with
-at least one factor of 1024 bits; a forgery modulo a smaller p alone gives a plaintext that is a bit modulo q and
-something else modulo p, whose integer value mod n is not a bit's (it is at least q), so using it gains nothing.
+commitments are fixed, so the hash must hit their sum: 2^−128 per try. Π^mod (`modulus_proof`) shows n = p·q, and
+Π^fac (`factor_proof`) that both p and q exceed 2^638 at 2048 bits (2^126 for 1024-bit test keys), so this holds
+modulo each: without Π^fac a factor just above 2^16 would let an owner forge a proof modulo it in about 2^17 tries.
 """
 
 from __future__ import annotations

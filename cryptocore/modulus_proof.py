@@ -10,7 +10,8 @@ neither passes a round with probability at most 1/2, so all ROUNDS with at most 
 
 Why Pathak needs it: a value holder's guarantees rest on Z*_{n²} being (1+n)^m·ρ^n with a unique m mod n (an
 opening then shows the plaintext: `plaintext_opening`), and on the owner reading r·c only modulo p and q (with
-more factors the owner would learn a zero test per factor). `key_checks` refuses prime factors below 2^16.
+more factors the owner would learn a zero test per factor). `key_checks` refuses prime factors below 2^16;
+`factor_proof` (Π^fac) shows that both are large.
 Verifying costs ROUNDS exponentiations mod n (about 0.4 CPU-s at 2048 bits, on every core), once per key and process.
 """
 

@@ -18,11 +18,12 @@ from cryptocore.elgamal import ElGamalKeyPair
 from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
 from cryptocore.plaintext_opening import open_ciphertext
+from cryptocore.ring_pedersen import RingPedersen
 from mpdp_proto.v1 import comparison_pb2, pathak_pb2
 from pathak import comparison
 from pathak.encoding import LEADER, int_from_signed_bytes
 from pathak.indicator import bit_proof_message, indicator_context
-from pathak.keys import curator_keys_message, public_key_from_message
+from pathak.keys import curator_keys_message, public_key_from_message, ring_pedersen_from_message
 from pathak.parameters import PathakParameters
 from pathak.participant import PathakParticipant
 from sessions.errors import denied, invalid, precondition
@@ -36,6 +37,7 @@ class PathakCuratorSession(PathakParticipant):
         self.zeta = zeta
         self.comparison_key = comparison_key  # the tournament's (cryptocore/elgamal.py)
         self.xi: PublicKey | None = None
+        self.ring_pedersen: RingPedersen | None = None  # the leader's, which ζ's Π^fac is made against
         self.elements: dict[int, pathak_pb2.Stage1Element] = {}
         self.blinded_b: list[int] | None = None  # b̃, indexed by position in π2∘π1 order (1-based)
         self.pi2: list[int] | None = None
@@ -83,7 +85,10 @@ class PathakCuratorSession(PathakParticipant):
         self._from_party(sender, only=LEADER)
         if self.xi is not None:
             raise precondition("the parties' public key arrived twice")
-        self.xi = public_key_from_message(body, self.zeta.public.n.bit_length())
+        bits = self.zeta.public.n.bit_length()
+        xi = public_key_from_message(body, bits)
+        self.ring_pedersen = ring_pedersen_from_message(body.ring_pedersen, bits, proven=True)
+        self.xi = xi
 
     def _on_stage1_element(self, sender, body) -> None:
         k = self._from_party(sender)
@@ -136,10 +141,12 @@ class PathakCuratorSession(PathakParticipant):
 
     # ------------------------------------------------------------------ steps
     def _step_send_key(self, out) -> bool:
-        if not self._once("send_key"):
+        """ζ with Π^mod and Π^fac (against the leader's ring-Pedersen parameters), and the comparison key."""
+        if self.ring_pedersen is None or not self._once("send_key"):
             return False
+        keys = curator_keys_message(self.zeta, self.comparison_key, self.ring_pedersen)
         for j in range(1, self.parameters.parties + 1):
-            self._emit(out, party(j), "curator_key", curator_keys_message(self.zeta, self.comparison_key))
+            self._emit(out, party(j), "curator_key", keys)
         return True
 
     def _step_blind_and_permute(self, out) -> bool:

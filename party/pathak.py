@@ -18,7 +18,7 @@ import numpy as np
 from phe import PaillierPrivateKey
 
 from cryptocore import ciphertext as ct
-from cryptocore import key_reserve, nth_powers
+from cryptocore import key_reserve, nth_powers, ring_pedersen
 from cryptocore.bit_proof import BitProofInvalid, verify_bits
 from cryptocore.comparison import EncryptedBits
 from cryptocore.elgamal import ElGamalPublicKey
@@ -26,6 +26,7 @@ from cryptocore.key_checks import check_key_id
 from cryptocore.paillier import KeyPair, PublicKey
 from cryptocore.parallel_comparison import ComparisonJob, answer_all
 from cryptocore.plaintext_opening import OpeningMismatch, check_opening
+from cryptocore.ring_pedersen import RingPedersen
 from cryptocore.shared_base import powmod_exponents
 from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
@@ -33,7 +34,14 @@ from party.resources import PartyResources
 from pathak import comparison, permutation
 from pathak.encoding import LEADER, int_from_signed_bytes, signed_bytes
 from pathak.indicator import bit_proof_from_message, indicator_context
-from pathak.keys import comparison_key_from_message, public_key_from_message, public_key_message
+from pathak.keys import (
+    check_factor_proof,
+    comparison_key_from_message,
+    public_key_from_message,
+    public_key_message,
+    ring_pedersen_from_message,
+    ring_pedersen_message,
+)
 from pathak.noise import noise_source
 from pathak.parameters import PathakParameters
 from pathak.participant import PathakParticipant
@@ -78,6 +86,8 @@ class PathakPartySession(PathakParticipant):
         self.zeta: PublicKey | None = None
         self.comparison_key: ElGamalPublicKey | None = None  # Charlie's, for the tournament (the leader's use)
         self.xi: KeyPair | None = None
+        self.ring_pedersen: RingPedersen | None = None  # the leader's, which Charlie's Π^fac must hold against
+        self.curator_keys: pathak_pb2.CuratorKeys | None = None  # until checked against them
         self.commitments: dict[int, bytes] = {}
         self.seeds: dict[int, bytes] = {me: self.seed}
         self.pi1: list[int] | None = None
@@ -127,11 +137,22 @@ class PathakPartySession(PathakParticipant):
     # ------------------------------------------------------------------ handlers
     def _on_curator_key(self, sender, body) -> None:
         self._expect(sender, CURATOR)
-        if self.zeta is not None:
+        if self.curator_keys is not None:
             raise precondition("Charlie's key arrived twice")
-        comparison_key = comparison_key_from_message(body)  # the cheap check first
-        self.zeta = public_key_from_message(body.zeta, self.key_bits, proven=True)  # before any answer under ζ
-        self.comparison_key = comparison_key
+        comparison_key_from_message(body)  # the cheap check first
+        self.curator_keys = body
+        self._accept_charlies_keys()
+
+    def _accept_charlies_keys(self) -> None:
+        """ζ is used once Π^mod and Π^fac hold, the latter against the leader's ring-Pedersen parameters (which
+        may arrive after Charlie's keys): before any value is encrypted or answered under ζ."""
+        if self.curator_keys is None or self.ring_pedersen is None or self.zeta is not None:
+            return
+        body = self.curator_keys
+        zeta = public_key_from_message(body.zeta, self.key_bits, proven=True)
+        check_factor_proof(zeta, body.factor_proof, self.ring_pedersen)
+        self.comparison_key = comparison_key_from_message(body)
+        self.zeta = zeta
 
     def _on_party_key(self, sender, body) -> None:
         self._from_party(sender, only=LEADER)
@@ -141,7 +162,10 @@ class PathakPartySession(PathakParticipant):
         if p == q or (p * q).bit_length() != self.key_bits or not (gmpy2.is_prime(p) and gmpy2.is_prime(q)):
             raise invalid("the parties' key is not a product of two primes of the session's size")
         public = PublicKey.from_integers(p * q, int.from_bytes(body.hs, "big"), self.key_bits)
+        setup = ring_pedersen_from_message(body.ring_pedersen, self.key_bits)
         self.xi = KeyPair(public, PaillierPrivateKey(public.paillier, p, q))
+        self.ring_pedersen = setup
+        self._accept_charlies_keys()
 
     def _on_commitment(self, sender, body: bytes) -> None:
         j = self._from_party(sender)
@@ -316,13 +340,19 @@ class PathakPartySession(PathakParticipant):
     def _step_commit(self, out) -> bool:
         if not self._once("commit"):
             return False
-        if self.is_leader:  # keys: ξ to the parties only, its public part to Charlie
+        if self.is_leader:  # keys: ξ to the parties only, its public part to Charlie; ring-Pedersen parameters to all
             self.xi = key_reserve.take(self.key_bits)  # made after the last session, or now
+            setup, setup_proof = ring_pedersen.held(self.key_bits)  # made once per process
             secret = pathak_pb2.PaillierSecretKeyMessage(p=int_to_bytes(self.xi.private.p), q=int_to_bytes(self.xi.private.q),
-                                                         hs=int_to_bytes(self.xi.public.hs))
+                                                         hs=int_to_bytes(self.xi.public.hs),
+                                                         ring_pedersen=ring_pedersen_message(setup.public))
             for j in self.others:
                 self._emit(out, party(j), "party_key", secret)
-            self._emit(out, CURATOR, "party_public_key", public_key_message(self.xi.public))
+            public = public_key_message(self.xi.public)
+            public.ring_pedersen.CopyFrom(ring_pedersen_message(setup.public, setup_proof))
+            self._emit(out, CURATOR, "party_public_key", public)
+            self.ring_pedersen = setup.public
+            self._accept_charlies_keys()
         for j in self.others:
             self._emit(out, party(j), "commitment", permutation.commitment(self.seed, self.nonce))
         return True
@@ -460,6 +490,8 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         except ValueError as error:  # e.g. a multi-class data set, or an inexact local minimiser
             raise invalid(str(error)) from None
         own.spend(session_id, "pathak", parameters.guarantee())  # before anything derived from the data
+        if side.is_leader and not parameters.distributed:
+            ring_pedersen.prepare(side.key_bits)  # the first session's: made between open and start
         return side
 
     return RoleProtocol("pathak", pathak_pb2.PathakMessage, frozenset({"open"}), open_side)

@@ -1,16 +1,21 @@
 """Public keys as Pathak's messages carry them, validated on arrival: Paillier keys (ξ, and Charlie's ζ with
-Π^mod) and Charlie's comparison key."""
+Π^mod and Π^fac), Charlie's comparison key, and the leader's ring-Pedersen parameters (with Π^prm for Charlie)."""
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from cryptocore import modulus_proof
+from cryptocore import factor_proof, modulus_proof, ring_pedersen
 from cryptocore.elgamal import ElGamalKeyPair, ElGamalPublicKey
 from cryptocore.errors import InvalidKey
 from cryptocore.paillier import KeyPair, PublicKey
+from cryptocore.ring_pedersen import RingPedersen
 from mpdp_proto.v1 import pathak_pb2
+from pathak.encoding import MAX_INTEGER_BYTES, int_from_signed_bytes
+from sessions.errors import invalid
 from sessions.integers import int_to_bytes
+
+FACTOR_PROOF_CONTEXT = b"mpdp/pathak/zeta"
 
 
 def public_key_message(key: PublicKey) -> pathak_pb2.PaillierPublicKeyMessage:
@@ -32,8 +37,69 @@ def proven_key_message(keypair: KeyPair) -> pathak_pb2.PaillierPublicKeyMessage:
     return message
 
 
-def curator_keys_message(zeta: KeyPair, comparison: ElGamalKeyPair) -> pathak_pb2.CuratorKeys:
-    return pathak_pb2.CuratorKeys(zeta=proven_key_message(zeta), comparison_key=comparison.public.to_bytes())
+@lru_cache(maxsize=4)
+def _factor_proof_message(p: int, q: int, setup: RingPedersen) -> pathak_pb2.FactorProof:
+    proof = factor_proof.prove(p, q, setup, FACTOR_PROOF_CONTEXT)
+    return pathak_pb2.FactorProof(commitments=[int_to_bytes(value) for value in proof.commitments()],
+                                  **{name: _signed_bytes(getattr(proof, name))
+                                     for name in ("sigma", "z1", "z2", "w1", "w2", "v")})
+
+
+def _signed_bytes(value: int) -> bytes:
+    return value.to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
+
+
+def curator_keys_message(zeta: KeyPair, comparison: ElGamalKeyPair, setup: RingPedersen) -> pathak_pb2.CuratorKeys:
+    """ζ with Π^mod, and Π^fac against the leader's ring-Pedersen parameters (each made once per key and process)."""
+    return pathak_pb2.CuratorKeys(zeta=proven_key_message(zeta), comparison_key=comparison.public.to_bytes(),
+                                  factor_proof=_factor_proof_message(zeta.private.p, zeta.private.q, setup))
+
+
+def ring_pedersen_message(setup: RingPedersen, proof: ring_pedersen.ParameterProof | None = None
+                          ) -> pathak_pb2.RingPedersenParameters:
+    message = pathak_pb2.RingPedersenParameters(modulus=int_to_bytes(setup.modulus), s=int_to_bytes(setup.s),
+                                                t=int_to_bytes(setup.t))
+    if proof is not None:
+        message.commitments.extend(int_to_bytes(value) for value in proof.commitments)
+        message.responses.extend(int_to_bytes(value) for value in proof.responses)
+    return message
+
+
+def ring_pedersen_from_message(body: pathak_pb2.RingPedersenParameters, key_bits: int,
+                               proven: bool = False) -> RingPedersen:
+    """The leader's parameters: the cheap checks; with `proven` (Charlie, whose secret they must hide) also
+    Π^prm, once per parameters and process."""
+    width = (key_bits + 7) // 8
+    values = (body.modulus, body.s, body.t, *body.commitments, *body.responses)
+    if any(len(value) > width for value in values):
+        raise invalid(f"ring-Pedersen values have at most {width} bytes")
+    setup = RingPedersen(*(int.from_bytes(value, "big") for value in (body.modulus, body.s, body.t)))
+    setup.check(key_bits)
+    if proven:
+        _check_parameter_proof(setup, tuple(int.from_bytes(a, "big") for a in body.commitments),
+                               tuple(int.from_bytes(z, "big") for z in body.responses), key_bits)
+    return setup
+
+
+@lru_cache(maxsize=16)
+def _check_parameter_proof(setup: RingPedersen, commitments: tuple[int, ...], responses: tuple[int, ...],
+                           key_bits: int) -> None:
+    ring_pedersen.verify(setup, ring_pedersen.ParameterProof(commitments, responses), key_bits)
+
+
+def check_factor_proof(zeta: PublicKey, body: pathak_pb2.FactorProof, setup: RingPedersen) -> None:
+    """Π^fac for ζ against the parties' parameters: both of Charlie's factors are large (once per key, parameters
+    and process)."""
+    if len(body.commitments) != 5 or any(len(value) > MAX_INTEGER_BYTES for value in body.commitments):
+        raise invalid("a no-small-factor proof has five commitments")
+    values = {name: int_from_signed_bytes(getattr(body, name)) for name in ("sigma", "z1", "z2", "w1", "w2", "v")}
+    proof = factor_proof.FactorProof(*(int.from_bytes(value, "big") for value in body.commitments), **values)
+    _check_factor_proof(zeta.n, proof, setup)
+
+
+@lru_cache(maxsize=16)
+def _check_factor_proof(n: int, proof: factor_proof.FactorProof, setup: RingPedersen) -> None:
+    factor_proof.verify(n, proof, setup, FACTOR_PROOF_CONTEXT)
 
 
 def comparison_key_from_message(body: pathak_pb2.CuratorKeys) -> ElGamalPublicKey:

@@ -401,14 +401,52 @@ def test_an_honest_indicator_passes_the_same_forger(parts, keypair, monkeypatch)
     assert not net.refused and all(side.published for side in net.sides.values())
 
 
+def _leader_keys(side, bits: int = 1024):
+    """The leader's party_key (ξ and its ring-Pedersen parameters) delivered to a non-leader `side`; the
+    parameters' secret, which the leader's process holds."""
+    from cryptocore import ring_pedersen
+    from cryptocore.paillier import generate_keypair
+    from mpdp_proto.v1 import pathak_pb2
+    from pathak.keys import ring_pedersen_message
+    from sessions.integers import int_to_bytes
+
+    setup, _ = ring_pedersen.held(bits)
+    xi = generate_keypair(bits)
+    side.receive(party(1), "party_key", pathak_pb2.PaillierSecretKeyMessage(
+        p=int_to_bytes(xi.private.p), q=int_to_bytes(xi.private.q), hs=int_to_bytes(xi.public.hs),
+        ring_pedersen=ring_pedersen_message(setup.public)))
+    return setup
+
+
+def _curator_keys(keypair, setup, comparison_key=None):
+    from mpdp_proto.v1 import pathak_pb2
+    from pathak.keys import FACTOR_PROOF_CONTEXT, proven_key_message
+
+    message = pathak_pb2.CuratorKeys(zeta=proven_key_message(keypair), comparison_key=comparison_key or COMPARISON_KEY)
+    message.factor_proof.CopyFrom(_factor_proof(keypair.private.p, keypair.private.q, setup, FACTOR_PROOF_CONTEXT))
+    return message
+
+
+def _factor_proof(p, q, setup, context):
+    from cryptocore import factor_proof
+    from mpdp_proto.v1 import pathak_pb2
+    from pathak.encoding import signed_bytes
+    from sessions.integers import int_to_bytes
+
+    proof = factor_proof.prove(p, q, setup.public, context)
+    return pathak_pb2.FactorProof(commitments=[int_to_bytes(c) for c in proof.commitments()],
+                                  **{name: signed_bytes(getattr(proof, name))
+                                     for name in ("sigma", "z1", "z2", "w1", "w2", "v")})
+
+
 def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_modulus(parts, keypair, monkeypatch):
     """Without Π^mod an owner could use n with more factors (a zero test per factor in every comparison answer)
     and the indicator's opening would not pin its plaintext. A key without the proof, or with another key's,
     is refused before anything is encrypted under it."""
-    from cryptocore import modulus_proof
+    from cryptocore import modulus_proof, ring_pedersen
     from cryptocore.errors import InvalidKey
     from cryptocore.paillier import generate_keypair
-    from mpdp_proto.v1 import common_pb2, pathak_pb2
+    from mpdp_proto.v1 import common_pb2
     from party.pathak import PathakPartySession
     from pathak.keys import proven_key_message, public_key_message
     from sessions.identity import CURATOR
@@ -421,14 +459,88 @@ def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_mod
     for message in (public_key_message(keypair.public), borrowed):
         side = PathakPartySession("s", 2, _parameters(), features, labels, 1024, test_mode=True)
         side.receive(CLIENT, "start", common_pb2.Empty())
+        setup = _leader_keys(side)
+        keys = _curator_keys(keypair, setup)
+        keys.zeta.CopyFrom(message)
         with pytest.raises(InvalidKey):
-            side.receive(CURATOR, "curator_key", pathak_pb2.CuratorKeys(zeta=message, comparison_key=COMPARISON_KEY))
+            side.receive(CURATOR, "curator_key", keys)
         assert side.zeta is None
     side = PathakPartySession("s", 2, _parameters(), features, labels, 1024, test_mode=True)
     side.receive(CLIENT, "start", common_pb2.Empty())
-    side.receive(CURATOR, "curator_key", pathak_pb2.CuratorKeys(zeta=proven_key_message(keypair),
-                                                                comparison_key=COMPARISON_KEY))
+    side.receive(CURATOR, "curator_key", _curator_keys(keypair, ring_pedersen.held(1024)[0]))
+    assert side.zeta is None  # Charlie's keys wait for the leader's parameters, which Π^fac is checked against
+    _leader_keys(side)
     assert side.zeta == keypair.public
+
+
+def test_a_party_refuses_charlies_key_with_a_small_factor(parts, keypair):
+    """The attack Π^fac stops: n = p·q with p a Blum prime just above 2^16 passes every other check (Π^mod
+    included), and with it Charlie could forge the indicator's bit proofs modulo p in about 2^17 tries. The
+    honest prover's z₂ = β + e·q then exceeds √n·2^(ℓ+ε), and a proof made against other parameters, or none,
+    is refused too."""
+    import gmpy2
+
+    from cryptocore import modulus_proof, primes, ring_pedersen
+    from cryptocore.errors import InvalidKey
+    from cryptocore.fast_encryption import generate_hs
+    from cryptocore.paillier import KeyPair, PaillierPrivateKey, PaillierPublicKey, PublicKey
+    from mpdp_proto.v1 import common_pb2
+    from party.pathak import PathakPartySession
+    from sessions.identity import CURATOR
+
+    small = int(gmpy2.next_prime(2**16 + 100))
+    while small % 4 != 3:
+        small = int(gmpy2.next_prime(small))
+    while True:
+        large = primes.blum_prime(1024 - small.bit_length())
+        if (small * large).bit_length() == 1024:
+            break
+    n = small * large
+    public = PublicKey.from_integers(n, generate_hs(PaillierPublicKey(n)), 1024)
+    weak = KeyPair(public, PaillierPrivateKey(public.paillier, small, large))
+    modulus_proof.verify(n, modulus_proof.prove(small, large))  # every check before Π^fac passes
+    features, labels = parts[0]
+    elsewhere = ring_pedersen.generate(1024)
+    cases = ((lambda setup: _curator_keys(weak, setup), "z2 is out of range"),  # a weak modulus, honestly proven
+             (lambda setup: _curator_keys(keypair, elsewhere), "out of range|not shown to have two large prime factors"),
+             (lambda setup: _without_factor_proof(_curator_keys(keypair, setup)), "five commitments"))
+    for make, reason in cases:
+        side = PathakPartySession("s", 2, _parameters(), features, labels, 1024, test_mode=True)
+        side.receive(CLIENT, "start", common_pb2.Empty())
+        setup = _leader_keys(side)
+        with pytest.raises((InvalidKey, ProtocolError), match=reason):
+            side.receive(CURATOR, "curator_key", make(setup))
+        assert side.zeta is None
+
+
+def test_charlie_takes_the_leaders_parameters_only_with_a_proof_that_s_is_in_the_group_of_t(keypair):
+    """Charlie commits to ζ's factors under the leader's ring-Pedersen parameters: with s outside ⟨t⟩ (and N̂'s
+    group orders smooth, which the leader could choose) s^p would give the leader p. Without Π^prm, or with one
+    made for −s (−1 is a non-square modulo a safe prime, so −s ∉ ⟨t⟩), Charlie refuses before it proves
+    anything."""
+    from cryptocore import ring_pedersen
+    from cryptocore.errors import InvalidKey
+    from cryptocore.paillier import generate_keypair
+    from curator.pathak import PathakCuratorSession
+    from pathak.keys import public_key_message, ring_pedersen_message
+
+    secret, _ = ring_pedersen.held(1024)
+    public = secret.public
+    outside = ring_pedersen.RingPedersen(public.modulus, public.modulus - public.s, public.t)
+    forged = ring_pedersen.prove(ring_pedersen.RingPedersenSecret(outside, secret.phi, secret.exponent))
+    xi = generate_keypair(1024)
+    for setup, setup_proof, reason in ((public, None, "80 rounds"), (outside, forged, "not shown to have s")):
+        charlie = PathakCuratorSession("s", _parameters(), keypair, ElGamalKeyPair.generate())
+        message = public_key_message(xi.public)
+        message.ring_pedersen.CopyFrom(ring_pedersen_message(setup, setup_proof))
+        with pytest.raises(InvalidKey, match=reason):
+            charlie.receive(party(1), "party_public_key", message)
+        assert charlie.xi is None and charlie.ring_pedersen is None
+
+
+def _without_factor_proof(message):
+    message.ClearField("factor_proof")
+    return message
 
 
 @pytest.mark.parametrize("name, key", [

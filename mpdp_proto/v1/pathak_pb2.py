@@ -26,7 +26,7 @@ from mpdp_proto.v1 import common_pb2 as mpdp__proto_dot_v1_dot_common__pb2
 from mpdp_proto.v1 import comparison_pb2 as mpdp__proto_dot_v1_dot_comparison__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ampdp_proto/v1/pathak.proto\x12\x07mpdp.v1\x1a\x1ampdp_proto/v1/common.proto\x1a\x1empdp_proto/v1/comparison.proto\"\xc7\x02\n\x10PathakParameters\x12\x0f\n\x07\x65psilon\x18\x01 \x01(\x01\x12\r\n\x05\x64\x65lta\x18\x02 \x01(\x01\x12\x16\n\x0eregularization\x18\x03 \x01(\x01\x12\x11\n\tmechanism\x18\x04 \x01(\t\x12\x13\n\x0b\x63\x61libration\x18\x05 \x01(\t\x12\x0f\n\x07parties\x18\x06 \x01(\r\x12\x11\n\tdimension\x18\x07 \x01(\r\x12\x17\n\x0f\x66ractional_bits\x18\x08 \x01(\r\x12\x11\n\tmask_bits\x18\t \x01(\r\x12\x1a\n\x12gradient_tolerance\x18\n \x01(\x01\x12\r\n\x05n_min\x18\x0b \x01(\r\x12\x12\n\nnoise_seed\x18\x0c \x01(\x04\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\r \x01(\x01\x12\x14\n\x0cnoise_source\x18\x0e \x01(\t\x12\x14\n\x0c\x63\x61librate_to\x18\x0f \x01(\t\"_\n\x18PaillierPublicKeyMessage\x12\t\n\x01n\x18\x01 \x01(\x0c\x12\n\n\x02hs\x18\x02 \x01(\x0c\x12,\n\rmodulus_proof\x18\x03 \x01(\x0b\x32\x15.mpdp.v1.ModulusProof\"V\n\x0b\x43uratorKeys\x12/\n\x04zeta\x18\x01 \x01(\x0b\x32!.mpdp.v1.PaillierPublicKeyMessage\x12\x16\n\x0e\x63omparison_key\x18\x02 \x01(\x0c\"U\n\x0cModulusProof\x12\t\n\x01w\x18\x01 \x01(\x0c\x12\x14\n\x0c\x66ourth_roots\x18\x02 \x03(\x0c\x12\x11\n\tselectors\x18\x03 \x03(\r\x12\x11\n\tnth_roots\x18\x04 \x03(\x0c\"<\n\x18PaillierSecretKeyMessage\x12\t\n\x01p\x18\x01 \x01(\x0c\x12\t\n\x01q\x18\x02 \x01(\x0c\x12\n\n\x02hs\x18\x03 \x01(\x0c\"%\n\x06Reveal\x12\x0c\n\x04seed\x18\x01 \x01(\x0c\x12\r\n\x05nonce\x18\x02 \x01(\x0c\"-\n\x0bRoutedShare\x12\t\n\x01\x61\x18\x01 \x01(\x0c\x12\x13\n\x0b\x65ncrypted_b\x18\x02 \x01(\x0c\"9\n\rStage1Element\x12\x13\n\x0b\x65ncrypted_a\x18\x01 \x01(\x0c\x12\x13\n\x0b\x65ncrypted_b\x18\x02 \x01(\x0c\",\n\x0b\x43omparePair\x12\r\n\x05\x66irst\x18\x01 \x01(\r\x12\x0e\n\x06second\x18\x02 \x01(\r\"a\n\x0e\x43ompareRequest\x12\"\n\x04pair\x18\x01 \x01(\x0b\x32\x14.mpdp.v1.ComparePair\x12+\n\x04\x62its\x18\x02 \x01(\x0b\x32\x1d.mpdp.v1.EncryptedBitsMessage\"x\n\x0c\x43ompareReply\x12\"\n\x04pair\x18\x01 \x01(\x0b\x32\x14.mpdp.v1.ComparePair\x12\x36\n\x0b\x64ifferences\x18\x02 \x01(\x0b\x32!.mpdp.v1.MaskedDifferencesMessage\x12\x0c\n\x04hint\x18\x03 \x01(\x08\"<\n\x0c\x43ompareRound\x12,\n\x0b\x63omparisons\x18\x01 \x03(\x0b\x32\x17.mpdp.v1.CompareRequest\"8\n\x0e\x43ompareReplies\x12&\n\x07replies\x18\x01 \x03(\x0b\x32\x15.mpdp.v1.CompareReply\"\x1f\n\rMaskedOffsets\x12\x0e\n\x06values\x18\x01 \x03(\x0c\"\x1f\n\rAdditiveShare\x12\x0e\n\x06values\x18\x01 \x03(\x0c\"_\n\tIndicator\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\x0e\n\x06values\x18\x02 \x03(\x0c\x12\x0f\n\x07opening\x18\x03 \x01(\x0c\x12!\n\x06proofs\x18\x04 \x03(\x0b\x32\x11.mpdp.v1.BitProof\"\\\n\x08\x42itProof\x12\x13\n\x0b\x63hallenge_0\x18\x01 \x01(\x0c\x12\x13\n\x0b\x63hallenge_1\x18\x02 \x01(\x0c\x12\x12\n\nresponse_0\x18\x03 \x01(\x0c\x12\x12\n\nresponse_1\x18\x04 \x01(\x0c\"\x81\x08\n\rPathakMessage\x12)\n\x04open\x18\x02 \x01(\x0b\x32\x19.mpdp.v1.PathakParametersH\x00\x12\x1f\n\x05start\x18\x03 \x01(\x0b\x32\x0e.mpdp.v1.EmptyH\x00\x12+\n\x0b\x63urator_key\x18\x1a \x01(\x0b\x32\x14.mpdp.v1.CuratorKeysH\x00\x12\x36\n\tparty_key\x18\x05 \x01(\x0b\x32!.mpdp.v1.PaillierSecretKeyMessageH\x00\x12=\n\x10party_public_key\x18\x06 \x01(\x0b\x32!.mpdp.v1.PaillierPublicKeyMessageH\x00\x12\x14\n\ncommitment\x18\x07 \x01(\x0cH\x00\x12!\n\x06reveal\x18\x08 \x01(\x0b\x32\x0f.mpdp.v1.RevealH\x00\x12,\n\x0crouted_share\x18\t \x01(\x0b\x32\x14.mpdp.v1.RoutedShareH\x00\x12\'\n\rbarrier_ready\x18\n \x01(\x0b\x32\x0e.mpdp.v1.EmptyH\x00\x12)\n\x0f\x62\x61rrier_release\x18\x0b \x01(\x0b\x32\x0e.mpdp.v1.EmptyH\x00\x12\x30\n\x0estage1_element\x18\x0c \x01(\x0b\x32\x16.mpdp.v1.Stage1ElementH\x00\x12\x16\n\x0cmasked_share\x18\r \x01(\x0cH\x00\x12\x16\n\x0cmasked_value\x18\x0e \x01(\x0cH\x00\x12\x32\n\x10ready_to_compare\x18\x0f \x01(\x0b\x32\x16.mpdp.v1.MaskedOffsetsH\x00\x12\x30\n\x0f\x63ompare_request\x18\x10 \x01(\x0b\x32\x15.mpdp.v1.CompareRoundH\x00\x12\x30\n\rcompare_reply\x18\x11 \x01(\x0b\x32\x17.mpdp.v1.CompareRepliesH\x00\x12\'\n\tindicator\x18\x19 \x01(\x0b\x32\x12.mpdp.v1.IndicatorH\x00\x12\x1b\n\x11indicator_element\x18\x13 \x01(\x0cH\x00\x12.\n\x0eselected_noise\x18\x14 \x01(\x0b\x32\x14.mpdp.v1.CiphertextsH\x00\x12,\n\x0cmasked_noise\x18\x15 \x01(\x0b\x32\x14.mpdp.v1.CiphertextsH\x00\x12\'\n\x05share\x18\x16 \x01(\x0b\x32\x16.mpdp.v1.AdditiveShareH\x00\x12\x32\n\tpublished\x18\x17 \x01(\x0b\x32\x1d.mpdp.v1.PathakPublishedShareH\x00\x12\x30\n\x0btest_record\x18\x18 \x01(\x0b\x32\x19.mpdp.v1.PathakTestRecordH\x00\x42\x06\n\x04\x62odyJ\x04\x08\x01\x10\x02J\x04\x08\x04\x10\x05J\x04\x08\x12\x10\x13\"(\n\tKindCount\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\r\"\xba\x01\n\x14PathakPublishedShare\x12%\n\x05share\x18\x02 \x01(\x0b\x32\x16.mpdp.v1.AdditiveShare\x12\x17\n\x0f\x66ractional_bits\x18\x03 \x01(\r\x12\x0f\n\x07parties\x18\x04 \x01(\r\x12$\n\x06timing\x18\x05 \x03(\x0b\x32\x14.mpdp.v1.StageTiming\x12+\n\x0fself_deliveries\x18\x06 \x03(\x0b\x32\x12.mpdp.v1.KindCount\"A\n\x10PathakTestRecord\x12\r\n\x05model\x18\x02 \x03(\x01\x12\r\n\x05noise\x18\x03 \x03(\x12\x12\x0f\n\x07records\x18\x04 \x01(\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ampdp_proto/v1/pathak.proto\x12\x07mpdp.v1\x1a\x1ampdp_proto/v1/common.proto\x1a\x1empdp_proto/v1/comparison.proto\"\xc7\x02\n\x10PathakParameters\x12\x0f\n\x07\x65psilon\x18\x01 \x01(\x01\x12\r\n\x05\x64\x65lta\x18\x02 \x01(\x01\x12\x16\n\x0eregularization\x18\x03 \x01(\x01\x12\x11\n\tmechanism\x18\x04 \x01(\t\x12\x13\n\x0b\x63\x61libration\x18\x05 \x01(\t\x12\x0f\n\x07parties\x18\x06 \x01(\r\x12\x11\n\tdimension\x18\x07 \x01(\r\x12\x17\n\x0f\x66ractional_bits\x18\x08 \x01(\r\x12\x11\n\tmask_bits\x18\t \x01(\r\x12\x1a\n\x12gradient_tolerance\x18\n \x01(\x01\x12\r\n\x05n_min\x18\x0b \x01(\r\x12\x12\n\nnoise_seed\x18\x0c \x01(\x04\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\r \x01(\x01\x12\x14\n\x0cnoise_source\x18\x0e \x01(\t\x12\x14\n\x0c\x63\x61librate_to\x18\x0f \x01(\t\"\x97\x01\n\x18PaillierPublicKeyMessage\x12\t\n\x01n\x18\x01 \x01(\x0c\x12\n\n\x02hs\x18\x02 \x01(\x0c\x12,\n\rmodulus_proof\x18\x03 \x01(\x0b\x32\x15.mpdp.v1.ModulusProof\x12\x36\n\rring_pedersen\x18\x04 \x01(\x0b\x32\x1f.mpdp.v1.RingPedersenParameters\"\x82\x01\n\x0b\x43uratorKeys\x12/\n\x04zeta\x18\x01 \x01(\x0b\x32!.mpdp.v1.PaillierPublicKeyMessage\x12\x16\n\x0e\x63omparison_key\x18\x02 \x01(\x0c\x12*\n\x0c\x66\x61\x63tor_proof\x18\x03 \x01(\x0b\x32\x14.mpdp.v1.FactorProof\"g\n\x16RingPedersenParameters\x12\x0f\n\x07modulus\x18\x01 \x01(\x0c\x12\t\n\x01s\x18\x02 \x01(\x0c\x12\t\n\x01t\x18\x03 \x01(\x0c\x12\x13\n\x0b\x63ommitments\x18\x04 \x03(\x0c\x12\x11\n\tresponses\x18\x05 \x03(\x0c\"l\n\x0b\x46\x61\x63torProof\x12\x13\n\x0b\x63ommitments\x18\x01 \x03(\x0c\x12\r\n\x05sigma\x18\x02 \x01(\x0c\x12\n\n\x02z1\x18\x03 \x01(\x0c\x12\n\n\x02z2\x18\x04 \x01(\x0c\x12\n\n\x02w1\x18\x05 \x01(\x0c\x12\n\n\x02w2\x18\x06 \x01(\x0c\x12\t\n\x01v\x18\x07 \x01(\x0c\"U\n\x0cModulusProof\x12\t\n\x01w\x18\x01 \x01(\x0c\x12\x14\n\x0c\x66ourth_roots\x18\x02 \x03(\x0c\x12\x11\n\tselectors\x18\x03 \x03(\r\x12\x11\n\tnth_roots\x18\x04 \x03(\x0c\"t\n\x18PaillierSecretKeyMessage\x12\t\n\x01p\x18\x01 \x01(\x0c\x12\t\n\x01q\x18\x02 \x01(\x0c\x12\n\n\x02hs\x18\x03 \x01(\x0c\x12\x36\n\rring_pedersen\x18\x04 \x01(\x0b\x32\x1f.mpdp.v1.RingPedersenParameters\"%\n\x06Reveal\x12\x0c\n\x04seed\x18\x01 \x01(\x0c\x12\r\n\x05nonce\x18\x02 \x01(\x0c\"-\n\x0bRoutedShare\x12\t\n\x01\x61\x18\x01 \x01(\x0c\x12\x13\n\x0b\x65ncrypted_b\x18\x02 \x01(\x0c\"9\n\rStage1Element\x12\x13\n\x0b\x65ncrypted_a\x18\x01 \x01(\x0c\x12\x13\n\x0b\x65ncrypted_b\x18\x02 \x01(\x0c\",\n\x0b\x43omparePair\x12\r\n\x05\x66irst\x18\x01 \x01(\r\x12\x0e\n\x06second\x18\x02 \x01(\r\"a\n\x0e\x43ompareRequest\x12\"\n\x04pair\x18\x01 \x01(\x0b\x32\x14.mpdp.v1.ComparePair\x12+\n\x04\x62its\x18\x02 \x01(\x0b\x32\x1d.mpdp.v1.EncryptedBitsMessage\"x\n\x0c\x43ompareReply\x12\"\n\x04pair\x18\x01 \x01(\x0b\x32\x14.mpdp.v1.ComparePair\x12\x36\n\x0b\x64ifferences\x18\x02 \x01(\x0b\x32!.mpdp.v1.MaskedDifferencesMessage\x12\x0c\n\x04hint\x18\x03 \x01(\x08\"<\n\x0c\x43ompareRound\x12,\n\x0b\x63omparisons\x18\x01 \x03(\x0b\x32\x17.mpdp.v1.CompareRequest\"8\n\x0e\x43ompareReplies\x12&\n\x07replies\x18\x01 \x03(\x0b\x32\x15.mpdp.v1.CompareReply\"\x1f\n\rMaskedOffsets\x12\x0e\n\x06values\x18\x01 \x03(\x0c\"\x1f\n\rAdditiveShare\x12\x0e\n\x06values\x18\x01 \x03(\x0c\"_\n\tIndicator\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\x0e\n\x06values\x18\x02 \x03(\x0c\x12\x0f\n\x07opening\x18\x03 \x01(\x0c\x12!\n\x06proofs\x18\x04 \x03(\x0b\x32\x11.mpdp.v1.BitProof\"\\\n\x08\x42itProof\x12\x13\n\x0b\x63hallenge_0\x18\x01 \x01(\x0c\x12\x13\n\x0b\x63hallenge_1\x18\x02 \x01(\x0c\x12\x12\n\nresponse_0\x18\x03 \x01(\x0c\x12\x12\n\nresponse_1\x18\x04 \x01(\x0c\"\x81\x08\n\rPathakMessage\x12)\n\x04open\x18\x02 \x01(\x0b\x32\x19.mpdp.v1.PathakParametersH\x00\x12\x1f\n\x05start\x18\x03 \x01(\x0b\x32\x0e.mpdp.v1.EmptyH\x00\x12+\n\x0b\x63urator_key\x18\x1a \x01(\x0b\x32\x14.mpdp.v1.CuratorKeysH\x00\x12\x36\n\tparty_key\x18\x05 \x01(\x0b\x32!.mpdp.v1.PaillierSecretKeyMessageH\x00\x12=\n\x10party_public_key\x18\x06 \x01(\x0b\x32!.mpdp.v1.PaillierPublicKeyMessageH\x00\x12\x14\n\ncommitment\x18\x07 \x01(\x0cH\x00\x12!\n\x06reveal\x18\x08 \x01(\x0b\x32\x0f.mpdp.v1.RevealH\x00\x12,\n\x0crouted_share\x18\t \x01(\x0b\x32\x14.mpdp.v1.RoutedShareH\x00\x12\'\n\rbarrier_ready\x18\n \x01(\x0b\x32\x0e.mpdp.v1.EmptyH\x00\x12)\n\x0f\x62\x61rrier_release\x18\x0b \x01(\x0b\x32\x0e.mpdp.v1.EmptyH\x00\x12\x30\n\x0estage1_element\x18\x0c \x01(\x0b\x32\x16.mpdp.v1.Stage1ElementH\x00\x12\x16\n\x0cmasked_share\x18\r \x01(\x0cH\x00\x12\x16\n\x0cmasked_value\x18\x0e \x01(\x0cH\x00\x12\x32\n\x10ready_to_compare\x18\x0f \x01(\x0b\x32\x16.mpdp.v1.MaskedOffsetsH\x00\x12\x30\n\x0f\x63ompare_request\x18\x10 \x01(\x0b\x32\x15.mpdp.v1.CompareRoundH\x00\x12\x30\n\rcompare_reply\x18\x11 \x01(\x0b\x32\x17.mpdp.v1.CompareRepliesH\x00\x12\'\n\tindicator\x18\x19 \x01(\x0b\x32\x12.mpdp.v1.IndicatorH\x00\x12\x1b\n\x11indicator_element\x18\x13 \x01(\x0cH\x00\x12.\n\x0eselected_noise\x18\x14 \x01(\x0b\x32\x14.mpdp.v1.CiphertextsH\x00\x12,\n\x0cmasked_noise\x18\x15 \x01(\x0b\x32\x14.mpdp.v1.CiphertextsH\x00\x12\'\n\x05share\x18\x16 \x01(\x0b\x32\x16.mpdp.v1.AdditiveShareH\x00\x12\x32\n\tpublished\x18\x17 \x01(\x0b\x32\x1d.mpdp.v1.PathakPublishedShareH\x00\x12\x30\n\x0btest_record\x18\x18 \x01(\x0b\x32\x19.mpdp.v1.PathakTestRecordH\x00\x42\x06\n\x04\x62odyJ\x04\x08\x01\x10\x02J\x04\x08\x04\x10\x05J\x04\x08\x12\x10\x13\"(\n\tKindCount\x12\x0c\n\x04kind\x18\x01 \x01(\t\x12\r\n\x05\x63ount\x18\x02 \x01(\r\"\xba\x01\n\x14PathakPublishedShare\x12%\n\x05share\x18\x02 \x01(\x0b\x32\x16.mpdp.v1.AdditiveShare\x12\x17\n\x0f\x66ractional_bits\x18\x03 \x01(\r\x12\x0f\n\x07parties\x18\x04 \x01(\r\x12$\n\x06timing\x18\x05 \x03(\x0b\x32\x14.mpdp.v1.StageTiming\x12+\n\x0fself_deliveries\x18\x06 \x03(\x0b\x32\x12.mpdp.v1.KindCount\"A\n\x10PathakTestRecord\x12\r\n\x05model\x18\x02 \x03(\x01\x12\r\n\x05noise\x18\x03 \x03(\x12\x12\x0f\n\x07records\x18\x04 \x01(\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,44 +35,48 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_PATHAKPARAMETERS']._serialized_start=100
   _globals['_PATHAKPARAMETERS']._serialized_end=427
-  _globals['_PAILLIERPUBLICKEYMESSAGE']._serialized_start=429
-  _globals['_PAILLIERPUBLICKEYMESSAGE']._serialized_end=524
-  _globals['_CURATORKEYS']._serialized_start=526
-  _globals['_CURATORKEYS']._serialized_end=612
-  _globals['_MODULUSPROOF']._serialized_start=614
-  _globals['_MODULUSPROOF']._serialized_end=699
-  _globals['_PAILLIERSECRETKEYMESSAGE']._serialized_start=701
-  _globals['_PAILLIERSECRETKEYMESSAGE']._serialized_end=761
-  _globals['_REVEAL']._serialized_start=763
-  _globals['_REVEAL']._serialized_end=800
-  _globals['_ROUTEDSHARE']._serialized_start=802
-  _globals['_ROUTEDSHARE']._serialized_end=847
-  _globals['_STAGE1ELEMENT']._serialized_start=849
-  _globals['_STAGE1ELEMENT']._serialized_end=906
-  _globals['_COMPAREPAIR']._serialized_start=908
-  _globals['_COMPAREPAIR']._serialized_end=952
-  _globals['_COMPAREREQUEST']._serialized_start=954
-  _globals['_COMPAREREQUEST']._serialized_end=1051
-  _globals['_COMPAREREPLY']._serialized_start=1053
-  _globals['_COMPAREREPLY']._serialized_end=1173
-  _globals['_COMPAREROUND']._serialized_start=1175
-  _globals['_COMPAREROUND']._serialized_end=1235
-  _globals['_COMPAREREPLIES']._serialized_start=1237
-  _globals['_COMPAREREPLIES']._serialized_end=1293
-  _globals['_MASKEDOFFSETS']._serialized_start=1295
-  _globals['_MASKEDOFFSETS']._serialized_end=1326
-  _globals['_ADDITIVESHARE']._serialized_start=1328
-  _globals['_ADDITIVESHARE']._serialized_end=1359
-  _globals['_INDICATOR']._serialized_start=1361
-  _globals['_INDICATOR']._serialized_end=1456
-  _globals['_BITPROOF']._serialized_start=1458
-  _globals['_BITPROOF']._serialized_end=1550
-  _globals['_PATHAKMESSAGE']._serialized_start=1553
-  _globals['_PATHAKMESSAGE']._serialized_end=2578
-  _globals['_KINDCOUNT']._serialized_start=2580
-  _globals['_KINDCOUNT']._serialized_end=2620
-  _globals['_PATHAKPUBLISHEDSHARE']._serialized_start=2623
-  _globals['_PATHAKPUBLISHEDSHARE']._serialized_end=2809
-  _globals['_PATHAKTESTRECORD']._serialized_start=2811
-  _globals['_PATHAKTESTRECORD']._serialized_end=2876
+  _globals['_PAILLIERPUBLICKEYMESSAGE']._serialized_start=430
+  _globals['_PAILLIERPUBLICKEYMESSAGE']._serialized_end=581
+  _globals['_CURATORKEYS']._serialized_start=584
+  _globals['_CURATORKEYS']._serialized_end=714
+  _globals['_RINGPEDERSENPARAMETERS']._serialized_start=716
+  _globals['_RINGPEDERSENPARAMETERS']._serialized_end=819
+  _globals['_FACTORPROOF']._serialized_start=821
+  _globals['_FACTORPROOF']._serialized_end=929
+  _globals['_MODULUSPROOF']._serialized_start=931
+  _globals['_MODULUSPROOF']._serialized_end=1016
+  _globals['_PAILLIERSECRETKEYMESSAGE']._serialized_start=1018
+  _globals['_PAILLIERSECRETKEYMESSAGE']._serialized_end=1134
+  _globals['_REVEAL']._serialized_start=1136
+  _globals['_REVEAL']._serialized_end=1173
+  _globals['_ROUTEDSHARE']._serialized_start=1175
+  _globals['_ROUTEDSHARE']._serialized_end=1220
+  _globals['_STAGE1ELEMENT']._serialized_start=1222
+  _globals['_STAGE1ELEMENT']._serialized_end=1279
+  _globals['_COMPAREPAIR']._serialized_start=1281
+  _globals['_COMPAREPAIR']._serialized_end=1325
+  _globals['_COMPAREREQUEST']._serialized_start=1327
+  _globals['_COMPAREREQUEST']._serialized_end=1424
+  _globals['_COMPAREREPLY']._serialized_start=1426
+  _globals['_COMPAREREPLY']._serialized_end=1546
+  _globals['_COMPAREROUND']._serialized_start=1548
+  _globals['_COMPAREROUND']._serialized_end=1608
+  _globals['_COMPAREREPLIES']._serialized_start=1610
+  _globals['_COMPAREREPLIES']._serialized_end=1666
+  _globals['_MASKEDOFFSETS']._serialized_start=1668
+  _globals['_MASKEDOFFSETS']._serialized_end=1699
+  _globals['_ADDITIVESHARE']._serialized_start=1701
+  _globals['_ADDITIVESHARE']._serialized_end=1732
+  _globals['_INDICATOR']._serialized_start=1734
+  _globals['_INDICATOR']._serialized_end=1829
+  _globals['_BITPROOF']._serialized_start=1831
+  _globals['_BITPROOF']._serialized_end=1923
+  _globals['_PATHAKMESSAGE']._serialized_start=1926
+  _globals['_PATHAKMESSAGE']._serialized_end=2951
+  _globals['_KINDCOUNT']._serialized_start=2953
+  _globals['_KINDCOUNT']._serialized_end=2993
+  _globals['_PATHAKPUBLISHEDSHARE']._serialized_start=2996
+  _globals['_PATHAKPUBLISHEDSHARE']._serialized_end=3182
+  _globals['_PATHAKTESTRECORD']._serialized_start=3184
+  _globals['_PATHAKTESTRECORD']._serialized_end=3249
 # @@protoc_insertion_point(module_scope)

@@ -43,22 +43,58 @@ class PathakParameters(_message.Message):
     def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., mechanism: _Optional[str] = ..., calibration: _Optional[str] = ..., parties: _Optional[int] = ..., dimension: _Optional[int] = ..., fractional_bits: _Optional[int] = ..., mask_bits: _Optional[int] = ..., gradient_tolerance: _Optional[float] = ..., n_min: _Optional[int] = ..., noise_seed: _Optional[int] = ..., deadline_seconds: _Optional[float] = ..., noise_source: _Optional[str] = ..., calibrate_to: _Optional[str] = ...) -> None: ...
 
 class PaillierPublicKeyMessage(_message.Message):
-    __slots__ = ("n", "hs", "modulus_proof")
+    __slots__ = ("n", "hs", "modulus_proof", "ring_pedersen")
     N_FIELD_NUMBER: _ClassVar[int]
     HS_FIELD_NUMBER: _ClassVar[int]
     MODULUS_PROOF_FIELD_NUMBER: _ClassVar[int]
+    RING_PEDERSEN_FIELD_NUMBER: _ClassVar[int]
     n: bytes
     hs: bytes
     modulus_proof: ModulusProof
-    def __init__(self, n: _Optional[bytes] = ..., hs: _Optional[bytes] = ..., modulus_proof: _Optional[_Union[ModulusProof, _Mapping]] = ...) -> None: ...
+    ring_pedersen: RingPedersenParameters
+    def __init__(self, n: _Optional[bytes] = ..., hs: _Optional[bytes] = ..., modulus_proof: _Optional[_Union[ModulusProof, _Mapping]] = ..., ring_pedersen: _Optional[_Union[RingPedersenParameters, _Mapping]] = ...) -> None: ...
 
 class CuratorKeys(_message.Message):
-    __slots__ = ("zeta", "comparison_key")
+    __slots__ = ("zeta", "comparison_key", "factor_proof")
     ZETA_FIELD_NUMBER: _ClassVar[int]
     COMPARISON_KEY_FIELD_NUMBER: _ClassVar[int]
+    FACTOR_PROOF_FIELD_NUMBER: _ClassVar[int]
     zeta: PaillierPublicKeyMessage
     comparison_key: bytes
-    def __init__(self, zeta: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., comparison_key: _Optional[bytes] = ...) -> None: ...
+    factor_proof: FactorProof
+    def __init__(self, zeta: _Optional[_Union[PaillierPublicKeyMessage, _Mapping]] = ..., comparison_key: _Optional[bytes] = ..., factor_proof: _Optional[_Union[FactorProof, _Mapping]] = ...) -> None: ...
+
+class RingPedersenParameters(_message.Message):
+    __slots__ = ("modulus", "s", "t", "commitments", "responses")
+    MODULUS_FIELD_NUMBER: _ClassVar[int]
+    S_FIELD_NUMBER: _ClassVar[int]
+    T_FIELD_NUMBER: _ClassVar[int]
+    COMMITMENTS_FIELD_NUMBER: _ClassVar[int]
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    modulus: bytes
+    s: bytes
+    t: bytes
+    commitments: _containers.RepeatedScalarFieldContainer[bytes]
+    responses: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, modulus: _Optional[bytes] = ..., s: _Optional[bytes] = ..., t: _Optional[bytes] = ..., commitments: _Optional[_Iterable[bytes]] = ..., responses: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class FactorProof(_message.Message):
+    __slots__ = ("commitments", "sigma", "z1", "z2", "w1", "w2", "v")
+    COMMITMENTS_FIELD_NUMBER: _ClassVar[int]
+    SIGMA_FIELD_NUMBER: _ClassVar[int]
+    Z1_FIELD_NUMBER: _ClassVar[int]
+    Z2_FIELD_NUMBER: _ClassVar[int]
+    W1_FIELD_NUMBER: _ClassVar[int]
+    W2_FIELD_NUMBER: _ClassVar[int]
+    V_FIELD_NUMBER: _ClassVar[int]
+    commitments: _containers.RepeatedScalarFieldContainer[bytes]
+    sigma: bytes
+    z1: bytes
+    z2: bytes
+    w1: bytes
+    w2: bytes
+    v: bytes
+    def __init__(self, commitments: _Optional[_Iterable[bytes]] = ..., sigma: _Optional[bytes] = ..., z1: _Optional[bytes] = ..., z2: _Optional[bytes] = ..., w1: _Optional[bytes] = ..., w2: _Optional[bytes] = ..., v: _Optional[bytes] = ...) -> None: ...
 
 class ModulusProof(_message.Message):
     __slots__ = ("w", "fourth_roots", "selectors", "nth_roots")
@@ -73,14 +109,16 @@ class ModulusProof(_message.Message):
     def __init__(self, w: _Optional[bytes] = ..., fourth_roots: _Optional[_Iterable[bytes]] = ..., selectors: _Optional[_Iterable[int]] = ..., nth_roots: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class PaillierSecretKeyMessage(_message.Message):
-    __slots__ = ("p", "q", "hs")
+    __slots__ = ("p", "q", "hs", "ring_pedersen")
     P_FIELD_NUMBER: _ClassVar[int]
     Q_FIELD_NUMBER: _ClassVar[int]
     HS_FIELD_NUMBER: _ClassVar[int]
+    RING_PEDERSEN_FIELD_NUMBER: _ClassVar[int]
     p: bytes
     q: bytes
     hs: bytes
-    def __init__(self, p: _Optional[bytes] = ..., q: _Optional[bytes] = ..., hs: _Optional[bytes] = ...) -> None: ...
+    ring_pedersen: RingPedersenParameters
+    def __init__(self, p: _Optional[bytes] = ..., q: _Optional[bytes] = ..., hs: _Optional[bytes] = ..., ring_pedersen: _Optional[_Union[RingPedersenParameters, _Mapping]] = ...) -> None: ...
 
 class Reveal(_message.Message):
     __slots__ = ("seed", "nonce")
