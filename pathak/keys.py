@@ -69,6 +69,8 @@ def ring_pedersen_from_message(body: pathak_pb2.RingPedersenParameters, key_bits
                                proven: bool = False) -> RingPedersen:
     """The leader's parameters: the cheap checks; with `proven` (Charlie, whose secret they must hide) also
     Π^prm, once per parameters and process."""
+    if proven and not len(body.commitments) == len(body.responses) == ring_pedersen.ROUNDS:
+        raise invalid(f"ring-Pedersen parameters need a proof of {ring_pedersen.ROUNDS} rounds")  # before parsing
     width = (key_bits + 7) // 8
     values = (body.modulus, body.s, body.t, *body.commitments, *body.responses)
     if any(len(value) > width for value in values):

@@ -529,11 +529,14 @@ def test_charlie_takes_the_leaders_parameters_only_with_a_proof_that_s_is_in_the
     outside = ring_pedersen.RingPedersen(public.modulus, public.modulus - public.s, public.t)
     forged = ring_pedersen.prove(ring_pedersen.RingPedersenSecret(outside, secret.phi, secret.exponent))
     xi = generate_keypair(1024)
-    for setup, setup_proof, reason in ((public, None, "80 rounds"), (outside, forged, "not shown to have s")):
+    padded = ring_pedersen_message(public, ring_pedersen.held(1024)[1])
+    padded.commitments.extend([b"\x01"] * 100_000)  # refused by its count, before anything is parsed
+    for setup, reason in ((ring_pedersen_message(public), "80 rounds"), (padded, "80 rounds"),
+                          (ring_pedersen_message(outside, forged), "not shown to have s")):
         charlie = PathakCuratorSession("s", _parameters(), keypair, ElGamalKeyPair.generate())
         message = public_key_message(xi.public)
-        message.ring_pedersen.CopyFrom(ring_pedersen_message(setup, setup_proof))
-        with pytest.raises(InvalidKey, match=reason):
+        message.ring_pedersen.CopyFrom(setup)
+        with pytest.raises((InvalidKey, ProtocolError), match=reason):
             charlie.receive(party(1), "party_public_key", message)
         assert charlie.xi is None and charlie.ring_pedersen is None
 
