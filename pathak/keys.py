@@ -11,7 +11,7 @@ from cryptocore.errors import InvalidKey
 from cryptocore.paillier import KeyPair, PublicKey
 from cryptocore.ring_pedersen import RingPedersen
 from mpdp_proto.v1 import pathak_pb2
-from pathak.encoding import MAX_INTEGER_BYTES, int_from_signed_bytes
+from pathak.encoding import MAX_INTEGER_BYTES, int_from_signed_bytes, signed_bytes
 from sessions.errors import invalid
 from sessions.integers import int_to_bytes
 
@@ -38,21 +38,17 @@ def proven_key_message(keypair: KeyPair) -> pathak_pb2.PaillierPublicKeyMessage:
 
 
 @lru_cache(maxsize=4)
-def _factor_proof_message(p: int, q: int, setup: RingPedersen) -> pathak_pb2.FactorProof:
+def factor_proof_message(p: int, q: int, setup: RingPedersen) -> pathak_pb2.FactorProof:
     proof = factor_proof.prove(p, q, setup, FACTOR_PROOF_CONTEXT)
     return pathak_pb2.FactorProof(commitments=[int_to_bytes(value) for value in proof.commitments()],
-                                  **{name: _signed_bytes(getattr(proof, name))
+                                  **{name: signed_bytes(getattr(proof, name))
                                      for name in ("sigma", "z1", "z2", "w1", "w2", "v")})
-
-
-def _signed_bytes(value: int) -> bytes:
-    return value.to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
 
 
 def curator_keys_message(zeta: KeyPair, comparison: ElGamalKeyPair, setup: RingPedersen) -> pathak_pb2.CuratorKeys:
     """ζ with Π^mod, and Π^fac against the leader's ring-Pedersen parameters (each made once per key and process)."""
     return pathak_pb2.CuratorKeys(zeta=proven_key_message(zeta), comparison_key=comparison.public.to_bytes(),
-                                  factor_proof=_factor_proof_message(zeta.private.p, zeta.private.q, setup))
+                                  factor_proof=factor_proof_message(zeta.private.p, zeta.private.q, setup))
 
 
 def ring_pedersen_message(setup: RingPedersen, proof: ring_pedersen.ParameterProof | None = None

@@ -420,23 +420,10 @@ def _leader_keys(side, bits: int = 1024):
 
 def _curator_keys(keypair, setup, comparison_key=None):
     from mpdp_proto.v1 import pathak_pb2
-    from pathak.keys import FACTOR_PROOF_CONTEXT, proven_key_message
+    from pathak.keys import factor_proof_message, proven_key_message
 
-    message = pathak_pb2.CuratorKeys(zeta=proven_key_message(keypair), comparison_key=comparison_key or COMPARISON_KEY)
-    message.factor_proof.CopyFrom(_factor_proof(keypair.private.p, keypair.private.q, setup, FACTOR_PROOF_CONTEXT))
-    return message
-
-
-def _factor_proof(p, q, setup, context):
-    from cryptocore import factor_proof
-    from mpdp_proto.v1 import pathak_pb2
-    from pathak.encoding import signed_bytes
-    from sessions.integers import int_to_bytes
-
-    proof = factor_proof.prove(p, q, setup.public, context)
-    return pathak_pb2.FactorProof(commitments=[int_to_bytes(c) for c in proof.commitments()],
-                                  **{name: signed_bytes(getattr(proof, name))
-                                     for name in ("sigma", "z1", "z2", "w1", "w2", "v")})
+    return pathak_pb2.CuratorKeys(zeta=proven_key_message(keypair), comparison_key=comparison_key or COMPARISON_KEY,
+                                  factor_proof=factor_proof_message(keypair.private.p, keypair.private.q, setup.public))
 
 
 def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_modulus(parts, keypair, monkeypatch):
