@@ -4,9 +4,9 @@ Gennaro, Goldfeder, Makriyannis, Peled, ePrint 2021/060, Fig. 17), made non-inte
 A commitment s^x·t^y mod N̂ binds x for whoever does not know N̂'s factors (strong RSA) and hides x if s ∈ ⟨t⟩
 (y drawn from a range much wider than N̂). So the parameters belong to a verifier: it makes N̂ from two safe
 primes, keeps the factors, and proves s ∈ ⟨t⟩ to the prover, whose secret a commitment might otherwise leak
-(with s outside ⟨t⟩ and N̂'s group orders smooth, s^x reveals x). Π^prm: for each of ROUNDS rounds the verifier
-of the parameters sends A = t^a and answers a hashed bit e with z = a + e·λ mod φ(N̂); t^z = A·s^e. If s ∉ ⟨t⟩
-at most one bit has an answer: 2^−ROUNDS.
+(with s outside ⟨t⟩ and N̂'s group orders smooth, s^x reveals x). Π^prm: in each of ROUNDS rounds the parameters'
+maker sends A = t^a and answers a hashed bit e with z = a + e·λ mod φ(N̂), which a is uniform enough to hide;
+the prover checks t^z = A·s^e. If s ∉ ⟨t⟩ at most one bit has an answer: 2^−ROUNDS.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def verify(public: RingPedersen, proof: ParameterProof, bits: int, context: byte
     if any(not 0 < a < modulus for a in proof.commitments) or any(not 0 <= z < modulus for z in proof.responses):
         raise InvalidKey("a ring-Pedersen proof's values lie in [0, N̂)")
     challenge = _challenge_bits(public, proof.commitments, context)
-    powers = gmpy2.powmod_exp_list(public.t, list(proof.responses), modulus)  # one base: gmpy2 releases the GIL
+    powers = gmpy2.powmod_exp_list(public.t, list(proof.responses), modulus)  # every round's t^z in one call
     for power, commitment, e in zip(powers, proof.commitments, challenge):
         if power != commitment * (public.s if e else 1) % modulus:
             raise InvalidKey("the ring-Pedersen parameters are not shown to have s in the group of t")
