@@ -40,12 +40,14 @@ def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault:
 
 def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None, budget: Budget | None):
     """The registry of a party host: every logical party its principal covers, each with its own resources."""
+    from party.pathak import prepare_host
     from party.registry import protocols
     from sessions.identity import party
 
     public_key = keyfiles.load_public_key(topology.public_key)
     hosted = topology.principal_of(party(number)).identities
     own = {me: _party_resources(topology, me, public_key, test_mode, fault, budget) for me in hosted}
+    prepare_host(own, public_key.n.bit_length())
     return protocols(own.__getitem__), public_key.key_id.hex()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Collection
 
 import gmpy2
 import numpy as np
@@ -474,6 +474,13 @@ class PathakPartySession(PathakParticipant):
         self.own_vector = [w - s for w, s in zip(encode_model(self.model, self.parameters.fractional_bits), masks)]
         self._mark("stage2_done")
         return True
+
+
+def prepare_host(hosted: Collection[Identity], key_bits: int) -> None:
+    """At a party host's start: the leader's ring-Pedersen parameters (two safe primes, about 2 s at 2048 bits),
+    made in the background so that the first session does not wait for them."""
+    if party(LEADER) in hosted:
+        ring_pedersen.prepare(key_bits)
 
 
 def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:

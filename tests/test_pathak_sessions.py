@@ -575,3 +575,16 @@ def test_the_leader_takes_masked_values_only_in_the_honest_range(parts):
     for sender, value in ((2, blind + share - 1), (3, -blind)):
         leader.receive(party(sender), "masked_value", signed_bytes(value))
     assert leader.masked_values == {2: blind + share - 1, 3: -blind}
+
+
+def test_only_the_leaders_host_makes_ring_pedersen_parameters_at_start(monkeypatch):
+    """The leader's host starts making them when it starts serving, so the first session need not wait."""
+    from cryptocore import ring_pedersen
+    from party.pathak import prepare_host
+
+    made = []
+    monkeypatch.setattr(ring_pedersen, "prepare", made.append)
+    prepare_host({party(2), party(3)}, 1024)
+    assert made == []
+    prepare_host({party(1), party(2)}, 1024)
+    assert made == [1024]
