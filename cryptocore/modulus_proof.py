@@ -60,20 +60,26 @@ def prove(p: int, q: int) -> ModulusProof:
     if p % 4 != 3 or q % 4 != 3:
         raise ValueError("a Paillier–Blum modulus needs p ≡ q ≡ 3 (mod 4)")
     n = p * q
-    while True:
+    while True:  # a challenge that shares a factor with n (only likely for a small factor) needs another w
         w = secrets.randbelow(n - 2) + 2
         if gmpy2.jacobi(w, n) == -1:
-            break
+            proof = _rounds(p, q, w)
+            if proof is not None:
+                return proof
+
+
+def _rounds(p: int, q: int, w: int) -> ModulusProof | None:
+    n = p * q
     fourth_roots, selectors, nth_roots = [], [], []
     for y in _challenges(n, w):
+        if gmpy2.gcd(y, n) != 1:
+            return None
         nth_roots.append(roots.nth_root(y, p, q))
         # −1 is a non-residue mod p and q, w mod exactly one: one of ±y, ±wy is a residue mod both
         for selector in range(4):
             candidate = (-1) ** (selector & 1) * pow(w, selector >> 1) * y % n
             if gmpy2.legendre(candidate, p) == 1 and gmpy2.legendre(candidate, q) == 1:
                 break
-        else:
-            raise ValueError("a challenge shares a factor with n")
         fourth_roots.append(roots.crt(roots.fourth_root(candidate, p), roots.fourth_root(candidate, q), p, q))
         selectors.append(selector)
     return ModulusProof(w, tuple(fourth_roots), tuple(selectors), tuple(nth_roots))

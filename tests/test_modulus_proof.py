@@ -89,3 +89,12 @@ def test_a_tampered_proof_is_refused(keypair):
             verify(n, bad)
     assert len(proof.nth_roots) == ROUNDS
     verify(n, proof)
+
+
+def test_an_owner_with_a_small_factor_still_gets_a_proof():
+    """Π^mod says nothing of the factors' sizes (Π^fac does): with p = 1019 about one try in thirteen draws a
+    challenge that shares p, and the owner draws another w instead of failing (an attack test builds such a key).
+    Forty proofs: without the retry all forty succeed with probability 0.04."""
+    small, large = 1019, blum_prime(200)
+    for _ in range(40):
+        modulus_proof.verify(small * large, modulus_proof.prove(small, large))
