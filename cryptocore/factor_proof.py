@@ -48,6 +48,9 @@ class FactorProof:
         return self.P, self.Q, self.A, self.B, self.T
 
 
+RESPONSES = ("sigma", "z1", "z2", "w1", "w2", "v")  # FactorProof's signed fields, as the wire names them
+
+
 def _signed(bound: int) -> int:
     """Uniform in [−bound, bound]."""
     return secrets.randbelow(2 * bound + 1) - bound

@@ -87,7 +87,8 @@ class PathakPartySession(PathakParticipant):
         self.comparison_key: ElGamalPublicKey | None = None  # Charlie's, for the tournament (the leader's use)
         self.xi: KeyPair | None = None
         self.ring_pedersen: RingPedersen | None = None  # the leader's, which Charlie's Π^fac must hold against
-        self.curator_keys: pathak_pb2.CuratorKeys | None = None  # until checked against them
+        # Charlie's keys, the comparison key already checked, until ζ's proofs are checked against those parameters
+        self.curator_keys: tuple[pathak_pb2.CuratorKeys, ElGamalPublicKey] | None = None
         self.commitments: dict[int, bytes] = {}
         self.seeds: dict[int, bytes] = {me: self.seed}
         self.pi1: list[int] | None = None
@@ -139,8 +140,7 @@ class PathakPartySession(PathakParticipant):
         self._expect(sender, CURATOR)
         if self.curator_keys is not None:
             raise precondition("Charlie's key arrived twice")
-        comparison_key_from_message(body)  # the cheap check first
-        self.curator_keys = body
+        self.curator_keys = (body, comparison_key_from_message(body))  # the cheap check first
         self._accept_charlies_keys()
 
     def _accept_charlies_keys(self) -> None:
@@ -148,10 +148,10 @@ class PathakPartySession(PathakParticipant):
         may arrive after Charlie's keys): before any value is encrypted or answered under ζ."""
         if self.curator_keys is None or self.ring_pedersen is None or self.zeta is not None:
             return
-        body = self.curator_keys
+        body, comparison_key = self.curator_keys
         zeta = public_key_from_message(body.zeta, self.key_bits, proven=True)
         check_factor_proof(zeta, body.factor_proof, self.ring_pedersen)
-        self.comparison_key = comparison_key_from_message(body)
+        self.comparison_key = comparison_key
         self.zeta = zeta
 
     def _on_party_key(self, sender, body) -> None:

@@ -42,7 +42,7 @@ def factor_proof_message(p: int, q: int, setup: RingPedersen) -> pathak_pb2.Fact
     proof = factor_proof.prove(p, q, setup, FACTOR_PROOF_CONTEXT)
     return pathak_pb2.FactorProof(commitments=[int_to_bytes(value) for value in proof.commitments()],
                                   **{name: signed_bytes(getattr(proof, name))
-                                     for name in ("sigma", "z1", "z2", "w1", "w2", "v")})
+                                     for name in factor_proof.RESPONSES})
 
 
 def curator_keys_message(zeta: KeyPair, comparison: ElGamalKeyPair, setup: RingPedersen) -> pathak_pb2.CuratorKeys:
@@ -90,7 +90,7 @@ def check_factor_proof(zeta: PublicKey, body: pathak_pb2.FactorProof, setup: Rin
     and process)."""
     if len(body.commitments) != 5 or any(len(value) > MAX_INTEGER_BYTES for value in body.commitments):
         raise invalid("a no-small-factor proof has five commitments")
-    values = {name: int_from_signed_bytes(getattr(body, name)) for name in ("sigma", "z1", "z2", "w1", "w2", "v")}
+    values = {name: int_from_signed_bytes(getattr(body, name)) for name in factor_proof.RESPONSES}
     proof = factor_proof.FactorProof(*(int.from_bytes(value, "big") for value in body.commitments), **values)
     _check_factor_proof(zeta.n, proof, setup)
 
