@@ -1,4 +1,4 @@
-"""`mpdp bench scale`: how each protocol's cost grows with the number of parties (issue 14).
+"""`mpdp bench scale`: how each protocol's cost grows with the number of parties.
 
 For each K, a fresh deployment of real processes (logical parties share processes where the protocol is
 run at scale: `--parties-per-process`), one warm-up session and one measured one. Reported per K: wall

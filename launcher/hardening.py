@@ -1,5 +1,5 @@
 """Attacking a running deployment as a hostile client would: fuzzed RPCs, resource growth over many
-sessions, and faults (issue 10's hardening suite). Used by `mpdp bench hardening` and `tests/hardening/`.
+sessions, and faults. Used by `mpdp bench hardening` and `tests/hardening/`.
 
 Every call is made over mutual TLS with some role's certificate (the right one or a wrong one), so a
 refusal is the role's own answer, not the handshake's.

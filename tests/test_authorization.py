@@ -1,4 +1,4 @@
-"""Who may call the diagnostic and control RPCs (issue 9 item 2), tried with every role's certificate."""
+"""Who may call the diagnostic and control RPCs, tried with every role's certificate."""
 
 import grpc
 import pytest
