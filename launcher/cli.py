@@ -70,7 +70,7 @@ def _bench_scale(args) -> int:
 
     warn_small_key(args.bits)
     sizes = {}
-    for protocol in ("dppp", "pathak", "hamm"):
+    for protocol in bench_scale.DEFAULT_SIZES:
         value = getattr(args, f"{protocol}_sizes")
         if value:
             sizes[protocol] = [int(k) for k in value.split(",")]
@@ -425,10 +425,11 @@ def _add_bench_command(commands) -> None:
     startup.set_defaults(handler=_bench_startup)
 
     scale = targets.add_parser("scale", help="cost growth with the number of parties, with fitted exponents")
-    scale.add_argument("--protocols", default="dppp,pathak,hamm", help="comma-separated (default all three)")
+    scale.add_argument("--protocols", default="dppp,pathak,hamm,du", help="comma-separated, of dppp, pathak, hamm, du")
     scale.add_argument("--dppp-sizes", help="teachers, comma-separated (default 10,25,50,100)")
     scale.add_argument("--pathak-sizes", help="parties, comma-separated (default 5,10,20,32)")
     scale.add_argument("--hamm-sizes", help="logical parties, comma-separated (default 500,1000,2500,5000)")
+    scale.add_argument("--du-sizes", help="data owners, comma-separated (default 5,10,20,40)")
     scale.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
     scale.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     scale.set_defaults(handler=_bench_scale)
