@@ -14,6 +14,7 @@ from cryptocore.threshold import KeyShare, ThresholdPublicKey
 from privacy.composition import Guarantee
 from privacy.ledger import BudgetExceeded, Ledger, LedgerError, describe
 from sessions.errors import exhausted, precondition
+from threshold_sum.binding import ContributionKeys
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,8 @@ class PartyResources:
     test_mode: bool = False
     fault: str | None = None  # test mode only
     ledger: Ledger | None = None  # what this party has spent on its data set (None: in-process twins)
+    # Signs its threshold-sum contributions, checks others' (None: a plaintext deployment or in-process twins).
+    contribution_keys: ContributionKeys | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if self.fault and not self.test_mode:
