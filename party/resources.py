@@ -48,6 +48,10 @@ class PartyResources:
         if self.ledger is None:
             return
         try:
+            # A session id is used once (crypto.md, "Bound decryption"): contributions are signed for it, so
+            # contributions to a reopened session could be mixed with the earlier one's.
+            if any(entry.get("session") == session_id for entry in self.ledger.entries()):
+                raise precondition(f"party {self.id} already took part in a session {session_id}")
             total = self.ledger.spend(session_id, protocol, guarantee)
         except BudgetExceeded as error:
             raise exhausted(f"party {self.id}: {error}") from None

@@ -37,21 +37,33 @@ class HostileAggregator:
     def __init__(self, deployment):
         self.deployment = deployment
         self.recorder = _Recorder()
-        topology = deployment.topology
-        cert, key = certs.certificate_files(deployment.run.path / "certs", AGGREGATOR)
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
-        role_pb2_grpc.add_RoleServicer_to_server(self.recorder, self.server)
-        self.server.add_secure_port(topology.entry(AGGREGATOR).bind_address,
-                                    TlsFiles(topology.ca_certificate, cert, key).server_credentials())
+        self.server: grpc.Server | None = None
+
+    def _serve(self) -> grpc.Server:
+        topology = self.deployment.topology
+        cert, key = certs.certificate_files(self.deployment.run.path / "certs", AGGREGATOR)
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+        role_pb2_grpc.add_RoleServicer_to_server(self.recorder, server)
+        server.add_secure_port(topology.entry(AGGREGATOR).bind_address,
+                               TlsFiles(topology.ca_certificate, cert, key).server_credentials())
+        server.start()
+        return server
 
     def __enter__(self) -> "HostileAggregator":
         self.deployment.kill(AGGREGATOR)
-        time.sleep(0.5)
-        self.server.start()
-        return self
+        deadline = time.monotonic() + WAIT_S
+        while True:  # the address is free once the killed process is gone
+            try:
+                self.server = self._serve()
+                return self
+            except RuntimeError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     def __exit__(self, *exc) -> None:
-        self.server.stop(grace=None)
+        if self.server is not None:
+            self.server.stop(grace=None)
         self.deployment.restart(AGGREGATOR)  # the real one, for the honest session after the attacks
 
     def step(self, to: Identity, session_id: str, **body) -> None:

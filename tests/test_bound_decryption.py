@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import grpc
+import numpy as np
 import pytest
 
 from cryptocore import ciphertext as ct
@@ -19,7 +20,11 @@ from hamm.parameters import HammParameters
 from launcher import certs
 from launcher.hamm_client import session_parameters
 from mpdp_proto.v1 import common_pb2, dppp_pb2, hamm_pb2, threshold_sum_pb2
+from party.resources import PartyResources
 from privacy.binomial import minimal_tosses
+from privacy.composition import Guarantee
+from privacy.ledger import Ledger
+from sessions.errors import Kind, ProtocolError
 from sessions.identity import AGGREGATOR, Identity, party
 from sessions.matrices import matrix_to_proto
 from tests.deployment import deployment
@@ -51,6 +56,14 @@ class Attack:
     def __init__(self, tmp_path):
         self._deployment = deployment(tmp_path, K)
         self.d = self._deployment.__enter__()
+        self.closed = True
+        try:
+            self._start()
+        except BaseException:
+            self.down()
+            raise
+
+    def _start(self) -> None:
         topology, data = self.d.topology, self.d.client_data
         self.public = keyfiles.load_public_key(topology.public_key)
         hamm = session_parameters(topology, data, "soft", 1.0, 1e-5, 0.01)
@@ -209,3 +222,19 @@ def test_signatures_bind_protocol_session_sender_slot_key_and_ciphertexts(issued
         keys.check(1, slot.digest(1, key_id, values), foreign)
     with pytest.raises(BadSignature):
         keys.verifier.verify(slot.digest(1, key_id, values), b"", signature.certificate)
+
+
+def test_a_party_takes_part_in_a_session_id_once(tmp_path, threshold_key):
+    """Contributions are signed for the session id: a reopened id could mix the earlier session's with its own."""
+    public, shares = threshold_key
+    data = tmp_path / "party_1.npz"
+    data.write_bytes(b"records")
+    own = PartyResources(1, public, shares[0], None, np.zeros((2, 2)), np.zeros(2), ledger=Ledger(data))
+    spent = Guarantee(0.1, 0.0, "pure", {"kind": "pure", "epsilon": 0.1, "count": 1})
+    own.spend("once", "dppp", spent)
+    for protocol in ("dppp", "hamm"):
+        with pytest.raises(ProtocolError) as refused:
+            own.spend("once", protocol, spent)
+        assert refused.value.kind is Kind.FAILED_PRECONDITION
+    own.spend("another", "dppp", spent)
+    assert [entry["session"] for entry in Ledger(data).entries()] == ["once", "another"]
