@@ -181,6 +181,13 @@ def test_out_of_order_malformed_and_replayed_votes_are_refused_and_a_dropout_low
         assert status(partials, party(3)) == grpc.StatusCode.INVALID_ARGUMENT  # to Charlie, not the aggregator
         # Party 1 has voted: its replay is refused. Party 3's late but valid vote (all zeros) is counted.
         signed = d.run.path / "certs"
+        for _ in range(300):  # until party 1 has voted (its test record exists once its votes leave)
+            try:
+                d.call(party(1), RoleStub, "GetTestRecord", envelope("inject", party(1)), CLIENT)
+                break
+            except grpc.RpcError:
+                time.sleep(0.1)
+        time.sleep(1.0)  # and they arrived
         assert status(_votes("inject", party(1), parameters, public_key, certificates=signed), party(1)) \
             == grpc.StatusCode.FAILED_PRECONDITION
         # Unsigned, or signed for another session, party 3's votes are refused; signed for this one, counted.
