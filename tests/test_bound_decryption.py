@@ -238,3 +238,51 @@ def test_a_party_takes_part_in_a_session_id_once(tmp_path, threshold_key):
         assert refused.value.kind is Kind.FAILED_PRECONDITION
     own.spend("another", "dppp", spent)
     assert [entry["session"] for entry in Ledger(data).entries()] == ["once", "another"]
+
+
+def test_du_holders_decrypt_each_round_once_and_only_that_rounds_signed_uploads(threshold_key, issued, tmp_path):
+    """Du with secure aggregation, in process, every party signing with its own certificate: an upload of
+    another round, one upload alone, or a round decrypted twice is refused; an honest round is answered."""
+    from du.parameters import DuParameters
+    from learning import datasets
+    from mpdp_proto.v1 import du_pb2
+    from party.du import TrainerSide
+
+    public, shares = threshold_key
+    directory = tmp_path / "du-certs"
+    certs.issue(directory, [party(i) for i in range(1, 6)])
+    data = datasets.load("breast-cancer")
+    parameters = DuParameters(method="functional", epsilon=1.0, delta=1e-5, rounds=3, tolerance=0.0, local_epochs=1,
+                              learning_rate=1.0, regularization=0.01, parties=5, dimension=30, bound=50.0,
+                              secure_aggregation=True, honest_fraction=2 / 3, key_id=public.key_id)
+    sides = {i: TrainerSide("du-run", PartyResources(i, public, shares[i - 1], None, data.features[40 * i:40 * i + 40],
+                                                      data.labels[40 * i:40 * i + 40], test_mode=True,
+                                                      contribution_keys=_keys(directory, party(i))),
+                            parameters, 30.0, 0) for i in range(1, 6)}
+
+    def uploads(round_number: int) -> dict[int, du_pb2.DuUpload]:
+        model = du_pb2.DuModel(parameters=parameters.to_proto(), round=round_number, theta=[0.0] * parameters.weights)
+        return {i: side.receive(AGGREGATOR, "model", model)[0].body for i, side in sides.items()}
+
+    def ask(round_number: int, contributions: dict[int, du_pb2.DuUpload]):
+        request = threshold_sum_pb2.DecryptionRequest(contributions=[threshold_sum_pb2.Contribution(
+            sender=i, ciphertexts=u.encrypted, signature=u.signature) for i, u in contributions.items()])
+        body = du_pb2.DuDecryptionRequest(round=round_number, request=request)
+        return lambda: sides[1].receive(AGGREGATOR, "decryption_request", body)
+
+    def refused(call) -> Kind:
+        with pytest.raises(ProtocolError) as error:
+            call()
+        return error.value.kind
+
+    first = uploads(0)
+    assert refused(ask(0, {1: first[1]})) is Kind.FAILED_PRECONDITION  # one upload alone
+    assert refused(ask(1, {i: first[i] for i in (1, 2, 3, 4)})) is Kind.FAILED_PRECONDITION  # a round not yet run
+    second = uploads(1)
+    mixed = {1: first[1], **{i: second[i] for i in (2, 3, 4)}}  # party 1's round-0 upload in round 1
+    assert refused(ask(1, mixed)) is Kind.PERMISSION_DENIED
+    [answer] = ask(0, {i: first[i] for i in (1, 2, 3, 4)})()
+    assert answer.kind == "partial_decryptions" and answer.body.round == 0
+    assert refused(ask(0, {i: first[i] for i in (1, 2, 3, 5)})) is Kind.FAILED_PRECONDITION  # round 0 again
+    [answer] = ask(1, {i: second[i] for i in (1, 2, 3, 4, 5)})()
+    assert answer.body.round == 1
