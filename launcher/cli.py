@@ -137,6 +137,9 @@ def _keygen(args) -> int:
     from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 
     warn_small_key(args.bits)
+    if args.threshold is not None and not args.parties // 2 < args.threshold <= args.parties:
+        raise ValueError(f"--threshold must be more than half the {args.parties} holders (and at most all): key holders "
+                         f"decrypt one sum per round only if no two disjoint groups of t exist")
     started = time.perf_counter()
     paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force)
     print(f"threshold key: {holders} holders, t = {threshold}, {args.bits} bits, {time.perf_counter() - started:.1f} s")

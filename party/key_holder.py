@@ -18,6 +18,10 @@ def proven_partials(own: PartyResources, request: threshold_sum_pb2.DecryptionRe
     if own.key_share is None:
         raise precondition(f"party {own.id} holds no key share")
     public_key = own.public_key
+    holders = len(public_key.verification_keys)
+    if 2 * public_key.threshold <= holders:  # two disjoint groups could each decrypt a different subset of one slot
+        raise precondition(f"a key with t = {public_key.threshold} of {holders} holders does not bound decryption; "
+                           f"it needs t > {holders // 2}")
     aggregate, _ = decryption.check_request(public_key, request, slot, own.contribution_keys, parties,
                                             min_contributors, ciphertext_count)
     partials = decryption.partial_decryptions(own.key_share, aggregate, proof_context)

@@ -30,6 +30,7 @@ from sessions.matrices import matrix_to_proto
 from tests.deployment import deployment
 from tests.hostile_aggregator import HostileAggregator
 from threshold_sum.binding import ContributionKeys, SumSlot
+from threshold_sum.codec import ciphertexts_to_proto
 
 K = 5  # τ = 2/3: ⌈τK⌉ = 4 contributions needed; t = 4 of 5 holders
 HOLDER = 1
@@ -286,3 +287,20 @@ def test_du_holders_decrypt_each_round_once_and_only_that_rounds_signed_uploads(
     assert refused(ask(0, {i: first[i] for i in (1, 2, 3, 5)})) is Kind.FAILED_PRECONDITION  # round 0 again
     [answer] = ask(1, {i: second[i] for i in (1, 2, 3, 4, 5)})()
     assert answer.body.round == 1
+
+
+def test_one_contribution_is_refused_even_when_the_session_names_a_threshold_of_one(threshold_key, issued):
+    """τ is a session parameter an active opener chooses: with ⌈τK⌉ = 1 a holder still wants two senders."""
+    from threshold_sum import decryption
+
+    public, _ = threshold_key
+    directory, _ = issued
+    keys = _keys(directory, party(1))
+    slot = SumSlot("hamm", "s", 0)
+    value = public.encryptor.encrypt(1)
+    wire = ciphertexts_to_proto(public, [value])
+    signature = keys.sign(slot.digest(1, bytes(wire.key_id), list(wire.values)))
+    request = threshold_sum_pb2.DecryptionRequest(contributions=[threshold_sum_pb2.Contribution(
+        sender=1, ciphertexts=wire, signature=signature)])
+    with pytest.raises(ProtocolError, match="insufficient noise: 1 contributors, need 2"):
+        decryption.check_request(public, request, slot, keys, parties=5, min_contributors=1, ciphertext_count=1)

@@ -12,6 +12,8 @@ from sessions.errors import invalid, precondition
 from threshold_sum.binding import ContributionKeys, SumSlot, authenticate
 from threshold_sum.codec import batch_to_proto, ciphertexts_from_proto
 
+MIN_CONTRIBUTORS = 2  # crypto.md: a single contribution is never decryptable, however the request is phrased
+
 
 def _check_shape(request: threshold_sum_pb2.DecryptionRequest, parties: int, min_contributors: int,
                  ciphertext_count: int) -> None:
@@ -21,8 +23,9 @@ def _check_shape(request: threshold_sum_pb2.DecryptionRequest, parties: int, min
         raise invalid("a contributor is counted twice")
     if not all(1 <= s <= parties for s in senders):
         raise invalid("the contributions name unknown parties")
-    if len(senders) < min_contributors:
-        raise precondition(f"insufficient noise: {len(senders)} contributors, need {min_contributors}")
+    needed = max(MIN_CONTRIBUTORS, min_contributors)  # whatever τ a session names, never one party's vector alone
+    if len(senders) < needed:
+        raise precondition(f"insufficient noise: {len(senders)} contributors, need {needed}")
     for contribution in request.contributions:
         if len(contribution.ciphertexts.values) != ciphertext_count:
             raise invalid(f"party {contribution.sender} contributed {len(contribution.ciphertexts.values)} "
