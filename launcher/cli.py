@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -132,7 +133,7 @@ def _serve(args) -> int:
 
 
 def _keygen(args) -> int:
-    from launcher import certs
+    from launcher import bundles, certs
     from launcher.keygen import ceremony
     from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 
@@ -142,6 +143,7 @@ def _keygen(args) -> int:
     print(f"threshold key: {holders} holders, t = {threshold}, {args.bits} bits, {time.perf_counter() - started:.1f} s")
     identities = [AGGREGATOR, CURATOR, CLIENT] + [party(j) for j in range(1, args.parties + 1)]
     paths += certs.issue(args.out / "certs", identities, overwrite=args.force)
+    bundles.seal(args.out)  # the dealer's directory: hand each holder its own files only
     print(f"certificates: a CA and {len(identities)} role identities")
     for path in paths:
         print(f"  {path}")
@@ -202,8 +204,11 @@ def _prepare(args) -> int:
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
                                  args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
                                  overwrite=args.force, aux_fraction=args.aux_fraction)
+    run = processes.RunDirectory(args.out)
+    names = sorted(path.name for path in run.path.iterdir() if path.is_dir())
     print(f"prepared {args.out}: threshold key, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
-          f"{len(topology.parties)} party data files, topology {processes.RunDirectory(args.out).topology}")
+          f"{len(topology.parties)} party data files; one bundle per role (copy each to its host only): "
+          f"{', '.join(names)}")
     return 0
 
 
@@ -311,6 +316,22 @@ def _run(args) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _stop_on_signals():
+    """SIGTERM (and SIGINT, as ever) end a foreground run through its `finally`, which stops every role it started;
+    a SIGKILL is covered by the roles' parent-death signal."""
+    import signal
+
+    def interrupted(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _demo(args) -> int:
     import tempfile
 
@@ -323,16 +344,17 @@ def _demo(args) -> int:
     with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as run_dir:
         print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
               f"({args.bits}-bit keys) …", flush=True)
-        processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split,
-                     aux_fraction=args.aux_fraction)
-        try:
-            args.run_dir, args.topology, args.client_data = Path(run_dir), None, None
-            for index, protocol in enumerate(p for p in PROTOCOLS.values() if p.in_demo):
-                if index:
-                    print()
-                _run_session(protocol, protocol_arguments(args, protocol))
-        finally:
-            processes.down(Path(run_dir))
+        with _stop_on_signals():
+            processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split,
+                         aux_fraction=args.aux_fraction, foreground=True)
+            try:
+                args.run_dir, args.topology, args.client_data = Path(run_dir), None, None
+                for index, protocol in enumerate(p for p in PROTOCOLS.values() if p.in_demo):
+                    if index:
+                        print()
+                    _run_session(protocol, protocol_arguments(args, protocol))
+            finally:
+                processes.down(Path(run_dir))
     print(f"demo finished in {time.perf_counter() - started:.1f} s; every process stopped")
     return 0
 
@@ -649,6 +671,7 @@ def _user_error(error: Exception) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    os.umask(0o077)  # every file a role or the launcher writes (logs, ledgers, reports) is its owner's alone
     command = next((word for word in argv if not word.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
     try:
