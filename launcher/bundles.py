@@ -62,7 +62,7 @@ def private_directory(path: Path) -> Path:
     info = os.lstat(path)
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
         raise ValueError(f"{path} is not a directory (a symlink is refused)")
-    if info.st_uid != os.getuid():
+    if info.st_uid != os.getuid() and os.getuid() != 0:  # root re-deals into bundles it gave away (`--owner`)
         raise PermissionError(f"{path} belongs to uid {info.st_uid}, not to this user; refusing to write there")
     os.chmod(path, DIRECTORY_MODE)
     return path
@@ -88,3 +88,11 @@ def open_private(path: Path, append: bool = True) -> int:
     if stat.S_ISREG(os.fstat(fd).st_mode):  # narrows a file that existed with a wider mode; not /dev/null
         os.fchmod(fd, FILE_MODE)
     return fd
+
+
+def give(root: Path, uid: int) -> None:
+    """Hand a bundle to its role's uid (compose runs each role as its own uid; needs root)."""
+    os.chown(root, uid, uid, follow_symlinks=False)
+    for directory, subdirectories, files in os.walk(root):
+        for name in subdirectories + files:
+            os.chown(Path(directory) / name, uid, uid, follow_symlinks=False)

@@ -192,8 +192,22 @@ def _addresses(values: list[str]) -> dict:
     return addresses
 
 
+def _owners(values: list[str] | None, parties: int) -> dict[str, int]:
+    """`--owner BUNDLE=UID`: checked before any work."""
+    names = {"aggregator", "curator", "client", *(f"party-{j}" for j in range(1, parties + 1))}
+    owners = {}
+    for value in values or []:
+        name, _, uid = value.partition("=")
+        if name not in names or not uid.isdigit():
+            raise SystemExit(f"--owner takes BUNDLE=UID with BUNDLE one of {', '.join(sorted(names))}, not {value!r}")
+        owners[name] = int(uid)
+    if owners and os.getuid() != 0:
+        raise SystemExit("--owner needs root (it hands each bundle to its role's uid)")
+    return owners
+
+
 def _prepare(args) -> int:
-    from launcher import processes
+    from launcher import bundles, processes
     from sessions.identity import AGGREGATOR, CURATOR, party
 
     warn_small_key(args.bits)
@@ -201,10 +215,13 @@ def _prepare(args) -> int:
     expected = {AGGREGATOR, CURATOR, *(party(j) for j in range(1, args.parties + 1))}
     if set(addresses) != expected:
         raise SystemExit(f"--address must name exactly: {', '.join(sorted(map(str, expected)))}")
+    owners = _owners(args.owner, args.parties)
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
                                  args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
                                  overwrite=args.force, aux_fraction=args.aux_fraction)
     run = processes.RunDirectory(args.out)
+    for name, uid in owners.items():
+        bundles.give(run.path / name, uid)
     names = sorted(path.name for path in run.path.iterdir() if path.is_dir())
     print(f"prepared {args.out}: threshold key, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
           f"{len(topology.parties)} party data files; one bundle per role (copy each to its host only): "
@@ -534,6 +551,8 @@ def _add_prepare_command(commands) -> None:
     prepare.add_argument("--model", help="teachers' model")
     prepare.add_argument("--insecure", action="store_true", help="no certificates: plaintext deployment")
     prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
+    prepare.add_argument("--owner", action="append", metavar="BUNDLE=UID",
+                         help="give a bundle (aggregator, curator, client, party-J) to this uid (root only; compose)")
     _add_dataset_options(prepare)
     prepare.set_defaults(handler=_prepare)
 
