@@ -88,7 +88,7 @@ class Topology:
         if self.insecure:
             return None
         assert self.ca_certificate is not None  # checked when the topology was made
-        if identity == CLIENT:
+        if identity == CLIENT or identity == Principal.of(CLIENT):
             if self.client_certificate is None or self.client_key is None:
                 raise ValueError("this topology holds no client certificate (it is a role's bundle, not the client's)")
             return TlsFiles(self.ca_certificate, self.client_certificate, self.client_key)
