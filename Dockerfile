@@ -9,7 +9,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 RUN python -c "import tomllib; print(chr(10).join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
         > /tmp/requirements.txt \
-    && pip install -r /tmp/requirements.txt
+    && pip install -r /tmp/requirements.txt && rm /tmp/requirements.txt
 
 # Every package pyproject names (.dockerignore keeps tests, docs and caches out).
 COPY . .

@@ -172,6 +172,13 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
         bundles.private_directory(run.path)
         directories = {principal: bundles.private_directory(run.bundle(principal))
                        for principal in sorted(set(principals.values())) + [Principal.of(CLIENT)]}
+        if not overwrite:  # refused before anything is written
+            credentials = [path for principal, directory in directories.items()
+                           for path in (directory / keyfiles.PUBLIC_KEY_FILE, directory / certs.CA_FILE,
+                                        *certs.certificate_files(directory, principal), *directory.glob("key_share_*"))]
+            existing = [path for path in credentials if os.path.lexists(path)]
+            if existing:
+                raise FileExistsError(f"{existing[0]} exists; refusing to overwrite a deployment's keys")
         data_files = []
         for number, (features, labels) in enumerate(parts, start=1):
             data_files.append(directories[principals[party(number)]] / f"party_{number}.npz")

@@ -249,3 +249,13 @@ def test_an_interrupted_demo_leaves_no_role_process(signum, tmp_path):
                 os.kill(pid, signal.SIGKILL)
         if run_dir is not None and run_dir.exists():  # a killed demo cannot remove its temporary directory
             shutil.rmtree(run_dir)
+
+
+def test_prepare_refuses_existing_keys_before_writing_anything(prepared):
+    run, _, _ = prepared
+    before = {path: path.stat().st_mtime_ns for path in run.path.rglob("*") if path.is_file()}
+    hosts = processes.party_hosts(PARTIES, PER_PROCESS)
+    with pytest.raises(FileExistsError, match="refusing to overwrite"):
+        processes.prepare(run.path, PARTIES, BITS, datasets.load("breast-cancer"),
+                          processes.loopback_addresses(PARTIES, hosts), seed=4, hosts=hosts)
+    assert {path: path.stat().st_mtime_ns for path in run.path.rglob("*") if path.is_file()} == before
