@@ -695,6 +695,9 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser(command).parse_args(argv)
     try:
         return args.handler(args)
+    except KeyboardInterrupt:  # SIGINT, or SIGTERM in a foreground run: what it started is already stopped
+        print("mpdp: interrupted", file=sys.stderr)
+        return 130
     except Exception as error:
         message = _user_error(error)
         if message is None or os.environ.get("MPDP_DEBUG"):
