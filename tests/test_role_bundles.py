@@ -215,7 +215,7 @@ def _alive(pid: int) -> bool:
     return "\nState:\tZ" not in state
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
 def test_an_interrupted_demo_leaves_no_role_process(signum, tmp_path):
     parties = 2
     with (tmp_path / "demo.log").open("w") as log:
@@ -239,7 +239,9 @@ def test_an_interrupted_demo_leaves_no_role_process(signum, tmp_path):
             time.sleep(0.2)
         assert not [pid for pid in roles if _alive(pid)]
         if signum != signal.SIGKILL:
-            assert demo.returncode != 0 and not run_dir.exists()  # it cleaned up after itself
+            assert demo.returncode == 130 and not run_dir.exists()  # it cleaned up after itself
+            output = (tmp_path / "demo.log").read_text()
+            assert "mpdp: interrupted" in output and "Traceback" not in output
     finally:
         if demo.poll() is None:
             demo.kill()
