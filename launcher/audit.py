@@ -287,8 +287,10 @@ def summary(report: dict) -> str:
     draws = "" if exact["draws_agree"] else "; the sampler's draws DO NOT MATCH the parameters it declares"
     claimed = report["claimed_epsilon"]
     bound, resolved = report["epsilon_lower_bound"], report["resolution_epsilon"]
+    trials = report["trials_per_data_set"]
     empirical = ("EXCEEDS" if report["empirical_exceeds_claim"] else
-                 f"inconclusive below ε ≈ {_number(resolved)} at {report['trials_per_data_set']} trials")
+                 f"inconclusive below ε ≈ {resolved:.3g} at {trials} trials" if math.isfinite(resolved) else
+                 f"inconclusive: on the strongest event found, {trials} trials cannot show any ε above the claim")
     return "\n".join([
         f"audit of {report['protocol']} ({report['noise']['mechanism']}{broken}), "
         f"{report['trials_per_data_set']} releases per data set",
@@ -308,7 +310,12 @@ def summary(report: dict) -> str:
 
 
 def _sensitivity(sensitivity: dict) -> str:
+    if "used_l2" in sensitivity:
+        return (f"L2 {sensitivity['used_l2']:.4g} grid units (spec {sensitivity['spec_l2']:.4g}, measured on the "
+                f"neighbours {sensitivity['measured_l2']:.4g})")
     if "used" in sensitivity and isinstance(sensitivity["used"], list):
         moved = [s for s in sensitivity["used"] if s]
         return f"{len(moved)} counts moved by ±{max(abs(s) for s in moved)}" if moved else "0"
-    return ", ".join(f"{k.replace('_', ' ')} {v:.4g}" for k, v in sensitivity.items() if isinstance(v, float))
+    stated = ", ".join(f"{k.replace('_', ' ')} {v:.4g}" for k, v in sensitivity.items()
+                       if isinstance(v, float) and not isinstance(v, bool))
+    return stated or "of the spec"
