@@ -16,7 +16,7 @@ bound below the claim is never "within", only "inconclusive below ε ≈ X at th
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -40,9 +40,11 @@ class AuditResult:
     rate_d_prime: float
     trials: int  # per data set, evaluation half
     per_bound_confidence: float = 0.975
+    # hits on the denominator's evaluation releases for every threshold of the strongest test's statistic
+    denominator_hits: tuple[int, ...] = field(default=(), repr=False)
 
     def to_dict(self) -> dict:
-        return dict(self.__dict__)
+        return {k: v for k, v in self.__dict__.items() if k != "denominator_hits"}
 
 
 def _epsilon_from_rates(hits_d: int, hits_d_prime: int, trials: int, delta: float, confidence: float) -> float:
@@ -63,6 +65,7 @@ def epsilon_lower_bound(statistics_d: dict[str, np.ndarray], statistics_d_prime:
     candidates = 4 * len(statistics_d)
     per_bound = 1 - (1 - confidence) / (2 * candidates)  # two bounds per candidate test, Bonferroni
     best = AuditResult(0.0, "none", math.nan, math.nan, math.nan, 0, per_bound)
+    best_scores: tuple[np.ndarray, np.ndarray] = (np.zeros(0), np.zeros(0))
     for name, first in statistics_d.items():
         for order, (on_d, on_d_prime) in (("", (first, statistics_d_prime[name])),
                                           (" (D′ over D)", (statistics_d_prime[name], first))):
@@ -78,7 +81,10 @@ def epsilon_lower_bound(statistics_d: dict[str, np.ndarray], statistics_d_prime:
                     best = AuditResult(bound, f"{name} {'≥' if direction > 0 else '≤'} threshold{order}",
                                        float(direction * threshold), hits_d / half, hits_d_prime / half, half,
                                        per_bound)
-    return best
+                    best_scores = (direction * score_d, direction * score_d_prime)
+    thresholds = np.unique(best_scores[0])
+    hits = len(best_scores[1]) - np.searchsorted(np.sort(best_scores[1]), thresholds, side="left")
+    return replace(best, denominator_hits=tuple(int(h) for h in np.unique(hits)))
 
 
 def histogram_statistic(on_d: np.ndarray, on_d_prime: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -117,32 +123,25 @@ def hockey_stick(on_d: np.ndarray, on_d_prime: np.ndarray, epsilon: float) -> fl
 
 
 def resolution(result: AuditResult, claimed_epsilon: float, delta: float) -> float:
-    """X: on the event the strongest test used (its rate on the denominator's data set observed), the ratio
-    P_D(S)/P_D′(S) would have to reach e^X before this many evaluation releases could show a bound above the
-    claim. A mechanism whose loss on such events is below X passes unseen: the audit is inconclusive below
-    ε ≈ X. math.inf: no rate at all could show it (too few trials)."""
+    """X: on the half-lines of the strongest test's statistic (their rates on the denominator's data set as
+    observed), the ratio P_D(S)/P_D′(S) would have to reach e^X before this many evaluation releases could show
+    a bound above the claim. A mechanism whose loss on such events stays below X passes unseen: the audit is
+    inconclusive below ε ≈ X. math.inf: no event of the statistic could show it (too few trials)."""
     from scipy.stats import beta
 
     n = result.trials
-    if n == 0:
+    counts = np.array([k for k in result.denominator_hits if 0 < k < n])
+    if n == 0 or len(counts) == 0:
         return math.inf
     alpha = 1 - result.per_bound_confidence
-    hits_q = int(round(result.rate_d_prime * n))
-    high_q = 1.0 if hits_q >= n else float(beta.ppf(1 - alpha, hits_q + 1, n - hits_q))
-    needed = delta + math.exp(claimed_epsilon) * high_q
-    if needed >= 1:
+    successes = np.arange(1, n + 1)
+    lower = beta.ppf(alpha, successes, n - successes + 1)  # increasing in the hits on D
+    needed = delta + math.exp(claimed_epsilon) * beta.ppf(1 - alpha, counts + 1, n - counts)
+    reachable = needed <= lower[-1]
+    if not reachable.any():
         return math.inf
-    # the fewest hits on D whose lower bound reaches `needed` (the lower bound grows with the hits)
-    low, high = 0, n
-    if float(beta.ppf(alpha, n, 1)) < needed:
-        return math.inf
-    while high - low > 1:
-        middle = (low + high) // 2
-        if float(beta.ppf(alpha, middle, n - middle + 1)) >= needed:
-            high = middle
-        else:
-            low = middle
-    return math.log(high / max(hits_q, 1))
+    hits_needed = successes[np.searchsorted(lower, needed[reachable], side="left")]
+    return float(np.min(np.log(hits_needed / counts[reachable])))
 
 
 def _best_threshold(on_d: np.ndarray, on_d_prime: np.ndarray, delta: float, confidence: float) -> float:
