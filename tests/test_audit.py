@@ -131,24 +131,17 @@ def _mpdp_audit(path, *arguments):
 
 def test_the_command_fails_when_a_check_exceeds_the_claim(tmp_path):
     path = tmp_path / "audit.json"
-    honest = _mpdp_audit(path, "dppp", "--trials", "2000")
+    honest = _mpdp_audit(path, "dppp", "--trials", str(TRIALS))
     assert honest.returncode == 0, honest.stderr
     assert "within the claim" in honest.stdout and json.loads(path.read_text())["claimed_epsilon"] == 1.0
     assert "inconclusive" in honest.stdout  # a bound below the claim is never called "within"
-    broken = _mpdp_audit(path, "dppp", "--trials", "2000", "--broken", "coarse-grid")
+    broken = _mpdp_audit(path, "dppp", "--trials", str(TRIALS), "--broken", "quarter-tosses")
     assert broken.returncode == 1 and "EXCEEDS the claim" in broken.stdout and "Traceback" not in broken.stderr
+    assert "exact check" in broken.stdout and json.loads(path.read_text())["exact"]["exceeds_claim"]
 
 
 PLANTED = [("dppp", "--broken", "quarter-tosses"), ("dppp", "--broken", "claim-mismatch"),
            ("pathak", "--noise", "l2-laplace", "--broken", "half-sensitivity")]
-
-
-@pytest.mark.parametrize("arguments", PLANTED)
-def test_the_command_catches_the_planted_bugs(tmp_path, arguments):
-    result = _mpdp_audit(tmp_path / "audit.json", *arguments, "--trials", str(TRIALS))
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert "exact check" in result.stdout and "EXCEEDS" in result.stdout
-    assert json.loads((tmp_path / "audit.json").read_text())["exact"]["exceeds_claim"]
 
 
 @pytest.mark.hardening
