@@ -11,9 +11,11 @@
 
 A claim fails when the exact ε exceeds it or the empirical lower bound does; the command then exits 1.
 
-- DPPP: one query, two classes; the neighbour replaces one record of teacher 1 so that its vote moves from
-  class 0 to class 1. Exactly ⌈τK⌉ teachers contribute (the fewest the calibration allows: the worst case).
-- Hamm with noisy counts (binary): the neighbour replaces party 1's data, moving all N of its votes.
+- DPPP: one query, two classes; the neighbour replaces one record of teacher 1 so that its retrained vote
+  moves (launcher/audit_neighbours.py). Exactly ⌈τK⌉ teachers contribute (the fewest the calibration allows:
+  the worst case).
+- Hamm with noisy counts (binary): the neighbour replaces party 1's data (its labels flipped, retrained), moving
+  its votes on the N public points.
 
 `--broken` audits a deliberately broken mechanism the same way (BROKEN says what each does).
 """
@@ -27,6 +29,7 @@ from typing import Callable
 
 import numpy as np
 
+from launcher import audit_neighbours
 from launcher.progress import progress
 from privacy import spec_sensitivity
 from privacy.audit import AuditResult, epsilon_lower_bound, histogram_statistic, hockey_stick, resolution
@@ -175,8 +178,7 @@ def audit_dppp(noise: str, epsilon: float, delta: float, trials: int, teachers: 
                broken: str | None = None) -> dict:
     contributors = math.ceil(HONEST_FRACTION * teachers - 1e-9)
     sampler, claim = share_sampler(noise, epsilon, delta, 2, teachers, 2, broken, teachers)
-    others = np.array([[1, 0] if j % 2 else [0, 1] for j in range(2, contributors + 1)]).reshape(-1, 2)
-    votes_d, votes_d_prime = np.vstack([[1, 0], others]), np.vstack([[0, 1], others])
+    votes_d, votes_d_prime, neighbour = audit_neighbours.dppp_votes(teachers, contributors)
     on_d, draws = _releases(votes_d, sampler, contributors, trials)
     on_d_prime, _ = _releases(votes_d_prime, sampler, contributors, trials)
     exact = exact_check(sampler, contributors, spec_sensitivity.dppp_shifts(1),
@@ -191,31 +193,30 @@ def audit_dppp(noise: str, epsilon: float, delta: float, trials: int, teachers: 
                   statistics(on_d), statistics(on_d_prime), on_d[:, 0] - on_d[:, 1],
                   on_d_prime[:, 0] - on_d_prime[:, 1],
                   {"teachers": teachers, "contributors": contributors, "queries": 1, "classes": 2,
-                   "neighbour": "one record of teacher 1 replaced: its vote moves from class 0 to class 1"}, broken)
+                   "neighbour": neighbour}, broken)
 
 
 def audit_hamm(noise: str, epsilon: float, delta: float, trials: int, parties: int = 20, points: int = 10,
                broken: str | None = None) -> dict:
     contributors = math.ceil(HONEST_FRACTION * parties - 1e-9)
     sampler, claim = share_sampler(noise, epsilon, delta, points, parties, points, broken, parties, hamm=True)
-    rng = np.random.default_rng(7)  # the other parties' fixed votes (public in the audit)
-    others = rng.integers(0, 2, size=(contributors - 1, points))
-    votes_d = np.vstack([np.ones(points, dtype=int), others])
-    votes_d_prime = np.vstack([np.zeros(points, dtype=int), others])
+    votes_d, votes_d_prime, neighbour = audit_neighbours.hamm_votes(parties, contributors, points)
     on_d, draws = _releases(votes_d, sampler, contributors, trials)
     on_d_prime, _ = _releases(votes_d_prime, sampler, contributors, trials)
     exact = exact_check(sampler, contributors, spec_sensitivity.hamm_shifts(points),
                         [int(v) for v in votes_d.sum(axis=0) - votes_d_prime.sum(axis=0)], epsilon, delta, draws,
                         parties * points)
 
+    change = votes_d.sum(axis=0) - votes_d_prime.sum(axis=0)
+
     def statistics(releases: np.ndarray) -> dict[str, np.ndarray]:
-        total = releases.sum(axis=1)
-        return {"sum of counts": total, f"sum mod {parties}": np.mod(total, parties)}
+        return {"counts projected on the change": releases @ change,
+                f"sum mod {parties}": np.mod(releases.sum(axis=1), parties)}
 
     return report("hamm", {**claim, **sampler.describe()}, epsilon, delta, trials, exact,
-                  statistics(on_d), statistics(on_d_prime), on_d.sum(axis=1), on_d_prime.sum(axis=1),
+                  statistics(on_d), statistics(on_d_prime), on_d @ change, on_d_prime @ change,
                   {"parties": parties, "contributors": contributors, "aux_points": points, "classes": 2,
-                   "neighbour": "party 1's data replaced: all its N votes move from 1 to 0"}, broken)
+                   "neighbour": neighbour}, broken)
 
 
 def report(protocol: str, noise: dict, epsilon: float, delta: float, trials: int, exact: ExactCheck,
@@ -289,7 +290,8 @@ def summary(report: dict) -> str:
     bound, resolved = report["epsilon_lower_bound"], report["resolution_epsilon"]
     trials = report["trials_per_data_set"]
     empirical = ("EXCEEDS" if report["empirical_exceeds_claim"] else
-                 f"inconclusive below ε ≈ {resolved:.3g} at {trials} trials" if math.isfinite(resolved) else
+                 f"inconclusive below ε ≈ {resolved:.3g} at {trials} trials (on events of rate ≥ 1/{trials}; a loss "
+                 "on rarer events, where (ε, δ) noise has its worst, is not seen)" if math.isfinite(resolved) else
                  f"inconclusive: on the strongest event found, {trials} trials cannot show any ε above the claim")
     return "\n".join([
         f"audit of {report['protocol']} ({report['noise']['mechanism']}{broken}), "
