@@ -233,11 +233,13 @@ def report(protocol: str, noise: dict, epsilon: float, delta: float, trials: int
             extra["hockey_stick_delta_at_claim"] = hockey_stick(integers_d, integers_d_prime, epsilon)
         result = epsilon_lower_bound(on_d, on_d_prime, delta, CONFIDENCE)
     empirical_exceeds = result.epsilon_lower_bound > epsilon
+    resolved = resolution(result, epsilon, delta)
     if broken:
         noise = {**noise, "broken": broken}
     return {"protocol": protocol, "setting": setting, "noise": noise, "claimed_epsilon": epsilon, "delta": delta,
             "trials_per_data_set": trials, "confidence": CONFIDENCE, "exact": exact.to_dict(),
-            **result.to_dict(), "resolution_epsilon": resolution(result, epsilon, delta),
+            **result.to_dict(),
+            "resolution_epsilon": resolved if math.isfinite(resolved) else None,  # None: no event could show it
             **extra, "empirical_exceeds_claim": empirical_exceeds,
             "exceeds_claim": exact.exceeds_claim or empirical_exceeds}
 
@@ -291,7 +293,7 @@ def summary(report: dict) -> str:
     trials = report["trials_per_data_set"]
     empirical = ("EXCEEDS" if report["empirical_exceeds_claim"] else
                  f"inconclusive below ε ≈ {resolved:.3g} at {trials} trials (on events of rate ≥ 1/{trials}; a loss "
-                 "on rarer events, where (ε, δ) noise has its worst, is not seen)" if math.isfinite(resolved) else
+                 "on rarer events, where (ε, δ) noise has its worst, is not seen)" if resolved is not None else
                  f"inconclusive: on the strongest event found, {trials} trials cannot show any ε above the claim")
     return "\n".join([
         f"audit of {report['protocol']} ({report['noise']['mechanism']}{broken}), "
