@@ -478,7 +478,8 @@ def _add_bench_command(commands) -> None:
 
 
 def _add_audit_command(commands) -> None:
-    audit = commands.add_parser("audit", help="an empirical lower bound on ε beside the claimed ε (exit 1 if above)")
+    audit = commands.add_parser("audit", help="the exact ε of the sampled noise and an empirical lower bound on "
+                                "ε beside the claimed ε (exit 1 if either is above)")
     audit.add_argument("protocol", choices=["dppp", "hamm", "pathak", "du"])
     audit.add_argument("--noise", help="the audited mechanism: binomial | skellam (DPPP, Hamm; default binomial), "
                                        "laplace-paper | l2-laplace | gaussian | distributed (Pathak; default "
@@ -486,8 +487,11 @@ def _add_audit_command(commands) -> None:
     audit.add_argument("--epsilon", type=float, default=1.0, help="the claimed ε of the audited release (default 1)")
     audit.add_argument("--delta", type=float, default=1e-5, help="default 1e-5")
     audit.add_argument("--trials", type=int, default=20_000, help="releases per data set (default 20 000)")
-    audit.add_argument("--broken", choices=["no-noise", "coarse-grid"],
-                       help="audit a deliberately broken mechanism instead (the attack must catch it)")
+    audit.add_argument("--broken", choices=["no-noise", "coarse-grid", "quarter-tosses", "claim-mismatch",
+                                            "half-sensitivity"],
+                       help="audit a deliberately broken mechanism instead (the audit must catch it): no noise, noise "
+                            "on K·ℤ, a quarter of the Binomial tosses (DPPP, Hamm), noise calibrated to 4ε claimed as "
+                            "ε, the sensitivity halved (DPPP, Hamm, Pathak)")
     audit.add_argument("--wire-sample", type=int, default=0, metavar="N",
                        help="also run N releases over real processes (DPPP, Pathak) that must equal the audited "
                             "reference computation")
