@@ -72,6 +72,7 @@ def wire_check(out: Path, parts: list[tuple[np.ndarray, np.ndarray]], test: tupl
     from learning.datasets import save_part
     from pathak.parameters import PathakParameters
     from pathak.reference import seeded_release
+    from privacy.ledger import UNLIMITED
 
     run = processes.RunDirectory(out / "wire")
     (run.path / "data").mkdir(parents=True, exist_ok=True)
@@ -84,7 +85,9 @@ def wire_check(out: Path, parts: list[tuple[np.ndarray, np.ndarray]], test: tupl
              party_sizes=np.array([len(labels) for _, labels in parts]))
     _, _, holders = ceremony(len(parts), run.path / "keys", bits)
     topology = processes.write_topology(run, processes.loopback_addresses(len(parts)), data_files, holders)
-    processes.wait_healthy(topology, processes.start_processes(run, topology, test_mode=True), run=run)
+    # The sweep's sessions outrun any budget and include laplace-paper: its parties' operator allows both.
+    processes.wait_healthy(topology, processes.start_processes(run, topology, test_mode=True, budget=UNLIMITED,
+                                                               allow_unproven=True), run=run)
     checks = []
     try:
         from launcher.client import load_client_data

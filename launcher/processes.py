@@ -25,6 +25,7 @@ from launcher.health import is_serving
 from launcher.keygen import ceremony
 from launcher.progress import progress
 from learning import datasets
+from privacy import ledger
 from privacy.ledger import Budget
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from wire.identity import Principal
@@ -156,6 +157,7 @@ def write_topology(run: RunDirectory, addresses: dict[Identity, str], data_files
         key_share = run.path / "keys" / keyfiles.share_file_name(number) if number <= holders else None
         roles.append(entry(party(number), key_share=key_share, data=data,
                            model=chosen[(number - 1) % len(chosen)] if chosen else None))
+        ledger.provision(data, number)  # `serve` requires it: a missing ledger is never a fresh budget
     client_files = {} if insecure else dict(zip(("client_certificate", "client_key"),
                                                   certs.certificate_files(cert_dir, CLIENT)))
     topology = Topology(public_key=run.path / "keys" / keyfiles.PUBLIC_KEY_FILE, roles=tuple(roles),
@@ -256,10 +258,11 @@ def serve_command(topology_path: Path, identity: Identity, insecure: bool) -> li
 
 
 def _spawn(run: RunDirectory, identity: Identity, insecure: bool, test_mode: bool, fault: str | None,
-           budget: Budget | None = None) -> int:
+           budget: Budget | None = None, allow_unproven: bool = False) -> int:
     command = [sys.executable, "-m", "launcher.cli", *serve_command(run.topology, identity, insecure)[1:]]
-    if budget is not None and identity.role == "party":
-        command += ["--budget", f"{budget.epsilon!r},{budget.delta!r}"]
+    if identity.role == "party":
+        command += (["--budget", budget.argument()] if budget is not None else []) + \
+            (["--allow-unproven"] if allow_unproven else [])
     if test_mode and (identity.role in ("party", "curator") or fault):  # those that draw (noise, Hamm's η)
         command.append("--test-mode")
     if test_mode and fault:
@@ -271,17 +274,18 @@ def _spawn(run: RunDirectory, identity: Identity, insecure: bool, test_mode: boo
 
 
 def start_processes(run: RunDirectory, topology: Topology, test_mode: bool = False,
-                    faults: dict[int, str] | None = None, budget: Budget | None = None) -> dict[str, int]:
+                    faults: dict[int, str] | None = None, budget: Budget | None = None,
+                    allow_unproven: bool = False) -> dict[str, int]:
     (run.path / "logs").mkdir(parents=True, exist_ok=True)
     processes = {str(entry.identity): _spawn(run, entry.identity, topology.insecure, test_mode,
-                                             (faults or {}).get(entry.identity.id), budget)
+                                             (faults or {}).get(entry.identity.id), budget, allow_unproven)
                  for entry in topology.host_entries}
     run.processes.write_text(json.dumps(processes, indent=2))
     return processes
 
 
 def restart(run_dir: Path, identity: Identity, test_mode: bool = False, fault: str | None = None,
-            budget: Budget | None = None) -> None:
+            budget: Budget | None = None, allow_unproven: bool = False) -> None:
     """Start one role again (after it died or was stopped), with `fault` (test mode) or none, and wait until it
     serves. A copy that still runs is stopped first."""
     run = RunDirectory(Path(run_dir))
@@ -291,7 +295,7 @@ def restart(run_dir: Path, identity: Identity, test_mode: bool = False, fault: s
     old = processes.get(str(identity))
     if old is not None and _running(old):
         stop({str(identity): old})
-    processes[str(identity)] = _spawn(run, identity, topology.insecure, test_mode, fault, budget)
+    processes[str(identity)] = _spawn(run, identity, topology.insecure, test_mode, fault, budget, allow_unproven)
     run.processes.write_text(json.dumps(processes, indent=2))
     wait_healthy(topology, {str(identity): processes[str(identity)]}, run=run, only=identity)
 
@@ -300,7 +304,7 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
        model: str | None = None, test_mode: bool = False, faults: dict[int, str] | None = None,
        threshold: int | None = None, split: str = "even", insecure: bool = False,
        startup_timeout: float = STARTUP_TIMEOUT_S, parties_per_process: int = 1,
-       aux_fraction: float | None = None, budget: Budget | None = None) -> Topology:
+       aux_fraction: float | None = None, budget: Budget | None = None, allow_unproven: bool = False) -> Topology:
     run = RunDirectory(Path(run_dir))
     if run.processes.exists() and any(_running(pid) for pid in json.loads(run.processes.read_text()).values()):
         raise StartupError(f"{run.path} already has running processes; run `mpdp down --run-dir {run.path}` first")
@@ -308,7 +312,7 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
     hosts = party_hosts(parties, parties_per_process)
     topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties, hosts), seed, model, threshold,
                        split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction)
-    processes = start_processes(run, topology, test_mode, faults, budget)
+    processes = start_processes(run, topology, test_mode, faults, budget, allow_unproven)
     try:
         wait_healthy(topology, processes, timeout=startup_timeout, run=run)
     except BaseException:
