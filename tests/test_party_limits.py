@@ -253,7 +253,7 @@ def test_a_du_party_answers_r_rounds_and_refuses_every_later_one_from_a_hostile_
     from sessions.identity import AGGREGATOR, party
     from tests.deployment import deployment, envelope
 
-    with deployment(tmp_path, 2, budget=Budget(4.0, 1e-5)) as d:
+    with deployment(tmp_path, 2, budget=Budget(4.0, 1e-4)) as d:
         d.kill(AGGREGATOR)
         hostile = _HostileServer(d.topology)
         try:
@@ -276,7 +276,7 @@ def test_a_du_party_answers_r_rounds_and_refuses_every_later_one_from_a_hostile_
             assert hostile.uploads.empty()
             entries = Ledger(d.topology.entry(party(1)).data, 1).entries()
             assert [entry["session"] for entry in entries] == ["limited"]
-            assert entries[0]["guarantee"]["epsilon"] == pytest.approx(3.0)
+            assert entries[0]["guarantee"]["epsilon"] == pytest.approx(3.0, rel=1e-3)  # R·ε, composed exactly
             log = (d.run.path / "logs").glob("party*1*")
             assert any("at or past the limit R = 3" in path.read_text() for path in log)
 
