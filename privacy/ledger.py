@@ -145,7 +145,7 @@ def _fsync_directory(directory: Path) -> None:
         os.close(handle)
 
 
-def _write_new(path: Path, content: bytes) -> None:
+def _write_atomically(path: Path, content: bytes) -> None:
     """`path` with `content`, mode 0600, atomically (temporary file, fsync, rename, fsync of the directory)."""
     temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
     handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
@@ -170,8 +170,8 @@ def provision(data_file: Path, party: int) -> Path:
     header = _line({"format": FORMAT, "party": party, "data_file": ledger.data_file.name, "created": _now(),
                     "data_sha256": _sha256(ledger.data_file), "nonce": secrets.token_hex(16),
                     "unit": "one record of this data set (replacement); a party-unit guarantee implies it"})
-    _write_new(ledger.path, header)
-    _write_new(ledger.head, _line({"lines": 1, "sha256": _line_digest(header)}))
+    _write_atomically(ledger.path, header)
+    _write_atomically(ledger.head, _line({"lines": 1, "sha256": _line_digest(header)}))
     return ledger.path
 
 
@@ -286,7 +286,7 @@ class Ledger:
             return self._within_budget(self._read(), guarantee)
 
     def spend(self, session: str, protocol: str, guarantee: Guarantee) -> Composed | None:
-        """Append `guarantee` durably, or raise BudgetExceeded and record nothing. Returns the new total when
+        """Append `guarantee` durably, or raise BudgetExceeded and record nothing. Returns the total with it when
         the budget is finite (it had to be computed), else None."""
         with self._exclusive():
             lines = self._read()
@@ -306,5 +306,5 @@ class Ledger:
                 os.fsync(handle)
             finally:
                 os.close(handle)
-            _write_new(self.head, _line({"lines": len(lines) + 1, "sha256": _line_digest(line)}))
+            _write_atomically(self.head, _line({"lines": len(lines) + 1, "sha256": _line_digest(line)}))
             return total
