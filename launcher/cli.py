@@ -118,7 +118,10 @@ def _add_budget_option(parser) -> None:
     parser.add_argument("--budget", type=_budget, metavar="ε,δ",
                         help="each party's privacy budget for its data set, composed over every session it takes "
                              "part in (its ledger is a file next to the data); a session that would exceed it is "
-                             "refused. Default: no limit, spending still recorded")
+                             "refused. Default: 10,1e-5; `inf` for no limit (spending still recorded)")
+    parser.add_argument("--allow-unproven", action="store_true",
+                        help="the parties take mechanisms without a proven ε (Du's OFPA/OFAA, Pathak's "
+                             "laplace-paper, non-private runs); refused otherwise")
 
 
 def _serve(args) -> int:
@@ -128,7 +131,7 @@ def _serve(args) -> int:
 
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure,
-              args.budget)
+              args.budget, args.allow_unproven)
     return 0
 
 
@@ -175,7 +178,7 @@ def _up(args) -> int:
     topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
                             args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
                             startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process,
-                            aux_fraction=args.aux_fraction, budget=args.budget)
+                            aux_fraction=args.aux_fraction, budget=args.budget, allow_unproven=args.allow_unproven)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
@@ -358,15 +361,17 @@ def _demo(args) -> int:
     from launcher import processes
     from launcher.protocol import protocol_arguments
     from launcher.registry import PROTOCOLS
+    from privacy.ledger import UNLIMITED
 
     warn_small_key(args.bits)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as run_dir:
         print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
               f"({args.bits}-bit keys) …", flush=True)
+        # A throw-away deployment on a public data set that runs every protocol: no budget to keep.
         with _stop_on_signals():
             processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split,
-                         aux_fraction=args.aux_fraction, foreground=True)
+                         aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True)
             try:
                 args.run_dir, args.topology, args.client_data = Path(run_dir), None, None
                 for index, protocol in enumerate(p for p in PROTOCOLS.values() if p.in_demo):
