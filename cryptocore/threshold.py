@@ -32,6 +32,9 @@ CHALLENGE_BITS = 128
 BATCH_DOMAIN_TAG = b"mpdp/threshold-paillier/batch-coefficients/v1"
 BATCH_COEFFICIENT_BITS = 128
 MAX_HOLDERS = 64  # Δ = ℓ! grows fast; the launcher's committees have at most 16
+# A dealer's share is below n·m < n²; a share dealt by the key holders themselves (integer secret sharing,
+# docs/distributed-keygen.md) is below n²·2^SHARE_SLACK_BITS, and the proof's randomness covers that too.
+SHARE_SLACK_BITS = 320
 
 
 @dataclass(frozen=True)
@@ -104,8 +107,13 @@ class ThresholdPublicKey:
 
     @cached_property
     def proof_randomness_bits(self) -> int:
-        # r must hide e·Δ·s_i (≤ |n²| + 128 + log₂Δ bits) statistically.
-        return self.paillier.nsquare.bit_length() + (self.delta - 1).bit_length() + 256
+        # r must hide e·Δ·s_i (≤ |n²| + SHARE_SLACK_BITS + 128 + log₂Δ bits) statistically.
+        return self.paillier.nsquare.bit_length() + SHARE_SLACK_BITS + (self.delta - 1).bit_length() + 256
+
+    @cached_property
+    def share_bound(self) -> int:
+        """Every key share lies in (0, share_bound)."""
+        return self.paillier.nsquare << SHARE_SLACK_BITS
 
     @cached_property
     def _verification_base_table(self) -> FixedBaseTable:
@@ -270,7 +278,7 @@ def _check_proof(public: ThresholdPublicKey, holder: int, ciphertext: int, value
     verification_key = public.verification_key(holder)
     if not 0 <= challenge < 1 << CHALLENGE_BITS:
         raise InvalidShare(holder, "challenge out of range")
-    max_response = (1 << public.proof_randomness_bits) + (1 << CHALLENGE_BITS) * public.delta * nsquare
+    max_response = (1 << public.proof_randomness_bits) + (1 << CHALLENGE_BITS) * public.delta * public.share_bound
     if not 0 <= response < max_response:
         raise InvalidShare(holder, "response out of range")
     c4 = gmpy2.powmod(ciphertext, 4, nsquare)
