@@ -292,7 +292,7 @@ class Holder:
     def _on_key_shares(self, broadcasts, privates) -> list[Message]:
         n, nsquare = self.n, self.n * self.n
         share_bound = nsquare << SHARE_SLACK_BITS
-        commitments = self._column(broadcasts, self.threshold, 2, nsquare - 1)
+        commitments = self._column(broadcasts, self.threshold, 1, nsquare)  # C_{j0} = 1 where x_j = 0
         received = self._column(privates, 1, -share_bound, share_bound)
         for sender in range(1, self.holders + 1):
             if sender != self.index and not integer_sharing.matches(

@@ -15,6 +15,11 @@ class Transcript:
     def __init__(self, bits: int, holders: int, threshold: int):
         self._digest = hashlib.sha256(TAG + b"".join(x.to_bytes(4, "big") for x in (bits, holders, threshold)))
 
+    def __deepcopy__(self, memo) -> "Transcript":
+        twin = Transcript.__new__(Transcript)
+        twin._digest = self._digest.copy()
+        return twin
+
     def absorb(self, label: str, values) -> None:
         self._digest.update(len(label).to_bytes(4, "big") + label.encode())
         for value in values:
