@@ -39,24 +39,29 @@ def _planted_prime(bits: int, holders: int) -> list[int]:
     return [offset + 4 * parts[0]] + [4 * part for part in parts[1:]]
 
 
-@pytest.fixture(scope="module")
-def modulus_agreed():
-    """The holders after they accepted n, with the stage INVERSE's messages in flight: a snapshot each test
-    resumes from a copy of. So that the suite stays fast, the first candidate of the first batch is a pair of
-    primes (planted in the holders' draws); everything after the draw (BGW, trial division, the biprimality
-    test) runs as in a real ceremony. test_a_real_search_finds_a_modulus runs the random search itself."""
-    planted = list(zip(_planted_prime(BITS, HOLDERS), _planted_prime(BITS, HOLDERS)))
-    draws = {index: 0 for index in range(1, HOLDERS + 1)}
+def plant_primes(patch, bits: int, holders: int, batch: int) -> None:
+    """Make the first candidate of the first batch a pair of primes, in every holder's draws. Everything after
+    the draw (BGW, trial division, the biprimality test) runs as in a real ceremony; the random search itself
+    runs in test_a_real_search_finds_a_modulus_and_a_working_key."""
+    planted = list(zip(_planted_prime(bits, holders), _planted_prime(bits, holders)))
+    draws = {index: 0 for index in range(1, holders + 1)}
     real = candidates.candidate_share
 
     def draw(bits, holders, index):
         count, draws[index] = draws[index], draws[index] + 1
-        if count in (0, BATCH):
-            return planted[index - 1][count // BATCH]
+        if count in (0, batch):
+            return planted[index - 1][count // batch]
         return real(bits, holders, index)
 
+    patch.setattr(candidates, "candidate_share", draw)
+
+
+@pytest.fixture(scope="module")
+def modulus_agreed():
+    """The holders after they accepted n, with the stage INVERSE's messages in flight: a snapshot each test
+    resumes from a copy of (planted primes keep the suite fast)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(candidates, "candidate_share", draw)
+        plant_primes(patch, BITS, HOLDERS, BATCH)
         ceremony = InProcess(BITS, HOLDERS, THRESHOLD, batch=BATCH)
         ceremony.run(until=messages.INVERSE)
     assert ceremony.figures.attempts == 1

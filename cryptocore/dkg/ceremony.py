@@ -29,6 +29,7 @@ class HolderFigures:
 @dataclass
 class CeremonyFigures:
     rounds: int = 0
+    critical_path_seconds: float = 0.0  # Σ over rounds of the slowest holder's CPU time: the wall time on ℓ machines
     attempts: int = 0
     candidates_tried: int = 0
     biprimality_tests: int = 0
@@ -76,7 +77,10 @@ class InProcess:
         while any(h.result is None for h in self.holders) and (until is None or self.stage != until):
             self.figures.rounds += 1
             inboxes = self._deliver()
+            before = {h.index: self.figures.holders[h.index].cpu_seconds for h in self.holders}
             self._outgoing = {h.index: self._step(h, lambda h=h: h.receive(inboxes[h.index])) for h in self.holders}
+            self.figures.critical_path_seconds += max(self.figures.holders[h.index].cpu_seconds - before[h.index]
+                                                      for h in self.holders)
         first = self.holders[0]
         self.figures.attempts = first.attempt
         self.figures.candidates_tried = first.candidates_tried

@@ -62,6 +62,7 @@ class Holder:
         self.delta = math.factorial(holders)
         self.stage: str | None = None
         self.attempt = 0
+        self.round = 0
         self.candidates_tried = 0
         self.biprimality_tests = 0
         self.result: KeyShare | None = None
@@ -73,14 +74,18 @@ class Holder:
 
     def _emit(self, stage: str, broadcast=None, private: dict[int, list] | None = None) -> list[Message]:
         self.stage = stage
+        self.round += 1
         out = []
-        self._own_broadcast = tuple(int(v) for v in broadcast) if broadcast is not None else None
-        self._own_private = tuple(int(v) for v in private[self.index]) if private is not None else None
+        self._own_broadcast = self._own_private = None
         if broadcast is not None:
-            out.append(Message(stage, self.attempt, self.index, BROADCAST, self._own_broadcast))
-        for recipient, values in (private or {}).items():
-            if recipient != self.index:
-                out.append(Message(stage, self.attempt, self.index, recipient, tuple(int(v) for v in values)))
+            self._own_broadcast = values = tuple(int(v) for v in broadcast)
+            out.append(Message(stage, self.attempt, self.round, self.index, BROADCAST, values))
+        for recipient, row in (private or {}).items():
+            values = tuple(int(v) for v in row)
+            if recipient == self.index:
+                self._own_private = values
+            else:
+                out.append(Message(stage, self.attempt, self.round, self.index, recipient, values))
         return out
 
     def _inbox(self, received: list[Message]) -> tuple[dict[int, tuple], dict[int, tuple]]:
@@ -92,7 +97,7 @@ class Holder:
             sender = message.sender
             if not 1 <= sender <= self.holders or sender == self.index:
                 raise DkgAborted(f"message from unknown sender {sender}")
-            if message.stage != self.stage or message.attempt != self.attempt:
+            if (message.stage, message.attempt, message.round) != (self.stage, self.attempt, self.round):
                 raise DkgAborted(f"sent {message.stage}/{message.attempt} during {self.stage}/{self.attempt}",
                                  sender)
             if message.recipient not in (BROADCAST, self.index):
@@ -135,6 +140,14 @@ class Holder:
                     raise DkgAborted(f"product points of stage {self.stage} are not on one polynomial")
             values.append(sum(w * y for w, y in zip(weights, points)) % modulus)
         return values
+
+    @property
+    def expected_messages(self) -> int:
+        """How many messages the current stage takes from the other holders."""
+        if self.stage is None:
+            return 0
+        broadcast, private = messages.EXPECTS[self.stage]
+        return (self.holders - 1) * (int(broadcast) + int(private))
 
     def start(self) -> list[Message]:
         if self.attempt:

@@ -24,6 +24,11 @@ EXPONENT_WRAP = "exponent-wrap"  # broadcast: top bits of each additive share of
 KEY_SHARES = "key-shares"  # private g_j(i), broadcast Feldman commitments
 CONFIRMATION = "confirmation"  # broadcast: v_i and a proven partial decryption of a test ciphertext
 
+# (broadcast?, private?): what every other holder sends in each stage.
+EXPECTS = {CANDIDATES: (False, True), PRODUCTS: (True, False), SIEVED: (True, False), BIPRIMALITY: (True, False),
+           INVERSE: (False, True), INVERSE_PRODUCTS: (True, False), EXPONENT: (False, True),
+           EXPONENT_WRAP: (True, False), KEY_SHARES: (True, True), CONFIRMATION: (True, False)}
+
 STAGES = (CANDIDATES, PRODUCTS, SIEVED, BIPRIMALITY, INVERSE, INVERSE_PRODUCTS, EXPONENT, EXPONENT_WRAP,
           KEY_SHARES, CONFIRMATION)
 
@@ -32,6 +37,7 @@ STAGES = (CANDIDATES, PRODUCTS, SIEVED, BIPRIMALITY, INVERSE, INVERSE_PRODUCTS, 
 class Message:
     stage: str
     attempt: int
+    round: int  # counts every stage a holder has entered: BIPRIMALITY may repeat within one attempt
     sender: int
     recipient: int  # BROADCAST or a holder index
     values: tuple[int, ...]
