@@ -19,6 +19,7 @@ from cryptocore.dkg.messages import BROADCAST, Message
 from cryptocore.key_checks import MAX_KEY_BITS
 from cryptocore.threshold import KeyShare
 from keygen import codec
+from mpdp_proto.v1 import keygen_pb2
 from sessions.errors import denied, invalid
 from sessions.identity import CLIENT, Identity, party
 from sessions.outbound import Outbound
@@ -45,7 +46,7 @@ class KeyHolderSide(RoleSide):
         self.holder: Holder | None = None
         self._pending: dict[int, list[Message]] = {}
         self._seen: set[tuple[int, int, bool]] = set()  # (round, sender, broadcast)
-        self._public = None
+        self._public: keygen_pb2.KeygenPublicKey | None = None
 
     @property
     def participants(self) -> list[Identity]:
