@@ -127,7 +127,7 @@ def _serve(args) -> int:
 
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure,
-              args.budget)
+              args.budget, keygen_only=args.keygen_only)
     return 0
 
 
@@ -138,7 +138,8 @@ def _keygen(args) -> int:
 
     warn_small_key(args.bits)
     started = time.perf_counter()
-    paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force)
+    paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force,
+                                         method=args.keygen)
     print(f"threshold key: {holders} holders, t = {threshold}, {args.bits} bits, {time.perf_counter() - started:.1f} s")
     identities = [AGGREGATOR, CURATOR, CLIENT] + [party(j) for j in range(1, args.parties + 1)]
     paths += certs.issue(args.out / "certs", identities, overwrite=args.force)
@@ -170,7 +171,7 @@ def _up(args) -> int:
     topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
                             args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
                             startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process,
-                            aux_fraction=args.aux_fraction, budget=args.budget)
+                            aux_fraction=args.aux_fraction, budget=args.budget, keygen=args.keygen)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
@@ -201,7 +202,7 @@ def _prepare(args) -> int:
         raise SystemExit(f"--address must name exactly: {', '.join(sorted(map(str, expected)))}")
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
                                  args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
-                                 overwrite=args.force, aux_fraction=args.aux_fraction)
+                                 overwrite=args.force, aux_fraction=args.aux_fraction, keygen=args.keygen)
     print(f"prepared {args.out}: threshold key, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
           f"{len(topology.parties)} party data files, topology {processes.RunDirectory(args.out).topology}")
     return 0
@@ -466,6 +467,8 @@ def _add_serve_command(commands) -> None:
     serve.add_argument("--max-message-bytes", type=int, default=64 * 1024 * 1024,
                        help="largest message this server sends or accepts")
     serve.add_argument("--insecure", action="store_true", help="serve plaintext (the topology must say so too)")
+    serve.add_argument("--keygen-only", action="store_true",
+                       help="a key holder before the key exists: serve only the distributed key generation")
     _add_budget_option(serve)
     serve.set_defaults(handler=_serve)
 
@@ -477,7 +480,16 @@ def _add_keygen_command(commands) -> None:
     keygen.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     keygen.add_argument("--threshold", type=int, help="t (default ⌊2ℓ/3⌋ + 1)")
     keygen.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
+    _add_keygen_method_option(keygen)
     keygen.set_defaults(handler=_keygen)
+
+
+def _add_keygen_method_option(parser) -> None:
+    from launcher.keygen import METHODS
+
+    parser.add_argument("--keygen", choices=METHODS, default="dealer",
+                        help="dealer (default: one process deals the shares, fast) or distributed (the key holders "
+                             "generate the key among themselves, no process ever holds it; docs/distributed-keygen.md)")
 
 
 def _add_up_command(commands) -> None:
@@ -494,6 +506,7 @@ def _add_up_command(commands) -> None:
     up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
     up.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
                     help="seconds to wait for every role to serve (default 120)")
+    _add_keygen_method_option(up)
     _add_budget_option(up)
     up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
@@ -512,6 +525,7 @@ def _add_prepare_command(commands) -> None:
     prepare.add_argument("--model", help="teachers' model")
     prepare.add_argument("--insecure", action="store_true", help="no certificates: plaintext deployment")
     prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
+    _add_keygen_method_option(prepare)
     _add_dataset_options(prepare)
     prepare.set_defaults(handler=_prepare)
 

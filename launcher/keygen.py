@@ -16,10 +16,24 @@ def committee_size(parties: int) -> int:
     return min(parties, MAX_COMMITTEE)
 
 
+METHODS = ("dealer", "distributed")  # docs/distributed-keygen.md says why the dealer is the default
+
+
 def ceremony(parties: int, directory: Path, bits: int, threshold: int | None = None,
-             overwrite: bool = False) -> tuple[list[Path], int, int]:
+             overwrite: bool = False, method: str = "dealer") -> tuple[list[Path], int, int]:
     holders = committee_size(parties)
     threshold = threshold or default_threshold(holders)
+    if method == "distributed":
+        return distributed(holders, threshold, directory, bits, overwrite)
     keyfiles.check_writable(directory, holders, overwrite)  # before the expensive key generation
     public, shares = generate_threshold_key(bits, threshold, holders)
     return keyfiles.write_key_files(directory, public, shares, overwrite=overwrite), threshold, holders
+
+
+def distributed(holders: int, threshold: int, directory: Path, bits: int,
+                overwrite: bool = False) -> tuple[list[Path], int, int]:
+    """The key holders' own ceremony, each holder its own process (launcher/distributed_keygen.py)."""
+    from launcher import distributed_keygen
+
+    paths, _ = distributed_keygen.ceremony(holders, threshold, directory, bits, overwrite)
+    return paths, threshold, holders

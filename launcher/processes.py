@@ -187,14 +187,15 @@ def loopback_addresses(parties: int, hosts: dict[Identity, Principal] | None = N
 def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, addresses: dict[Identity, str],
             seed: int | None = None, model: str | None = None, threshold: int | None = None, split: str = "even",
             insecure: bool = False, listen_host: str | None = None, overwrite: bool = False,
-            hosts: dict[Identity, Principal] | None = None, aux_fraction: float | None = None) -> Topology:
+            hosts: dict[Identity, Principal] | None = None, aux_fraction: float | None = None,
+            keygen: str = "dealer") -> Topology:
     """Key ceremony, certificates, one data file per party and the topology: everything a deployment needs.
     Existing keys and certificates are replaced only if `overwrite`."""
     run = RunDirectory(Path(run_dir))
     run.path.mkdir(parents=True, exist_ok=True)
     model_names(model)  # a mistake fails before the key ceremony, as does a split that cannot work
     data_files = prepare_data(run, dataset, parties, seed, split, aux_fraction)
-    _, _, holders = ceremony(parties, run.path / "keys", bits, threshold, overwrite=overwrite)
+    _, _, holders = ceremony(parties, run.path / "keys", bits, threshold, overwrite=overwrite, method=keygen)
     return write_topology(run, addresses, data_files, holders, model, insecure, listen_host, overwrite, hosts)
 
 
@@ -300,14 +301,14 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
        model: str | None = None, test_mode: bool = False, faults: dict[int, str] | None = None,
        threshold: int | None = None, split: str = "even", insecure: bool = False,
        startup_timeout: float = STARTUP_TIMEOUT_S, parties_per_process: int = 1,
-       aux_fraction: float | None = None, budget: Budget | None = None) -> Topology:
+       aux_fraction: float | None = None, budget: Budget | None = None, keygen: str = "dealer") -> Topology:
     run = RunDirectory(Path(run_dir))
     if run.processes.exists() and any(_running(pid) for pid in json.loads(run.processes.read_text()).values()):
         raise StartupError(f"{run.path} already has running processes; run `mpdp down --run-dir {run.path}` first")
     # `up` always makes a fresh deployment: its keys replace a stopped run's (atomically, mode 0600).
     hosts = party_hosts(parties, parties_per_process)
     topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties, hosts), seed, model, threshold,
-                       split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction)
+                       split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction, keygen=keygen)
     processes = start_processes(run, topology, test_mode, faults, budget)
     try:
         wait_healthy(topology, processes, timeout=startup_timeout, run=run)

@@ -1,0 +1,172 @@
+"""`--keygen distributed`: the key holders generate the threshold key among themselves (the `keygen`
+protocol, docs/distributed-keygen.md), each as its own process over mutual TLS.
+
+The launcher starts one `serve party --keygen-only` process per key holder on loopback, with a
+CA and certificates made for this ceremony alone, opens the session at every holder and waits
+for each one's public key. Each holder writes only its own key_share_i.json; the launcher checks
+that every holder reports the same public key and writes public_key.json. On any failure the
+holders abort, the launcher stops them and the share files they wrote are removed: nothing partial
+stays. (Holders on one machine, started by one launcher, share its trust: separate machines, each
+with its own certificate, make the separation real; see the page for what compose needs.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from cryptocore import keyfiles, secret_files
+from cryptocore.threshold import ThresholdPublicKey
+from keygen import codec
+from launcher import certs
+from launcher.health import is_serving
+from launcher.progress import progress
+from mpdp_proto.v1 import keygen_pb2, role_pb2_grpc
+from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
+from wire.channels import PeerChannels
+from wire.identity import Principal
+from wire.topology import RoleEntry, Topology
+from wire.traffic import TrafficLog
+
+STARTUP_TIMEOUT_S = 60.0
+CEREMONY_TIMEOUT_S = 3600.0
+
+
+def _topology(work: Path, directory: Path, holders: int) -> Topology:
+    """Loopback addresses and certificates for the holders (the aggregator and curator entries only satisfy the
+    topology's shape: they are never started)."""
+    from launcher.processes import free_port
+
+    identities = [party(j) for j in range(1, holders + 1)] + [AGGREGATOR, CURATOR]
+    cert_dir = work / "certs"
+    certs.issue(cert_dir, [Principal.of(i) for i in identities] + [Principal.of(CLIENT)], ca_name="mpdp keygen CA")
+    roles = []
+    for identity in identities:
+        certificate, key = certs.certificate_files(cert_dir, identity)
+        share = directory / keyfiles.share_file_name(identity.id) if identity.role == "party" else None
+        roles.append(RoleEntry(identity, f"127.0.0.1:{free_port()}", key_share=share, certificate=certificate, key=key))
+    client_certificate, client_key = certs.certificate_files(cert_dir, CLIENT)
+    topology = Topology(public_key=directory / keyfiles.PUBLIC_KEY_FILE, roles=tuple(roles),
+                        ca_certificate=cert_dir / certs.CA_FILE, client_certificate=client_certificate,
+                        client_key=client_key)
+    topology.dump(work / "topology.toml")
+    return topology
+
+
+def _spawn(work: Path, holder: int) -> int:
+    command = [sys.executable, "-m", "launcher.cli", "serve", "party", "--topology", str(work / "topology.toml"),
+               "--id", str(holder), "--keygen-only"]
+    with (work / f"holder-{holder}.log").open("a") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True, cwd=Path(__file__).resolve().parent.parent)
+    return process.pid
+
+
+def _wait_serving(topology: Topology, holders: list[Identity], work: Path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    waiting = list(holders)
+    while waiting:
+        waiting = [h for h in waiting if not is_serving(topology, h, timeout=1.0)]
+        if waiting and time.monotonic() > deadline:
+            tail = (work / f"holder-{waiting[0].id}.log").read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{waiting[0]} not serving after {STARTUP_TIMEOUT_S:.0f} s:\n{tail}")
+        time.sleep(0.2)
+
+
+async def _open_everywhere(topology: Topology, holders: list[Identity], session_id: str,
+                           opening: keygen_pb2.KeygenOpen) -> tuple[list, dict]:
+    """Each holder's public key (or the exception its AwaitResult raised), and bytes each holder reports."""
+    own_log = TrafficLog()
+    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
+    try:
+        replies = await asyncio.gather(*(
+            role_pb2_grpc.RoleStub(peers.channel(h)).AwaitResult(
+                codec_envelope(session_id, h, opening), timeout=CEREMONY_TIMEOUT_S) for h in holders
+        ), return_exceptions=True)
+        from mpdp_proto.v1 import common_pb2
+
+        traffic = await asyncio.gather(*(
+            role_pb2_grpc.RoleStub(peers.channel(h)).GetTraffic(common_pb2.SessionRef(session=session_id), timeout=10)
+            for h in holders), return_exceptions=True)
+    finally:
+        await peers.close()
+    sent: dict = {}
+    for reply in traffic:
+        if isinstance(reply, BaseException):
+            continue
+        for record in reply.records:
+            if record.observed_by == "server" and record.from_role == "party":
+                key = f"party/{record.from_id}"
+                entry = sent.setdefault(key, {"messages": 0, "bytes": 0})
+                entry["messages"] += 1
+                entry["bytes"] += record.request_bytes
+    return list(replies), sent
+
+
+def codec_envelope(session_id: str, receiver: Identity, opening: keygen_pb2.KeygenOpen):
+    from launcher.client import to_role
+
+    return to_role(session_id, receiver, keygen=keygen_pb2.KeygenMessage(open=opening))
+
+
+def _remove_partial(directory: Path, shares: list[Path], before: dict[Path, int]) -> None:
+    """After a failure: the shares this ceremony wrote go, and with them a public key they no longer match."""
+    fresh = [path for path in shares if path.exists() and before.get(path) != path.stat().st_mtime_ns]
+    for path in fresh:
+        path.unlink()
+    if fresh:
+        (directory / keyfiles.PUBLIC_KEY_FILE).unlink(missing_ok=True)
+
+
+def ceremony(holders: int, threshold: int, directory: Path, bits: int, overwrite: bool = False,
+             batch: int = 0) -> tuple[list[Path], dict]:
+    """Run the holders' ceremony; (the files written, figures: seconds, candidates, traffic per holder)."""
+    from launcher.processes import stop
+
+    directory = Path(directory)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    keyfiles.check_writable(directory, holders, overwrite)
+    shares = [directory / keyfiles.share_file_name(j) for j in range(1, holders + 1)]
+    before = {path: path.stat().st_mtime_ns for path in shares if path.exists()}
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="mpdp-keygen-") as name:
+        work = Path(name)
+        topology = _topology(work, directory, holders)
+        identities = [party(j) for j in range(1, holders + 1)]
+        pids = {str(h): _spawn(work, h.id) for h in identities}
+        written = False
+        try:
+            _wait_serving(topology, identities, work)
+            progress(f"{holders} key holders serving; generating a {bits}-bit key among them")
+            opening = keygen_pb2.KeygenOpen(bits=bits, holders=holders, threshold=threshold, batch=batch)
+            replies, traffic = asyncio.run(_open_everywhere(topology, identities, f"keygen-{secrets.token_hex(8)}",
+                                                            opening))
+            failures = [f"{h}: {r}" for h, r in zip(identities, replies) if isinstance(r, BaseException)]
+            if failures:
+                raise RuntimeError("distributed key generation failed: " + "; ".join(failures)[:2000])
+            keys: list[ThresholdPublicKey] = [codec.public_key_from_proto(r.keygen.public_key) for r in replies]
+            if any(key != keys[0] for key in keys):
+                raise RuntimeError("the key holders report different public keys")
+            public = keys[0]
+            for path in shares:
+                share = keyfiles.load_key_share(path)
+                if share.public != public:
+                    raise RuntimeError(f"{path} belongs to another key")
+            public_path = secret_files.write_file(directory / keyfiles.PUBLIC_KEY_FILE,
+                                                  json.dumps(keyfiles.public_key_to_dict(public), indent=2).encode(),
+                                                  mode=secret_files.PUBLIC_MODE, overwrite=overwrite)
+            written = True
+            candidates = replies[0].keygen.public_key.candidates_tried
+        finally:
+            stop(pids)
+            if not written:
+                _remove_partial(directory, shares, before)
+    figures = {"seconds": round(time.perf_counter() - started, 1), "candidates_tried": candidates,
+               "sent_by_holder": traffic}
+    return [public_path, *shares], figures
