@@ -81,16 +81,23 @@ def _wait_serving(topology: Topology, holders: list[Identity], work: Path) -> No
 
 async def _open_everywhere(topology: Topology, holders: list[Identity], session_id: str,
                            opening: keygen_pb2.KeygenOpen) -> tuple[list, dict]:
-    """Each holder's public key (or the exception its AwaitResult raised), and bytes each holder reports."""
+    """Each holder's reply; the first failure (an abort, a holder gone) ends the wait for all of them.
+    Then what each holder sent, as the receiving holders recorded it."""
+    from mpdp_proto.v1 import common_pb2
+
     own_log = TrafficLog()
     peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
     try:
-        replies = await asyncio.gather(*(
-            role_pb2_grpc.RoleStub(peers.channel(h)).AwaitResult(
-                codec_envelope(session_id, h, opening), timeout=CEREMONY_TIMEOUT_S) for h in holders
-        ), return_exceptions=True)
-        from mpdp_proto.v1 import common_pb2
-
+        tasks = [asyncio.ensure_future(role_pb2_grpc.RoleStub(peers.channel(h)).AwaitResult(
+            codec_envelope(session_id, h, opening), timeout=CEREMONY_TIMEOUT_S)) for h in holders]
+        _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in pending:
+            task.cancel()
+        failures = [f"{h}: {task.exception()}" for h, task in zip(holders, tasks)
+                    if task.done() and not task.cancelled() and task.exception() is not None]
+        if failures:
+            raise RuntimeError("distributed key generation failed: " + "; ".join(failures)[:2000])
+        replies = [task.result() for task in tasks]
         traffic = await asyncio.gather(*(
             role_pb2_grpc.RoleStub(peers.channel(h)).GetTraffic(common_pb2.SessionRef(session=session_id), timeout=10)
             for h in holders), return_exceptions=True)
@@ -102,11 +109,10 @@ async def _open_everywhere(topology: Topology, holders: list[Identity], session_
             continue
         for record in reply.records:
             if record.observed_by == "server" and record.from_role == "party":
-                key = f"party/{record.from_id}"
-                entry = sent.setdefault(key, {"messages": 0, "bytes": 0})
+                entry = sent.setdefault(f"party/{record.from_id}", {"messages": 0, "bytes": 0})
                 entry["messages"] += 1
                 entry["bytes"] += record.request_bytes
-    return list(replies), sent
+    return replies, sent
 
 
 def codec_envelope(session_id: str, receiver: Identity, opening: keygen_pb2.KeygenOpen):
@@ -147,9 +153,6 @@ def ceremony(holders: int, threshold: int, directory: Path, bits: int, overwrite
             opening = keygen_pb2.KeygenOpen(bits=bits, holders=holders, threshold=threshold, batch=batch)
             replies, traffic = asyncio.run(_open_everywhere(topology, identities, f"keygen-{secrets.token_hex(8)}",
                                                             opening))
-            failures = [f"{h}: {r}" for h, r in zip(identities, replies) if isinstance(r, BaseException)]
-            if failures:
-                raise RuntimeError("distributed key generation failed: " + "; ".join(failures)[:2000])
             keys: list[ThresholdPublicKey] = [codec.public_key_from_proto(r.keygen.public_key) for r in replies]
             if any(key != keys[0] for key in keys):
                 raise RuntimeError("the key holders report different public keys")
