@@ -34,6 +34,11 @@ def distributed(holders: int, threshold: int, directory: Path, bits: int,
                 overwrite: bool = False) -> tuple[list[Path], int, int]:
     """The key holders' own ceremony, each holder its own process (launcher/distributed_keygen.py)."""
     from launcher import distributed_keygen
+    from launcher.progress import progress
 
-    paths, _ = distributed_keygen.ceremony(holders, threshold, directory, bits, overwrite)
+    paths, figures = distributed_keygen.ceremony(holders, threshold, directory, bits, overwrite)
+    sent = ", ".join(f"{holder} {entry['messages']} messages {entry['bytes'] / 1e6:.1f} MB"
+                     for holder, entry in sorted(figures["sent_by_holder"].items()))
+    progress(f"distributed key generation: {figures['seconds']} s, holders' CPU {figures['holders_cpu_s']} s, "
+             f"{figures['candidates_tried']} candidates; sent: {sent}")
     return paths, threshold, holders
