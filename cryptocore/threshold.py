@@ -235,7 +235,9 @@ def verify_batch(public: ThresholdPublicKey, ciphertexts: list[int], batch: Batc
     Π D_j^ρ_j = 1. If some D_k ≠ 1, then for any fixed other ρ_j at most one ρ_k in [0, 2^128) satisfies
     this (two would give D_k^(ρ−ρ′) = 1 with 0 < |ρ−ρ′| < 2^128 < ord D_k), so a wrong share passes with
     probability at most 2^-128 per hash query: ρ_j come from a hash of every c_j and c_{i,j}, fixed before
-    the prover can choose them."""
+    the prover can choose them. A key made without a dealer has random primes, so the order may have small
+    factors; soundness then rests on the assumption that no one can find an element of small order without
+    the factors (Damgård–Koprowski 2001; docs/distributed-keygen.md, "No safe primes")."""
     holder = batch.holder
     if len(batch.values) != len(ciphertexts) or not ciphertexts:
         raise InvalidShare(holder, f"{len(batch.values)} shares for {len(ciphertexts)} ciphertexts")

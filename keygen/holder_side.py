@@ -14,7 +14,7 @@ import enum
 from collections.abc import Callable
 
 from cryptocore.dkg.errors import DkgAborted
-from cryptocore.dkg.holder import MAX_HOLDERS, MIN_HOLDERS, Holder
+from cryptocore.dkg.holder import MAX_BATCH, MAX_HOLDERS, MIN_HOLDERS, Holder
 from cryptocore.dkg.messages import BROADCAST, Message
 from cryptocore.key_checks import MAX_KEY_BITS
 from cryptocore.threshold import KeyShare
@@ -25,7 +25,6 @@ from sessions.identity import CLIENT, Identity, party
 from sessions.outbound import Outbound
 from sessions.side import RoleSide
 
-MAX_BATCH = 1 << 14  # candidates per attempt: bounds one stage's messages (3 values each per holder)
 MAX_BITS = 4096  # an 8192-bit key would take hours
 
 

@@ -43,10 +43,14 @@ def exponent_factor() -> int:
     return int(gmpy2.next_prime(1 << (integer_sharing.STATISTICAL_BITS + 16)))
 
 
+MAX_BATCH = 1 << 14  # candidates per attempt: bounds one stage's messages (3 values each per holder)
+
+
 def default_batch(bits: int) -> int:
-    """Candidates per attempt: about a tenth of those one expects to need, so most ceremonies take
-    a handful of attempts (few network rounds) without computing many candidates past the success."""
-    return max(256, (bits // 2) ** 2 // 80)
+    """Candidates per attempt: about a tenth of those one expects to need (≈ (ln 2^{bits/2} / 2)² pairs), so
+    most ceremonies take a handful of attempts (few network rounds) without computing many candidates past
+    the success; at most 8192 (a 2048-bit ceremony's candidates message to one holder is then ~6 MB)."""
+    return min(8192, max(256, (bits // 2) ** 2 // 80))
 
 
 class Holder:
@@ -57,6 +61,8 @@ class Holder:
         if not 1 <= threshold <= holders or not 1 <= index <= holders:
             raise ValueError("need 1 ≤ threshold ≤ holders and 1 ≤ index ≤ holders")
         self.index, self.holders, self.threshold, self.bits = index, holders, threshold, bits
+        if batch is not None and not 1 <= batch <= MAX_BATCH:
+            raise ValueError(f"1 to {MAX_BATCH} candidates per attempt")
         self.batch = batch or default_batch(bits)
         self.degree = shamir.bgw_degree(holders)
         self.delta = math.factorial(holders)
