@@ -488,8 +488,9 @@ def _add_keygen_method_option(parser) -> None:
     from launcher.keygen import METHODS
 
     parser.add_argument("--keygen", choices=METHODS, default="dealer",
-                        help="dealer (default: one process deals the shares, fast) or distributed (the key holders "
-                             "generate the key among themselves, no process ever holds it; docs/distributed-keygen.md)")
+                        help="dealer: one process deals the shares (the default: seconds); distributed: the key "
+                             "holders generate the key among themselves and no process ever holds it (minutes at "
+                             "2048 bits; docs/distributed-keygen.md)")
 
 
 def _add_up_command(commands) -> None:
