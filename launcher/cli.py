@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -132,17 +133,21 @@ def _serve(args) -> int:
 
 
 def _keygen(args) -> int:
-    from launcher import certs
+    from launcher import bundles, certs
     from launcher.keygen import ceremony
     from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 
     warn_small_key(args.bits)
+    if args.threshold is not None and not args.parties // 2 < args.threshold <= args.parties:
+        raise ValueError(f"--threshold must be more than half the {args.parties} holders (and at most all): key holders "
+                         f"decrypt one sum per round only if no two disjoint groups of t exist")
     started = time.perf_counter()
     paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force,
                                          method=args.keygen)
     print(f"threshold key: {holders} holders, t = {threshold}, {args.bits} bits, {time.perf_counter() - started:.1f} s")
     identities = [AGGREGATOR, CURATOR, CLIENT] + [party(j) for j in range(1, args.parties + 1)]
     paths += certs.issue(args.out / "certs", identities, overwrite=args.force)
+    bundles.seal(args.out)  # the dealer's directory: hand each holder its own files only
     print(f"certificates: a CA and {len(identities)} role identities")
     for path in paths:
         print(f"  {path}")
@@ -191,8 +196,22 @@ def _addresses(values: list[str]) -> dict:
     return addresses
 
 
+def _owners(values: list[str] | None, parties: int) -> dict[str, int]:
+    """`--owner BUNDLE=UID`: checked before any work."""
+    names = {"aggregator", "curator", "client", *(f"party-{j}" for j in range(1, parties + 1))}
+    owners = {}
+    for value in values or []:
+        name, _, uid = value.partition("=")
+        if name not in names or not uid.isdigit():
+            raise SystemExit(f"--owner takes BUNDLE=UID with BUNDLE one of {', '.join(sorted(names))}, not {value!r}")
+        owners[name] = int(uid)
+    if owners and os.getuid() != 0:
+        raise SystemExit("--owner needs root (it hands each bundle to its role's uid)")
+    return owners
+
+
 def _prepare(args) -> int:
-    from launcher import processes
+    from launcher import bundles, processes
     from sessions.identity import AGGREGATOR, CURATOR, party
 
     warn_small_key(args.bits)
@@ -200,11 +219,17 @@ def _prepare(args) -> int:
     expected = {AGGREGATOR, CURATOR, *(party(j) for j in range(1, args.parties + 1))}
     if set(addresses) != expected:
         raise SystemExit(f"--address must name exactly: {', '.join(sorted(map(str, expected)))}")
+    owners = _owners(args.owner, args.parties)
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
                                  args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
                                  overwrite=args.force, aux_fraction=args.aux_fraction, keygen=args.keygen)
+    run = processes.RunDirectory(args.out)
+    for name, uid in owners.items():
+        bundles.give(run.path / name, uid)
+    names = sorted(path.name for path in run.path.iterdir() if path.is_dir())
     print(f"prepared {args.out}: threshold key, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
-          f"{len(topology.parties)} party data files, topology {processes.RunDirectory(args.out).topology}")
+          f"{len(topology.parties)} party data files; one bundle per role (copy each to its host only): "
+          f"{', '.join(names)}")
     return 0
 
 
@@ -312,6 +337,22 @@ def _run(args) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _stop_on_signals():
+    """SIGTERM (and SIGINT, as ever) end a foreground run through its `finally`, which stops every role it started;
+    a SIGKILL is covered by the roles' parent-death signal."""
+    import signal
+
+    def interrupted(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _demo(args) -> int:
     import tempfile
 
@@ -324,16 +365,17 @@ def _demo(args) -> int:
     with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as run_dir:
         print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
               f"({args.bits}-bit keys) …", flush=True)
-        processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split,
-                     aux_fraction=args.aux_fraction)
-        try:
-            args.run_dir, args.topology, args.client_data = Path(run_dir), None, None
-            for index, protocol in enumerate(p for p in PROTOCOLS.values() if p.in_demo):
-                if index:
-                    print()
-                _run_session(protocol, protocol_arguments(args, protocol))
-        finally:
-            processes.down(Path(run_dir))
+        with _stop_on_signals():
+            processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split,
+                         aux_fraction=args.aux_fraction, foreground=True)
+            try:
+                args.run_dir, args.topology, args.client_data = Path(run_dir), None, None
+                for index, protocol in enumerate(p for p in PROTOCOLS.values() if p.in_demo):
+                    if index:
+                        print()
+                    _run_session(protocol, protocol_arguments(args, protocol))
+            finally:
+                processes.down(Path(run_dir))
     print(f"demo finished in {time.perf_counter() - started:.1f} s; every process stopped")
     return 0
 
@@ -437,7 +479,8 @@ def _add_bench_command(commands) -> None:
 
 
 def _add_audit_command(commands) -> None:
-    audit = commands.add_parser("audit", help="an empirical lower bound on ε beside the claimed ε (exit 1 if above)")
+    audit = commands.add_parser("audit", help="the exact ε of the sampled noise and an empirical lower bound on "
+                                "ε beside the claimed ε (exit 1 if either is above)")
     audit.add_argument("protocol", choices=["dppp", "hamm", "pathak", "du"])
     audit.add_argument("--noise", help="the audited mechanism: binomial | skellam (DPPP, Hamm; default binomial), "
                                        "laplace-paper | l2-laplace | gaussian | distributed (Pathak; default "
@@ -445,8 +488,11 @@ def _add_audit_command(commands) -> None:
     audit.add_argument("--epsilon", type=float, default=1.0, help="the claimed ε of the audited release (default 1)")
     audit.add_argument("--delta", type=float, default=1e-5, help="default 1e-5")
     audit.add_argument("--trials", type=int, default=20_000, help="releases per data set (default 20 000)")
-    audit.add_argument("--broken", choices=["no-noise", "coarse-grid"],
-                       help="audit a deliberately broken mechanism instead (the attack must catch it)")
+    audit.add_argument("--broken", choices=["no-noise", "coarse-grid", "quarter-tosses", "claim-mismatch",
+                                            "half-sensitivity"],
+                       help="audit a deliberately broken mechanism instead (the audit must catch it): no noise, noise "
+                            "on K·ℤ, a quarter of the Binomial tosses (DPPP, Hamm), noise calibrated to 4ε claimed as "
+                            "ε, the sensitivity halved (DPPP, Hamm, Pathak)")
     audit.add_argument("--wire-sample", type=int, default=0, metavar="N",
                        help="also run N releases over real processes (DPPP, Pathak) that must equal the audited "
                             "reference computation")
@@ -526,6 +572,8 @@ def _add_prepare_command(commands) -> None:
     prepare.add_argument("--model", help="teachers' model")
     prepare.add_argument("--insecure", action="store_true", help="no certificates: plaintext deployment")
     prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
+    prepare.add_argument("--owner", action="append", metavar="BUNDLE=UID",
+                         help="give a bundle (aggregator, curator, client, party-J) to this uid (root only; compose)")
     _add_keygen_method_option(prepare)
     _add_dataset_options(prepare)
     prepare.set_defaults(handler=_prepare)
@@ -664,10 +712,14 @@ def _user_error(error: Exception) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    os.umask(0o077)  # every file a role or the launcher writes (logs, ledgers, reports) is its owner's alone
     command = next((word for word in argv if not word.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
     try:
         return args.handler(args)
+    except KeyboardInterrupt:  # SIGINT, or SIGTERM in a foreground run: what it started is already stopped
+        print("mpdp: interrupted", file=sys.stderr)
+        return 130
     except Exception as error:
         message = _user_error(error)
         if message is None or os.environ.get("MPDP_DEBUG"):

@@ -39,21 +39,21 @@ STARTUP_TIMEOUT_S = 60.0
 CEREMONY_TIMEOUT_S = 3600.0
 
 
-def _topology(work: Path, directory: Path, holders: int) -> Topology:
+def _topology(work: Path, shares: dict[int, Path], public_path: Path) -> Topology:
     """Loopback addresses and certificates for the holders (the aggregator and curator entries only satisfy the
     topology's shape: they are never started)."""
     from launcher.processes import free_port
 
-    identities = [party(j) for j in range(1, holders + 1)] + [AGGREGATOR, CURATOR]
+    identities = [party(j) for j in sorted(shares)] + [AGGREGATOR, CURATOR]
     cert_dir = work / "certs"
     certs.issue(cert_dir, [Principal.of(i) for i in identities] + [Principal.of(CLIENT)], ca_name="mpdp keygen CA")
     roles = []
     for identity in identities:
         certificate, key = certs.certificate_files(cert_dir, identity)
-        share = directory / keyfiles.share_file_name(identity.id) if identity.role == "party" else None
+        share = shares[identity.id] if identity.role == "party" else None
         roles.append(RoleEntry(identity, f"127.0.0.1:{free_port()}", key_share=share, certificate=certificate, key=key))
     client_certificate, client_key = certs.certificate_files(cert_dir, CLIENT)
-    topology = Topology(public_key=directory / keyfiles.PUBLIC_KEY_FILE, roles=tuple(roles),
+    topology = Topology(public_key=public_path, roles=tuple(roles),
                         ca_certificate=cert_dir / certs.CA_FILE, client_certificate=client_certificate,
                         client_key=client_key)
     topology.dump(work / "topology.toml")
@@ -122,31 +122,37 @@ def codec_envelope(session_id: str, receiver: Identity, opening: keygen_pb2.Keyg
     return to_role(session_id, receiver, keygen=keygen_pb2.KeygenMessage(open=opening))
 
 
-def _remove_partial(directory: Path, shares: list[Path], before: dict[Path, int]) -> None:
+def _remove_partial(public_paths: list[Path], shares: list[Path], before: dict[Path, int]) -> None:
     """After a failure: the shares this ceremony wrote go, and with them a public key they no longer match."""
     fresh = [path for path in shares if path.exists() and before.get(path) != path.stat().st_mtime_ns]
     for path in fresh:
         path.unlink()
     if fresh:
-        (directory / keyfiles.PUBLIC_KEY_FILE).unlink(missing_ok=True)
+        for path in public_paths:
+            path.unlink(missing_ok=True)
 
 
-def ceremony(holders: int, threshold: int, directory: Path, bits: int, overwrite: bool = False,
-             batch: int = 0) -> tuple[list[Path], dict]:
-    """Run the holders' ceremony; (the files written, figures: seconds, candidates, traffic per holder)."""
+def ceremony(shares: dict[int, Path], public_paths: list[Path], threshold: int, bits: int, overwrite: bool = False,
+             batch: int = 0) -> dict:
+    """Run the holders' ceremony: holder j's process writes shares[j], then the public key goes to every public
+    path. Returns figures: seconds, the holders' CPU, candidates, traffic per holder."""
     from launcher.processes import stop
 
-    directory = Path(directory)
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    keyfiles.check_writable(directory, holders, overwrite)
-    shares = [directory / keyfiles.share_file_name(j) for j in range(1, holders + 1)]
-    before = {path: path.stat().st_mtime_ns for path in shares if path.exists()}
+    holders = len(shares)
+    paths = [Path(shares[j]) for j in sorted(shares)]
+    targets = paths + [Path(p) for p in public_paths]
+    existing = [path for path in targets if path.is_symlink() or path.exists()]
+    if existing and not overwrite:  # before any holder starts
+        raise FileExistsError(f"{existing[0]} exists; refusing to overwrite key files")
+    for path in targets:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    before = {path: path.stat().st_mtime_ns for path in paths if path.exists()}
     started = time.perf_counter()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     with tempfile.TemporaryDirectory(prefix="mpdp-keygen-") as name:
         work = Path(name)
-        topology = _topology(work, directory, holders)
-        identities = [party(j) for j in range(1, holders + 1)]
+        topology = _topology(work, shares, Path(public_paths[0]))
+        identities = [party(j) for j in sorted(shares)]
         pids = {str(h): _spawn(work, h.id) for h in identities}
         written = False
         try:
@@ -159,21 +165,20 @@ def ceremony(holders: int, threshold: int, directory: Path, bits: int, overwrite
             if any(key != keys[0] for key in keys):
                 raise RuntimeError("the key holders report different public keys")
             public = keys[0]
-            for path in shares:
+            for path in paths:
                 share = keyfiles.load_key_share(path)
                 if share.public != public:
                     raise RuntimeError(f"{path} belongs to another key")
-            public_path = secret_files.write_file(directory / keyfiles.PUBLIC_KEY_FILE,
-                                                  json.dumps(keyfiles.public_key_to_dict(public), indent=2).encode(),
-                                                  mode=secret_files.PUBLIC_MODE, overwrite=overwrite)
+            encoded = json.dumps(keyfiles.public_key_to_dict(public), indent=2).encode()
+            for path in public_paths:
+                secret_files.write_file(Path(path), encoded, mode=secret_files.PUBLIC_MODE, overwrite=overwrite)
             written = True
             candidates = replies[0].keygen.public_key.candidates_tried
         finally:
             stop(pids)
             if not written:
-                _remove_partial(directory, shares, before)
+                _remove_partial([Path(p) for p in public_paths], paths, before)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime  # the holders, once reaped
-    figures = {"seconds": round(time.perf_counter() - started, 1), "holders_cpu_s": round(cpu, 1),
-               "candidates_tried": candidates, "sent_by_holder": traffic}
-    return [public_path, *shares], figures
+    return {"seconds": round(time.perf_counter() - started, 1), "holders_cpu_s": round(cpu, 1),
+            "candidates_tried": candidates, "sent_by_holder": traffic}

@@ -18,11 +18,15 @@ def test_every_key_making_command_takes_the_choice_and_defaults_to_the_dealer(co
         parser.parse_args([*command, "--keygen", "trusted-friend"])
 
 
+def _paths(directory):
+    return {j: directory / keyfiles.share_file_name(j) for j in (1, 2, 3)}, [directory / keyfiles.PUBLIC_KEY_FILE]
+
+
 def test_existing_key_files_are_refused_before_any_holder_starts(tmp_path, monkeypatch):
     (tmp_path / keyfiles.share_file_name(2)).write_text("{}")
     monkeypatch.setattr(distributed_keygen, "_spawn", lambda *a: pytest.fail("a holder was started"))
     with pytest.raises(FileExistsError):
-        distributed_keygen.ceremony(3, 2, tmp_path, 1024)
+        distributed_keygen.ceremony(*_paths(tmp_path), 2, 1024)
 
 
 def test_a_failed_ceremony_removes_the_shares_it_wrote_and_the_key_they_no_longer_match(tmp_path):
@@ -32,7 +36,7 @@ def test_a_failed_ceremony_removes_the_shares_it_wrote_and_the_key_they_no_longe
     (tmp_path / keyfiles.share_file_name(2)).write_text("written by this ceremony")
     (tmp_path / keyfiles.PUBLIC_KEY_FILE).write_text("old public key")
     shares = [tmp_path / keyfiles.share_file_name(j) for j in (1, 2, 3)]
-    distributed_keygen._remove_partial(tmp_path, shares, before)
+    distributed_keygen._remove_partial([tmp_path / keyfiles.PUBLIC_KEY_FILE], shares, before)
     assert old.exists() and not shares[1].exists() and not (tmp_path / keyfiles.PUBLIC_KEY_FILE).exists()
 
 
@@ -54,5 +58,5 @@ def test_a_holder_gone_before_the_opening_aborts_everywhere_and_leaves_no_file(t
     monkeypatch.setattr(distributed_keygen, "_spawn", record)
     monkeypatch.setattr(distributed_keygen, "_wait_serving", serving_then_one_dies)
     with pytest.raises(RuntimeError, match="distributed key generation failed"):
-        distributed_keygen.ceremony(3, 2, tmp_path / "keys", 1024, batch=64)
+        distributed_keygen.ceremony(*_paths(tmp_path / "keys"), 2, 1024, batch=64)
     assert not list((tmp_path / "keys").glob("*.json"))

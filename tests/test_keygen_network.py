@@ -13,6 +13,7 @@ from launcher.du_client import session_parameters as du_parameters
 from launcher.hamm_client import run_hamm_session
 from launcher.hamm_client import session_parameters as hamm_parameters
 from learning import datasets
+from sessions.identity import party
 from tests.deployment import TEST_BITS, TEST_MODEL, Deployment
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]
@@ -22,7 +23,7 @@ pytestmark = [pytest.mark.network, pytest.mark.slow]
 def distributed(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("keygen") / "run"
     topology = processes.up(run_dir, 3, TEST_BITS, datasets.load("breast-cancer"), seed=7, model=TEST_MODEL,
-                            test_mode=True, keygen="distributed")
+                            test_mode=True, keygen="distributed", foreground=True)
     try:
         yield Deployment(run_dir, topology)
     finally:
@@ -30,13 +31,19 @@ def distributed(tmp_path_factory):
 
 
 def test_the_key_files_come_from_the_holders_and_pass_validation(distributed):
-    keys = distributed.run.path / "keys"
-    public = keyfiles.load_public_key(keys / keyfiles.PUBLIC_KEY_FILE)
+    """Share j only in holder j's bundle, the same public key in every bundle."""
+    run = distributed.run
+    public = keyfiles.load_public_key(distributed.topology.public_key)
     assert public.holders == 3 and public.n.bit_length() == TEST_BITS
-    shares = [keyfiles.load_key_share(keys / keyfiles.share_file_name(j)) for j in (1, 2, 3)]
+    for bundle in sorted(path for path in run.path.iterdir() if path.is_dir()):
+        assert json.loads((bundle / keyfiles.PUBLIC_KEY_FILE).read_text())["key_id"] == public.key_id.hex()
+    shares = []
+    for j in (1, 2, 3):
+        bundle = run.bundle(party(j))
+        assert [p.name for p in bundle.glob("key_share_*")] == [keyfiles.share_file_name(j)]
+        shares.append(keyfiles.load_key_share(bundle / keyfiles.share_file_name(j)))
     # integer shares of a dealerless key exceed n² (a dealer's are below n·m < n²)
     assert any(share.secret >= public.paillier.nsquare for share in shares)
-    assert json.loads((keys / keyfiles.PUBLIC_KEY_FILE).read_text())["key_id"] == public.key_id.hex()
 
 
 def test_the_four_protocols_run_on_a_distributed_key(distributed):
