@@ -131,7 +131,7 @@ def _serve(args) -> int:
 
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure,
-              args.budget, args.allow_unproven)
+              args.budget, args.allow_unproven, keygen_only=args.keygen_only)
     return 0
 
 
@@ -145,7 +145,8 @@ def _keygen(args) -> int:
         raise ValueError(f"--threshold must be more than half the {args.parties} holders (and at most all): key holders "
                          f"decrypt one sum per round only if no two disjoint groups of t exist")
     started = time.perf_counter()
-    paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force)
+    paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force,
+                                         method=args.keygen)
     print(f"threshold key: {holders} holders, t = {threshold}, {args.bits} bits, {time.perf_counter() - started:.1f} s")
     identities = [AGGREGATOR, CURATOR, CLIENT] + [party(j) for j in range(1, args.parties + 1)]
     paths += certs.issue(args.out / "certs", identities, overwrite=args.force)
@@ -178,7 +179,8 @@ def _up(args) -> int:
     topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
                             args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
                             startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process,
-                            aux_fraction=args.aux_fraction, budget=args.budget, allow_unproven=args.allow_unproven)
+                            aux_fraction=args.aux_fraction, budget=args.budget, allow_unproven=args.allow_unproven,
+                            keygen=args.keygen)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
@@ -224,7 +226,7 @@ def _prepare(args) -> int:
     owners = _owners(args.owner, args.parties)
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
                                  args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
-                                 overwrite=args.force, aux_fraction=args.aux_fraction)
+                                 overwrite=args.force, aux_fraction=args.aux_fraction, keygen=args.keygen)
     run = processes.RunDirectory(args.out)
     for name, uid in owners.items():
         bundles.give(run.path / name, uid)
@@ -517,6 +519,8 @@ def _add_serve_command(commands) -> None:
     serve.add_argument("--max-message-bytes", type=int, default=64 * 1024 * 1024,
                        help="largest message this server sends or accepts")
     serve.add_argument("--insecure", action="store_true", help="serve plaintext (the topology must say so too)")
+    serve.add_argument("--keygen-only", action="store_true",
+                       help="a key holder before the key exists: serve only the distributed key generation")
     _add_budget_option(serve)
     serve.set_defaults(handler=_serve)
 
@@ -528,7 +532,17 @@ def _add_keygen_command(commands) -> None:
     keygen.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     keygen.add_argument("--threshold", type=int, help="t (default ⌊2ℓ/3⌋ + 1)")
     keygen.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
+    _add_keygen_method_option(keygen)
     keygen.set_defaults(handler=_keygen)
+
+
+def _add_keygen_method_option(parser) -> None:
+    from launcher.keygen import METHODS
+
+    parser.add_argument("--keygen", choices=METHODS, default="dealer",
+                        help="dealer: one process deals the shares (the default: seconds); distributed: the key "
+                             "holders generate the key among themselves and no process ever holds it (minutes at "
+                             "2048 bits; docs/distributed-keygen.md)")
 
 
 def _add_up_command(commands) -> None:
@@ -545,6 +559,7 @@ def _add_up_command(commands) -> None:
     up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
     up.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
                     help="seconds to wait for every role to serve (default 120)")
+    _add_keygen_method_option(up)
     _add_budget_option(up)
     up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
@@ -565,6 +580,7 @@ def _add_prepare_command(commands) -> None:
     prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
     prepare.add_argument("--owner", action="append", metavar="BUNDLE=UID",
                          help="give a bundle (aggregator, curator, client, party-J) to this uid (root only; compose)")
+    _add_keygen_method_option(prepare)
     _add_dataset_options(prepare)
     prepare.set_defaults(handler=_prepare)
 

@@ -164,7 +164,7 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
                   classes: int, client_fields: dict, aux_features: np.ndarray | None, bits: int,
                   threshold: int | None = None, model: str | None = None, insecure: bool = False,
                   listen_host: str | None = None, overwrite: bool = False,
-                  hosts: dict[Identity, Principal] | None = None) -> Topology:
+                  hosts: dict[Identity, Principal] | None = None, keygen: str = "dealer") -> Topology:
     """One bundle per role identity (and the client's), each holding only what that role needs, and the
     operator's topology naming them all. Directories 0700, files 0600, under a umask of 077 throughout."""
     model_names(model)  # a mistake fails before the key ceremony
@@ -190,7 +190,7 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
         holders_by_number = {number: directories[principals[party(number)]]
                              for number in range(1, committee_size(len(parts)) + 1)}
         _, holders = deal_into_bundles(len(parts), bits, holders_by_number, list(directories.values()), threshold,
-                                       overwrite=overwrite)
+                                       overwrite=overwrite, method=keygen)
         issued = {} if insecure else certs.issue_bundles(directories, overwrite=overwrite)
 
         def entry(identity: Identity, **files: Any) -> RoleEntry:
@@ -244,14 +244,15 @@ def loopback_addresses(parties: int, hosts: dict[Identity, Principal] | None = N
 def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, addresses: dict[Identity, str],
             seed: int | None = None, model: str | None = None, threshold: int | None = None, split: str = "even",
             insecure: bool = False, listen_host: str | None = None, overwrite: bool = False,
-            hosts: dict[Identity, Principal] | None = None, aux_fraction: float | None = None) -> Topology:
+            hosts: dict[Identity, Principal] | None = None, aux_fraction: float | None = None,
+            keygen: str = "dealer") -> Topology:
     """Key ceremony, certificates, the data split and topologies, as one bundle per role identity: everything a
     deployment needs. Existing keys and certificates are replaced only if `overwrite`."""
     model_names(model)  # a mistake fails before the key ceremony, as does a split that cannot work
     split_parts, client_fields = split_data(dataset, parties, seed, split, aux_fraction)
     return write_bundles(RunDirectory(Path(run_dir)), addresses, split_parts.teacher_parts, dataset.classes,
                          client_fields, split_parts.public_features, bits, threshold, model, insecure, listen_host,
-                         overwrite, hosts)
+                         overwrite, hosts, keygen)
 
 
 def _running(pid: int) -> bool:
@@ -386,7 +387,7 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
        threshold: int | None = None, split: str = "even", insecure: bool = False,
        startup_timeout: float = STARTUP_TIMEOUT_S, parties_per_process: int = 1,
        aux_fraction: float | None = None, budget: Budget | None = None, allow_unproven: bool = False,
-       foreground: bool = False) -> Topology:
+       foreground: bool = False, keygen: str = "dealer") -> Topology:
     """Prepare bundles in `run_dir` and start every role from its own. `foreground`: the roles die with this
     process (a demo, a test); otherwise they keep serving after it exits, until `mpdp down`."""
     run = RunDirectory(Path(run_dir))
@@ -395,7 +396,7 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
     # `up` always makes a fresh deployment: its keys replace a stopped run's (atomically, mode 0600).
     hosts = party_hosts(parties, parties_per_process)
     topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties, hosts), seed, model, threshold,
-                       split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction)
+                       split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction, keygen=keygen)
     processes = start_processes(run, topology, test_mode, faults, budget, allow_unproven, foreground)
     try:
         wait_healthy(topology, processes, timeout=startup_timeout, run=run)

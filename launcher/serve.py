@@ -77,6 +77,26 @@ def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: st
     return protocols(own.__getitem__), public_key.key_id.hex()
 
 
+def _keygen_protocols(topology: Topology, number: int):
+    """A key holder that serves only `keygen` (docs/distributed-keygen.md): no key yet; the share it makes is
+    written to its topology entry's key_share file, which the launcher checked it may write."""
+    import json
+
+    from cryptocore import secret_files
+    from keygen.protocol import holder_protocol
+    from sessions.identity import party
+
+    def store(me, share) -> None:
+        path = topology.entry(me).key_share
+        if path is None:
+            raise ValueError(f"{me} holds no key share in this topology")
+        secret_files.write_file(path, json.dumps(keyfiles.key_share_to_dict(share), indent=2).encode(), overwrite=True)
+
+    if party(number) != topology.principal_of(party(number)).identities[0] or number not in topology.key_holders:
+        raise ValueError(f"party {number} is not a key holder hosted alone")
+    return {"keygen": holder_protocol(topology.key_holders, store)}, ""
+
+
 def _aggregator_protocols(topology: Topology):
     from aggregator.registry import protocols
     from sessions.identity import AGGREGATOR
@@ -109,7 +129,7 @@ def _curator_protocols(topology: Topology, test_mode: bool):
 
 def run(role: str, topology_path, number: int = 0, test_mode: bool = False, fault: str | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, insecure: bool = False, budget: Budget | None = None,
-        allow_unproven: bool = False) -> None:
+        allow_unproven: bool = False, keygen_only: bool = False) -> None:
     from sessions.identity import Identity
 
     topology = Topology.load(topology_path)
@@ -130,7 +150,11 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
         raise ValueError("--budget and --allow-unproven are a party's: only parties spend privacy on their data")
     me = Identity(role, number if role == "party" else 0)
     accountant_process.isolate()  # dp-accounting and scipy.stats live in a child that exits when idle
-    if role == "party":
+    if keygen_only:
+        if role != "party" or fault:
+            raise ValueError("--keygen-only is a key holder's (a party's), without faults")
+        protocols, key_id_hex = _keygen_protocols(topology, number)
+    elif role == "party":
         protocols, key_id_hex = _party_protocols(topology, number, test_mode, None if generic else fault,
                                                  budget or DEFAULT_BUDGET, allow_unproven)
     elif role == "aggregator":
