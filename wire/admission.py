@@ -10,6 +10,7 @@ a large request the process hands its freed memory back to the system.
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import grpc
 
@@ -18,6 +19,7 @@ from sessions.identity import CLIENT, Identity
 from wire import memory
 from wire.identity import Principal, principal_of
 
+log = logging.getLogger(__name__)
 SERVICE_PREFIX = "/mpdp.v1.Role/"
 # The operator's RPCs: only the client's certificate may call them (their handlers check it again).
 CLIENT_ONLY = frozenset({"AwaitResult", "GetTestRecord", "GetStatus", "GetTraffic"})
@@ -44,7 +46,7 @@ def admit(method: str, principal: Principal | None, raw: bytes) -> None:
     if principal is None:
         raise Refused(grpc.StatusCode.PERMISSION_DENIED, "the caller has no identity")
     if method in CLIENT_ONLY and principal.single != CLIENT:
-        raise Refused(grpc.StatusCode.PERMISSION_DENIED, f"{principal} may not call {method}; expected {CLIENT}")
+        raise Refused(grpc.StatusCode.PERMISSION_DENIED, f"{principal} may not call this; expected {CLIENT}")
     if method in SMALL and len(raw) > SMALL_REQUEST_BYTES:
         raise Refused(grpc.StatusCode.RESOURCE_EXHAUSTED,
                       f"{method} takes at most {SMALL_REQUEST_BYTES} bytes, not {len(raw)}")
@@ -128,6 +130,7 @@ class AdmissionInterceptor(grpc.aio.ServerInterceptor):
                 try:
                     admit(method, principal_of(context), raw)
                 except Refused as refused:
+                    log.info("%s refused: %s (%s)", method, refused.details, refused.code.name)
                     await context.abort(refused.code, refused.details)
                 request = deserialize(raw) if deserialize is not None else raw
                 del raw  # the parsed request holds what is needed
