@@ -130,10 +130,14 @@ class AdmissionInterceptor(grpc.aio.ServerInterceptor):
                 try:
                     admit(method, principal_of(context), raw)
                 except Refused as refused:
-                    log.info("%s refused: %s (%s)", method, refused.details, refused.code.name)
-                    await context.abort(refused.code, refused.details)
-                request = deserialize(raw) if deserialize is not None else raw
-                del raw  # the parsed request holds what is needed
+                    refusal = refused
+                else:
+                    refusal = None
+                    request = deserialize(raw) if deserialize is not None else raw
+                del raw  # a refusal's traceback must not keep it alive; the parsed request holds what is needed
+                if refusal is not None:
+                    log.info("%s refused: %s (%s)", method, refusal.details, refusal.code.name)
+                    await context.abort(refusal.code, refusal.details)
                 return await inner(request, context)
             finally:
                 if size >= release_after:

@@ -1,9 +1,10 @@
 """Giving freed memory back to the system (glibc's allocator keeps it otherwise).
 
-A role process receives messages of tens of megabytes; after glibc frees them, their pages stay in the
-process's arenas, so a burst of large (refused) requests left a role holding gigabytes while idle. Two
-settings at start-up (few arenas; a fixed mmap threshold, so large buffers are unmapped when freed) and a
-`malloc_trim(0)` shortly after each large request bound that. Elsewhere than glibc these do nothing.
+A role process receives messages of tens of megabytes; a refused one stays reachable through the cycle its
+refusal's traceback makes until Python's collector runs, and after glibc frees it, its pages stay in the
+process's arenas: a burst of large refused requests left a role holding gigabytes while idle. A collection
+of reference cycles and a `malloc_trim(0)` shortly after each large request, and few arenas (set at
+start-up), bound that. Elsewhere than glibc these do nothing.
 """
 
 from __future__ import annotations
@@ -11,15 +12,15 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import ctypes.util
+import gc
 import logging
 
 log = logging.getLogger(__name__)
 
 RELEASE_AFTER_BYTES = 1024 * 1024
 RELEASE_DELAY_S = 0.5  # one trim after a burst of large requests, once their buffers are freed
-ARENAS = 2
-MMAP_THRESHOLD_BYTES = 1024 * 1024
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8
+ARENAS = 2  # glibc's default is 8 per core, each keeping its own free pages
+_M_ARENA_MAX = -8
 
 _libc = None
 _pending = False
@@ -38,20 +39,21 @@ def _glibc():
 
 
 def configure() -> bool:
-    """At a role process's start, before its threads allocate: few arenas, large buffers unmapped when freed.
-    False where the allocator is not glibc's."""
+    """At a role process's start, before its threads allocate: few arenas. False where the allocator is not
+    glibc's."""
     libc = _glibc()
     if libc is None:
         return False
-    for option, value in ((_M_ARENA_MAX, ARENAS), (_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES),
-                          (_M_TRIM_THRESHOLD, MMAP_THRESHOLD_BYTES)):
-        if libc.mallopt(option, value) != 1:
-            log.warning("mallopt(%d, %d) was refused", option, value)
+    if libc.mallopt(_M_ARENA_MAX, ARENAS) != 1:
+        log.warning("mallopt(M_ARENA_MAX, %d) was refused", ARENAS)
+        return False
     return True
 
 
 def release() -> None:
-    """Return the allocator's free pages to the system."""
+    """Free what only reference cycles still hold (a refused request's traceback keeps its frame, and the
+    frame its body), then return the allocator's free pages to the system."""
+    gc.collect()
     libc = _glibc()
     if libc is not None:
         libc.malloc_trim(0)
