@@ -127,12 +127,12 @@ class AdmissionInterceptor(grpc.aio.ServerInterceptor):
         async def admitted(raw: bytes, context):
             size = len(raw)
             try:
+                refusal: Refused | None = None
                 try:
                     admit(method, principal_of(context), raw)
                 except Refused as refused:
                     refusal = refused
                 else:
-                    refusal = None
                     request = deserialize(raw) if deserialize is not None else raw
                 del raw  # a refusal's traceback must not keep it alive; the parsed request holds what is needed
                 if refusal is not None:
