@@ -129,7 +129,8 @@ def fill(message, rng: random.Random, context: FuzzContext, depth: int = 0) -> N
             continue
         if fd.name == "session_id":
             message.session_id = rng.choice(context.session_ids)
-        elif fd.name in ("sender", "receiver") and not repeated:  # mostly real roles, so checks past addressing run
+        elif fd.name in ("sender", "receiver") and not repeated and fd.type == fd.TYPE_STRING:  # mostly real roles,
+            # so checks past addressing run
             setattr(message, fd.name, rng.choice(["client/0", "aggregator/0", "curator/0", "party/0", "x",
                                                   f"party/{rng.randrange(1, context.parties + 2)}"]))
         elif repeated:
