@@ -209,7 +209,7 @@ def transport_limits(bits: int = 1024, parties: int = 3, seed: int = 5, flood: i
 
             progress("256 sessions per party opened by the client and never started")
             opened = [f"unstarted-{index}" for index in range(256)]
-            caller = hardening.Caller(topology, run.path / "certs")
+            caller = hardening.Caller(topology)
             opens: Counter = Counter()
             try:
                 for receiver in everyone:
@@ -224,7 +224,7 @@ def transport_limits(bits: int = 1024, parties: int = 3, seed: int = 5, flood: i
                 hardening.abort_sessions(topology, run, opened, everyone)
 
             progress("128 long polls per party from the client")
-            caller = hardening.Caller(topology, run.path / "certs")
+            caller = hardening.Caller(topology)
             polls = []
             try:
                 for receiver in everyone:

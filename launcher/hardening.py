@@ -528,7 +528,7 @@ def send_concurrently(topology: Topology, run: processes.RunDirectory, caller: I
     """Every request from `caller`'s certificate, `at_once` in flight; the statuses they got."""
     from concurrent.futures import ThreadPoolExecutor
 
-    callers = [Caller(topology, run.path / "certs") for _ in range(at_once)]  # one connection each
+    callers = [Caller(topology) for _ in range(at_once)]  # one connection each
     try:
         with ThreadPoolExecutor(at_once) as pool:
             statuses = list(pool.map(lambda item: callers[item[0] % at_once].call(caller, target, item[1], timeout),
@@ -542,7 +542,7 @@ def send_concurrently(topology: Topology, run: processes.RunDirectory, caller: I
 def long_polls(topology: Topology, run: processes.RunDirectory, receiver: Identity, session_id: str, count: int,
                timeout: float) -> tuple[Caller, list]:
     """`count` AwaitResult calls from the client for `session_id` at `receiver`, left waiting: (caller, futures)."""
-    caller = Caller(topology, run.path / "certs")
+    caller = Caller(topology)
     caller.call(CLIENT, Target(receiver, "GetStatus", role_pb2.Envelope), b"")  # opens the channel
     channel = caller._channels[(CLIENT, receiver)]
     stub = channel.unary_unary(Target(receiver, "AwaitResult", role_pb2.Envelope).path,
@@ -556,7 +556,7 @@ def abort_sessions(topology: Topology, run: processes.RunDirectory, session_ids:
     """The client aborts each session at each receiver (a test's cleanup)."""
     from mpdp_proto.v1 import common_pb2
 
-    caller = Caller(topology, run.path / "certs")
+    caller = Caller(topology)
     try:
         for receiver in receivers:
             for session_id in session_ids:

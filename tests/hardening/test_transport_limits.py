@@ -92,7 +92,7 @@ def test_one_opener_cannot_block_the_sessions_of_another(target):
     """The client opens sessions it never starts at every party; the aggregator's DPPP round still runs."""
     run, topology, client_data, parameters = target
     opened = [f"unstarted-{index}" for index in range(256)]
-    caller = hardening.Caller(topology, run.path / "certs")
+    caller = hardening.Caller(topology)
     statuses: dict = {}
     try:
         for receiver in (party(number) for number in range(1, PARTIES + 1)):
@@ -113,7 +113,7 @@ def test_long_polls_are_capped_per_caller(target):
     """128 waiting AwaitResult calls from the client at every party leave room for the aggregator's messages."""
     run, topology, client_data, parameters = target
     parties = [party(number) for number in range(1, PARTIES + 1)]
-    caller = hardening.Caller(topology, run.path / "certs")
+    caller = hardening.Caller(topology)
     polls = []
     try:
         for receiver in parties:
