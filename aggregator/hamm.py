@@ -101,7 +101,7 @@ class HammCountSide(RoleSide):
             self.collector.mark_absent(to.id, reason)
             return self.poll()
         if kind == "aggregate":  # Charlie is gone: no one could combine
-            self.abort(f"the aggregate could not reach Charlie: {reason}")
+            self.abort(self.unreachable_reason())
         if kind == "decryption_request" and self.state is State.HANDED_ON:
             # Charlie would otherwise wait for this holder until its deadline.
             notice = hamm_pb2.HolderUnreachable(holder=to.id, reason=reason[:200])

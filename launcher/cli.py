@@ -125,11 +125,9 @@ def _add_budget_option(parser) -> None:
 
 
 def _serve(args) -> int:
-    import logging
+    from launcher import role_logs, serve
 
-    from launcher import serve
-
-    logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    role_logs.rotate(args.log_level)  # a size-capped, rotated file when `up` gave the role one
     serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure,
               args.budget, args.allow_unproven, keygen_only=args.keygen_only)
     return 0
