@@ -151,8 +151,12 @@ def _keygen(args) -> int:
 def _load_dataset(args):
     from learning import datasets
 
-    return datasets.load(args.dataset, label=args.label, data_dir=args.data_dir, scaling=args.scaling,
-                         intercept=args.intercept, max_levels=args.max_levels)
+    dataset = datasets.load(args.dataset, label=args.label, data_dir=args.data_dir, scaling=args.scaling,
+                            intercept=args.intercept, max_levels=args.max_levels, schema=args.schema)
+    from launcher.data_report import print_lines
+
+    print_lines(dataset)
+    return dataset
 
 
 def _up(args) -> int:
@@ -160,10 +164,18 @@ def _up(args) -> int:
     from wire.topology import Topology
 
     if args.topology:
+        from launcher.data_report import missing_topology_files
+
+        missing = missing_topology_files(args.topology)
+        if missing:
+            raise FileNotFoundError(missing)
         topology = Topology.load(args.topology)
         processes.wait_healthy(topology, timeout=args.startup_timeout)
         print(f"attached: {len(topology.roles)} roles in {args.topology} are serving")
         return 0
+    from launcher.data_report import check_parties
+
+    check_parties(args.parties)
     warn_small_key(args.bits)
     if args.insecure:
         print("warning: --insecure: plaintext channels, senders are not authenticated", file=sys.stderr)
@@ -348,12 +360,15 @@ def _add_dataset_options(parser) -> None:
     parser.add_argument("--label", help="label column of a CSV data set")
     parser.add_argument("--max-levels", type=int, default=100, metavar="N",
                         help="a categorical CSV column with more distinct values is an error")
-    parser.add_argument("--intercept", action="store_true",
-                        help="add a constant feature inside the unit-ball scaling, so every linear model (which "
-                             "fits none of its own) gets an intercept; stated in the reports")
+    parser.add_argument("--intercept", action=argparse.BooleanOptionalAction, default=True,
+                        help="a constant feature inside the unit ball, so every linear model (which fits none of its "
+                             "own) gets an intercept; stated in the reports")
+    parser.add_argument("--schema", type=Path, help="public per-column bounds of a CSV table (JSON; see "
+                                                    "docs/data-and-metrics.md)")
     parser.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
-    parser.add_argument("--scaling", choices=["standardise", "unit-rows"], default="standardise",
-                        help="into the unit ball: standardised columns and one common factor, or each row to norm 1")
+    parser.add_argument("--scaling", choices=["public", "standardise", "unit-rows"], default="public",
+                        help="into the unit ball: public per-column bounds and each row on its own; or the papers' "
+                             "standardised columns and one common factor, or each row to norm 1")
     parser.add_argument("--seed", type=int, help="seed of the data split (the split only; noise is always CSPRNG)")
     parser.add_argument("--split", default="even",
                         help="party data sizes: even, 15, 10 (Pathak's splits) or comma-separated sizes")

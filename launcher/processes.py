@@ -115,6 +115,7 @@ def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, see
              test_features=split.test_features, test_labels=split.test_labels, classes=dataset.classes,
              dataset=dataset.name, source=dataset.source, split=split_kind, split_seed=seed,
              class_names=np.array(dataset.class_names, dtype=str), intercept=dataset.intercept,
+             scaling=json.dumps({k: v for k, v in dataset.scaling.items() if k != "schema_document"}),
              aux_fraction=np.nan if aux_fraction is None else aux_fraction,
              party_sizes=np.array([len(labels) for _, labels in split.teacher_parts]))
     return paths
