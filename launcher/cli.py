@@ -304,13 +304,10 @@ def _resolve_run(args):
 
 
 def _run_session(protocol, args) -> dict:
-    topology, client_data = _resolve_run(args)
-    report = protocol.run(args, topology, client_data)
+    from launcher import session_report
     from launcher.summary import context_lines
-    from learning import evaluation
 
-    report["data"] = evaluation.data_record(client_data)
-    report["baselines"] = evaluation.baselines([entry.data for entry in topology.parties if entry.data], client_data)
+    report = session_report.run(protocol, args, *_resolve_run(args))
     print_summary("\n".join([protocol.summary(report), *context_lines(report)]), args.report)
     write_json(args.report, report)
     return report
@@ -587,6 +584,8 @@ def _add_run_command(commands) -> None:
         _add_deployment_options(session)
         session.add_argument("--report", type=Path, help="write the JSON report here (`-`: standard output, the "
                                                          "summary then goes to standard error)")
+        session.add_argument("--repeat", type=int, default=1, metavar="R",
+                             help="run R sessions; the summary gives mean ± std beside the baselines")
         for option in protocol.options():
             option.add_to(session)
         session.set_defaults(handler=_run)
