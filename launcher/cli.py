@@ -316,7 +316,7 @@ def _run_session(protocol, args) -> dict:
 def _run(args) -> int:
     from launcher.registry import PROTOCOLS
 
-    _run_session(PROTOCOLS[args.protocol], args)
+    args.json_report = _run_session(PROTOCOLS[args.protocol], args)
     return 0
 
 
@@ -324,17 +324,22 @@ def _demo(args) -> int:
     import tempfile
 
     from launcher import processes
+    from launcher.data_report import check_parties
     from launcher.protocol import protocol_arguments
     from launcher.registry import PROTOCOLS
 
+    check_parties(args.parties)
     warn_small_key(args.bits)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as run_dir:
         print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
               f"({args.bits}-bit keys) …", flush=True)
-        processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split,
-                     aux_fraction=args.aux_fraction)
+        topology = processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed,
+                                split=args.split, aux_fraction=args.aux_fraction)
         try:
+            from launcher.noise_check import demo_lines
+
+            print("\n".join(demo_lines(args, topology, processes.RunDirectory(Path(run_dir)).client_data)), flush=True)
             args.run_dir, args.topology, args.client_data = Path(run_dir), None, None
             for index, protocol in enumerate(p for p in PROTOCOLS.values() if p.in_demo):
                 if index:
@@ -661,9 +666,13 @@ def _user_error(error: Exception) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    from launcher import json_output
+
+    as_json, argv = json_output.requested(sys.argv[1:] if argv is None else argv)
     command = next((word for word in argv if not word.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
+    if as_json:
+        return json_output.run(args.handler, args, _user_error)
     try:
         return args.handler(args)
     except Exception as error:

@@ -99,3 +99,24 @@ def line(check: dict) -> str | None:
         return None
     return (f"noise check ({check['release']}): expected ‖noise‖ {check['expected_noise_norm']:.3g} against a model "
             f"bound {check['signal_bound']:.3g} ({check['ratio']:.2g}×)")
+
+
+def demo_lines(args, topology, client_data_path) -> list[str]:
+    """Before the demo's first session: for every protocol, whether its release can learn at these settings."""
+    from launcher import client
+    from launcher.protocol import protocol_arguments
+    from launcher.registry import PROTOCOLS
+
+    client_data = client.load_client_data(client_data_path)
+    lines = ["before running: expected noise against the model's bound, per protocol"]
+    for protocol in PROTOCOLS.values():
+        if not protocol.in_demo:
+            continue
+        check = estimate(protocol.name, protocol_arguments(args, protocol), topology, client_data)
+        if "ratio" not in check:
+            lines.append(f"  {protocol.name}: no output perturbation to check (its noise is on the labels)")
+            continue
+        verdict = "can learn" if check["ratio"] <= TOO_NOISY else "CANNOT learn here"
+        lines.append(f"  {protocol.name}: {verdict}: {line(check)}")
+        lines += [f"    {warning}" for warning in check["warnings"]]
+    return lines

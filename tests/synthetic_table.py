@@ -36,3 +36,20 @@ def write(path: Path, rows: int = 3000, seed: int = 2033) -> Path:
     lines = [",".join(header)] + [",".join([*(text[name][i] for name in text), label[i]]) for i in range(rows)]
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+SCHEMA = {"columns": {
+    "income": {"type": "numeric", "low": 0, "high": 1e5, "log": True},
+    "balance": {"type": "numeric", "low": 0, "high": 1e5, "log": True},
+    "age": {"type": "numeric", "low": 18, "high": 100},
+    "visits": {"type": "numeric", "low": 0, "high": 20},
+    "channel": {"type": "categorical", "levels": ["branch", "phone", "web"]},
+}}
+
+
+def write_schema(path: Path) -> Path:
+    """The bounds a data owner publishes with the table (region's levels are left to the table)."""
+    import json
+
+    path.write_text(json.dumps(SCHEMA))
+    return path
