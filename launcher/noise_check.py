@@ -77,7 +77,7 @@ def du(args, parties: int, client_data: dict) -> dict | None:
 
 def _check(what: str, noise: float, signal: float, formula: str, fix: str, parties: int) -> dict:
     ratio = noise / signal
-    result = {"release": what, "expected_noise_norm": noise, "signal_bound": signal, "ratio": ratio,
+    result: dict = {"release": what, "expected_noise_norm": noise, "signal_bound": signal, "ratio": ratio,
               "formula": formula, "parties": parties, "warnings": []}
     if ratio > TOO_NOISY:
         result["warnings"].append(f"{what}: at M = {parties} the expected noise is {ratio:.3g}× the largest model "

@@ -169,7 +169,7 @@ def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
     if unknown:
         raise ValueError(f"{schema_path}: names columns {', '.join(unknown)} that {path.name} does not have")
     columns: list[public.Column] = []
-    values = []
+    values: list = []
     for name in table.order:
         given = schema.get(name)
         if name in table.numeric:

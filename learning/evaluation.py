@@ -53,7 +53,7 @@ def _scored(model, test_x: np.ndarray, test_y: np.ndarray, description: str) -> 
     return {"model": description, **metrics(test_y, model.predict(test_x), scores)}
 
 
-def same_lambda(features: np.ndarray, labels: np.ndarray, regularization: float) -> object:
+def same_lambda(features: np.ndarray, labels: np.ndarray, regularization: float):
     """The protocols' model class, non-private: (1/n)Σ loss + λ/2‖w‖², no intercept of its own (the constant
     feature is one), on the pooled training rows: scikit-learn's C = 1/(nλ)."""
     from sklearn.linear_model import LogisticRegression
@@ -62,7 +62,7 @@ def same_lambda(features: np.ndarray, labels: np.ndarray, regularization: float)
                               ).fit(features, labels)
 
 
-def tuned(features: np.ndarray, labels: np.ndarray, seed: int = 0) -> object:
+def tuned(features: np.ndarray, labels: np.ndarray, seed: int = 0):
     """Logistic regression with C chosen by stratified cross-validation on the training rows only."""
     from sklearn.linear_model import LogisticRegressionCV
     from sklearn.model_selection import StratifiedKFold

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -142,7 +143,7 @@ def schema_document(columns: list[Column]) -> dict:
     return {"columns": entries}
 
 
-def into_unit_ball(columns: list[Column], values: list, intercept: bool) -> Scaled:
+def into_unit_ball(columns: Sequence[Column], values: Sequence, intercept: bool) -> Scaled:
     """Every column block × 1/√(m + intercept), the intercept that constant, then each row clipped on its own."""
     if not columns:
         raise ValueError("no feature columns")
