@@ -321,34 +321,12 @@ def _run(args) -> int:
 
 
 def _demo(args) -> int:
-    import tempfile
-
-    from launcher import processes
+    from launcher import demo
     from launcher.data_report import check_parties
-    from launcher.protocol import protocol_arguments
-    from launcher.registry import PROTOCOLS
 
     check_parties(args.parties)
     warn_small_key(args.bits)
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as run_dir:
-        print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
-              f"({args.bits}-bit keys) …", flush=True)
-        topology = processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed,
-                                split=args.split, aux_fraction=args.aux_fraction)
-        try:
-            from launcher.noise_check import demo_lines
-
-            print("\n".join(demo_lines(args, topology, processes.RunDirectory(Path(run_dir)).client_data)), flush=True)
-            args.run_dir, args.topology, args.client_data = Path(run_dir), None, None
-            for index, protocol in enumerate(p for p in PROTOCOLS.values() if p.in_demo):
-                if index:
-                    print()
-                _run_session(protocol, protocol_arguments(args, protocol))
-        finally:
-            processes.down(Path(run_dir))
-    print(f"demo finished in {time.perf_counter() - started:.1f} s; every process stopped")
-    return 0
+    return demo.run(args, _load_dataset(args), _run_session)
 
 
 def _add_bench_dataset_options(parser, default: str, help_text: str) -> None:

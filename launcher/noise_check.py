@@ -12,7 +12,8 @@ import math
 
 import numpy as np
 
-TOO_NOISY = 1.0  # expected noise above the largest model the regulariser allows: the release cannot learn
+NOISY = 1.0  # expected noise above the largest model the regulariser allows: one draw decides the result
+TOO_NOISY = 3.0  # three times that: the release cannot learn
 TARGET = 0.5  # the fix aims at noise half the model's bound
 
 
@@ -79,9 +80,11 @@ def _check(what: str, noise: float, signal: float, formula: str, fix: str, parti
     ratio = noise / signal
     result: dict = {"release": what, "expected_noise_norm": noise, "signal_bound": signal, "ratio": ratio,
               "formula": formula, "parties": parties, "warnings": []}
-    if ratio > TOO_NOISY:
+    if ratio > NOISY:
+        verdict = ("it cannot learn" if ratio > TOO_NOISY else
+                   "one noise draw decides the result (`--repeat R` shows the spread)")
         result["warnings"].append(f"{what}: at M = {parties} the expected noise is {ratio:.3g}× the largest model "
-                                  f"the regulariser allows ({formula}); it cannot learn: {fix}")
+                                  f"the regulariser allows ({formula}); {verdict}: {fix}")
     return result
 
 
@@ -101,22 +104,20 @@ def line(check: dict) -> str | None:
             f"bound {check['signal_bound']:.3g} ({check['ratio']:.2g}×)")
 
 
-def demo_lines(args, topology, client_data_path) -> list[str]:
+def demo_lines(args, topology, client_data_path, protocols) -> list[str]:
     """Before the demo's first session: for every protocol, whether its release can learn at these settings."""
     from launcher import client
     from launcher.protocol import protocol_arguments
-    from launcher.registry import PROTOCOLS
 
     client_data = client.load_client_data(client_data_path)
     lines = ["before running: expected noise against the model's bound, per protocol"]
-    for protocol in PROTOCOLS.values():
-        if not protocol.in_demo:
-            continue
+    for protocol in protocols:
         check = estimate(protocol.name, protocol_arguments(args, protocol), topology, client_data)
         if "ratio" not in check:
             lines.append(f"  {protocol.name}: no output perturbation to check (its noise is on the labels)")
             continue
-        verdict = "can learn" if check["ratio"] <= TOO_NOISY else "CANNOT learn here"
+        verdict = ("can learn" if check["ratio"] <= NOISY else "noisy, one draw decides"
+                   if check["ratio"] <= TOO_NOISY else "CANNOT learn here")
         lines.append(f"  {protocol.name}: {verdict}: {line(check)}")
         lines += [f"    {warning}" for warning in check["warnings"]]
     return lines
