@@ -234,7 +234,7 @@ def _bundled(name: str, scaling: str, intercept: bool) -> Dataset:
 
 
 def load(name: str, label: str | None = None, data_dir: str | os.PathLike | None = None,
-         scaling: str = DEFAULT_SCALING, intercept: bool = True, max_levels: int | None = None,
+         scaling: str = DEFAULT_SCALING, intercept: bool = False, max_levels: int | None = None,
          schema: str | os.PathLike | None = None) -> Dataset:
     """A data set by name (bundled, a9a) or path; a file's type comes from its content, not its name."""
     from learning.tabular import DEFAULT_MAX_LEVELS, kind_of

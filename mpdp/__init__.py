@@ -81,14 +81,14 @@ class Deployment:
 def deploy(parties: int = 5, dataset: str = "breast-cancer", bits: int = DEFAULT_KEY_BITS,
            run_dir: str | Path | None = None, label: str | None = None, schema: str | Path | None = None,
            seed: int | None = None, model: str | None = None, parties_per_process: int = 1,
-           **dataset_options: Any) -> Iterator[Deployment]:
+           intercept: bool = True, **dataset_options: Any) -> Iterator[Deployment]:
     """Start every role as its own process (as `mpdp up`), yield the deployment, stop everything on exit."""
     from launcher import processes
     from launcher.data_report import check_parties
     from learning import datasets
 
     check_parties(parties)
-    data = datasets.load(dataset, label=label, schema=schema, **dataset_options)
+    data = datasets.load(dataset, label=label, schema=schema, intercept=intercept, **dataset_options)
     with tempfile.TemporaryDirectory(prefix="mpdp-") as scratch:
         directory = Path(run_dir) if run_dir is not None else Path(scratch) / "run"
         topology = processes.up(directory, parties, bits, data, seed, model=model,

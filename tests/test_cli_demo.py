@@ -77,7 +77,7 @@ def test_csv_dataset_with_categorical_columns(tmp_path):
     path = tmp_path / "people.csv"
     path.write_text("age,colour,label\n30,red,yes\n40,blue,no\n50,red,yes\n20,green,no\n")
     data = datasets.load(str(path), label="label")
-    assert data.features.shape == (4, 5)  # age + three colours + the intercept
+    assert data.features.shape == (4, 4)  # age + three colours
     assert np.all(np.linalg.norm(data.features, axis=1) <= 1 + 1e-12)
     assert data.class_names == ("no", "yes") and data.labels.tolist() == [1, 0, 1, 0]
     with pytest.raises(ValueError):
@@ -88,7 +88,7 @@ def test_libsvm_file(tmp_path):
     path = tmp_path / "tiny.libsvm"
     path.write_text("+1 1:0.5 3:1\n-1 2:1\n+1 1:1 2:0.2\n")
     data = datasets.load(str(path))
-    assert data.features.shape == (3, 3 + 1) and data.classes == 2
+    assert data.features.shape == (3, 3) and data.classes == 2
 
 
 def test_a9a_from_data_directory():
@@ -96,7 +96,7 @@ def test_a9a_from_data_directory():
         data = datasets.load("a9a", data_dir=A9A_DIR)
     except FileNotFoundError:
         pytest.skip(f"a9a is not available under {A9A_DIR}")
-    assert data.features.shape == (48841, 123 + 1) and data.classes == 2
+    assert data.features.shape == (48841, 123) and data.classes == 2
 
 
 def test_pathak_experiment_on_a9a(tmp_path):

@@ -21,7 +21,7 @@ def table(tmp_path_factory):
 
 def test_every_row_lies_in_the_unit_ball_and_is_scaled_without_the_other_rows(table):
     path, schema = table
-    data = datasets.load(str(path), label="y", schema=str(schema))
+    data = datasets.load(str(path), label="y", schema=str(schema), intercept=True)
     assert np.all(np.linalg.norm(data.features, axis=1) <= 1 + 1e-12)
     # the intercept is a constant feature inside the ball, counted as one block of the m + 1
     assert np.allclose(data.features[:, -1], 1 / np.sqrt(6 + 1))
@@ -51,7 +51,7 @@ def test_a_schema_whose_blocks_exceed_one_is_clipped_row_by_row_and_counted():
 
 
 def test_bundled_breast_cancer_uses_its_published_bounds():
-    data = datasets.load("breast-cancer")
+    data = datasets.load("breast-cancer", intercept=True)
     assert data.scaling["schema"] == "the bounds published in the data set's description"
     assert data.scaling["column_rules"]["mean radius"] == "linear on public bounds [6.981, 28.11]"
     assert 0.5 < data.scaling["median_row_norm"] <= 1 and data.intercept
@@ -68,7 +68,7 @@ def test_the_tuned_baseline_is_within_a_point_of_scikit_learns_own_tuned_pipelin
     from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
     path, schema = table
-    data = datasets.load(str(path), label="y", schema=str(schema))
+    data = datasets.load(str(path), label="y", schema=str(schema), intercept=True)
     order = np.random.default_rng(5).permutation(len(data.labels))
     train, test = order[:2000], order[2000:]
     ours = evaluation.tuned(data.features[train], data.labels[train])
@@ -92,7 +92,7 @@ def test_the_tuned_baseline_is_within_a_point_of_scikit_learns_own_tuned_pipelin
 
 def test_baselines_are_on_the_same_test_rows_and_include_same_lambda_and_tuned(tmp_path, table):
     path, schema = table
-    data = datasets.load(str(path), label="y", schema=str(schema))
+    data = datasets.load(str(path), label="y", schema=str(schema), intercept=True)
     split = datasets.split_for_teachers(data, 3, np.random.default_rng(1))
     files = []
     for number, (x, y) in enumerate(split.teacher_parts, start=1):

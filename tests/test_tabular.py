@@ -20,8 +20,8 @@ def _write(path, separator=";", rows=ROWS, header=("age", "job", "balance", "y")
 def test_a_semicolon_file_with_yes_no_labels_and_gaps_reads_with_warnings(tmp_path, capsys):
     data = datasets.load(str(_write(tmp_path / "bank.txt")), label="y")  # a .txt: the type comes from the content
     # age and balance stay numeric despite an empty cell and a stray 'abc' (balance gets a missing indicator);
-    # job is one-hot (3 levels and a missing indicator); then the intercept.
-    assert data.features.shape == (31, 1 + 4 + 2 + 1)
+    # job is one-hot (3 levels and a missing indicator).
+    assert data.features.shape == (31, 1 + 4 + 2)
     assert data.class_names == ("no", "yes") and data.labels[0] == 1
     notes = " ".join(data.notes)
     assert "'balance': 1 cells are not numbers ('abc')" in notes
@@ -43,7 +43,7 @@ def test_a_categorical_column_with_too_many_levels_is_an_error_naming_it(tmp_pat
     path = _write(tmp_path / "ids.csv", ",", rows, ("x", "customer", "y"))
     with pytest.raises(ValueError, match="column 'customer' has 200 distinct values"):
         datasets.load(str(path), label="y")
-    assert datasets.load(str(path), label="y", max_levels=500).features.shape == (200, 1 + 200 + 1)
+    assert datasets.load(str(path), label="y", max_levels=500).features.shape == (200, 1 + 200)
 
 
 def test_a_missing_label_column_names_the_columns_there(tmp_path):
@@ -55,7 +55,7 @@ def test_libsvm_by_content_even_named_csv(tmp_path):
     path = tmp_path / "data.csv"
     path.write_text("+1 1:0.5 3:1\n-1 2:0.25\n+1 1:1 2:1 3:1\n-1 3:0.5\n")
     assert kind_of(path) == "libsvm"
-    assert datasets.load(str(path)).features.shape == (4, 3 + 1)
+    assert datasets.load(str(path)).features.shape == (4, 3)
     assert kind_of(_write(tmp_path / "t.csv")) == "csv"
 
 

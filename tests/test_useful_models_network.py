@@ -20,7 +20,7 @@ def skewed(tmp_path_factory):
     table = synthetic_table.write(root / "table.csv")
     schema = synthetic_table.write_schema(root / "schema.json")
     run_dir = root / "run"
-    processes.up(run_dir, 3, 1024, datasets.load(str(table), label="y", schema=str(schema)), seed=11,
+    processes.up(run_dir, 3, 1024, datasets.load(str(table), label="y", schema=str(schema), intercept=True), seed=11,
                  model="logistic")
     try:
         yield run_dir
