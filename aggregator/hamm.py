@@ -21,6 +21,7 @@ from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from threshold_sum.binding import ContributionKeys, SumSlot
 from threshold_sum.collector import SumCollector
 
 MAX_DEADLINE_S = 3600.0
@@ -37,7 +38,8 @@ class HammCountSide(RoleSide):
     State = State
 
     def __init__(self, session_id: str, parameters: HammParameters, queries: hamm_pb2.HammQueries,
-                 public_key: ThresholdPublicKey, voters: list[int], key_holders: list[int]):
+                 public_key: ThresholdPublicKey, voters: list[int], key_holders: list[int],
+                 keys: ContributionKeys | None = None):
         super().__init__(session_id, State.COLLECTING)
         self.identity = Identity("aggregator", 0)
         self.parameters = parameters
@@ -48,7 +50,7 @@ class HammCountSide(RoleSide):
         self.key_holders = list(key_holders)
         layout = parameters.layout(public_key.n)
         self.collector = SumCollector(public_key, voters, layout.plaintexts_needed(parameters.values),
-                                      parameters.min_contributors)
+                                      parameters.min_contributors, SumSlot("hamm", session_id), keys)
         self._forwarded = False
 
     @property
@@ -69,7 +71,7 @@ class HammCountSide(RoleSide):
         if body.tosses != self.parameters.share_range:
             raise invalid(f"party {sender.id} used a share range of {body.tosses}, the session requires "
                           f"{self.parameters.share_range}")
-        self.collector.accept(sender.id, body.votes)
+        self.collector.accept(sender.id, body.votes, body.signature)
         return self.poll()
 
     def _forward(self, sender: Identity) -> list[Outbound]:
@@ -107,7 +109,7 @@ class HammCountSide(RoleSide):
         return []
 
     def _close(self) -> list[Outbound]:
-        """Step 3: C = Π_{i∈S} Enc_i; the identical C and S to every key holder and to Charlie."""
+        """Step 3: the signed votes of S to every key holder and to Charlie; each computes C = Π_{i∈S} Enc_i."""
         try:
             request: threshold_sum_pb2.DecryptionRequest = self.collector.close()
         except ProtocolError as error:
@@ -124,7 +126,8 @@ class HammCountSide(RoleSide):
         self.collector.forget()
 
 
-def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: list[int]) -> RoleProtocol:
+def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: list[int],
+             keys: ContributionKeys | None = None) -> RoleProtocol:
     """The aggregator's registry entry: Charlie's `queries` (step 1) opens a session."""
 
     def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> HammCountSide:
@@ -141,6 +144,6 @@ def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: lis
         if not 0 < body.deadline_seconds <= MAX_DEADLINE_S:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()
-        return HammCountSide(session_id, parameters, body, public_key, voters, key_holders)
+        return HammCountSide(session_id, parameters, body, public_key, voters, key_holders, keys)
 
     return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"queries"}), open_side)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -70,7 +71,7 @@ def _bench_scale(args) -> int:
 
     warn_small_key(args.bits)
     sizes = {}
-    for protocol in ("dppp", "pathak", "hamm"):
+    for protocol in bench_scale.DEFAULT_SIZES:
         value = getattr(args, f"{protocol}_sizes")
         if value:
             sizes[protocol] = [int(k) for k in value.split(",")]
@@ -117,7 +118,10 @@ def _add_budget_option(parser) -> None:
     parser.add_argument("--budget", type=_budget, metavar="ε,δ",
                         help="each party's privacy budget for its data set, composed over every session it takes "
                              "part in (its ledger is a file next to the data); a session that would exceed it is "
-                             "refused. Default: no limit, spending still recorded")
+                             "refused. Default: 10,1e-5; `inf` for no limit (spending still recorded)")
+    parser.add_argument("--allow-unproven", action="store_true",
+                        help="the parties take mechanisms without a proven ε (Du's OFPA/OFAA, Pathak's "
+                             "laplace-paper, non-private runs); refused otherwise")
 
 
 def _serve(args) -> int:
@@ -127,21 +131,26 @@ def _serve(args) -> int:
 
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure,
-              args.budget)
+              args.budget, args.allow_unproven, keygen_only=args.keygen_only)
     return 0
 
 
 def _keygen(args) -> int:
-    from launcher import certs
+    from launcher import bundles, certs
     from launcher.keygen import ceremony
     from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 
     warn_small_key(args.bits)
+    if args.threshold is not None and not args.parties // 2 < args.threshold <= args.parties:
+        raise ValueError(f"--threshold must be more than half the {args.parties} holders (and at most all): key holders "
+                         f"decrypt one sum per round only if no two disjoint groups of t exist")
     started = time.perf_counter()
-    paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force)
+    paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force,
+                                         method=args.keygen)
     print(f"threshold key: {holders} holders, t = {threshold}, {args.bits} bits, {time.perf_counter() - started:.1f} s")
     identities = [AGGREGATOR, CURATOR, CLIENT] + [party(j) for j in range(1, args.parties + 1)]
     paths += certs.issue(args.out / "certs", identities, overwrite=args.force)
+    bundles.seal(args.out)  # the dealer's directory: hand each holder its own files only
     print(f"certificates: a CA and {len(identities)} role identities")
     for path in paths:
         print(f"  {path}")
@@ -182,7 +191,8 @@ def _up(args) -> int:
     topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
                             args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
                             startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process,
-                            aux_fraction=args.aux_fraction, budget=args.budget)
+                            aux_fraction=args.aux_fraction, budget=args.budget, allow_unproven=args.allow_unproven,
+                            keygen=args.keygen)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
@@ -202,8 +212,22 @@ def _addresses(values: list[str]) -> dict:
     return addresses
 
 
+def _owners(values: list[str] | None, parties: int) -> dict[str, int]:
+    """`--owner BUNDLE=UID`: checked before any work."""
+    names = {"aggregator", "curator", "client", *(f"party-{j}" for j in range(1, parties + 1))}
+    owners = {}
+    for value in values or []:
+        name, _, uid = value.partition("=")
+        if name not in names or not uid.isdigit():
+            raise SystemExit(f"--owner takes BUNDLE=UID with BUNDLE one of {', '.join(sorted(names))}, not {value!r}")
+        owners[name] = int(uid)
+    if owners and os.getuid() != 0:
+        raise SystemExit("--owner needs root (it hands each bundle to its role's uid)")
+    return owners
+
+
 def _prepare(args) -> int:
-    from launcher import processes
+    from launcher import bundles, processes
     from sessions.identity import AGGREGATOR, CURATOR, party
 
     warn_small_key(args.bits)
@@ -211,11 +235,17 @@ def _prepare(args) -> int:
     expected = {AGGREGATOR, CURATOR, *(party(j) for j in range(1, args.parties + 1))}
     if set(addresses) != expected:
         raise SystemExit(f"--address must name exactly: {', '.join(sorted(map(str, expected)))}")
+    owners = _owners(args.owner, args.parties)
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
                                  args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
-                                 overwrite=args.force, aux_fraction=args.aux_fraction)
+                                 overwrite=args.force, aux_fraction=args.aux_fraction, keygen=args.keygen)
+    run = processes.RunDirectory(args.out)
+    for name, uid in owners.items():
+        bundles.give(run.path / name, uid)
+    names = sorted(path.name for path in run.path.iterdir() if path.is_dir())
     print(f"prepared {args.out}: threshold key, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
-          f"{len(topology.parties)} party data files, topology {processes.RunDirectory(args.out).topology}")
+          f"{len(topology.parties)} party data files; one bundle per role (copy each to its host only): "
+          f"{', '.join(names)}")
     return 0
 
 
@@ -320,13 +350,29 @@ def _run(args) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _stop_on_signals():
+    """SIGTERM (and SIGINT, as ever) end a foreground run through its `finally`, which stops every role it started;
+    a SIGKILL is covered by the roles' parent-death signal."""
+    import signal
+
+    def interrupted(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _demo(args) -> int:
     from launcher import demo
     from launcher.data_report import check_parties
 
     check_parties(args.parties)
     warn_small_key(args.bits)
-    return demo.run(args, _load_dataset(args), _run_session)
+    return demo.run(args, _load_dataset(args), _run_session, _stop_on_signals)
 
 
 def _add_bench_dataset_options(parser, default: str, help_text: str) -> None:
@@ -420,17 +466,19 @@ def _add_bench_command(commands) -> None:
     startup.set_defaults(handler=_bench_startup)
 
     scale = targets.add_parser("scale", help="cost growth with the number of parties, with fitted exponents")
-    scale.add_argument("--protocols", default="dppp,pathak,hamm", help="comma-separated (default all three)")
+    scale.add_argument("--protocols", default="dppp,pathak,hamm,du", help="comma-separated, of dppp, pathak, hamm, du")
     scale.add_argument("--dppp-sizes", help="teachers, comma-separated (default 10,25,50,100)")
     scale.add_argument("--pathak-sizes", help="parties, comma-separated (default 5,10,20,32)")
     scale.add_argument("--hamm-sizes", help="logical parties, comma-separated (default 500,1000,2500,5000)")
+    scale.add_argument("--du-sizes", help="data owners, comma-separated (default 5,10,20,40)")
     scale.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
     scale.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     scale.set_defaults(handler=_bench_scale)
 
 
 def _add_audit_command(commands) -> None:
-    audit = commands.add_parser("audit", help="an empirical lower bound on ε beside the claimed ε (exit 1 if above)")
+    audit = commands.add_parser("audit", help="the exact ε of the sampled noise and an empirical lower bound on "
+                                "ε beside the claimed ε (exit 1 if either is above)")
     audit.add_argument("protocol", choices=["dppp", "hamm", "pathak", "du"])
     audit.add_argument("--noise", help="the audited mechanism: binomial | skellam (DPPP, Hamm; default binomial), "
                                        "laplace-paper | l2-laplace | gaussian | distributed (Pathak; default "
@@ -438,8 +486,11 @@ def _add_audit_command(commands) -> None:
     audit.add_argument("--epsilon", type=float, default=1.0, help="the claimed ε of the audited release (default 1)")
     audit.add_argument("--delta", type=float, default=1e-5, help="default 1e-5")
     audit.add_argument("--trials", type=int, default=20_000, help="releases per data set (default 20 000)")
-    audit.add_argument("--broken", choices=["no-noise", "coarse-grid"],
-                       help="audit a deliberately broken mechanism instead (the attack must catch it)")
+    audit.add_argument("--broken", choices=["no-noise", "coarse-grid", "quarter-tosses", "claim-mismatch",
+                                            "half-sensitivity"],
+                       help="audit a deliberately broken mechanism instead (the audit must catch it): no noise, noise "
+                            "on K·ℤ, a quarter of the Binomial tosses (DPPP, Hamm), noise calibrated to 4ε claimed as "
+                            "ε, the sensitivity halved (DPPP, Hamm, Pathak)")
     audit.add_argument("--wire-sample", type=int, default=0, metavar="N",
                        help="also run N releases over real processes (DPPP, Pathak) that must equal the audited "
                             "reference computation")
@@ -460,6 +511,8 @@ def _add_serve_command(commands) -> None:
     serve.add_argument("--max-message-bytes", type=int, default=64 * 1024 * 1024,
                        help="largest message this server sends or accepts")
     serve.add_argument("--insecure", action="store_true", help="serve plaintext (the topology must say so too)")
+    serve.add_argument("--keygen-only", action="store_true",
+                       help="a key holder before the key exists: serve only the distributed key generation")
     _add_budget_option(serve)
     serve.set_defaults(handler=_serve)
 
@@ -471,7 +524,17 @@ def _add_keygen_command(commands) -> None:
     keygen.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     keygen.add_argument("--threshold", type=int, help="t (default ⌊2ℓ/3⌋ + 1)")
     keygen.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
+    _add_keygen_method_option(keygen)
     keygen.set_defaults(handler=_keygen)
+
+
+def _add_keygen_method_option(parser) -> None:
+    from launcher.keygen import METHODS
+
+    parser.add_argument("--keygen", choices=METHODS, default="dealer",
+                        help="dealer: one process deals the shares (the default: seconds); distributed: the key "
+                             "holders generate the key among themselves and no process ever holds it (minutes at "
+                             "2048 bits; docs/distributed-keygen.md)")
 
 
 def _add_up_command(commands) -> None:
@@ -488,6 +551,7 @@ def _add_up_command(commands) -> None:
     up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
     up.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
                     help="seconds to wait for every role to serve (default 120)")
+    _add_keygen_method_option(up)
     _add_budget_option(up)
     up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
@@ -506,6 +570,9 @@ def _add_prepare_command(commands) -> None:
     prepare.add_argument("--model", help="teachers' model")
     prepare.add_argument("--insecure", action="store_true", help="no certificates: plaintext deployment")
     prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
+    prepare.add_argument("--owner", action="append", metavar="BUNDLE=UID",
+                         help="give a bundle (aggregator, curator, client, party-J) to this uid (root only; compose)")
+    _add_keygen_method_option(prepare)
     _add_dataset_options(prepare)
     prepare.set_defaults(handler=_prepare)
 
@@ -647,12 +714,16 @@ def main(argv: list[str] | None = None) -> int:
     from launcher import json_output
 
     as_json, argv = json_output.requested(sys.argv[1:] if argv is None else argv)
+    os.umask(0o077)  # every file a role or the launcher writes (logs, ledgers, reports) is its owner's alone
     command = next((word for word in argv if not word.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
     if as_json:
         return json_output.run(args.handler, args, _user_error)
     try:
         return args.handler(args)
+    except KeyboardInterrupt:  # SIGINT, or SIGTERM in a foreground run: what it started is already stopped
+        print("mpdp: interrupted", file=sys.stderr)
+        return 130
     except Exception as error:
         message = _user_error(error)
         if message is None or os.environ.get("MPDP_DEBUG"):

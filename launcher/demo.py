@@ -32,20 +32,23 @@ def _session(run_dir: Path, args, protocol, run_session, options: dict | None = 
     run_session(protocol, session_args)
 
 
-def run(args, dataset, run_session) -> int:
+def run(args, dataset, run_session, stop_on_signals) -> int:
     from launcher import processes
     from launcher.noise_check import demo_lines
     from launcher.registry import PROTOCOLS
+    from privacy.ledger import UNLIMITED
 
     started = time.perf_counter()
     shared = [p for p in PROTOCOLS.values() if p.in_demo and p.demo_deployment is None]
     own = [p for p in PROTOCOLS.values() if p.in_demo and p.demo_deployment is not None]
-    with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as root:
+    # Throw-away deployments on a public data set that run every protocol: no budget to keep; the roles die
+    # with this process.
+    with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as root, stop_on_signals():
         run_dir = Path(root) / "shared"
         print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
               f"({args.bits}-bit keys) …", flush=True)
         topology = processes.up(run_dir, args.parties, args.bits, dataset, args.seed, split=args.split,
-                                aux_fraction=args.aux_fraction)
+                                aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True)
         try:
             print("\n".join(demo_lines(args, topology, processes.RunDirectory(run_dir).client_data, shared)),
                   flush=True)
@@ -61,7 +64,7 @@ def run(args, dataset, run_session) -> int:
                   f"{-(-plan.parties // plan.parties_per_process)} processes ({plan.why}) …", flush=True)
             processes.up(own_dir, plan.parties, args.bits, dataset, args.seed, model=plan.model,
                          parties_per_process=plan.parties_per_process, split=args.split,
-                         aux_fraction=args.aux_fraction)
+                         aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True)
             try:
                 _session(own_dir, args, protocol, run_session, plan.options)
             finally:

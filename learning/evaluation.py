@@ -1,4 +1,4 @@
-"""A release's test metrics beside its baselines, on the same test split (issue 16).
+"""A release's test metrics beside its baselines, on the same test split.
 
 The baselines are the evaluator's (the operator's, like the party sizes), on the release's own test rows: the
 majority-class rate, the same model class non-private at the same λ, and a tuned non-private model (C by

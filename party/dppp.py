@@ -18,7 +18,7 @@ from cryptocore.key_checks import check_key_id
 from dppp.parameters import DpppParameters
 from dppp.reference import one_hot
 from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
-from party.key_holder import proven_partials
+from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, Identity
@@ -26,6 +26,7 @@ from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from threshold_sum.binding import SumSlot
 from threshold_sum.context import proof_context
 
 MAX_DEADLINE_S = 3600.0
@@ -101,7 +102,9 @@ class TeacherSide(RoleSide):
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         self.drawn = Drawn(votes, noise)
         return dppp_pb2.DpppVotes(tosses=parameters.share_range, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
-                                                                               values=ciphertexts))
+                                                                               values=ciphertexts),
+                                  signature=signed(self.own, SumSlot("dppp", self.session_id), public_key.key_id,
+                                                   ciphertexts))
 
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
         """Steps 4–5: check the request before any work, then one proven partial decryption per ciphertext."""
@@ -109,7 +112,8 @@ class TeacherSide(RoleSide):
             raise precondition(f"party {self.own.id} holds no key share")
         self._require(State.VOTED, "partial decryption")
         p = self.parameters
-        partials = proven_partials(self.own, request, p.teachers, p.calibration.min_contributors,
+        partials = proven_partials(self.own, request, SumSlot("dppp", self.session_id), p.teachers,
+                                   p.calibration.min_contributors,
                                    p.layout(self.own.public_key.n).plaintexts_needed(p.values),
                                    proof_context("dppp", self.session_id))
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")  # not aborted meanwhile
@@ -138,6 +142,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         if not 0 < body.deadline_seconds <= MAX_DEADLINE_S:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()  # each party derives N_i itself (cached per parameter set, bounded)
+        own.admit(session_id, "dppp", parameters.guarantee())  # its own policy, before any work on its data
         side = TeacherSide(session_id, own, parameters, features, body.deadline_seconds)
         own.spend(session_id, "dppp", parameters.guarantee())  # before the votes leave
         return side

@@ -22,13 +22,14 @@ from du.local import local_update, noise_source
 from du.objectives import augment
 from du.parameters import MAX_RUN_STEPS, DuParameters
 from mpdp_proto.v1 import common_pb2, du_pb2
-from party.key_holder import proven_partials
+from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, Identity
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from threshold_sum.binding import SumSlot
 from threshold_sum.context import proof_context
 
 MAX_ROUND_DEADLINE_S = 3600.0
@@ -90,6 +91,9 @@ class TrainerSide(RoleSide):
             self.final = theta
             self._advance(State.TRAINING, State.DONE, "the final model")
             return []
+        if body.round >= p.rounds:  # R·ε is what the ledger holds: round R and later would spend beyond it
+            self.abort(f"the server sent round {body.round} of a run limited to {p.rounds}")
+            raise self.own.refuse(self.session_id, "du", f"round {body.round} is at or past the limit R = {p.rounds}")
         if body.round != self.next_round:
             raise precondition(f"round {body.round} arrived; round {self.next_round} was expected (replay or out of order)")
         self.next_round += 1
@@ -107,7 +111,9 @@ class TrainerSide(RoleSide):
         plaintexts = encoding.layout(p, public_key.n).pack(encoding.encode(p, records, theta))
         ciphertexts = [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(m)) for m in plaintexts]
         return du_pb2.DuUpload(round=round_number, encrypted=common_pb2.Ciphertexts(key_id=public_key.key_id,
-                                                                                    values=ciphertexts))
+                                                                                    values=ciphertexts),
+                               signature=signed(self.own, SumSlot("du", self.session_id, round_number),
+                                                public_key.key_id, ciphertexts))
 
     def _partially_decrypt(self, body: du_pb2.DuDecryptionRequest) -> du_pb2.DuPartialDecryptions:
         p = self.parameters
@@ -116,7 +122,8 @@ class TrainerSide(RoleSide):
         if body.round >= self.next_round or body.round in self.decrypted:
             raise precondition(f"round {body.round} is not awaiting this holder's decryption (replay or early)")
         count = encoding.layout(p, self.own.public_key.n).plaintexts_needed(encoding.values(p))
-        partials = proven_partials(self.own, body.request, p.parties, p.min_contributors, count,
+        partials = proven_partials(self.own, body.request, SumSlot("du", self.session_id, body.round), p.parties,
+                                   p.min_contributors, count,
                                    proof_context("du", self.session_id, body.round))
         self.decrypted.add(body.round)
         return du_pb2.DuPartialDecryptions(round=body.round, partials=partials)
@@ -144,6 +151,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         check_key_id(own.public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
         if body.round != 0 or body.final:
             raise precondition("a Du run opens with round 0")
+        own.admit(session_id, "du", accounting.guarantee(parameters))  # its own policy, before any work on its data
         if not 1 <= own.id <= parameters.parties:
             raise invalid(f"party {own.id} is not among the run's {parameters.parties} parties")
         if parameters.dimension != own.features.shape[1]:

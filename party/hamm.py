@@ -19,7 +19,7 @@ from cryptocore.key_checks import check_key_id
 from hamm.parameters import HammParameters
 from hamm.votes import vote_slots
 from mpdp_proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
-from party.key_holder import proven_partials
+from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
@@ -27,6 +27,7 @@ from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from threshold_sum.binding import SumSlot
 from threshold_sum.context import proof_context
 
 MAX_DEADLINE_S = 3600.0
@@ -88,7 +89,9 @@ class VoterSide(RoleSide):
         if self.own.test_mode:
             self.drawn = Drawn(votes, noise)
         return hamm_pb2.HammVotes(tosses=parameters.share_range, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
-                                                                              values=ciphertexts))
+                                                                              values=ciphertexts),
+                                  signature=signed(self.own, SumSlot("hamm", self.session_id), public_key.key_id,
+                                                   ciphertexts))
 
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
         """Step 3: check the request before any work, then one proven partial decryption per ciphertext."""
@@ -96,7 +99,7 @@ class VoterSide(RoleSide):
             raise precondition(f"party {self.own.id} holds no key share")
         self._require(State.VOTED, "partial decryption")
         p = self.parameters
-        partials = proven_partials(self.own, request, p.parties, p.min_contributors,
+        partials = proven_partials(self.own, request, SumSlot("hamm", self.session_id), p.parties, p.min_contributors,
                                    p.layout(self.own.public_key.n).plaintexts_needed(p.values),
                                    proof_context("hamm", self.session_id))
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")
@@ -130,6 +133,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         if not 0 < body.deadline_seconds <= MAX_DEADLINE_S:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()  # each party derives N_i itself (cached per parameter set, bounded)
+        own.admit(session_id, "hamm", parameters.guarantee())  # its own policy, before any work on its data
         parameters.layout(own.public_key.n)  # the slot widths must fit
         side = VoterSide(session_id, own, parameters, features, body.deadline_seconds)
         own.spend(session_id, "hamm", parameters.guarantee())  # before the votes leave
