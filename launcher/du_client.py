@@ -64,7 +64,8 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
         },
         "result": {
             "theta": theta.tolist(), "rounds": result.rounds, "stopped": result.stopped, "history": rounds,
-            "dropped": list(result.dropped), "test_misclassification": error, "test_metrics": test_metrics,
+            "dropped": list(result.dropped), "test_accuracy": 1 - error, "test_misclassification": error,
+            "test_metrics": test_metrics,
             "majority_class_rate": float(np.max(np.bincount(test_y)) / len(test_y)),
             "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
         },
