@@ -109,7 +109,7 @@ def encrypt_and_prove(key: ProofKey, choices: Sequence[Sequence[int]], picks: Se
     """By the sender: V_i = Enc(choices[i][picks[i]]) and a proof that V_i encrypts some value of choices[i]."""
     if len(choices) != len(picks):
         raise ValueError("one pick per list of choices")
-    table, n, nsquare = _table(key), key.n, key.nsquare
+    table, nsquare = _table(key), key.nsquare
     ciphertexts, proofs = [], []
     for index, (values, pick) in enumerate(zip(choices, picks)):
         if not 0 <= pick < len(values) <= MAX_CHOICES:

@@ -1,0 +1,53 @@
+"""A malicious teacher's votes over real processes (docs/malicious-party.md, "Proven votes"): a vote that is not
+one-hot, inside the feasible range (a second 1) or outside it (1000 in a slot), is caught by its proof, its
+sender excluded by name, and the round goes on with the others, equal to their honest reference. Without proofs
+the in-range one passes unnoticed."""
+
+import numpy as np
+import pytest
+
+from dppp.reference import noisy_histograms
+
+FAULTS = {2: "vote-two-ones", 3: "vote-stuffed"}
+
+
+@pytest.fixture
+def four(pool):
+    return pool.get(4, FAULTS)
+
+
+def _reference(deployment, report, teachers):
+    records = deployment.test_records(report["session_id"])
+    queries, classes = report["parameters"]["queries"], report["parameters"]["classes"]
+    votes = [np.array(records[i].votes).reshape(queries, classes) for i in teachers]
+    noise = [np.array(records[i].noise).reshape(queries, classes) for i in teachers]
+    return noisy_histograms(votes, noise, report["privacy"]["tosses_per_teacher"])
+
+
+def test_non_one_hot_votes_are_rejected_by_name_and_the_round_goes_on(four):
+    report = four.run_dppp(proven_votes=True, honest_fraction=0.5)
+    result = report["result"]
+    assert sorted(result["rejected_votes"]) == ["2", "3"]
+    assert all("vote proof failed" in reason for reason in result["rejected_votes"].values())
+    assert result["contributors"] == [1, 4]
+    assert np.array_equal(np.array(result["histograms"]), _reference(four, report, [1, 4]))
+
+
+def test_without_proofs_a_second_one_in_the_feasible_range_passes_unnoticed(four):
+    report = four.run_dppp(honest_fraction=0.5)
+    result = report["result"]
+    assert result["contributors"] == [1, 2, 3, 4] and result["rejected_votes"] == {}
+    skew = np.array(result["histograms"]) - _reference(four, report, [1, 2, 3, 4])
+    assert skew.sum() == 1 and skew[0].sum() == 1  # teacher 2's extra vote in query 0, counted
+
+
+def test_honest_proven_round_equals_its_reference_and_costs_one_votes_message_per_teacher(pool):
+    three = pool.get(3)
+    report = three.run_dppp(proven_votes=True, queries=10)
+    result = report["result"]
+    assert result["rejected_votes"] == {} and result["contributors"] == [1, 2, 3]
+    assert np.array_equal(np.array(result["histograms"]), _reference(three, report, [1, 2, 3]))
+    votes = next(r for r in report["traffic"] if r["rpc"] == "Step/dppp/votes")
+    assert votes["messages"] == 3
+    # Per teacher: 10 vote ciphertexts, each with C = 2 commitments of 256 bytes, beside the packed noise.
+    assert votes["request_bytes"] > 3 * 10 * 3 * 256
