@@ -1,12 +1,19 @@
-"""A malicious teacher's votes over real processes (docs/malicious-party.md, "Proven votes"): a vote that is not
+"""A malicious teacher's (and Hamm voter's) votes over real processes (docs/malicious-party.md, "Proven votes"): a vote that is not
 one-hot, inside the feasible range (a second 1) or outside it (1000 in a slot), is caught by its proof, its
 sender excluded by name, and the round goes on with the others, equal to their honest reference. Without proofs
 the in-range one passes unnoticed."""
+
+import asyncio
 
 import numpy as np
 import pytest
 
 from dppp.reference import noisy_histograms
+from hamm import reference
+from launcher.hamm_client import run_hamm_session, session_parameters
+from mpdp_proto.v1.role_pb2_grpc import RoleStub
+from sessions.identity import CLIENT, CURATOR, party
+from tests.deployment import envelope
 
 FAULTS = {2: "vote-two-ones", 3: "vote-stuffed"}
 
@@ -51,3 +58,18 @@ def test_honest_proven_round_equals_its_reference_and_costs_one_votes_message_pe
     assert votes["messages"] == 3
     # Per teacher: 10 vote ciphertexts, each with C = 2 commitments of 256 bytes, beside the packed noise.
     assert votes["request_bytes"] > 3 * 10 * 3 * 256
+
+
+def test_hamm_voters_with_non_one_hot_votes_are_rejected_by_name(four):
+    parameters = session_parameters(four.topology, four.client_data, "vote", 1.0, 1e-5, 0.01, True,
+                                    honest_fraction=0.5, proven_votes=True)
+    report = asyncio.run(run_hamm_session(four.topology, four.client_data, parameters, deadline_s=60.0))
+    result = report["result"]
+    assert sorted(result["rejected_votes"]) == ["2", "3"] and result["contributors"] == [1, 4]
+    session = report["session_id"]
+    records = [four.call(party(j), RoleStub, "GetTestRecord", envelope(session, party(j)), CLIENT).hamm.test_record
+               for j in (1, 4)]
+    expected = reference.counts(parameters, [np.array(r.votes).reshape(-1, 1) for r in records],
+                                [np.array(r.noise).reshape(-1, 1) for r in records])
+    charlie = four.call(CURATOR, RoleStub, "GetTestRecord", envelope(session, CURATOR), CLIENT).hamm.test_record
+    assert np.array_equal(np.array(charlie.counts).reshape(expected.shape), expected)
