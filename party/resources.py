@@ -17,7 +17,8 @@ from sessions.errors import exhausted, precondition
 
 log = logging.getLogger(__name__)
 
-FAULTS = ("tamper-partial-decryption", "crash-after-spend", "vote-two-ones", "vote-stuffed")  # protocol-level faults; transport faults are wire/faults.py's
+FAULTS = ("tamper-partial-decryption", "crash-after-spend", "vote-two-ones", "vote-stuffed",
+          "stage3-offset")  # protocol-level faults; transport faults are wire/faults.py's
 
 
 @dataclass
