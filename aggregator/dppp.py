@@ -102,13 +102,15 @@ class DpppRoundSide(RoleSide):
     def _accept_proven(self, teacher: int, body: dppp_pb2.DpppVotes) -> list[Outbound]:
         """Step 2 with proven votes: shapes, then every one-hot proof, then the folded vector to the sum. A
         teacher whose proofs fail is excluded by name; the round goes on if enough others contribute."""
-        if teacher not in self.teachers or teacher in self.rejected_votes:
-            raise invalid(f"party {teacher} may not send votes now")
+        if teacher not in self.teachers:
+            raise denied(f"party {teacher} does not contribute to this sum")
+        if teacher in self.rejected_votes:
+            raise precondition(f"party {teacher} was excluded: {self.rejected_votes[teacher]}")
         if teacher in self.collector.contributions:
             raise precondition(f"party {teacher} already contributed (replay)")
         p = self.parameters
         try:
-            folded = vote_proofs.check_and_fold(self.public_key, self.layout, p.queries, p.classes, body.votes,
+            folded = vote_proofs.check_and_fold(self.public_key, self.layout, p.queries, p.classes, p.share_range, body.votes,
                                                 body.proven, vote_proofs.context("dppp", self.session_id, teacher))
         except MembershipProofInvalid as error:
             self.rejected_votes[teacher] = f"vote proof failed: {error}"

@@ -80,14 +80,16 @@ class HammCountSide(RoleSide):
     def _accept_proven(self, voter: int, body: hamm_pb2.HammVotes) -> list[Outbound]:
         """Step 2 with proven votes: shapes, then every vote proof, then the folded vector to the sum. A voter
         whose proofs fail is excluded by name; the session goes on if enough others contribute."""
-        if voter not in self.voters or voter in self.rejected_votes:
-            raise invalid(f"party {voter} may not send votes now")
+        if voter not in self.voters:
+            raise denied(f"party {voter} does not contribute to this sum")
+        if voter in self.rejected_votes:
+            raise precondition(f"party {voter} was excluded: {self.rejected_votes[voter]}")
         if voter in self.collector.contributions:
             raise precondition(f"party {voter} already contributed (replay)")
         p = self.parameters
         try:
             folded = vote_proofs.check_and_fold(self.public_key, p.layout(self.public_key.n), p.aux_points,
-                                                p.vote_width, body.votes, body.proven,
+                                                p.vote_width, p.share_range, body.votes, body.proven,
                                                 vote_proofs.context("hamm", self.session_id, voter))
         except MembershipProofInvalid as error:
             self.rejected_votes[voter] = f"vote proof failed: {error}"

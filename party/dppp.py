@@ -113,15 +113,13 @@ class TeacherSide(RoleSide):
         """Step 2 with proven votes: Enc(z_{i,q}) packed, and per query Enc(one-hot) with its proof."""
         public_key = self.own.public_key
         layout = self.parameters.layout(public_key.n)
-        noise_ciphertexts = [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(p))
-                             for p in layout.pack(noise.ravel().tolist())]
+        noise_ciphertexts = vote_proofs.noise_ciphertexts(public_key, layout, noise, self.parameters.share_range)
         proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context("dppp", self.session_id, self.own.id))
         if self.own.fault in ("vote-two-ones", "vote-stuffed"):  # test mode only: a malicious teacher
             proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, self.own.fault == "vote-stuffed")
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         self.drawn = Drawn(votes, noise)
-        return dppp_pb2.DpppVotes(tosses=self.parameters.share_range, proven=proven,
-                                  votes=common_pb2.Ciphertexts(key_id=public_key.key_id, values=noise_ciphertexts))
+        return dppp_pb2.DpppVotes(tosses=self.parameters.share_range, proven=proven, votes=noise_ciphertexts)
 
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
         """Steps 4–5: check the request before any work, then one proven partial decryption per ciphertext."""

@@ -60,8 +60,10 @@ def test_honest_proven_round_equals_its_reference_and_costs_one_votes_message_pe
     assert votes["request_bytes"] > 3 * 10 * 3 * 256
 
 
-def test_hamm_voters_with_non_one_hot_votes_are_rejected_by_name(four):
-    parameters = session_parameters(four.topology, four.client_data, "vote", 1.0, 1e-5, 0.01, True,
+@pytest.mark.parametrize("noisy", [True, False])
+def test_hamm_voters_with_non_one_hot_votes_are_rejected_by_name(four, noisy):
+    """With noisy counts beside their shares; without, a voter sends no noise ciphertexts at all."""
+    parameters = session_parameters(four.topology, four.client_data, "vote", 1.0, 1e-5, 0.01, noisy,
                                     honest_fraction=0.5, proven_votes=True)
     report = asyncio.run(run_hamm_session(four.topology, four.client_data, parameters, deadline_s=60.0))
     result = report["result"]

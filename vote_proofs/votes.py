@@ -5,7 +5,9 @@ docs/malicious-party.md, "Proven votes").
 Row q (a query or public point) owns `width` consecutive slots: C classes (one-hot), or one slot for a binary
 vote (0 or 1). Its vote is one ciphertext V_q of 2^(position·slot bits) for the chosen slot, or of 0 for a
 binary 0; the layout keeps a row's slots in one plaintext, so the aggregator folds V_q into that plaintext's
-noise ciphertext with one multiplication. The noise ciphertexts carry the bias and the shares alone.
+noise ciphertext with one multiplication. The noise ciphertexts carry the bias and the shares alone; they are not
+proven (docs/malicious-party.md says what that leaves a voter). Without noise shares (share range 0) a voter
+sends none: the aggregator encrypts the public bias itself, so every slot of the voter's is proven.
 """
 
 from __future__ import annotations
@@ -89,13 +91,26 @@ def _proofs_from_proto(public_key: ThresholdPublicKey, message: common_pb2.Prove
     return proofs
 
 
-def check_and_fold(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: int,
+def noise_ciphertexts(public_key: ThresholdPublicKey, layout: SlotLayout, noise: np.ndarray, share_range: int
+                      ) -> common_pb2.Ciphertexts:
+    """By the voter: its packed shares (and the bias), or nothing when there are no shares."""
+    if share_range == 0:
+        return common_pb2.Ciphertexts(key_id=public_key.key_id)
+    return ciphertexts_to_proto(public_key, [public_key.encryptor.encrypt(p) for p in layout.pack(noise.ravel().tolist())])
+
+
+def check_and_fold(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: int, share_range: int,
                    noise: common_pb2.Ciphertexts, votes: common_pb2.ProvenVotes, context_bytes: bytes
                    ) -> common_pb2.Ciphertexts:
     """By the aggregator: the shapes (invalid), then the proofs (MembershipProofInvalid, naming nothing: the
     caller names the sender), then each plaintext's noise ciphertext times its rows' votes."""
     count = layout.plaintexts_needed(rows * width)
-    noise_values = ciphertexts_from_proto(public_key, noise, count)
+    if share_range == 0:  # the bias alone, public: (1 + n)^bias, re-randomised when the sum is closed
+        n = public_key.n
+        noise_values = [1 + m * n for m in layout.pack([0] * (rows * width))]
+        ciphertexts_from_proto(public_key, noise, 0)
+    else:
+        noise_values = ciphertexts_from_proto(public_key, noise, count)
     if len(votes.proofs) != rows:
         raise invalid(f"{len(votes.proofs)} vote proofs for {rows} rows")
     vote_values = ciphertexts_from_proto(public_key, votes.ciphertexts, rows)
