@@ -79,6 +79,8 @@ class PathakPartySession(PathakParticipant):
         # Stage 2 step 3: ζ_j, the noise of the *sum*, on the integer grid at the sum's scale (distributed: this
         # party's share of it).
         self.noise = parameters.draw_noise(self.records, noise_source(parameters.noise_seed, me))
+        if self.fault == "no-noise-share":  # test mode only: a party that adds no noise
+            self.noise = [0] * len(self.noise)
         self.drawn = TestRecord(self.model, self.noise, self.records) if test_mode else None
         n_prime = parameters.tie_broken(me, self.records)
         self.a = secrets.randbelow(2**parameters.share_bits)  # Stage 1 step 1

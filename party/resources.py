@@ -18,7 +18,8 @@ from sessions.errors import exhausted, precondition
 log = logging.getLogger(__name__)
 
 FAULTS = ("tamper-partial-decryption", "crash-after-spend", "vote-two-ones", "vote-stuffed",
-          "stage3-offset", "du-claim-records", "du-theta-outside")  # protocol-level faults; transport faults are wire/faults.py's
+          "stage3-offset", "du-claim-records", "du-theta-outside",
+          "no-noise-share")  # protocol-level faults; transport faults are wire/faults.py's
 
 
 @dataclass
