@@ -9,16 +9,18 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 RUN python -c "import tomllib; print(chr(10).join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
         > /tmp/requirements.txt \
-    && pip install -r /tmp/requirements.txt
+    && pip install -r /tmp/requirements.txt && rm /tmp/requirements.txt
 
 # Every package pyproject names (.dockerignore keeps tests, docs and caches out).
 COPY . .
+# A role mounts its own bundle at /bundle (compose runs each role as its own uid; keygen as root writes
+# every bundle under /bundles and hands each to its role).
 RUN pip install --no-deps . \
     && useradd --create-home --uid 10001 mpdp \
-    && mkdir /deployment && chown mpdp /deployment
+    && mkdir -m 0700 /bundles
 
 USER mpdp
 # Roles override this per service with their own role and id; the default checks the aggregator.
 HEALTHCHECK --interval=10s --timeout=30s --start-period=60s --retries=30 \
-    CMD mpdp health --topology /deployment/topology.toml --role aggregator --id 0 --timeout 20
+    CMD mpdp health --topology /bundle/topology.toml --role aggregator --id 0 --timeout 20
 CMD ["mpdp", "--help"]

@@ -30,6 +30,7 @@ from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
 from sessions.stages import StageTimer
+from threshold_sum.binding import ContributionKeys, SumSlot
 from threshold_sum.collector import SumCollector
 from threshold_sum.combiner import SumCombiner
 from threshold_sum.context import proof_context
@@ -51,7 +52,8 @@ class DpppRoundSide(RoleSide):
     State = State
 
     def __init__(self, session_id: str, parameters: DpppParameters, features: common_pb2.Matrix, deadline_s: float,
-                 public_key: ThresholdPublicKey, teachers: list[int], key_holders: list[int], calibration_s: float = 0.0):
+                 public_key: ThresholdPublicKey, teachers: list[int], key_holders: list[int], calibration_s: float = 0.0,
+                 keys: ContributionKeys | None = None):
         super().__init__(session_id, State.OPEN)
         self.identity = Identity("aggregator", 0)
         self.parameters = parameters
@@ -62,7 +64,7 @@ class DpppRoundSide(RoleSide):
         self.key_holders = list(key_holders)
         self.layout = parameters.layout(public_key.n)
         self.collector = SumCollector(public_key, teachers, self.layout.plaintexts_needed(parameters.values),
-                                      parameters.calibration.min_contributors)
+                                      parameters.calibration.min_contributors, SumSlot("dppp", session_id), keys)
         self.combiner: SumCombiner | None = None
         self.request: threshold_sum_pb2.DecryptionRequest | None = None
         self.rejected_votes: dict[int, str] = {}  # teachers whose vote proofs failed
@@ -90,7 +92,7 @@ class DpppRoundSide(RoleSide):
                 raise invalid(f"teacher {sender.id} used a share range of {body.tosses}, the session requires {expected}")
             if self.parameters.proven_votes:
                 return self._accept_proven(sender.id, body)
-            self.collector.accept(sender.id, body.votes)
+            self.collector.accept(sender.id, body.votes, body.signature)
         elif kind == "partial_decryptions":  # step 5
             self._require(State.DECRYPTING, "partial decryptions")
             assert self.combiner is not None
@@ -116,7 +118,7 @@ class DpppRoundSide(RoleSide):
             self.rejected_votes[teacher] = f"vote proof failed: {error}"
             self.collector.mark_absent(teacher, self.rejected_votes[teacher])
             return self.poll()
-        self.collector.accept(teacher, folded)
+        self.collector.accept(teacher, folded, body.signature)
         return self.poll()
 
     def _open(self, sender: Identity) -> list[Outbound]:
@@ -160,7 +162,7 @@ class DpppRoundSide(RoleSide):
 
     # ------------------------------------------------------------------ steps 3 and 6
     def _close_collection(self) -> list[Outbound]:
-        """Step 3–4: C = Π_{i∈S} Enc_i, identical C and S to every key holder asked."""
+        """Step 3–4: C = Π_{i∈S} Enc_i; every holder asked gets the same signed votes and computes C itself."""
         self.request = self._or_abort(self.collector.close)
         self.combiner = SumCombiner(self.public_key, self.key_holders, self.collector.aggregate,
                                     proof_context("dppp", self.session_id), ask_threshold_first=True)
@@ -232,7 +234,8 @@ class DpppRoundSide(RoleSide):
         self.released = None
 
 
-def protocol(public_key: ThresholdPublicKey, teachers: list[int], key_holders: list[int]) -> RoleProtocol:
+def protocol(public_key: ThresholdPublicKey, teachers: list[int], key_holders: list[int],
+             keys: ContributionKeys | None = None) -> RoleProtocol:
     """The aggregator's registry entry: the client's `open` starts a round."""
 
     def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> DpppRoundSide:
@@ -251,6 +254,6 @@ def protocol(public_key: ThresholdPublicKey, teachers: list[int], key_holders: l
         started = time.perf_counter()
         parameters.calibrate()
         return DpppRoundSide(session_id, parameters, body.features, deadline, public_key, teachers, key_holders,
-                             time.perf_counter() - started)
+                             time.perf_counter() - started, keys)
 
     return RoleProtocol("dppp", dppp_pb2.DpppMessage, frozenset({"open"}), open_side)

@@ -26,6 +26,7 @@ from sessions.identity import CLIENT, Identity, party
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from threshold_sum.binding import ContributionKeys, SumSlot
 from threshold_sum.collector import SumCollector
 from threshold_sum.combiner import SumCombiner
 from threshold_sum.context import proof_context
@@ -45,7 +46,8 @@ class ServerSide(RoleSide):
     State = State
 
     def __init__(self, session_id: str, parameters: DuParameters, round_deadline_s: float, noise_seed: int,
-                 public_key: ThresholdPublicKey, parties: list[int], key_holders: list[int]):
+                 public_key: ThresholdPublicKey, parties: list[int], key_holders: list[int],
+                 keys: ContributionKeys | None = None):
         super().__init__(session_id, State.ROUND)
         self.identity = Identity("aggregator", 0)
         self.parameters = parameters
@@ -55,6 +57,7 @@ class ServerSide(RoleSide):
         self.public_key = public_key
         self.active = list(parties)
         self.key_holders = list(key_holders)
+        self.keys = keys
         self.dropped: list[int] = []
         self.round = 0
         self.theta = np.zeros(parameters.weights)
@@ -117,7 +120,7 @@ class ServerSide(RoleSide):
             if body.theta or body.records:
                 raise invalid("under secure aggregation an upload carries ciphertexts only")
             assert self.collector is not None
-            self.collector.accept(number, body.encrypted)
+            self.collector.accept(number, body.encrypted, body.signature)
             self.uploads[number] = (0, np.empty(0))
             return
         theta = np.array(body.theta, dtype=float)
@@ -133,7 +136,8 @@ class ServerSide(RoleSide):
         self._round_started = time.monotonic()
         if p.secure_aggregation:
             count = encoding.layout(p, self.public_key.n).plaintexts_needed(encoding.values(p))
-            self.collector = SumCollector(self.public_key, self.active, count, p.min_contributors)
+            self.collector = SumCollector(self.public_key, self.active, count, p.min_contributors,
+                                          SumSlot("du", self.session_id, self.round), self.keys)
         model = du_pb2.DuModel(parameters=p.to_proto(), round=self.round, theta=self.theta.tolist(),
                                round_deadline_seconds=self.round_deadline_s, noise_seed=self.noise_seed)
         return [Outbound(party(number), "model", model) for number in self.active]
@@ -194,13 +198,11 @@ class ServerSide(RoleSide):
             request = self.collector.close()
         except ProtocolError as error:
             self.fail(str(error))
+        aggregate = self.collector.aggregate
         self.collector.forget()
         self._advance(State.ROUND, State.DECRYPTING, "decrypting the round's sum")
-        count = encoding.layout(p, self.public_key.n).plaintexts_needed(encoding.values(p))
-        aggregate = [int.from_bytes(c, "big") for c in request.aggregate.values]
-        round_number = self.round
-        self.combiner = SumCombiner(self.public_key, self.key_holders, aggregate[:count],
-                                    proof_context("du", self.session_id, round_number))
+        self.combiner = SumCombiner(self.public_key, self.key_holders, aggregate,
+                                    proof_context("du", self.session_id, self.round))
         message = du_pb2.DuDecryptionRequest(round=self.round, request=request)
         return [Outbound(party(h), "decryption_request", message) for h in self.key_holders]
 
@@ -275,7 +277,8 @@ class ServerSide(RoleSide):
         self.uploads.clear()
 
 
-def protocol(public_key: ThresholdPublicKey, parties: list[int], key_holders: list[int]) -> RoleProtocol:
+def protocol(public_key: ThresholdPublicKey, parties: list[int], key_holders: list[int],
+             keys: ContributionKeys | None = None) -> RoleProtocol:
     """The server's registry entry: the client's `open` starts a run."""
 
     def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> ServerSide:
@@ -290,6 +293,6 @@ def protocol(public_key: ThresholdPublicKey, parties: list[int], key_holders: li
         if parameters.secure_aggregation:
             encoding.layout(parameters, public_key.n)
         return ServerSide(session_id, parameters, body.round_deadline_seconds, body.noise_seed, public_key,
-                          parties, key_holders)
+                          parties, key_holders, keys)
 
     return RoleProtocol("du", du_pb2.DuMessage, frozenset({"open"}), open_side)

@@ -22,6 +22,7 @@ from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from threshold_sum.binding import ContributionKeys, SumSlot
 from threshold_sum.collector import SumCollector
 from vote_proofs import votes as vote_proofs
 
@@ -39,7 +40,8 @@ class HammCountSide(RoleSide):
     State = State
 
     def __init__(self, session_id: str, parameters: HammParameters, queries: hamm_pb2.HammQueries,
-                 public_key: ThresholdPublicKey, voters: list[int], key_holders: list[int]):
+                 public_key: ThresholdPublicKey, voters: list[int], key_holders: list[int],
+                 keys: ContributionKeys | None = None):
         super().__init__(session_id, State.COLLECTING)
         self.identity = Identity("aggregator", 0)
         self.parameters = parameters
@@ -50,7 +52,7 @@ class HammCountSide(RoleSide):
         self.key_holders = list(key_holders)
         layout = parameters.layout(public_key.n)
         self.collector = SumCollector(public_key, voters, layout.plaintexts_needed(parameters.values),
-                                      parameters.min_contributors)
+                                      parameters.min_contributors, SumSlot("hamm", session_id), keys)
         self._forwarded = False
         self.rejected_votes: dict[int, str] = {}  # voters whose vote proofs failed
 
@@ -74,7 +76,7 @@ class HammCountSide(RoleSide):
                           f"{self.parameters.share_range}")
         if self.parameters.proven_votes:
             return self._accept_proven(sender.id, body)
-        self.collector.accept(sender.id, body.votes)
+        self.collector.accept(sender.id, body.votes, body.signature)
         return self.poll()
 
     def _accept_proven(self, voter: int, body: hamm_pb2.HammVotes) -> list[Outbound]:
@@ -95,7 +97,7 @@ class HammCountSide(RoleSide):
             self.rejected_votes[voter] = f"vote proof failed: {error}"
             self.collector.mark_absent(voter, self.rejected_votes[voter])
             return self.poll()
-        self.collector.accept(voter, folded)
+        self.collector.accept(voter, folded, body.signature)
         return self.poll()
 
     def _forward(self, sender: Identity) -> list[Outbound]:
@@ -133,7 +135,7 @@ class HammCountSide(RoleSide):
         return []
 
     def _close(self) -> list[Outbound]:
-        """Step 3: C = Π_{i∈S} Enc_i; the identical C and S to every key holder and to Charlie."""
+        """Step 3: the signed votes of S to every key holder and to Charlie; each computes C = Π_{i∈S} Enc_i."""
         try:
             request: threshold_sum_pb2.DecryptionRequest = self.collector.close()
         except ProtocolError as error:
@@ -151,7 +153,8 @@ class HammCountSide(RoleSide):
         self.collector.forget()
 
 
-def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: list[int]) -> RoleProtocol:
+def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: list[int],
+             keys: ContributionKeys | None = None) -> RoleProtocol:
     """The aggregator's registry entry: Charlie's `queries` (step 1) opens a session."""
 
     def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> HammCountSide:
@@ -168,6 +171,6 @@ def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: lis
         if not 0 < body.deadline_seconds <= MAX_DEADLINE_S:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()
-        return HammCountSide(session_id, parameters, body, public_key, voters, key_holders)
+        return HammCountSide(session_id, parameters, body, public_key, voters, key_holders, keys)
 
     return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"queries"}), open_side)

@@ -1,4 +1,4 @@
-"""A fresh Paillier keypair made while a role is idle, for its next session (issue 14: Pathak's ξ).
+"""A fresh Paillier keypair made while a role is idle, for its next session.
 
 The leader makes a new ξ for every Pathak session; generating it (two 1024-bit primes) sat on the session's
 critical path, before the leader's first commitments. A key made after the previous session is just as fresh:

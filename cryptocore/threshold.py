@@ -383,8 +383,10 @@ def deal(primes: SafePrimes, threshold: int, holders: int) -> tuple[ThresholdPub
         sum(coefficient * index**power for power, coefficient in enumerate(coefficients)) % nm
         for index in range(1, holders + 1)
     ]
+    del d, coefficients  # the dealer's secrets: no reference outlives the dealing
     delta = math.factorial(holders)
     v = _random_generator_of_squares(primes, n, nsquare)
+    del m, nm
     verification_keys = tuple(int(gmpy2.powmod(v, delta * s, nsquare)) for s in secrets_by_holder)
     public = ThresholdPublicKey(
         n=n,
@@ -398,4 +400,8 @@ def deal(primes: SafePrimes, threshold: int, holders: int) -> tuple[ThresholdPub
 
 
 def generate_threshold_key(bits: int, threshold: int, holders: int) -> tuple[ThresholdPublicKey, list[KeyShare]]:
-    return deal(SafePrimes.generate(bits), threshold, holders)
+    primes = SafePrimes.generate(bits)
+    try:
+        return deal(primes, threshold, holders)
+    finally:
+        del primes  # p and q: this frame keeps no reference, even if dealing fails

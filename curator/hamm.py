@@ -31,7 +31,7 @@ from sessions.side import RoleSide
 from sessions.stages import StageTimer
 from threshold_sum.combiner import SumCombiner
 from threshold_sum.context import proof_context
-from threshold_sum.decryption import check_request
+from threshold_sum.decryption import aggregate_of
 
 MAX_DEADLINE_S = 3600.0
 
@@ -119,9 +119,9 @@ class CharlieSide(RoleSide):
         p = self.parameters
         if list(body.asked) != self.key_holders:
             raise invalid("the aggregate was not sent to every key holder")
-        aggregate = check_request(self.public_key, body.request, p.parties, p.min_contributors,
-                                  self.layout.plaintexts_needed(p.values))
-        self.contributors = list(body.request.contributors)
+        # C from the votes the holders were sent (they check the votes' signatures; another C fails their proofs).
+        aggregate, self.contributors = aggregate_of(self.public_key, body.request, p.parties, p.min_contributors,
+                                                    self.layout.plaintexts_needed(p.values))
         self.rejected_votes = list(body.rejected_votes)  # the aggregator's word: named, never counted
         self.combiner = SumCombiner(self.public_key, self.key_holders, aggregate,
                                     proof_context("hamm", self.session_id))

@@ -41,7 +41,8 @@ def deployment(parties: int, bits: int, dataset: datasets.Dataset, seed: int = 1
 
 
 async def run_session(protocol: str, target: Deployment, parties: int, queries: int = 40) -> dict:
-    """One session of `protocol` (dppp, pathak or hamm) from the client: its wall time and traffic."""
+    """One session of `protocol` (dppp, pathak, hamm, or du: three rounds under secure aggregation) from the client:
+    its wall time and traffic."""
     if protocol == "dppp":
         from launcher import dppp_client
 
@@ -56,6 +57,13 @@ async def run_session(protocol: str, target: Deployment, parties: int, queries: 
                                   dimension=target.client_data["test_features"].shape[1])
         report = await run_pathak_session(target.topology, target.client_data, pathak)
         return {"wall_s": report["timing"]["protocol"], "traffic": report["evaluator_view"]["traffic"]}
+    if protocol == "du":
+        from launcher.du_client import run_du_session, session_parameters
+
+        du = session_parameters(target.topology, target.client_data, "objective", 1.0, rounds=3,
+                                secure_aggregation=True, local_epochs=5)
+        report = await run_du_session(target.topology, target.client_data, du)
+        return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
     from launcher import hamm_client
 
     hamm = hamm_client.session_parameters(target.topology, target.client_data, "vote", 1.0, 1e-5, 1e-4)

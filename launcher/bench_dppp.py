@@ -1,5 +1,5 @@
 """`mpdp bench dppp`: private labels per second over loopback, every role a separate process, beside the
-paper's layout and the cost floor, all measured in one run (issue 14).
+paper's layout and the cost floor, all measured in one run.
 
 The floor is the work no implementation of the protocol can skip, timed on this machine in this run: per
 round, K·P encryptions (one fixed-base exponentiation h_s^r each, P = ciphertexts per teacher) and t·P

@@ -1,5 +1,5 @@
 """`mpdp bench hardening`: fuzzing, a fault matrix, concurrent sessions and resource growth against one
-deployment of real processes, with the figures the issue asks for (issue 10, "Hardening suite")."""
+deployment of real processes."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """`mpdp bench pathak`: a Pathak session's wall time by stage for several K, every role a separate process,
-with each role's CPU time (issue 14). Stages come from the participants' own clocks (Charlie's and the
+with each role's CPU time. Stages come from the participants' own clocks (Charlie's and the
 leader's): Stage 1 up to the blinded values, the tournament of K − 1 secure comparisons, Stage 2 and Stage 3.
 
 The first session of a deployment is cold: the leader holds no prepared ρ^n for Charlie's key and makes every

@@ -1,4 +1,4 @@
-"""`mpdp bench scale`: how each protocol's cost grows with the number of parties (issue 14).
+"""`mpdp bench scale`: how each protocol's cost grows with the number of parties.
 
 For each K, a fresh deployment of real processes (logical parties share processes where the protocol is
 run at scale: `--parties-per-process`), one warm-up session and one measured one. Reported per K: wall
@@ -20,12 +20,13 @@ from launcher.bench_deployment import CpuMeter, deployment, peak_rss_mb, run_ses
 from launcher.bench_dppp import synthetic_dataset
 from launcher.progress import progress
 
-DEFAULT_SIZES = {"dppp": [10, 25, 50, 100], "pathak": [5, 10, 20, 32], "hamm": [500, 1000, 2500, 5000]}
-PER_PROCESS = {"dppp": 10, "pathak": 1, "hamm": 250}
-ROWS_PER_PARTY = {"dppp": 60, "pathak": 60, "hamm": 12}
+DEFAULT_SIZES = {"dppp": [10, 25, 50, 100], "pathak": [5, 10, 20, 32], "hamm": [500, 1000, 2500, 5000],
+                 "du": [5, 10, 20, 40]}
+PER_PROCESS = {"dppp": 10, "pathak": 1, "hamm": 250, "du": 5}
+ROWS_PER_PARTY = {"dppp": 60, "pathak": 60, "hamm": 12, "du": 60}
 AUX_POINTS = 100  # Hamm's X_aux, the same at every M
 DPPP_QUERIES = 40
-TARGET_EXPONENT = 1.1  # DPPP and Hamm
+TARGET_EXPONENT = 1.1  # DPPP, Hamm and Du
 
 
 def _measure(protocol: str, parties: int, bits: int, seed: int) -> dict:
@@ -66,7 +67,7 @@ def run(protocols: list[str], sizes: dict[str, list[int]] | None = None, bits: i
     sizes = {**DEFAULT_SIZES, **(sizes or {})}
     unknown = set(protocols) - set(DEFAULT_SIZES)
     if unknown:
-        raise ValueError(f"unknown protocol(s) {', '.join(sorted(unknown))}; choose from dppp, pathak, hamm")
+        raise ValueError(f"unknown protocol(s) {', '.join(sorted(unknown))}; choose from {', '.join(DEFAULT_SIZES)}")
     results: dict[str, Any] = {"bits": bits, "protocols": {}}
     for protocol in protocols:
         points = [_measure(protocol, k, bits, seed) for k in sizes[protocol]]
@@ -75,7 +76,7 @@ def run(protocols: list[str], sizes: dict[str, list[int]] | None = None, bits: i
                      for metric in ("wall_s", "cpu_s", "messages", "bytes")}
         entry: dict[str, Any] = {"points": points, "growth_exponents": exponents,
                                  "parties_per_process": PER_PROCESS[protocol]}
-        if protocol in ("dppp", "hamm"):
+        if protocol in ("dppp", "hamm", "du"):
             entry["target_exponent"] = TARGET_EXPONENT
             entry["target_met"] = all(b <= TARGET_EXPONENT for b in exponents.values())
         results["protocols"][protocol] = entry

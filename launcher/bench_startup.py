@@ -1,4 +1,4 @@
-"""`mpdp bench startup`: what a role holds at rest and what one health check costs (issue 14, item 3).
+"""`mpdp bench startup`: what a role holds at rest and what one health check costs.
 
 One deployment of real processes on the demo's data. Reported: every role's resident memory once the roles
 are idle after `up`, and again after one session of each demo protocol; the CPU of one `mpdp health` call,

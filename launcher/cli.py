@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import time
@@ -70,7 +71,7 @@ def _bench_scale(args) -> int:
 
     warn_small_key(args.bits)
     sizes = {}
-    for protocol in ("dppp", "pathak", "hamm"):
+    for protocol in bench_scale.DEFAULT_SIZES:
         value = getattr(args, f"{protocol}_sizes")
         if value:
             sizes[protocol] = [int(k) for k in value.split(",")]
@@ -132,16 +133,20 @@ def _serve(args) -> int:
 
 
 def _keygen(args) -> int:
-    from launcher import certs
+    from launcher import bundles, certs
     from launcher.keygen import ceremony
     from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 
     warn_small_key(args.bits)
+    if args.threshold is not None and not args.parties // 2 < args.threshold <= args.parties:
+        raise ValueError(f"--threshold must be more than half the {args.parties} holders (and at most all): key holders "
+                         f"decrypt one sum per round only if no two disjoint groups of t exist")
     started = time.perf_counter()
     paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force)
     print(f"threshold key: {holders} holders, t = {threshold}, {args.bits} bits, {time.perf_counter() - started:.1f} s")
     identities = [AGGREGATOR, CURATOR, CLIENT] + [party(j) for j in range(1, args.parties + 1)]
     paths += certs.issue(args.out / "certs", identities, overwrite=args.force)
+    bundles.seal(args.out)  # the dealer's directory: hand each holder its own files only
     print(f"certificates: a CA and {len(identities)} role identities")
     for path in paths:
         print(f"  {path}")
@@ -190,8 +195,22 @@ def _addresses(values: list[str]) -> dict:
     return addresses
 
 
+def _owners(values: list[str] | None, parties: int) -> dict[str, int]:
+    """`--owner BUNDLE=UID`: checked before any work."""
+    names = {"aggregator", "curator", "client", *(f"party-{j}" for j in range(1, parties + 1))}
+    owners = {}
+    for value in values or []:
+        name, _, uid = value.partition("=")
+        if name not in names or not uid.isdigit():
+            raise SystemExit(f"--owner takes BUNDLE=UID with BUNDLE one of {', '.join(sorted(names))}, not {value!r}")
+        owners[name] = int(uid)
+    if owners and os.getuid() != 0:
+        raise SystemExit("--owner needs root (it hands each bundle to its role's uid)")
+    return owners
+
+
 def _prepare(args) -> int:
-    from launcher import processes
+    from launcher import bundles, processes
     from sessions.identity import AGGREGATOR, CURATOR, party
 
     warn_small_key(args.bits)
@@ -199,11 +218,17 @@ def _prepare(args) -> int:
     expected = {AGGREGATOR, CURATOR, *(party(j) for j in range(1, args.parties + 1))}
     if set(addresses) != expected:
         raise SystemExit(f"--address must name exactly: {', '.join(sorted(map(str, expected)))}")
+    owners = _owners(args.owner, args.parties)
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
                                  args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
                                  overwrite=args.force, aux_fraction=args.aux_fraction)
+    run = processes.RunDirectory(args.out)
+    for name, uid in owners.items():
+        bundles.give(run.path / name, uid)
+    names = sorted(path.name for path in run.path.iterdir() if path.is_dir())
     print(f"prepared {args.out}: threshold key, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
-          f"{len(topology.parties)} party data files, topology {processes.RunDirectory(args.out).topology}")
+          f"{len(topology.parties)} party data files; one bundle per role (copy each to its host only): "
+          f"{', '.join(names)}")
     return 0
 
 
@@ -311,6 +336,22 @@ def _run(args) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _stop_on_signals():
+    """SIGTERM (and SIGINT, as ever) end a foreground run through its `finally`, which stops every role it started;
+    a SIGKILL is covered by the roles' parent-death signal."""
+    import signal
+
+    def interrupted(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def _demo(args) -> int:
     import tempfile
 
@@ -323,16 +364,17 @@ def _demo(args) -> int:
     with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as run_dir:
         print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
               f"({args.bits}-bit keys) …", flush=True)
-        processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split,
-                     aux_fraction=args.aux_fraction)
-        try:
-            args.run_dir, args.topology, args.client_data = Path(run_dir), None, None
-            for index, protocol in enumerate(p for p in PROTOCOLS.values() if p.in_demo):
-                if index:
-                    print()
-                _run_session(protocol, protocol_arguments(args, protocol))
-        finally:
-            processes.down(Path(run_dir))
+        with _stop_on_signals():
+            processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split,
+                         aux_fraction=args.aux_fraction, foreground=True)
+            try:
+                args.run_dir, args.topology, args.client_data = Path(run_dir), None, None
+                for index, protocol in enumerate(p for p in PROTOCOLS.values() if p.in_demo):
+                    if index:
+                        print()
+                    _run_session(protocol, protocol_arguments(args, protocol))
+            finally:
+                processes.down(Path(run_dir))
     print(f"demo finished in {time.perf_counter() - started:.1f} s; every process stopped")
     return 0
 
@@ -427,10 +469,11 @@ def _add_bench_command(commands) -> None:
     startup.set_defaults(handler=_bench_startup)
 
     scale = targets.add_parser("scale", help="cost growth with the number of parties, with fitted exponents")
-    scale.add_argument("--protocols", default="dppp,pathak,hamm", help="comma-separated (default all three)")
+    scale.add_argument("--protocols", default="dppp,pathak,hamm,du", help="comma-separated, of dppp, pathak, hamm, du")
     scale.add_argument("--dppp-sizes", help="teachers, comma-separated (default 10,25,50,100)")
     scale.add_argument("--pathak-sizes", help="parties, comma-separated (default 5,10,20,32)")
     scale.add_argument("--hamm-sizes", help="logical parties, comma-separated (default 500,1000,2500,5000)")
+    scale.add_argument("--du-sizes", help="data owners, comma-separated (default 5,10,20,40)")
     scale.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
     scale.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     scale.set_defaults(handler=_bench_scale)
@@ -513,6 +556,8 @@ def _add_prepare_command(commands) -> None:
     prepare.add_argument("--model", help="teachers' model")
     prepare.add_argument("--insecure", action="store_true", help="no certificates: plaintext deployment")
     prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
+    prepare.add_argument("--owner", action="append", metavar="BUNDLE=UID",
+                         help="give a bundle (aggregator, curator, client, party-J) to this uid (root only; compose)")
     _add_dataset_options(prepare)
     prepare.set_defaults(handler=_prepare)
 
@@ -650,10 +695,14 @@ def _user_error(error: Exception) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    os.umask(0o077)  # every file a role or the launcher writes (logs, ledgers, reports) is its owner's alone
     command = next((word for word in argv if not word.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
     try:
         return args.handler(args)
+    except KeyboardInterrupt:  # SIGINT, or SIGTERM in a foreground run: what it started is already stopped
+        print("mpdp: interrupted", file=sys.stderr)
+        return 130
     except Exception as error:
         message = _user_error(error)
         if message is None or os.environ.get("MPDP_DEBUG"):

@@ -39,7 +39,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
                                                    honest_fraction, packed, public_key.key_id, noise, proven_votes)
     search_s = time.perf_counter() - started
     session_id = session_id or secrets.token_hex(8)
-    progress(f"DPPP session {session_id}: {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
+    progress(f"DPPP (session id {session_id}): {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
     request = dppp_pb2.DpppRoundRequest(parameters=parameters.to_proto(),
                                         features=matrix_to_proto(public_features[:queries]),
                                         deadline_seconds=deadline_s)

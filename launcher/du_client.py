@@ -36,7 +36,7 @@ def session_parameters(topology: Topology, client_data: dict, method: str, epsil
 async def run_du_session(topology: Topology, client_data: dict, parameters: DuParameters,
                          round_deadline_s: float = 60.0, session_id: str | None = None, noise_seed: int = 0) -> dict:
     session_id = session_id or secrets.token_hex(8)
-    progress(f"Du run {session_id}: {parameters.method}, ε = {parameters.epsilon} per round, up to "
+    progress(f"Du (session id {session_id}): {parameters.method}, ε = {parameters.epsilon} per round, up to "
              f"{parameters.rounds} rounds, K = {parameters.parties}"
              + (", secure aggregation" if parameters.secure_aggregation else ""))
     opening = du_pb2.DuOpen(parameters=parameters.to_proto(), round_deadline_seconds=round_deadline_s,

@@ -67,23 +67,16 @@ def wire_check(out: Path, parts: list[tuple[np.ndarray, np.ndarray]], test: tupl
     import asyncio
 
     from launcher import processes
-    from launcher.keygen import ceremony
     from launcher.pathak_client import run_pathak_session
-    from learning.datasets import save_part
     from pathak.parameters import PathakParameters
     from pathak.reference import seeded_release
 
     run = processes.RunDirectory(out / "wire")
-    (run.path / "data").mkdir(parents=True, exist_ok=True)
-    data_files = []
-    for number, (features, labels) in enumerate(parts, start=1):
-        data_files.append(run.path / "data" / f"party_{number}.npz")
-        save_part(data_files[-1], features, labels, 2)
-    np.savez(run.client_data, public_features=test[0][:1], public_labels=test[1][:1], test_features=test[0],
-             test_labels=test[1], classes=2, dataset="a9a", source="unit-norm rows", split="10",
-             party_sizes=np.array([len(labels) for _, labels in parts]))
-    _, _, holders = ceremony(len(parts), run.path / "keys", bits)
-    topology = processes.write_topology(run, processes.loopback_addresses(len(parts)), data_files, holders)
+    client_fields = dict(public_features=test[0][:1], public_labels=test[1][:1], test_features=test[0],
+                         test_labels=test[1], classes=2, dataset="a9a", source="unit-norm rows", split="10",
+                         party_sizes=np.array([len(labels) for _, labels in parts]))
+    topology = processes.write_bundles(run, processes.loopback_addresses(len(parts)), parts, 2, client_fields, None,
+                                       bits, overwrite=True)
     processes.wait_healthy(topology, processes.start_processes(run, topology, test_mode=True), run=run)
     checks = []
     try:

@@ -34,7 +34,7 @@ def session_parameters(topology: Topology, client_data: dict, method: str, epsil
 async def run_hamm_session(topology: Topology, client_data: dict, parameters: HammParameters,
                            deadline_s: float = 300.0, session_id: str | None = None, noise_seed: int = 0) -> dict:
     session_id = session_id or secrets.token_hex(8)
-    progress(f"Hamm session {session_id}: M = {parameters.parties} parties vote on N = {parameters.aux_points} "
+    progress(f"Hamm (session id {session_id}): M = {parameters.parties} parties vote on N = {parameters.aux_points} "
              f"points; {parameters.method}, ε = {parameters.epsilon}, λ = {parameters.regularization}")
     opening = hamm_pb2.HammOpen(parameters=parameters.to_proto(), deadline_seconds=deadline_s, noise_seed=noise_seed)
     reply, traffic, round_s = await await_result(topology, session_id, CURATOR, 3 * deadline_s + 60,

@@ -1,5 +1,5 @@
 """Attacking a running deployment as a hostile client would: fuzzed RPCs, resource growth over many
-sessions, and faults (issue 10's hardening suite). Used by `mpdp bench hardening` and `tests/hardening/`.
+sessions, and faults. Used by `mpdp bench hardening` and `tests/hardening/`.
 
 Every call is made over mutual TLS with some role's certificate (the right one or a wrong one), so a
 refusal is the role's own answer, not the handshake's.
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import grpc
 
-from launcher import certs, processes
+from launcher import processes
 from launcher.client import to_role
 from mpdp_proto.v1 import pathak_pb2, role_pb2
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
-from wire.tls import TlsFiles, target_options
+from wire.tls import target_options
 from wire.topology import Topology
 
 # What a role may answer; anything else (UNKNOWN, INTERNAL, …) is a defect.
@@ -167,9 +167,8 @@ def make_case(target: Target, rng: random.Random, context: FuzzContext) -> tuple
 class Caller:
     """One mTLS channel per (caller identity, target identity)."""
 
-    def __init__(self, topology: Topology, cert_dir: Path):
-        self._topology = topology
-        self._cert_dir = cert_dir
+    def __init__(self, topology: Topology):
+        self._topology = topology  # the operator's view: every bundle's certificate
         self._channels: dict[tuple[Identity, Identity], grpc.Channel] = {}
 
     def identities(self) -> list[Identity]:
@@ -178,9 +177,9 @@ class Caller:
     def call(self, caller: Identity, target: Target, data: bytes, timeout: float = HANG_S) -> str:
         key = (caller, target.identity)
         if key not in self._channels:
-            cert, private_key = certs.certificate_files(self._cert_dir, caller)
-            assert self._topology.ca_certificate is not None
-            credentials = TlsFiles(self._topology.ca_certificate, cert, private_key).channel_credentials()
+            tls = self._topology.tls_for(caller)
+            assert tls is not None
+            credentials = tls.channel_credentials()
             self._channels[key] = grpc.secure_channel(self._topology.entry(target.identity).address, credentials,
                                                       options=target_options(target.identity))
         stub = self._channels[key].unary_unary(target.path, request_serializer=lambda raw: raw,
@@ -199,7 +198,7 @@ class Caller:
 def fuzz(topology: Topology, run: processes.RunDirectory, context: FuzzContext, cases_per_rpc: int,
          rng: random.Random, on_progress=None) -> dict:
     """`cases_per_rpc` cases against every RPC of every role, each from a random identity's certificate."""
-    caller = Caller(topology, run.path / "certs")
+    caller = Caller(topology)
     results: dict[str, RpcFuzzStats] = {}
     kinds: Counter = Counter()
     try:
@@ -267,7 +266,7 @@ def growth(before: dict[str, dict], after: dict[str, dict]) -> dict[str, dict]:
 
 def open_session_ids(topology: Topology, run: processes.RunDirectory, session_id: str, parameters) -> None:
     """Open (not start) one Pathak session everywhere, so out-of-order steps have a session to hit."""
-    caller = Caller(topology, run.path / "certs")
+    caller = Caller(topology)
     try:
         for entry in topology.roles:
             if entry.identity.role in ("party", "curator"):
@@ -444,7 +443,7 @@ def start_target(run_dir: Path, parties: int, bits: int, seed: int, deadline: fl
 
 def _published_anywhere(topology: Topology, run: processes.RunDirectory, session_id: str) -> list[str]:
     """Participants that hand out a share of `session_id` (an aborted session must have none)."""
-    caller = Caller(topology, run.path / "certs")
+    caller = Caller(topology)
     published = []
     try:
         for entry in topology.roles:

@@ -12,8 +12,10 @@ from wire.topology import Topology
 
 
 def is_serving(topology: Topology, identity: Identity, timeout: float = 2.0) -> bool:
-    """One health check over the deployment's channel security (mTLS as the client)."""
-    entry, tls = topology.entry(identity), topology.tls_for(CLIENT)
+    """One health check over the deployment's channel security: mTLS as the client, or, from a role's own
+    bundle (a compose health check, which holds no client certificate), as that role."""
+    entry = topology.entry(identity)
+    tls = topology.tls_for(CLIENT if topology.holds_credentials(CLIENT) else entry.principal)
     channel = (grpc.insecure_channel(entry.address) if tls is None else
                grpc.secure_channel(entry.address, tls.channel_credentials(), options=target_options(entry.principal)))
     with channel:

@@ -1,12 +1,20 @@
-"""`mpdp keygen`: the trusted-dealer threshold key ceremony (crypto.md)."""
+"""`mpdp keygen` / `prepare`: the trusted-dealer threshold key ceremony (crypto.md).
+
+The dealer's secrets (p, q, φ(n), d and the sharing polynomial's coefficients) exist only inside
+`cryptocore.threshold.deal`'s frame and are dropped there; what leaves it is the public key and one share per
+holder, and each share is written only into its holder's bundle and then dropped too. Python cannot overwrite
+an int in place: dropping every reference is what it can do, after which the memory is freed and reused.
+"""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
-from cryptocore import keyfiles
+from cryptocore import keyfiles, secret_files
 from cryptocore.threshold import generate_threshold_key
 from dppp.parameters import default_threshold
+from launcher import bundles
 
 MAX_COMMITTEE = 16
 
@@ -18,8 +26,40 @@ def committee_size(parties: int) -> int:
 
 def ceremony(parties: int, directory: Path, bits: int, threshold: int | None = None,
              overwrite: bool = False) -> tuple[list[Path], int, int]:
+    """Every share in one 0700 directory: the dealer's output of `mpdp keygen`, handed out one file per holder."""
     holders = committee_size(parties)
     threshold = threshold or default_threshold(holders)
     keyfiles.check_writable(directory, holders, overwrite)  # before the expensive key generation
+    bundles.private_directory(Path(directory))
     public, shares = generate_threshold_key(bits, threshold, holders)
-    return keyfiles.write_key_files(directory, public, shares, overwrite=overwrite), threshold, holders
+    paths = keyfiles.write_key_files(directory, public, shares, overwrite=overwrite)
+    shares.clear()
+    return paths, threshold, holders
+
+
+def _encode(data: dict) -> bytes:
+    return json.dumps(data, indent=2).encode()
+
+
+def deal_into_bundles(parties: int, bits: int, holder_bundles: dict[int, Path], public_bundles: list[Path],
+                      threshold: int | None = None, overwrite: bool = False) -> tuple[int, int]:
+    """The public key into every bundle, share j only into holder j's; returns (t, holders)."""
+    holders = committee_size(parties)
+    threshold = threshold or default_threshold(holders)
+    if sorted(holder_bundles) != list(range(1, holders + 1)):
+        raise ValueError(f"key holders are parties 1..{holders}")
+    targets = [holder_bundles[j] / keyfiles.share_file_name(j) for j in holder_bundles]
+    targets += [Path(d) / keyfiles.PUBLIC_KEY_FILE for d in public_bundles]
+    existing = [path for path in targets if path.is_symlink() or path.exists()]
+    if existing and not overwrite:  # before the expensive key generation
+        raise FileExistsError(f"{existing[0]} exists; refusing to overwrite key files")
+    public, shares = generate_threshold_key(bits, threshold, holders)
+    public_bytes = _encode(keyfiles.public_key_to_dict(public))
+    for directory in public_bundles:
+        secret_files.write_file(Path(directory) / keyfiles.PUBLIC_KEY_FILE, public_bytes, overwrite=overwrite)
+    while shares:
+        share = shares.pop()
+        secret_files.write_file(holder_bundles[share.index] / keyfiles.share_file_name(share.index),
+                                _encode(keyfiles.key_share_to_dict(share)), overwrite=overwrite)
+        del share
+    return threshold, holders

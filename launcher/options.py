@@ -38,8 +38,13 @@ def write_json(path: Path | None, report: dict) -> None:
         print()
         return
     if path is not None:
+        import os
+
+        from launcher.bundles import open_private
+
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(report, indent=2))
+        with os.fdopen(open_private(path, append=False), "w") as handle:  # 0600: it holds the evaluator's view
+            handle.write(json.dumps(report, indent=2))
         print(f"report written to {path}")
 
 

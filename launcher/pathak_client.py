@@ -76,7 +76,7 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
     peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
     started = time.perf_counter()
     try:
-        progress(f"Pathak session {session_id}: K = {parameters.parties}, ε = {parameters.epsilon}, "
+        progress(f"Pathak (session id {session_id}): K = {parameters.parties}, ε = {parameters.epsilon}, "
                   f"λ = {parameters.regularization}, {parameters.mechanism}/{parameters.calibration}")
         try:
             await _to_all(peers, participants, session_id, pathak_pb2.PathakMessage(open=parameters.to_proto()), 120)

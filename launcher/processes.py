@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from cryptocore import keyfiles
-from launcher import certs
+from cryptocore import keyfiles, secret_files
+from launcher import bundles, certs
 from launcher.errors import StartupError
 from launcher.health import is_serving
-from launcher.keygen import ceremony
+from launcher.keygen import committee_size, deal_into_bundles
 from launcher.progress import progress
 from learning import datasets
 from privacy.ledger import Budget
@@ -31,7 +31,7 @@ from wire.identity import Principal
 from wire.topology import RoleEntry, Topology
 
 PROCESSES_FILE = "processes.json"
-TOPOLOGY_FILE = "topology.toml"
+TOPOLOGY_FILE = bundles.TOPOLOGY_FILE
 CLIENT_DATA_FILE = "client.npz"
 AUX_DATA_FILE = "curator_aux.npz"
 STARTUP_TIMEOUT_S = 120.0
@@ -40,6 +40,10 @@ STOP_TIMEOUT_S = 10.0
 
 @dataclass(frozen=True)
 class RunDirectory:
+    """A deployment on one machine: one bundle per role identity (launcher/bundles.py), the launcher's
+    processes file, and the operator's topology naming every bundle's files (the evaluator's view; it is
+    copied to no host)."""
+
     path: Path
 
     def __post_init__(self):
@@ -50,21 +54,35 @@ class RunDirectory:
     def topology(self) -> Path:
         return self.path / TOPOLOGY_FILE
 
+    def bundle(self, principal: Principal | Identity) -> Path:
+        if isinstance(principal, Identity):
+            principal = Principal.of(principal)
+        return self.path / bundles.bundle_name(principal)
+
+    def bundle_of(self, identity: Identity) -> Path:
+        """The bundle holding `identity`'s files: its own, or its host's (logical parties)."""
+        if identity.role == "party" and not self.bundle(identity).is_dir():
+            for candidate in self.path.glob("party-*"):
+                principal = bundles.parse_bundle_name(candidate.name)
+                if principal is not None and principal.covers(identity):
+                    return candidate
+        return self.bundle(identity)
+
     @property
     def client_data(self) -> Path:
-        return self.path / "data" / CLIENT_DATA_FILE
+        return self.bundle(CLIENT) / CLIENT_DATA_FILE
 
     @property
     def aux_data(self) -> Path:
         """Charlie's public auxiliary rows (Hamm's X_aux), unlabeled."""
-        return self.path / "data" / AUX_DATA_FILE
+        return self.bundle(CURATOR) / AUX_DATA_FILE
 
     @property
     def processes(self) -> Path:
         return self.path / PROCESSES_FILE
 
     def log_file(self, identity: Identity) -> Path:
-        return self.path / "logs" / f"{identity.role}_{identity.id}.log"
+        return self.bundle_of(identity) / f"{identity.role}_{identity.id}.log"
 
 
 def _ephemeral_ports() -> range:
@@ -95,29 +113,20 @@ def free_port(host: str = "127.0.0.1") -> int:
         return probe.getsockname()[1]
 
 
-def prepare_data(run: RunDirectory, dataset: datasets.Dataset, parties: int, seed: int | None,
-                 split_kind: str = "even", aux_fraction: float | None = None) -> list[Path]:
-    """Split the data set: one private file per party, the public rows (unlabeled) for Charlie's X_aux,
-    and the public/test part for the client."""
+def split_data(dataset: datasets.Dataset, parties: int, seed: int | None, split_kind: str = "even",
+               aux_fraction: float | None = None) -> tuple[datasets.TeacherSplit, dict]:
+    """The parties' private parts, Charlie's public rows (unlabeled) and the client's public/test part."""
     if seed is None:  # still reproducible: the seed drawn is recorded with the split
         seed = secrets.randbits(32)
     rng = np.random.default_rng(seed)
     split = datasets.split_for_teachers(dataset, parties, rng, split=split_kind, aux_fraction=aux_fraction)
-    data_dir = run.path / "data"
-    data_dir.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for number, (features, labels) in enumerate(split.teacher_parts, start=1):
-        path = data_dir / f"party_{number}.npz"
-        datasets.save_part(path, features, labels, dataset.classes)
-        paths.append(path)
-    datasets.save_public(run.aux_data, split.public_features)
-    np.savez(run.client_data, public_features=split.public_features, public_labels=split.public_labels,
-             test_features=split.test_features, test_labels=split.test_labels, classes=dataset.classes,
-             dataset=dataset.name, source=dataset.source, split=split_kind, split_seed=seed,
-             class_names=np.array(dataset.class_names, dtype=str), intercept=dataset.intercept,
-             aux_fraction=np.nan if aux_fraction is None else aux_fraction,
-             party_sizes=np.array([len(labels) for _, labels in split.teacher_parts]))
-    return paths
+    client_fields = dict(
+        public_features=split.public_features, public_labels=split.public_labels, test_features=split.test_features,
+        test_labels=split.test_labels, classes=dataset.classes, dataset=dataset.name, source=dataset.source,
+        split=split_kind, split_seed=seed, class_names=np.array(dataset.class_names, dtype=str),
+        intercept=dataset.intercept, aux_fraction=np.nan if aux_fraction is None else aux_fraction,
+        party_sizes=np.array([len(labels) for _, labels in split.teacher_parts]))
+    return split, client_fields
 
 
 def party_hosts(parties: int, per_process: int = 1) -> dict[Identity, Principal]:
@@ -131,37 +140,83 @@ def party_hosts(parties: int, per_process: int = 1) -> dict[Identity, Principal]
     return hosts
 
 
-def write_topology(run: RunDirectory, addresses: dict[Identity, str], data_files: list[Path], holders: int,
-                   model: str | None = None, insecure: bool = False, listen_host: str | None = None,
-                   overwrite: bool = False, hosts: dict[Identity, Principal] | None = None) -> Topology:
-    """The topology of a prepared run directory; with mutual TLS (certificates issued here) unless `insecure`.
-    `hosts` groups parties into processes (default: one process per party)."""
-    cert_dir = run.path / "certs"
+def bundle_topology(topology: Topology, principal: Principal, directory: Path) -> Topology:
+    """What `principal`'s bundle says: every role's address and whether it holds a key share, and files
+    (certificate, key, data, key share, model) only for the identities `principal` serves."""
+    own = principal.covers
+
+    def entry(e: RoleEntry) -> RoleEntry:
+        if own(e.identity):
+            return e
+        return RoleEntry(e.identity, e.address, listen=e.listen, host=e.host,
+                         key_holder=e.key_holder or e.key_share is not None)
+
+    is_client = principal == Principal.of(CLIENT)
+    ca = None if topology.insecure else directory / certs.CA_FILE
+    return Topology(public_key=directory / keyfiles.PUBLIC_KEY_FILE, roles=tuple(entry(e) for e in topology.roles),
+                    ca_certificate=ca, insecure=topology.insecure,
+                    client_certificate=topology.client_certificate if is_client else None,
+                    client_key=topology.client_key if is_client else None)
+
+
+def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list[tuple[np.ndarray, np.ndarray]],
+                  classes: int, client_fields: dict, aux_features: np.ndarray | None, bits: int,
+                  threshold: int | None = None, model: str | None = None, insecure: bool = False,
+                  listen_host: str | None = None, overwrite: bool = False,
+                  hosts: dict[Identity, Principal] | None = None) -> Topology:
+    """One bundle per role identity (and the client's), each holding only what that role needs, and the
+    operator's topology naming them all. Directories 0700, files 0600, under a umask of 077 throughout."""
+    model_names(model)  # a mistake fails before the key ceremony
     principals = {identity: (hosts or {}).get(identity) or Principal.of(identity) for identity in addresses}
-    if not insecure:
-        certs.issue(cert_dir, sorted(set(principals.values())) + [Principal.of(CLIENT)], overwrite=overwrite)
+    with bundles.private_umask():
+        bundles.private_directory(run.path)
+        directories = {principal: bundles.private_directory(run.bundle(principal))
+                       for principal in sorted(set(principals.values())) + [Principal.of(CLIENT)]}
+        if not overwrite:  # refused before anything is written
+            credentials = [path for principal, directory in directories.items()
+                           for path in (directory / keyfiles.PUBLIC_KEY_FILE, directory / certs.CA_FILE,
+                                        *certs.certificate_files(directory, principal), *directory.glob("key_share_*"))]
+            existing = [path for path in credentials if os.path.lexists(path)]
+            if existing:
+                raise FileExistsError(f"{existing[0]} exists; refusing to overwrite a deployment's keys")
+        data_files = []
+        for number, (features, labels) in enumerate(parts, start=1):
+            data_files.append(directories[principals[party(number)]] / f"party_{number}.npz")
+            datasets.save_part(data_files[-1], features, labels, classes)
+        if aux_features is not None:
+            datasets.save_public(run.aux_data, aux_features)
+        np.savez(run.client_data, **client_fields)
+        holders_by_number = {number: directories[principals[party(number)]]
+                             for number in range(1, committee_size(len(parts)) + 1)}
+        _, holders = deal_into_bundles(len(parts), bits, holders_by_number, list(directories.values()), threshold,
+                                       overwrite=overwrite)
+        issued = {} if insecure else certs.issue_bundles(directories, overwrite=overwrite)
 
-    def entry(identity: Identity, **files: Any) -> RoleEntry:
-        listen = f"{listen_host}:{addresses[identity].rsplit(':', 1)[1]}" if listen_host else None
-        principal = principals[identity]
-        tls: dict[str, Any] = {} if insecure else dict(zip(("certificate", "key"),
-                                                            certs.certificate_files(cert_dir, principal)))
-        host = str(principal) if principal.single is None else None
-        return RoleEntry(identity, addresses[identity], listen=listen, host=host, **files, **tls)
+        def entry(identity: Identity, **files: Any) -> RoleEntry:
+            listen = f"{listen_host}:{addresses[identity].rsplit(':', 1)[1]}" if listen_host else None
+            principal = principals[identity]
+            tls: dict[str, Any] = dict(zip(("certificate", "key"), issued[principal])) if issued else {}
+            host = str(principal) if principal.single is None else None
+            return RoleEntry(identity, addresses[identity], listen=listen, host=host, **files, **tls)
 
-    aux = {"data": run.aux_data} if run.aux_data.exists() else {}
-    roles = [entry(AGGREGATOR), entry(CURATOR, **aux)]
-    chosen = model_names(model)
-    for number, data in enumerate(data_files, start=1):
-        key_share = run.path / "keys" / keyfiles.share_file_name(number) if number <= holders else None
-        roles.append(entry(party(number), key_share=key_share, data=data,
-                           model=chosen[(number - 1) % len(chosen)] if chosen else None))
-    client_files = {} if insecure else dict(zip(("client_certificate", "client_key"),
-                                                  certs.certificate_files(cert_dir, CLIENT)))
-    topology = Topology(public_key=run.path / "keys" / keyfiles.PUBLIC_KEY_FILE, roles=tuple(roles),
-                        ca_certificate=None if insecure else cert_dir / certs.CA_FILE, insecure=insecure,
-                        **client_files)
-    topology.dump(run.topology)
+        aux = {"data": run.aux_data} if aux_features is not None else {}
+        roles = [entry(AGGREGATOR), entry(CURATOR, **aux)]
+        chosen = model_names(model)
+        for number, data in enumerate(data_files, start=1):
+            holder = number <= holders
+            key_share = directories[principals[party(number)]] / keyfiles.share_file_name(number) if holder else None
+            roles.append(entry(party(number), key_share=key_share, data=data, key_holder=holder,
+                               model=chosen[(number - 1) % len(chosen)] if chosen else None))
+        client_files = {} if insecure else dict(zip(("client_certificate", "client_key"),
+                                                      issued[Principal.of(CLIENT)]))
+        # The operator's view: each path points into the bundle that holds it.
+        topology = Topology(public_key=directories[Principal.of(CLIENT)] / keyfiles.PUBLIC_KEY_FILE,
+                            roles=tuple(roles), ca_certificate=None if insecure else directories[Principal.of(CLIENT)] / certs.CA_FILE,
+                            insecure=insecure, **client_files)
+        for principal, directory in directories.items():
+            bundle_topology(topology, principal, directory).dump(directory / bundles.TOPOLOGY_FILE)
+        topology.dump(run.topology)
+        bundles.seal(run.path)
     return topology
 
 
@@ -188,14 +243,13 @@ def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, a
             seed: int | None = None, model: str | None = None, threshold: int | None = None, split: str = "even",
             insecure: bool = False, listen_host: str | None = None, overwrite: bool = False,
             hosts: dict[Identity, Principal] | None = None, aux_fraction: float | None = None) -> Topology:
-    """Key ceremony, certificates, one data file per party and the topology: everything a deployment needs.
-    Existing keys and certificates are replaced only if `overwrite`."""
-    run = RunDirectory(Path(run_dir))
-    run.path.mkdir(parents=True, exist_ok=True)
+    """Key ceremony, certificates, the data split and topologies, as one bundle per role identity: everything a
+    deployment needs. Existing keys and certificates are replaced only if `overwrite`."""
     model_names(model)  # a mistake fails before the key ceremony, as does a split that cannot work
-    data_files = prepare_data(run, dataset, parties, seed, split, aux_fraction)
-    _, _, holders = ceremony(parties, run.path / "keys", bits, threshold, overwrite=overwrite)
-    return write_topology(run, addresses, data_files, holders, model, insecure, listen_host, overwrite, hosts)
+    split_parts, client_fields = split_data(dataset, parties, seed, split, aux_fraction)
+    return write_bundles(RunDirectory(Path(run_dir)), addresses, split_parts.teacher_parts, dataset.classes,
+                         client_fields, split_parts.public_features, bits, threshold, model, insecure, listen_host,
+                         overwrite, hosts)
 
 
 def _running(pid: int) -> bool:
@@ -255,33 +309,60 @@ def serve_command(topology_path: Path, identity: Identity, insecure: bool) -> li
     return command + ["--insecure"] if insecure else command
 
 
+def _role_start(foreground: bool):
+    """In the child before exec: a foreground run's roles die with the launcher (PR_SET_PDEATHSIG), so an
+    interrupted `mpdp demo` or test leaves none behind; `mpdp up` roles outlive it."""
+    if not foreground:
+        return None
+
+    def start() -> None:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    return start
+
+
+PR_SET_PDEATHSIG = 1
+
+
 def _spawn(run: RunDirectory, identity: Identity, insecure: bool, test_mode: bool, fault: str | None,
-           budget: Budget | None = None) -> int:
-    command = [sys.executable, "-m", "launcher.cli", *serve_command(run.topology, identity, insecure)[1:]]
+           budget: Budget | None = None, foreground: bool = False) -> int:
+    # Each role reads its own bundle only: the topology there names no other role's files.
+    command = [sys.executable, "-m", "launcher.cli",
+               *serve_command(run.bundle_of(identity) / TOPOLOGY_FILE, identity, insecure)[1:]]
     if budget is not None and identity.role == "party":
         command += ["--budget", f"{budget.epsilon!r},{budget.delta!r}"]
     if test_mode and (identity.role in ("party", "curator") or fault):  # those that draw (noise, Hamm's η)
         command.append("--test-mode")
     if test_mode and fault:
         command += ["--fault", fault]
-    with run.log_file(identity).open("a") as log:
+    log = bundles.open_private(run.log_file(identity))
+    try:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True, cwd=Path(__file__).resolve().parent.parent)
+                                   start_new_session=True, cwd=Path(__file__).resolve().parent.parent,
+                                   umask=bundles.PRIVATE_UMASK, preexec_fn=_role_start(foreground))
+    finally:
+        os.close(log)
     return process.pid
 
 
+def _write_processes(run: RunDirectory, processes: dict[str, int]) -> None:
+    secret_files.write_file(run.processes, json.dumps(processes, indent=2).encode(), overwrite=True)
+
+
 def start_processes(run: RunDirectory, topology: Topology, test_mode: bool = False,
-                    faults: dict[int, str] | None = None, budget: Budget | None = None) -> dict[str, int]:
-    (run.path / "logs").mkdir(parents=True, exist_ok=True)
+                    faults: dict[int, str] | None = None, budget: Budget | None = None,
+                    foreground: bool = False) -> dict[str, int]:
     processes = {str(entry.identity): _spawn(run, entry.identity, topology.insecure, test_mode,
-                                             (faults or {}).get(entry.identity.id), budget)
+                                             (faults or {}).get(entry.identity.id), budget, foreground)
                  for entry in topology.host_entries}
-    run.processes.write_text(json.dumps(processes, indent=2))
+    _write_processes(run, processes)
     return processes
 
 
 def restart(run_dir: Path, identity: Identity, test_mode: bool = False, fault: str | None = None,
-            budget: Budget | None = None) -> None:
+            budget: Budget | None = None, foreground: bool = False) -> None:
     """Start one role again (after it died or was stopped), with `fault` (test mode) or none, and wait until it
     serves. A copy that still runs is stopped first."""
     run = RunDirectory(Path(run_dir))
@@ -291,8 +372,8 @@ def restart(run_dir: Path, identity: Identity, test_mode: bool = False, fault: s
     old = processes.get(str(identity))
     if old is not None and _running(old):
         stop({str(identity): old})
-    processes[str(identity)] = _spawn(run, identity, topology.insecure, test_mode, fault, budget)
-    run.processes.write_text(json.dumps(processes, indent=2))
+    processes[str(identity)] = _spawn(run, identity, topology.insecure, test_mode, fault, budget, foreground)
+    _write_processes(run, processes)
     wait_healthy(topology, {str(identity): processes[str(identity)]}, run=run, only=identity)
 
 
@@ -300,7 +381,9 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
        model: str | None = None, test_mode: bool = False, faults: dict[int, str] | None = None,
        threshold: int | None = None, split: str = "even", insecure: bool = False,
        startup_timeout: float = STARTUP_TIMEOUT_S, parties_per_process: int = 1,
-       aux_fraction: float | None = None, budget: Budget | None = None) -> Topology:
+       aux_fraction: float | None = None, budget: Budget | None = None, foreground: bool = False) -> Topology:
+    """Prepare bundles in `run_dir` and start every role from its own. `foreground`: the roles die with this
+    process (a demo, a test); otherwise they keep serving after it exits, until `mpdp down`."""
     run = RunDirectory(Path(run_dir))
     if run.processes.exists() and any(_running(pid) for pid in json.loads(run.processes.read_text()).values()):
         raise StartupError(f"{run.path} already has running processes; run `mpdp down --run-dir {run.path}` first")
@@ -308,7 +391,7 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
     hosts = party_hosts(parties, parties_per_process)
     topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties, hosts), seed, model, threshold,
                        split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction)
-    processes = start_processes(run, topology, test_mode, faults, budget)
+    processes = start_processes(run, topology, test_mode, faults, budget, foreground)
     try:
         wait_healthy(topology, processes, timeout=startup_timeout, run=run)
     except BaseException:

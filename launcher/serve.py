@@ -19,6 +19,28 @@ from wire.traffic import TrafficLog
 log = logging.getLogger(__name__)
 
 
+def _contribution_keys(topology: Topology, me, signs: bool):
+    """The role's signer of its threshold-sum contributions (its TLS key) and the verifier of everyone's
+    (the deployment CA); None in a plaintext deployment (crypto.md, "Bound decryption")."""
+    from cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
+    from sessions.identity import party
+    from threshold_sum.binding import ContributionKeys
+    from wire.identity import Principal
+
+    tls = topology.tls_for(me)
+    if tls is None:
+        return None
+
+    def covers(name: str, sender: int) -> bool:
+        try:
+            return Principal.parse(name).covers(party(sender))
+        except ValueError:
+            return False
+
+    signer = ContributionSigner.from_files(tls.key, tls.certificate) if signs else None
+    return ContributionKeys(ContributionVerifier.from_file(tls.ca), covers, signer)
+
+
 def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault: str | None, budget: Budget | None):
     from learning import datasets, models
     from party.resources import PartyResources
@@ -35,7 +57,8 @@ def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault:
     features, labels, classes = datasets.load_part(entry.data)
     model = models.train_portable(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
     log.info("%s trained %s on %d rows", me, entry.model or models.DEFAULT_TEACHER_MODEL, len(labels))
-    return PartyResources(me.id, public_key, key_share, model, features, labels, test_mode, fault, ledger)
+    return PartyResources(me.id, public_key, key_share, model, features, labels, test_mode, fault, ledger,
+                          _contribution_keys(topology, me, signs=True))
 
 
 def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None, budget: Budget | None):
@@ -53,13 +76,15 @@ def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: st
 
 def _aggregator_protocols(topology: Topology):
     from aggregator.registry import protocols
+    from sessions.identity import AGGREGATOR
 
     public_key = keyfiles.load_public_key(topology.public_key)
     key_holders = topology.key_holders
     if key_holders != list(range(1, public_key.holders + 1)):
         raise ValueError(f"the topology's key holders {key_holders} do not match the key's {public_key.holders} holders")
     teachers = [entry.identity.id for entry in topology.parties]
-    return protocols(public_key, teachers, key_holders), public_key.key_id.hex()
+    keys = _contribution_keys(topology, AGGREGATOR, signs=False)
+    return protocols(public_key, teachers, key_holders, keys=keys), public_key.key_id.hex()
 
 
 def _curator_protocols(topology: Topology, test_mode: bool):

@@ -98,7 +98,7 @@ def grouped(protocol: str, rows: list[dict]) -> list[tuple[str, list[dict]]]:
 def mermaid(report: dict) -> str:
     rows = messages(report)
     protocol = report.get("protocol", "")
-    lines = ["sequenceDiagram", f"    %% {protocol} session {report.get('session_id', '')}: {len(rows)} messages"]
+    lines = ["sequenceDiagram", f"    %% {protocol}, session id {report.get('session_id', '')}: {len(rows)} messages"]
     names = lifelines(rows)
     lines += [f"    participant {_alias(name)} as {name}" for name in names]
     for stage, members in grouped(protocol, rows):
@@ -149,7 +149,7 @@ def draw(report: dict, path: Path) -> None:
         axes.add_patch(plt.Rectangle((-0.78, top), len(names) + 0.56, y - top + row_height * 0.3, color=colour,
                                      zorder=0))
         y += row_height * 0.3
-    axes.set_title(f"{protocol} session {report.get('session_id', '')}: {len(rows)} messages, bytes per arrow "
+    axes.set_title(f"{protocol}, session id {report.get('session_id', '')}: {len(rows)} messages, bytes per arrow "
                    "(request + response)", fontsize=10)
     figure.savefig(path, bbox_inches="tight")
     plt.close(figure)

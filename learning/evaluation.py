@@ -1,4 +1,4 @@
-"""A release's test metrics beside its baselines, on the same test split (issue 16).
+"""A release's test metrics beside its baselines, on the same test split.
 
 The baselines are the evaluator's (the operator's, like the party sizes): the majority-class rate of the test
 labels, and a central non-private model trained on the pooled party data files, when those files are readable

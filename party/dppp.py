@@ -18,7 +18,7 @@ from cryptocore.key_checks import check_key_id
 from dppp.parameters import DpppParameters
 from dppp.reference import one_hot
 from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
-from party.key_holder import proven_partials
+from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, Identity
@@ -26,6 +26,7 @@ from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from threshold_sum.binding import SumSlot
 from threshold_sum.context import proof_context
 from vote_proofs import votes as vote_proofs
 
@@ -107,7 +108,9 @@ class TeacherSide(RoleSide):
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         self.drawn = Drawn(votes, noise)
         return dppp_pb2.DpppVotes(tosses=parameters.share_range, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
-                                                                               values=ciphertexts))
+                                                                               values=ciphertexts),
+                                  signature=signed(self.own, SumSlot("dppp", self.session_id), public_key.key_id,
+                                                   ciphertexts))
 
     def _cast_proven(self, votes: np.ndarray, noise: np.ndarray) -> dppp_pb2.DpppVotes:
         """Step 2 with proven votes: Enc(z_{i,q}) packed, and per query Enc(one-hot) with its proof."""
@@ -117,9 +120,12 @@ class TeacherSide(RoleSide):
         proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context("dppp", self.session_id, self.own.id))
         if self.own.fault in ("vote-two-ones", "vote-stuffed"):  # test mode only: a malicious teacher
             proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, self.own.fault == "vote-stuffed")
+        p = self.parameters
+        signature = signed(self.own, SumSlot("dppp", self.session_id), public_key.key_id, list(vote_proofs.folded(
+            public_key, layout, p.queries, p.classes, p.share_range, noise_ciphertexts, proven).values))
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         self.drawn = Drawn(votes, noise)
-        return dppp_pb2.DpppVotes(tosses=self.parameters.share_range, proven=proven, votes=noise_ciphertexts)
+        return dppp_pb2.DpppVotes(tosses=p.share_range, proven=proven, votes=noise_ciphertexts, signature=signature)
 
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
         """Steps 4–5: check the request before any work, then one proven partial decryption per ciphertext."""
@@ -127,7 +133,8 @@ class TeacherSide(RoleSide):
             raise precondition(f"party {self.own.id} holds no key share")
         self._require(State.VOTED, "partial decryption")
         p = self.parameters
-        partials = proven_partials(self.own, request, p.teachers, p.calibration.min_contributors,
+        partials = proven_partials(self.own, request, SumSlot("dppp", self.session_id), p.teachers,
+                                   p.calibration.min_contributors,
                                    p.layout(self.own.public_key.n).plaintexts_needed(p.values),
                                    proof_context("dppp", self.session_id))
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")  # not aborted meanwhile

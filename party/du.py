@@ -22,13 +22,14 @@ from du.local import local_update, noise_source
 from du.objectives import augment
 from du.parameters import FRACTIONAL_BITS, MAX_RECORDS, MAX_RUN_STEPS, DuParameters
 from mpdp_proto.v1 import common_pb2, du_pb2
-from party.key_holder import proven_partials
+from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, Identity
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from threshold_sum.binding import SumSlot
 from threshold_sum.context import proof_context
 
 MAX_ROUND_DEADLINE_S = 3600.0
@@ -112,7 +113,9 @@ class TrainerSide(RoleSide):
         plaintexts = encoding.layout(p, public_key.n).pack(values)
         ciphertexts = [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(m)) for m in plaintexts]
         return du_pb2.DuUpload(round=round_number, encrypted=common_pb2.Ciphertexts(key_id=public_key.key_id,
-                                                                                    values=ciphertexts))
+                                                                                    values=ciphertexts),
+                               signature=signed(self.own, SumSlot("du", self.session_id, round_number),
+                                                public_key.key_id, ciphertexts))
 
     def _partially_decrypt(self, body: du_pb2.DuDecryptionRequest) -> du_pb2.DuPartialDecryptions:
         p = self.parameters
@@ -121,7 +124,8 @@ class TrainerSide(RoleSide):
         if body.round >= self.next_round or body.round in self.decrypted:
             raise precondition(f"round {body.round} is not awaiting this holder's decryption (replay or early)")
         count = encoding.layout(p, self.own.public_key.n).plaintexts_needed(encoding.values(p))
-        partials = proven_partials(self.own, body.request, p.parties, p.min_contributors, count,
+        partials = proven_partials(self.own, body.request, SumSlot("du", self.session_id, body.round), p.parties,
+                                   p.min_contributors, count,
                                    proof_context("du", self.session_id, body.round))
         self.decrypted.add(body.round)
         return du_pb2.DuPartialDecryptions(round=body.round, partials=partials)

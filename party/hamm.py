@@ -19,7 +19,7 @@ from cryptocore.key_checks import check_key_id
 from hamm.parameters import HammParameters
 from hamm.votes import vote_slots
 from mpdp_proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
-from party.key_holder import proven_partials
+from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
@@ -27,6 +27,7 @@ from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
+from threshold_sum.binding import SumSlot
 from threshold_sum.context import proof_context
 from vote_proofs import votes as vote_proofs
 
@@ -91,7 +92,9 @@ class VoterSide(RoleSide):
         if self.own.test_mode:
             self.drawn = Drawn(votes, noise)
         return hamm_pb2.HammVotes(tosses=parameters.share_range, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
-                                                                              values=ciphertexts))
+                                                                              values=ciphertexts),
+                                  signature=signed(self.own, SumSlot("hamm", self.session_id), public_key.key_id,
+                                                   ciphertexts))
 
     def _cast_proven(self, votes: np.ndarray, noise: np.ndarray) -> hamm_pb2.HammVotes:
         """Step 2 with proven votes: Enc(z_i(x)) packed, and per point Enc(vote) with its proof."""
@@ -101,10 +104,13 @@ class VoterSide(RoleSide):
         proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context("hamm", self.session_id, self.own.id))
         if self.own.fault in ("vote-two-ones", "vote-stuffed"):  # test mode only: a malicious voter
             proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, self.own.fault == "vote-stuffed")
+        p = self.parameters
+        signature = signed(self.own, SumSlot("hamm", self.session_id), public_key.key_id, list(vote_proofs.folded(
+            public_key, layout, p.aux_points, p.vote_width, p.share_range, noise_ciphertexts, proven).values))
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         if self.own.test_mode:
             self.drawn = Drawn(votes, noise)
-        return hamm_pb2.HammVotes(tosses=self.parameters.share_range, proven=proven, votes=noise_ciphertexts)
+        return hamm_pb2.HammVotes(tosses=p.share_range, proven=proven, votes=noise_ciphertexts, signature=signature)
 
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
         """Step 3: check the request before any work, then one proven partial decryption per ciphertext."""
@@ -112,7 +118,7 @@ class VoterSide(RoleSide):
             raise precondition(f"party {self.own.id} holds no key share")
         self._require(State.VOTED, "partial decryption")
         p = self.parameters
-        partials = proven_partials(self.own, request, p.parties, p.min_contributors,
+        partials = proven_partials(self.own, request, SumSlot("hamm", self.session_id), p.parties, p.min_contributors,
                                    p.layout(self.own.public_key.n).plaintexts_needed(p.values),
                                    proof_context("hamm", self.session_id))
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")

@@ -1,25 +1,36 @@
 """A key holder's answer to a threshold sum's decryption request, for every protocol a party holds a
-key share in: cheap checks first, then one partial decryption per ciphertext and one proof for all of them."""
+key share in: every contribution checked and C computed from them (crypto.md, "Bound decryption"), then
+one partial decryption per ciphertext and one proof for all of them."""
 
 from __future__ import annotations
 
-from cryptocore.key_checks import check_key_id
 from mpdp_proto.v1 import threshold_sum_pb2
 from party.resources import PartyResources
 from sessions.errors import precondition
 from sessions.integers import int_to_bytes
 from threshold_sum import decryption
+from threshold_sum.binding import SumSlot, signature_for
 
 
-def proven_partials(own: PartyResources, request: threshold_sum_pb2.DecryptionRequest, parties: int,
+def proven_partials(own: PartyResources, request: threshold_sum_pb2.DecryptionRequest, slot: SumSlot, parties: int,
                     min_contributors: int, ciphertext_count: int,
                     proof_context: bytes) -> threshold_sum_pb2.PartialDecryptions:
     if own.key_share is None:
         raise precondition(f"party {own.id} holds no key share")
     public_key = own.public_key
-    check_key_id(public_key.key_id, bytes(request.aggregate.key_id))
-    ciphertexts = decryption.check_request(public_key, request, parties, min_contributors, ciphertext_count)
-    partials = decryption.partial_decryptions(own.key_share, ciphertexts, proof_context)
+    holders = len(public_key.verification_keys)
+    if 2 * public_key.threshold <= holders:  # two disjoint groups could each decrypt a different subset of one slot
+        raise precondition(f"a key with t = {public_key.threshold} of {holders} holders does not bound decryption; "
+                           f"it needs t > {holders // 2}")
+    aggregate, _ = decryption.check_request(public_key, request, slot, own.contribution_keys, parties,
+                                            min_contributors, ciphertext_count)
+    partials = decryption.partial_decryptions(own.key_share, aggregate, proof_context)
     if own.fault == "tamper-partial-decryption":  # test mode only: a share whose proof must fail
         partials.values[0] = int_to_bytes(int.from_bytes(partials.values[0], "big") * 2 % public_key.paillier.nsquare)
     return partials
+
+
+def signed(own: PartyResources, slot: SumSlot, key_id: bytes,
+           ciphertexts: list[bytes]) -> threshold_sum_pb2.ContributionSignature:
+    """The party's signature on its contribution to `slot` (empty in a plaintext deployment)."""
+    return signature_for(own.contribution_keys, slot, own.id, key_id, ciphertexts)

@@ -14,6 +14,7 @@ from cryptocore.threshold import KeyShare, ThresholdPublicKey
 from privacy.composition import Guarantee
 from privacy.ledger import BudgetExceeded, Ledger, LedgerError, describe
 from sessions.errors import exhausted, precondition
+from threshold_sum.binding import ContributionKeys
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +35,8 @@ class PartyResources:
     test_mode: bool = False
     fault: str | None = None  # test mode only
     ledger: Ledger | None = None  # what this party has spent on its data set (None: in-process twins)
+    # Signs its threshold-sum contributions, checks others' (None: a plaintext deployment or in-process twins).
+    contribution_keys: ContributionKeys | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if self.fault and not self.test_mode:
@@ -47,6 +50,10 @@ class PartyResources:
         if self.ledger is None:
             return
         try:
+            # A session id is used once (crypto.md, "Bound decryption"): contributions are signed for it, so
+            # contributions to a reopened session could be mixed with the earlier one's.
+            if any(entry.get("session") == session_id for entry in self.ledger.entries()):
+                raise precondition(f"party {self.id} already took part in a session {session_id}")
             total = self.ledger.spend(session_id, protocol, guarantee)
         except BudgetExceeded as error:
             raise exhausted(f"party {self.id}: {error}") from None

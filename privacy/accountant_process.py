@@ -1,4 +1,4 @@
-"""Accountant evaluations in a child process, so a role at rest never holds dp-accounting (issue 14 item 3).
+"""Accountant evaluations in a child process, so a role at rest never holds dp-accounting.
 
 dp-accounting imports scipy.stats (about 50 MB), and its privacy-loss distributions leave tens of MB of arrays
 behind. A role process (`mpdp serve`) calls `isolate()` at start-up; from then on every function decorated with

@@ -1,4 +1,4 @@
-"""One release's guarantee for a data set, and the composition of many (privacy.md; issue 15 item 2).
+"""One release's guarantee for a data set, and the composition of many (privacy.md).
 
 A `Guarantee` is (ε, δ) for replacing one record of the party's data set (a guarantee for the party unit
 implies it), plus, where the mechanism allows, a description from which the accountant rebuilds its exact

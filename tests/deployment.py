@@ -11,12 +11,12 @@ from pathlib import Path
 
 import grpc
 
-from launcher import certs, client, dppp_client, processes
+from launcher import client, dppp_client, processes
 from learning import datasets
 from mpdp_proto.v1.role_pb2_grpc import RoleStub
 from sessions.identity import CLIENT, Identity
 from wire.identity import SENDER_METADATA_KEY, Principal
-from wire.tls import TlsFiles, target_options
+from wire.tls import target_options
 
 TEST_BITS = 1024
 # Fitted in the party's own process (numpy): no scikit-learn child per party start, which cost about 2 CPU-s
@@ -30,8 +30,10 @@ envelope = client.to_role  # raw envelopes, from the client or (to test refusals
 def deployment(tmp_path: Path, parties: int, faults: dict[int, str] | None = None, dataset: str = "breast-cancer",
                parties_per_process: int = 1, budget=None):
     run_dir = tmp_path / f"run-{parties}"
+    # foreground: the roles die with the test process, even one killed before its fixtures finish
     topology = processes.up(run_dir, parties, TEST_BITS, datasets.load(dataset), seed=7, model=TEST_MODEL,
-                            test_mode=True, faults=faults, parties_per_process=parties_per_process, budget=budget)
+                            test_mode=True, faults=faults, parties_per_process=parties_per_process, budget=budget,
+                            foreground=True)
     try:
         yield Deployment(run_dir, topology)
     finally:
@@ -50,7 +52,7 @@ class DeploymentPool:
         if key not in self._running:
             run_dir = self._root / f"pool-{len(self._running)}"
             topology = processes.up(run_dir, parties, TEST_BITS, datasets.load("breast-cancer"), seed=7,
-                                    model=TEST_MODEL, test_mode=True, faults=faults, split=split)
+                                    model=TEST_MODEL, test_mode=True, faults=faults, split=split, foreground=True)
             self._running[key] = Deployment(run_dir, topology)
         return self._running[key]
 
@@ -86,7 +88,7 @@ class Deployment:
                 for entry in self.topology.parties}
 
     def restart(self, identity: Identity) -> None:
-        processes.restart(self.run.path, identity, test_mode=True)
+        processes.restart(self.run.path, identity, test_mode=True, foreground=True)
 
     def run_dppp(self, **overrides) -> dict:
         options = dict(epsilon=10.0, delta=1e-5, queries=12, deadline_s=30.0)
@@ -108,8 +110,9 @@ class Deployment:
         sender of None presents no certificate). `declare` adds a metadata claim, which TLS ignores."""
         if credentials is None:
             if as_sender is not None:
-                cert, key = certs.certificate_files(self.run.path / "certs", as_sender)
-                credentials = TlsFiles(self.topology.ca_certificate, cert, key).channel_credentials()
+                tls = self.topology.tls_for(as_sender)  # the operator's view holds every bundle's files
+                assert tls is not None
+                credentials = tls.channel_credentials()
             else:
                 credentials = grpc.ssl_channel_credentials(root_certificates=self.topology.ca_certificate.read_bytes())
         metadata = [(SENDER_METADATA_KEY, str(declare))] if declare else []

@@ -8,13 +8,14 @@ import enum
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from mpdp_proto.v1 import common_pb2, threshold_sum_pb2  # noqa: F401  (their types must be in the pool)
+from mpdp_proto.v1 import common_pb2, threshold_sum_pb2  # their types must be in the pool
 from sessions.errors import denied, invalid
 from sessions.identity import AGGREGATOR, CLIENT, Identity, party
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
 from threshold_sum import decryption
+from threshold_sum.binding import SumSlot, signature_for
 from threshold_sum.codec import ciphertexts_to_proto
 from threshold_sum.collector import SumCollector
 from threshold_sum.combiner import SumCombiner
@@ -33,7 +34,7 @@ def _message_type():
                                                           "mpdp_proto/v1/threshold_sum.proto"])
     message = file.message_type.add(name="SecureSumMessage")
     message.oneof_decl.add(name="body")
-    fields = [("open", ".mpdp.v1.Empty"), ("request", ".mpdp.v1.Empty"), ("contribution", ".mpdp.v1.Ciphertexts"),
+    fields = [("open", ".mpdp.v1.Empty"), ("request", ".mpdp.v1.Empty"), ("contribution", ".mpdp.v1.Contribution"),
               ("decryption_request", ".mpdp.v1.DecryptionRequest"),
               ("partial_decryptions", ".mpdp.v1.PartialDecryptions"), ("total", None)]
     for number, (field_name, type_name) in enumerate(fields, start=1):
@@ -68,7 +69,7 @@ class SumAggregator(RoleSide):
     def __init__(self, session_id, public_key, parties: list[int], key_holders: list[int]):
         super().__init__(session_id, State.OPEN)
         self.identity, self.parties, self.key_holders = AGGREGATOR, parties, key_holders
-        self.collector = SumCollector(public_key, parties, 1, len(parties))
+        self.collector = SumCollector(public_key, parties, 1, len(parties), SumSlot(NAME, session_id))
         self.combiner: SumCombiner | None = None
         self.total: int | None = None
 
@@ -83,7 +84,7 @@ class SumAggregator(RoleSide):
             return [Outbound(party(p), "request", common_pb2.Empty()) for p in self.parties]
         self._require(State.RUNNING, kind)
         if kind == "contribution":
-            self.collector.accept(sender.id, body)
+            self.collector.accept(sender.id, body.ciphertexts, body.signature)
             if self.collector.all_in:
                 request = self.collector.close()
                 self.combiner = SumCombiner(self.collector.public_key, self.key_holders, self.collector.aggregate,
@@ -124,12 +125,17 @@ class SumParty(RoleSide):
         public_key = self.own.public_key
         if kind == "request":
             value = int(self.own.labels.sum())  # the party's private integer: how many positive labels it holds
-            contribution = ciphertexts_to_proto(public_key, [public_key.encryptor.encrypt(value)])
+            ciphertexts = ciphertexts_to_proto(public_key, [public_key.encryptor.encrypt(value)])
+            signature = signature_for(self.own.contribution_keys, SumSlot(NAME, self.session_id), self.identity.id,
+                                      public_key.key_id, list(ciphertexts.values))
+            contribution = threshold_sum_pb2.Contribution(sender=self.identity.id, ciphertexts=ciphertexts,
+                                                          signature=signature)
             if self.own.key_share is None:
                 self._advance(State.RUNNING, State.DONE, "contribute")
             return [Outbound(AGGREGATOR, "contribution", contribution)]
         if kind == "decryption_request":
-            ciphertexts = decryption.check_request(public_key, body, public_key.holders * 100, 1, 1)
+            ciphertexts, _ = decryption.check_request(public_key, body, SumSlot(NAME, self.session_id),
+                                                      self.own.contribution_keys, public_key.holders * 100, 1, 1)
             partials = decryption.partial_decryptions(self.own.key_share, ciphertexts, _context(self.session_id))
             self._advance(State.RUNNING, State.DONE, "decrypt")
             return [Outbound(AGGREGATOR, "partial_decryptions", partials)]

@@ -1,4 +1,4 @@
-"""Who may call the diagnostic and control RPCs (issue 9 item 2), tried with every role's certificate."""
+"""Who may call the diagnostic and control RPCs, tried with every role's certificate."""
 
 import grpc
 import pytest
@@ -106,12 +106,10 @@ def test_unparseable_messages_get_invalid_argument_and_the_role_keeps_serving(po
     """Random bytes where a message should be: INVALID_ARGUMENT (not UNKNOWN and a traceback), nothing recorded."""
     import random
 
-    from launcher import certs
-    from wire.tls import TlsFiles, target_options
+    from wire.tls import target_options
 
     d = pool.get(3)
-    cert, key = certs.certificate_files(d.run.path / "certs", CLIENT)
-    credentials = TlsFiles(d.topology.ca_certificate, cert, key).channel_credentials()
+    credentials = d.topology.tls_for(CLIENT).channel_credentials()
     rng = random.Random(9)
     garbage = [b"\xff" * 7, bytes([0x0a, 0x80]), bytes(rng.randrange(256) for _ in range(64)), b"\x0a\xff\xff\xff\xff\x0f"]
     for target, method in ((party(1), "/mpdp.v1.Role/Step"), (CURATOR, "/mpdp.v1.Role/Step"),

@@ -58,11 +58,11 @@ def test_bad_bench_arguments_get_one_line():
 @pytest.mark.hardening
 def test_bench_scale_fits_growth_exponents(tmp_path):
     path = tmp_path / "scale.json"
-    result = _mpdp("bench", "scale", "--protocols", "dppp,hamm", "--dppp-sizes", "3,6", "--hamm-sizes", "20,40",
+    result = _mpdp("bench", "scale", "--protocols", "dppp,hamm,du", "--dppp-sizes", "3,6", "--hamm-sizes", "20,40", "--du-sizes", "3,6",
                    "--bits", "1024", "--json", str(path), timeout=900)
     assert result.returncode == 0, result.stderr
     report = json.loads(path.read_text())
-    for protocol, sizes in (("dppp", [3, 6]), ("hamm", [20, 40])):
+    for protocol, sizes in (("dppp", [3, 6]), ("hamm", [20, 40]), ("du", [3, 6])):
         entry = report["protocols"][protocol]
         points = entry["points"]
         assert [p["parties"] for p in points] == sizes

@@ -194,7 +194,7 @@ def test_a_role_that_dies_during_start_up_is_reported_at_once(tmp_path):
                "--model", "logistic", "--startup-timeout", "100")
     assert up.returncode == 0, up.stderr[-2000:]
     try:
-        (run_dir / "data" / "party_2.npz").write_bytes(b"not a data file")
+        (run_dir / "party-2" / "party_2.npz").write_bytes(b"not a data file")
         subprocess.run(["kill", "-9", str(json.loads((run_dir / "processes.json").read_text())["party/2"])])
         started = __import__("time").monotonic()
         restart = subprocess.run([sys.executable, "-c", f"from launcher import processes; from sessions.identity import party; "

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from launcher.compose import VOLUME, render
+from launcher.compose import BUNDLE, BUNDLES, bundle_name, render, volume_name
 from launcher.processes import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,15 +42,44 @@ def test_docker_compose_accepts_the_file():
     assert result.returncode == 0, result.stderr
 
 
-def _localise(command: list[str], deployment: Path, addresses: dict[str, str]) -> list[str]:
-    """The compose command with the volume path and service hosts replaced for one machine.
+def test_each_service_mounts_only_its_own_bundle_as_its_own_uid():
+    """keygen alone sees every bundle; a role's container holds one volume, its own, and runs as its own uid
+    (none is root or shared), so the aggregator's and Charlie's hold no key share and no party data."""
+    compose = yaml.safe_load(COMPOSE_FILE.read_text())
+    services = compose["services"]
+    volumes = set(compose["volumes"])
+    assert "volumes" not in compose["x-mpdp"]
+    assert sorted(services["keygen"]["volumes"]) == sorted(f"{volume_name(s)}:{BUNDLES}/{bundle_name(s)}"
+                                                            for s in services if s != "keygen")
+    uids = {}
+    for name, service in services.items():
+        if name == "keygen":
+            continue
+        assert service["volumes"] == [f"{volume_name(name)}:{BUNDLE}"], name
+        assert volume_name(name) in volumes and "deployment" not in volumes
+        uids[name] = service["user"]
+    assert len(set(uids.values())) == len(uids) and "0" not in uids.values()
+    owners = services["keygen"]["command"]
+    for name, user in uids.items():  # keygen hands each bundle to the uid its service runs as
+        assert f"{bundle_name(name)}={user}" in owners
+    for name in ("aggregator", "curator"):
+        assert bundle_name(name) == name and not any(name in v for v in services["party-1"]["volumes"])
 
-    Each service name becomes its own loopback address (127.0.0.2, 127.0.0.3, …), the servers
-    bind those addresses instead of 0.0.0.0, and the key is 1024 bits to keep the test fast."""
-    text = " \0 ".join(command).replace(VOLUME, str(deployment))
-    for service, address in addresses.items():
-        text = text.replace(f"={service}:50051", f"={address}")
+
+def _localise(command: list[str], service: str, deployment: Path, addresses: dict[str, str]) -> list[str]:
+    """The compose command of `service` with its bundle paths and service hosts replaced for one machine.
+
+    keygen's /bundles becomes `deployment`, a role's /bundle its own directory there; each service name
+    becomes its own loopback address (127.0.0.2, …), the servers bind those addresses instead of 0.0.0.0,
+    `--owner` is dropped (giving bundles to other uids needs root) and the key is 1024 bits."""
+    text = " \0 ".join(command).replace(BUNDLES, str(deployment))
+    text = text.replace(BUNDLE, str(deployment / bundle_name(service)))
+    for name, address in addresses.items():
+        text = text.replace(f"={name}:50051", f"={address}")
     words = text.split(" \0 ")
+    while "--owner" in words:
+        index = words.index("--owner")
+        del words[index:index + 2]
     if "--listen-host" in words:
         index = words.index("--listen-host")
         del words[index:index + 2]
@@ -68,22 +97,22 @@ def test_compose_commands_run_dppp_and_pathak_with_every_role_on_its_own_address
     addresses = {name: f"127.0.0.{index}:{free_port(f'127.0.0.{index}')}" for index, name in enumerate(roles, start=2)}
     deployment = tmp_path / "deployment"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    keygen = subprocess.run(_localise(services["keygen"]["command"], deployment, addresses), cwd=ROOT, env=env,
+    keygen = subprocess.run(_localise(services["keygen"]["command"], "keygen", deployment, addresses), cwd=ROOT, env=env,
                             capture_output=True, text=True, timeout=300)
     assert keygen.returncode == 0, keygen.stderr
     processes = []
     try:
         for name in roles:
             log = (tmp_path / f"{name}.log").open("w")
-            processes.append(subprocess.Popen(_localise(services[name]["command"], deployment, addresses), cwd=ROOT,
+            processes.append(subprocess.Popen(_localise(services[name]["command"], name, deployment, addresses), cwd=ROOT,
                                               env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
         for name in roles:  # the compose healthchecks, run as compose would
-            check = _localise(services[name]["healthcheck"]["test"][1:], deployment, addresses)
+            check = _localise(services[name]["healthcheck"]["test"][1:], name, deployment, addresses)
             deadline = time.monotonic() + 120
             while subprocess.run(check, cwd=ROOT, env=env, capture_output=True).returncode != 0:
                 assert time.monotonic() < deadline, (tmp_path / f"{name}.log").read_text()[-2000:]
                 time.sleep(0.5)
-        demo = subprocess.run(_localise(services["demo"]["command"], deployment, addresses), cwd=ROOT, env=env,
+        demo = subprocess.run(_localise(services["demo"]["command"], "demo", deployment, addresses), cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=600)
         assert demo.returncode == 0, demo.stderr[-3000:]
         assert "DPPP on breast-cancer" in demo.stdout and "Pathak–Rane–Raj on breast-cancer" in demo.stdout
@@ -91,7 +120,7 @@ def test_compose_commands_run_dppp_and_pathak_with_every_role_on_its_own_address
         for address in addresses.values():  # each role on its own address (gRPC may show it IPv4-mapped)
             host, port = address.rsplit(":", 1)
             assert address in listening or f"[::ffff:{host}]:{port}" in listening
-        topology = (deployment / "topology.toml").read_text()
+        topology = (deployment / "client" / "topology.toml").read_text()
         assert "insecure" not in topology and "ca_certificate" in topology  # mutual TLS
     finally:
         for process in processes:

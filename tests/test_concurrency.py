@@ -1,4 +1,4 @@
-"""Many sessions at once on one deployment (issue 10 item 3): every one completes."""
+"""Many sessions at once on one deployment: every one completes."""
 
 import asyncio
 

@@ -17,6 +17,8 @@ from sessions.matrices import matrix_to_proto
 from tests.deployment import deployment, envelope
 from tests.dppp_faults import FAULTS_K5, FAULTS_K8, TAMPERER
 
+SIGNED = 1024  # a contribution's ECDSA signature and its sender's certificate (DER), with framing: < 1 KiB
+
 
 def closed_form_counts(teachers: int, holders: int, failed_holders: int = 0, crashed_holders: int = 0) -> Counter:
     """Messages per (from, to, rpc) in one round: query delivery, steps 2, 4 and 5, and the stand-downs.
@@ -74,9 +76,12 @@ def test_message_counts_match_the_closed_form_k5(five):
     report = five.run_dppp(queries=30)
     assert observed_counts(report) == closed_form_counts(5, 5, failed_holders=1)  # the tamperer is replaced
     assert observed_counts(report, "traffic_client_observed") == closed_form_counts(5, 5, failed_holders=1)
-    # Packed: 30 queries × 2 classes fit one ciphertext per teacher.
+    # Packed: 30 queries × 2 classes fit one ciphertext per teacher, sent with its signature and certificate
+    # (crypto.md, "Bound decryption"); each holder asked gets every teacher's.
     votes = next(r for r in report["traffic"] if r["rpc"] == "Step/dppp/votes")
-    assert 5 * 256 <= votes["request_bytes"] < 5 * 2 * 256
+    assert 5 * 256 <= votes["request_bytes"] < 5 * (2 * 256 + SIGNED)
+    requests = next(r for r in report["traffic"] if r["rpc"] == "Step/dppp/decryption_request")
+    assert 5 * 5 * 256 <= requests["request_bytes"] < 5 * 5 * (2 * 256 + SIGNED)  # 5 holders asked, 5 votes each
 
 
 def test_skellam_shares_over_the_wire_sum_to_the_released_noise(pool):
@@ -165,7 +170,8 @@ def test_bad_input_gets_a_clear_status_and_changes_nothing(five):
     partials = _dppp("nope", AGGREGATOR, party(1), partial_decryptions=threshold_sum_pb2.PartialDecryptions())
     assert _status(lambda: step(AGGREGATOR, partials, party(1))) == grpc.StatusCode.FAILED_PRECONDITION
     decrypt = _dppp("nope", party(1), AGGREGATOR,
-                    decryption_request=threshold_sum_pb2.DecryptionRequest(contributors=[1, 2, 3, 4]))
+                    decryption_request=threshold_sum_pb2.DecryptionRequest(
+                        contributions=[threshold_sum_pb2.Contribution(sender=s) for s in (1, 2, 3, 4)]))
     assert _status(lambda: step(party(1), decrypt, AGGREGATOR)) == grpc.StatusCode.FAILED_PRECONDITION
     request = _round_request(five).dppp.open
     queries = dppp_pb2.DpppQueries(parameters=request.parameters, features=request.features, deadline_seconds=10)

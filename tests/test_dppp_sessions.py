@@ -71,6 +71,12 @@ def _decrypt(teachers, rnd, requests, holders):
             rnd.receive(party(teacher.own.id), "partial_decryptions", teacher.partially_decrypt(request))
 
 
+def _request(key_id, senders, values) -> threshold_sum_pb2.DecryptionRequest:
+    """A request naming `senders`, each with the same (unsigned) ciphertexts: in-process sides hold no TLS keys."""
+    return threshold_sum_pb2.DecryptionRequest(contributions=[threshold_sum_pb2.Contribution(
+        sender=s, ciphertexts=common_pb2.Ciphertexts(key_id=key_id, values=values)) for s in senders])
+
+
 def _histograms(rnd) -> np.ndarray:
     kind, result = rnd.result()
     return np.array(result.histograms).reshape(QUERIES, CLASSES)
@@ -217,7 +223,7 @@ def test_bad_share_is_named_and_the_holder_cannot_retry(setup):
 def test_teacher_steps_in_order_only(setup):
     public, _, teachers, rnd = setup
     teacher = teachers[0]
-    request = threshold_sum_pb2.DecryptionRequest(contributors=[1, 2, 3, 4])
+    request = _request(public.key_id, [1, 2, 3, 4], [])
     assert _kind(lambda: teacher.receive(AGGREGATOR, "decryption_request", request)) is Kind.FAILED_PRECONDITION
     assert _kind(lambda: teacher.receive(party(2), "queries", dppp_pb2.DpppQueries())) is Kind.PERMISSION_DENIED
     teacher.receive(AGGREGATOR, "queries", dppp_pb2.DpppQueries())
@@ -233,8 +239,7 @@ def test_decryption_requests_are_checked_before_any_work(setup):
     key_id, length = public.key_id, ct.ciphertext_length(public.paillier)
 
     def ask(contributors, key, values):
-        request = threshold_sum_pb2.DecryptionRequest(
-            contributors=contributors, aggregate=common_pb2.Ciphertexts(key_id=key, values=values))
+        request = _request(key, contributors, values)
         return lambda: teacher.receive(AGGREGATOR, "decryption_request", request)
 
     assert _kind(ask([1, 2, 3], key_id, [b"\x01" * length])) is Kind.FAILED_PRECONDITION  # too little noise
@@ -302,9 +307,7 @@ def test_an_abort_during_voting_is_not_undone_and_nothing_is_released(setup, thr
         teacher.cast_votes()
     assert refused.value.kind is Kind.ABORTED and teacher.state is teacher.State.ABORTED
     aggregate = [ct.to_bytes(public.paillier, public.encryptor.encrypt(1))] * rnd.collector.ciphertext_count
-    request = threshold_sum_pb2.DecryptionRequest(aggregate=common_pb2.Ciphertexts(key_id=public.key_id,
-                                                                                    values=aggregate),
-                                                  contributors=[1, 2, 3, 4, 5])
+    request = _request(public.key_id, [1, 2, 3, 4, 5], aggregate)
     with pytest.raises(ProtocolError) as refused:  # no proven partial decryption after an abort
         teacher.partially_decrypt(request)
     assert refused.value.kind is Kind.ABORTED

@@ -11,9 +11,10 @@ import pytest
 
 from cryptocore import ciphertext as ct
 from cryptocore import keyfiles
+from cryptocore.contribution_signature import ContributionSigner
 from hamm import reference
 from hamm.charlie import eta_source
-from launcher import hamm_commands
+from launcher import certs, hamm_commands
 from launcher.hamm_client import evaluator_view, run_hamm_session, session_parameters
 from learning import datasets, models
 from mpdp_proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
@@ -22,6 +23,7 @@ from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 from tests.deployment import TEST_MODEL, envelope
 from tests.dppp_faults import FAULTS_K5, TAMPERER
 from tests.test_dppp_network import _status, observed_counts
+from threshold_sum.binding import SumSlot
 
 
 def closed_form(parties: int, holders: int, voters: int | None = None, answering: int | None = None) -> Counter:
@@ -127,13 +129,22 @@ def test_the_summary_shows_the_baselines_of_the_same_split(five):
     assert "avg n/a (avg needs logistic-exact local models)" in hamm_commands.summary(report)
 
 
-def _votes(session_id: str, sender, parameters, public_key, values=None, tosses=None) -> object:
-    """A vote message as `sender` would send it (zeros unless `values`), packed and encrypted."""
+def _votes(session_id: str, sender, parameters, public_key, values=None, tosses=None, certificates=None) -> object:
+    """A vote message as `sender` would send it (zeros unless `values`), packed and encrypted, and signed with
+    `sender`'s key from the deployment's `certificates` directory (crypto.md, "Bound decryption")."""
     layout = parameters.layout(public_key.n)
     plaintexts = layout.pack(values if values is not None else [0] * parameters.values)
     encrypted = [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(p)) for p in plaintexts]
+    signature = threshold_sum_pb2.ContributionSignature()
+    if certificates is not None:
+        certificate, key = certs.certificate_files(certificates, sender)
+        signer = ContributionSigner.from_files(key, certificate)
+        digest = SumSlot("hamm", session_id).digest(sender.id, public_key.key_id, encrypted)
+        signature = threshold_sum_pb2.ContributionSignature(signature=signer.sign(digest),
+                                                            certificate=signer.certificate)
     body = hamm_pb2.HammVotes(tosses=parameters.tosses_per_party if tosses is None else tosses,
-                              votes=common_pb2.Ciphertexts(key_id=public_key.key_id, values=encrypted))
+                              votes=common_pb2.Ciphertexts(key_id=public_key.key_id, values=encrypted),
+                              signature=signature)
     return envelope(session_id, AGGREGATOR, sender, hamm=hamm_pb2.HammMessage(votes=body))
 
 
@@ -169,9 +180,23 @@ def test_out_of_order_malformed_and_replayed_votes_are_refused_and_a_dropout_low
             partial_decryptions=threshold_sum_pb2.PartialDecryptions()))
         assert status(partials, party(3)) == grpc.StatusCode.INVALID_ARGUMENT  # to Charlie, not the aggregator
         # Party 1 has voted: its replay is refused. Party 3's late but valid vote (all zeros) is counted.
-        assert status(_votes("inject", party(1), parameters, public_key), party(1)) \
+        signed = d.run.path / "certs"
+        for _ in range(300):  # until party 1 has voted (its test record exists once its votes leave)
+            try:
+                d.call(party(1), RoleStub, "GetTestRecord", envelope("inject", party(1)), CLIENT)
+                break
+            except grpc.RpcError:
+                time.sleep(0.1)
+        time.sleep(1.0)  # and they arrived
+        assert status(_votes("inject", party(1), parameters, public_key, certificates=signed), party(1)) \
             == grpc.StatusCode.FAILED_PRECONDITION
-        d.call(AGGREGATOR, RoleStub, "Step", _votes("inject", party(3), parameters, public_key), party(3))
+        # Unsigned, or signed for another session, party 3's votes are refused; signed for this one, counted.
+        assert status(_votes("inject", party(3), parameters, public_key), party(3)) == grpc.StatusCode.PERMISSION_DENIED
+        elsewhere = _votes("elsewhere", party(3), parameters, public_key, certificates=signed)
+        elsewhere.session_id = "inject"
+        assert status(elsewhere, party(3)) == grpc.StatusCode.PERMISSION_DENIED
+        d.call(AGGREGATOR, RoleStub, "Step", _votes("inject", party(3), parameters, public_key, certificates=signed),
+               party(3))
         report = session.result(timeout=120)
     assert report["result"]["voters"] == 3 and report["result"]["contributors"] == [1, 2, 3]
     # Without the late vote, party 3 is a dropout: M′ = 2 after the deadline, and the release uses M′.

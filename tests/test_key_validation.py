@@ -1,4 +1,4 @@
-"""Keys and key files as an attacker would try them (issue 9 item 4, crypto.md key validation)."""
+"""Keys and key files as an attacker would try them."""
 
 import dataclasses
 import json

@@ -1,4 +1,4 @@
-"""The per-party privacy ledger (issue 15 item 2): composition, atomic spending, refusal, and a crash between
+"""The per-party privacy ledger: composition, atomic spending, refusal, and a crash between
 "spent" and "released" over real processes."""
 
 import json

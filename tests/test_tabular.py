@@ -1,4 +1,4 @@
-"""Data input a researcher can trust (issue 16 item 2): CSV by pandas, read by content, repaired loudly."""
+"""Data input a researcher can trust: CSV by pandas, read by content, repaired loudly."""
 
 import numpy as np
 import pytest

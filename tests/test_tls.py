@@ -1,4 +1,4 @@
-"""Mutual TLS: who may talk to a role, and how a refusal looks (issue 5)."""
+"""Mutual TLS: who may talk to a role, and how a refusal looks."""
 
 import grpc
 import pytest

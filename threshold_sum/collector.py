@@ -1,4 +1,5 @@
-"""The aggregator's part of a threshold sum: one encrypted vector per contributor in, the aggregate out."""
+"""The aggregator's part of a threshold sum: one signed, encrypted vector per contributor in; every
+contribution, as its contributor sent it, out to the key holders (who compute C themselves); and C."""
 
 from __future__ import annotations
 
@@ -6,29 +7,37 @@ from cryptocore import ciphertext as ct
 from cryptocore.threshold import ThresholdPublicKey
 from mpdp_proto.v1 import common_pb2, threshold_sum_pb2
 from sessions.errors import aborted, denied, precondition
-from threshold_sum.codec import ciphertexts_from_proto, ciphertexts_to_proto
+from threshold_sum.binding import ContributionKeys, SumSlot, authenticate
+from threshold_sum.codec import ciphertexts_from_proto
 
 
 class SumCollector:
     def __init__(self, public_key: ThresholdPublicKey, contributors: list[int], ciphertext_count: int,
-                 min_contributors: int):
+                 min_contributors: int, slot: SumSlot, keys: ContributionKeys | None = None):
         self.public_key = public_key
         self.expected = list(contributors)
         self.ciphertext_count = ciphertext_count
         self.min_contributors = min_contributors
-        self.contributions: dict[int, list[int]] = {}
+        self.slot = slot
+        self.keys = keys
+        self.contributions: dict[int, tuple[list[int], threshold_sum_pb2.Contribution]] = {}
         self.absent: dict[int, str] = {}
         self.aggregate: list[int] = []
         self.contributors: list[int] = []
 
-    def accept(self, contributor: int, message: common_pb2.Ciphertexts) -> None:
+    def accept(self, contributor: int, message: common_pb2.Ciphertexts,
+               signature: threshold_sum_pb2.ContributionSignature) -> None:
+        """The holders would refuse the whole sum for one badly signed contribution: refuse it here instead."""
         if contributor not in self.expected:
             raise denied(f"party {contributor} does not contribute to this sum")
         if contributor in self.contributions:
             raise precondition(f"party {contributor} already contributed (replay)")
         if contributor in self.absent:
             raise precondition(f"party {contributor} was given up on: {self.absent[contributor]}")
-        self.contributions[contributor] = ciphertexts_from_proto(self.public_key, message, self.ciphertext_count)
+        values = ciphertexts_from_proto(self.public_key, message, self.ciphertext_count)
+        authenticate(self.keys, self.slot, contributor, bytes(message.key_id), list(message.values), signature)
+        self.contributions[contributor] = (values, threshold_sum_pb2.Contribution(
+            sender=contributor, ciphertexts=message, signature=signature))
 
     def mark_absent(self, contributor: int, reason: str) -> None:
         if contributor not in self.contributions:
@@ -39,16 +48,14 @@ class SumCollector:
         return len(self.contributions) + len(self.absent) >= len(self.expected)
 
     def close(self) -> threshold_sum_pb2.DecryptionRequest:
-        """C = Π_{i∈S} Enc_i, re-randomised once: every key holder gets the identical C and S."""
+        """C = Π_{i∈S} Enc_i (what every holder recomputes), and the request carrying each contribution."""
         if len(self.contributions) < self.min_contributors:
             raise aborted(f"insufficient noise: {len(self.contributions)} of {len(self.expected)} parties contributed, "
                           f"need {self.min_contributors}")
-        paillier, encryptor = self.public_key.paillier, self.public_key.encryptor
         self.contributors = sorted(self.contributions)
-        columns = zip(*(self.contributions[c] for c in self.contributors))
-        self.aggregate = [encryptor.rerandomise(ct.add(paillier, *column)) for column in columns]
-        return threshold_sum_pb2.DecryptionRequest(aggregate=ciphertexts_to_proto(self.public_key, self.aggregate),
-                                                   contributors=self.contributors)
+        columns = zip(*(self.contributions[c][0] for c in self.contributors))
+        self.aggregate = [ct.add(self.public_key.paillier, *column) for column in columns]
+        return threshold_sum_pb2.DecryptionRequest(contributions=[self.contributions[c][1] for c in self.contributors])
 
     def forget(self) -> None:
         self.contributions.clear()

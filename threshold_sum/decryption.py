@@ -1,23 +1,61 @@
-"""A key holder's part of a threshold sum: check the aggregator's request, then one proven partial
-decryption per ciphertext with one proof for all (at most once per session; the caller's state machine sees to that)."""
+"""A key holder's part of a threshold sum (crypto.md, "Bound decryption"): check every contribution of
+the aggregator's request and compute C from them, before any exponentiation with the share; then one
+proven partial decryption per ciphertext with one proof for all. At most one sum per slot: the caller's
+state machine sees to that."""
 
 from __future__ import annotations
 
+from cryptocore import ciphertext as ct
 from cryptocore.threshold import KeyShare, ThresholdPublicKey
 from mpdp_proto.v1 import threshold_sum_pb2
 from sessions.errors import invalid, precondition
+from threshold_sum.binding import ContributionKeys, SumSlot, authenticate
 from threshold_sum.codec import batch_to_proto, ciphertexts_from_proto
 
+MIN_CONTRIBUTORS = 2  # crypto.md: a single contribution is never decryptable, however the request is phrased
 
-def check_request(public_key: ThresholdPublicKey, request: threshold_sum_pb2.DecryptionRequest, parties: int,
-                  min_contributors: int, ciphertext_count: int) -> list[int]:
-    """Cheap checks before any work; returns the parsed aggregate."""
-    contributors = list(request.contributors)
-    if len(set(contributors)) != len(contributors) or not all(1 <= c <= parties for c in contributors):
-        raise invalid("contributor set names unknown or repeated parties")
-    if len(contributors) < min_contributors:
-        raise precondition(f"insufficient noise: {len(contributors)} contributors, need {min_contributors}")
-    return ciphertexts_from_proto(public_key, request.aggregate, ciphertext_count)
+
+def _check_shape(request: threshold_sum_pb2.DecryptionRequest, parties: int, min_contributors: int,
+                 ciphertext_count: int) -> None:
+    """At least `min_contributors` distinct known senders, each once, each with `ciphertext_count` ciphertexts."""
+    senders = [c.sender for c in request.contributions]
+    if len(set(senders)) != len(senders):
+        raise invalid("a contributor is counted twice")
+    if not all(1 <= s <= parties for s in senders):
+        raise invalid("the contributions name unknown parties")
+    needed = max(MIN_CONTRIBUTORS, min_contributors)  # whatever τ a session names, never one party's vector alone
+    if len(senders) < needed:
+        raise precondition(f"insufficient noise: {len(senders)} contributors, need {needed}")
+    for contribution in request.contributions:
+        if len(contribution.ciphertexts.values) != ciphertext_count:
+            raise invalid(f"party {contribution.sender} contributed {len(contribution.ciphertexts.values)} "
+                          f"ciphertexts, expected {ciphertext_count}")
+
+
+def _product(public_key: ThresholdPublicKey,
+             request: threshold_sum_pb2.DecryptionRequest, ciphertext_count: int) -> tuple[list[int], list[int]]:
+    vectors = [ciphertexts_from_proto(public_key, c.ciphertexts, ciphertext_count) for c in request.contributions]
+    return [ct.add(public_key.paillier, *column) for column in zip(*vectors)], sorted(c.sender for c in request.contributions)
+
+
+def aggregate_of(public_key: ThresholdPublicKey, request: threshold_sum_pb2.DecryptionRequest, parties: int,
+                 min_contributors: int, ciphertext_count: int) -> tuple[list[int], list[int]]:
+    """(C, S) of a request, for the role that combines the holders' answers: the cheap checks, then the
+    product. Authenticates no one (the holders did; a different C fails their proofs)."""
+    _check_shape(request, parties, min_contributors, ciphertext_count)
+    return _product(public_key, request, ciphertext_count)
+
+
+def check_request(public_key: ThresholdPublicKey, request: threshold_sum_pb2.DecryptionRequest, slot: SumSlot,
+                  keys: ContributionKeys | None, parties: int, min_contributors: int,
+                  ciphertext_count: int) -> tuple[list[int], list[int]]:
+    """(C, S) if every contribution is its sender's, for this slot; refused otherwise. The signatures are
+    checked after the cheap checks and before C is computed (K ECDSA checks cost less than the product)."""
+    _check_shape(request, parties, min_contributors, ciphertext_count)
+    for contribution in request.contributions:
+        authenticate(keys, slot, contribution.sender, bytes(contribution.ciphertexts.key_id),
+                     list(contribution.ciphertexts.values), contribution.signature)
+    return _product(public_key, request, ciphertext_count)
 
 
 def partial_decryptions(key_share: KeyShare, ciphertexts: list[int],

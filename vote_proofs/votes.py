@@ -103,7 +103,22 @@ def check_and_fold(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int
                    noise: common_pb2.Ciphertexts, votes: common_pb2.ProvenVotes, context_bytes: bytes
                    ) -> common_pb2.Ciphertexts:
     """By the aggregator: the shapes (invalid), then the proofs (MembershipProofInvalid, naming nothing: the
-    caller names the sender), then each plaintext's noise ciphertext times its rows' votes."""
+    caller names the sender), then the folded vector (`folded`), which the voter signed."""
+    noise_values, vote_values = _parsed(public_key, layout, rows, width, share_range, noise, votes)
+    proofs = _proofs_from_proto(public_key, votes, width)
+    mp.verify(proof_key(public_key), vote_values, choices(layout, rows, width), proofs, context_bytes)
+    return _fold(public_key, layout, width, noise_values, vote_values)
+
+
+def folded(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: int, share_range: int,
+           noise: common_pb2.Ciphertexts, votes: common_pb2.ProvenVotes) -> common_pb2.Ciphertexts:
+    """By the voter, to sign its contribution to the sum: each plaintext's noise ciphertext times its rows'
+    votes, exactly as the aggregator folds them."""
+    return _fold(public_key, layout, width, *_parsed(public_key, layout, rows, width, share_range, noise, votes))
+
+
+def _parsed(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: int, share_range: int,
+            noise: common_pb2.Ciphertexts, votes: common_pb2.ProvenVotes) -> tuple[list[int], list[int]]:
     count = layout.plaintexts_needed(rows * width)
     if share_range == 0:  # the bias alone, public: (1 + n)^bias, re-randomised when the sum is closed
         n = public_key.n
@@ -113,16 +128,17 @@ def check_and_fold(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int
         noise_values = ciphertexts_from_proto(public_key, noise, count)
     if len(votes.proofs) != rows:
         raise invalid(f"{len(votes.proofs)} vote proofs for {rows} rows")
-    vote_values = ciphertexts_from_proto(public_key, votes.ciphertexts, rows)
-    proofs = _proofs_from_proto(public_key, votes, width)
-    mp.verify(proof_key(public_key), vote_values, choices(layout, rows, width), proofs, context_bytes)
+    return noise_values, ciphertexts_from_proto(public_key, votes.ciphertexts, rows)
+
+
+def _fold(public_key: ThresholdPublicKey, layout: SlotLayout, width: int, noise_values: list[int],
+          vote_values: list[int]) -> common_pb2.Ciphertexts:
     nsquare = public_key.paillier.nsquare
-    folded = list(noise_values)
+    result = list(noise_values)
     for row, vote in enumerate(vote_values):
         index = plaintext_of_row(layout, row, width)
-        folded[index] = folded[index] * vote % nsquare
-    return ciphertexts_to_proto(public_key, folded)
-
+        result[index] = result[index] * vote % nsquare
+    return ciphertexts_to_proto(public_key, result)
 
 
 def tampered(public_key: ThresholdPublicKey, proven: common_pb2.ProvenVotes, slots: np.ndarray, slot_bits: int,

@@ -7,6 +7,10 @@ the address peers dial (e.g. 0.0.0.0:port in a container). Mutual TLS needs
 and a `certificate`/`key` per role; `insecure = true` instead declares a
 plaintext deployment, which every server must also be told on its command line.
 
+A role's bundle holds a topology naming every role's address (and which parties hold key shares) but
+only its own files: a role entry without certificate, key, data or key share is another role's, whose files
+are not here. The client's topology alone holds the client's certificate.
+
 Logical parties: entries with the same `host` ("party/1-250") are served by one
 process, at one address, with one certificate naming that range; each party
 keeps its own entry (data, key share).
@@ -36,6 +40,7 @@ class RoleEntry:
     certificate: Path | None = None
     key: Path | None = None
     host: str | None = None  # the process serving it, when it serves several parties ("party/1-250")
+    key_holder: bool = False  # public: whether this party holds a key share (its file only in its own bundle)
 
     @property
     def bind_address(self) -> str:
@@ -72,22 +77,33 @@ class Topology:
                 raise ValueError(f"{entry.identity}'s host {entry.principal} must cover it, and every party of a host "
                                  "shares its address and certificate")
         if not self.insecure:
-            missing = [str(e.identity) for e in self.roles if e.certificate is None or e.key is None]
-            if self.ca_certificate is None or self.client_certificate is None or self.client_key is None or missing:
-                raise ValueError("mutual TLS needs a CA, the client's certificate and one per role "
-                                 f"(missing for {', '.join(missing) or 'the CA or the client'}); "
+            halves = [str(e.identity) for e in self.roles if (e.certificate is None) != (e.key is None)]
+            if self.ca_certificate is None or (self.client_certificate is None) != (self.client_key is None) or halves:
+                raise ValueError("mutual TLS needs a CA, and each certificate with its key "
+                                 f"(missing for {', '.join(halves) or 'the CA or the client'}); "
                                  "or declare `insecure = true`")
 
     def tls_for(self, identity: Identity | Principal) -> TlsFiles | None:
         """The TLS files of `identity` (a role or the client), or None in a plaintext deployment."""
         if self.insecure:
             return None
-        assert self.ca_certificate is not None and self.client_certificate is not None and self.client_key is not None
-        if identity == CLIENT:
+        assert self.ca_certificate is not None  # checked when the topology was made
+        if identity == CLIENT or identity == Principal.of(CLIENT):
+            if self.client_certificate is None or self.client_key is None:
+                raise ValueError("this topology holds no client certificate (it is a role's bundle, not the client's)")
             return TlsFiles(self.ca_certificate, self.client_certificate, self.client_key)
         entry = self.entry(identity if isinstance(identity, Identity) else identity.identities[0])
-        assert entry.certificate is not None and entry.key is not None  # checked when the topology was made
+        if entry.certificate is None or entry.key is None:
+            raise ValueError(f"this topology holds no certificate for {identity} (it is another role's bundle)")
         return TlsFiles(self.ca_certificate, entry.certificate, entry.key)
+
+    def holds_credentials(self, identity: Identity | Principal) -> bool:
+        """Whether this topology holds `identity`'s TLS files (always, on a plaintext deployment)."""
+        try:
+            self.tls_for(identity)
+        except ValueError:
+            return False
+        return True
 
     def entry(self, identity: Identity) -> RoleEntry:
         for entry in self.roles:
@@ -101,7 +117,7 @@ class Topology:
 
     @property
     def key_holders(self) -> list[int]:
-        return [e.identity.id for e in self.parties if e.key_share is not None]
+        return [e.identity.id for e in self.parties if e.key_holder or e.key_share is not None]
 
     @property
     def host_entries(self) -> list[RoleEntry]:
@@ -146,6 +162,7 @@ class Topology:
                 certificate=resolve(item.get("certificate")),
                 key=resolve(item.get("key")),
                 host=item.get("host"),
+                key_holder=bool(item.get("key_holder", False)),
             )
             for item in data.get("roles", [])
         )
@@ -181,5 +198,7 @@ class Topology:
                 lines.append(f'model = "{entry.model}"')
             if entry.host:
                 lines.append(f'host = "{entry.host}"')
+            if entry.key_holder:
+                lines.append("key_holder = true")
             lines.append("")
         path.write_text("\n".join(lines))

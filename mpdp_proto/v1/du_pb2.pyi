@@ -71,16 +71,18 @@ class DuModel(_message.Message):
     def __init__(self, parameters: _Optional[_Union[DuParameters, _Mapping]] = ..., round: _Optional[int] = ..., theta: _Optional[_Iterable[float]] = ..., final: _Optional[bool] = ..., round_deadline_seconds: _Optional[float] = ..., noise_seed: _Optional[int] = ...) -> None: ...
 
 class DuUpload(_message.Message):
-    __slots__ = ("round", "records", "theta", "encrypted")
+    __slots__ = ("round", "records", "theta", "encrypted", "signature")
     ROUND_FIELD_NUMBER: _ClassVar[int]
     RECORDS_FIELD_NUMBER: _ClassVar[int]
     THETA_FIELD_NUMBER: _ClassVar[int]
     ENCRYPTED_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     round: int
     records: int
     theta: _containers.RepeatedScalarFieldContainer[float]
     encrypted: _common_pb2.Ciphertexts
-    def __init__(self, round: _Optional[int] = ..., records: _Optional[int] = ..., theta: _Optional[_Iterable[float]] = ..., encrypted: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ...) -> None: ...
+    signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, round: _Optional[int] = ..., records: _Optional[int] = ..., theta: _Optional[_Iterable[float]] = ..., encrypted: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class DuDecryptionRequest(_message.Message):
     __slots__ = ("round", "request")

@@ -25,17 +25,21 @@ _sym_db = _symbol_database.Default()
 from mpdp_proto.v1 import common_pb2 as mpdp__proto_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!mpdp_proto/v1/threshold_sum.proto\x12\x07mpdp.v1\x1a\x1ampdp_proto/v1/common.proto\"R\n\x11\x44\x65\x63ryptionRequest\x12\'\n\taggregate\x18\x01 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x14\n\x0c\x63ontributors\x18\x02 \x03(\r\"O\n\x12PartialDecryptions\x12\x0e\n\x06values\x18\x02 \x03(\x0c\x12\x11\n\tchallenge\x18\x03 \x01(\x0c\x12\x10\n\x08response\x18\x04 \x01(\x0cJ\x04\x08\x01\x10\x02\"/\n\rRejectedShare\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!mpdp_proto/v1/threshold_sum.proto\x12\x07mpdp.v1\x1a\x1ampdp_proto/v1/common.proto\"?\n\x15\x43ontributionSignature\x12\x11\n\tsignature\x18\x01 \x01(\x0c\x12\x13\n\x0b\x63\x65rtificate\x18\x02 \x01(\x0c\"|\n\x0c\x43ontribution\x12\x0e\n\x06sender\x18\x01 \x01(\r\x12)\n\x0b\x63iphertexts\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x31\n\tsignature\x18\x03 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\"M\n\x11\x44\x65\x63ryptionRequest\x12,\n\rcontributions\x18\x03 \x03(\x0b\x32\x15.mpdp.v1.ContributionJ\x04\x08\x01\x10\x02J\x04\x08\x02\x10\x03\"O\n\x12PartialDecryptions\x12\x0e\n\x06values\x18\x02 \x03(\x0c\x12\x11\n\tchallenge\x18\x03 \x01(\x0c\x12\x10\n\x08response\x18\x04 \x01(\x0cJ\x04\x08\x01\x10\x02\"/\n\rRejectedShare\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mpdp_proto.v1.threshold_sum_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_DECRYPTIONREQUEST']._serialized_start=74
-  _globals['_DECRYPTIONREQUEST']._serialized_end=156
-  _globals['_PARTIALDECRYPTIONS']._serialized_start=158
-  _globals['_PARTIALDECRYPTIONS']._serialized_end=237
-  _globals['_REJECTEDSHARE']._serialized_start=239
-  _globals['_REJECTEDSHARE']._serialized_end=286
+  _globals['_CONTRIBUTIONSIGNATURE']._serialized_start=74
+  _globals['_CONTRIBUTIONSIGNATURE']._serialized_end=137
+  _globals['_CONTRIBUTION']._serialized_start=139
+  _globals['_CONTRIBUTION']._serialized_end=263
+  _globals['_DECRYPTIONREQUEST']._serialized_start=265
+  _globals['_DECRYPTIONREQUEST']._serialized_end=342
+  _globals['_PARTIALDECRYPTIONS']._serialized_start=344
+  _globals['_PARTIALDECRYPTIONS']._serialized_end=423
+  _globals['_REJECTEDSHARE']._serialized_start=425
+  _globals['_REJECTEDSHARE']._serialized_end=472
 # @@protoc_insertion_point(module_scope)

@@ -7,13 +7,29 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class ContributionSignature(_message.Message):
+    __slots__ = ("signature", "certificate")
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    CERTIFICATE_FIELD_NUMBER: _ClassVar[int]
+    signature: bytes
+    certificate: bytes
+    def __init__(self, signature: _Optional[bytes] = ..., certificate: _Optional[bytes] = ...) -> None: ...
+
+class Contribution(_message.Message):
+    __slots__ = ("sender", "ciphertexts", "signature")
+    SENDER_FIELD_NUMBER: _ClassVar[int]
+    CIPHERTEXTS_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    sender: int
+    ciphertexts: _common_pb2.Ciphertexts
+    signature: ContributionSignature
+    def __init__(self, sender: _Optional[int] = ..., ciphertexts: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[ContributionSignature, _Mapping]] = ...) -> None: ...
+
 class DecryptionRequest(_message.Message):
-    __slots__ = ("aggregate", "contributors")
-    AGGREGATE_FIELD_NUMBER: _ClassVar[int]
-    CONTRIBUTORS_FIELD_NUMBER: _ClassVar[int]
-    aggregate: _common_pb2.Ciphertexts
-    contributors: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, aggregate: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., contributors: _Optional[_Iterable[int]] = ...) -> None: ...
+    __slots__ = ("contributions",)
+    CONTRIBUTIONS_FIELD_NUMBER: _ClassVar[int]
+    contributions: _containers.RepeatedCompositeFieldContainer[Contribution]
+    def __init__(self, contributions: _Optional[_Iterable[_Union[Contribution, _Mapping]]] = ...) -> None: ...
 
 class PartialDecryptions(_message.Message):
     __slots__ = ("values", "challenge", "response")

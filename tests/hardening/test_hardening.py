@@ -1,4 +1,4 @@
-"""The hardening suite (issue 10): a hostile client against a deployment of real processes. Marked
+"""The hardening suite: a hostile client against a deployment of real processes. Marked
 `hardening`: `.ci/run` runs it after the default suite; `mpdp bench hardening` prints the full figures."""
 
 import asyncio

@@ -1,0 +1,104 @@
+"""An active aggregator for attack tests: the real aggregator process is stopped and this server takes its
+address and certificate. It opens DPPP and Hamm sessions at the parties, keeps every contribution they send
+it, and asks key holders to decrypt whatever it likes."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent import futures
+
+import grpc
+
+from launcher import certs
+from mpdp_proto.v1 import common_pb2, role_pb2, role_pb2_grpc
+from sessions.identity import AGGREGATOR, Identity, party
+from wire.tls import TlsFiles
+
+WAIT_S = 60.0
+
+
+class _Recorder(role_pb2_grpc.RoleServicer):
+    def __init__(self):
+        self.received: list[role_pb2.Envelope] = []
+        self.changed = threading.Condition()
+
+    def Step(self, request, context):
+        with self.changed:
+            self.received.append(request)
+            self.changed.notify_all()
+        return common_pb2.Empty()
+
+    def AbortSession(self, request, context):
+        return common_pb2.Empty()
+
+
+class HostileAggregator:
+    def __init__(self, deployment):
+        self.deployment = deployment
+        self.recorder = _Recorder()
+        self.server: grpc.Server | None = None
+
+    def _serve(self) -> grpc.Server:
+        topology = self.deployment.topology
+        cert, key = certs.certificate_files(self.deployment.run.path / "certs", AGGREGATOR)
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
+        role_pb2_grpc.add_RoleServicer_to_server(self.recorder, server)
+        server.add_secure_port(topology.entry(AGGREGATOR).bind_address,
+                               TlsFiles(topology.ca_certificate, cert, key).server_credentials())
+        server.start()
+        return server
+
+    def __enter__(self) -> "HostileAggregator":
+        self.deployment.kill(AGGREGATOR)
+        deadline = time.monotonic() + WAIT_S
+        while True:  # the address is free once the killed process is gone
+            try:
+                self.server = self._serve()
+                return self
+            except RuntimeError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+
+    def __exit__(self, *exc) -> None:
+        if self.server is not None:
+            self.server.stop(grace=None)
+        self.deployment.restart(AGGREGATOR)  # the real one, for the honest session after the attacks
+
+    def step(self, to: Identity, session_id: str, **body) -> None:
+        """One Step to a party, with the aggregator's certificate (raises grpc.RpcError if refused)."""
+        from tests.deployment import envelope
+
+        self.deployment.call(to, role_pb2_grpc.RoleStub, "Step", envelope(session_id, to, AGGREGATOR, **body), AGGREGATOR)
+
+    def received(self, session_id: str, kind: str) -> dict[int, object]:
+        """What the parties sent in `session_id`: sender id → the protocol message's `kind` body."""
+        out = {}
+        with self.recorder.changed:
+            for envelope in self.recorder.received:
+                if envelope.session_id == session_id:
+                    message = getattr(envelope, envelope.WhichOneof("body"))
+                    if message.WhichOneof("body") == kind:
+                        out[Identity.parse(envelope.sender).id] = getattr(message, kind)
+        return out
+
+    def wait_for(self, session_id: str, kind: str, senders: list[int]) -> dict[int, object]:
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            got = self.received(session_id, kind)
+            if set(senders) <= set(got):
+                return got
+            with self.recorder.changed:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{kind} from {sorted(set(senders) - set(got))} never arrived in {session_id}")
+                self.recorder.changed.wait(0.5)
+
+    def open(self, session_id: str, protocol: str, queries, parties: list[int]) -> dict[int, object]:
+        """Step 1 of DPPP or Hamm at `parties`; returns their signed votes."""
+        from mpdp_proto.v1 import dppp_pb2, hamm_pb2
+
+        message_type = {"dppp": dppp_pb2.DpppMessage, "hamm": hamm_pb2.HammMessage}[protocol]
+        for number in parties:
+            self.step(party(number), session_id, **{protocol: message_type(queries=queries)})
+        return self.wait_for(session_id, "votes", parties)

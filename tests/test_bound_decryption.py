@@ -1,0 +1,306 @@
+"""Bound decryption (crypto.md): a key holder decrypts only the product of at least ⌈τK⌉ contributions that
+their senders signed for this protocol, this session and this slot, each once, and one such sum per slot.
+
+The attacks run over real processes against an active aggregator (tests/hostile_aggregator.py) that holds
+the aggregator's certificate and every ciphertext the parties sent it."""
+
+from __future__ import annotations
+
+import time
+
+import grpc
+import numpy as np
+import pytest
+
+from cryptocore import ciphertext as ct
+from cryptocore import keyfiles
+from cryptocore.contribution_signature import BadSignature, ContributionSigner, ContributionVerifier
+from dppp.parameters import DpppParameters
+from hamm.parameters import HammParameters
+from launcher import certs
+from launcher.hamm_client import session_parameters
+from mpdp_proto.v1 import common_pb2, dppp_pb2, hamm_pb2, threshold_sum_pb2
+from party.resources import PartyResources
+from privacy.binomial import minimal_tosses
+from privacy.composition import Guarantee
+from privacy.ledger import Ledger
+from sessions.errors import Kind, ProtocolError
+from sessions.identity import AGGREGATOR, Identity, party
+from sessions.matrices import matrix_to_proto
+from tests.deployment import deployment
+from tests.hostile_aggregator import HostileAggregator
+from threshold_sum.binding import ContributionKeys, SumSlot
+from threshold_sum.codec import ciphertexts_to_proto
+
+K = 5  # τ = 2/3: ⌈τK⌉ = 4 contributions needed; t = 4 of 5 holders
+HOLDER = 1
+
+
+def _dppp_queries(topology, client_data, queries: int) -> dppp_pb2.DpppQueries:
+    key_id = keyfiles.load_public_key(topology.public_key).key_id
+    parameters = dppp_pb2.DpppParameters(epsilon=5.0, delta=1e-5, queries=queries, classes=2, teachers=K,
+                                         honest_fraction=2 / 3, packed=True, key_id=key_id,
+                                         total_tosses=minimal_tosses(5.0, 1e-5, queries), noise="binomial")
+    features = client_data["public_features"][:queries]
+    return dppp_pb2.DpppQueries(parameters=parameters, features=matrix_to_proto(features), deadline_seconds=60)
+
+
+def _ciphertext_count(parameters, n: int) -> int:
+    parameters.calibrate()
+    return parameters.layout(n).plaintexts_needed(parameters.values)
+
+
+class Attack:
+    """One deployment, its aggregator replaced by a hostile one that ran two DPPP sessions and one Hamm session
+    up to the votes: `earlier` and `target` (DPPP), `hamm` (Hamm)."""
+
+    def __init__(self, tmp_path):
+        self._deployment = deployment(tmp_path, K)
+        self.d = self._deployment.__enter__()
+        self.closed = True
+        try:
+            self._start()
+        except BaseException:
+            self.down()
+            raise
+
+    def _start(self) -> None:
+        topology, data = self.d.topology, self.d.client_data
+        self.public = keyfiles.load_public_key(topology.public_key)
+        hamm = session_parameters(topology, data, "soft", 1.0, 1e-5, 0.01)
+        count = _ciphertext_count(HammParameters.from_proto(hamm.to_proto()), self.public.n)
+        # As many DPPP queries as give the same number of ciphertexts: only the binding can tell them apart.
+        queries = next(q for q in range(1, 400) if _ciphertext_count(
+            DpppParameters.from_proto(_dppp_queries(topology, data, q).parameters), self.public.n) == count)
+        self.dppp_queries = _dppp_queries(topology, data, queries)
+        self.hostile = HostileAggregator(self.d).__enter__()
+        self.closed = False
+        everyone = list(range(1, K + 1))
+        self.earlier = self.hostile.open("earlier", "dppp", self.dppp_queries, everyone)
+        self.hamm = self.hostile.open("hamm", "hamm", hamm_pb2.HammQueries(
+            parameters=hamm.to_proto(), features=matrix_to_proto(data["public_features"]), deadline_seconds=60),
+            everyone)
+        self.target = self.hostile.open("target", "dppp", self.dppp_queries, everyone)
+
+    def ask(self, contributions: list[threshold_sum_pb2.Contribution], session_id: str = "target") -> grpc.StatusCode:
+        """Ask the holder to decrypt; its status (OK if it accepted)."""
+        request = threshold_sum_pb2.DecryptionRequest(contributions=contributions)
+        try:
+            self.hostile.step(party(HOLDER), session_id, dppp=dppp_pb2.DpppMessage(decryption_request=request))
+        except grpc.RpcError as error:
+            return error.code()
+        return grpc.StatusCode.OK
+
+    def released(self, session_id: str = "target") -> dict:
+        time.sleep(0.5)  # a partial decryption, if one were made, leaves right after the accepted Step
+        return self.hostile.received(session_id, "partial_decryptions")
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.hostile.__exit__(None, None, None)
+
+    def down(self) -> None:
+        try:
+            self.close()
+        finally:
+            self._deployment.__exit__(None, None, None)
+
+
+def contribution(sender: int, votes, signature=None) -> threshold_sum_pb2.Contribution:
+    return threshold_sum_pb2.Contribution(sender=sender, ciphertexts=votes.votes,
+                                          signature=votes.signature if signature is None else signature)
+
+
+@pytest.fixture(scope="module")
+def attack(tmp_path_factory):
+    attack = Attack(tmp_path_factory.mktemp("bound"))
+    yield attack
+    attack.down()
+
+
+def _refused(attack, contributions, *codes: grpc.StatusCode) -> None:
+    assert attack.ask(contributions) in codes
+    assert attack.released() == {}
+
+
+def test_a_hamm_partys_votes_replayed_into_a_dppp_request_are_refused(attack):
+    replayed = [contribution(1, attack.hamm[1])] + [contribution(i, attack.target[i]) for i in (2, 3, 4)]
+    _refused(attack, replayed, grpc.StatusCode.PERMISSION_DENIED)
+
+
+def test_a_single_contribution_is_never_decrypted(attack):
+    _refused(attack, [contribution(1, attack.target[1])], grpc.StatusCode.FAILED_PRECONDITION)
+    # Padded with the aggregator's own encryptions of 0, unsigned, to look like four contributors.
+    zeros = common_pb2.Ciphertexts(key_id=attack.public.key_id, values=[
+        ct.to_bytes(attack.public.paillier, attack.public.encryptor.encrypt(0)) for _ in attack.target[1].votes.values])
+    padded = [contribution(1, attack.target[1])] + [
+        threshold_sum_pb2.Contribution(sender=i, ciphertexts=zeros) for i in (2, 3, 4)]
+    _refused(attack, padded, grpc.StatusCode.PERMISSION_DENIED)
+
+
+def test_fewer_than_the_threshold_of_contributors_are_refused(attack):
+    _refused(attack, [contribution(i, attack.target[i]) for i in (1, 2, 3)], grpc.StatusCode.FAILED_PRECONDITION)
+
+
+def test_a_contribution_from_an_earlier_session_is_refused(attack):
+    mixed = [contribution(1, attack.earlier[1])] + [contribution(i, attack.target[i]) for i in (2, 3, 4)]
+    _refused(attack, mixed, grpc.StatusCode.PERMISSION_DENIED)
+
+
+def test_a_contribution_counted_twice_is_refused(attack):
+    twice = [contribution(i, attack.target[i]) for i in (1, 1, 2, 3)]
+    _refused(attack, twice, grpc.StatusCode.INVALID_ARGUMENT)
+    # The same votes under another sender's name: the signature names its sender.
+    relabelled = [contribution(i, attack.target[i]) for i in (1, 2, 3)] + [contribution(4, attack.target[1])]
+    _refused(attack, relabelled, grpc.StatusCode.PERMISSION_DENIED)
+
+
+def test_a_forged_sender_or_a_bad_signature_is_refused(attack):
+    honest = [contribution(i, attack.target[i]) for i in (1, 2, 3)]
+    flipped = threshold_sum_pb2.ContributionSignature()
+    flipped.CopyFrom(attack.target[4].signature)
+    flipped.signature = flipped.signature[:-1] + bytes([flipped.signature[-1] ^ 1])
+    _refused(attack, honest + [contribution(4, attack.target[4], flipped)], grpc.StatusCode.PERMISSION_DENIED)
+    # Votes the aggregator made itself for party 4, signed with its own (CA-issued) key.
+    cert, key = certs.certificate_files(attack.d.run.path / "certs", AGGREGATOR)
+    signer = ContributionSigner.from_files(key, cert)
+    digest = SumSlot("dppp", "target").digest(4, attack.public.key_id, list(attack.target[1].votes.values))
+    own = threshold_sum_pb2.ContributionSignature(signature=signer.sign(digest), certificate=signer.certificate)
+    _refused(attack, honest + [contribution(4, attack.target[1], own)], grpc.StatusCode.PERMISSION_DENIED)
+    # Party 4's genuine signature over votes it did not send.
+    _refused(attack, honest + [contribution(4, attack.target[1], attack.target[4].signature)],
+             grpc.StatusCode.PERMISSION_DENIED)
+
+
+def test_a_second_subset_in_the_same_slot_is_refused(attack):
+    """Last of the attacks: the holder, untouched by every refusal before, decrypts one honest sum once."""
+    assert attack.ask([contribution(i, attack.target[i]) for i in (1, 2, 3, 4)]) == grpc.StatusCode.OK
+    assert list(attack.hostile.wait_for("target", "partial_decryptions", [HOLDER])) == [HOLDER]
+    subset = [contribution(i, attack.target[i]) for i in (1, 2, 3, 5)]
+    assert attack.ask(subset) in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ABORTED)
+    assert list(attack.released()) == [HOLDER]
+
+
+def test_after_the_attacks_an_honest_round_succeeds(attack):
+    attack.close()  # the real aggregator serves again
+    report = attack.d.run_dppp(queries=4)
+    assert report["result"]["contributors"] == list(range(1, K + 1))
+
+
+# ---------------------------------------------------------------------------------------------- in process
+
+@pytest.fixture(scope="module")
+def issued(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("certs")
+    certs.issue(directory, [party(1), AGGREGATOR])
+    other = tmp_path_factory.mktemp("other-ca")
+    certs.issue(other, [party(1)])
+    return directory, other
+
+
+def _keys(directory, identity: Identity) -> ContributionKeys:
+    cert, key = certs.certificate_files(directory, identity)
+    return ContributionKeys(ContributionVerifier.from_file(directory / certs.CA_FILE),
+                            lambda name, sender: name == f"party/{sender}", ContributionSigner.from_files(key, cert))
+
+
+def test_signatures_bind_protocol_session_sender_slot_key_and_ciphertexts(issued):
+    directory, other = issued
+    keys = _keys(directory, party(1))
+    slot, key_id, values = SumSlot("du", "s", 3), b"k" * 32, [b"\x01" * 8, b"\x02" * 8]
+    signature = keys.sign(slot.digest(1, key_id, values))
+    keys.check(1, slot.digest(1, key_id, values), signature)
+    for changed in (SumSlot("dppp", "s", 3).digest(1, key_id, values), SumSlot("du", "t", 3).digest(1, key_id, values),
+                    SumSlot("du", "s", 4).digest(1, key_id, values), slot.digest(1, b"j" * 32, values),
+                    slot.digest(1, key_id, values[:1]), slot.digest(1, key_id, [values[1], values[0]])):
+        with pytest.raises(Exception, match="does not verify"):
+            keys.check(1, changed, signature)
+    with pytest.raises(Exception, match="does not speak for it"):
+        keys.check(2, slot.digest(1, key_id, values), signature)  # a valid signature, by another party
+    foreign = _keys(other, party(1)).sign(slot.digest(1, key_id, values))  # another CA's certificate
+    with pytest.raises(Exception, match="not issued by the deployment CA"):
+        keys.check(1, slot.digest(1, key_id, values), foreign)
+    with pytest.raises(BadSignature):
+        keys.verifier.verify(slot.digest(1, key_id, values), b"", signature.certificate)
+
+
+def test_a_party_takes_part_in_a_session_id_once(tmp_path, threshold_key):
+    """Contributions are signed for the session id: a reopened id could mix the earlier session's with its own."""
+    public, shares = threshold_key
+    data = tmp_path / "party_1.npz"
+    data.write_bytes(b"records")
+    own = PartyResources(1, public, shares[0], None, np.zeros((2, 2)), np.zeros(2), ledger=Ledger(data))
+    spent = Guarantee(0.1, 0.0, "pure", {"kind": "pure", "epsilon": 0.1, "count": 1})
+    own.spend("once", "dppp", spent)
+    for protocol in ("dppp", "hamm"):
+        with pytest.raises(ProtocolError) as refused:
+            own.spend("once", protocol, spent)
+        assert refused.value.kind is Kind.FAILED_PRECONDITION
+    own.spend("another", "dppp", spent)
+    assert [entry["session"] for entry in Ledger(data).entries()] == ["once", "another"]
+
+
+def test_du_holders_decrypt_each_round_once_and_only_that_rounds_signed_uploads(threshold_key, issued, tmp_path):
+    """Du with secure aggregation, in process, every party signing with its own certificate: an upload of
+    another round, one upload alone, or a round decrypted twice is refused; an honest round is answered."""
+    from du.parameters import DuParameters
+    from learning import datasets
+    from mpdp_proto.v1 import du_pb2
+    from party.du import TrainerSide
+
+    public, shares = threshold_key
+    directory = tmp_path / "du-certs"
+    certs.issue(directory, [party(i) for i in range(1, 6)])
+    data = datasets.load("breast-cancer")
+    parameters = DuParameters(method="functional", epsilon=1.0, delta=1e-5, rounds=3, tolerance=0.0, local_epochs=1,
+                              learning_rate=1.0, regularization=0.01, parties=5, dimension=30, bound=50.0,
+                              secure_aggregation=True, honest_fraction=2 / 3, key_id=public.key_id)
+    sides = {i: TrainerSide("du-run", PartyResources(i, public, shares[i - 1], None, data.features[40 * i:40 * i + 40],
+                                                      data.labels[40 * i:40 * i + 40], test_mode=True,
+                                                      contribution_keys=_keys(directory, party(i))),
+                            parameters, 30.0, 0) for i in range(1, 6)}
+
+    def uploads(round_number: int) -> dict[int, du_pb2.DuUpload]:
+        model = du_pb2.DuModel(parameters=parameters.to_proto(), round=round_number, theta=[0.0] * parameters.weights)
+        return {i: side.receive(AGGREGATOR, "model", model)[0].body for i, side in sides.items()}
+
+    def ask(round_number: int, contributions: dict[int, du_pb2.DuUpload]):
+        request = threshold_sum_pb2.DecryptionRequest(contributions=[threshold_sum_pb2.Contribution(
+            sender=i, ciphertexts=u.encrypted, signature=u.signature) for i, u in contributions.items()])
+        body = du_pb2.DuDecryptionRequest(round=round_number, request=request)
+        return lambda: sides[1].receive(AGGREGATOR, "decryption_request", body)
+
+    def refused(call) -> Kind:
+        with pytest.raises(ProtocolError) as error:
+            call()
+        return error.value.kind
+
+    first = uploads(0)
+    assert refused(ask(0, {1: first[1]})) is Kind.FAILED_PRECONDITION  # one upload alone
+    assert refused(ask(1, {i: first[i] for i in (1, 2, 3, 4)})) is Kind.FAILED_PRECONDITION  # a round not yet run
+    second = uploads(1)
+    mixed = {1: first[1], **{i: second[i] for i in (2, 3, 4)}}  # party 1's round-0 upload in round 1
+    assert refused(ask(1, mixed)) is Kind.PERMISSION_DENIED
+    [answer] = ask(0, {i: first[i] for i in (1, 2, 3, 4)})()
+    assert answer.kind == "partial_decryptions" and answer.body.round == 0
+    assert refused(ask(0, {i: first[i] for i in (1, 2, 3, 5)})) is Kind.FAILED_PRECONDITION  # round 0 again
+    [answer] = ask(1, {i: second[i] for i in (1, 2, 3, 4, 5)})()
+    assert answer.body.round == 1
+
+
+def test_one_contribution_is_refused_even_when_the_session_names_a_threshold_of_one(threshold_key, issued):
+    """τ is a session parameter an active opener chooses: with ⌈τK⌉ = 1 a holder still wants two senders."""
+    from threshold_sum import decryption
+
+    public, _ = threshold_key
+    directory, _ = issued
+    keys = _keys(directory, party(1))
+    slot = SumSlot("hamm", "s", 0)
+    value = public.encryptor.encrypt(1)
+    wire = ciphertexts_to_proto(public, [value])
+    signature = keys.sign(slot.digest(1, bytes(wire.key_id), list(wire.values)))
+    request = threshold_sum_pb2.DecryptionRequest(contributions=[threshold_sum_pb2.Contribution(
+        sender=1, ciphertexts=wire, signature=signature)])
+    with pytest.raises(ProtocolError, match="insufficient noise: 1 contributors, need 2"):
+        decryption.check_request(public, request, slot, keys, parties=5, min_contributors=1, ciphertext_count=1)
