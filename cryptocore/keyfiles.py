@@ -79,7 +79,7 @@ def key_share_from_dict(data: dict) -> KeyShare:
     _check_header(data, KEY_SHARE_FORMAT)
     public = public_key_from_dict(data["public_key"])
     share = KeyShare(int(data["index"]), int(data["secret"], 16), public)
-    if not 0 < share.secret < public.paillier.nsquare:
+    if not 0 < share.secret < public.share_bound:
         raise InvalidKey(f"key share {share.index} is out of range")
     expected = public.verification_key(share.index)
     if gmpy2.powmod(public.verification_base, public.delta * share.secret, public.paillier.nsquare) != expected:

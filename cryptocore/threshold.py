@@ -32,6 +32,9 @@ CHALLENGE_BITS = 128
 BATCH_DOMAIN_TAG = b"mpdp/threshold-paillier/batch-coefficients/v1"
 BATCH_COEFFICIENT_BITS = 128
 MAX_HOLDERS = 64  # Δ = ℓ! grows fast; the launcher's committees have at most 16
+# A dealer's share is below n·m < n²; a share dealt by the key holders themselves (integer secret sharing,
+# docs/distributed-keygen.md) is below n²·2^SHARE_SLACK_BITS, and the proof's randomness covers that too.
+SHARE_SLACK_BITS = 320
 
 
 @dataclass(frozen=True)
@@ -104,8 +107,13 @@ class ThresholdPublicKey:
 
     @cached_property
     def proof_randomness_bits(self) -> int:
-        # r must hide e·Δ·s_i (≤ |n²| + 128 + log₂Δ bits) statistically.
-        return self.paillier.nsquare.bit_length() + (self.delta - 1).bit_length() + 256
+        # r must hide e·Δ·s_i (≤ |n²| + SHARE_SLACK_BITS + 128 + log₂Δ bits) statistically.
+        return self.paillier.nsquare.bit_length() + SHARE_SLACK_BITS + (self.delta - 1).bit_length() + 256
+
+    @cached_property
+    def share_bound(self) -> int:
+        """Every key share lies in (0, share_bound)."""
+        return self.paillier.nsquare << SHARE_SLACK_BITS
 
     @cached_property
     def _verification_base_table(self) -> FixedBaseTable:
@@ -227,7 +235,9 @@ def verify_batch(public: ThresholdPublicKey, ciphertexts: list[int], batch: Batc
     Π D_j^ρ_j = 1. If some D_k ≠ 1, then for any fixed other ρ_j at most one ρ_k in [0, 2^128) satisfies
     this (two would give D_k^(ρ−ρ′) = 1 with 0 < |ρ−ρ′| < 2^128 < ord D_k), so a wrong share passes with
     probability at most 2^-128 per hash query: ρ_j come from a hash of every c_j and c_{i,j}, fixed before
-    the prover can choose them."""
+    the prover can choose them. A key made without a dealer has random primes, so the order may have small
+    factors; soundness then rests on the assumption that no one can find an element of small order without
+    the factors (Damgård–Koprowski 2001; docs/distributed-keygen.md, "No safe primes")."""
     holder = batch.holder
     if len(batch.values) != len(ciphertexts) or not ciphertexts:
         raise InvalidShare(holder, f"{len(batch.values)} shares for {len(ciphertexts)} ciphertexts")
@@ -270,7 +280,7 @@ def _check_proof(public: ThresholdPublicKey, holder: int, ciphertext: int, value
     verification_key = public.verification_key(holder)
     if not 0 <= challenge < 1 << CHALLENGE_BITS:
         raise InvalidShare(holder, "challenge out of range")
-    max_response = (1 << public.proof_randomness_bits) + (1 << CHALLENGE_BITS) * public.delta * nsquare
+    max_response = (1 << public.proof_randomness_bits) + (1 << CHALLENGE_BITS) * public.delta * public.share_bound
     if not 0 <= response < max_response:
         raise InvalidShare(holder, "response out of range")
     c4 = gmpy2.powmod(ciphertext, 4, nsquare)

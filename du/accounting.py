@@ -83,6 +83,7 @@ def guarantee(parameters: DuParameters) -> Guarantee:
     basic = p.rounds * effective
     composed = composed_exactly(effective, p.rounds, p.delta) if p.delta > 0 else basic
     pld = {"kind": "pure", "epsilon": effective, "count": p.rounds}
+    proven = p.method not in PAPER_METHODS  # du.md: OFAA is "paper calibration, not proven DP"
     if composed < basic:
-        return Guarantee(composed, p.delta, f"du {p.method}, {p.rounds} rounds", pld)
-    return Guarantee(basic, 0.0, f"du {p.method}, {p.rounds} rounds", pld)
+        return Guarantee(composed, p.delta, f"du {p.method}, {p.rounds} rounds", pld, proven=proven)
+    return Guarantee(basic, 0.0, f"du {p.method}, {p.rounds} rounds", pld, proven=proven)

@@ -60,8 +60,9 @@ def _objective_perturbation(parameters: DuParameters, features: np.ndarray, labe
     signs = 2 * labels - 1
     n, size = z.shape
     lam = parameters.regularization
-    epsilon_prime, extra = objectives.objective_perturbation_terms(parameters.epsilon, n, lam)
-    b = l2_laplace(size, 2 / epsilon_prime, source)
+    scales = noise_scales(parameters, n)
+    b = l2_laplace(size, scales["norm"], source)
+    extra = scales["extra_regularization"]
     phi = theta * math.sqrt(2)
     for _ in range(MAX_NEWTON_STEPS):
         margins = signs * (z @ phi)
@@ -72,6 +73,24 @@ def _objective_perturbation(parameters: DuParameters, features: np.ndarray, labe
         hessian = (z.T * (p * (1 - p))) @ z / n + (lam + extra) * np.eye(size)
         phi = phi - np.linalg.solve(hessian, gradient)
     return phi / math.sqrt(2)
+
+
+def noise_scales(parameters: DuParameters, records: int) -> dict[str, float]:
+    """The scales `local_update` draws its noise with (read by the audit's exact check): Laplace scales of the
+    linear and quadratic coefficients (ofaa, functional) or of v on w (ofpa; α gets none), or the norm scale of b
+    and the regularisation Δ it adds to λ (objective)."""
+    method, epsilon = parameters.method, parameters.epsilon
+    if method == "ofpa":
+        return {"w": objectives.OFPA_SCALE_NUMERATOR / epsilon, "α": 0.0}
+    if method == "ofaa":
+        return {"linear": objectives.OFAA_SCALES[1] / epsilon, "quadratic": objectives.OFAA_SCALES[2] / epsilon}
+    if method == "functional":
+        return {"linear": objectives.FUNCTIONAL_SENSITIVITY / epsilon,
+                "quadratic": objectives.FUNCTIONAL_SENSITIVITY / epsilon}
+    if method == "objective":
+        epsilon_prime, extra = objectives.objective_perturbation_terms(epsilon, records, parameters.regularization)
+        return {"norm": 2 / epsilon_prime, "extra_regularization": extra}
+    return {}
 
 
 def local_update(parameters: DuParameters, features: np.ndarray, labels: np.ndarray, theta: np.ndarray,
@@ -85,8 +104,7 @@ def local_update(parameters: DuParameters, features: np.ndarray, labels: np.ndar
     if method in ("none", "ofpa"):
         linear = np.zeros(parameters.weights)
         if method == "ofpa":  # v_ik on w only: the paper puts no noise on α
-            linear[:-1] = laplace(objectives.OFPA_SCALE_NUMERATOR / parameters.epsilon,
-                                             parameters.dimension, source)
+            linear[:-1] = laplace(noise_scales(parameters, records)["w"], parameters.dimension, source)
         shuffler = np.random.default_rng(source.getrandbits(64))
         for _ in range(epochs):
             order = shuffler.permutation(records)
@@ -97,11 +115,9 @@ def local_update(parameters: DuParameters, features: np.ndarray, labels: np.ndar
         result = theta
     elif method in ("ofaa", "functional"):
         exact = objectives.taylor(features, labels)
-        if method == "ofaa":
-            scales = (objectives.OFAA_SCALES[1] / parameters.epsilon, objectives.OFAA_SCALES[2] / parameters.epsilon)
-        else:
-            scales = (objectives.FUNCTIONAL_SENSITIVITY / parameters.epsilon,) * 2
-        quadratic = exact.perturbed(*scales, source).convex(_repair_floor(parameters, records))
+        scales = noise_scales(parameters, records)
+        quadratic = exact.perturbed(scales["linear"], scales["quadratic"], source).convex(
+            _repair_floor(parameters, records))
         step = _quadratic_step(quadratic, records, rate)
         result = _descend(lambda t: quadratic.gradient(t) / records, theta, step, epochs * steps_per_epoch, bound)
     elif method == "objective":

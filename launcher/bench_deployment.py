@@ -14,6 +14,7 @@ from typing import Iterator
 
 from launcher import client, processes
 from learning import datasets
+from privacy.ledger import UNLIMITED
 from wire.topology import Topology
 
 
@@ -32,6 +33,7 @@ def deployment(parties: int, bits: int, dataset: datasets.Dataset, seed: int = 1
     """Started on loopback in a temporary directory, always stopped (and the directory removed) on exit."""
     with tempfile.TemporaryDirectory(prefix="mpdp-bench-") as scratch:
         run_dir = Path(scratch) / "run"
+        up_options.setdefault("budget", UNLIMITED)  # a benchmark repeats sessions on a throw-away deployment
         topology = processes.up(run_dir, parties, bits, dataset, seed=seed, **up_options)
         try:
             run = processes.RunDirectory(run_dir)

@@ -15,10 +15,10 @@ def ledgers(topology_path: Path) -> list[dict]:
     for entry in topology.parties:
         if entry.data is None:
             continue
-        ledger = Ledger(entry.data)
-        entries = ledger.entries()
+        ledger = Ledger(entry.data, entry.identity.id)
+        entries = ledger.entries()  # checks the chain and the head: a tampered ledger is an error here too
         total = ledger.total()
-        budgets = [tuple(e["budget"]) for e in entries if e.get("budget")]
+        budgets = [e["budget"] for e in entries if e.get("budget")]
         rows.append({
             "party": entry.identity.id,
             "data_file": str(entry.data),
@@ -30,7 +30,7 @@ def ledgers(topology_path: Path) -> list[dict]:
             "delta": total.delta,
             "basic_epsilon": total.basic_epsilon,
             "composition": total.method,
-            "budget": list(budgets[-1]) if budgets else None,
+            "budget": budgets[-1] if budgets else None,
             "entries": entries,
         })
     return rows
@@ -41,7 +41,8 @@ def summary(rows: list[dict]) -> str:
     for row in rows:
         spent = describe_row(row)
         basic = "—" if row["basic_epsilon"] is None else f"{row['basic_epsilon']:.4g}"
-        budget = "none" if row["budget"] is None else f"ε = {row['budget'][0]:g}, δ = {row['budget'][1]:g}"
+        budget = ("none" if row["budget"] is None else "unlimited" if row["budget"] == "inf"
+                  else f"ε = {row['budget'][0]:g}, δ = {row['budget'][1]:g}")
         protocols = ", ".join(f"{name} ×{count}" for name, count in row["by_protocol"].items()) or "—"
         lines.append(f"{row['party']:>5}  {row['sessions']:>8}  {spent:<28}  {basic:>11}  {budget:<20}  {protocols}")
     lines.append("unit: one record of the party's data set (replacement); composition by dp-accounting PLDs where "

@@ -118,7 +118,10 @@ def _add_budget_option(parser) -> None:
     parser.add_argument("--budget", type=_budget, metavar="ε,δ",
                         help="each party's privacy budget for its data set, composed over every session it takes "
                              "part in (its ledger is a file next to the data); a session that would exceed it is "
-                             "refused. Default: no limit, spending still recorded")
+                             "refused. Default: 10,1e-5; `inf` for no limit (spending still recorded)")
+    parser.add_argument("--allow-unproven", action="store_true",
+                        help="the parties take mechanisms without a proven ε (Du's OFPA/OFAA, Pathak's "
+                             "laplace-paper, non-private runs); refused otherwise")
 
 
 def _serve(args) -> int:
@@ -128,7 +131,7 @@ def _serve(args) -> int:
 
     logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure,
-              args.budget)
+              args.budget, args.allow_unproven, keygen_only=args.keygen_only)
     return 0
 
 
@@ -142,7 +145,8 @@ def _keygen(args) -> int:
         raise ValueError(f"--threshold must be more than half the {args.parties} holders (and at most all): key holders "
                          f"decrypt one sum per round only if no two disjoint groups of t exist")
     started = time.perf_counter()
-    paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force)
+    paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force,
+                                         method=args.keygen)
     print(f"threshold key: {holders} holders, t = {threshold}, {args.bits} bits, {time.perf_counter() - started:.1f} s")
     identities = [AGGREGATOR, CURATOR, CLIENT] + [party(j) for j in range(1, args.parties + 1)]
     paths += certs.issue(args.out / "certs", identities, overwrite=args.force)
@@ -175,7 +179,8 @@ def _up(args) -> int:
     topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
                             args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
                             startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process,
-                            aux_fraction=args.aux_fraction, budget=args.budget)
+                            aux_fraction=args.aux_fraction, budget=args.budget, allow_unproven=args.allow_unproven,
+                            keygen=args.keygen)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
@@ -221,7 +226,7 @@ def _prepare(args) -> int:
     owners = _owners(args.owner, args.parties)
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
                                  args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
-                                 overwrite=args.force, aux_fraction=args.aux_fraction)
+                                 overwrite=args.force, aux_fraction=args.aux_fraction, keygen=args.keygen)
     run = processes.RunDirectory(args.out)
     for name, uid in owners.items():
         bundles.give(run.path / name, uid)
@@ -358,15 +363,17 @@ def _demo(args) -> int:
     from launcher import processes
     from launcher.protocol import protocol_arguments
     from launcher.registry import PROTOCOLS
+    from privacy.ledger import UNLIMITED
 
     warn_small_key(args.bits)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as run_dir:
         print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
               f"({args.bits}-bit keys) …", flush=True)
+        # A throw-away deployment on a public data set that runs every protocol: no budget to keep.
         with _stop_on_signals():
             processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split,
-                         aux_fraction=args.aux_fraction, foreground=True)
+                         aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True)
             try:
                 args.run_dir, args.topology, args.client_data = Path(run_dir), None, None
                 for index, protocol in enumerate(p for p in PROTOCOLS.values() if p.in_demo):
@@ -480,7 +487,8 @@ def _add_bench_command(commands) -> None:
 
 
 def _add_audit_command(commands) -> None:
-    audit = commands.add_parser("audit", help="an empirical lower bound on ε beside the claimed ε (exit 1 if above)")
+    audit = commands.add_parser("audit", help="the exact ε of the sampled noise and an empirical lower bound on "
+                                "ε beside the claimed ε (exit 1 if either is above)")
     audit.add_argument("protocol", choices=["dppp", "hamm", "pathak", "du"])
     audit.add_argument("--noise", help="the audited mechanism: binomial | skellam (DPPP, Hamm; default binomial), "
                                        "laplace-paper | l2-laplace | gaussian | distributed (Pathak; default "
@@ -488,8 +496,11 @@ def _add_audit_command(commands) -> None:
     audit.add_argument("--epsilon", type=float, default=1.0, help="the claimed ε of the audited release (default 1)")
     audit.add_argument("--delta", type=float, default=1e-5, help="default 1e-5")
     audit.add_argument("--trials", type=int, default=20_000, help="releases per data set (default 20 000)")
-    audit.add_argument("--broken", choices=["no-noise", "coarse-grid"],
-                       help="audit a deliberately broken mechanism instead (the attack must catch it)")
+    audit.add_argument("--broken", choices=["no-noise", "coarse-grid", "quarter-tosses", "claim-mismatch",
+                                            "half-sensitivity"],
+                       help="audit a deliberately broken mechanism instead (the audit must catch it): no noise, noise "
+                            "on K·ℤ, a quarter of the Binomial tosses (DPPP, Hamm), noise calibrated to 4ε claimed as "
+                            "ε, the sensitivity halved (DPPP, Hamm, Pathak)")
     audit.add_argument("--wire-sample", type=int, default=0, metavar="N",
                        help="also run N releases over real processes (DPPP, Pathak) that must equal the audited "
                             "reference computation")
@@ -510,6 +521,8 @@ def _add_serve_command(commands) -> None:
     serve.add_argument("--max-message-bytes", type=int, default=64 * 1024 * 1024,
                        help="largest message this server sends or accepts")
     serve.add_argument("--insecure", action="store_true", help="serve plaintext (the topology must say so too)")
+    serve.add_argument("--keygen-only", action="store_true",
+                       help="a key holder before the key exists: serve only the distributed key generation")
     _add_budget_option(serve)
     serve.set_defaults(handler=_serve)
 
@@ -521,7 +534,17 @@ def _add_keygen_command(commands) -> None:
     keygen.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     keygen.add_argument("--threshold", type=int, help="t (default ⌊2ℓ/3⌋ + 1)")
     keygen.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
+    _add_keygen_method_option(keygen)
     keygen.set_defaults(handler=_keygen)
+
+
+def _add_keygen_method_option(parser) -> None:
+    from launcher.keygen import METHODS
+
+    parser.add_argument("--keygen", choices=METHODS, default="dealer",
+                        help="dealer: one process deals the shares (the default: seconds); distributed: the key "
+                             "holders generate the key among themselves and no process ever holds it (minutes at "
+                             "2048 bits; docs/distributed-keygen.md)")
 
 
 def _add_up_command(commands) -> None:
@@ -538,6 +561,7 @@ def _add_up_command(commands) -> None:
     up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
     up.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
                     help="seconds to wait for every role to serve (default 120)")
+    _add_keygen_method_option(up)
     _add_budget_option(up)
     up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
@@ -558,6 +582,7 @@ def _add_prepare_command(commands) -> None:
     prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
     prepare.add_argument("--owner", action="append", metavar="BUNDLE=UID",
                          help="give a bundle (aggregator, curator, client, party-J) to this uid (root only; compose)")
+    _add_keygen_method_option(prepare)
     _add_dataset_options(prepare)
     prepare.set_defaults(handler=_prepare)
 

@@ -137,6 +137,7 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
     from launcher import processes
     from launcher.client import load_client_data
     from launcher.hamm_client import run_hamm_session
+    from privacy.ledger import UNLIMITED
 
     run_dir = out / f"wire-{setting.dataset.name}"
     progress = f"  wire check on {setting.dataset.name}: M = {setting.parties} parties"
@@ -144,7 +145,8 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
           "starting the deployment …", file=sys.stderr, flush=True)
     topology = processes.up(run_dir, setting.parties, bits, setting.dataset, seed=setting.seed,
                             model="logistic-exact", test_mode=True, parties_per_process=parties_per_process,
-                            aux_fraction=AUX_FRACTION)
+                            aux_fraction=AUX_FRACTION, budget=UNLIMITED,
+                            allow_unproven=True)  # a sweep of sessions, 1/ε = 0 (non-private) among them
     checks = []
     try:
         client_data = load_client_data(processes.RunDirectory(run_dir).client_data)

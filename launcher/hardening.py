@@ -19,6 +19,7 @@ import grpc
 from launcher import processes
 from launcher.client import to_role
 from mpdp_proto.v1 import pathak_pb2, role_pb2
+from privacy.ledger import UNLIMITED
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
 from wire.tls import target_options
 from wire.topology import Topology
@@ -365,7 +366,7 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
     for protocol, identity, fault in scenarios:
         timed = fault in ("SIGKILL", "SIGSTOP")
         if not timed:
-            processes.restart(run.path, identity, test_mode=True, fault=fault)
+            processes.restart(run.path, identity, test_mode=True, fault=fault, budget=UNLIMITED)
         pid = json.loads(run.processes.read_text())[str(identity)]
         striker = None
         if timed:
@@ -399,7 +400,7 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
             except ProcessLookupError:
                 pass
         if not processes._running(pid) or not timed or stopped:
-            processes.restart(run.path, identity, test_mode=True)  # back, without the fault
+            processes.restart(run.path, identity, test_mode=True, budget=UNLIMITED)  # back, without the fault
         # After a failure nobody may hand out a share (a restarted role no longer knows the session at all).
         published = _published_anywhere(topology, run, session_id) if protocol == "pathak" and observed != "completed" else []
         next_error = None
@@ -432,7 +433,8 @@ def start_target(run_dir: Path, parties: int, bits: int, seed: int, deadline: fl
     from pathak.parameters import PathakParameters
 
     topology = processes.up(run_dir, parties, bits, datasets.load("breast-cancer"), seed=seed, model="logistic",
-                            test_mode=True, aux_fraction=0.2)  # Charlie holds X_aux: Hamm runs too
+                            test_mode=True, aux_fraction=0.2,  # Charlie holds X_aux: Hamm runs too
+                            budget=UNLIMITED)  # its sessions are attacks and probes, many of them
     run = processes.RunDirectory(run_dir)
     client_data = client.load_client_data(run.client_data)
     parameters = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",

@@ -24,11 +24,17 @@ def committee_size(parties: int) -> int:
     return min(parties, MAX_COMMITTEE)
 
 
+METHODS = ("dealer", "distributed")  # docs/distributed-keygen.md says why the dealer is the default
+
+
 def ceremony(parties: int, directory: Path, bits: int, threshold: int | None = None,
-             overwrite: bool = False) -> tuple[list[Path], int, int]:
-    """Every share in one 0700 directory: the dealer's output of `mpdp keygen`, handed out one file per holder."""
+             overwrite: bool = False, method: str = "dealer") -> tuple[list[Path], int, int]:
+    """Every share in one 0700 directory: the dealer's output of `mpdp keygen`, handed out one file per holder
+    (`method` "distributed": the holders' own ceremony writes them)."""
     holders = committee_size(parties)
     threshold = threshold or default_threshold(holders)
+    if method == "distributed":
+        return distributed(holders, threshold, directory, bits, overwrite)
     keyfiles.check_writable(directory, holders, overwrite)  # before the expensive key generation
     bundles.private_directory(Path(directory))
     public, shares = generate_threshold_key(bits, threshold, holders)
@@ -42,7 +48,7 @@ def _encode(data: dict) -> bytes:
 
 
 def deal_into_bundles(parties: int, bits: int, holder_bundles: dict[int, Path], public_bundles: list[Path],
-                      threshold: int | None = None, overwrite: bool = False) -> tuple[int, int]:
+                      threshold: int | None = None, overwrite: bool = False, method: str = "dealer") -> tuple[int, int]:
     """The public key into every bundle, share j only into holder j's; returns (t, holders)."""
     holders = committee_size(parties)
     threshold = threshold or default_threshold(holders)
@@ -53,6 +59,10 @@ def deal_into_bundles(parties: int, bits: int, holder_bundles: dict[int, Path], 
     existing = [path for path in targets if path.is_symlink() or path.exists()]
     if existing and not overwrite:  # before the expensive key generation
         raise FileExistsError(f"{existing[0]} exists; refusing to overwrite key files")
+    if method == "distributed":
+        _distributed({j: holder_bundles[j] / keyfiles.share_file_name(j) for j in holder_bundles},
+                     [Path(d) / keyfiles.PUBLIC_KEY_FILE for d in public_bundles], threshold, bits, overwrite)
+        return threshold, holders
     public, shares = generate_threshold_key(bits, threshold, holders)
     public_bytes = _encode(keyfiles.public_key_to_dict(public))
     for directory in public_bundles:
@@ -63,3 +73,28 @@ def deal_into_bundles(parties: int, bits: int, holder_bundles: dict[int, Path], 
                                 _encode(keyfiles.key_share_to_dict(share)), overwrite=overwrite)
         del share
     return threshold, holders
+
+
+def distributed(holders: int, threshold: int, directory: Path, bits: int,
+                overwrite: bool = False) -> tuple[list[Path], int, int]:
+    """The key holders' own ceremony into one directory (`mpdp keygen --keygen distributed`)."""
+    keyfiles.check_writable(directory, holders, overwrite)
+    bundles.private_directory(Path(directory))
+    shares = {j: Path(directory) / keyfiles.share_file_name(j) for j in range(1, holders + 1)}
+    public = Path(directory) / keyfiles.PUBLIC_KEY_FILE
+    _distributed(shares, [public], threshold, bits, overwrite)
+    return [public, *shares.values()], threshold, holders
+
+
+def _distributed(shares: dict[int, Path], public_paths: list[Path], threshold: int, bits: int,
+                 overwrite: bool) -> None:
+    """Each holder's own process writes its share; the public key they agree on goes to every public path
+    (launcher/distributed_keygen.py)."""
+    from launcher import distributed_keygen
+    from launcher.progress import progress
+
+    figures = distributed_keygen.ceremony(shares, public_paths, threshold, bits, overwrite)
+    sent = ", ".join(f"{holder} {entry['messages']} messages {entry['bytes'] / 1e6:.1f} MB"
+                     for holder, entry in sorted(figures["sent_by_holder"].items()))
+    progress(f"distributed key generation: {figures['seconds']} s, holders' CPU {figures['holders_cpu_s']} s, "
+             f"{figures['candidates_tried']} candidates; sent: {sent}")

@@ -25,6 +25,7 @@ from launcher.health import is_serving
 from launcher.keygen import committee_size, deal_into_bundles
 from launcher.progress import progress
 from learning import datasets
+from privacy import ledger
 from privacy.ledger import Budget
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from wire.identity import Principal
@@ -163,7 +164,7 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
                   classes: int, client_fields: dict, aux_features: np.ndarray | None, bits: int,
                   threshold: int | None = None, model: str | None = None, insecure: bool = False,
                   listen_host: str | None = None, overwrite: bool = False,
-                  hosts: dict[Identity, Principal] | None = None) -> Topology:
+                  hosts: dict[Identity, Principal] | None = None, keygen: str = "dealer") -> Topology:
     """One bundle per role identity (and the client's), each holding only what that role needs, and the
     operator's topology naming them all. Directories 0700, files 0600, under a umask of 077 throughout."""
     model_names(model)  # a mistake fails before the key ceremony
@@ -189,7 +190,7 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
         holders_by_number = {number: directories[principals[party(number)]]
                              for number in range(1, committee_size(len(parts)) + 1)}
         _, holders = deal_into_bundles(len(parts), bits, holders_by_number, list(directories.values()), threshold,
-                                       overwrite=overwrite)
+                                       overwrite=overwrite, method=keygen)
         issued = {} if insecure else certs.issue_bundles(directories, overwrite=overwrite)
 
         def entry(identity: Identity, **files: Any) -> RoleEntry:
@@ -207,6 +208,7 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
             key_share = directories[principals[party(number)]] / keyfiles.share_file_name(number) if holder else None
             roles.append(entry(party(number), key_share=key_share, data=data, key_holder=holder,
                                model=chosen[(number - 1) % len(chosen)] if chosen else None))
+            ledger.provision(data, number)  # `serve` requires it: a missing ledger is never a fresh budget
         client_files = {} if insecure else dict(zip(("client_certificate", "client_key"),
                                                       issued[Principal.of(CLIENT)]))
         # The operator's view: each path points into the bundle that holds it.
@@ -242,14 +244,15 @@ def loopback_addresses(parties: int, hosts: dict[Identity, Principal] | None = N
 def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, addresses: dict[Identity, str],
             seed: int | None = None, model: str | None = None, threshold: int | None = None, split: str = "even",
             insecure: bool = False, listen_host: str | None = None, overwrite: bool = False,
-            hosts: dict[Identity, Principal] | None = None, aux_fraction: float | None = None) -> Topology:
+            hosts: dict[Identity, Principal] | None = None, aux_fraction: float | None = None,
+            keygen: str = "dealer") -> Topology:
     """Key ceremony, certificates, the data split and topologies, as one bundle per role identity: everything a
     deployment needs. Existing keys and certificates are replaced only if `overwrite`."""
     model_names(model)  # a mistake fails before the key ceremony, as does a split that cannot work
     split_parts, client_fields = split_data(dataset, parties, seed, split, aux_fraction)
     return write_bundles(RunDirectory(Path(run_dir)), addresses, split_parts.teacher_parts, dataset.classes,
                          client_fields, split_parts.public_features, bits, threshold, model, insecure, listen_host,
-                         overwrite, hosts)
+                         overwrite, hosts, keygen)
 
 
 def _running(pid: int) -> bool:
@@ -327,12 +330,13 @@ PR_SET_PDEATHSIG = 1
 
 
 def _spawn(run: RunDirectory, identity: Identity, insecure: bool, test_mode: bool, fault: str | None,
-           budget: Budget | None = None, foreground: bool = False) -> int:
+           budget: Budget | None = None, allow_unproven: bool = False, foreground: bool = False) -> int:
     # Each role reads its own bundle only: the topology there names no other role's files.
     command = [sys.executable, "-m", "launcher.cli",
                *serve_command(run.bundle_of(identity) / TOPOLOGY_FILE, identity, insecure)[1:]]
-    if budget is not None and identity.role == "party":
-        command += ["--budget", f"{budget.epsilon!r},{budget.delta!r}"]
+    if identity.role == "party":
+        command += (["--budget", budget.argument()] if budget is not None else []) + \
+            (["--allow-unproven"] if allow_unproven else [])
     if test_mode and (identity.role in ("party", "curator") or fault):  # those that draw (noise, Hamm's η)
         command.append("--test-mode")
     if test_mode and fault:
@@ -353,16 +357,16 @@ def _write_processes(run: RunDirectory, processes: dict[str, int]) -> None:
 
 def start_processes(run: RunDirectory, topology: Topology, test_mode: bool = False,
                     faults: dict[int, str] | None = None, budget: Budget | None = None,
-                    foreground: bool = False) -> dict[str, int]:
+                    allow_unproven: bool = False, foreground: bool = False) -> dict[str, int]:
     processes = {str(entry.identity): _spawn(run, entry.identity, topology.insecure, test_mode,
-                                             (faults or {}).get(entry.identity.id), budget, foreground)
+                                             (faults or {}).get(entry.identity.id), budget, allow_unproven, foreground)
                  for entry in topology.host_entries}
     _write_processes(run, processes)
     return processes
 
 
 def restart(run_dir: Path, identity: Identity, test_mode: bool = False, fault: str | None = None,
-            budget: Budget | None = None, foreground: bool = False) -> None:
+            budget: Budget | None = None, allow_unproven: bool = False, foreground: bool = False) -> None:
     """Start one role again (after it died or was stopped), with `fault` (test mode) or none, and wait until it
     serves. A copy that still runs is stopped first."""
     run = RunDirectory(Path(run_dir))
@@ -372,7 +376,8 @@ def restart(run_dir: Path, identity: Identity, test_mode: bool = False, fault: s
     old = processes.get(str(identity))
     if old is not None and _running(old):
         stop({str(identity): old})
-    processes[str(identity)] = _spawn(run, identity, topology.insecure, test_mode, fault, budget, foreground)
+    processes[str(identity)] = _spawn(run, identity, topology.insecure, test_mode, fault, budget, allow_unproven,
+                                      foreground)
     _write_processes(run, processes)
     wait_healthy(topology, {str(identity): processes[str(identity)]}, run=run, only=identity)
 
@@ -381,7 +386,8 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
        model: str | None = None, test_mode: bool = False, faults: dict[int, str] | None = None,
        threshold: int | None = None, split: str = "even", insecure: bool = False,
        startup_timeout: float = STARTUP_TIMEOUT_S, parties_per_process: int = 1,
-       aux_fraction: float | None = None, budget: Budget | None = None, foreground: bool = False) -> Topology:
+       aux_fraction: float | None = None, budget: Budget | None = None, allow_unproven: bool = False,
+       foreground: bool = False, keygen: str = "dealer") -> Topology:
     """Prepare bundles in `run_dir` and start every role from its own. `foreground`: the roles die with this
     process (a demo, a test); otherwise they keep serving after it exits, until `mpdp down`."""
     run = RunDirectory(Path(run_dir))
@@ -390,8 +396,8 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
     # `up` always makes a fresh deployment: its keys replace a stopped run's (atomically, mode 0600).
     hosts = party_hosts(parties, parties_per_process)
     topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties, hosts), seed, model, threshold,
-                       split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction)
-    processes = start_processes(run, topology, test_mode, faults, budget, foreground)
+                       split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction, keygen=keygen)
+    processes = start_processes(run, topology, test_mode, faults, budget, allow_unproven, foreground)
     try:
         wait_healthy(topology, processes, timeout=startup_timeout, run=run)
     except BaseException:

@@ -7,7 +7,7 @@ import logging
 
 from cryptocore import keyfiles
 from privacy import accountant_process
-from privacy.ledger import Budget
+from privacy.ledger import DEFAULT_BUDGET, Budget
 from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, PeerChannels
 from wire.faults import ClientFaultInterceptor, Fault, ServerFaultInterceptor
 from wire.host import RoleHost
@@ -41,7 +41,8 @@ def _contribution_keys(topology: Topology, me, signs: bool):
     return ContributionKeys(ContributionVerifier.from_file(tls.ca), covers, signer)
 
 
-def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault: str | None, budget: Budget | None):
+def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault: str | None, budget: Budget,
+                     allow_unproven: bool):
     from learning import datasets, models
     from party.resources import PartyResources
     from privacy.ledger import Ledger
@@ -52,16 +53,18 @@ def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault:
         raise ValueError(f"key share file {entry.key_share} does not belong to {me} under this public key")
     if entry.data is None:
         raise ValueError(f"{me} has no data file in the topology")
-    ledger = Ledger(entry.data, budget)
-    ledger.check_writable()  # a party that cannot record what it spends does not serve
+    ledger = Ledger(entry.data, me.id, budget)
+    ledger.check_writable()  # missing, tampered with or unwritable: the party does not serve
     features, labels, classes = datasets.load_part(entry.data)
     model = models.train_portable(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
     log.info("%s trained %s on %d rows", me, entry.model or models.DEFAULT_TEACHER_MODEL, len(labels))
+    log.info("%s: privacy budget %s per data set%s", me, budget, "; unproven mechanisms allowed" if allow_unproven else "")
     return PartyResources(me.id, public_key, key_share, model, features, labels, test_mode, fault, ledger,
-                          _contribution_keys(topology, me, signs=True))
+                          allow_unproven, _contribution_keys(topology, me, signs=True))
 
 
-def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None, budget: Budget | None):
+def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None, budget: Budget,
+                     allow_unproven: bool):
     """The registry of a party host: every logical party its principal covers, each with its own resources."""
     from party.pathak import prepare_host
     from party.registry import protocols
@@ -69,9 +72,29 @@ def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: st
 
     public_key = keyfiles.load_public_key(topology.public_key)
     hosted = topology.principal_of(party(number)).identities
-    own = {me: _party_resources(topology, me, public_key, test_mode, fault, budget) for me in hosted}
+    own = {me: _party_resources(topology, me, public_key, test_mode, fault, budget, allow_unproven) for me in hosted}
     prepare_host(own, public_key.n.bit_length())
     return protocols(own.__getitem__), public_key.key_id.hex()
+
+
+def _keygen_protocols(topology: Topology, number: int):
+    """A key holder that serves only `keygen` (docs/distributed-keygen.md): no key yet; the share it makes is
+    written to its topology entry's key_share file, which the launcher checked it may write."""
+    import json
+
+    from cryptocore import secret_files
+    from keygen.protocol import holder_protocol
+    from sessions.identity import party
+
+    def store(me, share) -> None:
+        path = topology.entry(me).key_share
+        if path is None:
+            raise ValueError(f"{me} holds no key share in this topology")
+        secret_files.write_file(path, json.dumps(keyfiles.key_share_to_dict(share), indent=2).encode(), overwrite=True)
+
+    if party(number) != topology.principal_of(party(number)).identities[0] or number not in topology.key_holders:
+        raise ValueError(f"party {number} is not a key holder hosted alone")
+    return {"keygen": holder_protocol(topology.key_holders, store)}, ""
 
 
 def _aggregator_protocols(topology: Topology):
@@ -105,7 +128,8 @@ def _curator_protocols(topology: Topology, test_mode: bool):
 
 
 def run(role: str, topology_path, number: int = 0, test_mode: bool = False, fault: str | None = None,
-        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, insecure: bool = False, budget: Budget | None = None) -> None:
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, insecure: bool = False, budget: Budget | None = None,
+        allow_unproven: bool = False, keygen_only: bool = False) -> None:
     from sessions.identity import Identity
 
     topology = Topology.load(topology_path)
@@ -122,12 +146,17 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
     client_faults = (ClientFaultInterceptor(generic),) if generic and generic.kind in ("drop", "delay") else ()
     if role not in ("party", "aggregator", "curator"):
         raise ValueError(f"unknown role {role!r}")
-    if budget is not None and role != "party":
-        raise ValueError("--budget is a party's: only parties spend privacy on their data")
+    if (budget is not None or allow_unproven) and role != "party":
+        raise ValueError("--budget and --allow-unproven are a party's: only parties spend privacy on their data")
     me = Identity(role, number if role == "party" else 0)
     accountant_process.isolate()  # dp-accounting and scipy.stats live in a child that exits when idle
-    if role == "party":
-        protocols, key_id_hex = _party_protocols(topology, number, test_mode, None if generic else fault, budget)
+    if keygen_only:
+        if role != "party" or fault:
+            raise ValueError("--keygen-only is a key holder's (a party's), without faults")
+        protocols, key_id_hex = _keygen_protocols(topology, number)
+    elif role == "party":
+        protocols, key_id_hex = _party_protocols(topology, number, test_mode, None if generic else fault,
+                                                 budget or DEFAULT_BUDGET, allow_unproven)
     elif role == "aggregator":
         protocols, key_id_hex = _aggregator_protocols(topology)
     else:

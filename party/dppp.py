@@ -163,6 +163,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         if not 0 < body.deadline_seconds <= MAX_DEADLINE_S:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()  # each party derives N_i itself (cached per parameter set, bounded)
+        own.admit(session_id, "dppp", parameters.guarantee())  # its own policy, before any work on its data
         side = TeacherSide(session_id, own, parameters, features, body.deadline_seconds)
         own.spend(session_id, "dppp", parameters.guarantee())  # before the votes leave
         return side

@@ -91,6 +91,9 @@ class TrainerSide(RoleSide):
             self.final = theta
             self._advance(State.TRAINING, State.DONE, "the final model")
             return []
+        if body.round >= p.rounds:  # R·ε is what the ledger holds: round R and later would spend beyond it
+            self.abort(f"the server sent round {body.round} of a run limited to {p.rounds}")
+            raise self.own.refuse(self.session_id, "du", f"round {body.round} is at or past the limit R = {p.rounds}")
         if body.round != self.next_round:
             raise precondition(f"round {body.round} arrived; round {self.next_round} was expected (replay or out of order)")
         self.next_round += 1
@@ -153,6 +156,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         check_key_id(own.public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
         if body.round != 0 or body.final:
             raise precondition("a Du run opens with round 0")
+        own.admit(session_id, "du", accounting.guarantee(parameters))  # its own policy, before any work on its data
         if not 1 <= own.id <= parameters.parties:
             raise invalid(f"party {own.id} is not among the run's {parameters.parties} parties")
         if parameters.dimension != own.features.shape[1]:

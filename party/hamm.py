@@ -152,6 +152,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         if not 0 < body.deadline_seconds <= MAX_DEADLINE_S:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()  # each party derives N_i itself (cached per parameter set, bounded)
+        own.admit(session_id, "hamm", parameters.guarantee())  # its own policy, before any work on its data
         parameters.layout(own.public_key.n)  # the slot widths must fit
         side = VoterSide(session_id, own, parameters, features, body.deadline_seconds)
         own.spend(session_id, "hamm", parameters.guarantee())  # before the votes leave

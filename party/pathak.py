@@ -496,6 +496,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
             raise denied(f"{sender} may not open a Pathak session")
         parameters = PathakParameters.from_proto(body)
         own = resources(me)
+        own.admit(session_id, "pathak", parameters.guarantee())  # its own policy, before any work on its data
         try:
             side = PathakPartySession(session_id, me.id, parameters, own.features, own.labels,
                                       own.public_key.n.bit_length(), own.test_mode, own.fault)

@@ -13,11 +13,12 @@ import numpy as np
 from cryptocore.threshold import KeyShare, ThresholdPublicKey
 from privacy.composition import Guarantee
 from privacy.ledger import BudgetExceeded, Ledger, LedgerError, describe
-from sessions.errors import exhausted, precondition
+from sessions.errors import ProtocolError, denied, precondition
 from threshold_sum.binding import ContributionKeys
 
 log = logging.getLogger(__name__)
 
+REFUSED = "refused by the party's privacy policy"  # all an opener learns of a refusal: no reason, no spending
 FAULTS = ("tamper-partial-decryption", "crash-after-spend", "vote-two-ones", "vote-stuffed",
           "stage3-offset", "du-claim-records", "du-theta-outside",
           "no-noise-share")  # protocol-level faults; transport faults are wire/faults.py's
@@ -35,6 +36,7 @@ class PartyResources:
     test_mode: bool = False
     fault: str | None = None  # test mode only
     ledger: Ledger | None = None  # what this party has spent on its data set (None: in-process twins)
+    allow_unproven: bool = False  # its operator's `--allow-unproven`: paper calibrations without a proven ε
     # Signs its threshold-sum contributions, checks others' (None: a plaintext deployment or in-process twins).
     contribution_keys: ContributionKeys | None = field(default=None, repr=False)
 
@@ -44,11 +46,25 @@ class PartyResources:
         if self.fault and self.fault not in FAULTS:
             raise ValueError(f"unknown fault {self.fault!r}")
 
-    def spend(self, session_id: str, protocol: str, guarantee: Guarantee) -> None:
-        """Before anything derived from the data leaves: record the session's guarantee in the ledger, or refuse
-        the session (RESOURCE_EXHAUSTED) if it would take the party over its budget."""
+    def admit(self, session_id: str, protocol: str, guarantee: Guarantee) -> None:
+        """Before any computation on the data: the party's own policy (docs/privacy-budget.md) takes the
+        session, or refuses it with `REFUSED` and nothing else; the reason goes to this party's log only."""
         if self.ledger is None:
             return
+        self._policy(session_id, protocol, guarantee)
+        try:
+            self.ledger.check(guarantee)
+        except BudgetExceeded as error:
+            raise self.refuse(session_id, protocol, f"over the budget: {error}") from None
+        except (LedgerError, OSError) as error:
+            raise self.refuse(session_id, protocol, f"the ledger cannot be used: {error}") from None
+
+    def spend(self, session_id: str, protocol: str, guarantee: Guarantee) -> None:
+        """Before anything derived from the data leaves: record the session's guarantee in the ledger, or refuse
+        the session as `admit` does (a concurrent session may have spent since)."""
+        if self.ledger is None:
+            return
+        self._policy(session_id, protocol, guarantee)
         try:
             # A session id is used once (crypto.md, "Bound decryption"): contributions are signed for it, so
             # contributions to a reopened session could be mixed with the earlier one's.
@@ -56,10 +72,20 @@ class PartyResources:
                 raise precondition(f"party {self.id} already took part in a session {session_id}")
             total = self.ledger.spend(session_id, protocol, guarantee)
         except BudgetExceeded as error:
-            raise exhausted(f"party {self.id}: {error}") from None
+            raise self.refuse(session_id, protocol, f"over the budget: {error}") from None
         except (LedgerError, OSError) as error:
-            raise precondition(f"party {self.id} cannot record its privacy spending: {error}") from None
+            raise self.refuse(session_id, protocol, f"the ledger cannot be used: {error}") from None
         log.info("party %d spent %s on %s (%s)%s", self.id, describe(guarantee), protocol, guarantee.mechanism,
                  "" if total is None else f"; total {describe(total)} of {self.ledger.budget}")
         if self.fault == "crash-after-spend":  # test mode: the crash between "spent" and "released"
             os.kill(os.getpid(), signal.SIGKILL)
+
+    def _policy(self, session_id: str, protocol: str, guarantee: Guarantee) -> None:
+        if guarantee.unproven and not self.allow_unproven:
+            raise self.refuse(session_id, protocol, f"{guarantee.mechanism} has no proven ε and this party's "
+                                                    "operator did not allow unproven mechanisms")
+
+    def refuse(self, session_id: str, protocol: str, reason: str) -> ProtocolError:
+        """The one refusal the opener sees; the reason (spending included) stays in this party's log."""
+        log.warning("party %d refused %s session %s: %s", self.id, protocol, session_id, reason)
+        return denied(REFUSED)

@@ -30,6 +30,7 @@ class Guarantee:
     # {"kind": "pure", "epsilon": e, "count": r} | {"kind": "gaussian", "noise_multiplier": σ/Δ₂}
     pld: dict | None = None
     extra_delta: float = 0.0  # the part of δ outside the PLD (shares' truncation, clamping)
+    proven: bool = True  # False: a paper calibration privacy.md / du.md mark "not proven DP"
 
     def __post_init__(self):
         if self.epsilon is not None and not (math.isfinite(self.epsilon) and self.epsilon >= 0):
@@ -42,10 +43,15 @@ class Guarantee:
     def to_json(self) -> dict:
         return asdict(self)
 
+    @property
+    def unproven(self) -> bool:
+        """No proven finite ε: a party runs it only if its own operator allowed that (docs/privacy-budget.md)."""
+        return self.epsilon is None or not self.proven
+
     @classmethod
     def from_json(cls, value: dict) -> "Guarantee":
         return cls(value["epsilon"], float(value["delta"]), str(value["mechanism"]), value.get("pld"),
-                   float(value.get("extra_delta", 0.0)))
+                   float(value.get("extra_delta", 0.0)), bool(value.get("proven", True)))
 
 
 @dataclass(frozen=True)

@@ -208,7 +208,8 @@ class OutputPerturbation:
             return Guarantee(epsilon, delta, f"pathak {self.mechanism} ({self.calibration} calibration)",
                              {"kind": "gaussian", "noise_multiplier": multiplier}, extra_delta=self.clamp_delta)
         return Guarantee(epsilon, delta, f"pathak {self.mechanism} ({self.calibration} calibration)",
-                         {"kind": "pure", "epsilon": epsilon, "count": 1}, extra_delta=self.clamp_delta)
+                         {"kind": "pure", "epsilon": epsilon, "count": 1}, extra_delta=self.clamp_delta,
+                         proven=self.mechanism != "laplace-paper")  # the paper's per-coordinate calibration
 
     def report(self, smallest_records: int | None = None) -> dict:
         """What the release guarantees; `smallest_records` (n_(1)) only for an evaluator's report."""

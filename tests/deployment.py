@@ -14,6 +14,7 @@ import grpc
 from launcher import client, dppp_client, processes
 from learning import datasets
 from mpdp_proto.v1.role_pb2_grpc import RoleStub
+from privacy.ledger import UNLIMITED, Budget
 from sessions.identity import CLIENT, Identity
 from wire.identity import SENDER_METADATA_KEY, Principal
 from wire.tls import target_options
@@ -28,14 +29,14 @@ envelope = client.to_role  # raw envelopes, from the client or (to test refusals
 
 @contextmanager
 def deployment(tmp_path: Path, parties: int, faults: dict[int, str] | None = None, dataset: str = "breast-cancer",
-               parties_per_process: int = 1, budget=None):
+               parties_per_process: int = 1, budget: Budget = UNLIMITED, allow_unproven: bool = False):
     run_dir = tmp_path / f"run-{parties}"
     # foreground: the roles die with the test process, even one killed before its fixtures finish
     topology = processes.up(run_dir, parties, TEST_BITS, datasets.load(dataset), seed=7, model=TEST_MODEL,
                             test_mode=True, faults=faults, parties_per_process=parties_per_process, budget=budget,
-                            foreground=True)
+                            allow_unproven=allow_unproven, foreground=True)
     try:
-        yield Deployment(run_dir, topology)
+        yield Deployment(run_dir, topology, budget, allow_unproven)
     finally:
         processes.down(run_dir)
 
@@ -47,13 +48,16 @@ class DeploymentPool:
         self._root = root
         self._running: dict[tuple, Deployment] = {}
 
-    def get(self, parties: int, faults: dict[int, str] | None = None, split: str = "even") -> "Deployment":
-        key = (parties, tuple(sorted((faults or {}).items())), split)
+    def get(self, parties: int, faults: dict[int, str] | None = None, split: str = "even",
+            allow_unproven: bool = False) -> "Deployment":
+        """Shared deployments run many sessions: no budget limit (the budget tests start their own)."""
+        key = (parties, tuple(sorted((faults or {}).items())), split, allow_unproven)
         if key not in self._running:
             run_dir = self._root / f"pool-{len(self._running)}"
             topology = processes.up(run_dir, parties, TEST_BITS, datasets.load("breast-cancer"), seed=7,
-                                    model=TEST_MODEL, test_mode=True, faults=faults, split=split, foreground=True)
-            self._running[key] = Deployment(run_dir, topology)
+                                    model=TEST_MODEL, test_mode=True, faults=faults, split=split, budget=UNLIMITED,
+                                    allow_unproven=allow_unproven, foreground=True)
+            self._running[key] = Deployment(run_dir, topology, UNLIMITED, allow_unproven)
         return self._running[key]
 
     def close(self) -> None:
@@ -62,8 +66,9 @@ class DeploymentPool:
 
 
 class Deployment:
-    def __init__(self, run_dir: Path, topology):
+    def __init__(self, run_dir: Path, topology, budget: Budget = UNLIMITED, allow_unproven: bool = False):
         self.run = processes.RunDirectory(run_dir)
+        self.budget, self.allow_unproven = budget, allow_unproven  # the parties' policy, kept across restarts
         self.topology = topology
         self.client_data = client.load_client_data(self.run.client_data)
 
@@ -88,7 +93,8 @@ class Deployment:
                 for entry in self.topology.parties}
 
     def restart(self, identity: Identity) -> None:
-        processes.restart(self.run.path, identity, test_mode=True, foreground=True)
+        processes.restart(self.run.path, identity, test_mode=True, budget=self.budget,
+                          allow_unproven=self.allow_unproven, foreground=True)
 
     def run_dppp(self, **overrides) -> dict:
         options = dict(epsilon=10.0, delta=1e-5, queries=12, deadline_s=30.0)

@@ -10,10 +10,8 @@ from concurrent import futures
 
 import grpc
 
-from launcher import certs
 from mpdp_proto.v1 import common_pb2, role_pb2, role_pb2_grpc
 from sessions.identity import AGGREGATOR, Identity, party
-from wire.tls import TlsFiles
 
 WAIT_S = 60.0
 
@@ -41,11 +39,11 @@ class HostileAggregator:
 
     def _serve(self) -> grpc.Server:
         topology = self.deployment.topology
-        cert, key = certs.certificate_files(self.deployment.run.path / "certs", AGGREGATOR)
+        tls = topology.tls_for(AGGREGATOR)  # the operator's topology names every bundle's files
+        assert tls is not None
         server = grpc.server(futures.ThreadPoolExecutor(max_workers=8))
         role_pb2_grpc.add_RoleServicer_to_server(self.recorder, server)
-        server.add_secure_port(topology.entry(AGGREGATOR).bind_address,
-                               TlsFiles(topology.ca_certificate, cert, key).server_credentials())
+        server.add_secure_port(topology.entry(AGGREGATOR).bind_address, tls.server_credentials())
         server.start()
         return server
 

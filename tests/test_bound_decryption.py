@@ -23,7 +23,7 @@ from mpdp_proto.v1 import common_pb2, dppp_pb2, hamm_pb2, threshold_sum_pb2
 from party.resources import PartyResources
 from privacy.binomial import minimal_tosses
 from privacy.composition import Guarantee
-from privacy.ledger import Ledger
+from privacy.ledger import UNLIMITED, Ledger, provision
 from sessions.errors import Kind, ProtocolError
 from sessions.identity import AGGREGATOR, Identity, party
 from sessions.matrices import matrix_to_proto
@@ -163,8 +163,8 @@ def test_a_forged_sender_or_a_bad_signature_is_refused(attack):
     flipped.signature = flipped.signature[:-1] + bytes([flipped.signature[-1] ^ 1])
     _refused(attack, honest + [contribution(4, attack.target[4], flipped)], grpc.StatusCode.PERMISSION_DENIED)
     # Votes the aggregator made itself for party 4, signed with its own (CA-issued) key.
-    cert, key = certs.certificate_files(attack.d.run.path / "certs", AGGREGATOR)
-    signer = ContributionSigner.from_files(key, cert)
+    tls = attack.d.topology.tls_for(AGGREGATOR)
+    signer = ContributionSigner.from_files(tls.key, tls.certificate)
     digest = SumSlot("dppp", "target").digest(4, attack.public.key_id, list(attack.target[1].votes.values))
     own = threshold_sum_pb2.ContributionSignature(signature=signer.sign(digest), certificate=signer.certificate)
     _refused(attack, honest + [contribution(4, attack.target[1], own)], grpc.StatusCode.PERMISSION_DENIED)
@@ -230,7 +230,8 @@ def test_a_party_takes_part_in_a_session_id_once(tmp_path, threshold_key):
     public, shares = threshold_key
     data = tmp_path / "party_1.npz"
     data.write_bytes(b"records")
-    own = PartyResources(1, public, shares[0], None, np.zeros((2, 2)), np.zeros(2), ledger=Ledger(data))
+    provision(data, 1)
+    own = PartyResources(1, public, shares[0], None, np.zeros((2, 2)), np.zeros(2), ledger=Ledger(data, 1, UNLIMITED))
     spent = Guarantee(0.1, 0.0, "pure", {"kind": "pure", "epsilon": 0.1, "count": 1})
     own.spend("once", "dppp", spent)
     for protocol in ("dppp", "hamm"):
@@ -238,7 +239,7 @@ def test_a_party_takes_part_in_a_session_id_once(tmp_path, threshold_key):
             own.spend("once", protocol, spent)
         assert refused.value.kind is Kind.FAILED_PRECONDITION
     own.spend("another", "dppp", spent)
-    assert [entry["session"] for entry in Ledger(data).entries()] == ["once", "another"]
+    assert [entry["session"] for entry in Ledger(data, 1).entries()] == ["once", "another"]
 
 
 def test_du_holders_decrypt_each_round_once_and_only_that_rounds_signed_uploads(threshold_key, issued, tmp_path):

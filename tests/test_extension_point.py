@@ -69,11 +69,11 @@ def test_the_launcher_builds_run_demo_and_experiment_from_its_registry(monkeypat
 LAYERS = {  # a package may import only from packages of a lower layer (or its own)
     "cryptocore": 0, "privacy": 0, "learning": 0, "mpdp_proto": 0,
     "sessions": 1, "threshold_sum": 2, "wire": 2,
-    "dppp": 3, "pathak": 3, "hamm": 3, "du": 3,
+    "dppp": 3, "pathak": 3, "hamm": 3, "du": 3, "keygen": 3,
     "party": 4, "curator": 4, "aggregator": 4,
     "launcher": 5,
 }
-PROTOCOLS = {"dppp", "pathak", "hamm", "du", "threshold_sum"}
+PROTOCOLS = {"dppp", "pathak", "hamm", "du", "threshold_sum", "keygen"}
 ROLES = {"party", "curator", "aggregator"}
 
 

@@ -14,7 +14,7 @@ from cryptocore import keyfiles
 from cryptocore.contribution_signature import ContributionSigner
 from hamm import reference
 from hamm.charlie import eta_source
-from launcher import certs, hamm_commands
+from launcher import hamm_commands
 from launcher.hamm_client import evaluator_view, run_hamm_session, session_parameters
 from learning import datasets, models
 from mpdp_proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
@@ -131,13 +131,14 @@ def test_the_summary_shows_the_baselines_of_the_same_split(five):
 
 def _votes(session_id: str, sender, parameters, public_key, values=None, tosses=None, certificates=None) -> object:
     """A vote message as `sender` would send it (zeros unless `values`), packed and encrypted, and signed with
-    `sender`'s key from the deployment's `certificates` directory (crypto.md, "Bound decryption")."""
+    `sender`'s key, found through the operator's topology `certificates` (crypto.md, "Bound decryption")."""
     layout = parameters.layout(public_key.n)
     plaintexts = layout.pack(values if values is not None else [0] * parameters.values)
     encrypted = [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(p)) for p in plaintexts]
     signature = threshold_sum_pb2.ContributionSignature()
     if certificates is not None:
-        certificate, key = certs.certificate_files(certificates, sender)
+        tls = certificates.tls_for(sender)
+        certificate, key = tls.certificate, tls.key
         signer = ContributionSigner.from_files(key, certificate)
         digest = SumSlot("hamm", session_id).digest(sender.id, public_key.key_id, encrypted)
         signature = threshold_sum_pb2.ContributionSignature(signature=signer.sign(digest),
@@ -180,7 +181,7 @@ def test_out_of_order_malformed_and_replayed_votes_are_refused_and_a_dropout_low
             partial_decryptions=threshold_sum_pb2.PartialDecryptions()))
         assert status(partials, party(3)) == grpc.StatusCode.INVALID_ARGUMENT  # to Charlie, not the aggregator
         # Party 1 has voted: its replay is refused. Party 3's late but valid vote (all zeros) is counted.
-        signed = d.run.path / "certs"
+        signed = d.topology
         for _ in range(300):  # until party 1 has voted (its test record exists once its votes leave)
             try:
                 d.call(party(1), RoleStub, "GetTestRecord", envelope("inject", party(1)), CLIENT)

@@ -15,12 +15,13 @@ from hypothesis import strategies as st
 from dppp.parameters import DpppParameters
 from privacy import binomial, composition
 from privacy.composition import Guarantee, compose
-from privacy.ledger import Budget, BudgetExceeded, Ledger, LedgerError, ledger_path
+from privacy.ledger import Budget, BudgetExceeded, Ledger, LedgerError, ledger_path, provision
 
 
 def _data_file(tmp_path):
     data = tmp_path / "party_1.npz"
     data.write_bytes(b"records")
+    provision(data, 1)
     return data
 
 
@@ -48,14 +49,14 @@ def test_a_release_without_a_finite_bound_makes_the_total_unbounded():
 
 
 def test_spend_writes_durably_and_a_session_over_budget_changes_nothing(tmp_path):
-    ledger = Ledger(_data_file(tmp_path), Budget(1.5, 1e-5))
+    ledger = Ledger(_data_file(tmp_path), 1, Budget(1.5, 1e-5))
     first = Guarantee(1.0, 0.0, "pure", {"kind": "pure", "epsilon": 1.0, "count": 1})
     assert ledger.spend("s1", "pathak", first).epsilon == pytest.approx(1.0, abs=1e-3)
     before = ledger.path.read_bytes()
-    with pytest.raises(BudgetExceeded, match="exhausted.*spent ε = 1.*together ε = 2"):
+    with pytest.raises(BudgetExceeded, match="spent ε = 1.*together ε = 2"):
         ledger.spend("s2", "pathak", first)
     assert ledger.path.read_bytes() == before
-    assert [e["session"] for e in Ledger(ledger.data_file).entries()] == ["s1"]
+    assert [e["session"] for e in Ledger(ledger.data_file, 1).entries()] == ["s1"]
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
     ledger.spend("s3", "pathak", Guarantee(0.4, 1e-6, "pure"))  # still fits
     assert len(ledger.entries()) == 2
@@ -63,11 +64,11 @@ def test_spend_writes_durably_and_a_session_over_budget_changes_nothing(tmp_path
 
 def test_a_corrupt_ledger_stops_spending_instead_of_resetting(tmp_path):
     data = _data_file(tmp_path)
-    ledger_path(data).write_text("{not json")
+    ledger_path(data).write_text("{not json\n")
     with pytest.raises(LedgerError, match="never reset"):
-        Ledger(data).check_writable()
+        Ledger(data, 1).check_writable()
     with pytest.raises(LedgerError):
-        Ledger(data).spend("s", "dppp", Guarantee(1.0, 0.0, "pure"))
+        Ledger(data, 1).spend("s", "dppp", Guarantee(1.0, 0.0, "pure"))
 
 
 @pytest.mark.parametrize("text", ["1", "a,b", "-1,0", "1,1", "inf,0"])
@@ -81,12 +82,11 @@ def test_a_process_killed_right_after_spending_leaves_the_entry(tmp_path):
     data = _data_file(tmp_path)
     script = ("import os, signal, sys\n"
               "from privacy.ledger import Ledger\nfrom privacy.composition import Guarantee\n"
-              "Ledger(sys.argv[1]).spend('s', 'dppp', Guarantee(1.0, 1e-6, 'pure'))\n"
+              "Ledger(sys.argv[1], 1).spend('s', 'dppp', Guarantee(1.0, 1e-6, 'pure'))\n"
               "os.kill(os.getpid(), signal.SIGKILL)\n")
     killed = subprocess.run([sys.executable, "-c", script, str(data)], cwd=os.getcwd())
     assert killed.returncode == -9
-    entries = json.loads(ledger_path(data).read_text())["entries"]
-    assert [e["session"] for e in entries] == ["s"]
+    assert [e["session"] for e in Ledger(data, 1).entries()] == ["s"]
 
 
 def test_every_protocol_states_what_a_session_costs():
@@ -117,9 +117,10 @@ def _du(cls, method):
 def test_the_ledger_survives_a_crash_between_spent_and_released_and_then_refuses(tmp_path):
     """Party 2 is killed right after recording its spend for a Pathak session (before anything derived from
     its data left it). Restarted with the same budget, it still counts that session and refuses the next one
-    with RESOURCE_EXHAUSTED; `mpdp budget` shows the spend."""
+    with the fixed refusal; `mpdp budget` shows the spend."""
     from launcher import processes
     from launcher.cli import main
+    from party.resources import REFUSED
     from sessions.identity import party
     from tests.deployment import deployment
 
@@ -127,15 +128,16 @@ def test_the_ledger_survives_a_crash_between_spent_and_released_and_then_refuses
     with deployment(tmp_path, 3, faults={2: "crash-after-spend"}, budget=budget) as d:
         with pytest.raises(grpc.RpcError):
             d.run_pathak(session_id="crashed", deadline_seconds=20.0)
-        entries = Ledger(d.topology.entry(party(2)).data).entries()
+        entries = Ledger(d.topology.entry(party(2)).data, 2).entries()
         assert [e["session"] for e in entries] == ["crashed"]
         assert entries[0]["guarantee"]["epsilon"] == pytest.approx(1.0)
         processes.restart(d.run.path, party(2), test_mode=True, budget=budget)
         with pytest.raises(grpc.RpcError) as refused:
             d.run_pathak(session_id="over-budget")
-        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert "budget" in refused.value.details()
-        assert len(Ledger(d.topology.entry(party(2)).data).entries()) == 1
+        assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+        assert REFUSED in refused.value.details() and "budget" not in refused.value.details()
+        assert "over the budget" in d.run.log_file(party(2)).read_text()
+        assert len(Ledger(d.topology.entry(party(2)).data, 2).entries()) == 1
         report = tmp_path / "budget.json"
         assert main(["budget", "--run-dir", str(d.run.path), "--json", str(report)]) == 0
         rows = json.loads(report.read_text())["parties"]

@@ -71,15 +71,18 @@ def _certificate_names(directory: Path) -> list[str]:
 def test_each_bundle_holds_exactly_its_own_files(prepared):
     run, topology, _ = prepared
     common = {"topology.toml", "public_key.json", "ca.pem"}
+    def ledgers(*numbers: int) -> set[str]:  # each party's own privacy ledger and its head, next to its data
+        return {f"party_{n}.npz.privacy-ledger.jsonl{suffix}" for n in numbers for suffix in ("", ".head")}
+
     expected = {
         "aggregator": common | {"aggregator_0.pem", "aggregator_0.key"},
         "curator": common | {"curator_0.pem", "curator_0.key", "curator_aux.npz"},
         "client": common | {"client_0.pem", "client_0.key", "client.npz"},
         "party-1-2": common | {"party_1-2.pem", "party_1-2.key", "party_1.npz", "party_2.npz", "key_share_1.json",
-                               "key_share_2.json"},
+                               "key_share_2.json"} | ledgers(1, 2),
         "party-3-4": common | {"party_3-4.pem", "party_3-4.key", "party_3.npz", "party_4.npz", "key_share_3.json",
-                               "key_share_4.json"},
-        "party-5": common | {"party_5.pem", "party_5.key", "party_5.npz", "key_share_5.json"},
+                               "key_share_4.json"} | ledgers(3, 4),
+        "party-5": common | {"party_5.pem", "party_5.key", "party_5.npz", "key_share_5.json"} | ledgers(5),
     }
     assert {p.name for p in run.path.iterdir() if p.is_dir()} == set(expected)
     for name, files in expected.items():

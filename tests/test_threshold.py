@@ -311,7 +311,7 @@ def test_the_verification_base_table_matches_powmod_over_the_proofs_range(thresh
     largest in-range response and refuse anything longer rather than answer wrongly."""
     public, _ = threshold_key
     v, nsquare, top = public.verification_base, public.paillier.nsquare, public.proof_randomness_bits + 1
-    largest_response = (1 << public.proof_randomness_bits) + (1 << 128) * public.delta * nsquare - 1
+    largest_response = (1 << public.proof_randomness_bits) + (1 << 128) * public.delta * public.share_bound - 1
     assert largest_response.bit_length() <= top
     for exponent in (0, 1, 2**64 + 3, (1 << (top - 1)) + 12345, (1 << top) - 1):
         assert public.verification_base_power(exponent) == gmpy2.powmod(v, exponent, nsquare)

@@ -27,18 +27,19 @@ from mpdp_proto.v1 import common_pb2 as mpdp__proto_dot_v1_dot_common__pb2
 from mpdp_proto.v1 import dppp_pb2 as mpdp__proto_dot_v1_dot_dppp__pb2
 from mpdp_proto.v1 import du_pb2 as mpdp__proto_dot_v1_dot_du__pb2
 from mpdp_proto.v1 import hamm_pb2 as mpdp__proto_dot_v1_dot_hamm__pb2
+from mpdp_proto.v1 import keygen_pb2 as mpdp__proto_dot_v1_dot_keygen__pb2
 from mpdp_proto.v1 import pathak_pb2 as mpdp__proto_dot_v1_dot_pathak__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18mpdp_proto/v1/role.proto\x12\x07mpdp.v1\x1a\x19google/protobuf/any.proto\x1a\x1ampdp_proto/v1/common.proto\x1a\x18mpdp_proto/v1/dppp.proto\x1a\x16mpdp_proto/v1/du.proto\x1a\x18mpdp_proto/v1/hamm.proto\x1a\x1ampdp_proto/v1/pathak.proto\"\x8b\x02\n\x08\x45nvelope\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06sender\x18\x02 \x01(\t\x12\x10\n\x08receiver\x18\x03 \x01(\t\x12$\n\x04\x64ppp\x18\n \x01(\x0b\x32\x14.mpdp.v1.DpppMessageH\x00\x12(\n\x06pathak\x18\x0b \x01(\x0b\x32\x16.mpdp.v1.PathakMessageH\x00\x12$\n\x04hamm\x18\x0c \x01(\x0b\x32\x14.mpdp.v1.HammMessageH\x00\x12 \n\x02\x64u\x18\r \x01(\x0b\x32\x12.mpdp.v1.DuMessageH\x00\x12)\n\textension\x18\x0f \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x42\x06\n\x04\x62ody2\xc1\x02\n\x04Role\x12)\n\x04Step\x12\x11.mpdp.v1.Envelope\x1a\x0e.mpdp.v1.Empty\x12\x33\n\x0b\x41waitResult\x12\x11.mpdp.v1.Envelope\x1a\x11.mpdp.v1.Envelope\x12\x35\n\rGetTestRecord\x12\x11.mpdp.v1.Envelope\x1a\x11.mpdp.v1.Envelope\x12\x35\n\x0c\x41\x62ortSession\x12\x15.mpdp.v1.AbortRequest\x1a\x0e.mpdp.v1.Empty\x12\x31\n\tGetStatus\x12\x0e.mpdp.v1.Empty\x1a\x14.mpdp.v1.StatusReply\x12\x38\n\nGetTraffic\x12\x13.mpdp.v1.SessionRef\x1a\x15.mpdp.v1.TrafficReplyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18mpdp_proto/v1/role.proto\x12\x07mpdp.v1\x1a\x19google/protobuf/any.proto\x1a\x1ampdp_proto/v1/common.proto\x1a\x18mpdp_proto/v1/dppp.proto\x1a\x16mpdp_proto/v1/du.proto\x1a\x18mpdp_proto/v1/hamm.proto\x1a\x1ampdp_proto/v1/keygen.proto\x1a\x1ampdp_proto/v1/pathak.proto\"\xb5\x02\n\x08\x45nvelope\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06sender\x18\x02 \x01(\t\x12\x10\n\x08receiver\x18\x03 \x01(\t\x12$\n\x04\x64ppp\x18\n \x01(\x0b\x32\x14.mpdp.v1.DpppMessageH\x00\x12(\n\x06pathak\x18\x0b \x01(\x0b\x32\x16.mpdp.v1.PathakMessageH\x00\x12$\n\x04hamm\x18\x0c \x01(\x0b\x32\x14.mpdp.v1.HammMessageH\x00\x12 \n\x02\x64u\x18\r \x01(\x0b\x32\x12.mpdp.v1.DuMessageH\x00\x12(\n\x06keygen\x18\x0e \x01(\x0b\x32\x16.mpdp.v1.KeygenMessageH\x00\x12)\n\textension\x18\x0f \x01(\x0b\x32\x14.google.protobuf.AnyH\x00\x42\x06\n\x04\x62ody2\xc1\x02\n\x04Role\x12)\n\x04Step\x12\x11.mpdp.v1.Envelope\x1a\x0e.mpdp.v1.Empty\x12\x33\n\x0b\x41waitResult\x12\x11.mpdp.v1.Envelope\x1a\x11.mpdp.v1.Envelope\x12\x35\n\rGetTestRecord\x12\x11.mpdp.v1.Envelope\x1a\x11.mpdp.v1.Envelope\x12\x35\n\x0c\x41\x62ortSession\x12\x15.mpdp.v1.AbortRequest\x1a\x0e.mpdp.v1.Empty\x12\x31\n\tGetStatus\x12\x0e.mpdp.v1.Empty\x1a\x14.mpdp.v1.StatusReply\x12\x38\n\nGetTraffic\x12\x13.mpdp.v1.SessionRef\x1a\x15.mpdp.v1.TrafficReplyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mpdp_proto.v1.role_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_ENVELOPE']._serialized_start=197
-  _globals['_ENVELOPE']._serialized_end=464
-  _globals['_ROLE']._serialized_start=467
-  _globals['_ROLE']._serialized_end=788
+  _globals['_ENVELOPE']._serialized_start=225
+  _globals['_ENVELOPE']._serialized_end=534
+  _globals['_ROLE']._serialized_start=537
+  _globals['_ROLE']._serialized_end=858
 # @@protoc_insertion_point(module_scope)

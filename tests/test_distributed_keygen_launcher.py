@@ -1,0 +1,62 @@
+"""`--keygen distributed` in the launcher: the choice on every command, refusals before any process starts,
+and a holder that is gone aborts the ceremony with nothing left behind."""
+
+import pytest
+
+from cryptocore import keyfiles
+from launcher import distributed_keygen
+from launcher.cli import build_parser
+
+
+@pytest.mark.parametrize("command", [["keygen", "--parties", "3", "--out", "k"], ["prepare", "--parties", "3", "--out", "k"],
+                                     ["up"]])
+def test_every_key_making_command_takes_the_choice_and_defaults_to_the_dealer(command):
+    parser = build_parser()
+    assert parser.parse_args(command).keygen == "dealer"
+    assert parser.parse_args([*command, "--keygen", "distributed"]).keygen == "distributed"
+    with pytest.raises(SystemExit):
+        parser.parse_args([*command, "--keygen", "trusted-friend"])
+
+
+def _paths(directory):
+    return {j: directory / keyfiles.share_file_name(j) for j in (1, 2, 3)}, [directory / keyfiles.PUBLIC_KEY_FILE]
+
+
+def test_existing_key_files_are_refused_before_any_holder_starts(tmp_path, monkeypatch):
+    (tmp_path / keyfiles.share_file_name(2)).write_text("{}")
+    monkeypatch.setattr(distributed_keygen, "_spawn", lambda *a: pytest.fail("a holder was started"))
+    with pytest.raises(FileExistsError):
+        distributed_keygen.ceremony(*_paths(tmp_path), 2, 1024)
+
+
+def test_a_failed_ceremony_removes_the_shares_it_wrote_and_the_key_they_no_longer_match(tmp_path):
+    old = tmp_path / keyfiles.share_file_name(1)
+    old.write_text("old")
+    before = {old: old.stat().st_mtime_ns}
+    (tmp_path / keyfiles.share_file_name(2)).write_text("written by this ceremony")
+    (tmp_path / keyfiles.PUBLIC_KEY_FILE).write_text("old public key")
+    shares = [tmp_path / keyfiles.share_file_name(j) for j in (1, 2, 3)]
+    distributed_keygen._remove_partial([tmp_path / keyfiles.PUBLIC_KEY_FILE], shares, before)
+    assert old.exists() and not shares[1].exists() and not (tmp_path / keyfiles.PUBLIC_KEY_FILE).exists()
+
+
+@pytest.mark.network
+def test_a_holder_gone_before_the_opening_aborts_everywhere_and_leaves_no_file(tmp_path, monkeypatch):
+    from launcher.processes import stop
+
+    pids: dict[int, int] = {}
+    spawn, wait = distributed_keygen._spawn, distributed_keygen._wait_serving
+
+    def record(work, holder):
+        pids[holder] = spawn(work, holder)
+        return pids[holder]
+
+    def serving_then_one_dies(topology, holders, work):
+        wait(topology, holders, work)
+        stop({"party/2": pids[2]})
+
+    monkeypatch.setattr(distributed_keygen, "_spawn", record)
+    monkeypatch.setattr(distributed_keygen, "_wait_serving", serving_then_one_dies)
+    with pytest.raises(RuntimeError, match="distributed key generation failed"):
+        distributed_keygen.ceremony(*_paths(tmp_path / "keys"), 2, 1024, batch=64)
+    assert not list((tmp_path / "keys").glob("*.json"))

@@ -1,0 +1,278 @@
+"""Distributed key generation (cryptocore/dkg): a key the holders make together works like a dealt one,
+is a product of two primes of the right size, and a cheating or vanishing holder stops the ceremony."""
+
+import copy
+import math
+import secrets
+from dataclasses import replace
+
+import gmpy2
+import pytest
+
+from cryptocore import keyfiles
+from cryptocore.dkg import biprimality, candidates, integer_sharing, messages, shamir
+from cryptocore.dkg.ceremony import InProcess, run_in_process
+from cryptocore.dkg.errors import DkgAborted
+from cryptocore.dkg.holder import Holder
+from cryptocore.dkg.messages import BROADCAST, Message
+from cryptocore.threshold import decrypt, lagrange_coefficient
+
+BITS = 1024
+HOLDERS, THRESHOLD = 4, 3  # ℓ even: the product points carry one redundant point, which is checked
+CONTEXT = b"dkg-test"
+
+
+BATCH = 8
+
+
+def _planted_prime(bits: int, holders: int) -> list[int]:
+    """Additive shares (holder 1 first) of a prime ≡ 3 (mod 4) that candidates.candidate_share could draw."""
+    half, width = bits // 2, candidates.share_bits(bits, holders)
+    offset = (1 << (half - 1)) + (1 << (half - 2)) + 3
+    while True:
+        prime = int(gmpy2.next_prime(offset + 4 * secrets.randbits(width)))
+        if prime % 4 == 3 and prime < offset + (4 << width) - 4 * holders:
+            break
+    rest = (prime - offset) // 4
+    cuts = sorted(secrets.randbelow(rest + 1) for _ in range(holders - 1))
+    parts = [b - a for a, b in zip([0, *cuts], [*cuts, rest])]
+    return [offset + 4 * parts[0]] + [4 * part for part in parts[1:]]
+
+
+def plant_primes(patch, bits: int, holders: int, batch: int) -> None:
+    """Make the first candidate of the first batch a pair of primes, in every holder's draws. Everything after
+    the draw (BGW, trial division, the biprimality test) runs as in a real ceremony; the random search itself
+    runs in test_a_real_search_finds_a_modulus_and_a_working_key."""
+    planted = list(zip(_planted_prime(bits, holders), _planted_prime(bits, holders)))
+    draws = {index: 0 for index in range(1, holders + 1)}
+    real = candidates.candidate_share
+
+    def draw(bits, holders, index):
+        count, draws[index] = draws[index], draws[index] + 1
+        if count in (0, batch):
+            return planted[index - 1][count // batch]
+        return real(bits, holders, index)
+
+    patch.setattr(candidates, "candidate_share", draw)
+
+
+@pytest.fixture(scope="module")
+def modulus_agreed():
+    """The holders after they accepted n, with the stage INVERSE's messages in flight: a snapshot each test
+    resumes from a copy of (planted primes keep the suite fast)."""
+    with pytest.MonkeyPatch.context() as patch:
+        plant_primes(patch, BITS, HOLDERS, BATCH)
+        ceremony = InProcess(BITS, HOLDERS, THRESHOLD, batch=BATCH)
+        ceremony.run(until=messages.INVERSE)
+    assert ceremony.figures.attempts == 1
+    return ceremony
+
+
+@pytest.mark.slow
+def test_a_real_search_finds_a_modulus_and_a_working_key():
+    seen: list[Message] = []
+    public, shares, figures = run_in_process(BITS, 3, 2, intercept=lambda m: seen.append(m) or m)
+    assert figures.candidates_tried >= figures.biprimality_tests > 0
+    _check_key_from_factors(public, shares, *_factors(public, [m for m in seen if m.stage == messages.INVERSE], 3))
+    c = public.encryptor.encrypt(-42)
+    assert decrypt(public, c, [share.partial_decrypt(c, CONTEXT) for share in shares[1:]], CONTEXT) == (-42, {})
+
+
+def _resume(snapshot, intercept=None):
+    ceremony = copy.deepcopy(snapshot)
+    ceremony.intercept = intercept
+    return ceremony
+
+
+@pytest.fixture(scope="module")
+def distributed_key(modulus_agreed):
+    """(public, shares, the INVERSE messages every holder sent)."""
+    seen: list[Message] = []
+
+    def record(message):
+        if message.stage == messages.INVERSE:
+            seen.append(message)
+        return message
+
+    ceremony = _resume(modulus_agreed, record)
+    ceremony.run()
+    public, shares = ceremony.result()
+    return public, shares, seen
+
+
+def test_a_distributed_key_encrypts_and_threshold_decrypts_like_a_dealt_one(distributed_key):
+    public, shares, _ = distributed_key
+    assert public.n.bit_length() == BITS and public.threshold == THRESHOLD and public.holders == HOLDERS
+    for value in (0, -1, 2**200 + 17):
+        c = public.encryptor.encrypt(value)
+        for subset in ([0, 1, 2], [1, 2, 3], [0, 2, 3]):
+            partials = [shares[i].partial_decrypt(c, CONTEXT) for i in subset]
+            assert decrypt(public, c, partials, CONTEXT) == (value, {})
+        too_few = [share.partial_decrypt(c, CONTEXT) for share in shares[:THRESHOLD - 1]]
+        with pytest.raises(Exception, match="need 3 valid"):
+            decrypt(public, c, too_few, CONTEXT)
+
+
+def test_key_files_of_a_distributed_key_pass_the_same_validation(distributed_key, tmp_path):
+    public, shares, _ = distributed_key
+    keyfiles.write_key_files(tmp_path, public, shares)
+    assert keyfiles.load_public_key(tmp_path / keyfiles.PUBLIC_KEY_FILE) == public
+    for share in shares:
+        loaded = keyfiles.load_key_share(tmp_path / keyfiles.share_file_name(share.index))
+        assert loaded.secret == share.secret and 0 < loaded.secret < public.share_bound
+    forged = replace(shares[0], secret=shares[0].secret + 1)
+    with pytest.raises(ValueError, match="verification key"):
+        keyfiles.key_share_from_dict(keyfiles.key_share_to_dict(forged))
+
+
+def _factors(public, seen: list[Message], holders: int) -> tuple[int, int]:
+    """p and q, which no holder has: each holder's sharing of p_i + q_i (− 1 for holder 1) mod n in stage
+    INVERSE, interpolated from the points it sent the others, sums to p + q − 1."""
+    n = public.n
+    degree = shamir.bgw_degree(holders)
+    total = 1
+    for sender in range(1, holders + 1):
+        points = sorted((m.recipient, m.values[2]) for m in seen if m.sender == sender)[: degree + 1]
+        total += shamir.interpolate([y for _, y in points], tuple(x for x, _ in points), n)
+    total %= n
+    root = gmpy2.isqrt(total * total - 4 * n)
+    assert root * root == total * total - 4 * n
+    return int((total + root) // 2), int((total - root) // 2)
+
+
+def _check_key_from_factors(public, shares, p: int, q: int) -> None:
+    n, bits = public.n, public.n.bit_length()
+    assert p * q == n and p != q
+    for prime in (p, q):
+        assert gmpy2.is_prime(prime, 50) and prime.bit_length() == bits // 2 and prime % 4 == 3
+    # the shares are points of one integer polynomial whose value at 0 is d: d ≡ 0 (mod φ), d ≡ 1 (mod n)
+    phi = (p - 1) * (q - 1)
+    subset = list(range(1, public.threshold + 1))
+    delta_d = sum(lagrange_coefficient(public.delta, subset, share.index) * share.secret for share in shares[:len(subset)])
+    d, remainder = divmod(delta_d, public.delta)
+    assert remainder == 0 and d % phi == 0 and d % n == 1
+
+
+def test_the_modulus_is_a_product_of_two_primes_of_half_the_size(distributed_key):
+    public, shares, seen = distributed_key
+    _check_key_from_factors(public, shares, *_factors(public, seen, HOLDERS))
+
+
+def _tamper(stage, sender, recipient, change):
+    def intercept(message):
+        if message.stage == stage and message.sender == sender and message.recipient == recipient:
+            return replace(message, values=change(message.values))
+        return message
+    return intercept
+
+
+def test_a_key_share_inconsistent_with_its_commitments_names_its_dealer(modulus_agreed):
+    ceremony = _resume(modulus_agreed, _tamper(messages.KEY_SHARES, 2, 1, lambda v: (v[0] + 1,)))
+    with pytest.raises(DkgAborted, match="does not match its commitments") as error:
+        ceremony.run()
+    assert error.value.culprit == 2
+
+
+def test_a_false_verification_key_names_its_holder(modulus_agreed):
+    ceremony = _resume(modulus_agreed, _tamper(messages.CONFIRMATION, 3, BROADCAST,
+                                               lambda v: (v[0] * v[0] % (v[0] + 2), *v[1:])))
+    with pytest.raises(DkgAborted, match="verification key") as error:
+        ceremony.run()
+    assert error.value.culprit == 3
+
+
+def test_a_false_confirmation_decryption_names_its_holder(modulus_agreed):
+    ceremony = _resume(modulus_agreed, _tamper(messages.CONFIRMATION, 4, BROADCAST,
+                                               lambda v: (v[0], v[1], v[2], v[3] + 1)))
+    with pytest.raises(DkgAborted, match="confirmation") as error:
+        ceremony.run()
+    assert error.value.culprit == 4
+
+
+def test_a_wrong_additive_share_of_d_is_caught_by_the_confirmation(modulus_agreed):
+    """A holder that deals a consistent polynomial around a wrong x_j passes the commitment checks but the
+    key then does not decrypt: the confirmation catches it and nothing is output."""
+    ceremony = _resume(modulus_agreed)
+    ceremony.run(until=messages.KEY_SHARES)
+    ceremony.holders[0].result = None
+    cheat = ceremony.holders[1]
+    n = cheat.n
+    nsquare = n * n
+    coefficients, dealt = integer_sharing.deal(12345, THRESHOLD, HOLDERS, 2**200)
+    commitments = integer_sharing.commit(cheat._v, cheat.delta, coefficients, nsquare)
+    sent = ceremony._outgoing[cheat.index]
+    ceremony._outgoing[cheat.index] = [
+        replace(m, values=tuple(commitments) if m.recipient == BROADCAST else (dealt[m.recipient - 1],)) for m in sent]
+    cheat._own_broadcast, cheat._own_private = tuple(commitments), (dealt[cheat.index - 1],)
+    with pytest.raises(DkgAborted, match="do not decrypt"):
+        ceremony.run()
+    assert all(h.result is None for h in ceremony.holders)
+
+
+@pytest.mark.parametrize("stage", [messages.INVERSE, messages.EXPONENT_WRAP, messages.CONFIRMATION])
+def test_a_holder_that_drops_out_aborts_the_ceremony_cleanly(modulus_agreed, stage):
+    gone = 2
+
+    def intercept(message):
+        return None if message.sender == gone and messages.STAGES.index(message.stage) >= messages.STAGES.index(stage) \
+            else message
+
+    ceremony = _resume(modulus_agreed, intercept)
+    with pytest.raises(DkgAborted, match=f"sent nothing in stage {stage}") as error:
+        ceremony.run()
+    assert error.value.culprit == gone
+    assert all(h.result is None for h in ceremony.holders)
+
+
+def test_a_changed_product_point_is_caught_with_an_even_number_of_holders():
+    with pytest.raises(DkgAborted, match="not on one polynomial"):
+        run_in_process(BITS, HOLDERS, THRESHOLD, batch=8,
+                       intercept=_tamper(messages.PRODUCTS, 4, BROADCAST, lambda v: (v[0] + 1, *v[1:])))
+
+
+def test_a_dropout_at_the_first_stage_aborts_before_any_modulus():
+    with pytest.raises(DkgAborted, match="sent nothing in stage candidates") as error:
+        run_in_process(BITS, 3, 2, batch=8, intercept=lambda m: None if m.sender == 3 else m)
+    assert error.value.culprit == 3
+
+
+def test_messages_of_another_stage_sender_or_size_are_refused():
+    holders = [Holder(i, 3, 2, BITS, batch=4) for i in (1, 2, 3)]
+    sent = {h.index: h.start() for h in holders}
+    to_one = [m for i in (2, 3) for m in sent[i] if m.recipient == 1]
+    cases = {
+        "during candidates": [replace(to_one[0], stage=messages.PRODUCTS), to_one[1]],
+        "two messages": [to_one[0], to_one[0], to_one[1]],
+        "unknown sender": [replace(to_one[0], sender=9), to_one[1]],
+        "values in stage": [replace(to_one[0], values=to_one[0].values[:-1]), to_one[1]],
+        "out of range": [replace(to_one[0], values=(-1, *to_one[0].values[1:])), to_one[1]],
+    }
+    for reason, inbox in cases.items():
+        with pytest.raises(DkgAborted, match=reason):
+            copy.deepcopy(holders[0]).receive(inbox)
+    assert copy.deepcopy(holders[0]).receive(to_one)  # the untouched messages go through
+
+
+def test_biprimality_rejects_a_product_with_a_composite_factor():
+    """n = p·q with p ≡ 3 (mod 4) composite fails Boneh–Franklin's test for most bases."""
+    def prime(bits, residue):
+        while True:
+            candidate = gmpy2.next_prime(gmpy2.mpz(2) ** (bits - 1) + gmpy2.mpz(2) ** (bits - 3) * 3 // 2
+                                         + int.from_bytes(__import__("os").urandom(bits // 8), "big") % 2**(bits - 3))
+            if candidate % 4 == residue:
+                return int(candidate)
+    p = prime(256, 1) * prime(256, 3)  # ≡ 3 (mod 4), not prime
+    q = prime(512, 3)
+    n = p * q
+    shares = {1: (p - 4 * 1000, q - 4 * 2000), 2: (4 * 1000, 4 * 2000)}
+
+    def passes(repetition):
+        g = biprimality.test_base(n, b"x", repetition)
+        return biprimality.passes(n, [biprimality.test_value(n, g, *shares[i], i) for i in (1, 2)])
+
+    assert sum(passes(r) for r in range(40)) <= 30
+    real = prime(512, 3)
+    n = real * q
+    shares = {1: (real - 4 * 1000, q - 4 * 2000), 2: (4 * 1000, 4 * 2000)}
+    assert all(passes(r) for r in range(10))
+    assert math.gcd(n, 3 * 5 * 7) == 1

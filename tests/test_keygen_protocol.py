@@ -1,0 +1,75 @@
+"""The `keygen` protocol through the role-host machinery (the in-process twin of the network: envelopes
+serialised as on the wire, delivered in a random order): holders that talk only to each other end with
+one key, each keeping its own share."""
+
+import random
+
+import pytest
+
+from cryptocore.threshold import decrypt
+from keygen import codec
+from keygen.protocol import NAME, holder_protocol
+from mpdp_proto.v1 import keygen_pb2
+from sessions.identity import CLIENT, party
+from tests.test_dkg import plant_primes
+from wire.twin import InProcessNetwork
+
+BITS, HOLDERS, THRESHOLD, BATCH = 1024, 3, 2, 8
+
+
+def _network(stored, committee=(1, 2, 3), seed=5):
+    protocol = holder_protocol(list(committee), lambda me, share: stored.__setitem__(me.id, share))
+    return InProcessNetwork("keygen-1", {party(j): {NAME: protocol} for j in committee}, random.Random(seed))
+
+
+def test_holders_generate_one_key_over_the_role_host_and_each_keeps_its_share(monkeypatch):
+    plant_primes(monkeypatch, BITS, HOLDERS, BATCH)
+    stored: dict = {}
+    net = _network(stored)
+    for j in range(1, HOLDERS + 1):
+        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=HOLDERS,
+                                                                         threshold=THRESHOLD, batch=BATCH))
+    net.run()
+    assert not net.refused, net.refused
+    results = [net.sides[party(j)].result() for j in range(1, HOLDERS + 1)]
+    assert all(kind == "public_key" for kind, _ in results)
+    keys = {codec.public_key_from_proto(body) for _, body in results}
+    assert len(keys) == 1
+    [public] = keys
+    assert sorted(stored) == [1, 2, 3] and all(share.public == public for share in stored.values())
+    c = public.encryptor.encrypt(2024)
+    assert decrypt(public, c, [stored[j].partial_decrypt(c, b"x") for j in (1, 3)], b"x") == (2024, {})
+    # holders talk to each other only; the client's messages are the openings
+    assert set(role for role, _, _ in net.messages) == {"client", "party"}
+
+
+def test_an_opening_that_does_not_match_the_committee_or_comes_from_a_holder_is_refused():
+    stored: dict = {}
+    net = _network(stored)
+    net.send(CLIENT, party(1), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=5, threshold=3))
+    net.send(party(2), party(3), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2))
+    net.send(CLIENT, party(2), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=1 << 20))
+    net.run()
+    reasons = sorted(reason for *_, reason in net.refused)
+    assert len(reasons) == 3 and not stored
+    assert any("5" in r for r in reasons) and any("may not open" in r for r in reasons) \
+        and any("candidates per attempt" in r for r in reasons)
+
+
+@pytest.mark.parametrize("stage_round", [1])
+def test_a_round_from_outside_the_committee_or_far_ahead_is_refused_and_changes_nothing(stage_round):
+    stored: dict = {}
+    net = _network(stored)
+    net.send(CLIENT, party(1), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=BATCH))
+    net.run()
+    side = net.sides[party(1)]
+    before = side.holder.round
+    stray = keygen_pb2.KeygenRound(stage="candidates", attempt=1, round=stage_round, values=[b"\x01"])
+    far = keygen_pb2.KeygenRound(stage="products", attempt=1, round=before + 2, broadcast=True, values=[b"\x01"])
+    net.registries[party(9)] = net.registries[party(1)]
+    net.send(party(9), party(1), NAME, "round", stray)
+    net.send(party(2), party(1), NAME, "round", far)
+    net.run()
+    reasons = [reason for *_, reason in net.refused]
+    assert any("not another key holder" in r for r in reasons) and any("round" in r for r in reasons)
+    assert side.holder.round == before and not side.finished
