@@ -34,6 +34,9 @@ def session_options() -> list[Option]:
         Option("count-noise", {"choices": ["binomial", "skellam"], "default": "binomial",
                                "help": "the shares with --noisy-counts: Bin(N_i, ½) or Sk(μ/⌈τM⌉) (privacy.md)"}),
         Option("protect-aux", {"action": "store_true", "help": "Section 4.5: protect X_aux too (soft only)"}),
+        Option("proven-votes", {"action": "store_true",
+                                "help": "each party proves its votes one-hot (binary: a bit); a failed proof excludes "
+                                        "it by name (docs/malicious-party.md)"}),
         Option("deadline", {"type": float, "default": 300.0, "help": "vote collection deadline, seconds"}),
     ]
 
@@ -43,7 +46,7 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
 
     parameters = session_parameters(topology, client_data, args.method, args.epsilon, args.delta,
                                     args.regularization, args.noisy_counts, args.protect_aux,
-                                    count_noise=args.count_noise)
+                                    count_noise=args.count_noise, proven_votes=args.proven_votes)
     report = asyncio.run(run_hamm_session(topology, client_data, parameters, args.deadline))
     report["evaluator_view"] = evaluator_view(topology, client_data, report)
     return report
