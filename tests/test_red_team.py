@@ -36,3 +36,35 @@ def test_no_party_process_holds_a_decrypting_quorum_of_shares(tmp_path):
         partials = [share.partial_decrypt(victims_ciphertext) for share in shares[:public.threshold]]
         assert threshold.combine(public, partials) == secret_vote
     assert len(shares) < public.threshold, f"one process holds {len(shares)} shares; t = {public.threshold}"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a key holder counts contributors, not honest ones: it decrypts a sum of ⌈τK⌉ contributions, and τ is "
+    "the opener's; an active aggregator with the one malicious teacher the threat model allows names K = 10, "
+    "τ = 0.2 and decrypts {victim, accomplice}: the accomplice subtracts its own votes and noise, and the "
+    "victim's votes carry N_i = N/2 tosses where (ε, δ) needs N. Needs ⌈τK⌉ + 1 contributors per sum or "
+    "N_i = N/(⌈τK⌉ − 1): a change to the calibration and the dropout rule, not a local check"))
+def test_a_decryptable_dppp_sum_keeps_full_noise_without_one_colluding_teacher():
+    from dppp.parameters import DpppParameters
+    from mpdp_proto.v1 import common_pb2, threshold_sum_pb2
+    from privacy.binomial import minimal_tosses
+    from threshold_sum import decryption
+
+    epsilon, delta, queries = 5.0, 1e-5, 10
+    parameters = DpppParameters(epsilon, delta, queries, 2, 10, 0.2, True, bytes(32),
+                                minimal_tosses(epsilon, delta, queries))
+    parameters.calibrate()  # what every teacher checks: N is the smallest for (ε, δ, Q) — it is
+    victim, accomplice = 3, 7
+    request = threshold_sum_pb2.DecryptionRequest(contributions=[
+        threshold_sum_pb2.Contribution(sender=sender, ciphertexts=common_pb2.Ciphertexts(values=[b"\x01"]))
+        for sender in (victim, accomplice)])
+    accepted = True
+    try:  # the holder's checks before its signature checks (both contributions are genuine and signed)
+        decryption._check_shape(request, parameters.teachers, parameters.calibration.min_contributors, 1)
+    except Exception:  # noqa: BLE001 — any refusal is what the test wants
+        accepted = False
+    calibration = parameters.calibration
+    unknown_to_the_coalition = calibration.guaranteed_tosses(len(request.contributions) - 1) if accepted else None
+    assert not accepted or unknown_to_the_coalition >= calibration.total_tosses, (
+        f"decrypted with {unknown_to_the_coalition} tosses the coalition does not know; (ε, δ) needs "
+        f"{calibration.total_tosses}")
