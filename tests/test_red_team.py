@@ -68,3 +68,80 @@ def test_a_decryptable_dppp_sum_keeps_full_noise_without_one_colluding_teacher()
     assert not accepted or unknown_to_the_coalition >= calibration.total_tosses, (
         f"decrypted with {unknown_to_the_coalition} tosses the coalition does not know; (ε, δ) needs "
         f"{calibration.total_tosses}")
+
+
+class _FixedTeacher:
+    """A teacher's classifier: every query labelled 1 (what it predicts is not what the attack is about)."""
+
+    def predict(self, features):
+        import numpy as np
+
+        return np.ones(len(features), dtype=int)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a contribution is signed for (protocol, session, sender, slot) but not for the session's parameters: an "
+    "active DPPP aggregator tells the victims τ = 1 (N_i = N/K tosses each, their partials never asked for) "
+    "and the key holders τ = 1/K (two contributions suffice), so t holders decrypt two victims' votes with "
+    "2N/K tosses where (ε, δ) needs N; the same split works in Du under secure aggregation"))
+def test_dppp_holders_refuse_contributions_made_under_other_parameters(threshold_key, tmp_path):
+    import numpy as np
+
+    from dppp.parameters import DpppParameters
+    from launcher import certs
+    from mpdp_proto.v1 import threshold_sum_pb2
+    from party.dppp import protocol
+    from party.resources import PartyResources
+    from privacy.binomial import minimal_tosses
+    from sessions.errors import ProtocolError
+    from sessions.identity import AGGREGATOR
+    from sessions.matrices import matrix_to_proto
+    from cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
+    from mpdp_proto.v1 import dppp_pb2
+    from threshold_sum.binding import ContributionKeys
+    from threshold_sum.codec import batch_from_proto
+
+    public, shares = threshold_key  # t = 3 of 5: holders 3, 4 and 5 decrypt without the victims
+    teachers, queries, epsilon, delta = 5, 4, 5.0, 1e-5
+    certs.issue(tmp_path, [party(i) for i in range(1, teachers + 1)])
+
+    def keys(i: int) -> ContributionKeys:
+        cert, key = certs.certificate_files(tmp_path, party(i))
+        return ContributionKeys(ContributionVerifier.from_file(tmp_path / certs.CA_FILE),
+                                lambda name, sender: name == f"party/{sender}", ContributionSigner.from_files(key, cert))
+
+    features = np.zeros((queries, 3))
+    own = {party(i): PartyResources(i, public, shares[i - 1], _FixedTeacher(), np.zeros((10, 3)), np.zeros(10),
+                                    test_mode=True, contribution_keys=keys(i)) for i in range(1, teachers + 1)}
+    opener = protocol(own.__getitem__)
+
+    def parameters(tau: float) -> DpppParameters:
+        return DpppParameters(epsilon, delta, queries, 2, teachers, tau, True, public.key_id,
+                              minimal_tosses(epsilon, delta, queries))
+
+    told = {1: parameters(1.0), 2: parameters(1.0), 3: parameters(0.2), 4: parameters(0.2), 5: parameters(0.2)}
+    sides, votes = {}, {}
+    for i, p in told.items():  # the hostile aggregator opens one session id, with two sets of parameters
+        sides[i] = opener.open("split", party(i), AGGREGATOR, "queries", dppp_pb2.DpppQueries(
+            parameters=p.to_proto(), features=matrix_to_proto(features), deadline_seconds=60))
+        votes[i] = sides[i].cast_votes()
+    assert told[1].calibration.tosses_per_teacher * 2 < told[1].calibration.total_tosses  # 2N/5 < N
+    request = threshold_sum_pb2.DecryptionRequest(contributions=[threshold_sum_pb2.Contribution(
+        sender=i, ciphertexts=votes[i].votes, signature=votes[i].signature) for i in (1, 2)])
+    answered = {}
+    for holder in (3, 4, 5):
+        try:
+            answered[holder] = sides[holder].partially_decrypt(request)
+        except ProtocolError:
+            pass
+    if len(answered) >= public.threshold:  # the gain: the two victims' noisy votes, exactly
+        product = public.paillier.nsquare and (int.from_bytes(votes[1].votes.values[0], "big")
+                                               * int.from_bytes(votes[2].votes.values[0], "big")
+                                               % public.paillier.nsquare)
+        partials = [batch_from_proto(public, h, answered[h], 1).share(0) for h in sorted(answered)]
+        layout = told[1].layout(public.n)
+        expected = sum(layout.pack((sides[i].drawn.votes + sides[i].drawn.noise).ravel().tolist())[0]
+                       for i in (1, 2)) % public.n
+        assert threshold.combine(public, partials[:public.threshold]) == expected
+        assert product
+    assert len(answered) < public.threshold, f"holders {sorted(answered)} decrypted two victims' votes"
