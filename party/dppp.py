@@ -103,7 +103,7 @@ class TeacherSide(RoleSide):
         self.drawn = Drawn(votes, noise)
         return dppp_pb2.DpppVotes(tosses=parameters.share_range, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
                                                                                values=ciphertexts),
-                                  signature=signed(self.own, SumSlot("dppp", self.session_id), public_key.key_id,
+                                  signature=signed(self.own, SumSlot.of("dppp", self.session_id, self.parameters), public_key.key_id,
                                                    ciphertexts))
 
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
@@ -112,7 +112,7 @@ class TeacherSide(RoleSide):
             raise precondition(f"party {self.own.id} holds no key share")
         self._require(State.VOTED, "partial decryption")
         p = self.parameters
-        partials = proven_partials(self.own, request, SumSlot("dppp", self.session_id), p.teachers,
+        partials = proven_partials(self.own, request, SumSlot.of("dppp", self.session_id, self.parameters), p.teachers,
                                    p.calibration.min_contributors,
                                    p.layout(self.own.public_key.n).plaintexts_needed(p.values),
                                    proof_context("dppp", self.session_id))

@@ -90,7 +90,7 @@ class VoterSide(RoleSide):
             self.drawn = Drawn(votes, noise)
         return hamm_pb2.HammVotes(tosses=parameters.share_range, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
                                                                               values=ciphertexts),
-                                  signature=signed(self.own, SumSlot("hamm", self.session_id), public_key.key_id,
+                                  signature=signed(self.own, SumSlot.of("hamm", self.session_id, self.parameters), public_key.key_id,
                                                    ciphertexts))
 
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
@@ -99,7 +99,7 @@ class VoterSide(RoleSide):
             raise precondition(f"party {self.own.id} holds no key share")
         self._require(State.VOTED, "partial decryption")
         p = self.parameters
-        partials = proven_partials(self.own, request, SumSlot("hamm", self.session_id), p.parties, p.min_contributors,
+        partials = proven_partials(self.own, request, SumSlot.of("hamm", self.session_id, self.parameters), p.parties, p.min_contributors,
                                    p.layout(self.own.public_key.n).plaintexts_needed(p.values),
                                    proof_context("hamm", self.session_id))
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")
