@@ -18,11 +18,12 @@ import numpy as np
 
 from cryptocore.errors import CryptoError
 from cryptocore.key_checks import check_key_id
+from cryptocore.membership_proof import MembershipProofInvalid
 from cryptocore.threshold import ThresholdPublicKey
 from dppp.parameters import DpppParameters
 from dppp.reference import labels as argmax_labels
 from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
-from sessions.errors import Kind, ProtocolError, aborted, denied, invalid
+from sessions.errors import Kind, ProtocolError, aborted, denied, invalid, precondition
 from sessions.identity import CLIENT, Identity, party
 from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
@@ -33,6 +34,7 @@ from threshold_sum.binding import ContributionKeys, SumSlot
 from threshold_sum.collector import SumCollector
 from threshold_sum.combiner import SumCombiner
 from threshold_sum.context import proof_context
+from vote_proofs import votes as vote_proofs
 
 DEFAULT_DEADLINE_S = 60.0
 MAX_DEADLINE_S = 3600.0
@@ -65,6 +67,7 @@ class DpppRoundSide(RoleSide):
                                       parameters.calibration.min_contributors, SumSlot.of("dppp", session_id, parameters), keys)
         self.combiner: SumCombiner | None = None
         self.request: threshold_sum_pb2.DecryptionRequest | None = None
+        self.rejected_votes: dict[int, str] = {}  # teachers whose vote proofs failed
         self.widened = False  # the decryption deadline passed once and every holder left was asked
         self.released: dppp_pb2.DpppRoundResult | None = None
         self.timer = StageTimer(calibration=calibration_s)
@@ -87,6 +90,8 @@ class DpppRoundSide(RoleSide):
             expected = self.parameters.share_range
             if body.tosses != expected:
                 raise invalid(f"teacher {sender.id} used a share range of {body.tosses}, the session requires {expected}")
+            if self.parameters.proven_votes:
+                return self._accept_proven(sender.id, body)
             self.collector.accept(sender.id, body.votes, body.signature)
         elif kind == "partial_decryptions":  # step 5
             self._require(State.DECRYPTING, "partial decryptions")
@@ -94,6 +99,26 @@ class DpppRoundSide(RoleSide):
             self.combiner.accept(sender.id, body)
         else:
             raise invalid(f"the aggregator does not take DPPP '{kind}' messages")
+        return self.poll()
+
+    def _accept_proven(self, teacher: int, body: dppp_pb2.DpppVotes) -> list[Outbound]:
+        """Step 2 with proven votes: shapes, then every one-hot proof, then the folded vector to the sum. A
+        teacher whose proofs fail is excluded by name; the round goes on if enough others contribute."""
+        if teacher not in self.teachers:
+            raise denied(f"party {teacher} does not contribute to this sum")
+        if teacher in self.rejected_votes:
+            raise precondition(f"party {teacher} was excluded: {self.rejected_votes[teacher]}")
+        if teacher in self.collector.contributions:
+            raise precondition(f"party {teacher} already contributed (replay)")
+        p = self.parameters
+        try:
+            folded = vote_proofs.check_and_fold(self.public_key, self.layout, p.queries, p.classes, p.share_range, body.votes,
+                                                body.proven, vote_proofs.context("dppp", self.session_id, teacher))
+        except MembershipProofInvalid as error:
+            self.rejected_votes[teacher] = f"vote proof failed: {error}"
+            self.collector.mark_absent(teacher, self.rejected_votes[teacher])
+            return self.poll()
+        self.collector.accept(teacher, folded, body.signature)
         return self.poll()
 
     def _open(self, sender: Identity) -> list[Outbound]:
@@ -169,6 +194,7 @@ class DpppRoundSide(RoleSide):
             histograms=histograms.ravel().tolist(), labels=argmax_labels(histograms).tolist(),
             contributors=contributors, decryptors=decryptors,
             rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.combiner.rejected.items())],
+            rejected_votes=[threshold_sum_pb2.RejectedShare(holder=t, reason=r) for t, r in sorted(self.rejected_votes.items())],
             timing=self.timer.to_proto(),
             tosses_per_teacher=self.parameters.share_range if self.parameters.noise == "binomial" else 0,
             total_tosses_required=self.parameters.total_tosses,

@@ -18,7 +18,7 @@ import numpy as np
 from cryptocore.errors import CryptoError
 from cryptocore.key_checks import check_key_id
 from cryptocore.threshold import ThresholdPublicKey
-from du import encoding, server
+from du import bounds, encoding, server
 from du.parameters import MAX_RECORDS, DuParameters
 from mpdp_proto.v1 import common_pb2, du_pb2, threshold_sum_pb2
 from sessions.errors import Kind, ProtocolError, denied, invalid, precondition
@@ -126,8 +126,8 @@ class ServerSide(RoleSide):
         theta = np.array(body.theta, dtype=float)
         if theta.shape != (p.weights,) or not np.all(np.isfinite(theta)) or np.max(np.abs(theta)) > p.bound:
             raise invalid(f"θ_ik must be {p.weights} finite values in [−B, B]")
-        if not 1 <= body.records <= MAX_RECORDS:
-            raise invalid(f"n_i must be in [1, {MAX_RECORDS}]")
+        if not 1 <= body.records <= min(MAX_RECORDS, p.records_cap):
+            raise invalid(f"n_i must be in [1, {p.records_cap}] (the run's public cap)")
         self.uploads[number] = (int(body.records), theta)
 
     def _start_round(self) -> list[Outbound]:
@@ -214,6 +214,7 @@ class ServerSide(RoleSide):
             layout = encoding.layout(p, self.public_key.n)
             sums = layout.unpack(plaintexts, encoding.values(p), biased_summands=len(self.active))
             average = encoding.decode(p, sums)
+            bounds.check_secure_sum(p, len(self.active), sums[-1], average)
         except ProtocolError as error:
             if error.kind is Kind.ABORTED:
                 self.fail(str(error))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import enum
 
 from cryptocore.key_checks import check_key_id
+from cryptocore.membership_proof import MembershipProofInvalid
 from cryptocore.threshold import ThresholdPublicKey
 from hamm.parameters import HammParameters
 from mpdp_proto.v1 import hamm_pb2, threshold_sum_pb2
@@ -23,6 +24,7 @@ from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
 from threshold_sum.binding import ContributionKeys, SumSlot
 from threshold_sum.collector import SumCollector
+from vote_proofs import votes as vote_proofs
 
 MAX_DEADLINE_S = 3600.0
 
@@ -52,6 +54,7 @@ class HammCountSide(RoleSide):
         self.collector = SumCollector(public_key, voters, layout.plaintexts_needed(parameters.values),
                                       parameters.min_contributors, SumSlot.of("hamm", session_id, parameters), keys)
         self._forwarded = False
+        self.rejected_votes: dict[int, str] = {}  # voters whose vote proofs failed
 
     @property
     def participants(self) -> list[Identity]:
@@ -71,7 +74,30 @@ class HammCountSide(RoleSide):
         if body.tosses != self.parameters.share_range:
             raise invalid(f"party {sender.id} used a share range of {body.tosses}, the session requires "
                           f"{self.parameters.share_range}")
+        if self.parameters.proven_votes:
+            return self._accept_proven(sender.id, body)
         self.collector.accept(sender.id, body.votes, body.signature)
+        return self.poll()
+
+    def _accept_proven(self, voter: int, body: hamm_pb2.HammVotes) -> list[Outbound]:
+        """Step 2 with proven votes: shapes, then every vote proof, then the folded vector to the sum. A voter
+        whose proofs fail is excluded by name; the session goes on if enough others contribute."""
+        if voter not in self.voters:
+            raise denied(f"party {voter} does not contribute to this sum")
+        if voter in self.rejected_votes:
+            raise precondition(f"party {voter} was excluded: {self.rejected_votes[voter]}")
+        if voter in self.collector.contributions:
+            raise precondition(f"party {voter} already contributed (replay)")
+        p = self.parameters
+        try:
+            folded = vote_proofs.check_and_fold(self.public_key, p.layout(self.public_key.n), p.aux_points,
+                                                p.vote_width, p.share_range, body.votes, body.proven,
+                                                vote_proofs.context("hamm", self.session_id, voter))
+        except MembershipProofInvalid as error:
+            self.rejected_votes[voter] = f"vote proof failed: {error}"
+            self.collector.mark_absent(voter, self.rejected_votes[voter])
+            return self.poll()
+        self.collector.accept(voter, folded, body.signature)
         return self.poll()
 
     def _forward(self, sender: Identity) -> list[Outbound]:
@@ -101,7 +127,7 @@ class HammCountSide(RoleSide):
             self.collector.mark_absent(to.id, reason)
             return self.poll()
         if kind == "aggregate":  # Charlie is gone: no one could combine
-            self.abort(f"the aggregate could not reach Charlie: {reason}")
+            self.abort(self.unreachable_reason())
         if kind == "decryption_request" and self.state is State.HANDED_ON:
             # Charlie would otherwise wait for this holder until its deadline.
             notice = hamm_pb2.HolderUnreachable(holder=to.id, reason=reason[:200])
@@ -118,7 +144,8 @@ class HammCountSide(RoleSide):
             raise
         self._advance(State.COLLECTING, State.HANDED_ON, "handing the aggregate on")
         self.collector.forget()
-        aggregate = hamm_pb2.HammAggregate(request=request, asked=self.key_holders)
+        aggregate = hamm_pb2.HammAggregate(request=request, asked=self.key_holders, rejected_votes=[
+            threshold_sum_pb2.RejectedShare(holder=v, reason=r) for v, r in sorted(self.rejected_votes.items())])
         return ([Outbound(party(h), "decryption_request", request) for h in self.key_holders]
                 + [Outbound(CURATOR, "aggregate", aggregate)])
 

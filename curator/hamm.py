@@ -62,6 +62,7 @@ class CharlieSide(RoleSide):
         self.layout = parameters.layout(public_key.n)
         self.combiner: SumCombiner | None = None
         self.contributors: list[int] = []
+        self.rejected_votes: list[threshold_sum_pb2.RejectedShare] = []
         self.early: dict[int, threshold_sum_pb2.PartialDecryptions] = {}  # shares that overtook the aggregate
         self.unreachable: dict[int, str] = {}  # notices that overtook it
         self.released: hamm_pb2.HammResult | None = None
@@ -121,6 +122,7 @@ class CharlieSide(RoleSide):
         # C from the votes the holders were sent (they check the votes' signatures; another C fails their proofs).
         aggregate, self.contributors = aggregate_of(self.public_key, body.request, p.parties, p.min_contributors,
                                                     self.layout.plaintexts_needed(p.values))
+        self.rejected_votes = list(body.rejected_votes)  # the aggregator's word: named, never counted
         self.combiner = SumCombiner(self.public_key, self.key_holders, aggregate,
                                     proof_context("hamm", self.session_id))
         self.timer.lap("collect_votes")
@@ -160,7 +162,7 @@ class CharlieSide(RoleSide):
         raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
 
     def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
-        raise aborted(f"{kind} to {to} failed: {reason}")
+        raise aborted(self.unreachable_reason())
 
     def _finish(self) -> None:
         """Step 4: combine, check, count, train, perturb, publish w_p."""
@@ -190,7 +192,7 @@ class CharlieSide(RoleSide):
             weights=weights.ravel().tolist(), rows=1 if weights.ndim == 1 else weights.shape[0], voters=voters,
             contributors=self.contributors, decryptors=decryptors,
             rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.combiner.rejected.items())],
-            timing=self.timer.to_proto(),
+            timing=self.timer.to_proto(), rejected_votes=self.rejected_votes,
             tosses_per_party=p.tosses_per_party, noise_norm_scale=release.norm_scale,
         )
         if self.test_mode:

@@ -18,6 +18,7 @@ from privacy.mechanisms import MAX_EPSILON
 from privacy.skellam import MAX_GRID as MAX_SKELLAM_GRID
 from privacy.skellam import TRUNCATION_SHARE_OF_DELTA, SkellamCalibration, minimal_grid, sample_shares
 from sessions.errors import invalid
+from vote_proofs.votes import aligned
 
 MAX_QUERIES = 100_000
 MAX_CLASSES = 1_000
@@ -46,6 +47,7 @@ class DpppParameters:
     total_tosses: int  # binomial: N, searched once by the client; every role checks it (`calibrate`)
     noise: str = "binomial"
     skellam_grid: int = 0  # skellam: μ = 2^(j/64), searched and checked the same way
+    proven_votes: bool = False  # one-hot proofs on votes sent apart from the noise (malicious-party.md)
 
     def __post_init__(self):
         if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON):
@@ -66,6 +68,8 @@ class DpppParameters:
             raise invalid("key id must be 32 bytes")
         if self.noise not in NOISES:
             raise invalid(f"noise must be one of {', '.join(NOISES)}")
+        if self.proven_votes and not self.packed:
+            raise invalid("proven votes take the packed layout")
         if self.noise == "skellam":
             if self.total_tosses or not 0 <= self.skellam_grid <= MAX_SKELLAM_GRID:
                 raise invalid(f"Skellam noise takes a grid index in [0, {MAX_SKELLAM_GRID}] and no N")
@@ -82,14 +86,15 @@ class DpppParameters:
     @classmethod
     def with_minimal_noise(cls, epsilon: float, delta: float, queries: int, classes: int, teachers: int,
                            honest_fraction: float, packed: bool, key_id: bytes,
-                           noise: str = "binomial") -> "DpppParameters":
+                           noise: str = "binomial", proven_votes: bool = False) -> "DpppParameters":
         """The client's side of the calibration: search the smallest N or μ (seconds, once per parameter set)."""
         if noise == "skellam":
             grid = minimal_grid(epsilon, delta, 2 * queries)  # a query moves two counts by 1
-            return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, 0, noise, grid)
+            return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, 0, noise, grid,
+                       proven_votes)
         minimal = BinomialCalibration.minimal(epsilon, delta, queries, teachers, honest_fraction)
         return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, minimal.total_tosses,
-                   noise)
+                   noise, 0, proven_votes)
 
     @classmethod
     def from_proto(cls, message: dppp_pb2.DpppParameters) -> "DpppParameters":
@@ -152,6 +157,8 @@ class DpppParameters:
     def layout(self, n: int) -> SlotLayout:
         """Slots wide enough for K summands of votes + shifted noise in [0, range + 1]."""
         value_bits = (self.share_range + 1).bit_length() + 1
+        if self.proven_votes:  # a query's C slots in one plaintext: its vote folds into one ciphertext
+            return aligned(SlotLayout.for_modulus(n, value_bits, self.teachers), self.classes)
         if self.packed:
             return SlotLayout.for_modulus(n, value_bits, self.teachers)
         one_slot = SlotLayout.for_modulus(n, value_bits, self.teachers)  # checks the width fits n

@@ -42,6 +42,7 @@ class DuParameters:
     honest_fraction: float
     key_id: bytes
     batch_size: int = 256
+    records_cap: int = MAX_RECORDS  # public cap on every n_i: the operator's knowledge, not the party's claim
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -74,6 +75,8 @@ class DuParameters:
             raise invalid("τ must be in [1/K, 1]")
         if self.secure_aggregation and self.min_contributors < 2:
             raise invalid("secure aggregation needs at least 2 contributors per round (one would be revealed)")
+        if not 1 <= self.records_cap <= MAX_RECORDS:
+            raise invalid(f"the cap on n_i must be in [1, {MAX_RECORDS}]")
         if len(self.key_id) != 32:
             raise invalid("key id must be 32 bytes")
         if self.rounds * self.noise_draws > MAX_RUN_NOISE:

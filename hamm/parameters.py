@@ -23,6 +23,7 @@ from privacy.composition import Guarantee
 from privacy.mechanisms import MAX_EPSILON
 from privacy.skellam import TRUNCATION_SHARE_OF_DELTA, SkellamCalibration, minimal_grid, sample_shares
 from sessions.errors import invalid
+from vote_proofs.votes import aligned
 
 METHODS = ("vote", "soft")
 COUNT_NOISES = ("binomial", "skellam")
@@ -52,6 +53,7 @@ class HammParameters:
     honest_fraction: float
     key_id: bytes
     count_noise: str = "binomial"  # the voters' shares with noisy counts: Bin(N_i, ½) or Sk(μ/⌈τM⌉)
+    proven_votes: bool = False  # one-hot (binary: bit) proofs on votes sent apart from the noise
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -172,7 +174,14 @@ class HammParameters:
 
     def layout(self, n: int) -> SlotLayout:
         """Slots wide enough for M summands of a vote plus a share in [0, range + 1]."""
-        return SlotLayout.for_modulus(n, (self.share_range + 1).bit_length() + 1, self.parties)
+        layout = SlotLayout.for_modulus(n, (self.share_range + 1).bit_length() + 1, self.parties)
+        # proven votes: a point's slots in one plaintext, so its vote folds into one ciphertext
+        return aligned(layout, self.vote_width) if self.proven_votes else layout
+
+    @property
+    def vote_width(self) -> int:
+        """Slots per point: one (binary: the vote for the positive class) or C."""
+        return 1 if self.binary else self.classes
 
     def guarantee(self) -> Guarantee:
         """What one party spends on its data in this session (its ledger's entry): with noisy counts, everything

@@ -38,13 +38,13 @@ def synthetic_dataset(classes: int, rows: int, seed: int) -> datasets.Dataset:
                             tuple(str(c) for c in range(classes)), "scikit-learn make_classification")
 
 
-def _rounds(target, queries: int, packed: bool, count: int, label: str) -> list[dict]:
+def _rounds(target, queries: int, packed: bool, count: int, label: str, proven_votes: bool = False) -> list[dict]:
     rounds = []
     meter = CpuMeter(target.pids())
     for number in range(1, count + 1):
         meter.start()
         report = asyncio.run(dppp_client.run_dppp_session(target.topology, target.client_data, EPSILON, DELTA,
-                                                          queries, packed=packed))
+                                                          queries, packed=packed, proven_votes=proven_votes))
         cpu = meter.stop()
         timing = report["timing"]
         rounds.append({"wall_s": timing["client_round_trip"], "labels_per_s": queries / timing["client_round_trip"],
@@ -81,8 +81,31 @@ def _unit_costs(public_key) -> dict:
             "partial_decryption_exponent_bits": exponent_bits}
 
 
+def _proof_costs(public_key, teachers: int, classes: int, queries: int = 20) -> dict:
+    """Seconds per query for one teacher's one-hot proofs (C + 1 fixed-base exponentiations: the vote and C
+    commitments) and for the aggregator's combined check of them, on this machine now."""
+    from cryptocore import membership_proof
+    from vote_proofs import votes as vote_proofs
+
+    layout = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, 2 / 3, True, public_key.key_id,
+                                               proven_votes=True).layout(public_key.n)
+    lists = vote_proofs.choices(layout, queries, classes)
+    key = vote_proofs.proof_key(public_key)
+    picks = [secrets.randbelow(classes) for _ in range(queries)]
+    membership_proof.encrypt_and_prove(key, lists[:1], picks[:1], b"bench")  # the table, once per key
+    started = time.perf_counter()
+    ciphertexts, proofs = membership_proof.encrypt_and_prove(key, lists, picks, b"bench")
+    proved = time.perf_counter()
+    membership_proof.verify(key, ciphertexts, lists, proofs, b"bench")
+    verified = time.perf_counter()
+    return {"prove_s_per_query": (proved - started) / queries, "verify_s_per_query": (verified - proved) / queries}
+
+
 def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2048, rounds: int = 5,
-        warmup: int = 2, paper_queries: int = 10, paper_rounds: int = 2, seed: int = 1) -> dict:
+        warmup: int = 2, paper_queries: int = 10, paper_rounds: int = 2, seed: int = 1,
+        proven_rounds: int | None = None) -> dict:
+    """`proven_rounds` (default: `rounds`) rounds with proven votes, in the same run after one warm-up round."""
+    proven_rounds = rounds if proven_rounds is None else proven_rounds
     rows = max(6 * max(queries, paper_queries) + 600, 60 * teachers)
     dataset = synthetic_dataset(classes, rows, seed)
     progress(f"starting {teachers + 2} role processes ({bits}-bit threshold key, {teachers} teachers)")
@@ -96,8 +119,14 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
         search_s = time.perf_counter() - search_started  # the client's once-per-parameter-set search
         cold = _rounds(target, queries, True, warmup, "warm-up")
         packed = _summary_of(_rounds(target, queries, True, rounds, "packed"), queries)
+        proven = None
+        if proven_rounds:
+            proven_warmup = _rounds(target, queries, True, 1, "proven votes warm-up", proven_votes=True)
+            proven = {**_summary_of(_rounds(target, queries, True, proven_rounds, "proven votes", proven_votes=True),
+                                    queries), "warmup": proven_warmup}
         paper = _summary_of(_rounds(target, paper_queries, False, paper_rounds, "paper layout"), paper_queries)
         units = _unit_costs(public_key)
+        proof_units = _proof_costs(public_key, teachers, classes) if proven_rounds else None
     per_teacher = parameters.layout(public_key.n).plaintexts_needed(parameters.values)
     threshold = public_key.threshold
     floor_round_s = (teachers * per_teacher * units["fixed_base_encryption_s"]
@@ -118,10 +147,13 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
         "warmup": cold,
         "packed": packed,
         "paper_layout": paper,
+        "proven_votes": proven,
+        "proof_costs": proof_units,
         "floor": floor,
         "ratios": {"packed_vs_paper": packed["labels_per_s"] / paper["labels_per_s"],
                    "wall_vs_floor_one_core": packed["median_wall_s"] / floor_round_s,
-                   "wall_vs_floor_all_cores": packed["median_wall_s"] / (floor_round_s / cores)},
+                   "wall_vs_floor_all_cores": packed["median_wall_s"] / (floor_round_s / cores),
+                   **({"proven_vs_packed": proven["labels_per_s"] / packed["labels_per_s"]} if proven else {})},
         "targets": TARGETS,
         "default_threshold": default_threshold(public_key.holders),
     }
@@ -136,6 +168,15 @@ def summary(report: dict) -> str:
         f"{setup['key_holders']} holders, {setup['cores']} cores",
         f"  packed layout       {packed['labels_per_s']:8.1f} labels/s   (median of {len(packed['rounds'])} rounds, "
         f"{packed['median_wall_s']:.2f} s each, {1000 * packed['cpu_s_per_label']:.1f} CPU-ms per label)",
+        *([f"  proven votes        {report['proven_votes']['labels_per_s']:8.1f} labels/s   ("
+           f"{1000 * report['proven_votes']['cpu_s_per_label']:.1f} CPU-ms per label; "
+           f"{ratios['proven_vs_packed']:.2f}× packed in this run; one teacher's proofs "
+           f"{1000 * report['proof_costs']['prove_s_per_query']:.2f} ms per query, their check "
+           f"{1000 * report['proof_costs']['verify_s_per_query']:.2f} ms)"] if report.get("proven_votes") else []),
+        *(["  proven votes, CPU-s of a round by role: " + ", ".join(
+            f"{role} {seconds:.1f}" for role, seconds in report["proven_votes"]["rounds"][
+                len(report["proven_votes"]["rounds"]) // 2]["cpu_s_by_role"].items())]
+          if report.get("proven_votes") else []),
         f"  paper's layout      {paper['labels_per_s']:8.2f} labels/s   (Q = {paper['queries']}, one phe ciphertext "
         f"per (query, class))",
         f"  floor, one core     {floor['labels_per_s_one_core']:8.1f} labels/s   ({floor['encryptions_per_label']:.2f} "

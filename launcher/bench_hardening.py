@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import random
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from launcher import dppp_client, hardening, processes
@@ -131,3 +133,127 @@ def summary(report: dict) -> str:
                      f"published by {row['published_by'] or 'nobody'}; next session "
                      f"{'succeeds' if row['next_session_succeeds'] else 'FAILS'}")
     return "\n".join(lines)
+
+
+def transport_limits(bits: int = 1024, parties: int = 3, seed: int = 5, flood: int = 1100,
+                     role_descriptors: int = 1024) -> dict:
+    """What a peer can hold at a role through its transport (docs/transport-limits.md): idle connections from
+    one address while an honest DPPP round runs, how long a connection that never starts TLS is kept, the
+    aggregator's memory after 32 large refused requests, and a DPPP round beside 256 sessions per party
+    opened and never started, and beside 128 long polls per party. The roles start under
+    `role_descriptors` open files (a usual default)."""
+    import resource
+    import socket
+
+    from launcher.client import to_role
+    from mpdp_proto.v1 import pathak_pb2, role_pb2
+    from sessions.identity import CLIENT
+
+    deadline = 60.0
+    report: dict = {"bits": bits, "parties": parties, "role_descriptors": role_descriptors}
+    with tempfile.TemporaryDirectory(prefix="mpdp-transport-") as scratch:
+        run_dir = Path(scratch) / "run"
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(role_descriptors, hard), hard))
+        try:
+            run, topology, client_data, parameters = hardening.start_target(run_dir, parties, bits, seed, deadline)
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        everyone = [party(number) for number in range(1, parties + 1)]
+
+        def dppp(session_id: str) -> dict:
+            started = time.perf_counter()
+            try:
+                asyncio.run(dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=deadline,
+                                                         session_id=session_id))
+                outcome = "completed"
+            except Exception as error:  # the figure is the outcome
+                outcome = f"failed: {hardening._describe(error)}"
+            return {"outcome": outcome, "seconds": round(time.perf_counter() - started, 1)}
+
+        try:
+            report["warm_up_round"] = dppp("warm-up")
+            progress(f"{flood} idle connections to the aggregator from 127.0.0.2")
+            held = hardening.idle_connections(topology.entry(AGGREGATOR).address, flood, "127.0.0.2")
+            try:
+                time.sleep(1)
+                report["flood"] = {"connected": len(held), "still_open_after_1_s": hardening.still_open(held),
+                                   "round": dppp("under-flood")}
+            finally:
+                hardening.close_all(held)
+
+            progress("one connection to the curator that never starts TLS")
+            [idle] = hardening.idle_connections(topology.entry(CURATOR).address, 1, "127.0.0.3")
+            started = time.perf_counter()
+            idle.settimeout(150)
+            try:
+                closed = idle.recv(1) == b""
+            except (socket.timeout, OSError):
+                closed = False
+            report["handshake"] = {"closed_by_role": closed, "seconds": round(time.perf_counter() - started, 1)}
+            idle.close()
+
+            progress("32 refused requests of 63 MiB to the aggregator from party/1's certificate")
+            step = hardening.Target(AGGREGATOR, "Step", role_pb2.Envelope)
+            before = hardening.resources(run)["aggregator/0"]["rss_mb"]
+            statuses: Counter = Counter()
+            for sender in (CLIENT, party(1)):  # a sender it may not speak for; its own (parsed, no message)
+                request = hardening.large_envelope("large", sender, AGGREGATOR, 63 * 1024 * 1024)
+                statuses += hardening.send_concurrently(topology, run, party(1), step, [request] * 16, at_once=8)
+                del request
+            right_after = hardening.resources(run)["aggregator/0"]["rss_mb"]
+            time.sleep(15)
+            report["memory"] = {"statuses": dict(statuses), "rss_mb_before": round(before),
+                                "rss_mb_right_after": round(right_after),
+                                "rss_mb_after_15_s_idle": round(hardening.resources(run)["aggregator/0"]["rss_mb"])}
+
+            progress("256 sessions per party opened by the client and never started")
+            opened = [f"unstarted-{index}" for index in range(256)]
+            caller = hardening.Caller(topology)
+            opens: Counter = Counter()
+            try:
+                for receiver in everyone:
+                    target = hardening.Target(receiver, "Step", role_pb2.Envelope)
+                    for session_id in opened:
+                        message = to_role(session_id, receiver, pathak=pathak_pb2.PathakMessage(
+                            open=parameters.to_proto()))
+                        opens[caller.call(CLIENT, target, message.SerializeToString(), timeout=60)] += 1
+                report["unstarted"] = {"opens": dict(opens), "round": dppp("beside-unstarted")}
+            finally:
+                caller.close()
+                hardening.abort_sessions(topology, run, opened, everyone)
+
+            progress("128 long polls per party from the client")
+            caller = hardening.Caller(topology)
+            polls = []
+            try:
+                for receiver in everyone:
+                    message = to_role("polled", receiver, pathak=pathak_pb2.PathakMessage(open=parameters.to_proto()))
+                    caller.call(CLIENT, hardening.Target(receiver, "Step", role_pb2.Envelope),
+                                message.SerializeToString(), timeout=60)
+                    polls.append(hardening.long_polls(topology, run, receiver, "polled", 128, timeout=300))
+                time.sleep(2)
+                refused = sum(1 for _, futures in polls for future in futures
+                              if future.done() and future.exception() is not None)
+                report["long_polls"] = {"sent": 128 * parties, "refused_at_once": refused,
+                                        "round": dppp("beside-polls")}
+            finally:
+                hardening.abort_sessions(topology, run, ["polled"], everyone)
+                for poll_caller, futures in polls:
+                    for future in futures:
+                        future.cancel()
+                    poll_caller.close()
+                caller.close()
+        finally:
+            processes.down(run_dir)
+    return report
+
+
+if __name__ == "__main__":  # python -m launcher.bench_hardening: the transport-limit figures, as JSON
+    import json
+    import platform
+
+    figures = transport_limits()
+    figures["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    figures["machine"] = f"{platform.machine()}, {os.cpu_count()} cores, {platform.platform()}"
+    print(json.dumps(figures, indent=2))

@@ -39,7 +39,7 @@ def _bench_dppp(args) -> int:
 
     warn_small_key(args.bits)
     report = bench_dppp.run(args.teachers, args.classes, args.queries, args.bits, args.rounds, args.warmup,
-                            args.paper_queries, args.paper_rounds)
+                            args.paper_queries, args.paper_rounds, proven_rounds=args.proven_rounds)
     print(bench_dppp.summary(report))
     write_json(args.json, report)
     return 0
@@ -125,11 +125,9 @@ def _add_budget_option(parser) -> None:
 
 
 def _serve(args) -> int:
-    import logging
+    from launcher import role_logs, serve
 
-    from launcher import serve
-
-    logging.basicConfig(level=args.log_level, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    role_logs.rotate(args.log_level)  # a size-capped, rotated file when `up` gave the role one
     serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure,
               args.budget, args.allow_unproven, keygen_only=args.keygen_only)
     return 0
@@ -160,8 +158,12 @@ def _keygen(args) -> int:
 def _load_dataset(args):
     from learning import datasets
 
-    return datasets.load(args.dataset, label=args.label, data_dir=args.data_dir, scaling=args.scaling,
-                         intercept=args.intercept, max_levels=args.max_levels)
+    dataset = datasets.load(args.dataset, label=args.label, data_dir=args.data_dir, scaling=args.scaling,
+                            intercept=args.intercept, max_levels=args.max_levels, schema=args.schema)
+    from launcher.data_report import print_lines
+
+    print_lines(dataset)
+    return dataset
 
 
 def _up(args) -> int:
@@ -169,10 +171,18 @@ def _up(args) -> int:
     from wire.topology import Topology
 
     if args.topology:
+        from launcher.data_report import missing_topology_files
+
+        missing = missing_topology_files(args.topology)
+        if missing:
+            raise FileNotFoundError(missing)
         topology = Topology.load(args.topology)
         processes.wait_healthy(topology, timeout=args.startup_timeout)
         print(f"attached: {len(topology.roles)} roles in {args.topology} are serving")
         return 0
+    from launcher.data_report import check_parties
+
+    check_parties(args.parties)
     warn_small_key(args.bits)
     if args.insecure:
         print("warning: --insecure: plaintext channels, senders are not authenticated", file=sys.stderr)
@@ -322,13 +332,10 @@ def _resolve_run(args):
 
 
 def _run_session(protocol, args) -> dict:
-    topology, client_data = _resolve_run(args)
-    report = protocol.run(args, topology, client_data)
+    from launcher import session_report
     from launcher.summary import context_lines
-    from learning import evaluation
 
-    report["data"] = evaluation.data_record(client_data)
-    report["baselines"] = evaluation.baselines([entry.data for entry in topology.parties if entry.data], client_data)
+    report = session_report.run(protocol, args, *_resolve_run(args))
     print_summary("\n".join([protocol.summary(report), *context_lines(report)]), args.report)
     write_json(args.report, report)
     return report
@@ -337,7 +344,7 @@ def _run_session(protocol, args) -> dict:
 def _run(args) -> int:
     from launcher.registry import PROTOCOLS
 
-    _run_session(PROTOCOLS[args.protocol], args)
+    args.json_report = _run_session(PROTOCOLS[args.protocol], args)
     return 0
 
 
@@ -358,32 +365,12 @@ def _stop_on_signals():
 
 
 def _demo(args) -> int:
-    import tempfile
+    from launcher import demo
+    from launcher.data_report import check_parties
 
-    from launcher import processes
-    from launcher.protocol import protocol_arguments
-    from launcher.registry import PROTOCOLS
-    from privacy.ledger import UNLIMITED
-
+    check_parties(args.parties)
     warn_small_key(args.bits)
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as run_dir:
-        print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
-              f"({args.bits}-bit keys) …", flush=True)
-        # A throw-away deployment on a public data set that runs every protocol: no budget to keep.
-        with _stop_on_signals():
-            processes.up(Path(run_dir), args.parties, args.bits, _load_dataset(args), args.seed, split=args.split,
-                         aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True)
-            try:
-                args.run_dir, args.topology, args.client_data = Path(run_dir), None, None
-                for index, protocol in enumerate(p for p in PROTOCOLS.values() if p.in_demo):
-                    if index:
-                        print()
-                    _run_session(protocol, protocol_arguments(args, protocol))
-            finally:
-                processes.down(Path(run_dir))
-    print(f"demo finished in {time.perf_counter() - started:.1f} s; every process stopped")
-    return 0
+    return demo.run(args, _load_dataset(args), _run_session, _stop_on_signals)
 
 
 def _add_bench_dataset_options(parser, default: str, help_text: str) -> None:
@@ -397,12 +384,15 @@ def _add_dataset_options(parser) -> None:
     parser.add_argument("--label", help="label column of a CSV data set")
     parser.add_argument("--max-levels", type=int, default=100, metavar="N",
                         help="a categorical CSV column with more distinct values is an error")
-    parser.add_argument("--intercept", action="store_true",
-                        help="add a constant feature inside the unit-ball scaling, so every linear model (which "
-                             "fits none of its own) gets an intercept; stated in the reports")
+    parser.add_argument("--intercept", action=argparse.BooleanOptionalAction, default=True,
+                        help="a constant feature inside the unit ball, so every linear model (which fits none of its "
+                             "own) gets an intercept; stated in the reports")
+    parser.add_argument("--schema", type=Path, help="public per-column bounds of a CSV table (JSON; see "
+                                                    "docs/data-and-metrics.md)")
     parser.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
-    parser.add_argument("--scaling", choices=["standardise", "unit-rows"], default="standardise",
-                        help="into the unit ball: standardised columns and one common factor, or each row to norm 1")
+    parser.add_argument("--scaling", choices=["public", "standardise", "unit-rows"], default="public",
+                        help="into the unit ball: public per-column bounds and each row on its own; or the papers' "
+                             "standardised columns and one common factor, or each row to norm 1")
     parser.add_argument("--seed", type=int, help="seed of the data split (the split only; noise is always CSPRNG)")
     parser.add_argument("--split", default="even",
                         help="party data sizes: even, 15, 10 (Pathak's splits) or comma-separated sizes")
@@ -453,6 +443,8 @@ def _add_bench_command(commands) -> None:
     dppp.add_argument("--warmup", type=int, default=2, help="packed rounds before measuring (default 2)")
     dppp.add_argument("--paper-queries", type=int, default=10, help="Q per round, paper's layout (default 10)")
     dppp.add_argument("--paper-rounds", type=int, default=2, help="measured paper-layout rounds (default 2)")
+    dppp.add_argument("--proven-rounds", type=int, default=None,
+                      help="measured rounds with proven votes, same run (default: --rounds; 0 skips them)")
     dppp.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     dppp.set_defaults(handler=_bench_dppp)
 
@@ -642,6 +634,8 @@ def _add_run_command(commands) -> None:
         _add_deployment_options(session)
         session.add_argument("--report", type=Path, help="write the JSON report here (`-`: standard output, the "
                                                          "summary then goes to standard error)")
+        session.add_argument("--repeat", type=int, default=1, metavar="R",
+                             help="run R sessions; the summary gives mean ± std beside the baselines")
         for option in protocol.options():
             option.add_to(session)
         session.set_defaults(handler=_run)
@@ -717,10 +711,14 @@ def _user_error(error: Exception) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
+    from launcher import json_output
+
+    as_json, argv = json_output.requested(sys.argv[1:] if argv is None else argv)
     os.umask(0o077)  # every file a role or the launcher writes (logs, ledgers, reports) is its owner's alone
     command = next((word for word in argv if not word.startswith("-")), None)
     args = build_parser(command).parse_args(argv)
+    if as_json:
+        return json_output.run(args.handler, args, _user_error)
     try:
         return args.handler(args)
     except KeyboardInterrupt:  # SIGINT, or SIGTERM in a foreground run: what it started is already stopped

@@ -25,7 +25,8 @@ from wire.traffic import TrafficLog
 
 async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float, delta: float, queries: int,
                            packed: bool = True, honest_fraction: float = DEFAULT_HONEST_FRACTION,
-                           deadline_s: float = 120.0, session_id: str | None = None, noise: str = "binomial") -> dict:
+                           deadline_s: float = 120.0, session_id: str | None = None, noise: str = "binomial",
+                           proven_votes: bool = False) -> dict:
     public_key = keyfiles.load_public_key(topology.public_key)
     public_features = client_data["public_features"]
     if not 1 <= queries <= len(public_features):
@@ -35,7 +36,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     classes = int(client_data["classes"])
     started = time.perf_counter()
     parameters = DpppParameters.with_minimal_noise(epsilon, delta, queries, classes, len(topology.parties),
-                                                   honest_fraction, packed, public_key.key_id, noise)
+                                                   honest_fraction, packed, public_key.key_id, noise, proven_votes)
     search_s = time.perf_counter() - started
     session_id = session_id or secrets.token_hex(8)
     progress(f"DPPP (session id {session_id}): {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
@@ -61,7 +62,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
             "teachers": len(topology.parties), "key_holders": public_key.holders, "threshold": public_key.threshold,
             "key_bits": public_key.n.bit_length(), "queries": queries, "classes": classes,
             "epsilon": epsilon, "delta": delta, "honest_fraction": honest_fraction, "packed": packed, "noise": noise,
-            "deadline_s": deadline_s,
+            "proven_votes": proven_votes, "deadline_s": deadline_s,
         },
         "result": {
             "labels": labels.tolist(),
@@ -73,6 +74,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
             "contributors": list(result.contributors),
             "decryptors": list(result.decryptors),
             "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
+            "rejected_votes": {str(r.holder): r.reason for r in result.rejected_votes},
         },
         "privacy": {"unit": "one training record of one teacher (replacement)",
                     "sensitivity": "L1 2, L2 √2 per query (two histogram coordinates move by 1)",

@@ -21,6 +21,9 @@ def session_options() -> list[Option]:
         Option("no-packing", {"action": "store_true", "help": "the paper's layout, one plain phe ciphertext per (query, class): the baseline"}),
         Option("noise", {"choices": ["binomial", "skellam"], "default": "binomial",
                          "help": "the teachers' noise shares: Bin(N_i, ½) (the paper's) or Sk(μ/K′) (privacy.md)"}),
+        Option("proven-votes", {"action": "store_true",
+                                "help": "each teacher proves its votes one-hot; a failed proof excludes it by name "
+                                        "(docs/malicious-party.md)"}),
         Option("deadline", {"type": float, "default": 120.0, "help": "round deadline per stage, seconds"}),
     ]
 
@@ -30,7 +33,8 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
 
     queries = min(args.queries, len(client_data["public_features"]))
     report = asyncio.run(run_dppp_session(topology, client_data, args.epsilon, args.delta, queries,
-                                          packed=not args.no_packing, deadline_s=args.deadline, noise=args.noise))
+                                          packed=not args.no_packing, deadline_s=args.deadline, noise=args.noise,
+                                          proven_votes=args.proven_votes))
     agreement = plain_vote_agreement(topology, client_data, report["result"]["labels"])
     if agreement is not None:
         report["evaluator_view"] = {"label_agreement_with_plain_vote": agreement,

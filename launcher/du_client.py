@@ -10,7 +10,7 @@ import numpy as np
 from cryptocore import keyfiles
 from du import accounting
 from du.objectives import augment
-from du.parameters import DEFAULT_HONEST_FRACTION, DuParameters
+from du.parameters import DEFAULT_HONEST_FRACTION, MAX_RECORDS, DuParameters
 from du.reference import predict
 from launcher.client import await_result
 from launcher.progress import progress
@@ -26,9 +26,11 @@ def session_parameters(topology: Topology, client_data: dict, method: str, epsil
                        bound: float = 100.0, honest_fraction: float = DEFAULT_HONEST_FRACTION,
                        batch_size: int = 256) -> DuParameters:
     public_key = keyfiles.load_public_key(topology.public_key)
+    # The cap on n_i: the largest part of the operator's split at `up`, public; never a party's own claim.
+    cap = int(max(client_data["party_sizes"])) if len(client_data.get("party_sizes", ())) else MAX_RECORDS
     return DuParameters(method, epsilon, delta, rounds, tolerance, local_epochs, learning_rate, regularization,
                         len(topology.parties), client_data["test_features"].shape[1], bound, secure_aggregation,
-                        honest_fraction, public_key.key_id, batch_size)
+                        honest_fraction, public_key.key_id, batch_size, cap)
 
 
 async def run_du_session(topology: Topology, client_data: dict, parameters: DuParameters,
@@ -64,7 +66,8 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
         },
         "result": {
             "theta": theta.tolist(), "rounds": result.rounds, "stopped": result.stopped, "history": rounds,
-            "dropped": list(result.dropped), "test_misclassification": error, "test_metrics": test_metrics,
+            "dropped": list(result.dropped), "test_accuracy": 1 - error, "test_misclassification": error,
+            "test_metrics": test_metrics,
             "majority_class_rate": float(np.max(np.bincount(test_y)) / len(test_y)),
             "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
         },

@@ -17,7 +17,8 @@ def session_options() -> list[Option]:
         Option("method", {"choices": METHODS, "default": "functional",
                           "help": "ofpa / ofaa: the paper's calibrations (not proven DP); objective, functional: "
                                   "the correct counterparts; none: LR_NoPrivacy"}),
-        Option("epsilon", {"type": float, "default": 1.0, "help": "ε per round (the report composes the run)"}),
+        Option("epsilon", {"type": float, "default": 1.0,
+                           "help": "ε per round; the run composes ε per round × R rounds (the report states both)"}),
         Option("delta", {"type": float, "default": 1e-5, "help": "δ of the accountant's composed ε"}),
         Option("rounds", {"type": int, "default": 5, "help": "round limit R"}),
         Option("tolerance", {"type": float, "default": 0.0, "help": "stop when ‖θ_{k+1} − θ_k‖ ≤ this (0: R rounds)"}),
@@ -58,10 +59,10 @@ def summary(report: Report) -> str:
         claim = "none (LR_NoPrivacy)"
     else:
         effective = privacy["epsilon_per_round_effective"]
-        claim = (f"ε = {privacy['epsilon_per_round']} per round"
+        claim = (f"ε = {privacy['epsilon_per_round']:g} per round × {p['rounds']} rounds"
                  + (" — no finite ε holds" if effective is None else
                     f" (really {effective:.3g})" if effective != privacy["epsilon_per_round"] else "")
-                 + f"; {p['rounds']} rounds: {privacy['epsilon_composed_basic']:.3g} by basic composition"
+                 + f" = {privacy['epsilon_composed_basic']:.3g} composed (basic)"
                  + (f", {privacy['epsilon_composed_exact']:.3g} at δ = {privacy['delta']:g} (exact composition)"
                     if "epsilon_composed_exact" in privacy else ""))
     lines = [
@@ -71,8 +72,8 @@ def summary(report: Report) -> str:
         f"  privacy: {privacy['mechanism']}",
         f"  claim: {claim}",
         f"  {r['rounds']} rounds ({r['stopped']})" + (f"; dropped parties {r['dropped']}" if r["dropped"] else ""),
-        f"  test misclassification {r['test_misclassification']:.1%} (always the majority class: "
-        f"{1 - r['majority_class_rate']:.1%})",
+        f"  test accuracy {r['test_accuracy']:.1%} (always the majority class: "
+        f"{r['majority_class_rate']:.1%})",
         *traffic_lines(report["traffic"]),
         f"  time per round {report['timing']['per_round']:.2f} s",
     ]

@@ -22,12 +22,13 @@ from wire.topology import Topology
 
 def session_parameters(topology: Topology, client_data: dict, method: str, epsilon: float, delta: float,
                        regularization: float, noisy_counts: bool = False, protect_aux: bool = False,
-                       honest_fraction: float = DEFAULT_HONEST_FRACTION, count_noise: str = "binomial") -> HammParameters:
+                       honest_fraction: float = DEFAULT_HONEST_FRACTION, count_noise: str = "binomial",
+                       proven_votes: bool = False) -> HammParameters:
     public_key = keyfiles.load_public_key(topology.public_key)
     aux = client_data["public_features"]
     return HammParameters(method, epsilon, delta, regularization, int(client_data["classes"]), len(topology.parties),
                           aux.shape[0], aux.shape[1], noisy_counts, protect_aux, honest_fraction, public_key.key_id,
-                          count_noise)
+                          count_noise, proven_votes)
 
 
 async def run_hamm_session(topology: Topology, client_data: dict, parameters: HammParameters,
@@ -69,6 +70,7 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
             "contributors": list(result.contributors),
             "decryptors": list(result.decryptors),
             "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
+            "rejected_votes": {str(r.holder): r.reason for r in result.rejected_votes},
         },
         "privacy": Release(parameters, result.voters).report(),
         "traffic": traffic["summary"],

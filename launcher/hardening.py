@@ -130,7 +130,8 @@ def fill(message, rng: random.Random, context: FuzzContext, depth: int = 0) -> N
             continue
         if fd.name == "session_id":
             message.session_id = rng.choice(context.session_ids)
-        elif fd.name in ("sender", "receiver") and not repeated:  # mostly real roles, so checks past addressing run
+        elif fd.name in ("sender", "receiver") and not repeated and fd.type == fd.TYPE_STRING:  # mostly real roles,
+            # so checks past addressing run
             setattr(message, fd.name, rng.choice(["client/0", "aggregator/0", "curator/0", "party/0", "x",
                                                   f"party/{rng.randrange(1, context.parties + 2)}"]))
         elif repeated:
@@ -463,3 +464,107 @@ def _published_anywhere(topology: Topology, run: processes.RunDirectory, session
 def _describe(error: Exception) -> str:
     code = getattr(error, "code", None)
     return code().name if callable(code) else type(error).__name__
+
+
+# ---------------------------------------------------------------------- transport limits
+def idle_connections(address: str, count: int, source: str) -> list:
+    """`count` TCP connections to `address` from the loopback address `source` that never start TLS; a
+    connection the server refuses at once is kept too (closed, as `still_open` finds)."""
+    import resource
+    import socket
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < count + 256 <= hard:  # this process holds them all
+        resource.setrlimit(resource.RLIMIT_NOFILE, (count + 256, hard))
+    host, port = address.rsplit(":", 1)
+    held = []
+    for _ in range(count):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind((source, 0))
+        sock.settimeout(10)
+        try:
+            sock.connect((host, int(port)))
+        except OSError:
+            sock.close()
+            continue
+        held.append(sock)
+    return held
+
+
+def still_open(sockets: list) -> int:
+    """How many of `sockets` the server has not closed (nothing to read, no end of stream)."""
+    open_ = 0
+    for sock in sockets:
+        sock.setblocking(False)  # a timeout would make recv wait, then fail as if the connection were gone
+        try:
+            if sock.recv(1) != b"":
+                open_ += 1  # it sent something: open
+        except BlockingIOError:
+            open_ += 1
+        except OSError:
+            pass  # reset
+    return open_
+
+
+def close_all(sockets: list) -> None:
+    for sock in sockets:
+        sock.close()
+
+
+def large_envelope(session_id: str, sender: Identity, receiver: Identity, size: int) -> bytes:
+    """A serialized envelope padded with an unknown field to `size` bytes: costly to receive, refused by
+    its content."""
+    head = to_role(session_id, receiver, sender).SerializeToString()
+    padding = size - len(head) - 16
+    length, prefix = padding, bytearray()
+    while True:
+        byte, length = length & 0x7F, length >> 7
+        prefix.append(byte | (0x80 if length else 0))
+        if not length:
+            break
+    return head + bytes([(14 << 3) | 2]) + bytes(prefix) + b"\x01" * padding
+
+
+def send_concurrently(topology: Topology, run: processes.RunDirectory, caller: Identity, target: Target,
+                      requests: list[bytes], at_once: int, timeout: float = 300.0) -> Counter:
+    """Every request from `caller`'s certificate, `at_once` in flight; the statuses they got."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    callers = [Caller(topology) for _ in range(at_once)]  # one connection each
+    try:
+        with ThreadPoolExecutor(at_once) as pool:
+            statuses = list(pool.map(lambda item: callers[item[0] % at_once].call(caller, target, item[1], timeout),
+                                     enumerate(requests)))
+    finally:
+        for each in callers:
+            each.close()
+    return Counter(statuses)
+
+
+def long_polls(topology: Topology, run: processes.RunDirectory, receiver: Identity, session_id: str, count: int,
+               timeout: float) -> tuple[Caller, list]:
+    """`count` AwaitResult calls from the client for `session_id` at `receiver`, left waiting: (caller, futures)."""
+    caller = Caller(topology)
+    caller.call(CLIENT, Target(receiver, "GetStatus", role_pb2.Envelope), b"")  # opens the channel
+    channel = caller._channels[(CLIENT, receiver)]
+    stub = channel.unary_unary(Target(receiver, "AwaitResult", role_pb2.Envelope).path,
+                               request_serializer=lambda raw: raw, response_deserializer=lambda raw: raw)
+    request = to_role(session_id, receiver).SerializeToString()
+    return caller, [stub.future(request, timeout=timeout) for _ in range(count)]
+
+
+def abort_sessions(topology: Topology, run: processes.RunDirectory, session_ids: list[str],
+                   receivers: list[Identity]) -> None:
+    """The client aborts each session at each receiver (a test's cleanup)."""
+    from mpdp_proto.v1 import common_pb2
+
+    caller = Caller(topology)
+    try:
+        for receiver in receivers:
+            for session_id in session_ids:
+                request = common_pb2.AbortRequest(session_id=session_id, reason="test cleanup", sender=str(CLIENT),
+                                                  receiver=str(receiver))
+                caller.call(CLIENT, Target(receiver, "AbortSession", common_pb2.AbortRequest),
+                            request.SerializeToString())
+    finally:
+        caller.close()

@@ -53,6 +53,21 @@ def _what_is_hidden(parameters: PathakParameters) -> dict:
             "does_not_hide": not_hidden}
 
 
+class SessionFailed(RuntimeError):
+    """A session whose outcome honest parties cannot have produced: nothing of it is published."""
+
+
+def check_honest_range(parameters: PathakParameters, total: list[int], session_id: str) -> None:
+    """Stage 3's sum against what honest parties can produce (`honest_sum_bound`): a Stage 3 share off by
+    anything larger moves ŵˢ, so the session fails before anything is divided, evaluated or reported."""
+    bound = parameters.honest_sum_bound
+    outside = [i for i, value in enumerate(total) if abs(value) > bound]
+    if outside:
+        raise SessionFailed(f"Pathak session {session_id} failed: the reconstructed sum leaves the honest range "
+                            f"|T| ≤ {bound} in {len(outside)} of {len(total)} coordinates (a party's Stage 3 share "
+                            "is malformed); nothing is published")
+
+
 async def run_pathak_session(topology: Topology, client_data: dict, parameters: PathakParameters,
                              session_id: str | None = None) -> dict:
     session_id = session_id or secrets.token_hex(8)
@@ -86,6 +101,7 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
         await peers.close()
 
     total = ring.decode_signed(ring.add([ring.from_bytes(s.share.values, parameters.dimension) for s in shares]))
+    check_honest_range(parameters, total, session_id)
     w = np.array(total, dtype=float) / 2**parameters.fractional_bits / parameters.parties
     test_x, test_y = client_data["test_features"], signed_labels(client_data["test_labels"])
     accuracy = float(np.mean(np.where(test_x @ w >= 0, 1.0, -1.0) == test_y))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from cryptocore.key_sizes import DEFAULT_KEY_BITS
 from launcher.options import key_bits
+from launcher.progress import progress
 from launcher.protocol import Experiment, LauncherProtocol, Option, Report
 from launcher.summary import traffic_lines
 
@@ -58,6 +59,10 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
         raise ValueError(f"--mechanism {chosen.mechanism} with --calibration {chosen.calibration} delivers ε = "
                          f"{delivered:.3g}, not the ε = {chosen.epsilon:g} asked for (i.i.d. Laplace scaled to an L2 "
                          "sensitivity); pass --allow-paper-calibration to run it anyway, or use --mechanism l2-laplace")
+    if chosen.noise_source == "selected":
+        progress("warning: --noise-source selected (the paper's) trusts the smallest party to add its noise: one "
+                 "that under-reports n_j wins Stage 1 and can add none. --noise-source distributed counts K − 1 "
+                 "shares and tolerates one party adding none (docs/malicious-party.md)")
     report = asyncio.run(run_pathak_session(topology, client_data, chosen))
     report["evaluator_view"]["party_sizes"] = client_data["party_sizes"].tolist()  # the launcher's split
     return report

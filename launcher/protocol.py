@@ -51,7 +51,7 @@ class LauncherProtocol:
     `options` are the session's options (lazily built: choices may need imports);
     `run(args, topology, client_data)` runs one session and returns its report;
     `summary(report)` is what the user reads. `in_demo` protocols run in `mpdp demo`,
-    in registry order, with their options prefixed by the protocol's name.
+    in registry order, with their options prefixed by the protocol's name (on `demo_deployment` when set).
     """
 
     name: str
@@ -61,6 +61,7 @@ class LauncherProtocol:
     summary: Callable[[Report], str]
     experiment: Experiment | None = None
     in_demo: bool = True
+    demo_deployment: Any = None  # launcher.demo.DemoDeployment: the demo runs it on a deployment of its own
 
 
 def protocol_arguments(args: argparse.Namespace, protocol: LauncherProtocol) -> argparse.Namespace:

@@ -8,6 +8,7 @@ import logging
 from cryptocore import keyfiles
 from privacy import accountant_process
 from privacy.ledger import DEFAULT_BUDGET, Budget
+from wire import memory
 from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, PeerChannels
 from wire.faults import ClientFaultInterceptor, Fault, ServerFaultInterceptor
 from wire.host import RoleHost
@@ -132,6 +133,7 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
         allow_unproven: bool = False, keygen_only: bool = False) -> None:
     from sessions.identity import Identity
 
+    memory.configure()  # before the role's threads allocate: freed buffers go back to the system
     topology = Topology.load(topology_path)
     if topology.insecure != insecure:
         raise ValueError("a plaintext topology needs `--insecure` on the command line, and `--insecure` "

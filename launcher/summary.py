@@ -1,6 +1,10 @@
-"""Pieces every protocol's summary shares."""
+"""Pieces every protocol's summary shares: the release beside its baselines, and its warnings."""
 
 from __future__ import annotations
+
+import math
+
+from learning.evaluation import IMBALANCED
 
 
 def traffic_lines(traffic: list[dict], heading: str = "  traffic (each RPC counted once):") -> list[str]:
@@ -10,9 +14,12 @@ def traffic_lines(traffic: list[dict], heading: str = "  traffic (each RPC count
     return lines
 
 
-def _rate(metrics: dict) -> str:
-    text = f"{metrics['accuracy']:.1%} (balanced {metrics['balanced_accuracy']:.1%}"
-    return text + (f", AUC {metrics['auc']:.3f})" if "auc" in metrics else ")")
+def _rate(metrics: dict, lead_balanced: bool = False) -> str:
+    """Accuracy first, or (imbalanced test rows) balanced accuracy and AUC first."""
+    auc = f", AUC {metrics['auc']:.3f}" if "auc" in metrics else ""
+    if lead_balanced:
+        return f"balanced accuracy {metrics['balanced_accuracy']:.1%}{auc} (accuracy {metrics['accuracy']:.1%})"
+    return f"{metrics['accuracy']:.1%} (balanced {metrics['balanced_accuracy']:.1%}{auc})"
 
 
 def delivered_epsilon(report: dict) -> tuple[float | None, float | None, str]:
@@ -39,7 +46,14 @@ def context_lines(report: dict) -> list[str]:
         lines.append(f"  data: {data['dataset']}, split {data['split']} (seed {data.get('split_seed', '?')}); "
                      f"labels {labels}; intercept: {data.get('intercept', '?')}")
     asked, delivered, how = delivered_epsilon(report)
-    if asked is not None:
+    privacy = report.get("privacy", {})
+    if asked is not None and privacy.get("epsilon_per_round") is not None and privacy.get("round_limit"):
+        asked_text = (f"ε = {privacy['epsilon_per_round']:g} per round × {privacy['round_limit']} rounds = "
+                      f"{asked:g} composed (basic)")
+        lines.append(f"  privacy asked vs delivered: {asked_text} asked, ε = {delivered:.3g} delivered ({how})"
+                     if delivered is not None else f"  privacy asked vs delivered: {asked_text} asked; NO finite ε "
+                                                   "is delivered")
+    elif asked is not None:
         if delivered is None:
             lines.append(f"  privacy asked vs delivered: ε = {asked:g} asked; NO finite ε is delivered")
         elif delivered > asked * (1 + 1e-6):
@@ -49,14 +63,52 @@ def context_lines(report: dict) -> list[str]:
             lines.append(f"  privacy asked vs delivered: ε = {asked:g} asked, ε = {delivered:.3g} delivered ({how})")
     baselines, metrics = report.get("baselines"), report.get("result", {}).get("test_metrics")
     if baselines and metrics:
-        central = baselines["central"]
-        central_text = _rate(central) if isinstance(central, dict) else central
-        lines.append(f"  beside its baselines (the same {baselines['test_rows']} test rows): this release "
-                     f"{_rate(metrics)}; always the majority class {baselines['majority_class_rate']:.1%}; central "
-                     f"non-private logistic regression {central_text}")
-        if metrics["accuracy"] <= baselines["majority_class_rate"] + 1e-12:
-            lines.append("  WARNING: the private result is no better than always answering the majority class")
+        lead = baselines["majority_class_rate"] > IMBALANCED
+        if lead:
+            lines.append(f"  the majority class is {baselines['majority_class_rate']:.1%} of the test rows: balanced "
+                         "accuracy (50 % = chance) and AUC lead")
+        lines.append(f"  beside its baselines (the same {baselines['test_rows']} test rows):")
+        lines.append(f"    this release                     {_rate(metrics, lead)}")
+        if "repeat" in report:
+            lines.append(f"    over {report['repeat']['sessions']} sessions        "
+                         + _spread(report["repeat"], lead))
+        lines.append(f"    always the majority class        accuracy {baselines['majority_class_rate']:.1%}, "
+                     "balanced accuracy 50.0%")
+        for key, label in (("same_model", "same model, non-private"), ("tuned", "tuned, non-private")):
+            value = baselines.get(key)
+            if value is not None:
+                text = _rate(value, lead) + f" — {value['model']}" if isinstance(value, dict) else value
+                lines.append(f"    {label:<32} {text}")
+    for warning in report.get("warnings", []):
+        lines.append(f"  WARNING: {warning}")
     agreement = report.get("evaluator_view", {}).get("label_agreement_with_plain_vote")
     if agreement is not None:
         lines.append(f"  released labels agree with the teachers' non-private vote on {agreement:.1%} of queries")
     return lines
+
+
+def _spread(repeat: dict, lead: bool) -> str:
+    keys = ("balanced_accuracy", "auc", "accuracy") if lead else ("accuracy", "balanced_accuracy", "auc")
+    parts = [f"{key.replace('_', ' ')} {repeat[key]['mean']:.1%} ± {repeat[key]['std']:.1%}" if key != "auc"
+             else f"AUC {repeat[key]['mean']:.3f} ± {repeat[key]['std']:.3f}" for key in keys if key in repeat]
+    return ", ".join(parts)
+
+
+def warnings(report: dict) -> list[str]:
+    """Every warning a summary prints, also kept in the JSON report (`warnings`)."""
+    found = list(report.get("noise_check", {}).get("warnings", []))
+    baselines, metrics = report.get("baselines"), report.get("result", {}).get("test_metrics")
+    if metrics and metrics.get("one_class"):
+        found.append("the model predicts one class for every row" + (
+            f" (AUC {metrics['auc']:.3f}: the scores rank rows, but the threshold sends every row to one side)"
+            if metrics.get("auc", 0.5) > 0.6 else ""))
+    if baselines and metrics:
+        if metrics["accuracy"] <= baselines["majority_class_rate"] + 1e-12 and \
+                baselines["majority_class_rate"] <= IMBALANCED:
+            found.append("the private result is no better than always answering the majority class")
+        if metrics["balanced_accuracy"] <= 0.5 + 1e-12:
+            found.append("balanced accuracy is at or below chance (50 %): no better than the majority class")
+        auc = metrics.get("auc")
+        if auc is not None and not math.isnan(auc) and auc <= 0.5:
+            found.append(f"AUC {auc:.3f}: the scores rank rows no better than chance")
+    return found

@@ -1,8 +1,9 @@
 """A release's test metrics beside its baselines, on the same test split.
 
-The baselines are the evaluator's (the operator's, like the party sizes): the majority-class rate of the test
-labels, and a central non-private model trained on the pooled party data files, when those files are readable
-(a deployment started here; not one attached elsewhere).
+The baselines are the evaluator's (the operator's, like the party sizes), on the release's own test rows: the
+majority-class rate, the same model class non-private at the same λ, and a tuned non-private model (C by
+cross-validation on the training rows only), the last two trained on the pooled party data files when those
+are readable (a deployment started here; not one attached elsewhere).
 """
 
 from __future__ import annotations
@@ -11,30 +12,31 @@ from pathlib import Path
 
 import numpy as np
 
-CENTRAL_MODEL = "logistic regression, non-private, on the pooled party data (scikit-learn defaults)"
+IMBALANCED = 0.7  # above this majority share, accuracy says little: lead with balanced accuracy and AUC
+TUNED_FOLDS = 5
+TUNED_CS = 12  # C on a log grid 1e-4 … 1e4, chosen by cross-validation on the training rows only
 
 
 def metrics(labels: np.ndarray, predictions: np.ndarray, scores: np.ndarray | None = None) -> dict:
-    """Accuracy, balanced accuracy and (binary, with scores) ROC AUC."""
+    """Accuracy, balanced accuracy, (binary, with scores) ROC AUC, and whether one class was predicted for every
+    row."""
     from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
     labels, predictions = np.asarray(labels), np.asarray(predictions)
     result = {"accuracy": float(np.mean(labels == predictions)),
-              "balanced_accuracy": float(balanced_accuracy_score(labels, predictions))}
+              "balanced_accuracy": float(balanced_accuracy_score(labels, predictions)),
+              "one_class": bool(len(np.unique(predictions)) == 1)}
     if scores is not None and len(np.unique(labels)) == 2:
         result["auc"] = float(roc_auc_score(labels, scores))
     return result
 
 
 def majority_rate(labels: np.ndarray) -> float:
-    labels = np.asarray(labels, dtype=int)
-    return float(np.max(np.bincount(labels)) / len(labels))
+    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    return float(counts.max() / counts.sum())
 
 
-def central(data_files: list[Path], test_features: np.ndarray, test_labels: np.ndarray) -> dict | None:
-    """The central non-private model's metrics, or None when a party's data file is not readable here."""
-    from sklearn.linear_model import LogisticRegression
-
+def _pooled(data_files: list[Path]) -> tuple[np.ndarray, np.ndarray] | None:
     from learning.datasets import load_part
 
     if not data_files or not all(Path(f).is_file() for f in data_files):
@@ -42,18 +44,55 @@ def central(data_files: list[Path], test_features: np.ndarray, test_labels: np.n
     parts = [load_part(Path(f))[:2] for f in data_files]
     features = np.vstack([x for x, _ in parts])
     labels = np.concatenate([y for _, y in parts])
-    if len(np.unique(labels)) < 2:
-        return None
-    model = LogisticRegression(max_iter=2000).fit(features, labels)
-    scores = model.predict_proba(test_features)[:, 1] if len(model.classes_) == 2 else None
-    return {"model": CENTRAL_MODEL, **metrics(test_labels, model.predict(test_features), scores)}
+    return (features, labels) if len(np.unique(labels)) >= 2 else None
 
 
-def baselines(data_files: list[Path], client_data: dict) -> dict:
+def _scored(model, test_x: np.ndarray, test_y: np.ndarray, description: str) -> dict:
+    binary = len(model.classes_) == 2
+    scores = model.decision_function(test_x) if binary and hasattr(model, "decision_function") else None
+    return {"model": description, **metrics(test_y, model.predict(test_x), scores)}
+
+
+def same_lambda(features: np.ndarray, labels: np.ndarray, regularization: float):
+    """The protocols' model class, non-private: (1/n)Σ loss + λ/2‖w‖², no intercept of its own (the constant
+    feature is one), on the pooled training rows: scikit-learn's C = 1/(nλ)."""
+    from sklearn.linear_model import LogisticRegression
+
+    return LogisticRegression(C=1 / (len(labels) * regularization), fit_intercept=False, max_iter=5000
+                              ).fit(features, labels)
+
+
+def tuned(features: np.ndarray, labels: np.ndarray, seed: int = 0):
+    """Logistic regression with C chosen by stratified cross-validation on the training rows only."""
+    from sklearn.linear_model import LogisticRegressionCV
+    from sklearn.model_selection import StratifiedKFold
+
+    folds = min(TUNED_FOLDS, int(np.bincount(np.unique(labels, return_inverse=True)[1]).min()))
+    return LogisticRegressionCV(Cs=np.logspace(-4, 4, TUNED_CS), cv=StratifiedKFold(max(2, folds), shuffle=True,
+                                random_state=seed), max_iter=5000).fit(features, labels)
+
+
+def baselines(data_files: list[Path], client_data: dict, regularization: float | None = None,
+              student=None) -> dict:
+    """Beside a release, on its test rows: the majority class; the same model class non-private at the same λ
+    (or `student`, a factory of the model a protocol trains, e.g. DPPP's student); a tuned non-private model."""
     test_x, test_y = client_data["test_features"], client_data["test_labels"]
     result: dict = {"test_rows": int(len(test_y)), "majority_class_rate": majority_rate(test_y)}
-    centrally = central(data_files, test_x, test_y)
-    result["central"] = centrally if centrally is not None else "unavailable: the parties' data files are not here"
+    pooled = _pooled(data_files)
+    if pooled is None:
+        unavailable = "unavailable: the parties' data files are not here"
+        result.update(same_model=unavailable, tuned=unavailable)
+        return result
+    features, labels = pooled
+    if regularization is not None and regularization > 0:
+        result["same_model"] = _scored(same_lambda(features, labels, regularization), test_x, test_y,
+                                       f"the same model class non-private, λ = {regularization:g}, pooled rows")
+    elif student is not None:
+        result["same_model"] = _scored(student(features, labels), test_x, test_y,
+                                       "the same model non-private, trained on the pooled rows")
+    model = tuned(features, labels)
+    result["tuned"] = _scored(model, test_x, test_y, f"logistic regression, C = {float(model.C_[0]):.3g} by "
+                                                     f"{TUNED_FOLDS}-fold cross-validation on the training rows")
     return result
 
 
@@ -68,4 +107,8 @@ def data_record(client_data: dict) -> dict:
     if "intercept" in client_data:
         record["intercept"] = ("a constant feature inside the unit-ball scaling" if bool(client_data["intercept"])
                                else "none (no constant feature; the linear models fit no intercept)")
+    if "scaling" in client_data:
+        import json
+
+        record["scaling"] = json.loads(str(client_data["scaling"]))
     return record

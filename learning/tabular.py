@@ -4,14 +4,15 @@ pandas reads CSV (separator sniffed, the usual missing-value markers and `?`). P
 - numeric when all but a few of its present cells parse as numbers (those few become missing, with a
   warning naming them): one stray text cell never turns a numeric column into thousands of one-hot columns;
 - otherwise categorical, one-hot, at most `max_levels` levels (more is an error naming the column);
-- missing cells are imputed (median / most frequent), with a warning that counts them.
+- missing cells are counted; the public scaling (learning/scaling.py) gives them a constant and an indicator,
+  the paper-reproduction scalings impute them (median / most frequent).
 Rows without a label are dropped (with a warning). Labels keep their names (`yes`/`no` → sorted, 0..C−1).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,10 @@ class Table:
     labels: list[str]
     columns: list[str]  # feature names after one-hot
     warnings: list[str]
+    # Each column before imputation, for the public scaling: (name, numbers with NaN) or (name, cells with None)
+    numeric: dict[str, np.ndarray] = field(default_factory=dict)
+    categorical: dict[str, list] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
 
 
 def kind_of(path: Path) -> str:
@@ -41,7 +46,18 @@ def kind_of(path: Path) -> str:
     if not lines:
         raise ValueError(f"{path} is empty")
     complete = lines[:-1] if len(head) == SNIFF_BYTES and len(lines) > 1 else lines
-    return "libsvm" if all(_LIBSVM_LINE.match(line) for line in complete) else "csv"
+    # Most lines LIBSVM: a LIBSVM file with a few bad lines (its reader then names the first), not a CSV table.
+    matching = sum(bool(_LIBSVM_LINE.match(line)) for line in complete)
+    return "libsvm" if matching * 2 > len(complete) else "csv"
+
+
+def first_bad_libsvm_line(path: Path) -> tuple[int, str] | None:
+    """(line number, text) of the first non-empty line that is not LIBSVM, or None."""
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip() and not line.lstrip().startswith("#") and not _LIBSVM_LINE.match(line):
+                return number, line.strip()[:60]
+    return None
 
 
 def read_csv(path: Path, label: str, max_levels: int = DEFAULT_MAX_LEVELS) -> Table:
@@ -64,6 +80,8 @@ def read_csv(path: Path, label: str, max_levels: int = DEFAULT_MAX_LEVELS) -> Ta
     if len(frame) < 2:
         raise ValueError(f"{path} has fewer than two labeled rows")
     blocks, names = [], []
+    numeric: dict[str, np.ndarray] = {}
+    categorical: dict[str, list] = {}
     for name in frame.columns:
         if name == label:
             continue
@@ -78,7 +96,8 @@ def read_csv(path: Path, label: str, max_levels: int = DEFAULT_MAX_LEVELS) -> Ta
                                 "missing")
             missing = int(numbers.isna().sum())
             if missing:
-                warnings.append(f"column {name!r}: {missing} missing values imputed with the median")
+                warnings.append(f"column {name!r}: {missing} missing cells")
+            numeric[name] = numbers.to_numpy(dtype=float)
             blocks.append(numbers.fillna(numbers.median()).to_numpy(dtype=float)[:, None])
             names.append(name)
             continue
@@ -90,14 +109,15 @@ def read_csv(path: Path, label: str, max_levels: int = DEFAULT_MAX_LEVELS) -> Ta
         if len(levels) > max_levels:
             raise ValueError(f"column {name!r} has {len(levels)} distinct values, more than {max_levels} levels of a "
                              "categorical feature: drop it, bin it, or raise --max-levels")
+        categorical[name] = [None if cell is None or cell != cell else str(cell) for cell in cells]
         if missing:
             most_frequent = cells[present].value_counts().idxmax()
-            warnings.append(f"column {name!r}: {missing} missing values imputed with the most frequent "
-                            f"({most_frequent!r})")
+            warnings.append(f"column {name!r}: {missing} missing cells")
             cells = cells.fillna(most_frequent)
         blocks.append(np.stack([(cells == level).to_numpy(dtype=float) for level in levels], axis=1))
         names += [f"{name}={level}" for level in levels]
     if not blocks:
         raise ValueError(f"{path} has no feature columns besides {label!r}")
     labels = [str(v).strip() for v in frame[label]]
-    return Table(np.hstack(blocks), labels, names, warnings)
+    order = [name for name in frame.columns if name in numeric or name in categorical]
+    return Table(np.hstack(blocks), labels, names, warnings, numeric, categorical, order)

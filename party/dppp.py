@@ -28,6 +28,7 @@ from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
 from threshold_sum.binding import SumSlot
 from threshold_sum.context import proof_context
+from vote_proofs import votes as vote_proofs
 
 MAX_DEADLINE_S = 3600.0
 
@@ -94,7 +95,12 @@ class TeacherSide(RoleSide):
         predictions = np.asarray(self.own.model.predict(self.features), dtype=int)
         votes = one_hot(predictions, parameters.classes)
         noise = np.array(parameters.draw_shares(votes.size), dtype=np.int64).reshape(votes.shape)
-        plaintexts = parameters.layout(public_key.n).pack((votes + noise).ravel().tolist())
+        if parameters.proven_votes:
+            return self._cast_proven(votes, noise)
+        cast = votes + noise
+        if self.own.fault == "vote-two-ones":  # test mode only: a second 1 in query 0, unproven
+            cast[0, 1 if votes[0, 0] else 0] += 1
+        plaintexts = parameters.layout(public_key.n).pack(cast.ravel().tolist())
         # The paper's layout is the measured baseline: plain phe encryption (r^n mod n²) as well.
         encrypt = public_key.encryptor.encrypt if parameters.packed else public_key.paillier.raw_encrypt
         ciphertexts = [ct.to_bytes(public_key.paillier, encrypt(p)) for p in plaintexts]
@@ -105,6 +111,21 @@ class TeacherSide(RoleSide):
                                                                                values=ciphertexts),
                                   signature=signed(self.own, SumSlot.of("dppp", self.session_id, self.parameters), public_key.key_id,
                                                    ciphertexts))
+
+    def _cast_proven(self, votes: np.ndarray, noise: np.ndarray) -> dppp_pb2.DpppVotes:
+        """Step 2 with proven votes: Enc(z_{i,q}) packed, and per query Enc(one-hot) with its proof."""
+        public_key = self.own.public_key
+        layout = self.parameters.layout(public_key.n)
+        noise_ciphertexts = vote_proofs.noise_ciphertexts(public_key, layout, noise, self.parameters.share_range)
+        proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context("dppp", self.session_id, self.own.id))
+        if self.own.fault in ("vote-two-ones", "vote-stuffed"):  # test mode only: a malicious teacher
+            proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, self.own.fault == "vote-stuffed")
+        p = self.parameters
+        signature = signed(self.own, SumSlot("dppp", self.session_id), public_key.key_id, list(vote_proofs.folded(
+            public_key, layout, p.queries, p.classes, p.share_range, noise_ciphertexts, proven).values))
+        self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
+        self.drawn = Drawn(votes, noise)
+        return dppp_pb2.DpppVotes(tosses=p.share_range, proven=proven, votes=noise_ciphertexts, signature=signature)
 
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
         """Steps 4–5: check the request before any work, then one proven partial decryption per ciphertext."""

@@ -20,7 +20,7 @@ from cryptocore.key_checks import check_key_id
 from du import accounting, encoding
 from du.local import local_update, noise_source
 from du.objectives import augment
-from du.parameters import MAX_RUN_STEPS, DuParameters
+from du.parameters import FRACTIONAL_BITS, MAX_RECORDS, MAX_RUN_STEPS, DuParameters
 from mpdp_proto.v1 import common_pb2, du_pb2
 from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
@@ -105,10 +105,15 @@ class TrainerSide(RoleSide):
 
     def _upload(self, round_number: int, theta: np.ndarray) -> du_pb2.DuUpload:
         p, records = self.parameters, len(self.labels)
+        if self.own.fault == "du-claim-records":  # test mode only: a party over-claiming its weight
+            records = MAX_RECORDS
         if not p.secure_aggregation:
             return du_pb2.DuUpload(round=round_number, records=records, theta=theta.tolist())
         public_key = self.own.public_key
-        plaintexts = encoding.layout(p, public_key.n).pack(encoding.encode(p, records, theta))
+        values = encoding.encode(p, records, theta)
+        if self.own.fault == "du-theta-outside":  # test mode only: every coordinate at 1000·B, past the encoder
+            values = [records * round(1000 * p.bound * 2**FRACTIONAL_BITS)] * p.weights + [records]
+        plaintexts = encoding.layout(p, public_key.n).pack(values)
         ciphertexts = [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(m)) for m in plaintexts]
         return du_pb2.DuUpload(round=round_number, encrypted=common_pb2.Ciphertexts(key_id=public_key.key_id,
                                                                                     values=ciphertexts),

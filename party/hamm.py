@@ -29,6 +29,7 @@ from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
 from threshold_sum.binding import SumSlot
 from threshold_sum.context import proof_context
+from vote_proofs import votes as vote_proofs
 
 MAX_DEADLINE_S = 3600.0
 
@@ -82,6 +83,8 @@ class VoterSide(RoleSide):
         parameters, public_key = self.parameters, self.own.public_key
         votes = vote_slots(self.own.model.predict(self.features), parameters.classes)
         noise = np.array(parameters.draw_shares(votes.size), dtype=np.int64).reshape(votes.shape)
+        if parameters.proven_votes:
+            return self._cast_proven(votes, noise)
         plaintexts = parameters.layout(public_key.n).pack((votes + noise).ravel().tolist())
         ciphertexts = [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(p)) for p in plaintexts]
         # An abort that arrived while voting wins: nothing is released.
@@ -92,6 +95,22 @@ class VoterSide(RoleSide):
                                                                               values=ciphertexts),
                                   signature=signed(self.own, SumSlot.of("hamm", self.session_id, self.parameters), public_key.key_id,
                                                    ciphertexts))
+
+    def _cast_proven(self, votes: np.ndarray, noise: np.ndarray) -> hamm_pb2.HammVotes:
+        """Step 2 with proven votes: Enc(z_i(x)) packed, and per point Enc(vote) with its proof."""
+        public_key = self.own.public_key
+        layout = self.parameters.layout(public_key.n)
+        noise_ciphertexts = vote_proofs.noise_ciphertexts(public_key, layout, noise, self.parameters.share_range)
+        proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context("hamm", self.session_id, self.own.id))
+        if self.own.fault in ("vote-two-ones", "vote-stuffed"):  # test mode only: a malicious voter
+            proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, self.own.fault == "vote-stuffed")
+        p = self.parameters
+        signature = signed(self.own, SumSlot("hamm", self.session_id), public_key.key_id, list(vote_proofs.folded(
+            public_key, layout, p.aux_points, p.vote_width, p.share_range, noise_ciphertexts, proven).values))
+        self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
+        if self.own.test_mode:
+            self.drawn = Drawn(votes, noise)
+        return hamm_pb2.HammVotes(tosses=p.share_range, proven=proven, votes=noise_ciphertexts, signature=signature)
 
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
         """Step 3: check the request before any work, then one proven partial decryption per ciphertext."""

@@ -31,7 +31,7 @@ from cryptocore.shared_base import powmod_exponents
 from learning.pathak_local import train
 from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from party.resources import PartyResources
-from pathak import comparison, permutation
+from pathak import comparison, permutation, ring
 from pathak.encoding import LEADER, int_from_signed_bytes, signed_bytes
 from pathak.indicator import bit_proof_from_message, indicator_context
 from pathak.keys import (
@@ -61,7 +61,7 @@ class TestRecord:  # test mode only; still never printed
 
 class PathakPartySession(PathakParticipant):
     def __init__(self, session_id: str, me: int, parameters: PathakParameters, features: np.ndarray,
-                 labels: np.ndarray, key_bits: int, test_mode: bool):
+                 labels: np.ndarray, key_bits: int, test_mode: bool, fault: str | None = None):
         if not 1 <= me <= parameters.parties:
             raise invalid(f"party {me} is not among the session's {parameters.parties} parties")
         if features.shape[1] != parameters.dimension:
@@ -72,12 +72,15 @@ class PathakPartySession(PathakParticipant):
             raise precondition(f"this party has fewer records than the session's n_min = {parameters.n_min}")
         super().__init__(session_id, party(me), parameters)
         self.me = me
+        self.fault = fault if test_mode else None
         self.key_bits = key_bits
         self.records = len(labels)
         self.model = train(features, labels, parameters.regularization, parameters.gradient_tolerance)  # step 3.1
         # Stage 2 step 3: ζ_j, the noise of the *sum*, on the integer grid at the sum's scale (distributed: this
         # party's share of it).
         self.noise = parameters.draw_noise(self.records, noise_source(parameters.noise_seed, me))
+        if self.fault == "no-noise-share":  # test mode only: a party that adds no noise
+            self.noise = [0] * len(self.noise)
         self.drawn = TestRecord(self.model, self.noise, self.records) if test_mode else None
         n_prime = parameters.tie_broken(me, self.records)
         self.a = secrets.randbelow(2**parameters.share_bits)  # Stage 1 step 1
@@ -305,6 +308,8 @@ class PathakPartySession(PathakParticipant):
 
     def _step_finish(self, out) -> bool:
         finished = super()._step_finish(out)
+        if finished and self.fault == "stage3-offset" and self.published is not None:  # test mode: a malicious share
+            self.published = ring.add([self.published, [2**100] + [0] * (self.parameters.dimension - 1)])
         if finished and self.zeta is not None:
             # every party re-randomises a few values under ζ each session: a small table (2 MB) suffices
             self._charlies_key.encryptor.precompute_while_idle(window_bits=4)
@@ -494,7 +499,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         own.admit(session_id, "pathak", parameters.guarantee())  # its own policy, before any work on its data
         try:
             side = PathakPartySession(session_id, me.id, parameters, own.features, own.labels,
-                                      own.public_key.n.bit_length(), own.test_mode)
+                                      own.public_key.n.bit_length(), own.test_mode, own.fault)
         except ValueError as error:  # e.g. a multi-class data set, or an inexact local minimiser
             raise invalid(str(error)) from None
         own.spend(session_id, "pathak", parameters.guarantee())  # before anything derived from the data

@@ -19,7 +19,9 @@ from threshold_sum.binding import ContributionKeys
 log = logging.getLogger(__name__)
 
 REFUSED = "refused by the party's privacy policy"  # all an opener learns of a refusal: no reason, no spending
-FAULTS = ("tamper-partial-decryption", "crash-after-spend")  # protocol-level faults; transport faults are wire/faults.py's
+FAULTS = ("tamper-partial-decryption", "crash-after-spend", "vote-two-ones", "vote-stuffed",
+          "stage3-offset", "du-claim-records", "du-theta-outside",
+          "no-noise-share")  # protocol-level faults; transport faults are wire/faults.py's
 
 
 @dataclass

@@ -71,11 +71,17 @@ class PathakParameters:
         if not 1 <= self.n_min < 2**MAX_RECORDS_BITS or not 0 < self.deadline_seconds <= 86_400:
             raise invalid(f"n_min in [1, 2^{MAX_RECORDS_BITS}) and a deadline in (0, 1 day] are required")
         # Z_{2^R} must hold Σ_j round(2^F·ŵ_j) + ζ with room for the sign (|ŵ_i| ≤ ‖ŵ‖ ≤ 1/λ).
+        if self.honest_sum_bound >= 2 ** (RING_BITS - 2):
+            raise invalid("K·2^F/λ + B_ζ does not fit the share ring Z_{2^128}")
+
+    @property
+    def honest_sum_bound(self) -> int:
+        """Largest |T_i| of the reconstructed sum T = Σ_j round(2^F·ŵ_j) + ζ that honest parties can produce:
+        |ŵ_i| ≤ ‖ŵ‖ ≤ 1/λ (the clamp-free bound of a λ-regularised minimiser), rounding ½ each, and ζ clamped to
+        B_ζ (selected: one party's; distributed: K shares of at most B each)."""
         noise_bound = (self.parties * self.distributed_noise.clamp_bound if self.distributed_noise is not None
                        else self.noise.clamp_bound_grid)
-        largest = self.parties * (1 / self.regularization) * 2**self.fractional_bits + noise_bound
-        if largest >= 2 ** (RING_BITS - 2):
-            raise invalid("K·2^F/λ + B_ζ does not fit the share ring Z_{2^128}")
+        return math.ceil(self.parties * (2**self.fractional_bits / self.regularization + 1)) + int(noise_bound)
 
     @classmethod
     def for_noise(cls, noise: str, epsilon: float, delta: float, regularization: float, calibration: str,

@@ -47,9 +47,14 @@ class RoleSide(SessionStateMachine):
         """A message could not be delivered (after retries). Raising aborts the session everywhere; a side
         that ends quietly aborts itself."""
         if not self.announce_abort:
-            self.abort(f"{kind} to {to} failed: {reason}")
+            self.abort(self.unreachable_reason())
             return []
-        raise aborted(f"{kind} to {to} failed: {reason}")
+        raise aborted(self.unreachable_reason())
+
+    def unreachable_reason(self) -> str:
+        """The abort reason for an undeliverable message: which session, and no more. The other participants
+        read it, and a message's kind and receiver may be secret (a routed Pathak share names one π1 edge)."""
+        return f"session {self.session_id}: a participant could not be reached"
 
     def fail(self, reason: str) -> NoReturn:
         """Abort (the host tells every participant) and stop the step that found it."""

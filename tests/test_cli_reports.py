@@ -14,7 +14,8 @@ def test_a_run_report_records_the_split_and_puts_the_result_beside_its_baselines
     report = json.loads(path.read_text())
     data, baselines = report["data"], report["baselines"]
     assert set(data["labels"]) == {"malignant", "benign"} and isinstance(data["split_seed"], int)
-    assert 0.5 < baselines["majority_class_rate"] < 1 and baselines["central"]["accuracy"] > 0.85
+    assert 0.5 < baselines["majority_class_rate"] < 1 and baselines["tuned"]["accuracy"] > 0.85
+    assert "λ = 0.01" in baselines["same_model"]["model"] and isinstance(report["warnings"], list)
     assert {"accuracy", "balanced_accuracy", "auc"} <= set(report["result"]["test_metrics"])
     out = capsys.readouterr().out
     assert "beside its baselines" in out and "privacy asked vs delivered" in out and "labels malignant" in out

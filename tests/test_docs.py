@@ -21,16 +21,20 @@ def shell_blocks(text: str) -> list[str]:
     return re.findall(r"```sh\n(.*?)```", text, re.DOTALL)
 
 
-def mpdp_commands(text: str) -> list[list[str]]:
+def commands_of(block: str) -> list[list[str]]:
+    """The `mpdp` commands of one shell block, each as its arguments."""
     commands = []
-    for block in shell_blocks(text):
-        for line in block.splitlines():
-            line = line.split("#", 1)[0].strip()
-            for part in line.split("&&"):
-                words = shlex.split(part)
-                if words and words[0] == "mpdp":
-                    commands.append(words[1:])
+    for line in block.splitlines():
+        line = line.split("#", 1)[0].strip()
+        for part in line.split("&&"):
+            words = shlex.split(part)
+            if words and words[0] == "mpdp":
+                commands.append(words[1:])
     return commands
+
+
+def mpdp_commands(text: str) -> list[list[str]]:
+    return [command for block in shell_blocks(text) for command in commands_of(block)]
 
 
 def test_readme_is_a_quickstart():
@@ -90,8 +94,10 @@ def test_readme_commands_in_short_run_as_written(tmp_path):
     """The README's "Commands in short" block, on 1024-bit keys so it stays quick."""
     text = README.read_text()
     block = next(b for b in shell_blocks(text) if "mpdp up" in b)
+    commands = commands_of(block)
+    assert [words[0] for words in commands][:2] == ["up", "run"] and commands[-1][0] == "down"
     try:
-        for words in mpdp_commands(block):
+        for words in commands:
             if words[0] == "up":
                 words = [*words, "--bits", "1024"]
             result = subprocess.run([sys.executable, "-m", "launcher.cli", *words], cwd=tmp_path,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -19,7 +20,7 @@ import grpc
 
 from cryptocore.errors import CryptoError
 from mpdp_proto.v1 import common_pb2, role_pb2, role_pb2_grpc
-from sessions.errors import ProtocolError, aborted, clean_reason, denied, invalid, precondition
+from sessions.errors import ProtocolError, aborted, clean_reason, denied, exhausted, invalid, precondition
 from sessions.identity import CLIENT, Identity
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
@@ -63,6 +64,9 @@ class HostedSession:
 
 
 MAX_IN_FLIGHT_PER_HOST = 16
+# Long polls (AwaitResult) one caller may hold at once: the server runs MAX_CONCURRENT_RPCS calls in all, and
+# waiting callers must leave room for the messages that let sessions finish.
+MAX_LONG_POLLS_PER_CALLER = 32
 
 
 class RoleHost:
@@ -74,6 +78,7 @@ class RoleHost:
         self._peers = peers
         self._sessions: dict[Identity, SessionRegistry[HostedSession]] = {}
         self._in_flight: dict[Principal, asyncio.Semaphore] = {}
+        self._long_polls: Counter[Principal] = Counter()
 
     # ------------------------------------------------------------------ lookup
     def _registry(self, me: Identity) -> SessionRegistry[HostedSession]:
@@ -98,15 +103,17 @@ class RoleHost:
         registry = self._registry(me)
         session_id = envelope.session_id
         if kind in protocol.opening_kinds and not registry.knows(session_id):
-            registry.check_new(session_id)  # cheap, before the side's (possibly expensive) construction
+            opener = str(principal_of(context))  # its running sessions here are capped, not everyone's
+            registry.check_new(session_id, opener)  # cheap, before the side's (possibly expensive) construction
             side = await asyncio.to_thread(protocol.open, session_id, me, sender, kind, body)
-            hosted = registry.create(session_id, HostedSession(session_id, protocol, side))
+            hosted = registry.create(session_id, HostedSession(session_id, protocol, side), opener)
             log.info("session %s opened at %s: %s", session_id, me, protocol.name)
             self._spawn(hosted, self._watchdog(hosted))
         else:
             hosted = registry.get(session_id)
             if hosted.protocol is not protocol:
                 raise invalid(f"session {session_id} runs {hosted.protocol.name}, not {protocol.name}")
+            registry.touch(session_id)
         if hosted.finished:
             raise precondition(f"session {session_id} is {hosted.side.state.value}")
         async with hosted.lock:
@@ -123,6 +130,19 @@ class RoleHost:
 
     async def await_result(self, context, envelope: role_pb2.Envelope) -> role_pb2.Envelope:
         require_sender(context, CLIENT)
+        caller = principal_of(context)
+        assert caller is not None  # require_sender found one
+        if self._long_polls[caller] >= MAX_LONG_POLLS_PER_CALLER:
+            raise exhausted(f"{caller} already waits for {MAX_LONG_POLLS_PER_CALLER} results here")
+        self._long_polls[caller] += 1
+        try:
+            return await self._await_result(context, envelope)
+        finally:
+            self._long_polls[caller] -= 1
+            if self._long_polls[caller] <= 0:
+                del self._long_polls[caller]
+
+    async def _await_result(self, context, envelope: role_pb2.Envelope) -> role_pb2.Envelope:
         sender, me = identities(envelope)
         if sender != CLIENT:
             raise denied("results go to the client")

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ampdp_proto/v1/common.proto\x12\x07mpdp.v1\"\x07\n\x05\x45mpty\"-\n\x0b\x43iphertexts\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\x0e\n\x06values\x18\x02 \x03(\x0c\"7\n\x06Matrix\x12\x0c\n\x04rows\x18\x01 \x01(\r\x12\x0f\n\x07\x63olumns\x18\x02 \x01(\r\x12\x0e\n\x06values\x18\x03 \x03(\x01\"R\n\x0bStatusReply\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\r\x12\x15\n\ropen_sessions\x18\x03 \x03(\t\x12\x12\n\nkey_id_hex\x18\x04 \x01(\t\"\x1d\n\nSessionRef\x12\x0f\n\x07session\x18\x01 \x01(\t\"T\n\x0c\x41\x62ortRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0e\n\x06sender\x18\x03 \x01(\t\x12\x10\n\x08receiver\x18\x04 \x01(\t\"\xd9\x01\n\rTrafficRecord\x12\x11\n\tfrom_role\x18\x01 \x01(\t\x12\x0f\n\x07\x66rom_id\x18\x02 \x01(\r\x12\x0f\n\x07to_role\x18\x03 \x01(\t\x12\r\n\x05to_id\x18\x04 \x01(\r\x12\x0b\n\x03rpc\x18\x05 \x01(\t\x12\x15\n\rrequest_bytes\x18\x06 \x01(\x04\x12\x16\n\x0eresponse_bytes\x18\x07 \x01(\x04\x12\x0e\n\x06status\x18\x08 \x01(\t\x12\x13\n\x0bobserved_by\x18\t \x01(\t\x12\x0f\n\x07\x63\x61ll_id\x18\n \x01(\t\x12\x12\n\nstarted_ns\x18\x0b \x01(\x04\"7\n\x0cTrafficReply\x12\'\n\x07records\x18\x01 \x03(\x0b\x32\x16.mpdp.v1.TrafficRecord\"-\n\x0bStageTiming\x12\r\n\x05stage\x18\x01 \x01(\t\x12\x0f\n\x07seconds\x18\x02 \x01(\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ampdp_proto/v1/common.proto\x12\x07mpdp.v1\"\x07\n\x05\x45mpty\"-\n\x0b\x43iphertexts\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\x0e\n\x06values\x18\x02 \x03(\x0c\"M\n\x0fMembershipProof\x12\x13\n\x0b\x63ommitments\x18\x01 \x03(\x0c\x12\x12\n\nchallenges\x18\x02 \x03(\x0c\x12\x11\n\tresponses\x18\x03 \x03(\x0c\"b\n\x0bProvenVotes\x12)\n\x0b\x63iphertexts\x18\x01 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12(\n\x06proofs\x18\x02 \x03(\x0b\x32\x18.mpdp.v1.MembershipProof\"7\n\x06Matrix\x12\x0c\n\x04rows\x18\x01 \x01(\r\x12\x0f\n\x07\x63olumns\x18\x02 \x01(\r\x12\x0e\n\x06values\x18\x03 \x03(\x01\"R\n\x0bStatusReply\x12\x0c\n\x04role\x18\x01 \x01(\t\x12\n\n\x02id\x18\x02 \x01(\r\x12\x15\n\ropen_sessions\x18\x03 \x03(\t\x12\x12\n\nkey_id_hex\x18\x04 \x01(\t\"\x1d\n\nSessionRef\x12\x0f\n\x07session\x18\x01 \x01(\t\"T\n\x0c\x41\x62ortRequest\x12\x12\n\nsession_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0e\n\x06sender\x18\x03 \x01(\t\x12\x10\n\x08receiver\x18\x04 \x01(\t\"\xd9\x01\n\rTrafficRecord\x12\x11\n\tfrom_role\x18\x01 \x01(\t\x12\x0f\n\x07\x66rom_id\x18\x02 \x01(\r\x12\x0f\n\x07to_role\x18\x03 \x01(\t\x12\r\n\x05to_id\x18\x04 \x01(\r\x12\x0b\n\x03rpc\x18\x05 \x01(\t\x12\x15\n\rrequest_bytes\x18\x06 \x01(\x04\x12\x16\n\x0eresponse_bytes\x18\x07 \x01(\x04\x12\x0e\n\x06status\x18\x08 \x01(\t\x12\x13\n\x0bobserved_by\x18\t \x01(\t\x12\x0f\n\x07\x63\x61ll_id\x18\n \x01(\t\x12\x12\n\nstarted_ns\x18\x0b \x01(\x04\"7\n\x0cTrafficReply\x12\'\n\x07records\x18\x01 \x03(\x0b\x32\x16.mpdp.v1.TrafficRecord\"-\n\x0bStageTiming\x12\r\n\x05stage\x18\x01 \x01(\t\x12\x0f\n\x07seconds\x18\x02 \x01(\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,18 +35,22 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_EMPTY']._serialized_end=46
   _globals['_CIPHERTEXTS']._serialized_start=48
   _globals['_CIPHERTEXTS']._serialized_end=93
-  _globals['_MATRIX']._serialized_start=95
-  _globals['_MATRIX']._serialized_end=150
-  _globals['_STATUSREPLY']._serialized_start=152
-  _globals['_STATUSREPLY']._serialized_end=234
-  _globals['_SESSIONREF']._serialized_start=236
-  _globals['_SESSIONREF']._serialized_end=265
-  _globals['_ABORTREQUEST']._serialized_start=267
-  _globals['_ABORTREQUEST']._serialized_end=351
-  _globals['_TRAFFICRECORD']._serialized_start=354
-  _globals['_TRAFFICRECORD']._serialized_end=571
-  _globals['_TRAFFICREPLY']._serialized_start=573
-  _globals['_TRAFFICREPLY']._serialized_end=628
-  _globals['_STAGETIMING']._serialized_start=630
-  _globals['_STAGETIMING']._serialized_end=675
+  _globals['_MEMBERSHIPPROOF']._serialized_start=95
+  _globals['_MEMBERSHIPPROOF']._serialized_end=172
+  _globals['_PROVENVOTES']._serialized_start=174
+  _globals['_PROVENVOTES']._serialized_end=272
+  _globals['_MATRIX']._serialized_start=274
+  _globals['_MATRIX']._serialized_end=329
+  _globals['_STATUSREPLY']._serialized_start=331
+  _globals['_STATUSREPLY']._serialized_end=413
+  _globals['_SESSIONREF']._serialized_start=415
+  _globals['_SESSIONREF']._serialized_end=444
+  _globals['_ABORTREQUEST']._serialized_start=446
+  _globals['_ABORTREQUEST']._serialized_end=530
+  _globals['_TRAFFICRECORD']._serialized_start=533
+  _globals['_TRAFFICRECORD']._serialized_end=750
+  _globals['_TRAFFICREPLY']._serialized_start=752
+  _globals['_TRAFFICREPLY']._serialized_end=807
+  _globals['_STAGETIMING']._serialized_start=809
+  _globals['_STAGETIMING']._serialized_end=854
 # @@protoc_insertion_point(module_scope)

@@ -18,6 +18,24 @@ class Ciphertexts(_message.Message):
     values: _containers.RepeatedScalarFieldContainer[bytes]
     def __init__(self, key_id: _Optional[bytes] = ..., values: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
+class MembershipProof(_message.Message):
+    __slots__ = ("commitments", "challenges", "responses")
+    COMMITMENTS_FIELD_NUMBER: _ClassVar[int]
+    CHALLENGES_FIELD_NUMBER: _ClassVar[int]
+    RESPONSES_FIELD_NUMBER: _ClassVar[int]
+    commitments: _containers.RepeatedScalarFieldContainer[bytes]
+    challenges: _containers.RepeatedScalarFieldContainer[bytes]
+    responses: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, commitments: _Optional[_Iterable[bytes]] = ..., challenges: _Optional[_Iterable[bytes]] = ..., responses: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class ProvenVotes(_message.Message):
+    __slots__ = ("ciphertexts", "proofs")
+    CIPHERTEXTS_FIELD_NUMBER: _ClassVar[int]
+    PROOFS_FIELD_NUMBER: _ClassVar[int]
+    ciphertexts: Ciphertexts
+    proofs: _containers.RepeatedCompositeFieldContainer[MembershipProof]
+    def __init__(self, ciphertexts: _Optional[_Union[Ciphertexts, _Mapping]] = ..., proofs: _Optional[_Iterable[_Union[MembershipProof, _Mapping]]] = ...) -> None: ...
+
 class Matrix(_message.Message):
     __slots__ = ("rows", "columns", "values")
     ROWS_FIELD_NUMBER: _ClassVar[int]

@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class DpppParameters(_message.Message):
-    __slots__ = ("epsilon", "delta", "queries", "classes", "teachers", "honest_fraction", "packed", "key_id", "total_tosses", "noise", "skellam_grid")
+    __slots__ = ("epsilon", "delta", "queries", "classes", "teachers", "honest_fraction", "packed", "key_id", "total_tosses", "noise", "skellam_grid", "proven_votes")
     EPSILON_FIELD_NUMBER: _ClassVar[int]
     DELTA_FIELD_NUMBER: _ClassVar[int]
     QUERIES_FIELD_NUMBER: _ClassVar[int]
@@ -21,6 +21,7 @@ class DpppParameters(_message.Message):
     TOTAL_TOSSES_FIELD_NUMBER: _ClassVar[int]
     NOISE_FIELD_NUMBER: _ClassVar[int]
     SKELLAM_GRID_FIELD_NUMBER: _ClassVar[int]
+    PROVEN_VOTES_FIELD_NUMBER: _ClassVar[int]
     epsilon: float
     delta: float
     queries: int
@@ -32,7 +33,8 @@ class DpppParameters(_message.Message):
     total_tosses: int
     noise: str
     skellam_grid: int
-    def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., teachers: _Optional[int] = ..., honest_fraction: _Optional[float] = ..., packed: _Optional[bool] = ..., key_id: _Optional[bytes] = ..., total_tosses: _Optional[int] = ..., noise: _Optional[str] = ..., skellam_grid: _Optional[int] = ...) -> None: ...
+    proven_votes: bool
+    def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., teachers: _Optional[int] = ..., honest_fraction: _Optional[float] = ..., packed: _Optional[bool] = ..., key_id: _Optional[bytes] = ..., total_tosses: _Optional[int] = ..., noise: _Optional[str] = ..., skellam_grid: _Optional[int] = ..., proven_votes: _Optional[bool] = ...) -> None: ...
 
 class DpppRoundRequest(_message.Message):
     __slots__ = ("parameters", "features", "deadline_seconds")
@@ -55,17 +57,19 @@ class DpppQueries(_message.Message):
     def __init__(self, parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
 
 class DpppVotes(_message.Message):
-    __slots__ = ("tosses", "votes", "signature")
+    __slots__ = ("tosses", "votes", "signature", "proven")
     TOSSES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
     SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    PROVEN_FIELD_NUMBER: _ClassVar[int]
     tosses: int
     votes: _common_pb2.Ciphertexts
     signature: _threshold_sum_pb2.ContributionSignature
-    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
+    proven: _common_pb2.ProvenVotes
+    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ...) -> None: ...
 
 class DpppRoundResult(_message.Message):
-    __slots__ = ("queries", "classes", "histograms", "labels", "contributors", "decryptors", "rejected", "timing", "tosses_per_teacher", "total_tosses_required")
+    __slots__ = ("queries", "classes", "histograms", "labels", "contributors", "decryptors", "rejected", "timing", "tosses_per_teacher", "total_tosses_required", "rejected_votes")
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     CLASSES_FIELD_NUMBER: _ClassVar[int]
     HISTOGRAMS_FIELD_NUMBER: _ClassVar[int]
@@ -76,6 +80,7 @@ class DpppRoundResult(_message.Message):
     TIMING_FIELD_NUMBER: _ClassVar[int]
     TOSSES_PER_TEACHER_FIELD_NUMBER: _ClassVar[int]
     TOTAL_TOSSES_REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_VOTES_FIELD_NUMBER: _ClassVar[int]
     queries: int
     classes: int
     histograms: _containers.RepeatedScalarFieldContainer[int]
@@ -86,7 +91,8 @@ class DpppRoundResult(_message.Message):
     timing: _containers.RepeatedCompositeFieldContainer[_common_pb2.StageTiming]
     tosses_per_teacher: int
     total_tosses_required: int
-    def __init__(self, queries: _Optional[int] = ..., classes: _Optional[int] = ..., histograms: _Optional[_Iterable[int]] = ..., labels: _Optional[_Iterable[int]] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_teacher: _Optional[int] = ..., total_tosses_required: _Optional[int] = ...) -> None: ...
+    rejected_votes: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
+    def __init__(self, queries: _Optional[int] = ..., classes: _Optional[int] = ..., histograms: _Optional[_Iterable[int]] = ..., labels: _Optional[_Iterable[int]] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_teacher: _Optional[int] = ..., total_tosses_required: _Optional[int] = ..., rejected_votes: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ...) -> None: ...
 
 class DpppTestRecord(_message.Message):
     __slots__ = ("votes", "noise")

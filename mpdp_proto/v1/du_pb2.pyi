@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class DuParameters(_message.Message):
-    __slots__ = ("method", "epsilon", "delta", "rounds", "tolerance", "local_epochs", "learning_rate", "regularization", "parties", "dimension", "bound", "secure_aggregation", "honest_fraction", "key_id", "batch_size")
+    __slots__ = ("method", "epsilon", "delta", "rounds", "tolerance", "local_epochs", "learning_rate", "regularization", "parties", "dimension", "bound", "secure_aggregation", "honest_fraction", "key_id", "batch_size", "records_cap")
     METHOD_FIELD_NUMBER: _ClassVar[int]
     EPSILON_FIELD_NUMBER: _ClassVar[int]
     DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -25,6 +25,7 @@ class DuParameters(_message.Message):
     HONEST_FRACTION_FIELD_NUMBER: _ClassVar[int]
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     BATCH_SIZE_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_CAP_FIELD_NUMBER: _ClassVar[int]
     method: str
     epsilon: float
     delta: float
@@ -40,7 +41,8 @@ class DuParameters(_message.Message):
     honest_fraction: float
     key_id: bytes
     batch_size: int
-    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., rounds: _Optional[int] = ..., tolerance: _Optional[float] = ..., local_epochs: _Optional[int] = ..., learning_rate: _Optional[float] = ..., regularization: _Optional[float] = ..., parties: _Optional[int] = ..., dimension: _Optional[int] = ..., bound: _Optional[float] = ..., secure_aggregation: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., batch_size: _Optional[int] = ...) -> None: ...
+    records_cap: int
+    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., rounds: _Optional[int] = ..., tolerance: _Optional[float] = ..., local_epochs: _Optional[int] = ..., learning_rate: _Optional[float] = ..., regularization: _Optional[float] = ..., parties: _Optional[int] = ..., dimension: _Optional[int] = ..., bound: _Optional[float] = ..., secure_aggregation: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., batch_size: _Optional[int] = ..., records_cap: _Optional[int] = ...) -> None: ...
 
 class DuOpen(_message.Message):
     __slots__ = ("parameters", "round_deadline_seconds", "noise_seed")

@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class HammParameters(_message.Message):
-    __slots__ = ("method", "epsilon", "delta", "regularization", "classes", "parties", "aux_points", "dimension", "noisy_counts", "protect_aux", "honest_fraction", "key_id", "count_noise")
+    __slots__ = ("method", "epsilon", "delta", "regularization", "classes", "parties", "aux_points", "dimension", "noisy_counts", "protect_aux", "honest_fraction", "key_id", "count_noise", "proven_votes")
     METHOD_FIELD_NUMBER: _ClassVar[int]
     EPSILON_FIELD_NUMBER: _ClassVar[int]
     DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -23,6 +23,7 @@ class HammParameters(_message.Message):
     HONEST_FRACTION_FIELD_NUMBER: _ClassVar[int]
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     COUNT_NOISE_FIELD_NUMBER: _ClassVar[int]
+    PROVEN_VOTES_FIELD_NUMBER: _ClassVar[int]
     method: str
     epsilon: float
     delta: float
@@ -36,7 +37,8 @@ class HammParameters(_message.Message):
     honest_fraction: float
     key_id: bytes
     count_noise: str
-    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., classes: _Optional[int] = ..., parties: _Optional[int] = ..., aux_points: _Optional[int] = ..., dimension: _Optional[int] = ..., noisy_counts: _Optional[bool] = ..., protect_aux: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., count_noise: _Optional[str] = ...) -> None: ...
+    proven_votes: bool
+    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., classes: _Optional[int] = ..., parties: _Optional[int] = ..., aux_points: _Optional[int] = ..., dimension: _Optional[int] = ..., noisy_counts: _Optional[bool] = ..., protect_aux: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., count_noise: _Optional[str] = ..., proven_votes: _Optional[bool] = ...) -> None: ...
 
 class HammOpen(_message.Message):
     __slots__ = ("parameters", "deadline_seconds", "noise_seed")
@@ -59,22 +61,26 @@ class HammQueries(_message.Message):
     def __init__(self, parameters: _Optional[_Union[HammParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
 
 class HammVotes(_message.Message):
-    __slots__ = ("tosses", "votes", "signature")
+    __slots__ = ("tosses", "votes", "signature", "proven")
     TOSSES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
     SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    PROVEN_FIELD_NUMBER: _ClassVar[int]
     tosses: int
     votes: _common_pb2.Ciphertexts
     signature: _threshold_sum_pb2.ContributionSignature
-    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
+    proven: _common_pb2.ProvenVotes
+    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ...) -> None: ...
 
 class HammAggregate(_message.Message):
-    __slots__ = ("request", "asked")
+    __slots__ = ("request", "asked", "rejected_votes")
     REQUEST_FIELD_NUMBER: _ClassVar[int]
     ASKED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_VOTES_FIELD_NUMBER: _ClassVar[int]
     request: _threshold_sum_pb2.DecryptionRequest
     asked: _containers.RepeatedScalarFieldContainer[int]
-    def __init__(self, request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., asked: _Optional[_Iterable[int]] = ...) -> None: ...
+    rejected_votes: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
+    def __init__(self, request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., asked: _Optional[_Iterable[int]] = ..., rejected_votes: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ...) -> None: ...
 
 class HolderUnreachable(_message.Message):
     __slots__ = ("holder", "reason")
@@ -85,7 +91,7 @@ class HolderUnreachable(_message.Message):
     def __init__(self, holder: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class HammResult(_message.Message):
-    __slots__ = ("weights", "rows", "voters", "contributors", "decryptors", "rejected", "timing", "tosses_per_party", "noise_norm_scale")
+    __slots__ = ("weights", "rows", "voters", "contributors", "decryptors", "rejected", "timing", "tosses_per_party", "noise_norm_scale", "rejected_votes")
     WEIGHTS_FIELD_NUMBER: _ClassVar[int]
     ROWS_FIELD_NUMBER: _ClassVar[int]
     VOTERS_FIELD_NUMBER: _ClassVar[int]
@@ -95,6 +101,7 @@ class HammResult(_message.Message):
     TIMING_FIELD_NUMBER: _ClassVar[int]
     TOSSES_PER_PARTY_FIELD_NUMBER: _ClassVar[int]
     NOISE_NORM_SCALE_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_VOTES_FIELD_NUMBER: _ClassVar[int]
     weights: _containers.RepeatedScalarFieldContainer[float]
     rows: int
     voters: int
@@ -104,7 +111,8 @@ class HammResult(_message.Message):
     timing: _containers.RepeatedCompositeFieldContainer[_common_pb2.StageTiming]
     tosses_per_party: int
     noise_norm_scale: float
-    def __init__(self, weights: _Optional[_Iterable[float]] = ..., rows: _Optional[int] = ..., voters: _Optional[int] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_party: _Optional[int] = ..., noise_norm_scale: _Optional[float] = ...) -> None: ...
+    rejected_votes: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
+    def __init__(self, weights: _Optional[_Iterable[float]] = ..., rows: _Optional[int] = ..., voters: _Optional[int] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_party: _Optional[int] = ..., noise_norm_scale: _Optional[float] = ..., rejected_votes: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ...) -> None: ...
 
 class HammTestRecord(_message.Message):
     __slots__ = ("votes", "noise", "counts", "eta")

@@ -1,0 +1,73 @@
+"""`mpdp demo`: one deployment for the protocols that learn with a handful of parties, and one of many logical
+parties on this host for a protocol that needs them (Hamm: its noise falls as 1/M), each session beside its
+baselines; every process stopped at the end."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class DemoDeployment:
+    """A protocol's own deployment in the demo and the session options that let it learn there."""
+
+    parties: int
+    parties_per_process: int
+    model: str
+    options: dict = field(default_factory=dict)
+    why: str = ""
+
+
+def _session(run_dir: Path, args, protocol, run_session, options: dict | None = None) -> None:
+    from launcher.protocol import protocol_arguments
+
+    session_args = protocol_arguments(args, protocol)
+    session_args.run_dir, session_args.topology, session_args.client_data = run_dir, None, None
+    session_args.parties = None  # the deployment in run_dir is the one to use, whatever its size
+    for name, value in (options or {}).items():
+        setattr(session_args, name, value)
+    run_session(protocol, session_args)
+
+
+def run(args, dataset, run_session, stop_on_signals) -> int:
+    from launcher import processes
+    from launcher.noise_check import demo_lines
+    from launcher.registry import PROTOCOLS
+    from privacy.ledger import UNLIMITED
+
+    started = time.perf_counter()
+    shared = [p for p in PROTOCOLS.values() if p.in_demo and p.demo_deployment is None]
+    own = [p for p in PROTOCOLS.values() if p.in_demo and p.demo_deployment is not None]
+    # Throw-away deployments on a public data set that run every protocol: no budget to keep; the roles die
+    # with this process.
+    with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as root, stop_on_signals():
+        run_dir = Path(root) / "shared"
+        print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
+              f"({args.bits}-bit keys) …", flush=True)
+        topology = processes.up(run_dir, args.parties, args.bits, dataset, args.seed, split=args.split,
+                                aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True)
+        try:
+            print("\n".join(demo_lines(args, topology, processes.RunDirectory(run_dir).client_data, shared)),
+                  flush=True)
+            for protocol in shared:
+                print()
+                _session(run_dir, args, protocol, run_session)
+        finally:
+            processes.down(run_dir)
+        for protocol in own:
+            plan = protocol.demo_deployment
+            own_dir = Path(root) / protocol.name
+            print(f"\nstarting {plan.parties} logical parties of {protocol.name} in "
+                  f"{-(-plan.parties // plan.parties_per_process)} processes ({plan.why}) …", flush=True)
+            processes.up(own_dir, plan.parties, args.bits, dataset, args.seed, model=plan.model,
+                         parties_per_process=plan.parties_per_process, split=args.split,
+                         aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True)
+            try:
+                _session(own_dir, args, protocol, run_session, plan.options)
+            finally:
+                processes.down(own_dir)
+    print(f"demo finished in {time.perf_counter() - started:.1f} s; every process stopped")
+    return 0

@@ -1,0 +1,123 @@
+"""Before any cryptography: the expected noise of a release against the signal it perturbs, from public
+quantities only (ε, λ, d, K, the party sizes the operator chose), with the fix when the noise swamps the model.
+
+Signal: a λ-regularised logistic model on rows in the unit ball has ‖w‖ ≤ √(2·ln 2/λ) (its objective at w = 0
+is ln 2 ≥ λ/2‖w‖²), a bound that reads no data. Output perturbation with L2 sensitivity Δ adds η with
+E‖η‖ = D·Δ/ε (l2-laplace: ‖η‖ ~ Gamma(D, Δ/ε)); the check states that against the bound.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+NOISY = 1.0  # expected noise above the largest model the regulariser allows: one draw decides the result
+TOO_NOISY = 3.0  # three times that: the release cannot learn
+TARGET = 0.5  # the fix aims at noise half the model's bound
+
+
+def weight_bound(regularization: float) -> float:
+    return math.sqrt(2 * math.log(2) / regularization)
+
+
+def _dimension(client_data: dict) -> int:
+    return int(client_data["test_features"].shape[1])
+
+
+def _party_sizes(client_data: dict) -> list[int]:
+    sizes = client_data.get("party_sizes")
+    return [int(v) for v in np.atleast_1d(sizes)] if sizes is not None else []
+
+
+def hamm(args, parties: int, client_data: dict) -> dict | None:
+    if getattr(args, "noisy_counts", False) or math.isinf(args.epsilon):
+        return None
+    classes = int(client_data["classes"])
+    weights = _dimension(client_data) * (1 if classes == 2 else classes)
+    per_party = (2.0 if classes == 2 else math.sqrt(2)) / args.regularization  # one party's model moves w by Δ·M
+    voters = parties if args.method == "soft" else 1
+    noise = weights * per_party / voters / args.epsilon
+    signal = weight_bound(args.regularization)
+    needed = math.ceil(weights * per_party / (TARGET * signal * args.epsilon)) if args.method == "soft" else None
+    fix = (f"raise M (logical parties: `mpdp up --parties {needed} --parties-per-process {max(1, needed // 4)}`) "
+           f"or λ (--lambda; noise ∝ 1/(Mλ), the model bound ∝ 1/√λ)" if needed else
+           "use --method soft (its sensitivity falls as 1/M) or raise λ")
+    return _check("Hamm output perturbation", noise, signal, f"D·Δ/ε = {weights}·{per_party:.3g}/({voters}·ε)",
+                  fix, parties)
+
+
+def pathak(args, parties: int, client_data: dict) -> dict | None:
+    sizes = _party_sizes(client_data)
+    if not sizes:
+        return None
+    smallest, d = min(sizes), _dimension(client_data)
+    delta = 2 / (smallest * args.regularization)  # Δ = 2/(n_(1)·λ)
+    if getattr(args, "calibration", "paper") == "tight":
+        delta /= parties
+    noise = d * delta / args.epsilon
+    signal = weight_bound(args.regularization)
+    return _check("Pathak output perturbation", noise, signal,
+                  f"D·Δ/ε with Δ = 2/(n_(1)·λ), n_(1) = {smallest}", "raise λ (--lambda), ε, or the smallest party's "
+                  "rows (--split even)", parties)
+
+
+def du(args, parties: int, client_data: dict) -> dict | None:
+    if args.method in ("none", "objective"):
+        return None
+    sizes = _party_sizes(client_data)
+    if not sizes:
+        return None
+    coefficients = (_dimension(client_data) + 1) * (_dimension(client_data) + 2) // 2
+    noise = 3 * math.sqrt(2 * coefficients) / args.epsilon  # ‖Lap(3/ε) on every coefficient‖
+    signal = min(sizes) / 4  # ‖A‖ ≤ n_i/8·‖x̃‖² ≤ n_i/4
+    return _check("Du functional mechanism (per party, per round)", noise, signal,
+                  f"‖Lap(3/ε)‖ over {coefficients} coefficients against n_i/4, n_i = {min(sizes)}",
+                  "raise ε per round, the parties' rows, or lower d", parties)
+
+
+def _check(what: str, noise: float, signal: float, formula: str, fix: str, parties: int) -> dict:
+    ratio = noise / signal
+    result: dict = {"release": what, "expected_noise_norm": noise, "signal_bound": signal, "ratio": ratio,
+              "formula": formula, "parties": parties, "warnings": []}
+    if ratio > NOISY:
+        verdict = ("it cannot learn" if ratio > TOO_NOISY else
+                   "one noise draw decides the result (`--repeat R` shows the spread)")
+        result["warnings"].append(f"{what}: at M = {parties} the expected noise is {ratio:.3g}× the largest model "
+                                  f"the regulariser allows ({formula}); {verdict}: {fix}")
+    return result
+
+
+CHECKS = {"hamm": hamm, "pathak": pathak, "du": du}
+
+
+def estimate(protocol: str, args, topology, client_data: dict) -> dict:
+    check = CHECKS.get(protocol)
+    found = check(args, len(topology.parties), client_data) if check else None
+    return found or {"warnings": []}
+
+
+def line(check: dict) -> str | None:
+    if "ratio" not in check:
+        return None
+    return (f"noise check ({check['release']}): expected ‖noise‖ {check['expected_noise_norm']:.3g} against a model "
+            f"bound {check['signal_bound']:.3g} ({check['ratio']:.2g}×)")
+
+
+def demo_lines(args, topology, client_data_path, protocols) -> list[str]:
+    """Before the demo's first session: for every protocol, whether its release can learn at these settings."""
+    from launcher import client
+    from launcher.protocol import protocol_arguments
+
+    client_data = client.load_client_data(client_data_path)
+    lines = ["before running: expected noise against the model's bound, per protocol"]
+    for protocol in protocols:
+        check = estimate(protocol.name, protocol_arguments(args, protocol), topology, client_data)
+        if "ratio" not in check:
+            lines.append(f"  {protocol.name}: no output perturbation to check (its noise is on the labels)")
+            continue
+        verdict = ("can learn" if check["ratio"] <= NOISY else "noisy, one draw decides"
+                   if check["ratio"] <= TOO_NOISY else "CANNOT learn here")
+        lines.append(f"  {protocol.name}: {verdict}: {line(check)}")
+        lines += [f"    {warning}" for warning in check["warnings"]]
+    return lines

@@ -1,0 +1,101 @@
+"""The Python API for notebooks: the same real processes as `mpdp up`, the same report as `mpdp run … --format
+json`, everything stopped on exit or error.
+
+    with mpdp.deploy(parties=5, dataset="breast-cancer") as d:
+        report = d.run("dppp", epsilon=1)
+        report.test_metrics["balanced_accuracy"], report.baselines["tuned"], report.warnings
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from cryptocore.key_sizes import DEFAULT_KEY_BITS
+
+__all__ = ["Deployment", "Report", "deploy"]
+
+
+class Report(dict):
+    """A session's report: the CLI's JSON object (a dict), with typed access to the parts a reader wants."""
+
+    @property
+    def protocol(self) -> str:
+        return str(self["protocol"])
+
+    @property
+    def test_metrics(self) -> dict[str, float]:
+        return dict(self["result"]["test_metrics"])
+
+    @property
+    def baselines(self) -> dict[str, Any]:
+        return dict(self["baselines"])
+
+    @property
+    def warnings(self) -> list[str]:
+        return list(self.get("warnings", []))
+
+    @property
+    def privacy(self) -> dict[str, Any]:
+        return dict(self["privacy"])
+
+
+class Deployment:
+    """A running deployment: `run` one protocol session against it."""
+
+    def __init__(self, run_dir: Path, topology):
+        self.run_dir = run_dir
+        self.topology = topology
+
+    def run(self, protocol: str, repeat: int = 1, **options: Any) -> Report:
+        """One session (R with `repeat`) of `protocol` with its `run` options as keywords (`lambda_` or
+        `regularization` for --lambda); the CLI's defaults for the rest."""
+        from launcher import client, session_report
+        from launcher.processes import RunDirectory
+        from launcher.registry import PROTOCOLS
+
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(PROTOCOLS)}")
+        entry = PROTOCOLS[protocol]
+        values: dict[str, Any] = {}
+        for option in entry.options():
+            flag = option.keywords.get("action") == "store_true"
+            values[option.destination] = option.keywords.get("default", False if flag else None)
+        if "lambda_" in options:
+            options["regularization"] = options.pop("lambda_")
+        unknown = sorted(set(options) - set(values))
+        if unknown:
+            raise ValueError(f"{protocol} has no option {', '.join(unknown)}; its options: {', '.join(sorted(values))}")
+        values.update(options)
+        args = argparse.Namespace(**values, repeat=repeat, run_dir=self.run_dir, topology=None, client_data=None,
+                                  dataset=None, split=None, parties=None, report=None)
+        client_data = client.load_client_data(RunDirectory(self.run_dir).client_data)
+        return Report(session_report.run(entry, args, self.topology, client_data))
+
+
+@contextmanager
+def deploy(parties: int = 5, dataset: str = "breast-cancer", bits: int = DEFAULT_KEY_BITS,
+           run_dir: str | Path | None = None, label: str | None = None, schema: str | Path | None = None,
+           seed: int | None = None, model: str | None = None, parties_per_process: int = 1,
+           intercept: bool = True, budget=None, **dataset_options: Any) -> Iterator[Deployment]:
+    """Start every role as its own process (as `mpdp up`; `budget`: each party's privacy.ledger.Budget, the
+    ledger's default when None), yield the deployment, stop everything on exit (the roles also die with this
+    process)."""
+    from launcher import processes
+    from launcher.data_report import check_parties
+    from learning import datasets
+
+    check_parties(parties)
+    data = datasets.load(dataset, label=label, schema=schema, intercept=intercept, **dataset_options)
+    with tempfile.TemporaryDirectory(prefix="mpdp-") as scratch:
+        directory = Path(run_dir) if run_dir is not None else Path(scratch) / "run"
+        topology = processes.up(directory, parties, bits, data, seed, model=model,
+                                parties_per_process=parties_per_process, budget=budget, foreground=True)
+        try:
+            yield Deployment(directory, topology)
+        finally:
+            processes.down(directory)

@@ -1,0 +1,1 @@
+"""Proven one-hot votes beside packed noise shares (docs/malicious-party.md)."""
