@@ -121,7 +121,7 @@ class TeacherSide(RoleSide):
         if self.own.fault in ("vote-two-ones", "vote-stuffed"):  # test mode only: a malicious teacher
             proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, self.own.fault == "vote-stuffed")
         p = self.parameters
-        signature = signed(self.own, SumSlot("dppp", self.session_id), public_key.key_id, list(vote_proofs.folded(
+        signature = signed(self.own, SumSlot.of("dppp", self.session_id, p), public_key.key_id, list(vote_proofs.folded(
             public_key, layout, p.queries, p.classes, p.share_range, noise_ciphertexts, proven).values))
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         self.drawn = Drawn(votes, noise)

@@ -105,7 +105,7 @@ class VoterSide(RoleSide):
         if self.own.fault in ("vote-two-ones", "vote-stuffed"):  # test mode only: a malicious voter
             proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, self.own.fault == "vote-stuffed")
         p = self.parameters
-        signature = signed(self.own, SumSlot("hamm", self.session_id), public_key.key_id, list(vote_proofs.folded(
+        signature = signed(self.own, SumSlot.of("hamm", self.session_id, p), public_key.key_id, list(vote_proofs.folded(
             public_key, layout, p.aux_points, p.vote_width, p.share_range, noise_ciphertexts, proven).values))
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         if self.own.test_mode:
