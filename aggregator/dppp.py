@@ -64,7 +64,7 @@ class DpppRoundSide(RoleSide):
         self.key_holders = list(key_holders)
         self.layout = parameters.layout(public_key.n)
         self.collector = SumCollector(public_key, teachers, self.layout.plaintexts_needed(parameters.values),
-                                      parameters.calibration.min_contributors, SumSlot("dppp", session_id), keys)
+                                      parameters.calibration.min_contributors, SumSlot.of("dppp", session_id, parameters), keys)
         self.combiner: SumCombiner | None = None
         self.request: threshold_sum_pb2.DecryptionRequest | None = None
         self.rejected_votes: dict[int, str] = {}  # teachers whose vote proofs failed

@@ -137,7 +137,7 @@ class ServerSide(RoleSide):
         if p.secure_aggregation:
             count = encoding.layout(p, self.public_key.n).plaintexts_needed(encoding.values(p))
             self.collector = SumCollector(self.public_key, self.active, count, p.min_contributors,
-                                          SumSlot("du", self.session_id, self.round), self.keys)
+                                          SumSlot.of("du", self.session_id, p, self.round), self.keys)
         model = du_pb2.DuModel(parameters=p.to_proto(), round=self.round, theta=self.theta.tolist(),
                                round_deadline_seconds=self.round_deadline_s, noise_seed=self.noise_seed)
         return [Outbound(party(number), "model", model) for number in self.active]

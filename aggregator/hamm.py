@@ -52,7 +52,7 @@ class HammCountSide(RoleSide):
         self.key_holders = list(key_holders)
         layout = parameters.layout(public_key.n)
         self.collector = SumCollector(public_key, voters, layout.plaintexts_needed(parameters.values),
-                                      parameters.min_contributors, SumSlot("hamm", session_id), keys)
+                                      parameters.min_contributors, SumSlot.of("hamm", session_id, parameters), keys)
         self._forwarded = False
         self.rejected_votes: dict[int, str] = {}  # voters whose vote proofs failed
 

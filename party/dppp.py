@@ -109,7 +109,7 @@ class TeacherSide(RoleSide):
         self.drawn = Drawn(votes, noise)
         return dppp_pb2.DpppVotes(tosses=parameters.share_range, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
                                                                                values=ciphertexts),
-                                  signature=signed(self.own, SumSlot("dppp", self.session_id), public_key.key_id,
+                                  signature=signed(self.own, SumSlot.of("dppp", self.session_id, self.parameters), public_key.key_id,
                                                    ciphertexts))
 
     def _cast_proven(self, votes: np.ndarray, noise: np.ndarray) -> dppp_pb2.DpppVotes:
@@ -121,7 +121,7 @@ class TeacherSide(RoleSide):
         if self.own.fault in ("vote-two-ones", "vote-stuffed"):  # test mode only: a malicious teacher
             proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, self.own.fault == "vote-stuffed")
         p = self.parameters
-        signature = signed(self.own, SumSlot("dppp", self.session_id), public_key.key_id, list(vote_proofs.folded(
+        signature = signed(self.own, SumSlot.of("dppp", self.session_id, p), public_key.key_id, list(vote_proofs.folded(
             public_key, layout, p.queries, p.classes, p.share_range, noise_ciphertexts, proven).values))
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         self.drawn = Drawn(votes, noise)
@@ -133,7 +133,7 @@ class TeacherSide(RoleSide):
             raise precondition(f"party {self.own.id} holds no key share")
         self._require(State.VOTED, "partial decryption")
         p = self.parameters
-        partials = proven_partials(self.own, request, SumSlot("dppp", self.session_id), p.teachers,
+        partials = proven_partials(self.own, request, SumSlot.of("dppp", self.session_id, self.parameters), p.teachers,
                                    p.calibration.min_contributors,
                                    p.layout(self.own.public_key.n).plaintexts_needed(p.values),
                                    proof_context("dppp", self.session_id))

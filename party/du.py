@@ -117,7 +117,7 @@ class TrainerSide(RoleSide):
         ciphertexts = [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(m)) for m in plaintexts]
         return du_pb2.DuUpload(round=round_number, encrypted=common_pb2.Ciphertexts(key_id=public_key.key_id,
                                                                                     values=ciphertexts),
-                               signature=signed(self.own, SumSlot("du", self.session_id, round_number),
+                               signature=signed(self.own, SumSlot.of("du", self.session_id, p, round_number),
                                                 public_key.key_id, ciphertexts))
 
     def _partially_decrypt(self, body: du_pb2.DuDecryptionRequest) -> du_pb2.DuPartialDecryptions:
@@ -127,7 +127,7 @@ class TrainerSide(RoleSide):
         if body.round >= self.next_round or body.round in self.decrypted:
             raise precondition(f"round {body.round} is not awaiting this holder's decryption (replay or early)")
         count = encoding.layout(p, self.own.public_key.n).plaintexts_needed(encoding.values(p))
-        partials = proven_partials(self.own, body.request, SumSlot("du", self.session_id, body.round), p.parties,
+        partials = proven_partials(self.own, body.request, SumSlot.of("du", self.session_id, p, body.round), p.parties,
                                    p.min_contributors, count,
                                    proof_context("du", self.session_id, body.round))
         self.decrypted.add(body.round)

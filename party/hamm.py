@@ -93,7 +93,7 @@ class VoterSide(RoleSide):
             self.drawn = Drawn(votes, noise)
         return hamm_pb2.HammVotes(tosses=parameters.share_range, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
                                                                               values=ciphertexts),
-                                  signature=signed(self.own, SumSlot("hamm", self.session_id), public_key.key_id,
+                                  signature=signed(self.own, SumSlot.of("hamm", self.session_id, self.parameters), public_key.key_id,
                                                    ciphertexts))
 
     def _cast_proven(self, votes: np.ndarray, noise: np.ndarray) -> hamm_pb2.HammVotes:
@@ -105,7 +105,7 @@ class VoterSide(RoleSide):
         if self.own.fault in ("vote-two-ones", "vote-stuffed"):  # test mode only: a malicious voter
             proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, self.own.fault == "vote-stuffed")
         p = self.parameters
-        signature = signed(self.own, SumSlot("hamm", self.session_id), public_key.key_id, list(vote_proofs.folded(
+        signature = signed(self.own, SumSlot.of("hamm", self.session_id, p), public_key.key_id, list(vote_proofs.folded(
             public_key, layout, p.aux_points, p.vote_width, p.share_range, noise_ciphertexts, proven).values))
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         if self.own.test_mode:
@@ -118,7 +118,7 @@ class VoterSide(RoleSide):
             raise precondition(f"party {self.own.id} holds no key share")
         self._require(State.VOTED, "partial decryption")
         p = self.parameters
-        partials = proven_partials(self.own, request, SumSlot("hamm", self.session_id), p.parties, p.min_contributors,
+        partials = proven_partials(self.own, request, SumSlot.of("hamm", self.session_id, self.parameters), p.parties, p.min_contributors,
                                    p.layout(self.own.public_key.n).plaintexts_needed(p.values),
                                    proof_context("hamm", self.session_id))
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")

@@ -165,7 +165,7 @@ def test_a_forged_sender_or_a_bad_signature_is_refused(attack):
     # Votes the aggregator made itself for party 4, signed with its own (CA-issued) key.
     tls = attack.d.topology.tls_for(AGGREGATOR)
     signer = ContributionSigner.from_files(tls.key, tls.certificate)
-    digest = SumSlot("dppp", "target").digest(4, attack.public.key_id, list(attack.target[1].votes.values))
+    digest = SumSlot.of("dppp", "target", DpppParameters.from_proto(attack.dppp_queries.parameters)).digest(4, attack.public.key_id, list(attack.target[1].votes.values))
     own = threshold_sum_pb2.ContributionSignature(signature=signer.sign(digest), certificate=signer.certificate)
     _refused(attack, honest + [contribution(4, attack.target[1], own)], grpc.StatusCode.PERMISSION_DENIED)
     # Party 4's genuine signature over votes it did not send.

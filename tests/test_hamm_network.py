@@ -140,7 +140,7 @@ def _votes(session_id: str, sender, parameters, public_key, values=None, tosses=
         tls = certificates.tls_for(sender)
         certificate, key = tls.certificate, tls.key
         signer = ContributionSigner.from_files(key, certificate)
-        digest = SumSlot("hamm", session_id).digest(sender.id, public_key.key_id, encrypted)
+        digest = SumSlot.of("hamm", session_id, parameters).digest(sender.id, public_key.key_id, encrypted)
         signature = threshold_sum_pb2.ContributionSignature(signature=signer.sign(digest),
                                                             certificate=signer.certificate)
     body = hamm_pb2.HammVotes(tosses=parameters.tosses_per_party if tosses is None else tosses,

@@ -1,5 +1,7 @@
 """What binds a contribution to one sum (crypto.md, "Bound decryption"): the protocol, the session, the
-sender and the slot of the protocol's schedule (a round), signed by the contributor.
+sender, the slot of the protocol's schedule (a round) and the session's parameters as the contributor holds
+them, signed by the contributor. A holder checks against its own parameters, so an opener that told the
+contributors one τ (and so one noise share) and the holders another gets nothing decrypted.
 
 `ContributionKeys` is what a role's host hands its sides: the role's own signer (if it contributes) and
 the verifier of everyone else's signatures. In a plaintext deployment (or in-process twins) there are
@@ -28,12 +30,20 @@ class SumSlot:
     protocol: str
     session_id: str
     slot: int = 0
+    terms: bytes = b""  # SHA-256 of the session's parameters (`of`)
+
+    @classmethod
+    def of(cls, protocol: str, session_id: str, parameters, slot: int = 0) -> "SumSlot":
+        """The slot under the session's parameters (a dataclass with `to_proto`), as this role holds them."""
+        encoded = parameters.to_proto().SerializeToString(deterministic=True)
+        return cls(protocol, session_id, slot, hashlib.sha256(encoded).digest())
 
     def digest(self, sender: int, key_id: bytes, ciphertexts: Sequence[bytes]) -> bytes:
-        """SHA-256(domain ‖ protocol ‖ session ‖ sender ‖ slot ‖ key id ‖ ciphertexts), each field length-prefixed."""
+        """SHA-256(domain ‖ protocol ‖ session ‖ sender ‖ slot ‖ terms ‖ key id ‖ ciphertexts), each field
+        length-prefixed."""
         hasher = hashlib.sha256()
         fields = [DOMAIN, self.protocol.encode(), self.session_id.encode(), sender.to_bytes(4, "big"),
-                  self.slot.to_bytes(8, "big"), key_id, *ciphertexts]
+                  self.slot.to_bytes(8, "big"), self.terms, key_id, *ciphertexts]
         for field in fields:
             hasher.update(len(field).to_bytes(4, "big"))
             hasher.update(field)

@@ -1,0 +1,140 @@
+"""Attacks on the roles as an active aggregator, an active curator, a malicious party and a curious
+container would mount them (spec README, threat model). Each test documents one attack; one that still
+works is marked xfail(strict=True) with what it gains, so the day it stops working the suite says so."""
+
+from __future__ import annotations
+
+import secrets
+
+import pytest
+
+from cryptocore import keyfiles, threshold
+from launcher import processes
+from learning import datasets
+from sessions.identity import party
+
+BITS = 1024
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "logical hosting: key holders are parties 1..min(K, 16) whatever process hosts them, so with "
+    "--parties-per-process P >= t one process (one party's operator) holds t shares and decrypts any "
+    "ciphertext under the deployment key alone, bound decryption and t > l/2 notwithstanding"))
+def test_no_party_process_holds_a_decrypting_quorum_of_shares(tmp_path):
+    """`up --parties 5 --parties-per-process 4`: t = 4 of 5 holders, and party/1-4's bundle holds shares 1..4.
+    The attack: that host's operator decrypts party 5's ciphertext with its own files and nobody else."""
+    parties, per_process = 5, 4
+    hosts = processes.party_hosts(parties, per_process)
+    topology = processes.prepare(tmp_path / "run", parties, BITS, datasets.load("breast-cancer"),
+                                 processes.loopback_addresses(parties, hosts), seed=3, hosts=hosts)
+    public = keyfiles.load_public_key(topology.public_key)
+    host_bundle = processes.RunDirectory(tmp_path / "run").bundle(hosts[party(1)])
+    shares = [keyfiles.load_key_share(path) for path in sorted(host_bundle.glob("key_share_*"))]
+    secret_vote = secrets.randbelow(1 << 32)
+    victims_ciphertext = public.encryptor.encrypt(secret_vote)  # what party 5 would send, under the joint key
+    if len(shares) >= public.threshold:  # the host alone: no request, no signature, no other holder
+        partials = [share.partial_decrypt(victims_ciphertext) for share in shares[:public.threshold]]
+        assert threshold.combine(public, partials) == secret_vote
+    assert len(shares) < public.threshold, f"one process holds {len(shares)} shares; t = {public.threshold}"
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "a key holder counts contributors, not honest ones: it decrypts a sum of ⌈τK⌉ contributions, and τ is "
+    "the opener's; an active aggregator with the one malicious teacher the threat model allows names K = 10, "
+    "τ = 0.2 and decrypts {victim, accomplice}: the accomplice subtracts its own votes and noise, and the "
+    "victim's votes carry N_i = N/2 tosses where (ε, δ) needs N. Needs ⌈τK⌉ + 1 contributors per sum or "
+    "N_i = N/(⌈τK⌉ − 1): a change to the calibration and the dropout rule, not a local check"))
+def test_a_decryptable_dppp_sum_keeps_full_noise_without_one_colluding_teacher():
+    from dppp.parameters import DpppParameters
+    from mpdp_proto.v1 import common_pb2, threshold_sum_pb2
+    from privacy.binomial import minimal_tosses
+    from threshold_sum import decryption
+
+    epsilon, delta, queries = 5.0, 1e-5, 10
+    parameters = DpppParameters(epsilon, delta, queries, 2, 10, 0.2, True, bytes(32),
+                                minimal_tosses(epsilon, delta, queries))
+    parameters.calibrate()  # what every teacher checks: N is the smallest for (ε, δ, Q) — it is
+    victim, accomplice = 3, 7
+    request = threshold_sum_pb2.DecryptionRequest(contributions=[
+        threshold_sum_pb2.Contribution(sender=sender, ciphertexts=common_pb2.Ciphertexts(values=[b"\x01"]))
+        for sender in (victim, accomplice)])
+    accepted = True
+    try:  # the holder's checks before its signature checks (both contributions are genuine and signed)
+        decryption._check_shape(request, parameters.teachers, parameters.calibration.min_contributors, 1)
+    except Exception:  # noqa: BLE001 — any refusal is what the test wants
+        accepted = False
+    calibration = parameters.calibration
+    unknown_to_the_coalition = calibration.guaranteed_tosses(len(request.contributions) - 1) if accepted else None
+    assert not accepted or unknown_to_the_coalition >= calibration.total_tosses, (
+        f"decrypted with {unknown_to_the_coalition} tosses the coalition does not know; (ε, δ) needs "
+        f"{calibration.total_tosses}")
+
+
+class _FixedTeacher:
+    """A teacher's classifier: every query labelled 1 (what it predicts is not what the attack is about)."""
+
+    def predict(self, features):
+        import numpy as np
+
+        return np.ones(len(features), dtype=int)
+
+
+def test_dppp_holders_refuse_contributions_made_under_other_parameters(threshold_key, tmp_path):
+    """An active DPPP aggregator tells the victims (teachers 1, 2) τ = 1, so N_i = N/K tosses each, and the key
+    holders 3..5 τ = 1/K, so two contributions suffice: without the parameters in the signed binding, t holders
+    decrypt the two victims' votes with 2N/K tosses where (ε, δ) needs N. Every holder must refuse."""
+    import numpy as np
+
+    from cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
+    from dppp.parameters import DpppParameters
+    from launcher import certs
+    from mpdp_proto.v1 import dppp_pb2, threshold_sum_pb2
+    from party.dppp import protocol
+    from party.resources import PartyResources
+    from privacy.binomial import minimal_tosses
+    from sessions.errors import ProtocolError
+    from sessions.identity import AGGREGATOR
+    from sessions.matrices import matrix_to_proto
+    from threshold_sum.binding import ContributionKeys
+    from threshold_sum.codec import batch_from_proto
+
+    public, shares = threshold_key  # t = 3 of 5: holders 3, 4 and 5 decrypt without the victims
+    teachers, queries, epsilon, delta = 5, 4, 5.0, 1e-5
+    certs.issue(tmp_path, [party(i) for i in range(1, teachers + 1)])
+
+    def keys(i: int) -> ContributionKeys:
+        cert, key = certs.certificate_files(tmp_path, party(i))
+        return ContributionKeys(ContributionVerifier.from_file(tmp_path / certs.CA_FILE),
+                                lambda name, sender: name == f"party/{sender}", ContributionSigner.from_files(key, cert))
+
+    features = np.zeros((queries, 3))
+    own = {party(i): PartyResources(i, public, shares[i - 1], _FixedTeacher(), np.zeros((10, 3)), np.zeros(10),
+                                    test_mode=True, contribution_keys=keys(i)) for i in range(1, teachers + 1)}
+    opener = protocol(own.__getitem__)
+
+    def parameters(tau: float) -> DpppParameters:
+        return DpppParameters(epsilon, delta, queries, 2, teachers, tau, True, public.key_id,
+                              minimal_tosses(epsilon, delta, queries))
+
+    told = {1: parameters(1.0), 2: parameters(1.0), 3: parameters(0.2), 4: parameters(0.2), 5: parameters(0.2)}
+    sides, votes = {}, {}
+    for i, p in told.items():  # the hostile aggregator opens one session id, with two sets of parameters
+        sides[i] = opener.open("split", party(i), AGGREGATOR, "queries", dppp_pb2.DpppQueries(
+            parameters=p.to_proto(), features=matrix_to_proto(features), deadline_seconds=60))
+        votes[i] = sides[i].cast_votes()
+    assert told[1].calibration.tosses_per_teacher * 2 < told[1].calibration.total_tosses  # 2N/5 < N
+    request = threshold_sum_pb2.DecryptionRequest(contributions=[threshold_sum_pb2.Contribution(
+        sender=i, ciphertexts=votes[i].votes, signature=votes[i].signature) for i in (1, 2)])
+    answered = {}
+    for holder in (3, 4, 5):
+        try:
+            answered[holder] = sides[holder].partially_decrypt(request)
+        except ProtocolError:
+            pass
+    if len(answered) >= public.threshold:  # the gain: the two victims' noisy votes, exactly
+        partials = [batch_from_proto(public, h, answered[h], 1).share(0) for h in sorted(answered)]
+        layout = told[1].layout(public.n)
+        expected = sum(layout.pack((sides[i].drawn.votes + sides[i].drawn.noise).ravel().tolist())[0]
+                       for i in (1, 2)) % public.n
+        assert threshold.combine(public, partials[:public.threshold]) == expected
+    assert len(answered) < public.threshold, f"holders {sorted(answered)} decrypted two victims' votes"
