@@ -161,6 +161,19 @@ def bundle_topology(topology: Topology, principal: Principal, directory: Path) -
                     client_key=topology.client_key if is_client else None)
 
 
+def _warn_of_quorum_hosts(principals: dict[Identity, Principal], holders: int, threshold: int) -> None:
+    """Key holders are parties 1..holders wherever they are hosted: a process with t of their shares can
+    decrypt alone, which no check at a key holder can stop. Say so where it happens."""
+    shares: dict[Principal, int] = {}
+    for number in range(1, holders + 1):
+        host = principals[party(number)]
+        shares[host] = shares.get(host, 0) + 1
+    for host, count in sorted(shares.items()):
+        if count >= threshold:
+            print(f"warning: {host} holds {count} key shares (t = {threshold}): that process alone can decrypt; "
+                  "with separate data owners keep --parties-per-process below t", file=sys.stderr)
+
+
 def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list[tuple[np.ndarray, np.ndarray]],
                   classes: int, client_fields: dict, aux_features: np.ndarray | None, bits: int,
                   threshold: int | None = None, model: str | None = None, insecure: bool = False,
@@ -190,8 +203,9 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
         np.savez(run.client_data, **client_fields)
         holders_by_number = {number: directories[principals[party(number)]]
                              for number in range(1, committee_size(len(parts)) + 1)}
-        _, holders = deal_into_bundles(len(parts), bits, holders_by_number, list(directories.values()), threshold,
+        t, holders = deal_into_bundles(len(parts), bits, holders_by_number, list(directories.values()), threshold,
                                        overwrite=overwrite, method=keygen)
+        _warn_of_quorum_hosts(principals, holders, t)
         issued = {} if insecure else certs.issue_bundles(directories, overwrite=overwrite)
 
         def entry(identity: Identity, **files: Any) -> RoleEntry:
