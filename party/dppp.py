@@ -18,6 +18,7 @@ from cryptocore.key_checks import check_key_id
 from dppp.parameters import DpppParameters
 from dppp.reference import one_hot
 from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
+from party import proven_ballot
 from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
 from sessions.errors import denied, invalid, precondition
@@ -28,7 +29,6 @@ from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
 from threshold_sum.binding import SumSlot
 from threshold_sum.context import proof_context
-from vote_proofs import votes as vote_proofs
 
 MAX_DEADLINE_S = 3600.0
 
@@ -106,7 +106,8 @@ class TeacherSide(RoleSide):
         ciphertexts = [ct.to_bytes(public_key.paillier, encrypt(p)) for p in plaintexts]
         # An abort that arrived while voting wins: nothing is released and the session stays aborted.
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
-        self.drawn = Drawn(votes, noise)
+        if self.own.test_mode:  # what a teacher drew is kept for the test record only
+            self.drawn = Drawn(votes, noise)
         return dppp_pb2.DpppVotes(tosses=parameters.share_range, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
                                                                                values=ciphertexts),
                                   signature=signed(self.own, SumSlot.of("dppp", self.session_id, self.parameters), public_key.key_id,
@@ -114,18 +115,13 @@ class TeacherSide(RoleSide):
 
     def _cast_proven(self, votes: np.ndarray, noise: np.ndarray) -> dppp_pb2.DpppVotes:
         """Step 2 with proven votes: Enc(z_{i,q}) packed, and per query Enc(one-hot) with its proof."""
-        public_key = self.own.public_key
-        layout = self.parameters.layout(public_key.n)
-        noise_ciphertexts = vote_proofs.noise_ciphertexts(public_key, layout, noise, self.parameters.share_range)
-        proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context("dppp", self.session_id, self.own.id))
-        if self.own.fault in ("vote-two-ones", "vote-stuffed"):  # test mode only: a malicious teacher
-            proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, self.own.fault == "vote-stuffed")
         p = self.parameters
-        signature = signed(self.own, SumSlot.of("dppp", self.session_id, p), public_key.key_id, list(vote_proofs.folded(
-            public_key, layout, p.queries, p.classes, p.share_range, noise_ciphertexts, proven).values))
+        ballot = proven_ballot.cast(self.own, "dppp", self.session_id, p, p.queries, p.classes, votes, noise)
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
-        self.drawn = Drawn(votes, noise)
-        return dppp_pb2.DpppVotes(tosses=p.share_range, proven=proven, votes=noise_ciphertexts, signature=signature)
+        if self.own.test_mode:  # what a teacher drew is kept for the test record only
+            self.drawn = Drawn(votes, noise)
+        return dppp_pb2.DpppVotes(tosses=p.share_range, proven=ballot.proven, votes=ballot.noise,
+                                  signature=ballot.signature)
 
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
         """Steps 4–5: check the request before any work, then one proven partial decryption per ciphertext."""

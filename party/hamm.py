@@ -19,6 +19,7 @@ from cryptocore.key_checks import check_key_id
 from hamm.parameters import HammParameters
 from hamm.votes import vote_slots
 from mpdp_proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
+from party import proven_ballot
 from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
 from sessions.errors import denied, invalid, precondition
@@ -29,7 +30,6 @@ from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
 from threshold_sum.binding import SumSlot
 from threshold_sum.context import proof_context
-from vote_proofs import votes as vote_proofs
 
 MAX_DEADLINE_S = 3600.0
 
@@ -98,19 +98,13 @@ class VoterSide(RoleSide):
 
     def _cast_proven(self, votes: np.ndarray, noise: np.ndarray) -> hamm_pb2.HammVotes:
         """Step 2 with proven votes: Enc(z_i(x)) packed, and per point Enc(vote) with its proof."""
-        public_key = self.own.public_key
-        layout = self.parameters.layout(public_key.n)
-        noise_ciphertexts = vote_proofs.noise_ciphertexts(public_key, layout, noise, self.parameters.share_range)
-        proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context("hamm", self.session_id, self.own.id))
-        if self.own.fault in ("vote-two-ones", "vote-stuffed"):  # test mode only: a malicious voter
-            proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, self.own.fault == "vote-stuffed")
         p = self.parameters
-        signature = signed(self.own, SumSlot.of("hamm", self.session_id, p), public_key.key_id, list(vote_proofs.folded(
-            public_key, layout, p.aux_points, p.vote_width, p.share_range, noise_ciphertexts, proven).values))
+        ballot = proven_ballot.cast(self.own, "hamm", self.session_id, p, p.aux_points, p.vote_width, votes, noise)
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         if self.own.test_mode:
             self.drawn = Drawn(votes, noise)
-        return hamm_pb2.HammVotes(tosses=p.share_range, proven=proven, votes=noise_ciphertexts, signature=signature)
+        return hamm_pb2.HammVotes(tosses=p.share_range, proven=ballot.proven, votes=ballot.noise,
+                                  signature=ballot.signature)
 
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
         """Step 3: check the request before any work, then one proven partial decryption per ciphertext."""

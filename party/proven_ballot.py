@@ -1,0 +1,37 @@
+"""A voter's proven ballot, for every protocol whose parties vote under the threshold key (DPPP's teachers,
+Hamm's voters): the noise shares packed, each row's one-hot vote with its proof, and the signature on the
+folded contribution the key holders will check (docs/malicious-party.md, crypto.md "Bound decryption")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mpdp_proto.v1 import common_pb2, threshold_sum_pb2
+from party.key_holder import signed
+from party.resources import PartyResources
+from threshold_sum.binding import SumSlot
+from vote_proofs import votes as vote_proofs
+
+MALICIOUS_VOTES = ("vote-two-ones", "vote-stuffed")  # test-mode faults of a cheating voter
+
+
+@dataclass(frozen=True)
+class Ballot:
+    noise: common_pb2.Ciphertexts
+    proven: common_pb2.ProvenVotes
+    signature: threshold_sum_pb2.ContributionSignature
+
+
+def cast(own: PartyResources, protocol: str, session_id: str, parameters, rows: int, width: int,
+         votes: np.ndarray, noise: np.ndarray) -> Ballot:
+    public_key = own.public_key
+    layout = parameters.layout(public_key.n)
+    noise_ciphertexts = vote_proofs.noise_ciphertexts(public_key, layout, noise, parameters.share_range)
+    proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context(protocol, session_id, own.id))
+    if own.fault in MALICIOUS_VOTES:  # test mode only
+        proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, own.fault == "vote-stuffed")
+    folded = vote_proofs.folded(public_key, layout, rows, width, parameters.share_range, noise_ciphertexts, proven)
+    signature = signed(own, SumSlot.of(protocol, session_id, parameters), public_key.key_id, list(folded.values))
+    return Ballot(noise_ciphertexts, proven, signature)
