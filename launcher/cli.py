@@ -606,6 +606,17 @@ def _add_experiment_command(commands) -> None:
             for option in protocol.experiment.options():
                 option.add_to(reproduce)
             reproduce.set_defaults(handler=protocol.experiment.run)
+    every = experiments.add_parser("all", help="every experiment into OUT/<protocol>/, each with a README.md")
+    every.add_argument("--out", type=Path, required=True)
+    every.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
+    every.add_argument("--quick", action="store_true", help="tiny sizes: checks the files, not a result")
+    every.set_defaults(handler=_experiment_all)
+
+
+def _experiment_all(args) -> int:
+    from launcher import experiment_all
+
+    return experiment_all.run(args)
 
 
 COMMANDS = {

@@ -44,6 +44,11 @@ def package_file(package: str, distribution: str, parts: tuple[str, ...]) -> Pat
     return path
 
 
+def available(name: str) -> bool:
+    """Whether the package holding data set `name` (mnist-5k, har) is installed."""
+    return importlib.util.find_spec(MNIST_PACKAGE if name == "mnist-5k" else HAPT_PACKAGE) is not None
+
+
 def mnist_5k() -> tuple[np.ndarray, np.ndarray]:
     """784 pixel columns and the digit in the last column, 5 000 rows."""
     table = np.loadtxt(package_file(MNIST_PACKAGE, MNIST_PACKAGE, MNIST_FILE), delimiter=",")
