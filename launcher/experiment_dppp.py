@@ -80,7 +80,8 @@ def _point(context, epsilon: float, delta: float, runs: int, seeds: np.random.Se
 
 
 def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None, delta: float | None,
-                teacher_model: str, data_dir, seed: int, delta_epsilon: float = DELTA_SWEEP_EPSILON) -> dict:
+                teacher_model: str, data_dir, seed: int, delta_factors=DELTA_FACTORS,
+                delta_epsilon: float = DELTA_SWEEP_EPSILON) -> dict:
     dataset = datasets.load(name, data_dir=data_dir)
     teachers = PAPER_TEACHERS.get(name, 20)
     seeds = np.random.SeedSequence(seed)
@@ -109,7 +110,7 @@ def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None
               f"Skellam {point['dppp-skellam']['mean']:.3f} (σ {point['noise_std']['dppp-skellam']:.1f})  "
               f"LDP {point['ldp']['mean']:.3f}  standalone {point['standalone']['mean']:.3f}", file=sys.stderr, flush=True)
     delta_points = []  # the paper's Figure 3: δ varied at one ε
-    for factor in DELTA_FACTORS:
+    for factor in delta_factors:
         point = {**_point(context, delta_epsilon, delta * factor, runs, seeds.spawn(1)[0]), **base}
         point["delta_factor"] = factor
         delta_points.append(point)
@@ -175,13 +176,15 @@ def plot(result: dict, path: Path) -> None:
 
 
 def run(out: Path, dataset_names: list[str], epsilons: list[float], runs: int, queries: int | None,
-        delta: float | None, teacher_model: str, data_dir, seed: int) -> dict:
+        delta: float | None, teacher_model: str, data_dir, seed: int, delta_factors=DELTA_FACTORS,
+        delta_epsilon: float = DELTA_SWEEP_EPSILON) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     report: dict[str, Any] = {"experiment": "dppp", "mode": "simulation (reference computation, seeded streams)",
               "frameworks": list(FRAMEWORKS), "epsilons": epsilons, "seed": seed, "datasets": []}
     for name in dataset_names:
-        result = run_dataset(name, epsilons, runs, queries, delta, teacher_model, data_dir, seed)
+        result = run_dataset(name, epsilons, runs, queries, delta, teacher_model, data_dir, seed, delta_factors,
+                             delta_epsilon)
         plot_path = out / f"dppp_{name}.png"
         plot(result, plot_path)
         result["plot"] = plot_path.name
