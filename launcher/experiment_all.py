@@ -25,7 +25,8 @@ FULL: dict[str, list[str]] = {
 }
 QUICK: dict[str, list[str]] = {
     "pathak": ["--runs", "3", "--epsilons", "1", "--lambdas", "0.001", "--wire-samples", "0"],
-    "dppp": ["--datasets", "breast-cancer", "--epsilons", "1", "10", "--runs", "2", "--queries", "20"],
+    "dppp": ["--datasets", "breast-cancer", "--epsilons", "1", "10", "--runs", "2", "--queries", "20",
+             "--delta-factors", "1", "0.01"],
     "hamm": ["--datasets", "digits", "--parties", "10", "--inverse-epsilons", "0", "1", "--trials", "2",
              "--splits", "2", "--wire-samples", "0"],
     "du": ["--datasets", "breast-cancer", "--epsilons", "1", "--trials", "2", "--rounds", "1", "--local-epochs", "2"],
