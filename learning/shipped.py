@@ -69,7 +69,7 @@ def _index(_cls, data=None):
     return data
 
 
-_SAFE = {("copy_reg", "_reconstructor"): copyreg._reconstructor, ("__builtin__", "object"): object,
+_SAFE = {("copy_reg", "_reconstructor"): getattr(copyreg, "_reconstructor"), ("__builtin__", "object"): object,
          ("__builtin__", "slice"): slice, ("numpy", "ndarray"): np.ndarray, ("numpy", "dtype"): np.dtype,
          ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
          ("_codecs", "encode"): codecs.encode}
