@@ -380,7 +380,7 @@ def _add_bench_dataset_options(parser, default: str, help_text: str) -> None:
 
 def _add_dataset_options(parser) -> None:
     parser.add_argument("--dataset", default="breast-cancer",
-                        help="breast-cancer, digits, a9a, or a path to a CSV (with --label) or LIBSVM file")
+                        help="breast-cancer, digits, mnist-5k, har (mpdp[experiments]), a9a, or a path to a CSV (with --label) or LIBSVM file")
     parser.add_argument("--label", help="label column of a CSV data set")
     parser.add_argument("--max-levels", type=int, default=100, metavar="N",
                         help="a categorical CSV column with more distinct values is an error")
@@ -669,6 +669,17 @@ def _add_experiment_command(commands) -> None:
             for option in protocol.experiment.options():
                 option.add_to(reproduce)
             reproduce.set_defaults(handler=protocol.experiment.run)
+    every = experiments.add_parser("all", help="every experiment into OUT/<protocol>/, each with a README.md")
+    every.add_argument("--out", type=Path, required=True)
+    every.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
+    every.add_argument("--quick", action="store_true", help="tiny sizes: checks the files, not a result")
+    every.set_defaults(handler=_experiment_all)
+
+
+def _experiment_all(args) -> int:
+    from launcher import experiment_all
+
+    return experiment_all.run(args)
 
 
 COMMANDS = {

@@ -105,6 +105,9 @@ def experiment_options() -> list[Option]:
         Option("queries", {"type": int, "default": 50, "help": "public queries labeled per run"}),
         Option("delta", {"type": float, "help": "default 1/n_train"}),
         Option("model", {"default": "svm-rbf", "help": "teachers' model"}),
+        Option("delta-factors", {"type": float, "nargs": "+", "default": [1.0, 1e-1, 1e-2, 1e-3, 1e-4],
+                                 "help": "Figure 3: δ as these multiples of the default δ"}),
+        Option("delta-epsilon", {"type": float, "default": 2.0, "help": "Figure 3: the ε of the δ sweep"}),
         Option("seed", {"type": int, "default": 2026}),
     ]
 
@@ -116,8 +119,10 @@ def run_experiment(args: argparse.Namespace) -> int:
     names = args.datasets.split(",") if args.datasets else ["breast-cancer", "digits"]
     if not args.datasets and data_directory(args.data_dir) is not None:
         names.append("a9a")
+    if min(args.delta_factors) <= 0 or max(args.delta_factors) > 1 or args.delta_epsilon <= 0:
+        raise ValueError("--delta-factors must be in (0, 1] (δ no larger than the default) and --delta-epsilon > 0")
     report = experiment_dppp.run(args.out, names, args.epsilons, args.runs, args.queries, args.delta,
-                                 args.model, args.data_dir, args.seed)
+                                 args.model, args.data_dir, args.seed, args.delta_factors, args.delta_epsilon)
     for result in report["datasets"]:
         print(f"{result['dataset']}: {result['teachers']} teachers, {result['queries']} queries "
               f"(plot {args.out / result['plot']})")

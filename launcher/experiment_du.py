@@ -22,6 +22,7 @@ import numpy as np
 from du import accounting, reference
 from du.objectives import augment
 from du.parameters import METHODS, DuParameters
+from launcher.experiment_plots import majority_line
 from learning import datasets
 
 SPLIT = (0.4, 0.3, 0.1)  # of all rows; the remaining 20 % is the test set
@@ -46,12 +47,19 @@ def _parameters(method: str, epsilon: float, dimension: int, rounds: int, epochs
                         100.0, False, 2 / 3, bytes(32))
 
 
-def _runs(parameters: DuParameters, parts, test, trials: int, seed: int) -> dict:
+def _noise_seeds(seed: int, point: tuple[int, ...], trials: int) -> list[int]:
+    """Independent noise seeds for every (sweep, point, method): the curves' points do not share draws."""
+    state = np.random.SeedSequence(seed, spawn_key=point).generate_state(trials, np.uint64)
+    return [int(s >> 1) + 1 for s in state]  # 0 would mean an unseeded stream
+
+
+def _runs(parameters: DuParameters, parts, test, trials: int, seed: int, point: tuple[int, ...]) -> dict:
     augmented = [(augment(x), y.astype(float)) for x, y in parts]
     errors, seconds = [], []
-    for trial in range(trials if parameters.private else 1):
+    runs = trials if parameters.private else 1
+    for noise_seed in _noise_seeds(seed, (*point, METHODS.index(parameters.method)), runs):
         started = time.perf_counter()
-        history = reference.run(parameters, augmented, noise_seed=seed * 1000 + trial + 1)
+        history = reference.run(parameters, augmented, noise_seed=noise_seed)
         seconds.append(time.perf_counter() - started)
         errors.append(float(np.mean(reference.predict(history.final, test[0]) != test[1])))
     return {"mean": float(np.mean(errors)), "std": float(np.std(errors)), "trials": len(errors),
@@ -70,30 +78,30 @@ def run_dataset(name: str, data_dir, epsilons: list[float], trials: int, rounds:
                               "party_rows": [len(y) for _, y in parts], "test_rows": len(test[1]),
                               "majority_error": float(min(np.mean(test[1]), 1 - np.mean(test[1]))),
                               "epsilon_sweep": [], "cardinality_sweep": [], "dimensionality_sweep": []}
-    for epsilon in epsilons:
+    for index, epsilon in enumerate(epsilons):
         point: dict[str, Any] = {"epsilon": epsilon}
         for method in METHODS:
             parameters = _parameters(method, epsilon, dimension, rounds, epochs, regularization)
-            point[method] = {**_runs(parameters, parts, test, trials, seed),
+            point[method] = {**_runs(parameters, parts, test, trials, seed, (0, index)),
                              "epsilon_composed_basic": accounting.report(parameters, rounds).get("epsilon_composed_basic")}
         result["epsilon_sweep"].append(point)
         print(f"    {name} ε = {epsilon:g}: " + ", ".join(f"{m} {point[m]['mean']:.3f}" for m in METHODS),
               file=sys.stderr, flush=True)
     rng = np.random.default_rng(seed)
-    for fraction in FRACTIONS:  # cardinality: each party keeps this fraction of its rows
+    for index, fraction in enumerate(FRACTIONS):  # cardinality: each party keeps this fraction of its rows
         subset = [(x[keep], y[keep]) for x, y in parts
                   for keep in [rng.permutation(len(y))[:max(2, int(round(fraction * len(y))))]]]
         point = {"fraction": fraction, "rows": sum(len(y) for _, y in subset)}
         for method in METHODS:
             point[method] = _runs(_parameters(method, sweep_epsilon, dimension, rounds, epochs, regularization),
-                                  subset, test, trials, seed)
+                                  subset, test, trials, seed, (1, index))
         result["cardinality_sweep"].append(point)
-    for kept in sorted({max(1, dimension // 8), max(1, dimension // 4), max(1, dimension // 2), dimension}):
+    for index, kept in enumerate(sorted({max(1, dimension // 8), max(1, dimension // 4), max(1, dimension // 2), dimension})):
         sliced = [(x[:, :kept], y) for x, y in parts]
         point = {"dimension": kept}
         for method in METHODS:
             point[method] = _runs(_parameters(method, sweep_epsilon, kept, rounds, epochs, regularization),
-                                  sliced, (test[0][:, :kept], test[1]), trials, seed)
+                                  sliced, (test[0][:, :kept], test[1]), trials, seed, (2, index))
         result["dimensionality_sweep"].append(point)
     print(f"    {name}: sweeps done", file=sys.stderr, flush=True)
     return result
@@ -108,6 +116,7 @@ def run(out: Path, names: list[str], data_dir, epsilons: list[float], trials: in
         "rounds": rounds, "local_epochs": epochs, "lambda": regularization, "trials": trials, "seed": seed,
         "sweep_epsilon": sweep_epsilon, "mode": "in-process reference (the parties' and the server's code)",
         "bands": "±1 standard deviation over the trials",
+        "noise_seeds": "independent for every (sweep, point, method): no two points share a draw",
         "epsilon_note": "ε is per round; a run of R rounds spends R·ε (basic composition)",
         "datasets": [],
     }
@@ -144,10 +153,11 @@ def plot(result: dict, report: dict, out: Path) -> str:
         if key == "epsilon_sweep":
             axis.set_xscale("log", base=2)
         if not y_label.startswith("training"):
-            axis.axhline(result["majority_error"], color="grey", linestyle=":", label="majority class")
+            majority_line(axis, result["majority_error"], "error")
         axis.set_xlabel(x_label)
         axis.set_ylabel(y_label)
     axes[0].legend(fontsize=7)
+    axes[2].legend(fontsize=7)
     figure.suptitle(f"Du–Li–Li on {result['stand_in']}: {report['rounds']} rounds × {report['local_epochs']} local "
                     f"epochs, sweeps at ε = {report['sweep_epsilon']} (bars: ±1 std over {report['trials']} trials); "
                     "ofpa/ofaa: paper calibration, not proven DP", fontsize=9)

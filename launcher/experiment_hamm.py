@@ -3,8 +3,10 @@
 batch, soft, avg, vote and indiv over 1/ε ∈ {0, 0.1, 1, 10, 100}, λ = 1e-4, 10 % of the training rows as
 X_aux and the rest split evenly among M parties; every classifier is λ/2‖w‖² logistic / softmax regression
 (`logistic-exact`), as in the paper. a9a with M = 1 000 (binary) and digits (multiclass) with M = 100
-(its 1 797 rows leave ~11 per party at that M; at M = 1 000 a party would hold one row). One split per data
-set (the seed); the private methods redraw their noise in each trial. Results come from the in-process
+(its 1 797 rows leave ~11 per party at that M; at M = 1 000 a party would hold one row), and HAR features
+from the UCI-HAPT signals (`learning.shipped`, M = 1 000: ~6 rows per party, as the paper's Section 6.1). The
+private methods run on the first split and redraw their noise in each trial; the non-private ones (batch,
+indiv, and soft, avg, vote at 1/ε = 0) are averaged over 10 splits, as the paper does. Results come from the in-process
 reference (the same code Charlie runs); sampled points are re-run over the wire (every role its own
 process, mutual TLS, test mode for the seeded η) and must equal the reference exactly.
 """
@@ -27,9 +29,11 @@ from hamm.charlie import eta_source, train_and_release
 from hamm.parameters import DEFAULT_HONEST_FRACTION, HammParameters
 from hamm.release import Release
 from hamm.votes import vote_slots
+from launcher.experiment_plots import majority_line
 from learning import datasets, models
 
-PARTIES = {"a9a": 1000, "digits": 100}
+PARTIES = {"a9a": 1000, "har": 1000, "digits": 100}
+SPLITS = 10  # the paper: 10 trials (splits) for the non-private methods, 100 noise draws for the private ones
 INVERSE_EPSILONS = [0.0, 0.1, 1.0, 10.0, 100.0]
 AUX_FRACTION = 0.1
 SCALING = "unit-rows"  # "features scaled into the unit ball", each row by itself (as Pathak's a9a experiment)
@@ -75,6 +79,20 @@ class Setting:
 
     def parameters(self, method: str, epsilon: float, key_id: bytes = KEY_ID_UNUSED) -> HammParameters:
         return _parameters(method, epsilon, self.regularization, self.dataset.classes, self.parties, self.aux, key_id)
+
+
+def non_private(setting: Setting) -> dict[str, float]:
+    """Every method without noise on one split: batch, indiv (mean local) and soft, avg, vote at 1/ε = 0."""
+    classes, (test_x, test_y) = setting.dataset.classes, setting.test
+    counts = setting.counts()
+    values = {"batch": baselines.accuracy(baselines.batch(setting.parts, classes, setting.regularization), test_x, test_y),
+              "indiv": baselines.indiv(setting.models, test_x, test_y)["mean"],
+              "avg": baselines.accuracy(baselines.averaged(setting.models), test_x, test_y)}
+    for method in ("soft", "vote"):
+        trained = train_and_release(setting.parameters(method, math.inf), setting.aux, counts, setting.parties,
+                                    random.Random(0)).trained
+        values[method] = baselines.accuracy(trained, test_x, test_y)
+    return values
 
 
 def run_dataset(setting: Setting, inverse_epsilons: list[float], trials: int) -> dict:
@@ -176,13 +194,15 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
 
 def run(out: Path, names: list[str], parties: int | None, data_dir, inverse_epsilons: list[float], trials: int,
         regularization: float, seed: int, wire_samples: int = 0, bits: int = 2048,
-        parties_per_process: int = 250) -> dict:
+        parties_per_process: int = 250, splits: int = SPLITS) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     report: dict[str, Any] = {
         "experiment": "hamm", "inverse_epsilons": inverse_epsilons, "lambda": regularization,
         "aux_fraction": AUX_FRACTION, "scaling": SCALING, "trials_private": trials, "seed": seed, "local_model": "logistic-exact",
-        "mode": "in-process reference (Charlie's own code), one split per data set, noise redrawn per trial",
+        "mode": "in-process reference (Charlie's own code); private points on the first split, noise redrawn per "
+                "trial; the non-private methods over `splits` splits (seeds seed, seed + 1, …)",
+        "splits": splits,
         "bands": "±1 standard deviation over the trials",
         "paper_har_m1000": PAPER_HAR, "datasets": [], "wire_checks": [],
     }
@@ -191,7 +211,16 @@ def run(out: Path, names: list[str], parties: int | None, data_dir, inverse_epsi
         count = parties or PARTIES.get(name, 100)
         print(f"  {name}: M = {count} parties; training local classifiers …", file=sys.stderr, flush=True)
         setting = Setting(name, count, data_dir, seed, regularization)
-        report["datasets"].append(run_dataset(setting, inverse_epsilons, trials))
+        result = run_dataset(setting, inverse_epsilons, trials)
+        per_split = [non_private(setting)]
+        for number in range(1, splits):
+            per_split.append(non_private(Setting(name, count, data_dir, seed + number, regularization)))
+            print(f"    {name} split {number + 1}/{splits}: " + ", ".join(f"{m} {v:.3f}" for m, v in per_split[-1].items()),
+                  file=sys.stderr, flush=True)
+        result["non_private_splits"] = {method: {**_summary([values[method] for values in per_split]),
+                                                 "values": [values[method] for values in per_split]}
+                                        for method in per_split[0]}
+        report["datasets"].append(result)
         if wire_samples:
             candidates = [(method, inverse) for method in ("soft", "vote") for inverse in inverse_epsilons]
             chosen = sampler.choice(len(candidates), size=min(wire_samples, len(candidates)), replace=False)
@@ -213,9 +242,14 @@ def plot(report: dict, out: Path) -> str:
     figure, axes = plt.subplots(1, len(results), figsize=(5.5 * len(results), 4.5), squeeze=False)
     for axis, result in zip(axes[0], results):
         positions = np.arange(len(result["points"]))
-        axis.axhline(result["batch"], color="k", label="batch (non-private)")
-        axis.axhline(result["indiv"]["mean"], color="k", linestyle="--", label="indiv (mean local)")
-        axis.axhline(result["majority_class_rate"], color="grey", linestyle=":", label="majority class")
+        over = result.get("non_private_splits", {})
+        for method, style in (("batch", "-"), ("indiv", "--")):
+            value = over[method] if method in over else {"mean": result[method] if method == "batch" else
+                                                         result[method]["mean"], "std": 0.0, "trials": 1}
+            axis.axhline(value["mean"], color="k", linestyle=style,
+                         label=f"{method} (non-private; mean of {value['trials']} splits)")
+            axis.axhspan(value["mean"] - value["std"], value["mean"] + value["std"], color="k", alpha=0.08)
+        majority_line(axis, result["majority_class_rate"])
         for method, marker in (("soft", "o"), ("avg", "s"), ("vote", "^")):
             axis.errorbar(positions, [p[method]["mean"] for p in result["points"]],
                           yerr=[p[method]["std"] for p in result["points"]], marker=marker, capsize=3, label=method)
@@ -242,6 +276,10 @@ def plot(report: dict, out: Path) -> str:
 def accuracy_table(report: dict) -> str:
     lines = []
     for result in report["datasets"]:
+        if "non_private_splits" in result:
+            lines.append(f"{result['dataset']} non-private over {result['non_private_splits']['batch']['trials']} splits: "
+                         + ", ".join(f"{m} {v['mean']:.3f} ± {v['std']:.3f}"
+                                     for m, v in result["non_private_splits"].items()))
         lines.append(f"{result['dataset']} (M = {result['parties']}, {result['classes']} classes, "
                      f"N = {result['aux_points']}): batch {result['batch']:.3f}, indiv {result['indiv']['mean']:.3f}, "
                      f"majority class {result['majority_class_rate']:.3f}")

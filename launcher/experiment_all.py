@@ -1,0 +1,100 @@
+"""`mpdp experiment all --out docs/results`: every paper experiment into `<out>/<protocol>/`, each beside a
+README.md with the exact command, the date, the machine and the commit. `--quick` runs tiny sizes (a smoke
+test of the files, not a result)."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from learning.datasets import data_directory
+from learning.shipped import available as shipped_available
+
+# The stored results' sizes (the papers' unless the README says otherwise) and the tiny ones of --quick.
+FULL: dict[str, list[str]] = {
+    "pathak": [],
+    "dppp": ["--datasets", "breast-cancer,digits,mnist-5k,a9a"],
+    "hamm": ["--datasets", "a9a,har,digits"],
+    "du": ["--datasets", "a9a,breast-cancer"],
+}
+QUICK: dict[str, list[str]] = {
+    "pathak": ["--runs", "3", "--epsilons", "1", "--lambdas", "0.001", "--wire-samples", "0"],
+    "dppp": ["--datasets", "breast-cancer", "--epsilons", "1", "10", "--runs", "2", "--queries", "20",
+             "--delta-factors", "1", "0.01"],
+    "hamm": ["--datasets", "digits", "--parties", "10", "--inverse-epsilons", "0", "1", "--trials", "2",
+             "--splits", "2", "--wire-samples", "0"],
+    "du": ["--datasets", "breast-cancer", "--epsilons", "1", "--trials", "2", "--rounds", "1", "--local-epochs", "2"],
+}
+NEEDS_A9A = {"pathak"}
+
+
+def _available(arguments: list[str], has_a9a: bool) -> list[str]:
+    """The arguments with the data sets this machine lacks left out of `--datasets`."""
+    if "--datasets" not in arguments:
+        return arguments
+    position = arguments.index("--datasets") + 1
+    names = [name for name in arguments[position].split(",")
+             if (name != "a9a" or has_a9a) and (name not in ("mnist-5k", "har") or shipped_available(name))]
+    return [*arguments[:position], ",".join(names), *arguments[position + 1:]]
+
+
+def plan(quick: bool, data_dir) -> dict[str, list[str]]:
+    """Each protocol's experiment arguments (without --out), the ones needing absent data left out."""
+    has_a9a = data_directory(data_dir) is not None
+    chosen = {}
+    for protocol, arguments in (QUICK if quick else FULL).items():
+        if protocol in NEEDS_A9A and not has_a9a:
+            print(f"mpdp: skipping {protocol}: it needs a9a (--data-dir or $MPDP_DATA_DIR)", file=sys.stderr)
+            continue
+        chosen[protocol] = _available(arguments, has_a9a) + (["--data-dir", str(data_dir)] if data_dir else [])
+    return chosen
+
+
+def _commit() -> str:
+    try:
+        described = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True,
+                                   check=True, cwd=Path(__file__).resolve().parent)
+        return described.stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+
+
+def write_readme(directory: Path, protocol: str, arguments: list[str], files: list[str], notes: str = "") -> None:
+    """The provenance page of one stored result."""
+    command = shlex.join(["mpdp", "experiment", protocol, "--out", str(directory), *arguments])
+    machine = f"{platform.node()}: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    lines = [f"# `mpdp experiment {protocol}`", "", "Made by", "", f"    {command}", "",
+             f"- date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC",
+             f"- machine: {machine}", f"- commit: {_commit()}",
+             f"- files: {', '.join(f'`{name}`' for name in sorted(files))}", ""]
+    if notes:
+        lines += [notes.strip(), ""]
+    (directory / "README.md").write_text("\n".join(lines))
+
+
+def run(args: argparse.Namespace) -> int:
+    from launcher.cli import build_parser
+    from launcher.registry import PROTOCOLS
+
+    failures = []
+    for protocol, arguments in plan(args.quick, args.data_dir).items():
+        if PROTOCOLS[protocol].experiment is None:
+            continue
+        directory = args.out / protocol
+        print(f"== mpdp experiment {protocol} {shlex.join(arguments)}", file=sys.stderr, flush=True)
+        parsed = build_parser("experiment").parse_args(["experiment", protocol, "--out", str(directory), *arguments])
+        status = parsed.handler(parsed)
+        if status:
+            failures.append(protocol)
+        files = [path.name for path in directory.iterdir() if path.suffix in (".json", ".png")]
+        write_readme(directory, protocol, arguments, files, "Tiny sizes (`--quick`): a smoke test, not a result."
+                     if args.quick else "")
+    if failures:
+        print(f"mpdp: experiments that reported a failure: {', '.join(failures)}", file=sys.stderr)
+    return 1 if failures else 0

