@@ -70,7 +70,7 @@ def test_only_the_client_or_a_participant_may_abort_a_pathak_session(pool):
         assert _code(lambda: d.call(target, RoleStub, "AbortSession", request, AGGREGATOR)) \
             == grpc.StatusCode.PERMISSION_DENIED
     # A participant may; its reason arrives cleaned and bounded.
-    hostile = "line one\nforged log line: session completed\x1b[2J" + "x" * 100_000
+    hostile = "line one\nforged log line: session completed\x1b[2J" + "x" * 50_000  # under the 64 KiB cap on aborts
     d.call(party(2), RoleStub, "AbortSession",
            common_pb2.AbortRequest(session_id=session_id, reason=hostile), party(3))
     with pytest.raises(grpc.RpcError) as aborted:
