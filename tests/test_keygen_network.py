@@ -13,6 +13,7 @@ from launcher.du_client import session_parameters as du_parameters
 from launcher.hamm_client import run_hamm_session
 from launcher.hamm_client import session_parameters as hamm_parameters
 from learning import datasets
+from privacy.ledger import UNLIMITED
 from sessions.identity import party
 from tests.deployment import TEST_BITS, TEST_MODEL, Deployment
 
@@ -23,9 +24,9 @@ pytestmark = [pytest.mark.network, pytest.mark.slow]
 def distributed(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("keygen") / "run"
     topology = processes.up(run_dir, 3, TEST_BITS, datasets.load("breast-cancer"), seed=7, model=TEST_MODEL,
-                            test_mode=True, keygen="distributed", foreground=True)
-    try:
-        yield Deployment(run_dir, topology)
+                            test_mode=True, keygen="distributed", foreground=True, budget=UNLIMITED)
+    try:  # four protocols' sessions on one deployment: no budget to keep
+        yield Deployment(run_dir, topology, UNLIMITED)
     finally:
         processes.down(run_dir)
 
