@@ -176,7 +176,8 @@ class Caller:
     def identities(self) -> list[Identity]:
         return [CLIENT, AGGREGATOR, CURATOR] + [entry.identity for entry in self._topology.parties]
 
-    def call(self, caller: Identity, target: Target, data: bytes, timeout: float = HANG_S) -> str:
+    def stub(self, caller: Identity, target: Target):
+        """A raw-bytes stub for `target` over `caller`'s channel (one channel per caller and receiver)."""
         key = (caller, target.identity)
         if key not in self._channels:
             tls = self._topology.tls_for(caller)
@@ -184,8 +185,11 @@ class Caller:
             credentials = tls.channel_credentials()
             self._channels[key] = grpc.secure_channel(self._topology.entry(target.identity).address, credentials,
                                                       options=target_options(target.identity))
-        stub = self._channels[key].unary_unary(target.path, request_serializer=lambda raw: raw,
+        return self._channels[key].unary_unary(target.path, request_serializer=lambda raw: raw,
                                                response_deserializer=lambda raw: raw)
+
+    def call(self, caller: Identity, target: Target, data: bytes, timeout: float = HANG_S) -> str:
+        stub = self.stub(caller, target)
         try:
             stub(data, timeout=timeout)
         except grpc.RpcError as error:
@@ -545,10 +549,7 @@ def long_polls(topology: Topology, run: processes.RunDirectory, receiver: Identi
                timeout: float) -> tuple[Caller, list]:
     """`count` AwaitResult calls from the client for `session_id` at `receiver`, left waiting: (caller, futures)."""
     caller = Caller(topology)
-    caller.call(CLIENT, Target(receiver, "GetStatus", role_pb2.Envelope), b"")  # opens the channel
-    channel = caller._channels[(CLIENT, receiver)]
-    stub = channel.unary_unary(Target(receiver, "AwaitResult", role_pb2.Envelope).path,
-                               request_serializer=lambda raw: raw, response_deserializer=lambda raw: raw)
+    stub = caller.stub(CLIENT, Target(receiver, "AwaitResult", role_pb2.Envelope))
     request = to_role(session_id, receiver).SerializeToString()
     return caller, [stub.future(request, timeout=timeout) for _ in range(count)]
 
