@@ -103,6 +103,7 @@ class TeacherSide(RoleSide):
         if kind == "decryption_request":
             return [Outbound(AGGREGATOR, "partial_decryptions", self.partially_decrypt(body))]
         if kind == "stand_down":  # t other holders' shares sufficed
+            self._give_up_commitments()
             self._advance(State.VOTED, State.DONE, "standing down")
             return []
         raise invalid(f"a teacher does not take DPPP '{kind}' messages")
@@ -188,10 +189,18 @@ class TeacherSide(RoleSide):
         self.commitments = None
         return dppp_pb2.DpppFlipped(signature=signature)
 
+    def _give_up_commitments(self) -> None:
+        """The round went on without this teacher's commitments (excluded, or no coin by the deadline): it still
+        serves as a key holder."""
+        if self.state is State.COMMITTED and self.own.key_share is not None:
+            self._advance(State.COMMITTED, State.VOTED, "going on as a key holder")
+            self.commitments = None
+
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
         """Steps 4–5: check the request before any work, then one proven partial decryption per ciphertext."""
         if self.own.key_share is None:
             raise precondition(f"party {self.own.id} holds no key share")
+        self._give_up_commitments()
         self._require(State.VOTED, "partial decryption")
         p = self.parameters
         partials = proven_partials(self.own, request, SumSlot.of("dppp", self.session_id, self.parameters), p.teachers,
