@@ -23,6 +23,7 @@ from vote_proofs.votes import aligned
 MAX_QUERIES = 100_000
 MAX_CLASSES = 1_000
 MAX_VALUES = 50_000  # Q·C: one teacher's unpacked message at 4096 bits stays near 50 MB
+MAX_VERIFIABLE_NOISE_BITS = 16_000  # N_i·Q·C committed bits, about 3.7 kB each with their proofs at 4096 bits: < 64 MB
 MIN_DELTA = 1e-15
 DEFAULT_HONEST_FRACTION = 2 / 3
 MAX_TEACHERS = 100_000
@@ -82,6 +83,9 @@ class DpppParameters:
         if not 2 <= self.total_tosses <= MAX_TOTAL_TOSSES:
             raise invalid(f"N must be in [2, {MAX_TOTAL_TOSSES}] tosses")
         noise_bits = self.calibration.tosses_per_teacher * self.values
+        if self.verifiable_noise and noise_bits > MAX_VERIFIABLE_NOISE_BITS:
+            raise invalid(f"N_i·Q·C = {noise_bits} committed noise bits per teacher exceed {MAX_VERIFIABLE_NOISE_BITS} "
+                          "(one message): label fewer queries per round")
         if noise_bits > MAX_NOISE_BITS_PER_CONTRIBUTOR:
             raise invalid(f"N_i·Q·C = {noise_bits} noise bits per teacher and round exceed 2^32 (seconds of sampling "
                           "each): raise ε, δ or τ, or label fewer queries per round")
