@@ -73,6 +73,7 @@ class DpppRoundSide(RoleSide):
         self.rejected_votes: dict[int, str] = {}  # teachers whose vote (or noise bit) proofs failed
         self.committed: dict[int, tuple[list[int], list[int], noise_bits.Committed]] = {}  # verifiable noise
         self.flipped: dict[int, common_pb2.Ciphertexts] = {}  # verifiable noise: each teacher's folded contribution
+        self.flip_started = 0.0
         self.widened = False  # the decryption deadline passed once and every holder left was asked
         self.released: dppp_pb2.DpppRoundResult | None = None
         self.timer = StageTimer(calibration=calibration_s)
@@ -178,6 +179,7 @@ class DpppRoundSide(RoleSide):
             self.flipped[teacher] = noise_bits.fold(self.public_key, self.layout, p.queries, p.classes, p.share_range,
                                                     vote_values, bit_values, coins)
         self._advance(State.COLLECTING, State.FLIPPING, "drawing the joint coin")
+        self.flip_started = time.monotonic()
         self.timer.lap("collect_votes")
         message = noise_bits.committed_to_proto(entries)
         return [Outbound(party(t), "coin", message) for t in sorted(self.committed)]
@@ -211,6 +213,8 @@ class DpppRoundSide(RoleSide):
         if self.state is State.COLLECTING:
             return self._flip() if self.parameters.verifiable_noise else self._close_collection()
         if self.state is State.FLIPPING:
+            if time.monotonic() - self.flip_started < self.deadline_seconds:
+                return []  # a tick queued while the commitments were checked: the flips get a whole deadline
             for teacher in self.flipped:
                 self.collector.mark_absent(teacher, "sent no flipped contribution by the deadline")
             return self._close_collection()

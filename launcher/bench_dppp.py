@@ -26,6 +26,7 @@ from learning import datasets
 EPSILON, DELTA = 10.0, 1e-5
 TARGETS = {"labels_per_s": 100, "packed_vs_paper": 50, "wall_vs_floor_one_core": 2}
 UNIT_REPEAT = 30
+DEADLINE_S = 600.0  # per stage: a loaded machine checks ten teachers' committed bits one after another
 
 
 def synthetic_dataset(classes: int, rows: int, seed: int) -> datasets.Dataset:
@@ -46,7 +47,7 @@ def _rounds(target, queries: int, packed: bool, count: int, label: str, proven_v
         meter.start()
         report = asyncio.run(dppp_client.run_dppp_session(target.topology, target.client_data, EPSILON, DELTA,
                                                           queries, packed=packed, proven_votes=proven_votes,
-                                                          verifiable_noise=verifiable_noise))
+                                                          verifiable_noise=verifiable_noise, deadline_s=DEADLINE_S))
         cpu = meter.stop()
         timing = report["timing"]
         rounds.append({"wall_s": timing["client_round_trip"], "labels_per_s": queries / timing["client_round_trip"],
