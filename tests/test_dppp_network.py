@@ -224,7 +224,7 @@ def test_message_and_byte_counts_k3_verifiable_noise(pool):
     (number, digest, share); a flipped contribution is one signature."""
     three = pool.get(3)
     queries = 5
-    report = three.run_dppp(queries=queries, verifiable_noise=True)
+    report = three.run_dppp(queries=queries, verifiable_noise=True, deadline_s=120.0)
     assert observed_counts(report) == closed_form_counts(3, 3, verifiable_noise=True)
     rows = {row["rpc"]: row for row in report["traffic"]}
     classes, tosses = report["parameters"]["classes"], report["privacy"]["tosses_per_teacher"]

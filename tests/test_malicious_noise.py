@@ -14,6 +14,7 @@ from dppp.reference import noisy_histograms
 SKEWER = 5
 QUERIES = 20
 FAILURE = 1e-6  # each statistical check fails an honest coin with probability below this (Hoeffding)
+DEADLINE_S = 120.0  # per stage: the bit proofs take a while on a loaded machine
 
 
 @pytest.fixture
@@ -38,7 +39,7 @@ def _skewer_share(report, votes, noise):
 
 
 def test_without_verifiable_noise_the_skewed_share_lands_whole(five):
-    report = five.run_dppp(queries=QUERIES, proven_votes=True)
+    report = five.run_dppp(queries=QUERIES, proven_votes=True, deadline_s=DEADLINE_S)
     assert report["result"]["contributors"] == [1, 2, 3, 4, 5] and report["result"]["rejected_votes"] == {}
     votes, noise = _records(five, report)
     share, tosses = _skewer_share(report, votes, noise)
@@ -49,7 +50,7 @@ def test_with_verifiable_noise_the_skewed_teachers_share_is_a_fair_draw(five):
     """Its bits are all ones on the pushed class and all zeros elsewhere. Flipped by the coin, each class's Q·N_i
     bits are independent fair coins: their sum is within t = √(Q·N_i·ln(2/FAILURE)/2) of Q·N_i/2 except with
     probability FAILURE; unflipped it would be Q·N_i or 0, further than t from the mean."""
-    report = five.run_dppp(queries=QUERIES, verifiable_noise=True)
+    report = five.run_dppp(queries=QUERIES, verifiable_noise=True, deadline_s=DEADLINE_S)
     result = report["result"]
     assert result["contributors"] == [1, 2, 3, 4, 5] and result["rejected_votes"] == {}
     votes, noise = _records(five, report)
@@ -67,7 +68,7 @@ def test_with_verifiable_noise_the_skewed_teachers_share_is_a_fair_draw(five):
 
 def test_a_malformed_commitment_excludes_its_teacher_by_name(pool):
     four = pool.get(4, {2: "noise-bit-bad"})
-    report = four.run_dppp(queries=5, verifiable_noise=True, honest_fraction=0.5)
+    report = four.run_dppp(queries=5, verifiable_noise=True, honest_fraction=0.5, deadline_s=DEADLINE_S)
     result = report["result"]
     assert list(result["rejected_votes"]) == ["2"] and "noise bit proof failed" in result["rejected_votes"]["2"]
     assert result["contributors"] == [1, 3, 4]
