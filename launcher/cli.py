@@ -39,7 +39,8 @@ def _bench_dppp(args) -> int:
 
     warn_small_key(args.bits)
     report = bench_dppp.run(args.teachers, args.classes, args.queries, args.bits, args.rounds, args.warmup,
-                            args.paper_queries, args.paper_rounds, proven_rounds=args.proven_rounds)
+                            args.paper_queries, args.paper_rounds, proven_rounds=args.proven_rounds,
+                            verifiable_queries=args.verifiable_queries, verifiable_rounds=args.verifiable_rounds)
     print(bench_dppp.summary(report))
     write_json(args.json, report)
     return 0
@@ -445,6 +446,11 @@ def _add_bench_command(commands) -> None:
     dppp.add_argument("--paper-rounds", type=int, default=2, help="measured paper-layout rounds (default 2)")
     dppp.add_argument("--proven-rounds", type=int, default=None,
                       help="measured rounds with proven votes, same run (default: --rounds; 0 skips them)")
+    dppp.add_argument("--verifiable-queries", type=int, default=20,
+                      help="Q per round for packed, proven and verifiable-noise rounds side by side (default 20: "
+                           "committed bits grow as Q²)")
+    dppp.add_argument("--verifiable-rounds", type=int, default=None,
+                      help="measured rounds of each at --verifiable-queries (default: --rounds; 0 skips them)")
     dppp.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     dppp.set_defaults(handler=_bench_dppp)
 

@@ -1,13 +1,15 @@
 """A teacher's (and key holder's) side of a DPPP round (dppp.md steps 2 and 5), free of gRPC.
 
 VOTING --queries--> VOTED --decryption_request or stand_down--> DONE (a teacher without a key share is DONE
-once it has voted); any state --abort--> ABORTED. Only the teacher's own encrypted noisy votes and its proven
+once it has voted); with verifiable noise VOTING --queries--> COMMITTED --coin--> VOTED (or DONE); any state
+--abort--> ABORTED. Only the teacher's own encrypted noisy votes and its proven
 partial decryptions leave it. A teacher that misses the round ends quietly: DPPP tolerates dropouts.
 """
 
 from __future__ import annotations
 
 import enum
+import secrets
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -29,12 +31,15 @@ from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
 from threshold_sum.binding import SumSlot
 from threshold_sum.context import proof_context
+from vote_proofs import noise_bits
+from vote_proofs import votes as vote_proofs
 
 MAX_DEADLINE_S = 3600.0
 
 
 class State(enum.Enum):
     VOTING = "voting"
+    COMMITTED = "committed"  # verifiable noise: bits committed, waiting for the joint coin
     VOTED = "voted"
     DONE = "done"
     ABORTED = "aborted"
@@ -44,6 +49,17 @@ class State(enum.Enum):
 class Drawn:  # test mode only; still never printed
     votes: np.ndarray = field(repr=False)
     noise: np.ndarray = field(repr=False)
+
+
+@dataclass
+class Commitments:
+    """Verifiable noise: what the teacher committed to in step 2, kept until the coin flips it."""
+    votes: np.ndarray = field(repr=False)
+    bits: np.ndarray = field(repr=False)  # slots × N_i
+    vote_values: list[int] = field(repr=False)
+    bit_values: list[int] = field(repr=False)
+    digest: bytes
+    coin_share: bytes
 
 
 class TeacherSide(RoleSide):
@@ -65,9 +81,10 @@ class TeacherSide(RoleSide):
         self.parameters = parameters
         self.features = features
         # The aggregator waits up to one deadline for votes and two for partial decryptions (t holders
-        # first, then everyone left).
-        self.deadline_seconds = 3 * round_deadline_s + 30
+        # first, then everyone left); with verifiable noise one more for the flipped contributions.
+        self.deadline_seconds = (4 if parameters.verifiable_noise else 3) * round_deadline_s + 30
         self.drawn: Drawn | None = None
+        self.commitments: Commitments | None = None
 
     @property
     def participants(self) -> list[Identity]:
@@ -81,9 +98,12 @@ class TeacherSide(RoleSide):
             raise denied(f"{sender} may not send DPPP '{kind}' messages to a teacher")
         if kind == "queries":
             return [Outbound(AGGREGATOR, "votes", self.cast_votes())]
+        if kind == "coin":
+            return [Outbound(AGGREGATOR, "flipped", self.sign_flipped(body))]
         if kind == "decryption_request":
             return [Outbound(AGGREGATOR, "partial_decryptions", self.partially_decrypt(body))]
         if kind == "stand_down":  # t other holders' shares sufficed
+            self._give_up_commitments()
             self._advance(State.VOTED, State.DONE, "standing down")
             return []
         raise invalid(f"a teacher does not take DPPP '{kind}' messages")
@@ -93,8 +113,14 @@ class TeacherSide(RoleSide):
         self._require(State.VOTING, "voting")
         parameters, public_key = self.parameters, self.own.public_key
         predictions = np.asarray(self.own.model.predict(self.features), dtype=int)
+        if self.own.fault == "noise-skew":  # test mode only: every label pushed to the next class
+            predictions = (predictions + 1) % parameters.classes
         votes = one_hot(predictions, parameters.classes)
+        if parameters.verifiable_noise:
+            return self._commit(votes)
         noise = np.array(parameters.draw_shares(votes.size), dtype=np.int64).reshape(votes.shape)
+        if self.own.fault == "noise-skew":  # the whole share range on its class, none elsewhere
+            noise = votes * parameters.share_range
         if parameters.proven_votes:
             return self._cast_proven(votes, noise)
         cast = votes + noise
@@ -123,10 +149,58 @@ class TeacherSide(RoleSide):
         return dppp_pb2.DpppVotes(tosses=p.share_range, proven=ballot.proven, votes=ballot.noise,
                                   signature=ballot.signature)
 
+    def _commit(self, votes: np.ndarray) -> dppp_pb2.DpppVotes:
+        """Step 2 with verifiable noise: proven votes, N_i committed bits per slot with bit proofs, a coin share."""
+        p, public_key = self.parameters, self.own.public_key
+        layout, tosses = p.layout(public_key.n), p.share_range
+        stream = np.frombuffer(secrets.token_bytes((votes.size * tosses + 7) // 8), dtype=np.uint8)
+        bits = np.unpackbits(stream)[:votes.size * tosses].astype(np.int64).reshape(votes.size, tosses)
+        if self.own.fault == "noise-skew":  # ones where it votes, zeros elsewhere: shares N_i and 0 if unflipped
+            bits = np.repeat(votes.reshape(-1, 1), tosses, axis=1).astype(np.int64)
+        proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context("dppp", self.session_id, self.own.id))
+        committed, bit_values = noise_bits.commit(public_key, layout, bits, noise_bits.context(self.session_id, self.own.id))
+        if self.own.fault == "noise-bit-bad":  # test mode only: a bit of 2 under a bit proof
+            committed = noise_bits.tampered_bit(public_key, committed)
+            bit_values = [int.from_bytes(v, "big") for v in committed.ciphertexts.values]
+        share = secrets.token_bytes(noise_bits.COIN_SHARE_BYTES)
+        self.commitments = Commitments(votes, bits, [int.from_bytes(v, "big") for v in proven.ciphertexts.values],
+                                       bit_values, noise_bits.commitment_digest(proven, committed), share)
+        self._advance(State.VOTING, State.COMMITTED, "committing to votes and noise bits")
+        return dppp_pb2.DpppVotes(tosses=tosses, proven=proven, noise_bits=committed, coin_share=share)
+
+    def sign_flipped(self, coin: dppp_pb2.DpppCoin) -> dppp_pb2.DpppFlipped:
+        """Step 2c: the coin from every committed teacher's entry (its own among them, as it sent it), its bits
+        flipped and folded as the aggregator folds them, and its signature on that contribution."""
+        p, public_key = self.parameters, self.own.public_key
+        self._require(State.COMMITTED, "flipping noise bits")
+        mine = self.commitments
+        assert mine is not None
+        entries = noise_bits.committed_from_proto(coin, p.teachers)
+        if noise_bits.Committed(self.own.id, mine.digest, mine.coin_share) not in entries:
+            raise invalid("the coin leaves out this teacher's commitments as it sent them")
+        seed = noise_bits.joint_coin(self.session_id, entries)
+        coins = noise_bits.coin_bits(seed, self.own.id, mine.bits.size)
+        folded = noise_bits.fold(public_key, p.layout(public_key.n), p.queries, p.classes, p.share_range,
+                                 mine.vote_values, mine.bit_values, coins)
+        signature = signed(self.own, SumSlot.of("dppp", self.session_id, p), public_key.key_id, list(folded.values))
+        self._advance(State.COMMITTED, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
+        if self.own.test_mode:  # the share the coin made of its bits, for the test record only
+            self.drawn = Drawn(mine.votes, noise_bits.flipped_shares(mine.bits, coins).reshape(mine.votes.shape))
+        self.commitments = None
+        return dppp_pb2.DpppFlipped(signature=signature)
+
+    def _give_up_commitments(self) -> None:
+        """The round went on without this teacher's commitments (excluded, or no coin by the deadline): it still
+        serves as a key holder."""
+        if self.state is State.COMMITTED and self.own.key_share is not None:
+            self._advance(State.COMMITTED, State.VOTED, "going on as a key holder")
+            self.commitments = None
+
     def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
         """Steps 4–5: check the request before any work, then one proven partial decryption per ciphertext."""
         if self.own.key_share is None:
             raise precondition(f"party {self.own.id} holds no key share")
+        self._give_up_commitments()
         self._require(State.VOTED, "partial decryption")
         p = self.parameters
         partials = proven_partials(self.own, request, SumSlot.of("dppp", self.session_id, self.parameters), p.teachers,
