@@ -48,8 +48,9 @@ def pool(tmp_path_factory):
 # Modules whose tests start real role processes (or the CLI): marked `network`, so that
 # `pytest -m "not network"` is the fast inner loop. CI runs everything.
 NETWORK_MODULES = {"test_authorization", "test_cli_bench", "test_cli_demo", "test_compose", "test_concurrency",
-                   "test_dppp_network", "test_du_network", "test_hamm_network", "test_hardening", "test_logical_parties", "test_pathak_network", "test_tls"}
-SLOW_MODULES = {"test_cli_bench", "test_cli_demo", "test_compose", "test_concurrency", "test_hardening"}
+                   "test_dppp_network", "test_du_network", "test_hamm_network", "test_hardening", "test_interrupted_runs", "test_logical_parties", "test_pathak_network", "test_tls"}
+SLOW_MODULES = {"test_cli_bench", "test_cli_demo", "test_compose", "test_concurrency", "test_hardening",
+                "test_interrupted_runs"}
 
 
 def pytest_collection_modifyitems(config, items):
