@@ -1,5 +1,8 @@
 """Shared test keys: 1024-bit, generated once per test session (the benchmarks use 2048)."""
 
+import signal
+import threading
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -15,6 +18,17 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 settings.load_profile("crypto")
+
+
+def pytest_configure(config):
+    """SIGTERM ends a run as SIGINT does, through every fixture's teardown (the deployments' `down`, a CLI
+    child's kill), instead of leaving what the run started to outlive it."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupted)
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 @pytest.fixture(scope="session")
