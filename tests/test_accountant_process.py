@@ -34,7 +34,7 @@ ISOLATED = textwrap.dedent("""
 
 def test_an_isolated_role_gets_the_in_process_answers_without_importing_the_accountant():
     result = json.loads(subprocess.run([sys.executable, "-c", ISOLATED], capture_output=True, text=True, check=True,
-                                       timeout=120).stdout)
+                                       timeout=600).stdout)
     tosses = binomial.minimal_tosses(1.0, 1e-5, 5)
     spent = composition.Guarantee(1.0, 1e-5, "dppp", {"kind": "binomial", "tosses": tosses, "shifts": 10})
     assert result["tosses"] == tosses
@@ -67,5 +67,5 @@ KILLED_WHILE_IDLE = textwrap.dedent("""
 
 def test_a_child_killed_while_idle_is_replaced_and_the_call_answered():
     result = json.loads(subprocess.run([sys.executable, "-c", KILLED_WHILE_IDLE], capture_output=True, text=True,
-                                       check=True, timeout=120).stdout)
+                                       check=True, timeout=600).stdout)
     assert result == {"first": binomial.minimal_tosses(1.0, 1e-5, 5), "again": binomial.minimal_tosses(2.0, 1e-5, 5)}

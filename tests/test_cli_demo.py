@@ -176,7 +176,7 @@ def test_up_from_another_directory_with_a_relative_run_dir(tmp_path):
         assert run.returncode == 0, run.stderr[-3000:]
     finally:
         down = subprocess.run([*command, "down", "--run-dir", "rel-run"], cwd=elsewhere, capture_output=True, text=True,
-                              timeout=120)
+                              timeout=600)
     assert down.returncode == 0 and "stopped 4 processes" in down.stdout
     assert _serving_processes("rel-run") == []
 

@@ -105,4 +105,4 @@ def test_readme_commands_in_short_run_as_written(tmp_path):
             assert result.returncode == 0, f"mpdp {' '.join(words)}\n{result.stdout[-2000:]}\n{result.stderr[-2000:]}"
     finally:
         subprocess.run([sys.executable, "-m", "launcher.cli", "down", "--run-dir", str(tmp_path / "run")], cwd=tmp_path,
-                       capture_output=True, timeout=120)
+                       capture_output=True, timeout=600)
