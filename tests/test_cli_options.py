@@ -4,6 +4,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 
 def _mpdp(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "launcher.cli", *args], capture_output=True, text=True, timeout=600)
@@ -18,6 +20,7 @@ def test_help_states_every_default():
     assert "--parties PARTIES default: 5" in up and "(default: 120)" not in up.replace("(default 120)", "")
 
 
+@pytest.mark.slow  # a whole audit through the CLI
 def test_a_dash_writes_the_json_to_stdout_and_the_summary_to_stderr():
     result = _mpdp("audit", "dppp", "--trials", "200", "--json", "-")
     assert result.returncode == 0, result.stderr

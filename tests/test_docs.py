@@ -43,7 +43,9 @@ def test_readme_is_a_quickstart():
     first = shell_blocks(text)[0].splitlines()
     assert first == ["pip install -e '.[test]' && mpdp demo", "python -m pytest -q"]
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "\npython -m pytest -q\n" in ci, ".ci/run must run exactly the README's test command"
+    # its quick suite is `python -m pytest -q` with no argument added
+    assert "\nsuite quick\n" in ci and '\n    python -m pytest -q "$@"' in ci, \
+        ".ci/run must run exactly the README's test command"
 
 
 def test_links_in_readme_and_docs_exist():
