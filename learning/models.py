@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import sys
+
 import numpy as np
 
 from learning.logistic import RegularisedLogistic
@@ -88,8 +92,20 @@ def train_portable(name: str, features: np.ndarray, labels: np.ndarray, classes:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn")) as child:
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_die_with, initargs=(os.getpid(),)) as child:
         return child.submit(_train_and_export, name, features, labels, classes).result()
+
+
+def _die_with(parent: int) -> None:
+    """In the training child: killed by the kernel when the party dies (PR_SET_PDEATHSIG, Linux), so a party
+    interrupted while it starts leaves no child behind, waiting forever for its next task."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os._exit(0)
 
 
 def accuracy(model, features: np.ndarray, labels: np.ndarray) -> float:

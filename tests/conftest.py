@@ -1,5 +1,8 @@
 """Shared test keys: 1024-bit, generated once per test session (the benchmarks use 2048)."""
 
+import signal
+import threading
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -15,6 +18,17 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 settings.load_profile("crypto")
+
+
+def pytest_configure(config):
+    """SIGTERM ends a run as SIGINT does, through every fixture's teardown (the deployments' `down`, a CLI
+    child's kill), instead of leaving what the run started to outlive it."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupted)
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 @pytest.fixture(scope="session")
@@ -48,8 +62,9 @@ def pool(tmp_path_factory):
 # Modules whose tests start real role processes (or the CLI): marked `network`, so that
 # `pytest -m "not network"` is the fast inner loop. CI runs everything.
 NETWORK_MODULES = {"test_authorization", "test_cli_bench", "test_cli_demo", "test_compose", "test_concurrency",
-                   "test_dppp_network", "test_du_network", "test_hamm_network", "test_hardening", "test_logical_parties", "test_pathak_network", "test_tls"}
-SLOW_MODULES = {"test_cli_bench", "test_cli_demo", "test_compose", "test_concurrency", "test_hardening"}
+                   "test_dppp_network", "test_du_network", "test_hamm_network", "test_hardening", "test_interrupted_runs", "test_logical_parties", "test_pathak_network", "test_tls"}
+SLOW_MODULES = {"test_cli_bench", "test_cli_demo", "test_compose", "test_concurrency", "test_hardening",
+                "test_interrupted_runs"}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -16,6 +16,7 @@ from learning import datasets
 from mpdp_proto.v1.role_pb2_grpc import RoleStub
 from privacy.ledger import UNLIMITED, Budget
 from sessions.identity import CLIENT, Identity
+from tests.waiting import PATIENCE_S
 from wire.identity import SENDER_METADATA_KEY, Principal
 from wire.tls import target_options
 
@@ -99,7 +100,8 @@ class Deployment:
                           allow_unproven=self.allow_unproven, foreground=True)
 
     def run_dppp(self, **overrides) -> dict:
-        options = dict(epsilon=10.0, delta=1e-5, queries=12, deadline_s=30.0)
+        # A round ends when every teacher has voted or is unreachable; its deadline only bounds a slow machine.
+        options = dict(epsilon=10.0, delta=1e-5, queries=12, deadline_s=PATIENCE_S)
         options.update(overrides)
         return asyncio.run(dppp_client.run_dppp_session(self.topology, self.client_data, **options))
 

@@ -129,6 +129,7 @@ def _mpdp_audit(path, *arguments):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # two audits through the CLI
 def test_the_command_fails_when_a_check_exceeds_the_claim(tmp_path):
     path = tmp_path / "audit.json"
     honest = _mpdp_audit(path, "dppp", "--trials", str(TRIALS))

@@ -59,7 +59,7 @@ def test_bench_pathak_reports_every_stage(tmp_path):
 
 
 def test_bad_bench_arguments_get_one_line():
-    result = _mpdp("bench", "pathak", "--parties", "1", "--dataset", "breast-cancer", timeout=60)
+    result = _mpdp("bench", "pathak", "--parties", "1", "--dataset", "breast-cancer", timeout=600)
     assert result.returncode != 0 and "Traceback" not in result.stderr and "parties" in result.stderr
 
 

@@ -124,11 +124,13 @@ def _refused(attack, contributions, *codes: grpc.StatusCode) -> None:
     assert attack.released() == {}
 
 
+@pytest.mark.network
 def test_a_hamm_partys_votes_replayed_into_a_dppp_request_are_refused(attack):
     replayed = [contribution(1, attack.hamm[1])] + [contribution(i, attack.target[i]) for i in (2, 3, 4)]
     _refused(attack, replayed, grpc.StatusCode.PERMISSION_DENIED)
 
 
+@pytest.mark.network
 def test_a_single_contribution_is_never_decrypted(attack):
     _refused(attack, [contribution(1, attack.target[1])], grpc.StatusCode.FAILED_PRECONDITION)
     # Padded with the aggregator's own encryptions of 0, unsigned, to look like four contributors.
@@ -139,15 +141,18 @@ def test_a_single_contribution_is_never_decrypted(attack):
     _refused(attack, padded, grpc.StatusCode.PERMISSION_DENIED)
 
 
+@pytest.mark.network
 def test_fewer_than_the_threshold_of_contributors_are_refused(attack):
     _refused(attack, [contribution(i, attack.target[i]) for i in (1, 2, 3)], grpc.StatusCode.FAILED_PRECONDITION)
 
 
+@pytest.mark.network
 def test_a_contribution_from_an_earlier_session_is_refused(attack):
     mixed = [contribution(1, attack.earlier[1])] + [contribution(i, attack.target[i]) for i in (2, 3, 4)]
     _refused(attack, mixed, grpc.StatusCode.PERMISSION_DENIED)
 
 
+@pytest.mark.network
 def test_a_contribution_counted_twice_is_refused(attack):
     twice = [contribution(i, attack.target[i]) for i in (1, 1, 2, 3)]
     _refused(attack, twice, grpc.StatusCode.INVALID_ARGUMENT)
@@ -156,6 +161,7 @@ def test_a_contribution_counted_twice_is_refused(attack):
     _refused(attack, relabelled, grpc.StatusCode.PERMISSION_DENIED)
 
 
+@pytest.mark.network
 def test_a_forged_sender_or_a_bad_signature_is_refused(attack):
     honest = [contribution(i, attack.target[i]) for i in (1, 2, 3)]
     flipped = threshold_sum_pb2.ContributionSignature()
@@ -173,6 +179,7 @@ def test_a_forged_sender_or_a_bad_signature_is_refused(attack):
              grpc.StatusCode.PERMISSION_DENIED)
 
 
+@pytest.mark.network
 def test_a_second_subset_in_the_same_slot_is_refused(attack):
     """Last of the attacks: the holder, untouched by every refusal before, decrypts one honest sum once."""
     assert attack.ask([contribution(i, attack.target[i]) for i in (1, 2, 3, 4)]) == grpc.StatusCode.OK
@@ -182,6 +189,7 @@ def test_a_second_subset_in_the_same_slot_is_refused(attack):
     assert list(attack.released()) == [HOLDER]
 
 
+@pytest.mark.network
 def test_after_the_attacks_an_honest_round_succeeds(attack):
     attack.close()  # the real aggregator serves again
     report = attack.d.run_dppp(queries=4)

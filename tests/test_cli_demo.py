@@ -1,6 +1,7 @@
 """The launcher's commands as a user types them; real processes, nothing left running."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -9,8 +10,10 @@ import numpy as np
 import pytest
 
 from learning import datasets
+from tests.waiting import eventually
 
-A9A_DIR = "/work/shared/datasets"
+# a9a is not shipped: its tests run where $MPDP_DATA_DIR names a directory holding it, and skip elsewhere.
+A9A_DIR = os.environ.get(datasets.DATA_DIR_ENV, "")
 
 
 def _mpdp(*args, timeout=600):
@@ -93,6 +96,8 @@ def test_libsvm_file(tmp_path):
 
 
 def test_a9a_from_data_directory():
+    if not A9A_DIR:
+        pytest.skip(f"${datasets.DATA_DIR_ENV} is not set")
     try:
         data = datasets.load("a9a", data_dir=A9A_DIR)
     except FileNotFoundError:
@@ -101,8 +106,8 @@ def test_a9a_from_data_directory():
 
 
 def test_pathak_experiment_on_a9a(tmp_path):
-    if not (Path(A9A_DIR) / "a9a" / "a9a").exists():
-        pytest.skip(f"a9a is not available under {A9A_DIR}")
+    if not A9A_DIR or not (Path(A9A_DIR) / "a9a" / "a9a").exists():
+        pytest.skip(f"a9a is not available under ${datasets.DATA_DIR_ENV}")
     result = _mpdp("experiment", "pathak", "--out", str(tmp_path), "--data-dir", A9A_DIR, "--runs", "5",
                    "--epsilons", "0.1", "10", "--lambdas", "0.001", "--wire-samples", "1", "--bits", "1024")
     assert result.returncode == 0, result.stderr
@@ -171,7 +176,7 @@ def test_up_from_another_directory_with_a_relative_run_dir(tmp_path):
         assert run.returncode == 0, run.stderr[-3000:]
     finally:
         down = subprocess.run([*command, "down", "--run-dir", "rel-run"], cwd=elsewhere, capture_output=True, text=True,
-                              timeout=120)
+                              timeout=600)
     assert down.returncode == 0 and "stopped 4 processes" in down.stdout
     assert _serving_processes("rel-run") == []
 
@@ -185,10 +190,7 @@ def test_a_role_that_dies_during_start_up_is_reported_at_once(tmp_path):
     zombie = subprocess.Popen([sys.executable, "-c", "pass"])
     pid = zombie.pid
     del zombie
-    import time
-
-    time.sleep(1.0)
-    assert not processes._running(pid)
+    assert eventually(lambda: not processes._running(pid)), "an exited child still counts as running"
 
     run_dir = tmp_path / "run"
     up = _mpdp("up", "--parties", "2", "--bits", "1024", "--run-dir", str(run_dir), "--dataset", "breast-cancer",
@@ -197,13 +199,12 @@ def test_a_role_that_dies_during_start_up_is_reported_at_once(tmp_path):
     try:
         (run_dir / "party-2" / "party_2.npz").write_bytes(b"not a data file")
         subprocess.run(["kill", "-9", str(json.loads((run_dir / "processes.json").read_text())["party/2"])])
-        started = __import__("time").monotonic()
         restart = subprocess.run([sys.executable, "-c", f"from launcher import processes; from sessions.identity import party; "
                                   f"processes.restart({str(run_dir)!r}, party(2))"], capture_output=True, text=True,
-                                 timeout=100)
+                                 timeout=600)
         assert restart.returncode != 0
+        # Its exit was seen ("exited during start-up"), not the start-up timeout ("not serving after").
         assert "party/2 exited during start-up" in restart.stderr and "the end of its log" in restart.stderr
-        assert __import__("time").monotonic() - started < 60
     finally:
         _mpdp("down", "--run-dir", str(run_dir))
 

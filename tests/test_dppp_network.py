@@ -202,7 +202,7 @@ def test_too_few_contributors_abort_and_release_nothing(tmp_path):
         four.kill(party(3))
         four.kill(party(4))
         with pytest.raises(grpc.aio.AioRpcError) as raised:
-            four.run_dppp(queries=4, session_id="starved")
+            four.run_dppp(queries=4, session_id="starved")  # ends when the dead two are found unreachable
         assert raised.value.code() == grpc.StatusCode.ABORTED
         assert "insufficient noise" in raised.value.details() and "2 of 4" in raised.value.details()
         # Everyone aborted the session; the aggregator still serves.

@@ -49,7 +49,8 @@ def test_rounds_equal_the_reference_plain_and_secure(three):
 
 def test_a_party_that_stops_uploading_is_dropped_and_the_weights_renormalised(pool):
     d = pool.get(3, {3: "drop:Step/du/upload"}, allow_unproven=True)  # OFAA: the parties' operator allows it
-    parameters, report = _run(d, method="ofaa", rounds=2, deadline=3.0)
+    # Round 0 waits out its deadline for party 3: long enough for the honest parties' uploads on a busy machine.
+    parameters, report = _run(d, method="ofaa", rounds=2, deadline=20.0)
     assert report["result"]["dropped"] == [3]
     assert [r["participants"] for r in report["result"]["history"]] == [[1, 2], [1, 2]]
     expected = reference.run(parameters, _parts(d), SEED, dropped_after={3: 0})

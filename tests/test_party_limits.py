@@ -8,7 +8,6 @@ import json
 import math
 import queue
 import re
-import time
 from concurrent import futures
 
 import grpc
@@ -23,6 +22,7 @@ from pathak.parameters import PathakParameters
 from privacy.composition import Guarantee, compose
 from privacy.ledger import DEFAULT_BUDGET, UNLIMITED, Budget, Ledger, LedgerError, head_path, ledger_path, provision
 from sessions.errors import Kind, ProtocolError
+from tests.waiting import PATIENCE_S, eventually
 
 
 def _data(tmp_path, party=1):
@@ -225,19 +225,17 @@ class _HostileServer:
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
         role_pb2_grpc.add_RoleServicer_to_server(Servicer(), self.server)
         address = topology.entry(AGGREGATOR).address
-        for _ in range(50):  # the killed aggregator's socket may take a moment to close
+        def listening() -> bool:  # the killed aggregator's socket may take a moment to close
             try:
-                if self.server.add_secure_port(address, topology.tls_for(AGGREGATOR).server_credentials()):
-                    break
+                return bool(self.server.add_secure_port(address, topology.tls_for(AGGREGATOR).server_credentials()))
             except RuntimeError:
-                pass
-            time.sleep(0.2)
-        else:
+                return False
+        if not eventually(listening, interval=0.2):
             raise RuntimeError(f"cannot listen on {address}")
         self.server.start()
 
     def upload(self, round_number: int):
-        envelope = self.uploads.get(timeout=60)
+        envelope = self.uploads.get(timeout=PATIENCE_S)
         assert envelope.du.WhichOneof("body") == "upload" and envelope.du.upload.round == round_number
         return envelope.du.upload
 

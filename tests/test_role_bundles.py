@@ -10,7 +10,6 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from launcher import bundles, processes
 from launcher.keygen import ceremony
 from learning import datasets
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
+from tests.waiting import PATIENCE_S, eventually
 from wire.identity import Principal
 from wire.topology import Topology
 
@@ -177,6 +177,7 @@ def _umask(pid: int) -> int:
     raise AssertionError("no Umask line")
 
 
+@pytest.mark.network
 def test_up_starts_every_role_from_its_own_bundle_under_umask_077(tmp_path):
     run_dir = tmp_path / "run"
     topology = processes.up(run_dir, 2, BITS, datasets.load("breast-cancer"), seed=7, model="logistic-exact",
@@ -218,6 +219,8 @@ def _alive(pid: int) -> bool:
     return "\nState:\tZ" not in state
 
 
+@pytest.mark.network
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=lambda s: s.name)
 def test_an_interrupted_demo_leaves_no_role_process(signum, tmp_path):
     parties = 2
@@ -227,20 +230,17 @@ def test_an_interrupted_demo_leaves_no_role_process(signum, tmp_path):
     roles: list[int] = []
     run_dir = None
     try:
-        deadline = time.monotonic() + 240
-        while len(roles) < parties + 2:
-            assert demo.poll() is None and time.monotonic() < deadline, (tmp_path / "demo.log").read_text()[-2000:]
-            time.sleep(0.5)
+        def started() -> bool:
+            nonlocal roles
             roles = _children(demo.pid)
+            return demo.poll() is not None or len(roles) >= parties + 2
+        assert eventually(started, interval=0.5) and demo.poll() is None, (tmp_path / "demo.log").read_text()[-2000:]
         command = Path(f"/proc/{roles[0]}/cmdline").read_bytes().split(b"\0")
         run_dir = Path(command[command.index(b"--topology") + 1].decode()).parent.parent
-        processes.wait_healthy(Topology.load(run_dir / "topology.toml"), timeout=120)
+        processes.wait_healthy(Topology.load(run_dir / "topology.toml"), timeout=PATIENCE_S)
         demo.send_signal(signum)
-        demo.wait(timeout=60)
-        deadline = time.monotonic() + 30
-        while any(_alive(pid) for pid in roles) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert not [pid for pid in roles if _alive(pid)]
+        demo.wait(timeout=PATIENCE_S)
+        assert eventually(lambda: not any(_alive(pid) for pid in roles)), [pid for pid in roles if _alive(pid)]
         if signum != signal.SIGKILL:
             assert demo.returncode == 130 and not run_dir.exists()  # it cleaned up after itself
             output = (tmp_path / "demo.log").read_text()

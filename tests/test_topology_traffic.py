@@ -85,7 +85,7 @@ def test_a_role_started_twice_on_its_address_is_refused_with_one_clear_line(pool
 
     d = pool.get(3)
     result = subprocess.run([sys.executable, "-m", "launcher.cli", "serve", "curator", "--topology", str(d.run.topology)],
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=600)
     assert result.returncode != 0
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("mpdp: error:") and "in use" in last, result.stderr[-2000:]
