@@ -129,7 +129,7 @@ def _serve(args) -> int:
 
     role_logs.rotate(args.log_level)  # a size-capped, rotated file when `up` gave the role one
     serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure,
-              args.budget, args.allow_unproven, keygen_only=args.keygen_only)
+              args.budget, args.allow_unproven, keygen_only=args.keygen_only, once=args.once)
     return 0
 
 
@@ -260,12 +260,21 @@ def _health(args) -> int:
 def _compose(args) -> int:
     from launcher.compose import render
 
-    text = render(args.parties)
+    text = render(args.parties, args.keygen, args.bits)
     if args.out:
         args.out.write_text(text)
         print(f"wrote {args.out}")
     else:
         print(text, end="")
+    return 0
+
+
+def _open_keygen(args) -> int:
+    from launcher.distributed_keygen import open_at_holders
+    from wire.topology import Topology
+
+    figures = open_at_holders(Topology.load(args.topology), args.bits, args.public_out, args.startup_timeout)
+    print(f"distributed key generation: {figures}")
     return 0
 
 
@@ -513,6 +522,9 @@ def _add_serve_command(commands) -> None:
     serve.add_argument("--insecure", action="store_true", help="serve plaintext (the topology must say so too)")
     serve.add_argument("--keygen-only", action="store_true",
                        help="a key holder before the key exists: serve only the distributed key generation")
+    serve.add_argument("--once", action="store_true",
+                       help="with --keygen-only: write the public key beside the share and exit after one "
+                            "ceremony (compose's key holders)")
     _add_budget_option(serve)
     serve.set_defaults(handler=_serve)
 
@@ -528,13 +540,15 @@ def _add_keygen_command(commands) -> None:
     keygen.set_defaults(handler=_keygen)
 
 
-def _add_keygen_method_option(parser) -> None:
-    from launcher.keygen import METHODS
+def _add_keygen_method_option(parser, deferred: bool = False) -> None:
+    from launcher.keygen import DEFERRED, METHODS
 
-    parser.add_argument("--keygen", choices=METHODS, default="dealer",
+    parser.add_argument("--keygen", choices=METHODS + ((DEFERRED,) if deferred else ()), default="dealer",
                         help="dealer: one process deals the shares (the default: seconds); distributed: the key "
                              "holders generate the key among themselves and no process ever holds it (minutes at "
-                             "2048 bits; docs/distributed-keygen.md)")
+                             "2048 bits; docs/distributed-keygen.md)"
+                             + ("; deferred: no key yet, the holders' own `serve party --keygen-only --once` "
+                                "processes make it (compose)" if deferred else ""))
 
 
 def _add_up_command(commands) -> None:
@@ -572,7 +586,7 @@ def _add_prepare_command(commands) -> None:
     prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
     prepare.add_argument("--owner", action="append", metavar="BUNDLE=UID",
                          help="give a bundle (aggregator, curator, client, party-J) to this uid (root only; compose)")
-    _add_keygen_method_option(prepare)
+    _add_keygen_method_option(prepare, deferred=True)
     _add_dataset_options(prepare)
     prepare.set_defaults(handler=_prepare)
 
@@ -590,7 +604,22 @@ def _add_compose_command(commands) -> None:
     compose = commands.add_parser("compose", help="write the docker-compose file for K parties")
     compose.add_argument("--parties", type=int, default=5)
     compose.add_argument("--out", type=Path, help="default: standard output")
+    compose.add_argument("--keygen", choices=("dealer", "distributed"), default="dealer",
+                         help="dealer: the one-shot prepare service deals the key (default); distributed: each key "
+                              "holder's container runs the key generation and writes only its own share")
+    compose.add_argument("--bits", type=key_bits, help="key size (default: prepare's)")
     compose.set_defaults(handler=_compose)
+
+
+def _add_open_keygen_command(commands) -> None:
+    opened = commands.add_parser("open-keygen", help="open the distributed key generation at a deployment's key "
+                                                     "holders and write the public key they agree on (compose)")
+    opened.add_argument("--topology", type=Path, required=True, help="the client's topology")
+    opened.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
+    opened.add_argument("--public-out", type=Path, action="append", required=True,
+                        help="where public_key.json goes (repeat: one per bundle that needs it)")
+    opened.add_argument("--startup-timeout", type=float, default=300.0, metavar="S")
+    opened.set_defaults(handler=_open_keygen)
 
 
 def _add_down_command(commands) -> None:
@@ -685,7 +714,7 @@ def _experiment_all(args) -> int:
 COMMANDS = {
     "run": _add_run_command, "demo": _add_demo_command, "up": _add_up_command, "down": _add_down_command,
     "ps": _add_ps_command, "prepare": _add_prepare_command, "serve": _add_serve_command,
-    "health": _add_health_command, "compose": _add_compose_command, "keygen": _add_keygen_command,
+    "health": _add_health_command, "compose": _add_compose_command, "open-keygen": _add_open_keygen_command, "keygen": _add_keygen_command,
     "budget": _add_budget_command, "trace": _add_trace_command, "audit": _add_audit_command,
     "experiment": _add_experiment_command, "bench": _add_bench_command,
 }
