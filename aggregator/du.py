@@ -215,6 +215,7 @@ class ServerSide(RoleSide):
         aggregate = self.collector.aggregate
         self.collector.forget()
         self._advance(State.ROUND, State.DECRYPTING, "decrypting the round's sum")
+        self._round_started = time.monotonic()  # the holders get a whole deadline: checking the proofs took the round's
         self.combiner = SumCombiner(self.public_key, self.key_holders, aggregate,
                                     proof_context("du", self.session_id, self.round))
         message = du_pb2.DuDecryptionRequest(round=self.round, request=request)

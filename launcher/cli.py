@@ -241,7 +241,8 @@ def _prepare(args) -> int:
     for name, uid in owners.items():
         bundles.give(run.path / name, uid)
     names = sorted(path.name for path in run.path.iterdir() if path.is_dir())
-    print(f"prepared {args.out}: threshold key, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
+    key = "no key yet (the key holders make it)" if args.keygen == "deferred" else "threshold key"
+    print(f"prepared {args.out}: {key}, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
           f"{len(topology.parties)} party data files; one bundle per role (copy each to its host only): "
           f"{', '.join(names)}")
     return 0
