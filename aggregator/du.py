@@ -16,9 +16,9 @@ import time
 import numpy as np
 
 from cryptocore.errors import CryptoError
+from cryptocore.key_checks import check_key_id
 from cryptocore.membership_proof import MembershipProofInvalid
 from cryptocore.product_proof import ProductProofInvalid
-from cryptocore.key_checks import check_key_id
 from cryptocore.threshold import ThresholdPublicKey
 from du import bounds, encoding, proven_upload, server
 from du.parameters import MAX_RECORDS, DuParameters
