@@ -95,6 +95,12 @@ def _audit(args) -> int:
     return 1 if report["exceeds_claim"] or not report.get("wire_sample", {"matches": True})["matches"] else 0
 
 
+def _bench_module(name: str, argv: list[str]) -> int:
+    import importlib
+
+    return importlib.import_module(f"launcher.{name}").main(argv)
+
+
 def _bench(args) -> int:
     from launcher import bench_crypto
 
@@ -443,6 +449,22 @@ def _add_bench_command(commands) -> None:
                                 "part in, and every message it sends dropped or delayed (about 30 minutes)")
     hardening.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     hardening.set_defaults(handler=_bench_hardening)
+
+    dkg = targets.add_parser("dkg", help="the key holders' own key generation against the dealer, in one process")
+    dkg.add_argument("--bits", type=key_bits, nargs="+", default=[1024, 2048])
+    dkg.add_argument("--holders", type=int, nargs="+", default=[3, 5, 10])
+    dkg.set_defaults(handler=lambda args: _bench_module("bench_dkg", ["--bits", *map(str, args.bits),
+                                                                      "--holders", *map(str, args.holders)]))
+
+    du_proofs = targets.add_parser("du-proofs", help="one proven Du upload: build, check and size")
+    du_proofs.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
+    du_proofs.add_argument("--dimension", type=int, default=123, help="d (a9a: 123)")
+    du_proofs.add_argument("--cap", type=int, default=10_854, help="the public cap on n_i")
+    du_proofs.add_argument("--bound", type=float, default=100.0, help="B")
+    du_proofs.add_argument("--repeat", type=int, default=2)
+    du_proofs.set_defaults(handler=lambda args: _bench_module("bench_du_proofs", [
+        "--bits", str(args.bits), "--dimension", str(args.dimension), "--cap", str(args.cap),
+        "--bound", str(args.bound), "--repeat", str(args.repeat)]))
 
     dppp = targets.add_parser("dppp", help="private labels per second: packed, the paper's layout and the floor")
     dppp.add_argument("--teachers", type=int, default=10, help="K (default 10)")
