@@ -17,8 +17,10 @@ import numpy as np
 
 from cryptocore.errors import CryptoError
 from cryptocore.key_checks import check_key_id
+from cryptocore.membership_proof import MembershipProofInvalid
+from cryptocore.product_proof import ProductProofInvalid
 from cryptocore.threshold import ThresholdPublicKey
-from du import bounds, encoding, server
+from du import bounds, encoding, proven_upload, server
 from du.parameters import MAX_RECORDS, DuParameters
 from mpdp_proto.v1 import common_pb2, du_pb2, threshold_sum_pb2
 from sessions.errors import Kind, ProtocolError, denied, invalid, precondition
@@ -66,6 +68,7 @@ class ServerSide(RoleSide):
         self.collector: SumCollector | None = None
         self.combiner: SumCombiner | None = None
         self.rejected: dict[int, str] = {}
+        self.rejected_uploads: dict[int, str] = {}  # parties whose range proofs failed: excluded by name
         self.history: list[du_pb2.DuRound] = []
         self.stopped = ""
         self.released: du_pb2.DuResult | None = None
@@ -114,12 +117,23 @@ class ServerSide(RoleSide):
             raise precondition(f"an upload for round {body.round}; round {self.round} is open")
         if number not in self.active:
             raise precondition(f"party {number} is not in this round (dropped or unknown)")
+        if number in self.rejected_uploads:
+            raise precondition(f"party {number} was excluded: {self.rejected_uploads[number]}")
         if number in self.uploads or number in self.absent:
             raise precondition(f"party {number} already uploaded in round {self.round} (replay)")
         if p.secure_aggregation:
             if body.theta or body.records:
                 raise invalid("under secure aggregation an upload carries ciphertexts only")
             assert self.collector is not None
+            if not body.HasField("proof"):
+                raise invalid("under secure aggregation an upload carries its range proof")
+            try:
+                proven_upload.check(self.public_key, p, body.encrypted, body.proof,
+                                    proven_upload.context(self.session_id, number, self.round))
+            except (MembershipProofInvalid, ProductProofInvalid) as error:
+                self.rejected_uploads[number] = f"range proof failed in round {self.round}: {error}"
+                self._give_up(number, self.rejected_uploads[number])
+                return
             self.collector.accept(number, body.encrypted, body.signature)
             self.uploads[number] = (0, np.empty(0))
             return
@@ -201,6 +215,7 @@ class ServerSide(RoleSide):
         aggregate = self.collector.aggregate
         self.collector.forget()
         self._advance(State.ROUND, State.DECRYPTING, "decrypting the round's sum")
+        self._round_started = time.monotonic()  # the holders get a whole deadline: checking the proofs took the round's
         self.combiner = SumCombiner(self.public_key, self.key_holders, aggregate,
                                     proof_context("du", self.session_id, self.round))
         message = du_pb2.DuDecryptionRequest(round=self.round, request=request)
@@ -247,7 +262,9 @@ class ServerSide(RoleSide):
             theta=self.theta.tolist(), rounds=self.round, stopped=self.stopped, history=self.history,
             dropped=self.dropped,
             timing=[common_pb2.StageTiming(stage="rounds", seconds=time.perf_counter() - self._started)],
-            rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.rejected.items())])
+            rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.rejected.items())],
+            rejected_uploads=[threshold_sum_pb2.RejectedShare(holder=h, reason=r)
+                              for h, r in sorted(self.rejected_uploads.items())])
         self._advance(State.ROUND, State.FINISHING, "sending the final model")
         self._round_started = time.monotonic()
         final = du_pb2.DuModel(parameters=self.parameters.to_proto(), round=self.round, theta=self.theta.tolist(),

@@ -105,17 +105,20 @@ def _challenge(key: ProofKey, context: bytes, index: int, ciphertext: int, choic
 
 
 def encrypt_and_prove(key: ProofKey, choices: Sequence[Sequence[int]], picks: Sequence[int],
-                      context: bytes) -> tuple[list[int], list[MembershipProof]]:
-    """By the sender: V_i = Enc(choices[i][picks[i]]) and a proof that V_i encrypts some value of choices[i]."""
-    if len(choices) != len(picks):
-        raise ValueError("one pick per list of choices")
+                      context: bytes, randomness: Sequence[int] | None = None) -> tuple[list[int], list[MembershipProof]]:
+    """By the sender: V_i = Enc(choices[i][picks[i]]) and a proof that V_i encrypts some value of choices[i].
+    `randomness` (DJN r_i, below 2^randomness_bits) when the sender needs it afterwards; drawn here otherwise."""
+    if len(choices) != len(picks) or (randomness is not None and len(randomness) != len(picks)):
+        raise ValueError("one pick (and one r) per list of choices")
     table, nsquare = _table(key), key.nsquare
     ciphertexts, proofs = [], []
     for index, (values, pick) in enumerate(zip(choices, picks)):
         if not 0 <= pick < len(values) <= MAX_CHOICES:
             raise ValueError("the pick must index its list of choices")
         chosen = values[pick]
-        r = secrets.randbits(key.randomness_bits)
+        r = secrets.randbits(key.randomness_bits) if randomness is None else int(randomness[index])
+        if not 0 <= r < 1 << key.randomness_bits:
+            raise ValueError("r outside DJN's range")
         ciphertext = int(_g_power(key, chosen) * table.pow(r) % nsquare)
         commitments, challenges, masks = [0] * len(values), [0] * len(values), [0] * len(values)
         for branch, value in enumerate(values):

@@ -96,6 +96,12 @@ def _audit(args) -> int:
     return 1 if report["exceeds_claim"] or not report.get("wire_sample", {"matches": True})["matches"] else 0
 
 
+def _bench_module(name: str, argv: list[str]) -> int:
+    import importlib
+
+    return importlib.import_module(f"launcher.{name}").main(argv)
+
+
 def _bench(args) -> int:
     from launcher import bench_crypto
 
@@ -130,7 +136,7 @@ def _serve(args) -> int:
 
     role_logs.rotate(args.log_level)  # a size-capped, rotated file when `up` gave the role one
     serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure,
-              args.budget, args.allow_unproven, keygen_only=args.keygen_only)
+              args.budget, args.allow_unproven, keygen_only=args.keygen_only, once=args.once)
     return 0
 
 
@@ -242,7 +248,8 @@ def _prepare(args) -> int:
     for name, uid in owners.items():
         bundles.give(run.path / name, uid)
     names = sorted(path.name for path in run.path.iterdir() if path.is_dir())
-    print(f"prepared {args.out}: threshold key, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
+    key = "no key yet (the key holders make it)" if args.keygen == "deferred" else "threshold key"
+    print(f"prepared {args.out}: {key}, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
           f"{len(topology.parties)} party data files; one bundle per role (copy each to its host only): "
           f"{', '.join(names)}")
     return 0
@@ -261,12 +268,21 @@ def _health(args) -> int:
 def _compose(args) -> int:
     from launcher.compose import render
 
-    text = render(args.parties)
+    text = render(args.parties, args.keygen, args.bits)
     if args.out:
         args.out.write_text(text)
         print(f"wrote {args.out}")
     else:
         print(text, end="")
+    return 0
+
+
+def _open_keygen(args) -> int:
+    from launcher.distributed_keygen import open_at_holders
+    from wire.topology import Topology
+
+    figures = open_at_holders(Topology.load(args.topology), args.bits, args.public_out, args.startup_timeout)
+    print(f"distributed key generation: {figures}")
     return 0
 
 
@@ -435,6 +451,22 @@ def _add_bench_command(commands) -> None:
     hardening.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     hardening.set_defaults(handler=_bench_hardening)
 
+    dkg = targets.add_parser("dkg", help="the key holders' own key generation against the dealer, in one process")
+    dkg.add_argument("--bits", type=key_bits, nargs="+", default=[1024, 2048])
+    dkg.add_argument("--holders", type=int, nargs="+", default=[3, 5, 10])
+    dkg.set_defaults(handler=lambda args: _bench_module("bench_dkg", ["--bits", *map(str, args.bits),
+                                                                      "--holders", *map(str, args.holders)]))
+
+    du_proofs = targets.add_parser("du-proofs", help="one proven Du upload: build, check and size")
+    du_proofs.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
+    du_proofs.add_argument("--dimension", type=int, default=123, help="d (a9a: 123)")
+    du_proofs.add_argument("--cap", type=int, default=10_854, help="the public cap on n_i")
+    du_proofs.add_argument("--bound", type=float, default=100.0, help="B")
+    du_proofs.add_argument("--repeat", type=int, default=2)
+    du_proofs.set_defaults(handler=lambda args: _bench_module("bench_du_proofs", [
+        "--bits", str(args.bits), "--dimension", str(args.dimension), "--cap", str(args.cap),
+        "--bound", str(args.bound), "--repeat", str(args.repeat)]))
+
     dppp = targets.add_parser("dppp", help="private labels per second: packed, the paper's layout and the floor")
     dppp.add_argument("--teachers", type=int, default=10, help="K (default 10)")
     dppp.add_argument("--classes", type=int, default=10, help="C (default 10; a synthetic data set)")
@@ -519,6 +551,9 @@ def _add_serve_command(commands) -> None:
     serve.add_argument("--insecure", action="store_true", help="serve plaintext (the topology must say so too)")
     serve.add_argument("--keygen-only", action="store_true",
                        help="a key holder before the key exists: serve only the distributed key generation")
+    serve.add_argument("--once", action="store_true",
+                       help="with --keygen-only: write the public key beside the share and exit after one "
+                            "ceremony (compose's key holders)")
     _add_budget_option(serve)
     serve.set_defaults(handler=_serve)
 
@@ -534,13 +569,15 @@ def _add_keygen_command(commands) -> None:
     keygen.set_defaults(handler=_keygen)
 
 
-def _add_keygen_method_option(parser) -> None:
-    from launcher.keygen import METHODS
+def _add_keygen_method_option(parser, deferred: bool = False) -> None:
+    from launcher.keygen import DEFERRED, METHODS
 
-    parser.add_argument("--keygen", choices=METHODS, default="dealer",
+    parser.add_argument("--keygen", choices=METHODS + ((DEFERRED,) if deferred else ()), default="dealer",
                         help="dealer: one process deals the shares (the default: seconds); distributed: the key "
                              "holders generate the key among themselves and no process ever holds it (minutes at "
-                             "2048 bits; docs/distributed-keygen.md)")
+                             "2048 bits; docs/distributed-keygen.md)"
+                             + ("; deferred: no key yet, the holders' own `serve party --keygen-only --once` "
+                                "processes make it (compose)" if deferred else ""))
 
 
 def _add_up_command(commands) -> None:
@@ -580,7 +617,7 @@ def _add_prepare_command(commands) -> None:
     prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
     prepare.add_argument("--owner", action="append", metavar="BUNDLE=UID",
                          help="give a bundle (aggregator, curator, client, party-J) to this uid (root only; compose)")
-    _add_keygen_method_option(prepare)
+    _add_keygen_method_option(prepare, deferred=True)
     _add_dataset_options(prepare)
     prepare.set_defaults(handler=_prepare)
 
@@ -598,7 +635,22 @@ def _add_compose_command(commands) -> None:
     compose = commands.add_parser("compose", help="write the docker-compose file for K parties")
     compose.add_argument("--parties", type=int, default=5)
     compose.add_argument("--out", type=Path, help="default: standard output")
+    compose.add_argument("--keygen", choices=("dealer", "distributed"), default="dealer",
+                         help="dealer: the one-shot prepare service deals the key (default); distributed: each key "
+                              "holder's container runs the key generation and writes only its own share")
+    compose.add_argument("--bits", type=key_bits, help="key size (default: prepare's)")
     compose.set_defaults(handler=_compose)
+
+
+def _add_open_keygen_command(commands) -> None:
+    opened = commands.add_parser("open-keygen", help="open the distributed key generation at a deployment's key "
+                                                     "holders and write the public key they agree on (compose)")
+    opened.add_argument("--topology", type=Path, required=True, help="the client's topology")
+    opened.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
+    opened.add_argument("--public-out", type=Path, action="append", required=True,
+                        help="where public_key.json goes (repeat: one per bundle that needs it)")
+    opened.add_argument("--startup-timeout", type=float, default=300.0, metavar="S")
+    opened.set_defaults(handler=_open_keygen)
 
 
 def _add_down_command(commands) -> None:
@@ -693,7 +745,7 @@ def _experiment_all(args) -> int:
 COMMANDS = {
     "run": _add_run_command, "demo": _add_demo_command, "up": _add_up_command, "down": _add_down_command,
     "ps": _add_ps_command, "prepare": _add_prepare_command, "serve": _add_serve_command,
-    "health": _add_health_command, "compose": _add_compose_command, "keygen": _add_keygen_command,
+    "health": _add_health_command, "compose": _add_compose_command, "open-keygen": _add_open_keygen_command, "keygen": _add_keygen_command,
     "budget": _add_budget_command, "trace": _add_trace_command, "audit": _add_audit_command,
     "experiment": _add_experiment_command, "bench": _add_bench_command,
 }

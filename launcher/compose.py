@@ -7,11 +7,21 @@ role then serves over mutual TLS in its own container, which mounts only its own
 bundle (the aggregator's and Charlie's hold no key share and no party data);
 `demo`, the client, mounts only the client's bundle and runs DPPP and Pathak
 once every role is healthy.
+
+With `--keygen distributed` no process deals the key: `prepare` writes the bundles without one, each key
+holder's `holder-J` container (party J's uid, party J's volume only, reachable as party-J) serves the
+`keygen` protocol once and writes its own share and the public key into its own bundle, `open-keygen` (the
+client's bundle, plus the aggregator's and Charlie's for the public key) opens the ceremony and writes the key
+the holders agree on; then every role starts as before.
 """
 
 from __future__ import annotations
 
+from cryptocore.keyfiles import PUBLIC_KEY_FILE
+from launcher.keygen import DEFERRED, committee_size
+
 PORT = 50051
+PREPARE = "prepare"  # the one-shot that writes the bundles when no dealer makes the key
 BUNDLES = "/bundles"  # keygen's view: every volume, one directory each
 BUNDLE = "/bundle"  # a role's view: its own volume only
 TOPOLOGY = f"{BUNDLE}/topology.toml"
@@ -57,9 +67,13 @@ def _services(parties: int) -> list[str]:
     return [service_name(role, number) for role, number in _roles(parties)] + ["demo"]
 
 
-def keygen_command(parties: int) -> list[str]:
-    # --force: every `compose up` deals a fresh key into the volumes (replaced atomically).
+def keygen_command(parties: int, keygen: str = "dealer", bits: int | None = None) -> list[str]:
+    # --force: every `compose up` deals a fresh key into the volumes (replaced atomically); deferred removes the old.
     command = ["mpdp", "prepare", "--parties", str(parties), "--out", BUNDLES, "--listen-host", "0.0.0.0", "--force"]
+    if keygen == "distributed":
+        command += ["--keygen", DEFERRED]
+    if bits is not None:
+        command += ["--bits", str(bits)]
     for role, number in _roles(parties):
         command += ["--address", f"{role}/{number}={service_name(role, number)}:{PORT}"]
     for service in _services(parties):
@@ -69,6 +83,19 @@ def keygen_command(parties: int) -> list[str]:
 
 def serve_command(role: str, number: int) -> list[str]:
     return ["mpdp", "serve", role, "--topology", TOPOLOGY, "--id", str(number)]
+
+
+def holder_command(number: int) -> list[str]:
+    return serve_command("party", number) + ["--keygen-only", "--once"]
+
+
+def open_keygen_command(bits: int | None) -> list[str]:
+    command = ["mpdp", "open-keygen", "--topology", TOPOLOGY]
+    if bits is not None:
+        command += ["--bits", str(bits)]
+    for path in (BUNDLE, f"{BUNDLES}/aggregator", f"{BUNDLES}/curator"):
+        command += ["--public-out", f"{path}/{PUBLIC_KEY_FILE}"]
+    return command
 
 
 # A check costs ~0.2 CPU-s; on a busy 2-core machine a role doing 2048-bit work can take seconds to answer,
@@ -93,9 +120,59 @@ def _own_bundle(service: str) -> list[str]:
     return [f'    user: "{uid(service)}"', "    volumes:", f"      - {volume_name(service)}:{BUNDLE}"]
 
 
-def render(parties: int) -> str:
+def _distributed_keygen(parties: int, bits: int | None) -> list[str]:
+    lines = []
+    for number in range(1, committee_size(parties) + 1):
+        service = service_name("party", number)
+        lines += [
+            f"  holder-{number}:",
+            "    <<: *mpdp",
+            f"    command: {_list(holder_command(number))}",
+            *_own_bundle(service),
+            "    networks:",
+            "      mpdp:",
+            f"        aliases: [{service}]",  # the address every bundle's topology gives party J
+            "    depends_on:",
+            f"      {PREPARE}:",
+            "        condition: service_completed_successfully",
+            '    restart: "no"',
+            "    healthcheck:",
+            "      disable: true",
+        ]
+    lines += [
+        "  open-keygen:",
+        "    <<: *mpdp",
+        f"    command: {_list(open_keygen_command(bits))}",
+        '    user: "0"',  # writes the public key into the aggregator's and Charlie's bundles too; no share is there
+        "    volumes:",
+        f"      - {volume_name('demo')}:{BUNDLE}",
+        f"      - {volume_name('aggregator')}:{BUNDLES}/aggregator",
+        f"      - {volume_name('curator')}:{BUNDLES}/curator",
+        "    depends_on:",
+        f"      {PREPARE}:",
+        "        condition: service_completed_successfully",
+        '    restart: "no"',
+        "    healthcheck:",
+        "      disable: true",
+    ]
+    return lines
+
+
+def _after(role: str, number: int, parties: int, keygen: str) -> str:
+    """What a role's container waits for: the dealer's one-shot, or (distributed) the key made without one."""
+    if keygen != "distributed":
+        return "keygen"
+    if role == "party" and number <= committee_size(parties):
+        return f"holder-{number}"
+    return "open-keygen"
+
+
+def render(parties: int, keygen: str = "dealer", bits: int | None = None) -> str:
+    prepare = "keygen" if keygen == "dealer" else PREPARE
+    options = "" if keygen == "dealer" else " --keygen distributed"
+    options += "" if bits is None else f" --bits {bits}"
     lines = [
-        f"# Generated by `mpdp compose --parties {parties}`; edit the generator, not this file",
+        f"# Generated by `mpdp compose --parties {parties}{options}`; edit the generator, not this file",
         "# (tests/test_compose.py checks that they agree). Each service mounts only its own bundle's volume.",
         "",
         "x-mpdp: &mpdp",
@@ -106,9 +183,9 @@ def render(parties: int) -> str:
         "  networks: [mpdp]",
         "",
         "services:",
-        "  keygen:",
+        f"  {prepare}:",
         "    <<: *mpdp",
-        f"    command: {_list(keygen_command(parties))}",
+        f"    command: {_list(keygen_command(parties, keygen, bits))}",
         '    user: "0"',  # writes every bundle, then gives each to its role's uid (--owner)
         "    volumes:",
         *[f"      - {volume_name(service)}:{BUNDLES}/{bundle_name(service)}" for service in _services(parties)],
@@ -116,6 +193,8 @@ def render(parties: int) -> str:
         "    healthcheck:",
         "      disable: true",
     ]
+    if keygen == "distributed":
+        lines += _distributed_keygen(parties, bits)
     for role, number in _roles(parties):
         service = service_name(role, number)
         lines += [
@@ -124,7 +203,7 @@ def render(parties: int) -> str:
             f"    command: {_list(serve_command(role, number))}",
             *_own_bundle(service),
             "    depends_on:",
-            "      keygen:",
+            f"      {_after(role, number, parties, keygen)}:",
             "        condition: service_completed_successfully",
             "    healthcheck:",
             f"      test: {_list(['CMD', *health_command(role, number)])}",

@@ -182,3 +182,31 @@ def ceremony(shares: dict[int, Path], public_paths: list[Path], threshold: int, 
     cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime  # the holders, once reaped
     return {"seconds": round(time.perf_counter() - started, 1), "holders_cpu_s": round(cpu, 1),
             "candidates_tried": candidates, "sent_by_holder": traffic}
+
+
+def open_at_holders(topology: Topology, bits: int, public_paths: list[Path], startup_timeout: float) -> dict:
+    """Compose's side of the ceremony (`mpdp open-keygen`): the holders already serve `keygen` in their own
+    containers (`serve party --keygen-only --once`), each writing its own share and public key; the client opens
+    the session at every one, checks that all report the same key and writes it where the other roles read it."""
+    from dppp.parameters import default_threshold
+
+    holders = [party(j) for j in topology.key_holders]
+    deadline = time.monotonic() + startup_timeout
+    waiting = list(holders)
+    while waiting:
+        waiting = [h for h in waiting if not is_serving(topology, h, timeout=2.0)]
+        if waiting and time.monotonic() > deadline:
+            raise RuntimeError(f"{waiting[0]} not serving after {startup_timeout:.0f} s")
+        time.sleep(0.5)
+    progress(f"{len(holders)} key holders serving; generating a {bits}-bit key among them")
+    started = time.perf_counter()
+    opening = keygen_pb2.KeygenOpen(bits=bits, holders=len(holders), threshold=default_threshold(len(holders)))
+    replies, traffic = asyncio.run(_open_everywhere(topology, holders, f"keygen-{secrets.token_hex(8)}", opening))
+    keys = [codec.public_key_from_proto(r.keygen.public_key) for r in replies]
+    if any(key != keys[0] for key in keys):
+        raise RuntimeError("the key holders report different public keys")
+    encoded = json.dumps(keyfiles.public_key_to_dict(keys[0]), indent=2).encode()
+    for path in public_paths:
+        secret_files.write_file(Path(path), encoded, mode=secret_files.PUBLIC_MODE, overwrite=True)
+    return {"seconds": round(time.perf_counter() - started, 1), "key_id": keys[0].key_id.hex()[:16],
+            "candidates_tried": replies[0].keygen.public_key.candidates_tried, "sent_by_holder": traffic}

@@ -70,6 +70,7 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
             "test_metrics": test_metrics,
             "majority_class_rate": float(np.max(np.bincount(test_y)) / len(test_y)),
             "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
+            "rejected_uploads": {str(r.holder): r.reason for r in result.rejected_uploads},
         },
         "privacy": accounting.report(parameters, result.rounds),
         "traffic": traffic["summary"],

@@ -25,6 +25,8 @@ def committee_size(parties: int) -> int:
 
 
 METHODS = ("dealer", "distributed")  # docs/distributed-keygen.md says why the dealer is the default
+# `prepare` only: bundles without a key; the key holders' own containers generate it (compose, distributed)
+DEFERRED = "deferred"
 
 
 def ceremony(parties: int, directory: Path, bits: int, threshold: int | None = None,
@@ -59,6 +61,10 @@ def deal_into_bundles(parties: int, bits: int, holder_bundles: dict[int, Path], 
     existing = [path for path in targets if path.is_symlink() or path.exists()]
     if existing and not overwrite:  # before the expensive key generation
         raise FileExistsError(f"{existing[0]} exists; refusing to overwrite key files")
+    if method == DEFERRED:  # a key left over from an earlier deployment must not meet the fresh certificates
+        for path in targets:
+            path.unlink(missing_ok=True)
+        return threshold, holders
     if method == "distributed":
         _distributed({j: holder_bundles[j] / keyfiles.share_file_name(j) for j in holder_bundles},
                      [Path(d) / keyfiles.PUBLIC_KEY_FILE for d in public_bundles], threshold, bits, overwrite)

@@ -78,10 +78,19 @@ def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: st
     return protocols(own.__getitem__), public_key.key_id.hex()
 
 
-def _keygen_protocols(topology: Topology, number: int):
+# `--once`: how long a holder keeps serving after it stored its share, so that the client collects the public key
+# (the result is handed out within wire.host.SETTLE_WAIT_S of the last stage)
+ONCE_LINGER_S = 15.0
+
+
+def _keygen_protocols(topology: Topology, number: int, once: bool = False):
     """A key holder that serves only `keygen` (docs/distributed-keygen.md): no key yet; the share it makes is
-    written to its topology entry's key_share file, which the launcher checked it may write."""
+    written to its topology entry's key_share file, which the launcher checked it may write. `once` (compose,
+    where no launcher shares the holder's volume): the public key goes beside it, then the process exits."""
     import json
+    import os
+    import signal
+    import threading
 
     from cryptocore import secret_files
     from keygen.protocol import holder_protocol
@@ -92,6 +101,11 @@ def _keygen_protocols(topology: Topology, number: int):
         if path is None:
             raise ValueError(f"{me} holds no key share in this topology")
         secret_files.write_file(path, json.dumps(keyfiles.key_share_to_dict(share), indent=2).encode(), overwrite=True)
+        if once:
+            secret_files.write_file(topology.public_key,
+                                    json.dumps(keyfiles.public_key_to_dict(share.public), indent=2).encode(),
+                                    mode=secret_files.PUBLIC_MODE, overwrite=True)
+            threading.Timer(ONCE_LINGER_S, os.kill, (os.getpid(), signal.SIGTERM)).start()
 
     if party(number) != topology.principal_of(party(number)).identities[0] or number not in topology.key_holders:
         raise ValueError(f"party {number} is not a key holder hosted alone")
@@ -130,7 +144,7 @@ def _curator_protocols(topology: Topology, test_mode: bool):
 
 def run(role: str, topology_path, number: int = 0, test_mode: bool = False, fault: str | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, insecure: bool = False, budget: Budget | None = None,
-        allow_unproven: bool = False, keygen_only: bool = False) -> None:
+        allow_unproven: bool = False, keygen_only: bool = False, once: bool = False) -> None:
     from sessions.identity import Identity
 
     memory.configure()  # before the role's threads allocate: freed buffers go back to the system
@@ -155,7 +169,9 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
     if keygen_only:
         if role != "party" or fault:
             raise ValueError("--keygen-only is a key holder's (a party's), without faults")
-        protocols, key_id_hex = _keygen_protocols(topology, number)
+        protocols, key_id_hex = _keygen_protocols(topology, number, once)
+    elif once:
+        raise ValueError("--once goes with --keygen-only")
     elif role == "party":
         protocols, key_id_hex = _party_protocols(topology, number, test_mode, None if generic else fault,
                                                  budget or DEFAULT_BUDGET, allow_unproven)

@@ -17,7 +17,7 @@ import numpy as np
 
 from cryptocore import ciphertext as ct
 from cryptocore.key_checks import check_key_id
-from du import accounting, encoding
+from du import accounting, encoding, proven_upload
 from du.local import local_update, noise_source
 from du.objectives import augment
 from du.parameters import FRACTIONAL_BITS, MAX_RECORDS, MAX_RUN_STEPS, DuParameters
@@ -110,15 +110,21 @@ class TrainerSide(RoleSide):
         if not p.secure_aggregation:
             return du_pb2.DuUpload(round=round_number, records=records, theta=theta.tolist())
         public_key = self.own.public_key
-        values = encoding.encode(p, records, theta)
-        if self.own.fault == "du-theta-outside":  # test mode only: every coordinate at 1000·B, past the encoder
-            values = [records * round(1000 * p.bound * 2**FRACTIONAL_BITS)] * p.weights + [records]
-        plaintexts = encoding.layout(p, public_key.n).pack(values)
-        ciphertexts = [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(m)) for m in plaintexts]
+        fault = self.own.fault if self.own.fault in ("du-claim-records", "du-theta-outside") else ""
+        if fault == "du-theta-outside":  # test mode only: every coordinate at 1000·B, past the encoder
+            scaled = [round(1000 * p.bound * 2**FRACTIONAL_BITS)] * p.weights
+        else:
+            encoding.encode(p, records, theta)  # θ on the grid and within ±B, n_i within [1, MAX_RECORDS]
+            scaled = [int(v) for v in np.round(theta * 2**FRACTIONAL_BITS)]
+        ciphertexts, proof = proven_upload.build(public_key, p, records, scaled,
+                                                 proven_upload.context(self.session_id, self.own.id, round_number),
+                                                 forge=bool(fault))
+        values = [ct.to_bytes(public_key.paillier, c) for c in ciphertexts]
         return du_pb2.DuUpload(round=round_number, encrypted=common_pb2.Ciphertexts(key_id=public_key.key_id,
-                                                                                    values=ciphertexts),
+                                                                                    values=values),
                                signature=signed(self.own, SumSlot.of("du", self.session_id, p, round_number),
-                                                public_key.key_id, ciphertexts))
+                                                public_key.key_id, values),
+                               proof=proof)
 
     def _partially_decrypt(self, body: du_pb2.DuDecryptionRequest) -> du_pb2.DuPartialDecryptions:
         p = self.parameters

@@ -131,3 +131,25 @@ def test_compose_commands_run_dppp_and_pathak_with_every_role_on_its_own_address
             except subprocess.TimeoutExpired:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+def test_distributed_keygen_runs_in_the_holders_containers_each_with_its_own_bundle_only():
+    """`--keygen distributed`: prepare deals no key; holder-J runs the ceremony as party J's uid with party J's
+    volume alone and is reachable as party-J; open-keygen holds no party's volume; every role waits for the key."""
+    compose = yaml.safe_load(render(5, "distributed", 1024))
+    services = compose["services"]
+    assert "keygen" not in services
+    assert services["prepare"]["command"][services["prepare"]["command"].index("--keygen") + 1] == "deferred"
+    for number in range(1, 6):
+        holder, party = services[f"holder-{number}"], services[f"party-{number}"]
+        assert holder["volumes"] == party["volumes"] == [f"{volume_name(f'party-{number}')}:{BUNDLE}"]
+        assert holder["user"] == party["user"] != "0"
+        assert holder["networks"]["mpdp"]["aliases"] == [f"party-{number}"]
+        assert holder["command"][-2:] == ["--keygen-only", "--once"]
+        assert list(party["depends_on"]) == [f"holder-{number}"]
+    opener = services["open-keygen"]
+    assert not any("party" in volume for volume in opener["volumes"])
+    assert [v.split(":")[0] for v in opener["volumes"]] == [volume_name(s) for s in ("demo", "aggregator", "curator")]
+    for name in ("aggregator", "curator"):
+        assert list(services[name]["depends_on"]) == ["open-keygen"]
+    assert "--keygen" not in render(5) and "holder-1" not in yaml.safe_load(render(5))["services"]

@@ -60,3 +60,27 @@ def test_a_holder_gone_before_the_opening_aborts_everywhere_and_leaves_no_file(t
     with pytest.raises(RuntimeError, match="distributed key generation failed"):
         distributed_keygen.ceremony(*_paths(tmp_path / "keys"), 2, 1024, batch=64)
     assert not list((tmp_path / "keys").glob("*.json"))
+
+
+def test_deferred_is_prepares_alone_and_leaves_no_key_from_an_earlier_deployment(tmp_path):
+    """compose's `prepare --keygen deferred`: no key is made; with --force the old one goes (its shares would not
+    match the fresh certificates' deployment); without --force existing key files are refused."""
+    from launcher.keygen import deal_into_bundles
+
+    parser = build_parser()
+    assert parser.parse_args(["prepare", "--parties", "3", "--out", "k", "--keygen", "deferred"]).keygen == "deferred"
+    for command in (["keygen", "--parties", "3", "--out", "k"], ["up"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args([*command, "--keygen", "deferred"])
+    holders = {j: tmp_path / f"party-{j}" for j in (1, 2, 3)}
+    public = [tmp_path / "aggregator", *holders.values()]
+    for directory in public:
+        directory.mkdir()
+    stale = [holders[j] / keyfiles.share_file_name(j) for j in holders] + [d / keyfiles.PUBLIC_KEY_FILE for d in public]
+    for path in stale:
+        path.write_text("{}")
+    with pytest.raises(FileExistsError):
+        deal_into_bundles(3, 1024, holders, public, method="deferred")
+    assert all(path.exists() for path in stale)
+    assert deal_into_bundles(3, 1024, holders, public, overwrite=True, method="deferred") == (3, 3)
+    assert not any(path.exists() for path in stale)

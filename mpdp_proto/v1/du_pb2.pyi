@@ -71,18 +71,44 @@ class DuModel(_message.Message):
     def __init__(self, parameters: _Optional[_Union[DuParameters, _Mapping]] = ..., round: _Optional[int] = ..., theta: _Optional[_Iterable[float]] = ..., final: _Optional[bool] = ..., round_deadline_seconds: _Optional[float] = ..., noise_seed: _Optional[int] = ...) -> None: ...
 
 class DuUpload(_message.Message):
-    __slots__ = ("round", "records", "theta", "encrypted", "signature")
+    __slots__ = ("round", "records", "theta", "encrypted", "signature", "proof")
     ROUND_FIELD_NUMBER: _ClassVar[int]
     RECORDS_FIELD_NUMBER: _ClassVar[int]
     THETA_FIELD_NUMBER: _ClassVar[int]
     ENCRYPTED_FIELD_NUMBER: _ClassVar[int]
     SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    PROOF_FIELD_NUMBER: _ClassVar[int]
     round: int
     records: int
     theta: _containers.RepeatedScalarFieldContainer[float]
     encrypted: _common_pb2.Ciphertexts
     signature: _threshold_sum_pb2.ContributionSignature
-    def __init__(self, round: _Optional[int] = ..., records: _Optional[int] = ..., theta: _Optional[_Iterable[float]] = ..., encrypted: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
+    proof: DuRangeProof
+    def __init__(self, round: _Optional[int] = ..., records: _Optional[int] = ..., theta: _Optional[_Iterable[float]] = ..., encrypted: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proof: _Optional[_Union[DuRangeProof, _Mapping]] = ...) -> None: ...
+
+class DuRangeProof(_message.Message):
+    __slots__ = ("bits", "bit_proofs", "products", "product_proofs")
+    BITS_FIELD_NUMBER: _ClassVar[int]
+    BIT_PROOFS_FIELD_NUMBER: _ClassVar[int]
+    PRODUCTS_FIELD_NUMBER: _ClassVar[int]
+    PRODUCT_PROOFS_FIELD_NUMBER: _ClassVar[int]
+    bits: _common_pb2.Ciphertexts
+    bit_proofs: _containers.RepeatedCompositeFieldContainer[_common_pb2.MembershipProof]
+    products: _common_pb2.Ciphertexts
+    product_proofs: _containers.RepeatedCompositeFieldContainer[ProductProof]
+    def __init__(self, bits: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., bit_proofs: _Optional[_Iterable[_Union[_common_pb2.MembershipProof, _Mapping]]] = ..., products: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., product_proofs: _Optional[_Iterable[_Union[ProductProof, _Mapping]]] = ...) -> None: ...
+
+class ProductProof(_message.Message):
+    __slots__ = ("challenge", "z", "z_rho", "z_sigma")
+    CHALLENGE_FIELD_NUMBER: _ClassVar[int]
+    Z_FIELD_NUMBER: _ClassVar[int]
+    Z_RHO_FIELD_NUMBER: _ClassVar[int]
+    Z_SIGMA_FIELD_NUMBER: _ClassVar[int]
+    challenge: bytes
+    z: bytes
+    z_rho: bytes
+    z_sigma: bytes
+    def __init__(self, challenge: _Optional[bytes] = ..., z: _Optional[bytes] = ..., z_rho: _Optional[bytes] = ..., z_sigma: _Optional[bytes] = ...) -> None: ...
 
 class DuDecryptionRequest(_message.Message):
     __slots__ = ("round", "request")
@@ -113,7 +139,7 @@ class DuRound(_message.Message):
     def __init__(self, round: _Optional[int] = ..., participants: _Optional[_Iterable[int]] = ..., step_norm: _Optional[float] = ..., seconds: _Optional[float] = ...) -> None: ...
 
 class DuResult(_message.Message):
-    __slots__ = ("theta", "rounds", "stopped", "history", "dropped", "timing", "rejected")
+    __slots__ = ("theta", "rounds", "stopped", "history", "dropped", "timing", "rejected", "rejected_uploads")
     THETA_FIELD_NUMBER: _ClassVar[int]
     ROUNDS_FIELD_NUMBER: _ClassVar[int]
     STOPPED_FIELD_NUMBER: _ClassVar[int]
@@ -121,6 +147,7 @@ class DuResult(_message.Message):
     DROPPED_FIELD_NUMBER: _ClassVar[int]
     TIMING_FIELD_NUMBER: _ClassVar[int]
     REJECTED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_UPLOADS_FIELD_NUMBER: _ClassVar[int]
     theta: _containers.RepeatedScalarFieldContainer[float]
     rounds: int
     stopped: str
@@ -128,7 +155,8 @@ class DuResult(_message.Message):
     dropped: _containers.RepeatedScalarFieldContainer[int]
     timing: _containers.RepeatedCompositeFieldContainer[_common_pb2.StageTiming]
     rejected: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
-    def __init__(self, theta: _Optional[_Iterable[float]] = ..., rounds: _Optional[int] = ..., stopped: _Optional[str] = ..., history: _Optional[_Iterable[_Union[DuRound, _Mapping]]] = ..., dropped: _Optional[_Iterable[int]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ...) -> None: ...
+    rejected_uploads: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
+    def __init__(self, theta: _Optional[_Iterable[float]] = ..., rounds: _Optional[int] = ..., stopped: _Optional[str] = ..., history: _Optional[_Iterable[_Union[DuRound, _Mapping]]] = ..., dropped: _Optional[_Iterable[int]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., rejected_uploads: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ...) -> None: ...
 
 class DuTestRecord(_message.Message):
     __slots__ = ("uploads", "rounds")
