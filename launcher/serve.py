@@ -6,6 +6,7 @@ import asyncio
 import logging
 
 from cryptocore import keyfiles
+from deployment.topology import Topology
 from privacy import accountant_process
 from privacy.ledger import DEFAULT_BUDGET, Budget
 from wire import memory
@@ -14,7 +15,6 @@ from wire.faults import ClientFaultInterceptor, Fault, ServerFaultInterceptor
 from wire.host import RoleHost
 from wire.server import serve
 from wire.service import SERVICE_NAME, RoleServicer, RoleStatus
-from wire.topology import Topology
 from wire.traffic import TrafficLog
 
 log = logging.getLogger(__name__)
