@@ -481,15 +481,14 @@ class PathakPartySession(PathakParticipant):
         return True
 
 
-def prepare_host(hosted: Collection[Identity], key_bits: int) -> None:
-    """At a party host's start: the leader's ring-Pedersen parameters (two safe primes, about 2 s at 2048 bits),
-    made in the background so that the first session does not wait for them."""
-    if party(LEADER) in hosted:
-        ring_pedersen.prepare(key_bits)
-
-
 def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
     """The party's registry entry: the client's `open` makes its side from the party's own data."""
+
+    def start_host(hosted: Collection[Identity]) -> None:
+        """The leader's host: its ring-Pedersen parameters (two safe primes, about 2 s at 2048 bits), made in the
+        background so that the first session does not wait for them."""
+        if party(LEADER) in hosted:
+            ring_pedersen.prepare(resources(party(LEADER)).public_key.n.bit_length())
 
     def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> PathakPartySession:
         if sender != CLIENT:
@@ -507,4 +506,4 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
             ring_pedersen.prepare(side.key_bits)  # the first session's: made between open and start
         return side
 
-    return RoleProtocol("pathak", pathak_pb2.PathakMessage, frozenset({"open"}), open_side)
+    return RoleProtocol("pathak", pathak_pb2.PathakMessage, frozenset({"open"}), open_side, start_host)

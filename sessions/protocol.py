@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Collection
 
 from sessions.identity import Identity
 from sessions.side import RoleSide
 
 # (session_id, me, sender, opening kind, opening body) → this role's side; cheap checks first, it may be slow.
 OpenSide = Callable[[str, Identity, Identity, str, object], RoleSide]
+# The identities a role host serves → nothing; work its sessions will need, started in the background.
+StartHost = Callable[[Collection[Identity]], None]
+
+
+def _nothing_to_prepare(hosted: Collection[Identity]) -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -18,6 +24,13 @@ class RoleProtocol:
     message_type: Any  # the protocol's generated message class: a `body` oneof of its message kinds
     opening_kinds: frozenset[str]  # the kinds that open a session at this role
     open: OpenSide
+    start_host: StartHost = _nothing_to_prepare  # called once as a role process starts serving
+
+
+def start_hosts(protocols: dict[str, RoleProtocol], hosted: Collection[Identity]) -> None:
+    """A role process's start-up: each protocol prepares what its first session would otherwise wait for."""
+    for protocol in protocols.values():
+        protocol.start_host(hosted)
 
 
 def registry(*protocols: RoleProtocol) -> dict[str, RoleProtocol]:

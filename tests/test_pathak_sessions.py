@@ -3,6 +3,7 @@
 import math
 import random
 from collections import Counter
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -578,13 +579,17 @@ def test_the_leader_takes_masked_values_only_in_the_honest_range(parts):
 
 
 def test_only_the_leaders_host_makes_ring_pedersen_parameters_at_start(monkeypatch):
-    """The leader's host starts making them when it starts serving, so the first session need not wait."""
+    """The leader's host starts making them when it starts serving (the start-up hook of the party registry's
+    Pathak entry), so the first session need not wait."""
     from cryptocore import ring_pedersen
-    from party.pathak import prepare_host
+    from party.registry import protocols
+    from sessions.protocol import start_hosts
 
     made = []
     monkeypatch.setattr(ring_pedersen, "prepare", made.append)
-    prepare_host({party(2), party(3)}, 1024)
+    own = {j: SimpleNamespace(public_key=SimpleNamespace(n=2**1023 + 1)) for j in (1, 2, 3)}
+    registry = protocols(lambda me: own[me.id])
+    start_hosts(registry, {party(2), party(3)})
     assert made == []
-    prepare_host({party(1), party(2)}, 1024)
+    start_hosts(registry, {party(1), party(2)})
     assert made == [1024]
