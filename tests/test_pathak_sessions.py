@@ -210,23 +210,23 @@ def test_release_mod_k_is_uniform_over_sessions(parts, keypair):
 
 def test_a_party_below_n_min_refuses_the_session(parts, keypair):
     """n_min is a promise about every party: the clamp bound and δ rely on it."""
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakFollowerSide
 
     features, labels = parts[1]  # 40 rows
     with pytest.raises(ProtocolError) as refused:
-        PathakPartySession("s", 2, _parameters(n_min=41), features, labels, 1024, test_mode=True)
+        PathakFollowerSide("s", 2, _parameters(n_min=41), features, labels, 1024, test_mode=True)
     assert refused.value.kind is Kind.FAILED_PRECONDITION and "n_min" in str(refused.value)
-    PathakPartySession("s", 2, _parameters(n_min=40), features, labels, 1024, test_mode=True)
+    PathakFollowerSide("s", 2, _parameters(n_min=40), features, labels, 1024, test_mode=True)
 
 
 def test_steps_before_their_prerequisites_are_out_of_order(parts, keypair):
     """An `indicator` or `selected_noise` before Charlie's key: FAILED_PRECONDITION, not an AttributeError."""
     from mpdp_proto.v1 import common_pb2, pathak_pb2
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakLeaderSide
     from sessions.identity import CLIENT, CURATOR
 
     features, labels = parts[0]
-    leader = PathakPartySession("s", 1, _parameters(), features, labels, 1024, test_mode=True)
+    leader = PathakLeaderSide("s", 1, _parameters(), features, labels, 1024, test_mode=True)
     leader.receive(CLIENT, "start", common_pb2.Empty())
     ciphertexts = common_pb2.Ciphertexts(key_id=keypair.public.key_id, values=[b"\x01" * 256] * len(SIZES))
     for sender, kind, body in ((CURATOR, "indicator", ciphertexts), (party(2), "selected_noise", ciphertexts),
@@ -243,11 +243,11 @@ def test_steps_before_their_prerequisites_are_out_of_order(parts, keypair):
 def test_the_leader_checks_a_round_before_any_work(parts, keypair):
     """Rounds that name a position twice, too many pairs, or none are refused before any exponentiation."""
     from mpdp_proto.v1 import common_pb2, pathak_pb2
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakLeaderSide
     from sessions.identity import CLIENT, CURATOR
 
     features, labels = parts[0]
-    leader = PathakPartySession("s", 1, _parameters(), features, labels, 1024, test_mode=True)
+    leader = PathakLeaderSide("s", 1, _parameters(), features, labels, 1024, test_mode=True)
     leader.receive(CLIENT, "start", common_pb2.Empty())
     leader.zeta, leader.offsets = keypair.public, [0] * len(SIZES)  # as after Charlie's key and the offsets
 
@@ -335,7 +335,7 @@ def _charlie_sends_indicator(monkeypatch, plaintexts):
     from cryptocore import ciphertext as ct
     from cryptocore.bit_proof import prove_bits
     from cryptocore.plaintext_opening import open_ciphertext
-    from curator.pathak import PathakCuratorSession
+    from curator.pathak import PathakCuratorSide
     from mpdp_proto.v1 import pathak_pb2
     from pathak.indicator import bit_proof_message, indicator_context
 
@@ -355,7 +355,7 @@ def _charlie_sends_indicator(monkeypatch, plaintexts):
             proofs=[bit_proof_message(proof, width) for proof in proofs]))
         return True
 
-    monkeypatch.setattr(PathakCuratorSession, "_step_indicator", forged)
+    monkeypatch.setattr(PathakCuratorSide, "_step_indicator", forged)
 
 
 def _half(n):
@@ -435,7 +435,7 @@ def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_mod
     from cryptocore.errors import InvalidKey
     from cryptocore.paillier import generate_keypair
     from mpdp_proto.v1 import common_pb2
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakFollowerSide
     from pathak.keys import proven_key_message, public_key_message
     from sessions.identity import CURATOR
 
@@ -445,7 +445,7 @@ def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_mod
     borrowed.n, borrowed.hs = public_key_message(keypair.public).n, public_key_message(keypair.public).hs
     features, labels = parts[0]
     for message in (public_key_message(keypair.public), borrowed):
-        side = PathakPartySession("s", 2, _parameters(), features, labels, 1024, test_mode=True)
+        side = PathakFollowerSide("s", 2, _parameters(), features, labels, 1024, test_mode=True)
         side.receive(CLIENT, "start", common_pb2.Empty())
         setup = _leader_keys(side)
         keys = _curator_keys(keypair, setup)
@@ -453,7 +453,7 @@ def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_mod
         with pytest.raises(InvalidKey):
             side.receive(CURATOR, "curator_key", keys)
         assert side.zeta is None
-    side = PathakPartySession("s", 2, _parameters(), features, labels, 1024, test_mode=True)
+    side = PathakFollowerSide("s", 2, _parameters(), features, labels, 1024, test_mode=True)
     side.receive(CLIENT, "start", common_pb2.Empty())
     side.receive(CURATOR, "curator_key", _curator_keys(keypair, ring_pedersen.held(1024)[0]))
     assert side.zeta is None  # Charlie's keys wait for the leader's parameters, which Π^fac is checked against
@@ -473,7 +473,7 @@ def test_a_party_refuses_charlies_key_with_a_small_factor(parts, keypair):
     from cryptocore.fast_encryption import generate_hs
     from cryptocore.paillier import KeyPair, PaillierPrivateKey, PaillierPublicKey, PublicKey
     from mpdp_proto.v1 import common_pb2
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakFollowerSide
     from sessions.identity import CURATOR
 
     small = int(gmpy2.next_prime(2**16 + 100))
@@ -493,7 +493,7 @@ def test_a_party_refuses_charlies_key_with_a_small_factor(parts, keypair):
              (lambda setup: _curator_keys(keypair, elsewhere), "no-small-factor proof|two large prime factors"),
              (lambda setup: _without_factor_proof(_curator_keys(keypair, setup)), "five commitments"))
     for make, reason in cases:
-        side = PathakPartySession("s", 2, _parameters(), features, labels, 1024, test_mode=True)
+        side = PathakFollowerSide("s", 2, _parameters(), features, labels, 1024, test_mode=True)
         side.receive(CLIENT, "start", common_pb2.Empty())
         setup = _leader_keys(side)
         with pytest.raises((InvalidKey, ProtocolError), match=reason):
@@ -509,7 +509,7 @@ def test_charlie_takes_the_leaders_parameters_only_with_a_proof_that_s_is_in_the
     from cryptocore import ring_pedersen
     from cryptocore.errors import InvalidKey
     from cryptocore.paillier import generate_keypair
-    from curator.pathak import PathakCuratorSession
+    from curator.pathak import PathakCuratorSide
     from pathak.keys import public_key_message, ring_pedersen_message
 
     secret, _ = ring_pedersen.held(1024)
@@ -521,7 +521,7 @@ def test_charlie_takes_the_leaders_parameters_only_with_a_proof_that_s_is_in_the
     padded.commitments.extend([b"\x01"] * 100_000)  # refused by its count, before anything is parsed
     for setup, reason in ((ring_pedersen_message(public), "80 rounds"), (padded, "80 rounds"),
                           (ring_pedersen_message(outside, forged), "not shown to have s")):
-        charlie = PathakCuratorSession("s", _parameters(), keypair, ElGamalKeyPair.generate())
+        charlie = PathakCuratorSide("s", _parameters(), keypair, ElGamalKeyPair.generate())
         message = public_key_message(xi.public)
         message.ring_pedersen.CopyFrom(setup)
         with pytest.raises((InvalidKey, ProtocolError), match=reason):
@@ -545,12 +545,12 @@ def test_a_party_refuses_a_comparison_key_outside_the_group(parts, keypair, name
     would make every re-randomiser (g^s, 1) leave the plaintext readable. Checked in public, before ζ."""
     from cryptocore.errors import InvalidKey
     from mpdp_proto.v1 import common_pb2, pathak_pb2
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakLeaderSide
     from pathak.keys import proven_key_message
     from sessions.identity import CURATOR
 
     features, labels = parts[0]
-    side = PathakPartySession("s", 1, _parameters(), features, labels, 1024, test_mode=True)
+    side = PathakLeaderSide("s", 1, _parameters(), features, labels, 1024, test_mode=True)
     side.receive(CLIENT, "start", common_pb2.Empty())
     with pytest.raises(InvalidKey):
         side.receive(CURATOR, "curator_key", pathak_pb2.CuratorKeys(zeta=proven_key_message(keypair), comparison_key=key))
@@ -561,13 +561,13 @@ def test_the_leader_takes_masked_values_only_in_the_honest_range(parts):
     """ã_k = a + r lies in [−2^(M+2σ), 2^(M+2σ) + 2^(M+σ)). A wider range would let Charlie send ξ(c·a + r) and
     form c·n′ + ρ_k, learning n′ to within 2^R / c."""
     from mpdp_proto.v1 import common_pb2
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakLeaderSide
     from pathak.encoding import signed_bytes
 
     parameters = _parameters()
     blind, share = 2**parameters.blind_bits, 2**parameters.share_bits
     features, labels = parts[0]
-    leader = PathakPartySession("s", 1, parameters, features, labels, 1024, test_mode=True)
+    leader = PathakLeaderSide("s", 1, parameters, features, labels, 1024, test_mode=True)
     leader.receive(CLIENT, "start", common_pb2.Empty())
     for sender, value in ((2, blind + share), (3, -blind - 1), (4, 2 * blind)):
         with pytest.raises(ProtocolError) as refused:
