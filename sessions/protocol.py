@@ -31,7 +31,7 @@ class RoleProtocol:
     takes: frozenset[str]  # every kind the protocol sends to this role (the opening ones included)
     start_host: StartHost = _nothing_to_prepare  # called once as a role process starts serving
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         declared = set(message_kinds(self.message_type))
         where = f"{self.name} at this role"
         if not self.sides:

@@ -45,7 +45,7 @@ class RoleSide(SessionStateMachine):
         """Who may abort this side: the client and the participants, unless a protocol says otherwise."""
         return sender == CLIENT or (sender in self.participants and sender != self.identity)
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         table = dict(cls.handlers)  # inherited; a subclass may take more kinds or take one differently
         own: dict[str, str] = {}

@@ -430,3 +430,20 @@ def test_skellam_parameters_are_checked_like_the_binomials(threshold_key):
             dataclasses.replace(good, **changes)
         assert refused.value.kind is Kind.INVALID_ARGUMENT
     assert good.calibration.report()["epsilon_all_queries"] <= 4.0 < good.calibration.report()["epsilon_rdp_bound"]
+
+
+def test_a_teacher_keeps_no_plaintext_vote_or_noise_outside_test_mode(setup):
+    """Test mode (`mpdp serve --test-mode`) keeps what a teacher drew for its test record; a normal teacher holds
+    nothing of it once its votes are encrypted, nor after its partial decryption."""
+    public, parameters, teachers, rnd = setup
+    normal = [DpppTeacherSide("s1", dataclasses.replace(t.own, test_mode=False), parameters, t.features, 60.0)
+              for t in teachers]
+    requests = _vote_all(normal, rnd)
+    _decrypt(normal, rnd, requests, holders={h.to.id for h in requests})
+    assert rnd.state.name == "DONE"
+    for teacher in normal:
+        assert teacher.drawn is None and teacher.test_record() is None
+        assert [name for name, value in vars(teacher).items() if isinstance(value, np.ndarray)] == ["features"]
+    in_test_mode = teachers[0]
+    in_test_mode.cast_votes()
+    assert in_test_mode.drawn is not None and in_test_mode.test_record()[0] == "test_record"

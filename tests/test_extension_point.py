@@ -109,3 +109,89 @@ def test_no_import_runs_back_up_a_layer():
                 elif LAYERS[imported] == layer and package != imported and package not in ("threshold_sum", "vote_proofs"):
                     offences.append(f"{path.relative_to(ROOT)} imports {imported} (same layer)")
     assert not offences, offences
+
+
+def _entries():
+    """Every protocol's registry entry at every role that takes part in it."""
+    from aggregator import dppp as aggregator_dppp
+    from aggregator import du as aggregator_du
+    from aggregator import hamm as aggregator_hamm
+    from curator import hamm as curator_hamm
+    from curator import pathak as curator_pathak
+    from keygen.protocol import holder_protocol
+    from party import dppp, du, hamm, pathak
+
+    unused = None  # the entries use their resources when a session opens, never when they are made
+    return [dppp.protocol(unused), du.protocol(unused), hamm.protocol(unused), pathak.protocol(unused),
+            aggregator_dppp.protocol(unused, [], []), aggregator_du.protocol(unused, [], []),
+            aggregator_hamm.protocol(unused, [], []), curator_hamm.protocol(unused), curator_pathak.protocol(unused),
+            holder_protocol([1, 2], unused), secure_sum.party_protocol(unused),
+            secure_sum.aggregator_protocol(unused, [], [])]
+
+
+def test_every_kind_a_proto_declares_reaches_a_handler_or_the_client():
+    """Across the roles, the kinds the sides take and those only the client receives are exactly the proto's."""
+    from sessions.protocol import message_kinds
+
+    to_client = {"result", "test_record", "published", "public_key", "total"}
+    taken: dict[str, set[str]] = {}
+    for entry in _entries():
+        assert all(set(side.handlers) <= entry.takes for side in entry.sides)
+        taken.setdefault(entry.name, set()).update(entry.takes)
+    for entry in _entries():
+        declared = set(message_kinds(entry.message_type))
+        assert declared == taken[entry.name] | (declared & to_client), entry.name
+        assert not taken[entry.name] & to_client, entry.name
+
+
+def test_a_registry_entry_whose_handlers_do_not_match_the_proto_fails_at_start_up():
+    """A handler for a kind the proto lacks, a kind the role is sent with no handler, an opening kind not taken:
+    each refused with a clear error when the entry is made, as a role's registry is built at start-up."""
+    import pytest
+
+    from sessions.protocol import RoleProtocol
+    from sessions.side import RoleSide, handles
+
+    class Misnamed(RoleSide):
+        @handles("contribution")
+        def collect(self, sender, body):
+            return []
+
+        @handles("contributions")  # not a SecureSumMessage kind
+        def collect_more(self, sender, body):
+            return []
+
+    def entry(side, takes, opening=frozenset({"contribution"})):
+        return RoleProtocol("secure-sum", secure_sum.SecureSumMessage, opening, lambda *args: None, (side,),
+                            frozenset(takes))
+
+    with pytest.raises(ValueError, match="'contributions'"):
+        entry(Misnamed, {"contribution", "contributions"})  # the proto has no such kind
+    with pytest.raises(ValueError, match=r"Misnamed handles \['contributions'\]"):
+        entry(Misnamed, {"contribution"})
+
+    class Incomplete(RoleSide):
+        @handles("contribution")
+        def collect(self, sender, body):
+            return []
+
+    with pytest.raises(ValueError, match=r"needs a handler for \['partial_decryptions'\]"):
+        entry(Incomplete, {"contribution", "partial_decryptions"})
+    with pytest.raises(ValueError, match="opening kinds"):
+        entry(Incomplete, {"contribution"}, opening=frozenset({"open"}))
+    assert entry(Incomplete, {"contribution"}).sides == (Incomplete,)
+    with pytest.raises(TypeError, match="twice"):
+        type("Twice", (RoleSide,), {"a": handles("open")(lambda self, s, b: []),
+                                    "b": handles("open")(lambda self, s, b: [])})
+
+
+def test_a_side_refuses_a_kind_it_has_no_handler_for():
+    from sessions.errors import Kind, ProtocolError
+
+    side = secure_sum.SumParty("s", party(1), None)
+    try:
+        side.receive(AGGREGATOR, "total", 3)
+    except ProtocolError as error:
+        assert error.kind is Kind.INVALID_ARGUMENT and "takes no 'total'" in str(error)
+    else:
+        raise AssertionError("a kind without a handler was taken")

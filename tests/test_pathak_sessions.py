@@ -240,6 +240,35 @@ def test_steps_before_their_prerequisites_are_out_of_order(parts, keypair):
     assert refused.value.kind is Kind.FAILED_PRECONDITION
 
 
+def test_the_leader_and_a_follower_each_take_only_their_own_kinds(parts, keypair):
+    """Party 1 leads; the leader's kinds at a follower, and ξ dealt to the leader, are refused and change nothing."""
+    from mpdp_proto.v1 import common_pb2, pathak_pb2
+    from party.pathak import PathakFollowerSide, PathakLeaderSide
+    from sessions.identity import CLIENT, CURATOR
+
+    features, labels = parts[0]
+    with pytest.raises(ProtocolError):
+        PathakLeaderSide("s", 2, _parameters(), features, labels, 1024, test_mode=True)
+    with pytest.raises(ProtocolError):
+        PathakFollowerSide("s", 1, _parameters(), features, labels, 1024, test_mode=True)
+    leader = PathakLeaderSide("s", 1, _parameters(), features, labels, 1024, test_mode=True)
+    follower = PathakFollowerSide("s", 2, _parameters(), features, labels, 1024, test_mode=True)
+    for side in (leader, follower):
+        side.receive(CLIENT, "start", common_pb2.Empty())
+    leader_only = [(party(3), "barrier_ready", common_pb2.Empty()), (party(3), "masked_value", b"\x01"),
+                   (CURATOR, "compare_request", pathak_pb2.CompareRound()), (CURATOR, "indicator", pathak_pb2.Indicator()),
+                   (party(3), "selected_noise", common_pb2.Ciphertexts())]
+    for side, refused_kinds in ((follower, leader_only),
+                                (leader, [(party(2), "party_key", pathak_pb2.PaillierSecretKeyMessage()),
+                                          (party(2), "barrier_release", common_pb2.Empty())])):
+        for sender, kind, body in refused_kinds:
+            with pytest.raises(ProtocolError) as refused:
+                side.receive(sender, kind, body)
+            assert refused.value.kind is Kind.INVALID_ARGUMENT and f"takes no '{kind}'" in str(refused.value)
+    assert follower.masked_share is None and not leader.barrier_ready and not leader.masked_values
+    assert follower.xi is None and not follower.released  # the leader made its own ξ as it started
+
+
 def test_the_leader_checks_a_round_before_any_work(parts, keypair):
     """Rounds that name a position twice, too many pairs, or none are refused before any exponentiation."""
     from mpdp_proto.v1 import common_pb2, pathak_pb2
