@@ -93,12 +93,12 @@ class VoterSide(RoleSide):
             raise denied(f"{sender} may not send '{kind}' to a voter")
 
     @handles("queries")
-    def on_queries(self, sender: Identity, body) -> list[Outbound]:
+    def vote_on_queries(self, sender: Identity, body) -> list[Outbound]:
         self._from_aggregator(sender, "queries")
         return [Outbound(AGGREGATOR, "votes", self.cast_votes())]
 
     @handles("decryption_request")
-    def on_decryption_request(self, sender: Identity, body) -> list[Outbound]:
+    def decrypt_aggregate(self, sender: Identity, body) -> list[Outbound]:
         self._from_aggregator(sender, "decryption_request")
         return [Outbound(self.decrypts_for, "partial_decryptions", self.partially_decrypt(body))]
 
