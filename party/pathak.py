@@ -205,8 +205,8 @@ class PathakPartySide(PathakSide):
 
     def stage_steps(self) -> list:
         """Stages 1 and 2, in protocol order."""
-        return [self._step_commit, self._step_reveal, self._step_route, self._step_accept_route, self._step_stage1,
-                self._step_masked_value, self._step_select_noise]
+        return [self._step_commit, self._step_reveal, self._step_route_share, self._step_accept_routed_share,
+                self._step_stage1_element, self._step_masked_value, self._step_select_noise]
 
     def _step_add_own_share(self, out) -> bool:
         """Distributed noise (pathak.md "Beyond the paper"): Stages 1 and 2 are skipped; each party adds its own
@@ -236,7 +236,7 @@ class PathakPartySide(PathakSide):
             self._emit(out, party(j), "reveal", pathak_pb2.Reveal(seed=self.seed, nonce=self.nonce))
         return True
 
-    def _step_route(self, out) -> bool:
+    def _step_route_share(self, out) -> bool:
         """Stage 1 step 2: a_j in the clear and ζ(b_j) to P_{π1(j)}."""
         if len(self.seeds) < self.parameters.parties or self.zeta is None or not self._once("route"):
             return False
@@ -246,7 +246,7 @@ class PathakPartySide(PathakSide):
         self._emit(out, party(self.pi1[self.me - 1]), "routed_share", routed)
         return True
 
-    def _step_accept_route(self, out) -> bool:
+    def _step_accept_routed_share(self, out) -> bool:
         if self.routed_pending is None or self.pi1 is None or not self._once("accept_route"):
             return False
         origin, body = self.routed_pending
@@ -261,7 +261,7 @@ class PathakPartySide(PathakSide):
         self._emit(out, party(LEADER), "barrier_ready", common_pb2.Empty())
         return True
 
-    def _step_stage1(self, out) -> bool:
+    def _step_stage1_element(self, out) -> bool:
         """Stage 1 step 3: element π1(j) = me for Charlie, no origin, ζ(b_j) re-randomised."""
         if not self.released or self.routed is None or self.xi is None or not self._once("stage1"):
             return False
@@ -423,9 +423,10 @@ class PathakLeaderSide(PathakPartySide):
         self.selected_noise[j] = [self._zeta_ciphertext(v) for v in body.values]
 
     def stage_steps(self) -> list:
-        return [self._step_commit, self._step_reveal, self._step_route, self._step_accept_route, self._step_release,
-                self._step_stage1, self._step_masked_value, self._step_ready, self._step_compare_replies,
-                self._step_indicator, self._step_select_noise, self._step_mask_noise]
+        return [self._step_commit, self._step_reveal, self._step_route_share, self._step_accept_routed_share,
+                self._step_release_barrier, self._step_stage1_element, self._step_masked_value,
+                self._step_masked_offsets, self._step_compare_replies, self._step_unpermute_indicator,
+                self._step_select_noise, self._step_mask_noise]
 
     def _step_finish(self, out) -> bool:
         finished = super()._step_finish(out)
@@ -441,7 +442,7 @@ class PathakLeaderSide(PathakPartySide):
         layout = self.parameters.noise_layout(self._charlies_key.n)
         nth_powers.prepare_while_idle(self._charlies_key.n, layout.plaintexts_needed(self.parameters.dimension) + 1)
 
-    def _step_release(self, out) -> bool:
+    def _step_release_barrier(self, out) -> bool:
         if len(self.barrier_ready) < self.parameters.parties or not self._once("release"):
             return False
         for j in self.others:
@@ -449,7 +450,7 @@ class PathakLeaderSide(PathakPartySide):
         self.released = True
         return True
 
-    def _step_ready(self, out) -> bool:
+    def _step_masked_offsets(self, out) -> bool:
         if len(self.masked_values) < self.parameters.parties or not self._once("ready"):
             return False
         self.offsets = comparison.draw_offsets(self.parameters)
@@ -465,7 +466,7 @@ class PathakLeaderSide(PathakPartySide):
         self._pending_replies = []
         return True
 
-    def _step_indicator(self, out) -> bool:
+    def _step_unpermute_indicator(self, out) -> bool:
         """Stage 2 step 2: apply π1⁻¹; element π1(j) goes to P_j, re-randomised."""
         if self.indicator is None or self.pi1 is None or not self._once("indicator"):
             return False
