@@ -8,7 +8,7 @@ import secrets
 import numpy as np
 
 from cryptocore import keyfiles
-from deployment.topology import Topology
+from deploy.topology import Topology
 from du import accounting
 from du.objectives import augment
 from du.parameters import DEFAULT_HONEST_FRACTION, MAX_RECORDS, DuParameters

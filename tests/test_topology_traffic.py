@@ -1,6 +1,6 @@
 import pytest
 
-from deployment.topology import RoleEntry, Topology
+from deploy.topology import RoleEntry, Topology
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from wire.traffic import merge_views, summarise
 
