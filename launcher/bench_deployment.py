@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from deploy.topology import Topology
+from deployments.topology import Topology
 from launcher import client, processes
 from learning import datasets
 from privacy.ledger import UNLIMITED

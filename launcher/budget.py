@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deploy.topology import Topology
+from deployments.topology import Topology
 from privacy.ledger import Ledger, describe
 
 

@@ -167,7 +167,7 @@ def _load_dataset(args):
 
 
 def _up(args) -> int:
-    from deploy.topology import Topology
+    from deployments.topology import Topology
     from launcher import processes
 
     if args.topology:
@@ -248,7 +248,7 @@ def _prepare(args) -> int:
 
 
 def _health(args) -> int:
-    from deploy.topology import Topology
+    from deployments.topology import Topology
     from launcher.health import is_serving
     from sessions.identity import Identity
 
@@ -312,7 +312,7 @@ def _ps(args) -> int:
 
 
 def _resolve_run(args):
-    from deploy.topology import Topology
+    from deployments.topology import Topology
     from launcher import client, processes
 
     run = processes.RunDirectory(args.run_dir)

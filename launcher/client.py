@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from deploy.topology import Topology
+from deployments.topology import Topology
 from mpdp_proto.v1 import common_pb2, role_pb2, role_pb2_grpc
 from sessions.identity import CLIENT, Identity
 from wire.channels import PeerChannels

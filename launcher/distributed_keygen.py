@@ -24,7 +24,7 @@ from pathlib import Path
 
 from cryptocore import keyfiles, secret_files
 from cryptocore.threshold import ThresholdPublicKey
-from deploy.topology import RoleEntry, Topology
+from deployments.topology import RoleEntry, Topology
 from keygen import codec
 from launcher import certs
 from launcher.health import is_serving

@@ -11,7 +11,7 @@ import grpc
 import numpy as np
 
 from cryptocore import keyfiles
-from deploy.topology import Topology
+from deployments.topology import Topology
 from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from launcher.client import await_result, role_stub, to_role
 from launcher.progress import progress

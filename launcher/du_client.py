@@ -8,7 +8,7 @@ import secrets
 import numpy as np
 
 from cryptocore import keyfiles
-from deploy.topology import Topology
+from deployments.topology import Topology
 from du import accounting
 from du.objectives import augment
 from du.parameters import DEFAULT_HONEST_FRACTION, MAX_RECORDS, DuParameters

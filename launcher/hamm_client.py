@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from cryptocore import keyfiles
-from deploy.topology import Topology
+from deployments.topology import Topology
 from hamm.parameters import DEFAULT_HONEST_FRACTION, HammParameters
 from hamm.release import Release
 from launcher.client import await_result

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import grpc
 
-from deploy.topology import Topology
+from deployments.topology import Topology
 from launcher import processes
 from launcher.client import to_role
 from mpdp_proto.v1 import pathak_pb2, role_pb2

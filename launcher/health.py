@@ -6,7 +6,7 @@ from __future__ import annotations
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from deploy.topology import Topology
+from deployments.topology import Topology
 from sessions.identity import CLIENT, Identity
 from wire.tls import target_options
 

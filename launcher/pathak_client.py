@@ -11,7 +11,7 @@ import time
 import grpc
 import numpy as np
 
-from deploy.topology import Topology
+from deployments.topology import Topology
 from launcher.client import collect_traffic, role_stub, to_role
 from launcher.progress import progress
 from learning import evaluation

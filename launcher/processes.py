@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from cryptocore import keyfiles, secret_files
-from deploy.topology import RoleEntry, Topology
+from deployments.topology import RoleEntry, Topology
 from launcher import bundles, certs
 from launcher.errors import StartupError
 from launcher.health import is_serving

@@ -6,7 +6,7 @@ import asyncio
 import logging
 
 from cryptocore import keyfiles
-from deploy.topology import Topology
+from deployments.topology import Topology
 from privacy import accountant_process
 from privacy.ledger import DEFAULT_BUDGET, Budget
 from sessions.protocol import start_hosts

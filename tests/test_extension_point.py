@@ -69,13 +69,13 @@ def test_the_launcher_builds_run_demo_and_experiment_from_its_registry(monkeypat
 LAYERS = {  # a package may import only from packages of a lower layer (or its own)
     "cryptocore": 0, "privacy": 0, "learning": 0, "mpdp_proto": 0,
     "sessions": 1, "threshold_sum": 2, "vote_proofs": 2, "wire": 2,
-    "dppp": 3, "pathak": 3, "hamm": 3, "du": 3, "keygen": 3, "deploy": 3,
+    "dppp": 3, "pathak": 3, "hamm": 3, "du": 3, "keygen": 3, "deployments": 3,
     "party": 4, "curator": 4, "aggregator": 4,
     "launcher": 5,
     "mpdp": 6,  # the Python API over the launcher
 }
 # The transport carries envelopes for any protocol, anywhere: it knows no privacy accounting and no deployment.
-OUTSIDE_TRANSPORT = {"privacy", "learning", "deploy"}
+OUTSIDE_TRANSPORT = {"privacy", "learning", "deployments"}
 PROTOCOLS = {"dppp", "pathak", "hamm", "du", "threshold_sum", "vote_proofs", "keygen"}
 ROLES = {"party", "curator", "aggregator"}
 

@@ -17,7 +17,7 @@ import pytest
 from cryptography import x509
 
 from cryptocore import keyfiles, threshold
-from deploy.topology import Topology
+from deployments.topology import Topology
 from launcher import bundles, processes
 from launcher.keygen import ceremony
 from learning import datasets

@@ -1,6 +1,6 @@
 import pytest
 
-from deploy.topology import RoleEntry, Topology
+from deployments.topology import RoleEntry, Topology
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from wire.traffic import merge_views, summarise
 
