@@ -1,6 +1,7 @@
 """The aggregator's side of a DPPP round (dppp.md steps 1–6), free of gRPC.
 
-COLLECTING --all votes in, or the deadline--> DECRYPTING --t verified shares, or the deadline--> DONE;
+COLLECTING --all votes in, or the deadline--> DECRYPTING (verifiable noise: COLLECTING --all commitments in, or
+the deadline--> FLIPPING --every teacher's signed flipped contribution in, or the deadline--> DECRYPTING) --t verified shares, or the deadline--> DONE;
 any --abort--> ABORTED. Exactly t key holders are asked first (contributors first: they are alive); one that
 fails or cannot be reached is replaced, everyone left is asked when the deadline passes once, and those
 never asked are told to stand down. Steps 2–5 are a threshold sum whose combined result stays with the aggregator,
@@ -34,6 +35,7 @@ from threshold_sum.binding import ContributionKeys, SumSlot
 from threshold_sum.collector import SumCollector
 from threshold_sum.combiner import SumCombiner
 from threshold_sum.context import proof_context
+from vote_proofs import noise_bits
 from vote_proofs import votes as vote_proofs
 
 DEFAULT_DEADLINE_S = 60.0
@@ -43,6 +45,7 @@ MAX_DEADLINE_S = 3600.0
 class State(enum.Enum):
     OPEN = "open"
     COLLECTING = "collecting votes"
+    FLIPPING = "flipping noise bits"
     DECRYPTING = "decrypting"
     DONE = "done"
     ABORTED = "aborted"
@@ -67,7 +70,10 @@ class DpppAggregatorSide(RoleSide):
                                       parameters.calibration.min_contributors, SumSlot.of("dppp", session_id, parameters), keys)
         self.combiner: SumCombiner | None = None
         self.request: threshold_sum_pb2.DecryptionRequest | None = None
-        self.rejected_votes: dict[int, str] = {}  # teachers whose vote proofs failed
+        self.rejected_votes: dict[int, str] = {}  # teachers whose vote (or noise bit) proofs failed
+        self.committed: dict[int, tuple[list[int], list[int], noise_bits.Committed]] = {}  # verifiable noise
+        self.flipped: dict[int, common_pb2.Ciphertexts] = {}  # verifiable noise: each teacher's folded contribution
+        self.flip_started = 0.0
         self.widened = False  # the decryption deadline passed once and every holder left was asked
         self.released: dppp_pb2.DpppRoundResult | None = None
         self.timer = StageTimer(calibration=calibration_s)
@@ -88,9 +94,21 @@ class DpppAggregatorSide(RoleSide):
         expected = self.parameters.share_range
         if body.tosses != expected:
             raise invalid(f"teacher {sender.id} used a share range of {body.tosses}, the session requires {expected}")
+        if self.parameters.verifiable_noise:
+            return self._accept_commitments(sender.id, body)
         if self.parameters.proven_votes:
             return self._accept_proven(sender.id, body)
         self.collector.accept(sender.id, body.votes, body.signature)
+        return self.poll()
+
+    @handles("flipped")
+    def collect_flipped(self, sender: Identity, body: dppp_pb2.DpppFlipped) -> list[Outbound]:
+        """Step 2c: a teacher's signature on its contribution as the joint coin flipped it."""
+        self._from_party(sender, "flipped")
+        self._require(State.FLIPPING, "flipped contributions")
+        if sender.id not in self.flipped:
+            raise precondition(f"party {sender.id} was sent no coin")
+        self.collector.accept(sender.id, self.flipped[sender.id], body.signature)
         return self.poll()
 
     @handles("partial_decryptions")
@@ -127,6 +145,56 @@ class DpppAggregatorSide(RoleSide):
         self.collector.accept(teacher, folded, body.signature)
         return self.poll()
 
+    def _accept_commitments(self, teacher: int, body: dppp_pb2.DpppVotes) -> list[Outbound]:
+        """Step 2 with verifiable noise: shapes, then the one-hot proofs, then the bit proofs. A teacher whose
+        proofs fail is excluded by name; the round goes on if enough others contribute."""
+        if teacher not in self.teachers:
+            raise denied(f"party {teacher} does not contribute to this sum")
+        if teacher in self.rejected_votes:
+            raise precondition(f"party {teacher} was excluded: {self.rejected_votes[teacher]}")
+        if teacher in self.committed:
+            raise precondition(f"party {teacher} already committed (replay)")
+        if body.votes.values or body.signature.signature or len(body.coin_share) != noise_bits.COIN_SHARE_BYTES:
+            raise invalid("verifiable noise takes committed bits and a 32-byte coin share, no noise ciphertexts")
+        p = self.parameters
+        try:
+            vote_values = vote_proofs.checked(self.public_key, self.layout, p.queries, p.classes, body.proven,
+                                              vote_proofs.context("dppp", self.session_id, teacher))
+        except MembershipProofInvalid as error:
+            return self._reject(teacher, f"vote proof failed: {error}")
+        try:
+            bit_values = noise_bits.check(self.public_key, self.layout, p.values, p.share_range, body.noise_bits,
+                                          noise_bits.context(self.session_id, teacher))
+        except MembershipProofInvalid as error:
+            return self._reject(teacher, f"noise bit proof failed: {error}")
+        self.committed[teacher] = (vote_values, bit_values, noise_bits.Committed(
+            teacher, noise_bits.commitment_digest(body.proven, body.noise_bits), bytes(body.coin_share)))
+        return self.poll()
+
+    def _reject(self, teacher: int, reason: str) -> list[Outbound]:
+        self.rejected_votes[teacher] = reason
+        self.collector.mark_absent(teacher, reason)
+        return self.poll()
+
+    def _flip(self) -> list[Outbound]:
+        """Step 2b: the joint coin over every committed teacher's digest and share; each one's bits flipped and
+        folded here, and the same entries to each, which folds, signs and sends back its contribution."""
+        if len(self.committed) < self.parameters.calibration.min_contributors:
+            self.fail(f"insufficient noise: {len(self.committed)} of {len(self.teachers)} teachers committed, need "
+                      f"{self.parameters.calibration.min_contributors}")
+        entries = [self.committed[t][2] for t in sorted(self.committed)]
+        coin = noise_bits.joint_coin(self.session_id, entries)
+        p = self.parameters
+        for teacher, (vote_values, bit_values, _) in self.committed.items():
+            coins = noise_bits.coin_bits(coin, teacher, len(bit_values))
+            self.flipped[teacher] = noise_bits.fold(self.public_key, self.layout, p.queries, p.classes, p.share_range,
+                                                    vote_values, bit_values, coins)
+        self._advance(State.COLLECTING, State.FLIPPING, "drawing the joint coin")
+        self.flip_started = time.monotonic()
+        self.timer.lap("collect_votes")
+        message = noise_bits.committed_to_proto(entries)
+        return [Outbound(party(t), "coin", message) for t in sorted(self.committed)]
+
     @handles("open")
     def send_queries(self, sender: Identity, body) -> list[Outbound]:
         """Step 1: the public batch to every teacher."""
@@ -138,7 +206,11 @@ class DpppAggregatorSide(RoleSide):
         return [Outbound(party(t), "queries", queries) for t in self.teachers]
 
     def poll(self) -> list[Outbound]:
-        if self.state is State.COLLECTING and self.collector.all_in:
+        if self.state is State.COLLECTING and self.parameters.verifiable_noise:
+            if len(self.committed) + len(self.collector.absent) >= len(self.teachers):
+                return self._flip()
+            return []
+        if self.state in (State.COLLECTING, State.FLIPPING) and self.collector.all_in:
             return self._close_collection()
         if self.state is State.DECRYPTING and self.combiner is not None:
             replacements = self._ask(self.combiner.holders_to_ask(self.collector.contributors))
@@ -151,6 +223,12 @@ class DpppAggregatorSide(RoleSide):
     def on_deadline(self) -> list[Outbound]:
         """Each phase waits one deadline; then it goes on with who answered (or aborts)."""
         if self.state is State.COLLECTING:
+            return self._flip() if self.parameters.verifiable_noise else self._close_collection()
+        if self.state is State.FLIPPING:
+            if time.monotonic() - self.flip_started < self.deadline_seconds:
+                return []  # a tick queued while the commitments were checked: the flips get a whole deadline
+            for teacher in self.flipped:
+                self.collector.mark_absent(teacher, "sent no flipped contribution by the deadline")
             return self._close_collection()
         if self.state is State.DECRYPTING:
             assert self.combiner is not None
@@ -161,7 +239,7 @@ class DpppAggregatorSide(RoleSide):
         raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
 
     def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
-        if kind == "queries":
+        if kind in ("queries", "coin"):
             self.collector.mark_absent(to.id, reason)
         elif kind == "decryption_request" and self.combiner is not None:
             self.combiner.mark_absent(to.id, reason)
@@ -173,8 +251,12 @@ class DpppAggregatorSide(RoleSide):
         self.request = self._or_abort(self.collector.close)
         self.combiner = SumCombiner(self.public_key, self.key_holders, self.collector.aggregate,
                                     proof_context("dppp", self.session_id), ask_threshold_first=True)
-        self._advance(State.COLLECTING, State.DECRYPTING, "closing the vote collection")
-        self.timer.lap("collect_votes")
+        if self.state is State.FLIPPING:
+            self._advance(State.FLIPPING, State.DECRYPTING, "closing the flipped contributions")
+            self.timer.lap("flip_noise")
+        else:
+            self._advance(State.COLLECTING, State.DECRYPTING, "closing the vote collection")
+            self.timer.lap("collect_votes")
         return self._ask(self.combiner.holders_to_ask(self.collector.contributors))
 
     def _ask(self, holders: list[int]) -> list[Outbound]:
@@ -236,6 +318,8 @@ class DpppAggregatorSide(RoleSide):
 
     def _forget(self) -> None:
         self.collector.forget()
+        self.committed.clear()
+        self.flipped.clear()
         if self.combiner is not None:
             self.combiner.forget()
         self.released = None
@@ -264,4 +348,4 @@ def protocol(public_key: ThresholdPublicKey, teachers: list[int], key_holders: l
                              time.perf_counter() - started, keys)
 
     return RoleProtocol("dppp", dppp_pb2.DpppMessage, frozenset({"open"}), open_side, (DpppAggregatorSide,),
-                        frozenset({"open", "votes", "partial_decryptions"}))
+                        frozenset({"open", "votes", "flipped", "partial_decryptions"}))

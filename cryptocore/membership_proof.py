@@ -34,7 +34,7 @@ STATISTICAL_BITS = 128  # z = k + e·r hides r to 2^−128
 BATCH_BITS = 64
 TAG = b"mpdp/paillier-membership-proof/v1"
 MAX_CHOICES = 1_000
-CHUNK = 512
+CHUNK = 8_192  # bases per multi-exponentiation (the bucket method keeps no table per base)
 
 
 class MembershipProofInvalid(CryptoError):
@@ -153,12 +153,16 @@ def verify(key: ProofKey, ciphertexts: Sequence[int], choices: Sequence[Sequence
     hashes first, then one combination of every branch."""
     _check_shapes(key, ciphertexts, choices, proofs)
     n, nsquare = key.n, key.nsquare
+    units = gmpy2.mpz(1)  # a number shares a factor with n = pq iff the product of all of them does
     for index, (ciphertext, values, proof) in enumerate(zip(ciphertexts, choices, proofs)):
         if sum(proof.challenges) % 2**CHALLENGE_BITS != \
                 _challenge(key, context, index, ciphertext, values, proof.commitments):
             raise MembershipProofInvalid(f"ciphertext {index}: the challenges do not add up to the hash")
-        if gmpy2.gcd(ciphertext, n) != 1 or any(gmpy2.gcd(a, n) != 1 for a in proof.commitments):
-            raise MembershipProofInvalid(f"ciphertext {index}: not a unit of Z*_(n²)")
+        units = units * ciphertext % n
+        for a in proof.commitments:
+            units = units * a % n
+    if gmpy2.gcd(units, n) != 1:
+        raise MembershipProofInvalid("a ciphertext or commitment is not a unit of Z*_(n²)")
     # Σ ρ·z against Π a^ρ · Π V^(Σ_c ρ·e) · (1+n)^(−Σ ρ·e·m_c)
     exponent, plaintext_part = 0, 0
     commitment_bases, commitment_weights, cipher_weights = [], [], []
@@ -174,7 +178,7 @@ def verify(key: ProofKey, ciphertexts: Sequence[int], choices: Sequence[Sequence
         cipher_weights.append(weight)
     right = _g_power(key, -plaintext_part)
     for bases, weights in ((commitment_bases, commitment_weights), (list(ciphertexts), cipher_weights)):
-        for start in range(0, len(bases), CHUNK):  # bounds the tables' memory (16 entries per base)
+        for start in range(0, len(bases), CHUNK):  # bounds the multi-exponentiation's working set
             right = right * multi_powmod(bases[start:start + CHUNK], weights[start:start + CHUNK], nsquare) % nsquare
     if gmpy2.powmod(key.hs, exponent, nsquare) != right:
         raise MembershipProofInvalid("a ciphertext is not shown to encrypt one of its listed values")

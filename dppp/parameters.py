@@ -23,6 +23,7 @@ from vote_proofs.votes import aligned
 MAX_QUERIES = 100_000
 MAX_CLASSES = 1_000
 MAX_VALUES = 50_000  # Q·C: one teacher's unpacked message at 4096 bits stays near 50 MB
+MAX_VERIFIABLE_NOISE_BITS = 16_000  # N_i·Q·C committed bits, about 3.7 kB each with their proofs at 4096 bits: < 64 MB
 MIN_DELTA = 1e-15
 DEFAULT_HONEST_FRACTION = 2 / 3
 MAX_TEACHERS = 100_000
@@ -48,6 +49,7 @@ class DpppParameters:
     noise: str = "binomial"
     skellam_grid: int = 0  # skellam: μ = 2^(j/64), searched and checked the same way
     proven_votes: bool = False  # one-hot proofs on votes sent apart from the noise (malicious-party.md)
+    verifiable_noise: bool = False  # shares are committed bits flipped by a joint coin (malicious-party.md)
 
     def __post_init__(self):
         if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON):
@@ -70,6 +72,8 @@ class DpppParameters:
             raise invalid(f"noise must be one of {', '.join(NOISES)}")
         if self.proven_votes and not self.packed:
             raise invalid("proven votes take the packed layout")
+        if self.verifiable_noise and not (self.proven_votes and self.noise == "binomial"):
+            raise invalid("verifiable noise takes proven votes and Binomial shares (a Skellam share is no sum of bits)")
         if self.noise == "skellam":
             if self.total_tosses or not 0 <= self.skellam_grid <= MAX_SKELLAM_GRID:
                 raise invalid(f"Skellam noise takes a grid index in [0, {MAX_SKELLAM_GRID}] and no N")
@@ -79,6 +83,9 @@ class DpppParameters:
         if not 2 <= self.total_tosses <= MAX_TOTAL_TOSSES:
             raise invalid(f"N must be in [2, {MAX_TOTAL_TOSSES}] tosses")
         noise_bits = self.calibration.tosses_per_teacher * self.values
+        if self.verifiable_noise and noise_bits > MAX_VERIFIABLE_NOISE_BITS:
+            raise invalid(f"N_i·Q·C = {noise_bits} committed noise bits per teacher exceed {MAX_VERIFIABLE_NOISE_BITS} "
+                          "(one message): label fewer queries per round")
         if noise_bits > MAX_NOISE_BITS_PER_CONTRIBUTOR:
             raise invalid(f"N_i·Q·C = {noise_bits} noise bits per teacher and round exceed 2^32 (seconds of sampling "
                           "each): raise ε, δ or τ, or label fewer queries per round")
@@ -86,15 +93,16 @@ class DpppParameters:
     @classmethod
     def with_minimal_noise(cls, epsilon: float, delta: float, queries: int, classes: int, teachers: int,
                            honest_fraction: float, packed: bool, key_id: bytes,
-                           noise: str = "binomial", proven_votes: bool = False) -> "DpppParameters":
+                           noise: str = "binomial", proven_votes: bool = False,
+                           verifiable_noise: bool = False) -> "DpppParameters":
         """The client's side of the calibration: search the smallest N or μ (seconds, once per parameter set)."""
         if noise == "skellam":
             grid = minimal_grid(epsilon, delta, 2 * queries)  # a query moves two counts by 1
             return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, 0, noise, grid,
-                       proven_votes)
+                       proven_votes, verifiable_noise)
         minimal = BinomialCalibration.minimal(epsilon, delta, queries, teachers, honest_fraction)
         return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, minimal.total_tosses,
-                   noise, 0, proven_votes)
+                   noise, 0, proven_votes, verifiable_noise)
 
     @classmethod
     def from_proto(cls, message: dppp_pb2.DpppParameters) -> "DpppParameters":

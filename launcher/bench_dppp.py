@@ -26,6 +26,7 @@ from learning import datasets
 EPSILON, DELTA = 10.0, 1e-5
 TARGETS = {"labels_per_s": 100, "packed_vs_paper": 50, "wall_vs_floor_one_core": 2}
 UNIT_REPEAT = 30
+DEADLINE_S = 600.0  # per stage: a loaded machine checks ten teachers' committed bits one after another
 
 
 def synthetic_dataset(classes: int, rows: int, seed: int) -> datasets.Dataset:
@@ -38,13 +39,15 @@ def synthetic_dataset(classes: int, rows: int, seed: int) -> datasets.Dataset:
                             tuple(str(c) for c in range(classes)), "scikit-learn make_classification")
 
 
-def _rounds(target, queries: int, packed: bool, count: int, label: str, proven_votes: bool = False) -> list[dict]:
+def _rounds(target, queries: int, packed: bool, count: int, label: str, proven_votes: bool = False,
+            verifiable_noise: bool = False) -> list[dict]:
     rounds = []
     meter = CpuMeter(target.pids())
     for number in range(1, count + 1):
         meter.start()
         report = asyncio.run(dppp_client.run_dppp_session(target.topology, target.client_data, EPSILON, DELTA,
-                                                          queries, packed=packed, proven_votes=proven_votes))
+                                                          queries, packed=packed, proven_votes=proven_votes,
+                                                          verifiable_noise=verifiable_noise, deadline_s=DEADLINE_S))
         cpu = meter.stop()
         timing = report["timing"]
         rounds.append({"wall_s": timing["client_round_trip"], "labels_per_s": queries / timing["client_round_trip"],
@@ -101,11 +104,30 @@ def _proof_costs(public_key, teachers: int, classes: int, queries: int = 20) -> 
     return {"prove_s_per_query": (proved - started) / queries, "verify_s_per_query": (verified - proved) / queries}
 
 
+def _verifiable(target, queries: int, count: int) -> dict:
+    """At Q = `queries` (N_i·Q·C committed bits per teacher grow as Q², so verifiable rounds take fewer queries):
+    packed, proven votes, and proven votes with verifiable noise, one warm-up round each, then `count` rounds of
+    each, interleaved so that the machine's load falls on all three alike."""
+    kinds = {"packed": {}, "proven_votes": {"proven_votes": True}, "verifiable_noise": {"verifiable_noise": True}}
+    for name, options in kinds.items():
+        _rounds(target, queries, True, 1, f"{name} warm-up (Q = {queries})", **options)
+    measured: dict[str, list[dict]] = {name: [] for name in kinds}
+    for number in range(count):
+        for name, options in kinds.items():
+            measured[name] += _rounds(target, queries, True, 1, f"{name} (Q = {queries}) {number + 1}/{count}", **options)
+    summaries = {name: _summary_of(rounds, queries) for name, rounds in measured.items()}
+    packed = summaries["packed"]["labels_per_s"]
+    return {**summaries, "ratios": {f"{name}_vs_packed": summaries[name]["labels_per_s"] / packed
+                                    for name in ("proven_votes", "verifiable_noise")}}
+
+
 def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2048, rounds: int = 5,
         warmup: int = 2, paper_queries: int = 10, paper_rounds: int = 2, seed: int = 1,
-        proven_rounds: int | None = None) -> dict:
-    """`proven_rounds` (default: `rounds`) rounds with proven votes, in the same run after one warm-up round."""
+        proven_rounds: int | None = None, verifiable_queries: int = 20, verifiable_rounds: int | None = None) -> dict:
+    """`proven_rounds` (default: `rounds`) rounds with proven votes, in the same run after one warm-up round;
+    `verifiable_rounds` (default: `rounds`) rounds each of packed, proven and verifiable at `verifiable_queries`."""
     proven_rounds = rounds if proven_rounds is None else proven_rounds
+    verifiable_rounds = rounds if verifiable_rounds is None else verifiable_rounds
     rows = max(6 * max(queries, paper_queries) + 600, 60 * teachers)
     dataset = synthetic_dataset(classes, rows, seed)
     progress(f"starting {teachers + 2} role processes ({bits}-bit threshold key, {teachers} teachers)")
@@ -124,6 +146,7 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
             proven_warmup = _rounds(target, queries, True, 1, "proven votes warm-up", proven_votes=True)
             proven = {**_summary_of(_rounds(target, queries, True, proven_rounds, "proven votes", proven_votes=True),
                                     queries), "warmup": proven_warmup}
+        verifiable = _verifiable(target, verifiable_queries, verifiable_rounds) if verifiable_rounds else None
         paper = _summary_of(_rounds(target, paper_queries, False, paper_rounds, "paper layout"), paper_queries)
         units = _unit_costs(public_key)
         proof_units = _proof_costs(public_key, teachers, classes) if proven_rounds else None
@@ -149,6 +172,7 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
         "paper_layout": paper,
         "proven_votes": proven,
         "proof_costs": proof_units,
+        "verifiable_noise": verifiable,
         "floor": floor,
         "ratios": {"packed_vs_paper": packed["labels_per_s"] / paper["labels_per_s"],
                    "wall_vs_floor_one_core": packed["median_wall_s"] / floor_round_s,
@@ -157,6 +181,18 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
         "targets": TARGETS,
         "default_threshold": default_threshold(public_key.holders),
     }
+
+
+def _verifiable_lines(verifiable: dict) -> list[str]:
+    lines = [f"  at Q = {verifiable['packed']['queries']} (same run, rounds interleaved):"]
+    for name in ("packed", "proven_votes", "verifiable_noise"):
+        row = verifiable[name]
+        ratio = verifiable["ratios"].get(f"{name}_vs_packed", 1.0)
+        cpu = row["rounds"][len(row["rounds"]) // 2]["cpu_s_by_role"]
+        lines.append(f"    {name.replace('_', ' '):18s}{row['labels_per_s']:8.2f} labels/s   ({ratio:.3f}× packed; "
+                     f"{1000 * row['cpu_s_per_label']:.1f} CPU-ms per label; CPU-s of a round: "
+                     + ", ".join(f"{role} {seconds:.1f}" for role, seconds in cpu.items()) + ")")
+    return lines
 
 
 def summary(report: dict) -> str:
@@ -177,6 +213,7 @@ def summary(report: dict) -> str:
             f"{role} {seconds:.1f}" for role, seconds in report["proven_votes"]["rounds"][
                 len(report["proven_votes"]["rounds"]) // 2]["cpu_s_by_role"].items())]
           if report.get("proven_votes") else []),
+        *(_verifiable_lines(report["verifiable_noise"]) if report.get("verifiable_noise") else []),
         f"  paper's layout      {paper['labels_per_s']:8.2f} labels/s   (Q = {paper['queries']}, one phe ciphertext "
         f"per (query, class))",
         f"  floor, one core     {floor['labels_per_s_one_core']:8.1f} labels/s   ({floor['encryptions_per_label']:.2f} "

@@ -32,7 +32,8 @@ TARGET_EXPONENT = 1.1  # DPPP, Hamm and Du
 def _measure(protocol: str, parties: int, bits: int, seed: int) -> dict:
     rows = ROWS_PER_PARTY[protocol] * parties * 3 // 2 + 3 * AUX_POINTS
     dataset = synthetic_dataset(2, rows, seed)
-    options: dict[str, Any] = {"model": "logistic", "parties_per_process": PER_PROCESS[protocol]}
+    options: dict[str, Any] = {"model": "logistic", "parties_per_process": PER_PROCESS[protocol],
+                              "single_operator": True}  # logical parties of one simulation
     if protocol == "hamm":
         options["aux_fraction"] = AUX_POINTS / (rows * 2 / 3)
         options["startup_timeout"] = 900

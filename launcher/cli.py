@@ -39,7 +39,8 @@ def _bench_dppp(args) -> int:
 
     warn_small_key(args.bits)
     report = bench_dppp.run(args.teachers, args.classes, args.queries, args.bits, args.rounds, args.warmup,
-                            args.paper_queries, args.paper_rounds, proven_rounds=args.proven_rounds)
+                            args.paper_queries, args.paper_rounds, proven_rounds=args.proven_rounds,
+                            verifiable_queries=args.verifiable_queries, verifiable_rounds=args.verifiable_rounds)
     print(bench_dppp.summary(report))
     write_json(args.json, report)
     return 0
@@ -190,7 +191,7 @@ def _up(args) -> int:
                             args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
                             startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process,
                             aux_fraction=args.aux_fraction, budget=args.budget, allow_unproven=args.allow_unproven,
-                            keygen=args.keygen)
+                            keygen=args.keygen, single_operator=args.single_operator)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
@@ -445,6 +446,11 @@ def _add_bench_command(commands) -> None:
     dppp.add_argument("--paper-rounds", type=int, default=2, help="measured paper-layout rounds (default 2)")
     dppp.add_argument("--proven-rounds", type=int, default=None,
                       help="measured rounds with proven votes, same run (default: --rounds; 0 skips them)")
+    dppp.add_argument("--verifiable-queries", type=int, default=20,
+                      help="Q per round for packed, proven and verifiable-noise rounds side by side (default 20: "
+                           "committed bits grow as Q²)")
+    dppp.add_argument("--verifiable-rounds", type=int, default=None,
+                      help="measured rounds of each at --verifiable-queries (default: --rounds; 0 skips them)")
     dppp.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     dppp.set_defaults(handler=_bench_dppp)
 
@@ -542,6 +548,8 @@ def _add_up_command(commands) -> None:
     up.add_argument("--parties", type=int, default=5)
     up.add_argument("--parties-per-process", type=int, default=1, metavar="P",
                     help="logical parties hosted by one process (default 1: a process per party)")
+    up.add_argument("--single-operator", action="store_true",
+                    help="one operator runs all parties (a simulation): allow a process to hold t key shares")
     up.add_argument("--topology", type=Path, help="attach to the roles this file names instead of starting them")
     up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     up.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)

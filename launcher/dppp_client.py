@@ -26,7 +26,7 @@ from wire.traffic import TrafficLog
 async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float, delta: float, queries: int,
                            packed: bool = True, honest_fraction: float = DEFAULT_HONEST_FRACTION,
                            deadline_s: float = 120.0, session_id: str | None = None, noise: str = "binomial",
-                           proven_votes: bool = False) -> dict:
+                           proven_votes: bool = False, verifiable_noise: bool = False) -> dict:
     public_key = keyfiles.load_public_key(topology.public_key)
     public_features = client_data["public_features"]
     if not 1 <= queries <= len(public_features):
@@ -36,14 +36,15 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     classes = int(client_data["classes"])
     started = time.perf_counter()
     parameters = DpppParameters.with_minimal_noise(epsilon, delta, queries, classes, len(topology.parties),
-                                                   honest_fraction, packed, public_key.key_id, noise, proven_votes)
+                                                   honest_fraction, packed, public_key.key_id, noise,
+                                                   proven_votes or verifiable_noise, verifiable_noise)
     search_s = time.perf_counter() - started
     session_id = session_id or secrets.token_hex(8)
     progress(f"DPPP (session id {session_id}): {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
     request = dppp_pb2.DpppRoundRequest(parameters=parameters.to_proto(),
                                         features=matrix_to_proto(public_features[:queries]),
                                         deadline_seconds=deadline_s)
-    reply, traffic, round_s = await await_result(topology, session_id, AGGREGATOR, 4 * deadline_s + 60,
+    reply, traffic, round_s = await await_result(topology, session_id, AGGREGATOR, 5 * deadline_s + 60,
                                                  dppp=dppp_pb2.DpppMessage(open=request))
     result = reply.dppp.result
 
@@ -62,7 +63,8 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
             "teachers": len(topology.parties), "key_holders": public_key.holders, "threshold": public_key.threshold,
             "key_bits": public_key.n.bit_length(), "queries": queries, "classes": classes,
             "epsilon": epsilon, "delta": delta, "honest_fraction": honest_fraction, "packed": packed, "noise": noise,
-            "proven_votes": proven_votes, "deadline_s": deadline_s,
+            "proven_votes": proven_votes or verifiable_noise, "verifiable_noise": verifiable_noise,
+            "deadline_s": deadline_s,
         },
         "result": {
             "labels": labels.tolist(),

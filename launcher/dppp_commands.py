@@ -24,6 +24,10 @@ def session_options() -> list[Option]:
         Option("proven-votes", {"action": "store_true",
                                 "help": "each teacher proves its votes one-hot; a failed proof excludes it by name "
                                         "(docs/malicious-party.md)"}),
+        Option("verifiable-noise", {"action": "store_true",
+                                    "help": "each teacher commits to its noise bits before a joint coin flips them, so "
+                                            "its share is Bin(N_i, ½) whatever it chose; implies --proven-votes "
+                                            "(docs/malicious-party.md)"}),
         Option("deadline", {"type": float, "default": 120.0, "help": "round deadline per stage, seconds"}),
     ]
 
@@ -34,7 +38,7 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
     queries = min(args.queries, len(client_data["public_features"]))
     report = asyncio.run(run_dppp_session(topology, client_data, args.epsilon, args.delta, queries,
                                           packed=not args.no_packing, deadline_s=args.deadline, noise=args.noise,
-                                          proven_votes=args.proven_votes))
+                                          proven_votes=args.proven_votes, verifiable_noise=args.verifiable_noise))
     agreement = plain_vote_agreement(topology, client_data, report["result"]["labels"])
     if agreement is not None:
         report["evaluator_view"] = {"label_agreement_with_plain_vote": agreement,

@@ -31,6 +31,7 @@ from threshold_sum.context import proof_context
 
 class State(enum.Enum):
     VOTING = "voting"
+    COMMITTED = "committed"  # DPPP's verifiable noise: bits committed, waiting for the joint coin
     VOTED = "voted"
     DONE = "done"
     ABORTED = "aborted"
@@ -108,7 +109,7 @@ class VoterSide(RoleSide):
         self._require(State.VOTING, "voting")
         parameters, public_key = self.parameters, self.own.public_key
         votes = self.votes()
-        noise = np.array(parameters.draw_shares(votes.size), dtype=np.int64).reshape(votes.shape)
+        noise = self._draw_noise(votes)
         if parameters.proven_votes:
             rows, width = self.ballot_shape
             ballot = proven_ballot.cast(self.own, self.protocol, self.session_id, parameters, rows, width, votes, noise)
@@ -124,6 +125,10 @@ class VoterSide(RoleSide):
         if self.own.test_mode:
             self.drawn = Drawn(votes, noise)
         return message
+
+    def _draw_noise(self, votes: np.ndarray) -> np.ndarray:
+        """This voter's noise share per slot, fresh from the parameters' distribution."""
+        return np.array(self.parameters.draw_shares(votes.size), dtype=np.int64).reshape(votes.shape)
 
     def _cast(self, votes: np.ndarray, noise: np.ndarray) -> np.ndarray:
         return votes + noise

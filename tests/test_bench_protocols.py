@@ -19,9 +19,11 @@ def _mpdp(*args, timeout=600):
 def test_bench_dppp_reports_labels_per_second_beside_the_paper_layout_and_the_floor(tmp_path):
     path = tmp_path / "dppp.json"
     result = _mpdp("bench", "dppp", "--teachers", "3", "--classes", "3", "--queries", "20", "--bits", "1024",
-                   "--rounds", "2", "--warmup", "1", "--paper-queries", "2", "--paper-rounds", "1", "--json", str(path))
+                   "--rounds", "2", "--warmup", "1", "--paper-queries", "2", "--paper-rounds", "1", "--proven-rounds", "0",
+                   "--verifiable-queries", "4", "--verifiable-rounds", "1", "--json", str(path))
     assert result.returncode == 0, result.stderr
     assert "packed layout" in result.stdout and "floor, one core" in result.stdout
+    assert "verifiable noise" in result.stdout
     report = json.loads(path.read_text())
     packed, paper, floor = report["packed"], report["paper_layout"], report["floor"]
     assert len(packed["rounds"]) == 2 and len(report["warmup"]) == 1 and len(paper["rounds"]) == 1
@@ -33,6 +35,12 @@ def test_bench_dppp_reports_labels_per_second_beside_the_paper_layout_and_the_fl
         3 * floor["fixed_base_encryption_s"] + 3 * floor["partial_decryption_exponentiation_s"])
     for round_ in packed["rounds"]:
         assert set(round_["cpu_s_by_role"]) >= {"aggregator", "party"} and round_["bytes"] > 0
+    verifiable = report["verifiable_noise"]  # the three at one Q, side by side
+    for name in ("packed", "proven_votes", "verifiable_noise"):
+        assert verifiable[name]["queries"] == 4 and len(verifiable[name]["rounds"]) == 1
+    assert verifiable["ratios"]["verifiable_noise_vs_packed"] == pytest.approx(
+        verifiable["verifiable_noise"]["labels_per_s"] / verifiable["packed"]["labels_per_s"])
+    assert verifiable["verifiable_noise"]["rounds"][0]["bytes"] > verifiable["proven_votes"]["rounds"][0]["bytes"]
 
 
 def test_bench_pathak_reports_every_stage(tmp_path):

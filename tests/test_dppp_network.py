@@ -20,8 +20,10 @@ from tests.dppp_faults import FAULTS_K5, FAULTS_K8, TAMPERER
 SIGNED = 1024  # a contribution's ECDSA signature and its sender's certificate (DER), with framing: < 1 KiB
 
 
-def closed_form_counts(teachers: int, holders: int, failed_holders: int = 0, crashed_holders: int = 0) -> Counter:
-    """Messages per (from, to, rpc) in one round: query delivery, steps 2, 4 and 5, and the stand-downs.
+def closed_form_counts(teachers: int, holders: int, failed_holders: int = 0, crashed_holders: int = 0,
+                       verifiable_noise: bool = False) -> Counter:
+    """Messages per (from, to, rpc) in one round: query delivery, steps 2, 4 and 5, and the stand-downs; with
+    verifiable noise also steps 2b and 2c (the coin to each committed teacher, its flipped contribution back).
 
     t = ⌊2ℓ/3⌋ + 1 holders are asked first and one more for each that fails (a bad share or a crash); a
     holder that dies on receiving step 4 is still sent it, but never sends step 5; holders never asked
@@ -35,6 +37,8 @@ def closed_form_counts(teachers: int, holders: int, failed_holders: int = 0, cra
         ("aggregator", "party", "Step/dppp/decryption_request"): asked,
         ("party", "aggregator", "Step/dppp/partial_decryptions"): asked - crashed_holders,
         ("aggregator", "party", "Step/dppp/stand_down"): holders - asked,
+        **({("aggregator", "party", "Step/dppp/coin"): teachers,
+            ("party", "aggregator", "Step/dppp/flipped"): teachers} if verifiable_noise else {}),
     })
 
 
@@ -212,6 +216,24 @@ def test_too_few_contributors_abort_and_release_nothing(tmp_path):
 def test_message_counts_k3(pool):
     report = pool.get(3).run_dppp(queries=5)
     assert observed_counts(report) == closed_form_counts(3, 3)  # t = 3: every holder is asked
+
+
+def test_message_and_byte_counts_k3_verifiable_noise(pool):
+    """Step 2 carries Q·C·N_i bit ciphertexts per teacher, each with two commitments (< n² each), two 128-bit
+    challenges and two responses (< 2^(|n|/2 + 257)), beside Q proven votes; the coin carries K entries of
+    (number, digest, share); a flipped contribution is one signature."""
+    three = pool.get(3)
+    queries = 5
+    report = three.run_dppp(queries=queries, verifiable_noise=True, deadline_s=120.0)
+    assert observed_counts(report) == closed_form_counts(3, 3, verifiable_noise=True)
+    rows = {row["rpc"]: row for row in report["traffic"]}
+    classes, tosses = report["parameters"]["classes"], report["privacy"]["tosses_per_teacher"]
+    width = 256  # a 1024-bit key's n², in bytes
+    bits = queries * classes * tosses
+    per_bit_max = 3 * width + 2 * 16 + 2 * (width // 4 + 34) + 24  # numbers plus field framing
+    assert 3 * bits * 3 * (width - 2) <= rows["Step/dppp/votes"]["request_bytes"] < 3 * (bits + queries * 2) * per_bit_max
+    assert rows["Step/dppp/coin"]["request_bytes"] < 3 * 3 * (4 + 32 + 32 + 12) + 3 * 64
+    assert rows["Step/dppp/flipped"]["request_bytes"] < 3 * (SIGNED + 64)
 
 
 def test_key_holders_killed_after_voting_do_not_stop_the_round(pool):

@@ -1,11 +1,14 @@
-"""Straus' simultaneous multi-exponentiation against the product of separate powmods."""
+"""Simultaneous multi-exponentiation (Straus' method for few bases, buckets for many) against the product of
+separate powmods."""
+
+import random
 
 import gmpy2
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cryptocore.multi_exponent import multi_powmod
+from cryptocore.multi_exponent import BUCKET_MIN_BASES, multi_powmod
 
 MODULI = st.integers(min_value=2, max_value=2**600)
 TERMS = st.lists(st.tuples(st.integers(min_value=0, max_value=2**700), st.integers(min_value=0, max_value=2**200)),
@@ -23,6 +26,27 @@ def _separately(bases, exponents, modulus):
 def test_equals_the_product_of_separate_powers(terms, modulus, window):
     bases, exponents = [b for b, _ in terms], [e for _, e in terms]
     assert multi_powmod(bases, exponents, modulus, window) == _separately(bases, exponents, modulus)
+
+
+MANY = st.lists(st.tuples(st.integers(min_value=0, max_value=2**300), st.integers(min_value=0, max_value=2**70)),
+                min_size=BUCKET_MIN_BASES, max_size=3 * BUCKET_MIN_BASES)
+
+
+@settings(max_examples=25)
+@given(MANY, MODULI)
+def test_many_bases_take_the_bucket_method_and_agree(terms, modulus):
+    bases, exponents = [b for b, _ in terms], [e for _, e in terms]
+    assert multi_powmod(bases, exponents, modulus) == _separately(bases, exponents, modulus)
+
+
+def test_buckets_with_a_proof_batch_shape():
+    """Thousands of 64-bit coefficients beside 192-bit ones, zeros among them, under a 2048-bit modulus."""
+    rng = random.Random(5)
+    modulus = rng.getrandbits(2048) | 1
+    bases = [rng.getrandbits(2048) % modulus for _ in range(1500)]
+    exponents = [0 if i % 97 == 0 else rng.getrandbits(64 if i % 3 else 192) for i in range(1500)]
+    assert multi_powmod(bases, exponents, modulus) == _separately(bases, exponents, modulus)
+    assert multi_powmod(bases, [0] * len(bases), modulus) == 1
 
 
 def test_edges():

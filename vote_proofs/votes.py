@@ -75,7 +75,7 @@ def cast(public_key: ThresholdPublicKey, layout: SlotLayout, slots: np.ndarray, 
                                            responses=[int_to_bytes(z) for z in p.responses]) for p in proofs])
 
 
-def _proofs_from_proto(public_key: ThresholdPublicKey, message: common_pb2.ProvenVotes, width: int
+def proofs_from_proto(public_key: ThresholdPublicKey, message: common_pb2.ProvenVotes, width: int
                        ) -> list[mp.MembershipProof]:
     """Counts and lengths before any parsing into integers."""
     branches = width + 1 if width == 1 else width
@@ -105,9 +105,20 @@ def check_and_fold(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int
     """By the aggregator: the shapes (invalid), then the proofs (MembershipProofInvalid, naming nothing: the
     caller names the sender), then the folded vector (`folded`), which the voter signed."""
     noise_values, vote_values = _parsed(public_key, layout, rows, width, share_range, noise, votes)
-    proofs = _proofs_from_proto(public_key, votes, width)
+    proofs = proofs_from_proto(public_key, votes, width)
     mp.verify(proof_key(public_key), vote_values, choices(layout, rows, width), proofs, context_bytes)
     return _fold(public_key, layout, width, noise_values, vote_values)
+
+
+def checked(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: int, votes: common_pb2.ProvenVotes,
+            context_bytes: bytes) -> list[int]:
+    """By the aggregator, votes alone (verifiable noise): shapes (invalid), then the proofs (MembershipProofInvalid)."""
+    if len(votes.proofs) != rows:
+        raise invalid(f"{len(votes.proofs)} vote proofs for {rows} rows")
+    vote_values = ciphertexts_from_proto(public_key, votes.ciphertexts, rows)
+    mp.verify(proof_key(public_key), vote_values, choices(layout, rows, width), proofs_from_proto(public_key, votes, width),
+              context_bytes)
+    return vote_values
 
 
 def folded(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: int, share_range: int,

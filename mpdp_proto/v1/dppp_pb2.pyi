@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class DpppParameters(_message.Message):
-    __slots__ = ("epsilon", "delta", "queries", "classes", "teachers", "honest_fraction", "packed", "key_id", "total_tosses", "noise", "skellam_grid", "proven_votes")
+    __slots__ = ("epsilon", "delta", "queries", "classes", "teachers", "honest_fraction", "packed", "key_id", "total_tosses", "noise", "skellam_grid", "proven_votes", "verifiable_noise")
     EPSILON_FIELD_NUMBER: _ClassVar[int]
     DELTA_FIELD_NUMBER: _ClassVar[int]
     QUERIES_FIELD_NUMBER: _ClassVar[int]
@@ -22,6 +22,7 @@ class DpppParameters(_message.Message):
     NOISE_FIELD_NUMBER: _ClassVar[int]
     SKELLAM_GRID_FIELD_NUMBER: _ClassVar[int]
     PROVEN_VOTES_FIELD_NUMBER: _ClassVar[int]
+    VERIFIABLE_NOISE_FIELD_NUMBER: _ClassVar[int]
     epsilon: float
     delta: float
     queries: int
@@ -34,7 +35,8 @@ class DpppParameters(_message.Message):
     noise: str
     skellam_grid: int
     proven_votes: bool
-    def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., teachers: _Optional[int] = ..., honest_fraction: _Optional[float] = ..., packed: _Optional[bool] = ..., key_id: _Optional[bytes] = ..., total_tosses: _Optional[int] = ..., noise: _Optional[str] = ..., skellam_grid: _Optional[int] = ..., proven_votes: _Optional[bool] = ...) -> None: ...
+    verifiable_noise: bool
+    def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., teachers: _Optional[int] = ..., honest_fraction: _Optional[float] = ..., packed: _Optional[bool] = ..., key_id: _Optional[bytes] = ..., total_tosses: _Optional[int] = ..., noise: _Optional[str] = ..., skellam_grid: _Optional[int] = ..., proven_votes: _Optional[bool] = ..., verifiable_noise: _Optional[bool] = ...) -> None: ...
 
 class DpppRoundRequest(_message.Message):
     __slots__ = ("parameters", "features", "deadline_seconds")
@@ -57,16 +59,42 @@ class DpppQueries(_message.Message):
     def __init__(self, parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
 
 class DpppVotes(_message.Message):
-    __slots__ = ("tosses", "votes", "signature", "proven")
+    __slots__ = ("tosses", "votes", "signature", "proven", "noise_bits", "coin_share")
     TOSSES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
     SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     PROVEN_FIELD_NUMBER: _ClassVar[int]
+    NOISE_BITS_FIELD_NUMBER: _ClassVar[int]
+    COIN_SHARE_FIELD_NUMBER: _ClassVar[int]
     tosses: int
     votes: _common_pb2.Ciphertexts
     signature: _threshold_sum_pb2.ContributionSignature
     proven: _common_pb2.ProvenVotes
-    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ...) -> None: ...
+    noise_bits: _common_pb2.ProvenVotes
+    coin_share: bytes
+    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., noise_bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., coin_share: _Optional[bytes] = ...) -> None: ...
+
+class DpppCoin(_message.Message):
+    __slots__ = ("committed",)
+    COMMITTED_FIELD_NUMBER: _ClassVar[int]
+    committed: _containers.RepeatedCompositeFieldContainer[DpppCommitted]
+    def __init__(self, committed: _Optional[_Iterable[_Union[DpppCommitted, _Mapping]]] = ...) -> None: ...
+
+class DpppCommitted(_message.Message):
+    __slots__ = ("teacher", "commitment_digest", "coin_share")
+    TEACHER_FIELD_NUMBER: _ClassVar[int]
+    COMMITMENT_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    COIN_SHARE_FIELD_NUMBER: _ClassVar[int]
+    teacher: int
+    commitment_digest: bytes
+    coin_share: bytes
+    def __init__(self, teacher: _Optional[int] = ..., commitment_digest: _Optional[bytes] = ..., coin_share: _Optional[bytes] = ...) -> None: ...
+
+class DpppFlipped(_message.Message):
+    __slots__ = ("signature",)
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class DpppRoundResult(_message.Message):
     __slots__ = ("queries", "classes", "histograms", "labels", "contributors", "decryptors", "rejected", "timing", "tosses_per_teacher", "total_tosses_required", "rejected_votes")
@@ -107,7 +135,7 @@ class DpppStandDown(_message.Message):
     def __init__(self) -> None: ...
 
 class DpppMessage(_message.Message):
-    __slots__ = ("open", "queries", "votes", "decryption_request", "partial_decryptions", "result", "test_record", "stand_down")
+    __slots__ = ("open", "queries", "votes", "decryption_request", "partial_decryptions", "result", "test_record", "stand_down", "coin", "flipped")
     OPEN_FIELD_NUMBER: _ClassVar[int]
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
@@ -116,6 +144,8 @@ class DpppMessage(_message.Message):
     RESULT_FIELD_NUMBER: _ClassVar[int]
     TEST_RECORD_FIELD_NUMBER: _ClassVar[int]
     STAND_DOWN_FIELD_NUMBER: _ClassVar[int]
+    COIN_FIELD_NUMBER: _ClassVar[int]
+    FLIPPED_FIELD_NUMBER: _ClassVar[int]
     open: DpppRoundRequest
     queries: DpppQueries
     votes: DpppVotes
@@ -124,4 +154,6 @@ class DpppMessage(_message.Message):
     result: DpppRoundResult
     test_record: DpppTestRecord
     stand_down: DpppStandDown
-    def __init__(self, open: _Optional[_Union[DpppRoundRequest, _Mapping]] = ..., queries: _Optional[_Union[DpppQueries, _Mapping]] = ..., votes: _Optional[_Union[DpppVotes, _Mapping]] = ..., decryption_request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., partial_decryptions: _Optional[_Union[_threshold_sum_pb2.PartialDecryptions, _Mapping]] = ..., result: _Optional[_Union[DpppRoundResult, _Mapping]] = ..., test_record: _Optional[_Union[DpppTestRecord, _Mapping]] = ..., stand_down: _Optional[_Union[DpppStandDown, _Mapping]] = ...) -> None: ...
+    coin: DpppCoin
+    flipped: DpppFlipped
+    def __init__(self, open: _Optional[_Union[DpppRoundRequest, _Mapping]] = ..., queries: _Optional[_Union[DpppQueries, _Mapping]] = ..., votes: _Optional[_Union[DpppVotes, _Mapping]] = ..., decryption_request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., partial_decryptions: _Optional[_Union[_threshold_sum_pb2.PartialDecryptions, _Mapping]] = ..., result: _Optional[_Union[DpppRoundResult, _Mapping]] = ..., test_record: _Optional[_Union[DpppTestRecord, _Mapping]] = ..., stand_down: _Optional[_Union[DpppStandDown, _Mapping]] = ..., coin: _Optional[_Union[DpppCoin, _Mapping]] = ..., flipped: _Optional[_Union[DpppFlipped, _Mapping]] = ...) -> None: ...

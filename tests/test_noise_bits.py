@@ -1,0 +1,81 @@
+"""Verifiable noise shares (vote_proofs/noise_bits.py): committed bits verify, the coin's flips and the fold
+decrypt to bias + votes + the flipped shares; a bit of 2 cannot be proven; the coin depends on every entry;
+the flipped share of all-ones or all-zeros bits is Bin(N_i, ½) over the coin."""
+
+import math
+
+import numpy as np
+import pytest
+
+from cryptocore import membership_proof as mp
+from cryptocore.threshold import decrypt
+from dppp.parameters import DpppParameters
+from sessions.errors import ProtocolError
+from vote_proofs import noise_bits
+from vote_proofs import votes as vote_proofs
+
+QUERIES, CLASSES = 3, 2
+
+
+def _setup(public):
+    parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, QUERIES, CLASSES, 3, 2 / 3, True, public.key_id,
+                                                   proven_votes=True, verifiable_noise=True)
+    return parameters, parameters.layout(public.n)
+
+
+def test_flipped_fold_decrypts_to_votes_plus_flipped_shares(threshold_key):
+    public, shares = threshold_key
+    parameters, layout = _setup(public)
+    tosses = parameters.share_range
+    rng = np.random.default_rng(3)
+    bits = rng.integers(0, 2, size=(parameters.values, tosses))
+    votes = np.eye(CLASSES, dtype=int)[[0, 1, 1]]
+    proven = vote_proofs.cast(public, layout, votes, b"votes")
+    vote_values = vote_proofs.checked(public, layout, QUERIES, CLASSES, proven, b"votes")
+    message, _ = noise_bits.commit(public, layout, bits, b"bits")
+    bit_values = noise_bits.check(public, layout, parameters.values, tosses, message, b"bits")
+    coins = noise_bits.coin_bits(b"c" * 32, 1, bits.size)
+    folded = noise_bits.fold(public, layout, QUERIES, CLASSES, tosses, vote_values, bit_values, coins)
+    plaintexts = [decrypt(public, c, [s.partial_decrypt(c) for s in shares[:3]])[0]
+                  for c in (int.from_bytes(v, "big") for v in folded.values)]
+    counts = layout.unpack(plaintexts, parameters.values, biased_summands=1)
+    expected = votes.ravel() + noise_bits.flipped_shares(bits, coins)
+    assert counts == expected.tolist()
+
+
+def test_a_bit_of_two_cannot_be_proven(threshold_key):
+    public, _ = threshold_key
+    parameters, layout = _setup(public)
+    bits = np.zeros((parameters.values, 2), dtype=int)
+    message, _ = noise_bits.commit(public, layout, bits, b"bits")
+    noise_bits.check(public, layout, parameters.values, 2, message, b"bits")
+    with pytest.raises(mp.MembershipProofInvalid):
+        noise_bits.check(public, layout, parameters.values, 2, noise_bits.tampered_bit(public, message), b"bits")
+    with pytest.raises(mp.MembershipProofInvalid):  # bound to its sender's context
+        noise_bits.check(public, layout, parameters.values, 2, message, b"other")
+    with pytest.raises(ProtocolError):  # counts before any proof
+        noise_bits.check(public, layout, parameters.values, 3, message, b"bits")
+
+
+def test_the_coin_depends_on_every_entry_and_refuses_duplicates():
+    entries = [noise_bits.Committed(t, bytes([t]) * 32, bytes([t + 9]) * 32) for t in (1, 2, 3)]
+    coin = noise_bits.joint_coin("s", entries)
+    assert noise_bits.joint_coin("s", list(reversed(entries))) == coin
+    for index in range(3):
+        changed = list(entries)
+        changed[index] = noise_bits.Committed(entries[index].teacher, entries[index].commitment_digest, b"\0" * 32)
+        assert noise_bits.joint_coin("s", changed) != coin
+    assert noise_bits.joint_coin("t", entries) != coin
+    with pytest.raises(ProtocolError):
+        noise_bits.joint_coin("s", [*entries, entries[0]])
+
+
+def test_skewed_bits_give_a_fair_share_over_the_coin():
+    """All-ones (share N_i unflipped) and all-zeros (0) bits: over 200 coins each flipped share sum is
+    Bin(200·N_i, ½); Hoeffding puts it outside ±6·√(200·N_i) from the mean with probability < 2·e^(−72)."""
+    tosses, draws = 14, 200
+    for bit in (0, 1):
+        bits = np.full((1, tosses), bit)
+        total = sum(int(noise_bits.flipped_shares(bits, noise_bits.coin_bits(i.to_bytes(32, "big"), 5, tosses))[0])
+                    for i in range(draws))
+        assert abs(total - draws * tosses / 2) < 6 * math.sqrt(draws * tosses)
