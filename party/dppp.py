@@ -43,8 +43,8 @@ class Commitments:
 
 
 class DpppTeacherSide(VoterSide):
-    """Step 2 (the votes) and step 5 (partial decryptions, for the aggregator); `stand_down` when t other
-    holders' shares sufficed."""
+    """Step 2 (the votes; with verifiable noise 2a–2c: commitments, then the joint coin's flipped contribution)
+    and step 5 (partial decryptions, for the aggregator); `stand_down` when t other holders' shares sufficed."""
 
     protocol = "dppp"
     votes_message = dppp_pb2.DpppVotes
