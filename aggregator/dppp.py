@@ -29,7 +29,7 @@ from sessions.identity import CLIENT, Identity, party
 from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
-from sessions.side import RoleSide
+from sessions.side import RoleSide, handles
 from sessions.stages import StageTimer
 from threshold_sum.binding import ContributionKeys, SumSlot
 from threshold_sum.collector import SumCollector
@@ -51,7 +51,7 @@ class State(enum.Enum):
     ABORTED = "aborted"
 
 
-class DpppRoundSide(RoleSide):
+class DpppAggregatorSide(RoleSide):
     State = State
 
     def __init__(self, session_id: str, parameters: DpppParameters, features: common_pb2.Matrix, deadline_s: float,
@@ -86,33 +86,44 @@ class DpppRoundSide(RoleSide):
         return sender == CLIENT  # a teacher that leaves is a dropout, not the end of the round
 
     # ------------------------------------------------------------------ messages
-    def receive(self, sender: Identity, kind: str, body) -> list[Outbound]:
-        if kind == "open":
-            return self._open(sender)
+    @handles("votes")
+    def collect_votes(self, sender: Identity, body: dppp_pb2.DpppVotes) -> list[Outbound]:
+        """Step 2: a teacher's encrypted noisy votes, to the sum."""
+        self._from_party(sender, "votes")
+        self._require(State.COLLECTING, "votes")
+        expected = self.parameters.share_range
+        if body.tosses != expected:
+            raise invalid(f"teacher {sender.id} used a share range of {body.tosses}, the session requires {expected}")
+        if self.parameters.verifiable_noise:
+            return self._accept_commitments(sender.id, body)
+        if self.parameters.proven_votes:
+            return self._accept_proven(sender.id, body)
+        self.collector.accept(sender.id, body.votes, body.signature)
+        return self.poll()
+
+    @handles("flipped")
+    def collect_flipped(self, sender: Identity, body: dppp_pb2.DpppFlipped) -> list[Outbound]:
+        """Step 2c: a teacher's signature on its contribution as the joint coin flipped it."""
+        self._from_party(sender, "flipped")
+        self._require(State.FLIPPING, "flipped contributions")
+        if sender.id not in self.flipped:
+            raise precondition(f"party {sender.id} was sent no coin")
+        self.collector.accept(sender.id, self.flipped[sender.id], body.signature)
+        return self.poll()
+
+    @handles("partial_decryptions")
+    def combine_partials(self, sender: Identity, body: threshold_sum_pb2.PartialDecryptions) -> list[Outbound]:
+        """Step 5: a key holder's partial decryptions, checked and kept until t of them combine."""
+        self._from_party(sender, "partial_decryptions")
+        self._require(State.DECRYPTING, "partial decryptions")
+        assert self.combiner is not None
+        self.combiner.accept(sender.id, body)
+        return self.poll()
+
+    @staticmethod
+    def _from_party(sender: Identity, kind: str) -> None:
         if sender.role != "party":
             raise denied(f"{sender} may not send DPPP '{kind}' messages")
-        if kind == "votes":  # step 2
-            self._require(State.COLLECTING, "votes")
-            expected = self.parameters.share_range
-            if body.tosses != expected:
-                raise invalid(f"teacher {sender.id} used a share range of {body.tosses}, the session requires {expected}")
-            if self.parameters.verifiable_noise:
-                return self._accept_commitments(sender.id, body)
-            if self.parameters.proven_votes:
-                return self._accept_proven(sender.id, body)
-            self.collector.accept(sender.id, body.votes, body.signature)
-        elif kind == "flipped":  # step 2c
-            self._require(State.FLIPPING, "flipped contributions")
-            if sender.id not in self.flipped:
-                raise precondition(f"party {sender.id} was sent no coin")
-            self.collector.accept(sender.id, self.flipped[sender.id], body.signature)
-        elif kind == "partial_decryptions":  # step 5
-            self._require(State.DECRYPTING, "partial decryptions")
-            assert self.combiner is not None
-            self.combiner.accept(sender.id, body)
-        else:
-            raise invalid(f"the aggregator does not take DPPP '{kind}' messages")
-        return self.poll()
 
     def _accept_proven(self, teacher: int, body: dppp_pb2.DpppVotes) -> list[Outbound]:
         """Step 2 with proven votes: shapes, then every one-hot proof, then the folded vector to the sum. A
@@ -184,7 +195,8 @@ class DpppRoundSide(RoleSide):
         message = noise_bits.committed_to_proto(entries)
         return [Outbound(party(t), "coin", message) for t in sorted(self.committed)]
 
-    def _open(self, sender: Identity) -> list[Outbound]:
+    @handles("open")
+    def send_queries(self, sender: Identity, body) -> list[Outbound]:
         """Step 1: the public batch to every teacher."""
         if sender != CLIENT:
             raise denied(f"{sender} may not open a DPPP round")
@@ -317,7 +329,7 @@ def protocol(public_key: ThresholdPublicKey, teachers: list[int], key_holders: l
              keys: ContributionKeys | None = None) -> RoleProtocol:
     """The aggregator's registry entry: the client's `open` starts a round."""
 
-    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> DpppRoundSide:
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> DpppAggregatorSide:
         if sender != CLIENT:
             raise denied(f"{sender} may not open a DPPP round")
         parameters = DpppParameters.from_proto(body.parameters)
@@ -332,7 +344,8 @@ def protocol(public_key: ThresholdPublicKey, teachers: list[int], key_holders: l
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         started = time.perf_counter()
         parameters.calibrate()
-        return DpppRoundSide(session_id, parameters, body.features, deadline, public_key, teachers, key_holders,
+        return DpppAggregatorSide(session_id, parameters, body.features, deadline, public_key, teachers, key_holders,
                              time.perf_counter() - started, keys)
 
-    return RoleProtocol("dppp", dppp_pb2.DpppMessage, frozenset({"open"}), open_side)
+    return RoleProtocol("dppp", dppp_pb2.DpppMessage, frozenset({"open"}), open_side, (DpppAggregatorSide,),
+                        frozenset({"open", "votes", "flipped", "partial_decryptions"}))

@@ -27,7 +27,7 @@ from sessions.errors import Kind, ProtocolError, denied, invalid, precondition
 from sessions.identity import CLIENT, Identity, party
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
-from sessions.side import RoleSide
+from sessions.side import RoleSide, handles
 from threshold_sum.binding import ContributionKeys, SumSlot
 from threshold_sum.collector import SumCollector
 from threshold_sum.combiner import SumCombiner
@@ -44,7 +44,7 @@ class State(enum.Enum):
     ABORTED = "aborted"
 
 
-class ServerSide(RoleSide):
+class DuServerSide(RoleSide):
     State = State
 
     def __init__(self, session_id: str, parameters: DuParameters, round_deadline_s: float, noise_seed: int,
@@ -84,31 +84,39 @@ class ServerSide(RoleSide):
     def may_abort(self, sender: Identity) -> bool:
         return sender == CLIENT  # a party that leaves is dropped, not the end of the run
 
-    def receive(self, sender: Identity, kind: str, body) -> list[Outbound]:
-        if kind == "open":
-            return self._open(sender)
-        if sender.role != "party":
-            raise denied(f"{sender} may not send Du '{kind}' messages to the server")
-        if kind == "upload":
-            self._require(State.ROUND, "an upload")
-            self._accept(sender.id, body)
-        elif kind == "partial_decryptions":
-            self._require(State.DECRYPTING, "partial decryptions")
-            if body.round != self.round:
-                raise precondition(f"partial decryptions for round {body.round}; round {self.round} is decrypting")
-            assert self.combiner is not None
-            self.combiner.accept(sender.id, body.partials)
-        else:
-            raise invalid(f"the server does not take Du '{kind}' messages")
-        return self.poll()
-
-    def _open(self, sender: Identity) -> list[Outbound]:
+    @handles("open")
+    def open_run(self, sender: Identity, body) -> list[Outbound]:
+        """The client opens the run: round 0's model to every party."""
         if sender != CLIENT:
             raise denied(f"{sender} may not open a Du run")
         if self._opened:
             raise precondition("the run is already open (replay)")
         self._opened = True
         return self._start_round()
+
+    @handles("upload")
+    def collect_upload(self, sender: Identity, body: du_pb2.DuUpload) -> list[Outbound]:
+        """A party's local update of the round, to the weighted average."""
+        self._from_party(sender, "upload")
+        self._require(State.ROUND, "an upload")
+        self._accept(sender.id, body)
+        return self.poll()
+
+    @handles("partial_decryptions")
+    def combine_partials(self, sender: Identity, body: du_pb2.DuPartialDecryptions) -> list[Outbound]:
+        """Secure aggregation: a key holder's partial decryptions of the round's weighted sum."""
+        self._from_party(sender, "partial_decryptions")
+        self._require(State.DECRYPTING, "partial decryptions")
+        if body.round != self.round:
+            raise precondition(f"partial decryptions for round {body.round}; round {self.round} is decrypting")
+        assert self.combiner is not None
+        self.combiner.accept(sender.id, body.partials)
+        return self.poll()
+
+    @staticmethod
+    def _from_party(sender: Identity, kind: str) -> None:
+        if sender.role != "party":
+            raise denied(f"{sender} may not send Du '{kind}' messages to the server")
 
     def _accept(self, number: int, body: du_pb2.DuUpload) -> None:
         """Cheap checks first: the round, the sender, sizes and ranges; then (secure) the ciphertexts."""
@@ -298,7 +306,7 @@ def protocol(public_key: ThresholdPublicKey, parties: list[int], key_holders: li
              keys: ContributionKeys | None = None) -> RoleProtocol:
     """The server's registry entry: the client's `open` starts a run."""
 
-    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> ServerSide:
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> DuServerSide:
         if sender != CLIENT:
             raise denied(f"{sender} may not open a Du run; the client does")
         parameters = DuParameters.from_proto(body.parameters)
@@ -309,7 +317,8 @@ def protocol(public_key: ThresholdPublicKey, parties: list[int], key_holders: li
             raise invalid(f"the round deadline must be in (0, {MAX_ROUND_DEADLINE_S}] seconds")
         if parameters.secure_aggregation:
             encoding.layout(parameters, public_key.n)
-        return ServerSide(session_id, parameters, body.round_deadline_seconds, body.noise_seed, public_key,
+        return DuServerSide(session_id, parameters, body.round_deadline_seconds, body.noise_seed, public_key,
                           parties, key_holders, keys)
 
-    return RoleProtocol("du", du_pb2.DuMessage, frozenset({"open"}), open_side)
+    return RoleProtocol("du", du_pb2.DuMessage, frozenset({"open"}), open_side, (DuServerSide,),
+                        frozenset({"open", "upload", "partial_decryptions"}))

@@ -21,7 +21,7 @@ from sessions.identity import CLIENT, CURATOR, Identity, party
 from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
-from sessions.side import RoleSide
+from sessions.side import RoleSide, handles
 from threshold_sum.binding import ContributionKeys, SumSlot
 from threshold_sum.collector import SumCollector
 from vote_proofs import votes as vote_proofs
@@ -36,7 +36,7 @@ class State(enum.Enum):
     ABORTED = "aborted"
 
 
-class HammCountSide(RoleSide):
+class HammAggregatorSide(RoleSide):
     State = State
 
     def __init__(self, session_id: str, parameters: HammParameters, queries: hamm_pb2.HammQueries,
@@ -63,13 +63,11 @@ class HammCountSide(RoleSide):
     def may_abort(self, sender: Identity) -> bool:
         return sender in (CURATOR, CLIENT)  # a party that leaves is a dropout, not the end of the session
 
-    def receive(self, sender: Identity, kind: str, body) -> list[Outbound]:
-        if kind == "queries":
-            return self._forward(sender)
+    @handles("votes")
+    def collect_votes(self, sender: Identity, body: hamm_pb2.HammVotes) -> list[Outbound]:
+        """Step 2: a party's encrypted votes, to the sum."""
         if sender.role != "party":
-            raise denied(f"{sender} may not send Hamm '{kind}' messages to the aggregator")
-        if kind != "votes":
-            raise invalid(f"the aggregator does not take Hamm '{kind}' messages")
+            raise denied(f"{sender} may not send Hamm 'votes' messages to the aggregator")
         self._require(State.COLLECTING, "votes")
         if body.tosses != self.parameters.share_range:
             raise invalid(f"party {sender.id} used a share range of {body.tosses}, the session requires "
@@ -100,7 +98,8 @@ class HammCountSide(RoleSide):
         self.collector.accept(voter, folded, body.signature)
         return self.poll()
 
-    def _forward(self, sender: Identity) -> list[Outbound]:
+    @handles("queries")
+    def forward_queries(self, sender: Identity, body) -> list[Outbound]:
         """Step 1: Charlie's X_aux to every party."""
         if sender != CURATOR:
             raise denied(f"{sender} may not send X_aux; Charlie does")
@@ -157,7 +156,7 @@ def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: lis
              keys: ContributionKeys | None = None) -> RoleProtocol:
     """The aggregator's registry entry: Charlie's `queries` (step 1) opens a session."""
 
-    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> HammCountSide:
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> HammAggregatorSide:
         if sender != CURATOR:
             raise denied(f"{sender} may not open a Hamm session at the aggregator; Charlie does")
         parameters = HammParameters.from_proto(body.parameters)
@@ -171,6 +170,7 @@ def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: lis
         if not 0 < body.deadline_seconds <= MAX_DEADLINE_S:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()
-        return HammCountSide(session_id, parameters, body, public_key, voters, key_holders, keys)
+        return HammAggregatorSide(session_id, parameters, body, public_key, voters, key_holders, keys)
 
-    return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"queries"}), open_side)
+    return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"queries"}), open_side, (HammAggregatorSide,),
+                        frozenset({"queries", "votes"}))

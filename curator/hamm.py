@@ -27,7 +27,7 @@ from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from sessions.matrices import matrix_to_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
-from sessions.side import RoleSide
+from sessions.side import RoleSide, handles
 from sessions.stages import StageTimer
 from threshold_sum.combiner import SumCombiner
 from threshold_sum.context import proof_context
@@ -42,7 +42,7 @@ class State(enum.Enum):
     ABORTED = "aborted"
 
 
-class CharlieSide(RoleSide):
+class HammCuratorSide(RoleSide):
     State = State
 
     def __init__(self, session_id: str, parameters: HammParameters, aux_features: np.ndarray, deadline_s: float,
@@ -77,30 +77,8 @@ class CharlieSide(RoleSide):
     def may_abort(self, sender: Identity) -> bool:
         return sender in (CLIENT, AGGREGATOR)  # a key holder that leaves is given up on, not the end
 
-    def receive(self, sender: Identity, kind: str, body) -> list[Outbound]:
-        if kind == "open":
-            return self._open(sender)
-        if kind == "aggregate":
-            if sender != AGGREGATOR:
-                raise denied(f"{sender} may not send the aggregate; the aggregator does")
-            self._on_aggregate(body)
-        elif kind == "holder_unreachable":
-            self._on_unreachable(sender, body)
-        elif kind == "partial_decryptions":
-            if sender.role != "party" or sender.id not in self.key_holders:
-                raise denied(f"{sender} holds no key share")
-            self._require(State.COUNTING, "partial decryptions")
-            if self.combiner is None:
-                if sender.id in self.early:
-                    raise precondition(f"key holder {sender.id} already answered (replay)")
-                self.early[sender.id] = body  # verified once the aggregate is known
-            else:
-                self.combiner.accept(sender.id, body)
-        else:
-            raise invalid(f"Charlie does not take Hamm '{kind}' messages")
-        return self.poll()
-
-    def _open(self, sender: Identity) -> list[Outbound]:
+    @handles("open")
+    def send_queries(self, sender: Identity, body) -> list[Outbound]:
         """Step 1: the public X_aux to the aggregator."""
         if sender != CLIENT:
             raise denied(f"{sender} may not open a Hamm session")
@@ -111,6 +89,28 @@ class CharlieSide(RoleSide):
                                        features=matrix_to_proto(self.aux_features),
                                        deadline_seconds=self.query_deadline_s)
         return [Outbound(AGGREGATOR, "queries", queries)]
+
+    @handles("aggregate")
+    def take_aggregate(self, sender: Identity, body: hamm_pb2.HammAggregate) -> list[Outbound]:
+        """Step 3: what the key holders were asked to decrypt; C is computed here from the signed votes."""
+        if sender != AGGREGATOR:
+            raise denied(f"{sender} may not send the aggregate; the aggregator does")
+        self._on_aggregate(body)
+        return self.poll()
+
+    @handles("partial_decryptions")
+    def combine_partials(self, sender: Identity, body: threshold_sum_pb2.PartialDecryptions) -> list[Outbound]:
+        """Step 3: a key holder's proven partial decryptions, kept until the aggregate arrives if they overtake it."""
+        if sender.role != "party" or sender.id not in self.key_holders:
+            raise denied(f"{sender} holds no key share")
+        self._require(State.COUNTING, "partial decryptions")
+        if self.combiner is None:
+            if sender.id in self.early:
+                raise precondition(f"key holder {sender.id} already answered (replay)")
+            self.early[sender.id] = body  # verified once the aggregate is known
+        else:
+            self.combiner.accept(sender.id, body)
+        return self.poll()
 
     def _on_aggregate(self, body: hamm_pb2.HammAggregate) -> None:
         self._require(State.COUNTING, "the aggregate")
@@ -136,7 +136,8 @@ class CharlieSide(RoleSide):
         for holder, reason in self.unreachable.items():  # no-op for a holder that did answer
             self.combiner.mark_absent(holder, reason)
 
-    def _on_unreachable(self, sender: Identity, body: hamm_pb2.HolderUnreachable) -> None:
+    @handles("holder_unreachable")
+    def give_up_on_holder(self, sender: Identity, body: hamm_pb2.HolderUnreachable) -> list[Outbound]:
         """The aggregator could not deliver the request to a holder: stop waiting for it (an aggregator that
         lies can only do what dropping the request does: make the session fail)."""
         if sender != AGGREGATOR:
@@ -149,6 +150,7 @@ class CharlieSide(RoleSide):
             self.unreachable[body.holder] = reason
         else:
             self.combiner.mark_absent(body.holder, reason)
+        return self.poll()
 
     def poll(self) -> list[Outbound]:
         if self.state is State.COUNTING and self.combiner is not None and self.combiner.settled:
@@ -214,7 +216,7 @@ class CharlieSide(RoleSide):
 def protocol(own: CuratorResources) -> RoleProtocol:
     """Charlie's registry entry: the client's `open` starts a session on Charlie's auxiliary data."""
 
-    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> CharlieSide:
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> HammCuratorSide:
         if sender != CLIENT:
             raise denied(f"{sender} may not open a Hamm session")
         public_key, parties, aux_features = own.public_key, own.parties, own.aux_features
@@ -233,7 +235,8 @@ def protocol(own: CuratorResources) -> RoleProtocol:
             raise invalid("a noise seed is for test mode only")
         parameters.calibrate()
         parameters.layout(public_key.n)
-        return CharlieSide(session_id, parameters, aux_features, body.deadline_seconds, public_key, parties,
+        return HammCuratorSide(session_id, parameters, aux_features, body.deadline_seconds, public_key, parties,
                            own.key_holders, eta_source(body.noise_seed), own.test_mode)
 
-    return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"open"}), open_side)
+    return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"open"}), open_side, (HammCuratorSide,),
+                        frozenset({"open", "aggregate", "partial_decryptions", "holder_unreachable"}))

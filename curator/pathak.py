@@ -1,4 +1,4 @@
-"""Charlie's Pathak session (pathak.md): blinds and permutes, runs the knockout
+"""Charlie's side of a Pathak session (pathak.md): blinds and permutes, runs the knockout
 tournament as the comparisons' key holder, selects by an encrypted indicator,
 and decrypts only masked noise. Free of gRPC.
 
@@ -25,13 +25,14 @@ from pathak.encoding import LEADER, int_from_signed_bytes
 from pathak.indicator import bit_proof_message, indicator_context
 from pathak.keys import curator_keys_message, public_key_from_message, ring_pedersen_from_message
 from pathak.parameters import PathakParameters
-from pathak.participant import PathakParticipant
+from pathak.participant import PathakSide
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import CLIENT, CURATOR, Identity, party
 from sessions.protocol import RoleProtocol
+from sessions.side import handles
 
 
-class PathakCuratorSession(PathakParticipant):
+class PathakCuratorSide(PathakSide):
     def __init__(self, session_id: str, parameters: PathakParameters, zeta: KeyPair, comparison_key: ElGamalKeyPair):
         super().__init__(session_id, CURATOR, parameters)
         self.zeta = zeta
@@ -81,7 +82,8 @@ class PathakCuratorSession(PathakParticipant):
         return True
 
     # ------------------------------------------------------------------ handlers
-    def _on_party_public_key(self, sender, body) -> None:
+    @handles("party_public_key")
+    def take_party_public_key(self, sender, body) -> None:
         self._from_party(sender, only=LEADER)
         if self.xi is not None:
             raise precondition("the parties' public key arrived twice")
@@ -90,14 +92,16 @@ class PathakCuratorSession(PathakParticipant):
         self.ring_pedersen = ring_pedersen_from_message(body.ring_pedersen, bits, proven=True)
         self.xi = xi
 
-    def _on_stage1_element(self, sender, body) -> None:
+    @handles("stage1_element")
+    def take_stage1_element(self, sender, body) -> None:
         k = self._from_party(sender)
         if k in self.elements:
             raise precondition(f"element {k} arrived twice")
         ct.from_bytes(self.zeta.public.paillier, body.encrypted_b)  # validated now; ξ(a) once ξ is known
         self.elements[k] = body
 
-    def _on_ready_to_compare(self, sender, body) -> None:
+    @handles("ready_to_compare")
+    def take_masked_offsets(self, sender, body) -> None:
         """The leader's w_k = ã_k + ρ_k, one per position, each in range."""
         self._from_party(sender, only=LEADER)
         if self.ready_to_compare:
@@ -111,7 +115,8 @@ class PathakCuratorSession(PathakParticipant):
         self.masked_offsets = masked
         self.ready_to_compare = True
 
-    def _on_compare_reply(self, sender, body) -> None:
+    @handles("compare_reply")
+    def take_compare_replies(self, sender, body) -> None:
         """The answers to one round: exactly the pending pairs, each once (checked before any decryption)."""
         self._from_party(sender, only=LEADER)
         pairs = [(reply.pair.first, reply.pair.second) for reply in body.replies]
@@ -129,7 +134,8 @@ class PathakCuratorSession(PathakParticipant):
             self.round_winners.append(pair[1] if bigger_first else pair[0])
         self.pending.clear()
 
-    def _on_masked_noise(self, sender, body) -> None:
+    @handles("masked_noise")
+    def unmask_noise_share(self, sender, body) -> None:
         self._from_party(sender, only=LEADER)
         if self.masked_noise is not None:
             raise precondition("the masked noise arrived twice")
@@ -249,9 +255,11 @@ def protocol(zeta: KeyPair) -> RoleProtocol:
     when the role starts (cheap: one exponentiation; checked by the leader in public)."""
     comparison_key = ElGamalKeyPair.generate()
 
-    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> PathakCuratorSession:
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> PathakCuratorSide:
         if sender != CLIENT:
             raise denied(f"{sender} may not open a Pathak session")
-        return PathakCuratorSession(session_id, PathakParameters.from_proto(body), zeta, comparison_key)
+        return PathakCuratorSide(session_id, PathakParameters.from_proto(body), zeta, comparison_key)
 
-    return RoleProtocol("pathak", pathak_pb2.PathakMessage, frozenset({"open"}), open_side)
+    return RoleProtocol("pathak", pathak_pb2.PathakMessage, frozenset({"open"}), open_side, (PathakCuratorSide,),
+                        frozenset({"open", "start", "party_public_key", "stage1_element", "ready_to_compare",
+                                   "compare_reply", "masked_noise", "share"}))

@@ -23,7 +23,7 @@ from mpdp_proto.v1 import keygen_pb2
 from sessions.errors import denied, invalid
 from sessions.identity import CLIENT, Identity, party
 from sessions.outbound import Outbound
-from sessions.side import RoleSide
+from sessions.side import RoleSide, handles
 
 MAX_BITS = 4096  # an 8192-bit key would take hours
 
@@ -35,7 +35,7 @@ class State(enum.Enum):
     ABORTED = "aborted"
 
 
-class KeyHolderSide(RoleSide):
+class KeygenHolderSide(RoleSide):
     State = State
     deadline_seconds = 3600.0  # the modulus search is random: minutes at 2048 bits
 
@@ -51,14 +51,9 @@ class KeyHolderSide(RoleSide):
     def participants(self) -> list[Identity]:
         return [party(j) for j in self.committee if j != self.identity.id]
 
-    def receive(self, sender: Identity, kind: str, body) -> list[Outbound]:
-        if kind == "open":
-            return self._open(sender, body)
-        if kind == "round":
-            return self._round(sender, body)
-        raise invalid(f"a key holder takes no {kind}")
-
-    def _open(self, sender: Identity, body) -> list[Outbound]:
+    @handles("open")
+    def start_keygen(self, sender: Identity, body) -> list[Outbound]:
+        """The client's request: this holder's first round."""
         if sender != CLIENT:
             raise denied(f"{sender} may not open a key generation")
         if body.holders != len(self.committee) or not MIN_HOLDERS <= body.holders <= MAX_HOLDERS:
@@ -75,7 +70,8 @@ class KeyHolderSide(RoleSide):
         self.holder = holder
         return self._send(holder.start()) + self._advance_rounds()
 
-    def _round(self, sender: Identity, body) -> list[Outbound]:
+    @handles("round")
+    def take_round(self, sender: Identity, body) -> list[Outbound]:
         """A holder that got the client's opening first may send its first round before this holder got it:
         that round is kept (round 1 only) until the opening arrives."""
         if sender.role != "party" or sender.id not in self.committee or sender == self.identity:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from cryptocore.threshold import KeyShare
-from keygen.holder_side import KeyHolderSide
+from keygen.holder_side import KeygenHolderSide
 from mpdp_proto.v1 import keygen_pb2
 from sessions.identity import Identity
 from sessions.protocol import RoleProtocol
@@ -17,5 +17,6 @@ def holder_protocol(committee: list[int], store: Callable[[Identity, KeyShare], 
     """A round may open the session: a holder opened earlier can be first to reach this one (holder_side).
     `store(me, share)` keeps holder me's share (a file next to its process, say) once the key is confirmed."""
     return RoleProtocol(NAME, keygen_pb2.KeygenMessage, frozenset({"open", "round"}),
-                        lambda session_id, me, sender, kind, body: KeyHolderSide(
-                            session_id, me, committee, lambda share: store(me, share)))
+                        lambda session_id, me, sender, kind, body: KeygenHolderSide(
+                            session_id, me, committee, lambda share: store(me, share)),
+                        (KeygenHolderSide,), frozenset({"open", "round"}))

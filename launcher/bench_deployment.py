@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from deployments.topology import Topology
 from launcher import client, processes
 from learning import datasets
 from privacy.ledger import UNLIMITED
-from wire.topology import Topology
 
 
 @dataclass

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from deployments.topology import Topology
 from privacy.ledger import Ledger, describe
-from wire.topology import Topology
 
 
 def ledgers(topology_path: Path) -> list[dict]:

@@ -174,8 +174,8 @@ def _load_dataset(args):
 
 
 def _up(args) -> int:
+    from deployments.topology import Topology
     from launcher import processes
-    from wire.topology import Topology
 
     if args.topology:
         from launcher.data_report import missing_topology_files
@@ -256,9 +256,9 @@ def _prepare(args) -> int:
 
 
 def _health(args) -> int:
+    from deployments.topology import Topology
     from launcher.health import is_serving
     from sessions.identity import Identity
-    from wire.topology import Topology
 
     serving = is_serving(Topology.load(args.topology), Identity(args.role, args.id), timeout=args.timeout)
     print("SERVING" if serving else "NOT SERVING")
@@ -329,8 +329,8 @@ def _ps(args) -> int:
 
 
 def _resolve_run(args):
+    from deployments.topology import Topology
     from launcher import client, processes
-    from wire.topology import Topology
 
     run = processes.RunDirectory(args.run_dir)
     if not args.topology and not run.topology.exists():

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
+from deployments.topology import Topology
 from mpdp_proto.v1 import common_pb2, role_pb2, role_pb2_grpc
 from sessions.identity import CLIENT, Identity
 from wire.channels import PeerChannels
-from wire.topology import Topology
 from wire.traffic import TrafficLog, merge_views, summarise, traffic_reply
 
 

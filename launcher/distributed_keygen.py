@@ -24,6 +24,7 @@ from pathlib import Path
 
 from cryptocore import keyfiles, secret_files
 from cryptocore.threshold import ThresholdPublicKey
+from deployments.topology import RoleEntry, Topology
 from keygen import codec
 from launcher import certs
 from launcher.health import is_serving
@@ -32,7 +33,6 @@ from mpdp_proto.v1 import keygen_pb2, role_pb2_grpc
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from wire.channels import PeerChannels
 from wire.identity import Principal
-from wire.topology import RoleEntry, Topology
 from wire.traffic import TrafficLog
 
 STARTUP_TIMEOUT_S = 60.0

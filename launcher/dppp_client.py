@@ -11,6 +11,7 @@ import grpc
 import numpy as np
 
 from cryptocore import keyfiles
+from deployments.topology import Topology
 from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from launcher.client import await_result, role_stub, to_role
 from launcher.progress import progress
@@ -19,7 +20,6 @@ from mpdp_proto.v1 import dppp_pb2
 from sessions.identity import AGGREGATOR, CLIENT
 from sessions.matrices import matrix_to_proto
 from wire.channels import PeerChannels
-from wire.topology import Topology
 from wire.traffic import TrafficLog
 
 

@@ -8,6 +8,7 @@ import secrets
 import numpy as np
 
 from cryptocore import keyfiles
+from deployments.topology import Topology
 from du import accounting
 from du.objectives import augment
 from du.parameters import DEFAULT_HONEST_FRACTION, MAX_RECORDS, DuParameters
@@ -17,7 +18,6 @@ from launcher.progress import progress
 from learning import evaluation
 from mpdp_proto.v1 import du_pb2
 from sessions.identity import AGGREGATOR
-from wire.topology import Topology
 
 
 def session_parameters(topology: Topology, client_data: dict, method: str, epsilon: float, rounds: int,

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from cryptocore import keyfiles
+from deployments.topology import Topology
 from hamm.parameters import DEFAULT_HONEST_FRACTION, HammParameters
 from hamm.release import Release
 from launcher.client import await_result
@@ -17,7 +18,6 @@ from learning import evaluation
 from learning.logistic import predict
 from mpdp_proto.v1 import hamm_pb2
 from sessions.identity import CURATOR
-from wire.topology import Topology
 
 
 def session_parameters(topology: Topology, client_data: dict, method: str, epsilon: float, delta: float,

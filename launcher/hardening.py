@@ -16,13 +16,13 @@ from pathlib import Path
 
 import grpc
 
+from deployments.topology import Topology
 from launcher import processes
 from launcher.client import to_role
 from mpdp_proto.v1 import pathak_pb2, role_pb2
 from privacy.ledger import UNLIMITED
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
 from wire.tls import target_options
-from wire.topology import Topology
 
 # What a role may answer; anything else (UNKNOWN, INTERNAL, …) is a defect.
 DEFINED_STATUSES = frozenset({"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "PERMISSION_DENIED", "ABORTED",

@@ -6,9 +6,9 @@ from __future__ import annotations
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from deployments.topology import Topology
 from sessions.identity import CLIENT, Identity
 from wire.tls import target_options
-from wire.topology import Topology
 
 
 def is_serving(topology: Topology, identity: Identity, timeout: float = 2.0) -> bool:

@@ -11,6 +11,7 @@ import time
 import grpc
 import numpy as np
 
+from deployments.topology import Topology
 from launcher.client import collect_traffic, role_stub, to_role
 from launcher.progress import progress
 from learning import evaluation
@@ -20,7 +21,6 @@ from pathak import ring
 from pathak.parameters import PathakParameters
 from sessions.identity import CLIENT, CURATOR
 from wire.channels import PeerChannels
-from wire.topology import Topology
 from wire.traffic import TrafficLog
 
 EVALUATOR_VIEW = "evaluator_view"

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from cryptocore import keyfiles, secret_files
+from deployments.topology import RoleEntry, Topology
 from launcher import bundles, certs
 from launcher.errors import StartupError
 from launcher.health import is_serving
@@ -29,7 +30,6 @@ from privacy import ledger
 from privacy.ledger import Budget
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from wire.identity import Principal
-from wire.topology import RoleEntry, Topology
 
 PROCESSES_FILE = "processes.json"
 TOPOLOGY_FILE = bundles.TOPOLOGY_FILE

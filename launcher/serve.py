@@ -6,15 +6,16 @@ import asyncio
 import logging
 
 from cryptocore import keyfiles
+from deployments.topology import Topology
 from privacy import accountant_process
 from privacy.ledger import DEFAULT_BUDGET, Budget
+from sessions.protocol import start_hosts
 from wire import memory
 from wire.channels import DEFAULT_MAX_MESSAGE_BYTES, PeerChannels
 from wire.faults import ClientFaultInterceptor, Fault, ServerFaultInterceptor
 from wire.host import RoleHost
 from wire.server import serve
 from wire.service import SERVICE_NAME, RoleServicer, RoleStatus
-from wire.topology import Topology
 from wire.traffic import TrafficLog
 
 log = logging.getLogger(__name__)
@@ -67,14 +68,12 @@ def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault:
 def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None, budget: Budget,
                      allow_unproven: bool):
     """The registry of a party host: every logical party its principal covers, each with its own resources."""
-    from party.pathak import prepare_host
     from party.registry import protocols
     from sessions.identity import party
 
     public_key = keyfiles.load_public_key(topology.public_key)
     hosted = topology.principal_of(party(number)).identities
     own = {me: _party_resources(topology, me, public_key, test_mode, fault, budget, allow_unproven) for me in hosted}
-    prepare_host(own, public_key.n.bit_length())
     return protocols(own.__getitem__), public_key.key_id.hex()
 
 
@@ -180,6 +179,7 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
     else:
         protocols, key_id_hex = _curator_protocols(topology, test_mode)
     principal = topology.principal_of(me)
+    start_hosts(protocols, principal.identities)
     entry = topology.entry(me)
     peers = PeerChannels(principal, topology.addresses, traffic, topology.tls_for(me), max_message_bytes, client_faults,
                          hosts=topology.principals)

@@ -1,14 +1,9 @@
-"""A teacher's (and key holder's) side of a DPPP round (dppp.md steps 2 and 5), free of gRPC.
-
-VOTING --queries--> VOTED --decryption_request or stand_down--> DONE (a teacher without a key share is DONE
-once it has voted); with verifiable noise VOTING --queries--> COMMITTED --coin--> VOTED (or DONE); any state
---abort--> ABORTED. Only the teacher's own encrypted noisy votes and its proven
-partial decryptions leave it. A teacher that misses the round ends quietly: DPPP tolerates dropouts.
-"""
+"""A teacher's (and key holder's) side of a DPPP round (dppp.md steps 2 and 5), free of gRPC: a voter
+(party/voter.py) that also takes `stand_down` (VOTED --stand_down--> DONE) and, with verifiable noise, the joint
+coin (VOTING --queries--> COMMITTED --coin--> VOTED, or DONE without a key share)."""
 
 from __future__ import annotations
 
-import enum
 import secrets
 from dataclasses import dataclass, field
 from typing import Callable
@@ -19,36 +14,21 @@ from cryptocore import ciphertext as ct
 from cryptocore.key_checks import check_key_id
 from dppp.parameters import DpppParameters
 from dppp.reference import one_hot
-from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
-from party import proven_ballot
-from party.key_holder import proven_partials, signed
+from mpdp_proto.v1 import dppp_pb2, threshold_sum_pb2
+from party.key_holder import signed
 from party.resources import PartyResources
-from sessions.errors import denied, invalid, precondition
-from sessions.identity import AGGREGATOR, CLIENT, Identity
+from party.voter import Drawn, State, VoterSide
+from sessions.errors import denied, invalid
+from sessions.identity import AGGREGATOR, Identity
 from sessions.matrices import matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
-from sessions.side import RoleSide
+from sessions.side import handles
 from threshold_sum.binding import SumSlot
-from threshold_sum.context import proof_context
 from vote_proofs import noise_bits
 from vote_proofs import votes as vote_proofs
 
 MAX_DEADLINE_S = 3600.0
-
-
-class State(enum.Enum):
-    VOTING = "voting"
-    COMMITTED = "committed"  # verifiable noise: bits committed, waiting for the joint coin
-    VOTED = "voted"
-    DONE = "done"
-    ABORTED = "aborted"
-
-
-@dataclass
-class Drawn:  # test mode only; still never printed
-    votes: np.ndarray = field(repr=False)
-    noise: np.ndarray = field(repr=False)
 
 
 @dataclass
@@ -62,9 +42,14 @@ class Commitments:
     coin_share: bytes
 
 
-class TeacherSide(RoleSide):
-    State = State
-    announce_abort = False
+class DpppTeacherSide(VoterSide):
+    """Step 2 (the votes; with verifiable noise 2a–2c: commitments, then the joint coin's flipped contribution)
+    and step 5 (partial decryptions, for the aggregator); `stand_down` when t other holders' shares sufficed."""
+
+    protocol = "dppp"
+    votes_message = dppp_pb2.DpppVotes
+    test_record_message = dppp_pb2.DpppTestRecord
+    decrypts_for = AGGREGATOR
 
     def __init__(self, session_id: str, own: PartyResources, parameters: DpppParameters, features: np.ndarray,
                  round_deadline_s: float):
@@ -75,79 +60,78 @@ class TeacherSide(RoleSide):
         if features.shape[0] != parameters.queries:
             raise invalid(f"{features.shape[0]} query rows but {parameters.queries} queries declared")
         parameters.layout(own.public_key.n)  # session start: the slot widths must fit
-        super().__init__(session_id, State.VOTING)
-        self.identity = Identity("party", own.id)
-        self.own = own
-        self.parameters = parameters
-        self.features = features
+        super().__init__(session_id, own, parameters, features)
         # The aggregator waits up to one deadline for votes and two for partial decryptions (t holders
         # first, then everyone left); with verifiable noise one more for the flipped contributions.
         self.deadline_seconds = (4 if parameters.verifiable_noise else 3) * round_deadline_s + 30
-        self.drawn: Drawn | None = None
         self.commitments: Commitments | None = None
 
     @property
     def participants(self) -> list[Identity]:
         return [AGGREGATOR]
 
-    def may_abort(self, sender: Identity) -> bool:
-        return sender in (AGGREGATOR, CLIENT)
-
-    def receive(self, sender: Identity, kind: str, body) -> list[Outbound]:
-        if sender != AGGREGATOR:
-            raise denied(f"{sender} may not send DPPP '{kind}' messages to a teacher")
-        if kind == "queries":
-            return [Outbound(AGGREGATOR, "votes", self.cast_votes())]
-        if kind == "coin":
-            return [Outbound(AGGREGATOR, "flipped", self.sign_flipped(body))]
-        if kind == "decryption_request":
-            return [Outbound(AGGREGATOR, "partial_decryptions", self.partially_decrypt(body))]
-        if kind == "stand_down":  # t other holders' shares sufficed
-            self._give_up_commitments()
-            self._advance(State.VOTED, State.DONE, "standing down")
-            return []
-        raise invalid(f"a teacher does not take DPPP '{kind}' messages")
-
-    def cast_votes(self) -> dppp_pb2.DpppVotes:
-        """Step 2: Enc(f_i(x_q) + z_{i,q}) for every (query, class), packed, fresh."""
-        self._require(State.VOTING, "voting")
-        parameters, public_key = self.parameters, self.own.public_key
+    def votes(self) -> np.ndarray:
+        """Step 2: f_i(x_q), one-hot."""
         predictions = np.asarray(self.own.model.predict(self.features), dtype=int)
         if self.own.fault == "noise-skew":  # test mode only: every label pushed to the next class
-            predictions = (predictions + 1) % parameters.classes
-        votes = one_hot(predictions, parameters.classes)
-        if parameters.verifiable_noise:
-            return self._commit(votes)
-        noise = np.array(parameters.draw_shares(votes.size), dtype=np.int64).reshape(votes.shape)
-        if self.own.fault == "noise-skew":  # the whole share range on its class, none elsewhere
-            noise = votes * parameters.share_range
-        if parameters.proven_votes:
-            return self._cast_proven(votes, noise)
+            predictions = (predictions + 1) % self.parameters.classes
+        return one_hot(predictions, self.parameters.classes)
+
+    def cast_votes(self) -> dppp_pb2.DpppVotes:
+        """Step 2; with verifiable noise, commitments to the votes and to the noise bits (`_commit`)."""
+        if not self.parameters.verifiable_noise:
+            return super().cast_votes()
+        self._require(State.VOTING, "voting")
+        return self._commit(self.votes())
+
+    def _draw_noise(self, votes: np.ndarray) -> np.ndarray:
+        if self.own.fault == "noise-skew":  # test mode only: the whole share range on its class, none elsewhere
+            return votes * self.parameters.share_range
+        return super()._draw_noise(votes)
+
+    @property
+    def ballot_shape(self) -> tuple[int, int]:
+        return self.parameters.queries, self.parameters.classes
+
+    @property
+    def voters(self) -> int:
+        return self.parameters.teachers
+
+    @property
+    def min_contributors(self) -> int:
+        return self.parameters.calibration.min_contributors
+
+    def _cast(self, votes: np.ndarray, noise: np.ndarray) -> np.ndarray:
         cast = votes + noise
         if self.own.fault == "vote-two-ones":  # test mode only: a second 1 in query 0, unproven
             cast[0, 1 if votes[0, 0] else 0] += 1
-        plaintexts = parameters.layout(public_key.n).pack(cast.ravel().tolist())
-        # The paper's layout is the measured baseline: plain phe encryption (r^n mod n²) as well.
-        encrypt = public_key.encryptor.encrypt if parameters.packed else public_key.paillier.raw_encrypt
-        ciphertexts = [ct.to_bytes(public_key.paillier, encrypt(p)) for p in plaintexts]
-        # An abort that arrived while voting wins: nothing is released and the session stays aborted.
-        self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
-        if self.own.test_mode:  # what a teacher drew is kept for the test record only
-            self.drawn = Drawn(votes, noise)
-        return dppp_pb2.DpppVotes(tosses=parameters.share_range, votes=common_pb2.Ciphertexts(key_id=public_key.key_id,
-                                                                               values=ciphertexts),
-                                  signature=signed(self.own, SumSlot.of("dppp", self.session_id, self.parameters), public_key.key_id,
-                                                   ciphertexts))
+        return cast
 
-    def _cast_proven(self, votes: np.ndarray, noise: np.ndarray) -> dppp_pb2.DpppVotes:
-        """Step 2 with proven votes: Enc(z_{i,q}) packed, and per query Enc(one-hot) with its proof."""
-        p = self.parameters
-        ballot = proven_ballot.cast(self.own, "dppp", self.session_id, p, p.queries, p.classes, votes, noise)
-        self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
-        if self.own.test_mode:  # what a teacher drew is kept for the test record only
-            self.drawn = Drawn(votes, noise)
-        return dppp_pb2.DpppVotes(tosses=p.share_range, proven=ballot.proven, votes=ballot.noise,
-                                  signature=ballot.signature)
+    def _encrypt(self, cast: np.ndarray) -> list[bytes]:
+        if self.parameters.packed:
+            return super()._encrypt(cast)
+        # The paper's layout is the measured baseline: plain phe encryption (r^n mod n²) as well.
+        public_key = self.own.public_key
+        plaintexts = self.parameters.layout(public_key.n).pack(cast.ravel().tolist())
+        return [ct.to_bytes(public_key.paillier, public_key.paillier.raw_encrypt(p)) for p in plaintexts]
+
+    @handles("stand_down")
+    def stand_down(self, sender: Identity, body) -> list[Outbound]:
+        """t other holders' shares sufficed: nothing more to do."""
+        self._from_aggregator(sender, "stand_down")
+        self._give_up_commitments()
+        self._advance(State.VOTED, State.DONE, "standing down")
+        return []
+
+    @handles("coin")
+    def flip_noise_bits(self, sender: Identity, body: dppp_pb2.DpppCoin) -> list[Outbound]:
+        """Step 2b: the joint coin, answered with step 2c."""
+        self._from_aggregator(sender, "coin")
+        return [Outbound(AGGREGATOR, "flipped", self.sign_flipped(body))]
+
+    def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
+        self._give_up_commitments()
+        return super().partially_decrypt(request)
 
     def _commit(self, votes: np.ndarray) -> dppp_pb2.DpppVotes:
         """Step 2 with verifiable noise: proven votes, N_i committed bits per slot with bit proofs, a coin share."""
@@ -196,31 +180,12 @@ class TeacherSide(RoleSide):
             self._advance(State.COMMITTED, State.VOTED, "going on as a key holder")
             self.commitments = None
 
-    def partially_decrypt(self, request: threshold_sum_pb2.DecryptionRequest) -> threshold_sum_pb2.PartialDecryptions:
-        """Steps 4–5: check the request before any work, then one proven partial decryption per ciphertext."""
-        if self.own.key_share is None:
-            raise precondition(f"party {self.own.id} holds no key share")
-        self._give_up_commitments()
-        self._require(State.VOTED, "partial decryption")
-        p = self.parameters
-        partials = proven_partials(self.own, request, SumSlot.of("dppp", self.session_id, self.parameters), p.teachers,
-                                   p.calibration.min_contributors,
-                                   p.layout(self.own.public_key.n).plaintexts_needed(p.values),
-                                   proof_context("dppp", self.session_id))
-        self._advance(State.VOTED, State.DONE, "releasing partial decryptions")  # not aborted meanwhile
-        return partials
-
-    def test_record(self) -> tuple[str, object] | None:
-        if self.drawn is None:
-            return None
-        return "test_record", dppp_pb2.DpppTestRecord(votes=self.drawn.votes.ravel().tolist(),
-                                                      noise=self.drawn.noise.ravel().tolist())
 
 
 def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
     """The party's registry entry: the aggregator's `queries` (step 1) opens a teacher's side."""
 
-    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> TeacherSide:
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> DpppTeacherSide:
         if sender != AGGREGATOR:
             raise denied(f"{sender} may not open a DPPP round; the aggregator does")
         own = resources(me)
@@ -234,8 +199,9 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()  # each party derives N_i itself (cached per parameter set, bounded)
         own.admit(session_id, "dppp", parameters.guarantee())  # its own policy, before any work on its data
-        side = TeacherSide(session_id, own, parameters, features, body.deadline_seconds)
+        side = DpppTeacherSide(session_id, own, parameters, features, body.deadline_seconds)
         own.spend(session_id, "dppp", parameters.guarantee())  # before the votes leave
         return side
 
-    return RoleProtocol("dppp", dppp_pb2.DpppMessage, frozenset({"queries"}), open_side)
+    return RoleProtocol("dppp", dppp_pb2.DpppMessage, frozenset({"queries"}), open_side, (DpppTeacherSide,),
+                        frozenset({"queries", "coin", "decryption_request", "stand_down"}))

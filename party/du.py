@@ -28,7 +28,7 @@ from sessions.errors import denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, Identity
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
-from sessions.side import RoleSide
+from sessions.side import RoleSide, handles
 from threshold_sum.binding import SumSlot
 from threshold_sum.context import proof_context
 
@@ -41,7 +41,7 @@ class State(enum.Enum):
     ABORTED = "aborted"
 
 
-class TrainerSide(RoleSide):
+class DuPartySide(RoleSide):
     State = State
     announce_abort = False
 
@@ -74,13 +74,11 @@ class TrainerSide(RoleSide):
             raise denied(f"{sender} may not send Du '{kind}' messages to a party")
         self._require(State.TRAINING, kind)
         self._heard = time.monotonic()
-        if kind == "model":
-            return self._on_model(body)
-        if kind == "decryption_request":
-            return [Outbound(AGGREGATOR, "partial_decryptions", self._partially_decrypt(body))]
-        raise invalid(f"a party does not take Du '{kind}' messages")
+        return self.handle(sender, kind, body) or []
 
-    def _on_model(self, body: du_pb2.DuModel) -> list[Outbound]:
+    @handles("model")
+    def train_round(self, sender: Identity, body: du_pb2.DuModel) -> list[Outbound]:
+        """A round: θ_k in, this party's noisy local update out; the final model ends the run."""
         p = self.parameters
         if DuParameters.from_proto(body.parameters) != p:
             raise invalid("the parameters changed during the run")
@@ -126,7 +124,12 @@ class TrainerSide(RoleSide):
                                                 public_key.key_id, values),
                                proof=proof)
 
-    def _partially_decrypt(self, body: du_pb2.DuDecryptionRequest) -> du_pb2.DuPartialDecryptions:
+    @handles("decryption_request")
+    def partially_decrypt(self, sender: Identity, body: du_pb2.DuDecryptionRequest) -> list[Outbound]:
+        """Secure aggregation: this holder's proven partial decryption of a round's weighted sum."""
+        return [Outbound(AGGREGATOR, "partial_decryptions", self._partials(body))]
+
+    def _partials(self, body: du_pb2.DuDecryptionRequest) -> du_pb2.DuPartialDecryptions:
         p = self.parameters
         if not p.secure_aggregation:
             raise precondition("this run has no secure aggregation")
@@ -154,7 +157,7 @@ class TrainerSide(RoleSide):
 def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
     """The party's registry entry: the server's first `model` (round 0) opens a party's side."""
 
-    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> TrainerSide:
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> DuPartySide:
         if sender != AGGREGATOR:
             raise denied(f"{sender} may not open a Du run at a party; the server does")
         own = resources(me)
@@ -180,8 +183,9 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
             raise invalid("a noise seed is for test mode only")
         if parameters.secure_aggregation:
             encoding.layout(parameters, own.public_key.n)  # the slot widths must fit
-        side = TrainerSide(session_id, own, parameters, body.round_deadline_seconds, body.noise_seed)
+        side = DuPartySide(session_id, own, parameters, body.round_deadline_seconds, body.noise_seed)
         own.spend(session_id, "du", accounting.guarantee(parameters))  # before the first upload
         return side
 
-    return RoleProtocol("du", du_pb2.DuMessage, frozenset({"model"}), open_side)
+    return RoleProtocol("du", du_pb2.DuMessage, frozenset({"model"}), open_side, (DuPartySide,),
+                        frozenset({"model", "decryption_request"}))

@@ -1,4 +1,6 @@
-"""A party's Pathak session (pathak.md): the state machine, free of gRPC.
+"""A party's sides of a Pathak session (pathak.md), free of gRPC: the leader (party 1: deals ξ, releases the
+barrier, answers the tournament's comparisons, applies π1⁻¹ to the indicator and masks the selected noise) and
+every other party, a follower; what both do is `PathakPartySide`'s.
 
 Messages from different senders may arrive in any order (from one sender they
 arrive in order), so each step fires once its inputs are all present: every
@@ -44,12 +46,13 @@ from pathak.keys import (
 )
 from pathak.noise import noise_source
 from pathak.parameters import PathakParameters
-from pathak.participant import PathakParticipant
+from pathak.participant import PathakSide
 from pathak.reference import encode_model
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import CLIENT, CURATOR, Identity, party
 from sessions.integers import int_to_bytes
 from sessions.protocol import RoleProtocol
+from sessions.side import handles
 
 
 @dataclass
@@ -59,7 +62,10 @@ class TestRecord:  # test mode only; still never printed
     records: int = field(repr=False)
 
 
-class PathakPartySession(PathakParticipant):
+class PathakPartySide(PathakSide):
+    """What the leader and a follower both do: train, draw the noise share, take part in the coin flip for π1,
+    route a share, send the Stage 1 element, decrypt the masked share, select the noise, share the model."""
+
     def __init__(self, session_id: str, me: int, parameters: PathakParameters, features: np.ndarray,
                  labels: np.ndarray, key_bits: int, test_mode: bool, fault: str | None = None):
         if not 1 <= me <= parameters.parties:
@@ -97,17 +103,9 @@ class PathakPartySession(PathakParticipant):
         self.pi1: list[int] | None = None
         self.routed_pending: tuple[int, pathak_pb2.RoutedShare] | None = None
         self.routed: tuple[int, int] | None = None  # (a_j, ζ(b_j)) for index π1(j) = me
-        self.released = False
+        self.released = False  # the leader's barrier: every route has arrived
         self.masked_share: bytes | None = None
         self.indicator_element: bytes | None = None
-        # The leader's state.
-        self.barrier_ready: set[int] = set()
-        self.masked_values: dict[int, int] = {}
-        self.compared: set[tuple[int, int]] = set()
-        self.indicator: list[bytes] | None = None
-        self.selected_noise: dict[int, list[int]] = {}
-        self._pending_replies: list[pathak_pb2.CompareReplies] = []
-        self.offsets: list[int] | None = None  # the leader's ρ_k (pathak/comparison.py)
 
     def test_record(self) -> tuple[str, object] | None:
         if self.drawn is None:
@@ -117,16 +115,8 @@ class PathakPartySession(PathakParticipant):
 
     # ------------------------------------------------------------------ plumbing
     @property
-    def is_leader(self) -> bool:
-        return self.me == LEADER
-
-    @property
     def others(self) -> list[int]:
         return [j for j in range(1, self.parameters.parties + 1) if j != self.me]
-
-    def _leader_only(self, kind: str) -> None:
-        if not self.is_leader:
-            raise precondition(f"only the leader takes '{kind}' messages")
 
     @property
     def _charlies_key(self) -> PublicKey:
@@ -139,7 +129,8 @@ class PathakPartySession(PathakParticipant):
         return ct.from_bytes(self._charlies_key.paillier, data)
 
     # ------------------------------------------------------------------ handlers
-    def _on_curator_key(self, sender, body) -> None:
+    @handles("curator_key")
+    def take_curator_keys(self, sender, body) -> None:
         self._expect(sender, CURATOR)
         if self.curator_keys is not None:
             raise precondition("Charlie's key arrived twice")
@@ -157,26 +148,15 @@ class PathakPartySession(PathakParticipant):
         self.comparison_key = comparison_key
         self.zeta = zeta
 
-    def _on_party_key(self, sender, body) -> None:
-        self._from_party(sender, only=LEADER)
-        if self.is_leader or self.xi is not None:
-            raise precondition("the parties' key arrived twice")
-        p, q = int.from_bytes(body.p, "big"), int.from_bytes(body.q, "big")
-        if p == q or (p * q).bit_length() != self.key_bits or not (gmpy2.is_prime(p) and gmpy2.is_prime(q)):
-            raise invalid("the parties' key is not a product of two primes of the session's size")
-        public = PublicKey.from_integers(p * q, int.from_bytes(body.hs, "big"), self.key_bits)
-        setup = ring_pedersen_from_message(body.ring_pedersen, self.key_bits)
-        self.xi = KeyPair(public, PaillierPrivateKey(public.paillier, p, q))
-        self.ring_pedersen = setup
-        self._accept_charlies_keys()
-
-    def _on_commitment(self, sender, body: bytes) -> None:
+    @handles("commitment")
+    def take_commitment(self, sender, body: bytes) -> None:
         j = self._from_party(sender)
         if j in self.commitments or len(body) != 32:
             raise invalid("one 32-byte commitment per party")
         self.commitments[j] = bytes(body)
 
-    def _on_reveal(self, sender, body) -> None:
+    @handles("reveal")
+    def take_reveal(self, sender, body) -> None:
         j = self._from_party(sender)
         if j not in self.commitments:
             raise precondition(f"party {j} revealed before committing")
@@ -186,33 +166,176 @@ class PathakPartySession(PathakParticipant):
             raise invalid(f"party {j}'s reveal does not open its commitment")
         self.seeds[j] = bytes(body.seed)
 
-    def _on_routed_share(self, sender, body) -> None:
+    @handles("routed_share")
+    def take_routed_share(self, sender, body) -> None:
         j = self._from_party(sender)
         if self.routed_pending is not None:
             raise precondition("a routed share arrived twice")
         self.routed_pending = (j, body)
 
-    def _on_barrier_ready(self, sender, body) -> None:
-        self._leader_only("barrier_ready")
-        j = self._from_party(sender)
-        if j in self.barrier_ready:
-            raise precondition(f"party {j} was ready twice")
-        self.barrier_ready.add(j)
-
-    def _on_barrier_release(self, sender, body) -> None:
-        self._from_party(sender, only=LEADER)
-        if self.released:
-            raise precondition("released twice")
-        self.released = True
-
-    def _on_masked_share(self, sender, body: bytes) -> None:
+    @handles("masked_share")
+    def take_masked_share(self, sender, body: bytes) -> None:
         self._expect(sender, CURATOR)
         if self.masked_share is not None:
             raise precondition("the masked share arrived twice")
         self.masked_share = bytes(body)
 
-    def _on_masked_value(self, sender, body: bytes) -> None:
-        self._leader_only("masked_value")
+    @handles("indicator_element")
+    def take_indicator_element(self, sender, body: bytes) -> None:
+        self._from_party(sender, only=LEADER)
+        if self.indicator_element is not None:
+            raise precondition("the indicator element arrived twice")
+        self._zeta_ciphertext(body)
+        self.indicator_element = bytes(body)
+
+    def _step_finish(self, out) -> bool:
+        finished = super()._step_finish(out)
+        if finished and self.fault == "stage3-offset" and self.published is not None:  # test mode: a malicious share
+            self.published = ring.add([self.published, [2**100] + [0] * (self.parameters.dimension - 1)])
+        if finished and self.zeta is not None:
+            # every party re-randomises a few values under ζ each session: a small table (2 MB) suffices
+            self._charlies_key.encryptor.precompute_while_idle(window_bits=4)
+        return finished
+
+    # ------------------------------------------------------------------ steps
+    def steps(self) -> list:
+        if self.parameters.distributed:
+            return [self._step_add_own_share]
+        return self.stage_steps()
+
+    def stage_steps(self) -> list:
+        """Stages 1 and 2, in protocol order."""
+        return [self._step_commit, self._step_reveal, self._step_route_share, self._step_accept_routed_share,
+                self._step_stage1_element, self._step_masked_value, self._step_select_noise]
+
+    def _step_add_own_share(self, out) -> bool:
+        """Distributed noise (pathak.md "Beyond the paper"): Stages 1 and 2 are skipped; each party adds its own
+        share to its encoded model before Stage 3's additive sharing, so no one ever holds the noise."""
+        if not self._once("own_share"):
+            return False
+        self.own_vector = [w + z for w, z in zip(encode_model(self.model, self.parameters.fractional_bits), self.noise)]
+        self._mark("stage1_skipped")
+        return True
+
+    def _step_commit(self, out) -> bool:
+        """The π1 coin flip's commitments (the leader deals the keys first)."""
+        if not self._once("commit"):
+            return False
+        self._deal_keys(out)
+        for j in self.others:
+            self._emit(out, party(j), "commitment", permutation.commitment(self.seed, self.nonce))
+        return True
+
+    def _deal_keys(self, out) -> None:
+        """Only the leader deals keys."""
+
+    def _step_reveal(self, out) -> bool:
+        if len(self.commitments) < len(self.others) or not self._once("reveal"):
+            return False
+        for j in self.others:
+            self._emit(out, party(j), "reveal", pathak_pb2.Reveal(seed=self.seed, nonce=self.nonce))
+        return True
+
+    def _step_route_share(self, out) -> bool:
+        """Stage 1 step 2: a_j in the clear and ζ(b_j) to P_{π1(j)}."""
+        if len(self.seeds) < self.parameters.parties or self.zeta is None or not self._once("route"):
+            return False
+        self.pi1 = permutation.permutation([self.seeds[j] for j in sorted(self.seeds)], self.parameters.parties)
+        routed = pathak_pb2.RoutedShare(a=signed_bytes(self.a),
+                                        encrypted_b=ct.to_bytes(self.zeta.paillier, self.zeta.encryptor.encrypt(self.b)))
+        self._emit(out, party(self.pi1[self.me - 1]), "routed_share", routed)
+        return True
+
+    def _step_accept_routed_share(self, out) -> bool:
+        if self.routed_pending is None or self.pi1 is None or not self._once("accept_route"):
+            return False
+        origin, body = self.routed_pending
+        if self.pi1[origin - 1] != self.me:
+            self.abort(f"party {origin} routed its share to the wrong index")
+            return False
+        a = int_from_signed_bytes(body.a)
+        if not 0 <= a < 2**self.parameters.share_bits:
+            self.abort("routed share out of range")
+            return False
+        self.routed = (a, self._zeta_ciphertext(body.encrypted_b))
+        self._emit(out, party(LEADER), "barrier_ready", common_pb2.Empty())
+        return True
+
+    def _step_stage1_element(self, out) -> bool:
+        """Stage 1 step 3: element π1(j) = me for Charlie, no origin, ζ(b_j) re-randomised."""
+        if not self.released or self.routed is None or self.xi is None or not self._once("stage1"):
+            return False
+        a, encrypted_b = self.routed
+        element = pathak_pb2.Stage1Element(
+            encrypted_a=ct.to_bytes(self.xi.public.paillier, self.xi.public.encryptor.encrypt(a)),
+            encrypted_b=ct.to_bytes(self._charlies_key.paillier, ct.rerandomise_for_key_owner(self._charlies_key.paillier, encrypted_b)),
+        )
+        self._emit(out, CURATOR, "stage1_element", element)
+        return True
+
+    def _step_masked_value(self, out) -> bool:
+        """Stage 1 step 5: ã_k = Dec_ξ(masked share), to the leader."""
+        if self.masked_share is None or self.xi is None or not self._once("masked_value"):
+            return False
+        value = self.xi.decrypt(ct.from_bytes(self.xi.public.paillier, self.masked_share))
+        self._emit(out, party(LEADER), "masked_value", signed_bytes(value))
+        self._mark("stage1_masked_value")
+        return True
+
+    def _step_select_noise(self, out) -> bool:
+        """Stage 2 step 3: ψ_j = ζ(v_j)^enc(ζ_j), one exponent per packed plaintext."""
+        if self.indicator_element is None or not self._once("select_noise"):
+            return False
+        paillier = self._charlies_key.paillier
+        selector = ct.from_bytes(paillier, self.indicator_element)
+        layout = self.parameters.noise_layout(self._charlies_key.n)
+        powers = powmod_exponents(selector, layout.pack(self.noise), paillier.nsquare)  # the squarings shared
+        psi = [self._charlies_key.encryptor.rerandomise(power) for power in powers]
+        self._emit(out, party(LEADER), "selected_noise",
+                   common_pb2.Ciphertexts(key_id=self._charlies_key.key_id, values=[ct.to_bytes(paillier, c) for c in psi]))
+        return True
+
+
+class PathakLeaderSide(PathakPartySide):
+    """Party 1: deals ξ, holds the barrier, answers the comparisons, reorders the indicator, masks the noise."""
+
+    def __init__(self, session_id: str, me: int, parameters: PathakParameters, features: np.ndarray,
+                 labels: np.ndarray, key_bits: int, test_mode: bool, fault: str | None = None):
+        if me != LEADER:
+            raise invalid(f"party {me} is not the leader")
+        super().__init__(session_id, me, parameters, features, labels, key_bits, test_mode, fault)
+        self.barrier_ready: set[int] = set()
+        self.masked_values: dict[int, int] = {}
+        self.compared: set[tuple[int, int]] = set()
+        self.indicator: list[bytes] | None = None
+        self.selected_noise: dict[int, list[int]] = {}
+        self._pending_replies: list[pathak_pb2.CompareReplies] = []
+        self.offsets: list[int] | None = None  # ρ_k (pathak/comparison.py)
+
+    def _deal_keys(self, out) -> None:
+        """Stage 1 setup: ξ to the parties only, its public part to Charlie; ring-Pedersen parameters to all."""
+        self.xi = key_reserve.take(self.key_bits)  # made after the last session, or now
+        setup, setup_proof = ring_pedersen.held(self.key_bits)  # made once per process
+        secret = pathak_pb2.PaillierSecretKeyMessage(p=int_to_bytes(self.xi.private.p), q=int_to_bytes(self.xi.private.q),
+                                                     hs=int_to_bytes(self.xi.public.hs),
+                                                     ring_pedersen=ring_pedersen_message(setup.public))
+        for j in self.others:
+            self._emit(out, party(j), "party_key", secret)
+        public = public_key_message(self.xi.public)
+        public.ring_pedersen.CopyFrom(ring_pedersen_message(setup.public, setup_proof))
+        self._emit(out, CURATOR, "party_public_key", public)
+        self.ring_pedersen = setup.public
+        self._accept_charlies_keys()
+
+    @handles("barrier_ready")
+    def take_barrier_ready(self, sender, body) -> None:
+        j = self._from_party(sender)
+        if j in self.barrier_ready:
+            raise precondition(f"party {j} was ready twice")
+        self.barrier_ready.add(j)
+
+    @handles("masked_value")
+    def take_masked_value(self, sender, body: bytes) -> None:
         k = self._from_party(sender)
         if k in self.masked_values:
             raise precondition(f"party {k}'s masked value arrived twice")
@@ -223,11 +346,11 @@ class PathakPartySession(PathakParticipant):
             raise invalid("masked value out of range")
         self.masked_values[k] = value
 
-    def _on_compare_request(self, sender, body) -> None:
+    @handles("compare_request")
+    def answer_comparisons(self, sender, body) -> None:
         """Stage 1 step 6 on short values, one tournament round at a time: for each pair the leader's DGK input
         is X = 2·(ρ′ mod 2^M), its direction flipped by a secret coin δ; Charlie learns [n′_i > n′_m]
         (pathak/comparison.py). Every pair is checked before any work; the answers are computed in parallel."""
-        self._leader_only("compare_request")
         self._expect(sender, CURATOR)
         if self.offsets is None:  # drawn once every masked value arrived
             raise precondition("comparisons before the masked offsets were sent")
@@ -260,8 +383,8 @@ class PathakPartySession(PathakParticipant):
                 key_id=answer.key_id, ciphertexts=list(answer.ciphertexts)))
             for request, answer, hint in zip(requests, answers, hints)]))
 
-    def _on_indicator(self, sender, body) -> None:
-        self._leader_only("indicator")
+    @handles("indicator")
+    def take_indicator(self, sender, body) -> None:
         self._expect(sender, CURATOR)
         if self.indicator is not None:
             raise precondition("the indicator arrived twice")
@@ -288,15 +411,8 @@ class PathakPartySession(PathakParticipant):
             raise invalid("the indicator's entries are not shown to be bits") from None
         self.indicator = list(body.values)
 
-    def _on_indicator_element(self, sender, body: bytes) -> None:
-        self._from_party(sender, only=LEADER)
-        if self.indicator_element is not None:
-            raise precondition("the indicator element arrived twice")
-        self._zeta_ciphertext(body)
-        self.indicator_element = bytes(body)
-
-    def _on_selected_noise(self, sender, body) -> None:
-        self._leader_only("selected_noise")
+    @handles("selected_noise")
+    def take_selected_noise(self, sender, body) -> None:
         j = self._from_party(sender)
         if j in self.selected_noise:
             raise precondition(f"party {j}'s noise arrived twice")
@@ -306,15 +422,16 @@ class PathakPartySession(PathakParticipant):
             raise invalid("selected noise has the wrong number of ciphertexts")
         self.selected_noise[j] = [self._zeta_ciphertext(v) for v in body.values]
 
+    def stage_steps(self) -> list:
+        return [self._step_commit, self._step_reveal, self._step_route_share, self._step_accept_routed_share,
+                self._step_release_barrier, self._step_stage1_element, self._step_masked_value,
+                self._step_masked_offsets, self._step_compare_replies, self._step_unpermute_indicator,
+                self._step_select_noise, self._step_mask_noise]
+
     def _step_finish(self, out) -> bool:
         finished = super()._step_finish(out)
-        if finished and self.fault == "stage3-offset" and self.published is not None:  # test mode: a malicious share
-            self.published = ring.add([self.published, [2**100] + [0] * (self.parameters.dimension - 1)])
         if finished and self.zeta is not None:
-            # every party re-randomises a few values under ζ each session: a small table (2 MB) suffices
-            self._charlies_key.encryptor.precompute_while_idle(window_bits=4)
-            if self.is_leader:
-                self._prepare_next_session()
+            self._prepare_next_session()
         return finished
 
     def _prepare_next_session(self) -> None:
@@ -325,106 +442,16 @@ class PathakPartySession(PathakParticipant):
         layout = self.parameters.noise_layout(self._charlies_key.n)
         nth_powers.prepare_while_idle(self._charlies_key.n, layout.plaintexts_needed(self.parameters.dimension) + 1)
 
-    # ------------------------------------------------------------------ steps
-    def steps(self) -> list:
-        if self.parameters.distributed:
-            return [self._step_add_own_share]
-        return [self._step_commit, self._step_reveal, self._step_route, self._step_accept_route, self._step_release,
-                self._step_stage1, self._step_masked_value, self._step_ready, self._step_compare_replies,
-                self._step_indicator, self._step_select_noise, self._step_mask_noise]
-
-    def _step_add_own_share(self, out) -> bool:
-        """Distributed noise (pathak.md "Beyond the paper"): Stages 1 and 2 are skipped; each party adds its own
-        share to its encoded model before Stage 3's additive sharing, so no one ever holds the noise."""
-        if not self._once("own_share"):
-            return False
-        self.own_vector = [w + z for w, z in zip(encode_model(self.model, self.parameters.fractional_bits), self.noise)]
-        self._mark("stage1_skipped")
-        return True
-
-    def _step_commit(self, out) -> bool:
-        if not self._once("commit"):
-            return False
-        if self.is_leader:  # keys: ξ to the parties only, its public part to Charlie; ring-Pedersen parameters to all
-            self.xi = key_reserve.take(self.key_bits)  # made after the last session, or now
-            setup, setup_proof = ring_pedersen.held(self.key_bits)  # made once per process
-            secret = pathak_pb2.PaillierSecretKeyMessage(p=int_to_bytes(self.xi.private.p), q=int_to_bytes(self.xi.private.q),
-                                                         hs=int_to_bytes(self.xi.public.hs),
-                                                         ring_pedersen=ring_pedersen_message(setup.public))
-            for j in self.others:
-                self._emit(out, party(j), "party_key", secret)
-            public = public_key_message(self.xi.public)
-            public.ring_pedersen.CopyFrom(ring_pedersen_message(setup.public, setup_proof))
-            self._emit(out, CURATOR, "party_public_key", public)
-            self.ring_pedersen = setup.public
-            self._accept_charlies_keys()
-        for j in self.others:
-            self._emit(out, party(j), "commitment", permutation.commitment(self.seed, self.nonce))
-        return True
-
-    def _step_reveal(self, out) -> bool:
-        if len(self.commitments) < len(self.others) or not self._once("reveal"):
-            return False
-        for j in self.others:
-            self._emit(out, party(j), "reveal", pathak_pb2.Reveal(seed=self.seed, nonce=self.nonce))
-        return True
-
-    def _step_route(self, out) -> bool:
-        """Stage 1 step 2: a_j in the clear and ζ(b_j) to P_{π1(j)}."""
-        if len(self.seeds) < self.parameters.parties or self.zeta is None or not self._once("route"):
-            return False
-        self.pi1 = permutation.permutation([self.seeds[j] for j in sorted(self.seeds)], self.parameters.parties)
-        routed = pathak_pb2.RoutedShare(a=signed_bytes(self.a),
-                                        encrypted_b=ct.to_bytes(self.zeta.paillier, self.zeta.encryptor.encrypt(self.b)))
-        self._emit(out, party(self.pi1[self.me - 1]), "routed_share", routed)
-        return True
-
-    def _step_accept_route(self, out) -> bool:
-        if self.routed_pending is None or self.pi1 is None or not self._once("accept_route"):
-            return False
-        origin, body = self.routed_pending
-        if self.pi1[origin - 1] != self.me:
-            self.abort(f"party {origin} routed its share to the wrong index")
-            return False
-        a = int_from_signed_bytes(body.a)
-        if not 0 <= a < 2**self.parameters.share_bits:
-            self.abort("routed share out of range")
-            return False
-        self.routed = (a, self._zeta_ciphertext(body.encrypted_b))
-        self._emit(out, party(LEADER), "barrier_ready", common_pb2.Empty())
-        return True
-
-    def _step_release(self, out) -> bool:
-        if not self.is_leader or len(self.barrier_ready) < self.parameters.parties or not self._once("release"):
+    def _step_release_barrier(self, out) -> bool:
+        if len(self.barrier_ready) < self.parameters.parties or not self._once("release"):
             return False
         for j in self.others:
             self._emit(out, party(j), "barrier_release", common_pb2.Empty())
         self.released = True
         return True
 
-    def _step_stage1(self, out) -> bool:
-        """Stage 1 step 3: element π1(j) = me for Charlie, no origin, ζ(b_j) re-randomised."""
-        if not self.released or self.routed is None or self.xi is None or not self._once("stage1"):
-            return False
-        a, encrypted_b = self.routed
-        element = pathak_pb2.Stage1Element(
-            encrypted_a=ct.to_bytes(self.xi.public.paillier, self.xi.public.encryptor.encrypt(a)),
-            encrypted_b=ct.to_bytes(self._charlies_key.paillier, ct.rerandomise_for_key_owner(self._charlies_key.paillier, encrypted_b)),
-        )
-        self._emit(out, CURATOR, "stage1_element", element)
-        return True
-
-    def _step_masked_value(self, out) -> bool:
-        """Stage 1 step 5: ã_k = Dec_ξ(masked share), to the leader."""
-        if self.masked_share is None or self.xi is None or not self._once("masked_value"):
-            return False
-        value = self.xi.decrypt(ct.from_bytes(self.xi.public.paillier, self.masked_share))
-        self._emit(out, party(LEADER), "masked_value", signed_bytes(value))
-        self._mark("stage1_masked_value")
-        return True
-
-    def _step_ready(self, out) -> bool:
-        if not self.is_leader or len(self.masked_values) < self.parameters.parties or not self._once("ready"):
+    def _step_masked_offsets(self, out) -> bool:
+        if len(self.masked_values) < self.parameters.parties or not self._once("ready"):
             return False
         self.offsets = comparison.draw_offsets(self.parameters)
         masked = [self.masked_values[k] + rho for k, rho in enumerate(self.offsets, start=1)]
@@ -439,7 +466,7 @@ class PathakPartySession(PathakParticipant):
         self._pending_replies = []
         return True
 
-    def _step_indicator(self, out) -> bool:
+    def _step_unpermute_indicator(self, out) -> bool:
         """Stage 2 step 2: apply π1⁻¹; element π1(j) goes to P_j, re-randomised."""
         if self.indicator is None or self.pi1 is None or not self._once("indicator"):
             return False
@@ -449,24 +476,9 @@ class PathakPartySession(PathakParticipant):
         self._mark("stage1_done")
         return True
 
-    def _step_select_noise(self, out) -> bool:
-        """Stage 2 step 3: ψ_j = ζ(v_j)^enc(ζ_j), one exponent per packed plaintext."""
-        if self.indicator_element is None or not self._once("select_noise"):
-            return False
-        paillier = self._charlies_key.paillier
-        selector = ct.from_bytes(paillier, self.indicator_element)
-        layout = self.parameters.noise_layout(self._charlies_key.n)
-        powers = powmod_exponents(selector, layout.pack(self.noise), paillier.nsquare)  # the squarings shared
-        psi = [self._charlies_key.encryptor.rerandomise(power) for power in powers]
-        self._emit(out, party(LEADER), "selected_noise",
-                   common_pb2.Ciphertexts(key_id=self._charlies_key.key_id, values=[ct.to_bytes(paillier, c) for c in psi]))
-        if not self.is_leader:
-            self.own_vector = encode_model(self.model, self.parameters.fractional_bits)
-        return True
-
     def _step_mask_noise(self, out) -> bool:
         """Stage 3 step 1: ψ·ζ(s) to Charlie; the leader keeps round(2^F·ŵ_1) − s."""
-        if not self.is_leader or len(self.selected_noise) < self.parameters.parties or not self._once("mask_noise"):
+        if len(self.selected_noise) < self.parameters.parties or not self._once("mask_noise"):
             return False
         paillier = self._charlies_key.paillier
         layout = self.parameters.noise_layout(self._charlies_key.n)
@@ -481,30 +493,75 @@ class PathakPartySession(PathakParticipant):
         return True
 
 
-def prepare_host(hosted: Collection[Identity], key_bits: int) -> None:
-    """At a party host's start: the leader's ring-Pedersen parameters (two safe primes, about 2 s at 2048 bits),
-    made in the background so that the first session does not wait for them."""
-    if party(LEADER) in hosted:
-        ring_pedersen.prepare(key_bits)
+class PathakFollowerSide(PathakPartySide):
+    """Every party but the leader: takes ξ from it and waits for its barrier."""
+
+    def __init__(self, session_id: str, me: int, parameters: PathakParameters, features: np.ndarray,
+                 labels: np.ndarray, key_bits: int, test_mode: bool, fault: str | None = None):
+        if me == LEADER:
+            raise invalid("party 1 leads; a follower is any other party")
+        super().__init__(session_id, me, parameters, features, labels, key_bits, test_mode, fault)
+
+    @handles("party_key")
+    def take_party_key(self, sender, body) -> None:
+        self._from_party(sender, only=LEADER)
+        if self.xi is not None:
+            raise precondition("the parties' key arrived twice")
+        p, q = int.from_bytes(body.p, "big"), int.from_bytes(body.q, "big")
+        if p == q or (p * q).bit_length() != self.key_bits or not (gmpy2.is_prime(p) and gmpy2.is_prime(q)):
+            raise invalid("the parties' key is not a product of two primes of the session's size")
+        public = PublicKey.from_integers(p * q, int.from_bytes(body.hs, "big"), self.key_bits)
+        setup = ring_pedersen_from_message(body.ring_pedersen, self.key_bits)
+        self.xi = KeyPair(public, PaillierPrivateKey(public.paillier, p, q))
+        self.ring_pedersen = setup
+        self._accept_charlies_keys()
+
+    @handles("barrier_release")
+    def take_barrier_release(self, sender, body) -> None:
+        self._from_party(sender, only=LEADER)
+        if self.released:
+            raise precondition("released twice")
+        self.released = True
+
+    def _step_select_noise(self, out) -> bool:
+        """Stage 2 step 3, then Stage 3 step 1: a follower shares round(2^F·ŵ_j) as it is."""
+        if not super()._step_select_noise(out):
+            return False
+        self.own_vector = encode_model(self.model, self.parameters.fractional_bits)
+        return True
 
 
 def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
     """The party's registry entry: the client's `open` makes its side from the party's own data."""
 
-    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> PathakPartySession:
+    def start_host(hosted: Collection[Identity]) -> None:
+        """The leader's host: its ring-Pedersen parameters (two safe primes, about 2 s at 2048 bits), made in the
+        background so that the first session does not wait for them."""
+        if party(LEADER) in hosted:
+            ring_pedersen.prepare(resources(party(LEADER)).public_key.n.bit_length())
+
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> PathakPartySide:
         if sender != CLIENT:
             raise denied(f"{sender} may not open a Pathak session")
         parameters = PathakParameters.from_proto(body)
         own = resources(me)
         own.admit(session_id, "pathak", parameters.guarantee())  # its own policy, before any work on its data
+        side_type = PathakLeaderSide if me.id == LEADER else PathakFollowerSide
         try:
-            side = PathakPartySession(session_id, me.id, parameters, own.features, own.labels,
-                                      own.public_key.n.bit_length(), own.test_mode, own.fault)
+            side = side_type(session_id, me.id, parameters, own.features, own.labels, own.public_key.n.bit_length(),
+                             own.test_mode, own.fault)
         except ValueError as error:  # e.g. a multi-class data set, or an inexact local minimiser
             raise invalid(str(error)) from None
         own.spend(session_id, "pathak", parameters.guarantee())  # before anything derived from the data
-        if side.is_leader and not parameters.distributed:
+        if isinstance(side, PathakLeaderSide) and not parameters.distributed:
             ring_pedersen.prepare(side.key_bits)  # the first session's: made between open and start
         return side
 
-    return RoleProtocol("pathak", pathak_pb2.PathakMessage, frozenset({"open"}), open_side)
+    return RoleProtocol("pathak", pathak_pb2.PathakMessage, frozenset({"open"}), open_side,
+                        (PathakLeaderSide, PathakFollowerSide), TAKES, start_host)
+
+
+# What the protocol sends a party (pathak.proto), the leader's and the followers' kinds together.
+TAKES = frozenset({"open", "start", "curator_key", "party_key", "commitment", "reveal", "routed_share", "barrier_ready",
+                   "barrier_release", "masked_share", "masked_value", "compare_request", "indicator",
+                   "indicator_element", "selected_noise", "share"})

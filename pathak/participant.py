@@ -1,5 +1,5 @@
-"""What every Pathak participant (the K parties and Charlie) shares: message
-dispatch, dataflow steps, local self-delivery, and Stage 3's additive sharing."""
+"""What every Pathak side (the leader, the followers and Charlie) shares: the
+dataflow steps, local self-delivery, and Stage 3's additive sharing."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathak.parameters import PathakParameters
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import CLIENT, CURATOR, Identity, party
 from sessions.outbound import Outbound
-from sessions.side import RoleSide
+from sessions.side import RoleSide, handles
 
 
 class State(enum.Enum):
@@ -24,7 +24,7 @@ class State(enum.Enum):
     ABORTED = "aborted"
 
 
-class PathakParticipant(RoleSide, ABC):
+class PathakSide(RoleSide, ABC):
     State = State
 
     def __init__(self, session_id: str, me: Identity, parameters: PathakParameters):
@@ -65,13 +65,13 @@ class PathakParticipant(RoleSide, ABC):
         """The participant's steps in protocol order; each returns whether it ran."""
 
     def receive(self, sender: Identity | None, kind: str, body) -> list[Outbound]:
-        handler = getattr(self, f"_on_{kind}", None)
-        if handler is None:
-            raise invalid(f"{self.identity.role} does not take '{kind}' messages")
+        """Store one message (its handler checks it), then run every step that became possible."""
+        if kind not in self.handlers:
+            raise invalid(f"{type(self).__name__} takes no '{kind}' messages")
         if kind not in ("open", "start") and self.state is not State.RUNNING:
             # Peers may start before us: their messages are stored while we are open.
             self._require(State.OPEN, kind)
-        handler(sender, body)
+        self.handle(sender, kind, body)  # type: ignore[arg-type]
         outbound: list[Outbound] = []
         steps = self.steps() + [self._step_share, self._step_finish]
         while self.state is State.RUNNING and any(step(outbound) for step in steps):
@@ -81,7 +81,7 @@ class PathakParticipant(RoleSide, ABC):
     def _emit(self, outbound: list[Outbound], to: Identity, kind: str, body) -> None:
         if to == self.identity:
             self.self_deliveries[kind] += 1
-            getattr(self, f"_on_{kind}")(to, body)
+            self.handle(to, kind, body)
         else:
             outbound.append(Outbound(to, kind, body))
 
@@ -106,19 +106,23 @@ class PathakParticipant(RoleSide, ABC):
             raise denied(f"this message comes from party {only}, not {sender}")
         return sender.id
 
-    def _on_open(self, sender, body) -> None:
+    @handles("open")
+    def take_open(self, sender, body) -> None:
         """The session was made from this message's parameters; only the client opens one."""
         self._expect(sender, CLIENT)
         self._require(State.OPEN, "open")
         if not self._once("open"):
             raise precondition(f"session {self.session_id} is already open (replay)")
 
-    def _on_start(self, sender, body) -> None:
+    @handles("start")
+    def take_start(self, sender, body) -> None:
         self._expect(sender, CLIENT)
         self._require(State.OPEN, "start")
         self.state = State.RUNNING
 
-    def _on_share(self, sender, body) -> None:
+    @handles("share")
+    def take_share(self, sender, body) -> None:
+        """Stage 3 step 3: another participant's additive share."""
         if sender not in self.participants or sender == self.identity:
             raise denied(f"{sender or 'an unidentified caller'} is not another participant of this session")
         if sender in self.shares:

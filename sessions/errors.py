@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 
 from cryptocore.errors import CryptoError, ProtocolStateError
+from privacy.accountant_process import AccountantUnavailable
 
 
 class Kind(enum.Enum):
@@ -48,6 +49,18 @@ def from_crypto(error: CryptoError) -> ProtocolError:
     if isinstance(error, ProtocolStateError):
         return precondition(str(error))
     return invalid(str(error))
+
+
+def refusal(error: Exception) -> ProtocolError | None:
+    """What a failed step tells its caller: protocol errors as they are, cryptographic rejections as bad input,
+    an unavailable privacy accountant as retryable; None for anything else (a bug, which stays one)."""
+    if isinstance(error, ProtocolError):
+        return error
+    if isinstance(error, CryptoError):
+        return from_crypto(error)
+    if isinstance(error, AccountantUnavailable):
+        return ProtocolError(Kind.UNAVAILABLE, str(error))
+    return None
 
 
 MAX_REASON_LENGTH = 200

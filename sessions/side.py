@@ -1,19 +1,37 @@
 """One role's side of one session, free of gRPC: the host feeds it messages and events and sends
-what it returns. Each protocol's sides subclass this (their `State` enum has DONE and ABORTED)."""
+what it returns. Each protocol's sides subclass this (their `State` enum has DONE and ABORTED).
+
+Naming: `<Protocol><Role>Side`, the role as the protocol's spec names it (`DpppTeacherSide`,
+`PathakLeaderSide`, `DuServerSide`). Dispatch: a side marks one method per message kind it takes with
+`@handles(kind)`; the table kind → method is built once per class, and the registry entry checks it
+against the protocol's proto when the role starts (sessions/protocol.py)."""
 
 from __future__ import annotations
 
-from typing import NoReturn
+from typing import Any, Callable, ClassVar, NoReturn, TypeVar
 
-from sessions.errors import aborted
+from sessions.errors import aborted, invalid
 from sessions.identity import CLIENT, Identity
 from sessions.outbound import Outbound
 from sessions.state_machine import SessionStateMachine
 
 DEFAULT_DEADLINE_S = 120.0
 
+M = TypeVar("M", bound=Callable[..., Any])
+
+
+def handles(kind: str) -> Callable[[M], M]:
+    """Marks a side's method `method(sender, body)` as the handler of one message kind."""
+
+    def mark(method: M) -> M:
+        method.handled_kind = kind  # type: ignore[attr-defined]
+        return method
+
+    return mark
+
 
 class RoleSide(SessionStateMachine):
+    handlers: ClassVar[dict[str, str]] = {}  # message kind → the name of the method that takes it
     identity: Identity
     deadline_seconds: float = DEFAULT_DEADLINE_S
     announce_abort = True  # an aborted side tells its participants; False: it ends quietly (a dropout)
@@ -27,9 +45,30 @@ class RoleSide(SessionStateMachine):
         """Who may abort this side: the client and the participants, unless a protocol says otherwise."""
         return sender == CLIENT or (sender in self.participants and sender != self.identity)
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        table = dict(cls.handlers)  # inherited; a subclass may take more kinds or take one differently
+        own: dict[str, str] = {}
+        for name, member in vars(cls).items():
+            kind = getattr(member, "handled_kind", None)
+            if kind is None:
+                continue
+            if kind in own:
+                raise TypeError(f"{cls.__name__} handles '{kind}' twice: {own[kind]} and {name}")
+            own[kind] = name
+        table.update(own)
+        cls.handlers = table
+
     def receive(self, sender: Identity, kind: str, body) -> list[Outbound]:
-        """One message (the opening one included). A refusal raises a ProtocolError and changes nothing."""
-        raise NotImplementedError
+        """One message (the opening one included), to the method that takes its kind. A refusal raises a
+        ProtocolError and changes nothing."""
+        return self.handle(sender, kind, body) or []
+
+    def handle(self, sender: Identity, kind: str, body):
+        name = self.handlers.get(kind)
+        if name is None:
+            raise invalid(f"{type(self).__name__} takes no '{kind}' messages")
+        return getattr(self, name)(sender, body)
 
     def poll(self) -> list[Outbound]:
         """Steps that became possible without a new message (after a refused one, say)."""

@@ -13,7 +13,7 @@ from sessions.errors import denied, invalid
 from sessions.identity import AGGREGATOR, CLIENT, Identity, party
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
-from sessions.side import RoleSide
+from sessions.side import RoleSide, handles
 from threshold_sum import decryption
 from threshold_sum.binding import SumSlot, signature_for
 from threshold_sum.codec import ciphertexts_to_proto
@@ -77,26 +77,32 @@ class SumAggregator(RoleSide):
     def participants(self) -> list[Identity]:
         return [party(p) for p in self.parties]
 
-    def receive(self, sender, kind, body) -> list[Outbound]:
-        if kind == "open":
-            self._expect_client(sender)
-            self._advance(State.OPEN, State.RUNNING, "open")
-            return [Outbound(party(p), "request", common_pb2.Empty()) for p in self.parties]
-        self._require(State.RUNNING, kind)
-        if kind == "contribution":
-            self.collector.accept(sender.id, body.ciphertexts, body.signature)
-            if self.collector.all_in:
-                request = self.collector.close()
-                self.combiner = SumCombiner(self.collector.public_key, self.key_holders, self.collector.aggregate,
-                                            _context(self.session_id))
-                return [Outbound(party(h), "decryption_request", request) for h in self.key_holders]
-        elif kind == "partial_decryptions" and self.combiner is not None:
-            self.combiner.accept(sender.id, body)
-            if self.combiner.settled:
-                [self.total], _ = self.combiner.combine()
-                self._advance(State.RUNNING, State.DONE, "release")
-        else:
-            raise invalid(f"unexpected {kind}")
+    @handles("open")
+    def request_contributions(self, sender, body) -> list[Outbound]:
+        self._expect_client(sender)
+        self._advance(State.OPEN, State.RUNNING, "open")
+        return [Outbound(party(p), "request", common_pb2.Empty()) for p in self.parties]
+
+    @handles("contribution")
+    def collect(self, sender, body) -> list[Outbound]:
+        self._require(State.RUNNING, "contribution")
+        self.collector.accept(sender.id, body.ciphertexts, body.signature)
+        if not self.collector.all_in:
+            return []
+        request = self.collector.close()
+        self.combiner = SumCombiner(self.collector.public_key, self.key_holders, self.collector.aggregate,
+                                    _context(self.session_id))
+        return [Outbound(party(h), "decryption_request", request) for h in self.key_holders]
+
+    @handles("partial_decryptions")
+    def combine(self, sender, body) -> list[Outbound]:
+        self._require(State.RUNNING, "partial_decryptions")
+        if self.combiner is None:
+            raise invalid("partial decryptions before the sum was closed")
+        self.combiner.accept(sender.id, body)
+        if self.combiner.settled:
+            [self.total], _ = self.combiner.combine()
+            self._advance(State.RUNNING, State.DONE, "release")
         return []
 
     @staticmethod
@@ -119,35 +125,44 @@ class SumParty(RoleSide):
     def participants(self) -> list[Identity]:
         return [AGGREGATOR]
 
-    def receive(self, sender, kind, body) -> list[Outbound]:
-        if sender != AGGREGATOR:
-            raise denied(f"{sender} may not send {kind}")
+    @handles("request")
+    def contribute(self, sender, body) -> list[Outbound]:
+        self._expect_aggregator(sender)
         public_key = self.own.public_key
-        if kind == "request":
-            value = int(self.own.labels.sum())  # the party's private integer: how many positive labels it holds
-            ciphertexts = ciphertexts_to_proto(public_key, [public_key.encryptor.encrypt(value)])
-            signature = signature_for(self.own.contribution_keys, SumSlot(NAME, self.session_id), self.identity.id,
-                                      public_key.key_id, list(ciphertexts.values))
-            contribution = threshold_sum_pb2.Contribution(sender=self.identity.id, ciphertexts=ciphertexts,
-                                                          signature=signature)
-            if self.own.key_share is None:
-                self._advance(State.RUNNING, State.DONE, "contribute")
-            return [Outbound(AGGREGATOR, "contribution", contribution)]
-        if kind == "decryption_request":
-            ciphertexts, _ = decryption.check_request(public_key, body, SumSlot(NAME, self.session_id),
-                                                      self.own.contribution_keys, public_key.holders * 100, 1, 1)
-            partials = decryption.partial_decryptions(self.own.key_share, ciphertexts, _context(self.session_id))
-            self._advance(State.RUNNING, State.DONE, "decrypt")
-            return [Outbound(AGGREGATOR, "partial_decryptions", partials)]
-        raise invalid(f"unexpected {kind}")
+        value = int(self.own.labels.sum())  # the party's private integer: how many positive labels it holds
+        ciphertexts = ciphertexts_to_proto(public_key, [public_key.encryptor.encrypt(value)])
+        signature = signature_for(self.own.contribution_keys, SumSlot(NAME, self.session_id), self.identity.id,
+                                  public_key.key_id, list(ciphertexts.values))
+        contribution = threshold_sum_pb2.Contribution(sender=self.identity.id, ciphertexts=ciphertexts,
+                                                      signature=signature)
+        if self.own.key_share is None:
+            self._advance(State.RUNNING, State.DONE, "contribute")
+        return [Outbound(AGGREGATOR, "contribution", contribution)]
+
+    @handles("decryption_request")
+    def decrypt(self, sender, body) -> list[Outbound]:
+        self._expect_aggregator(sender)
+        public_key = self.own.public_key
+        ciphertexts, _ = decryption.check_request(public_key, body, SumSlot(NAME, self.session_id),
+                                                  self.own.contribution_keys, public_key.holders * 100, 1, 1)
+        partials = decryption.partial_decryptions(self.own.key_share, ciphertexts, _context(self.session_id))
+        self._advance(State.RUNNING, State.DONE, "decrypt")
+        return [Outbound(AGGREGATOR, "partial_decryptions", partials)]
+
+    @staticmethod
+    def _expect_aggregator(sender) -> None:
+        if sender != AGGREGATOR:
+            raise denied(f"{sender} may not send to a secure-sum party")
 
 
 def party_protocol(resources) -> RoleProtocol:
     return RoleProtocol(NAME, SecureSumMessage, frozenset({"request"}),
-                        lambda session_id, me, sender, kind, body: SumParty(session_id, me, resources(me)))
+                        lambda session_id, me, sender, kind, body: SumParty(session_id, me, resources(me)),
+                        (SumParty,), frozenset({"request", "decryption_request"}))
 
 
 def aggregator_protocol(public_key, parties: list[int], key_holders: list[int]) -> RoleProtocol:
     return RoleProtocol(NAME, SecureSumMessage, frozenset({"open"}),
                         lambda session_id, me, sender, kind, body: SumAggregator(session_id, public_key, parties,
-                                                                                 key_holders))
+                                                                                 key_holders),
+                        (SumAggregator,), frozenset({"open", "contribution", "partial_decryptions"}))

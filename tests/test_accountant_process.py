@@ -69,3 +69,34 @@ def test_a_child_killed_while_idle_is_replaced_and_the_call_answered():
     result = json.loads(subprocess.run([sys.executable, "-c", KILLED_WHILE_IDLE], capture_output=True, text=True,
                                        check=True, timeout=600).stdout)
     assert result == {"first": binomial.minimal_tosses(1.0, 1e-5, 5), "again": binomial.minimal_tosses(2.0, 1e-5, 5)}
+
+
+def test_an_unavailable_accountant_is_a_retryable_status_and_a_bug_stays_a_bug():
+    """The transport maps refusals without knowing the accountant: its failure arrives as UNAVAILABLE."""
+    import asyncio
+
+    import grpc
+    import pytest
+
+    from privacy.accountant_process import AccountantUnavailable
+    from wire.status import translate_errors
+
+    class Context:
+        code = None
+
+        async def abort(self, code, details):
+            self.code = code
+
+    class Servicer:
+        def __init__(self, error):
+            self.error = error
+
+        @translate_errors
+        async def Step(self, request, context):
+            raise self.error
+
+    context = Context()
+    asyncio.run(Servicer(AccountantUnavailable("the child died")).Step(None, context))
+    assert context.code == grpc.StatusCode.UNAVAILABLE
+    with pytest.raises(KeyError):
+        asyncio.run(Servicer(KeyError("a bug")).Step(None, Context()))

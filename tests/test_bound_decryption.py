@@ -256,7 +256,7 @@ def test_du_holders_decrypt_each_round_once_and_only_that_rounds_signed_uploads(
     from du.parameters import DuParameters
     from learning import datasets
     from mpdp_proto.v1 import du_pb2
-    from party.du import TrainerSide
+    from party.du import DuPartySide
 
     public, shares = threshold_key
     directory = tmp_path / "du-certs"
@@ -265,7 +265,7 @@ def test_du_holders_decrypt_each_round_once_and_only_that_rounds_signed_uploads(
     parameters = DuParameters(method="functional", epsilon=1.0, delta=1e-5, rounds=3, tolerance=0.0, local_epochs=1,
                               learning_rate=1.0, regularization=0.01, parties=5, dimension=30, bound=50.0,
                               secure_aggregation=True, honest_fraction=2 / 3, key_id=public.key_id)
-    sides = {i: TrainerSide("du-run", PartyResources(i, public, shares[i - 1], None, data.features[40 * i:40 * i + 40],
+    sides = {i: DuPartySide("du-run", PartyResources(i, public, shares[i - 1], None, data.features[40 * i:40 * i + 40],
                                                       data.labels[40 * i:40 * i + 40], test_mode=True,
                                                       contribution_keys=_keys(directory, party(i))),
                             parameters, 30.0, 0) for i in range(1, 6)}

@@ -6,14 +6,14 @@ import random
 import numpy as np
 import pytest
 
-from aggregator.dppp import DpppRoundSide
+from aggregator.dppp import DpppAggregatorSide
 from aggregator.registry import protocols as aggregator_protocols
 from cryptocore import ciphertext as ct
 from cryptocore.errors import CryptoError
 from dppp.parameters import DpppParameters, default_threshold
 from dppp.reference import noisy_histograms
 from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
-from party.dppp import TeacherSide
+from party.dppp import DpppTeacherSide
 from party.registry import protocols as party_protocols
 from party.resources import PartyResources
 from privacy.binomial import MAX_TOTAL_TOSSES
@@ -47,9 +47,9 @@ def setup(threshold_key):
     parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
     parameters.calibrate()
     features = np.random.default_rng(0).normal(size=(QUERIES, 4))
-    teachers = [TeacherSide("s1", _resources(public, shares, i), parameters, features, 60.0)
+    teachers = [DpppTeacherSide("s1", _resources(public, shares, i), parameters, features, 60.0)
                 for i in range(1, TEACHERS + 1)]
-    rnd = DpppRoundSide("s1", parameters, matrix_to_proto(features), 60.0, public, list(range(1, TEACHERS + 1)), HOLDERS)
+    rnd = DpppAggregatorSide("s1", parameters, matrix_to_proto(features), 60.0, public, list(range(1, TEACHERS + 1)), HOLDERS)
     queries = rnd.receive(CLIENT, "open", dppp_pb2.DpppRoundRequest())
     assert [q.to for q in queries] == [party(i) for i in range(1, TEACHERS + 1)]
     return public, parameters, teachers, rnd
@@ -256,11 +256,11 @@ def test_session_start_checks(threshold_key, other_keypair):
     good = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
     own = _resources(public, shares, 1)
     with pytest.raises(ProtocolError):
-        TeacherSide("s", own, dataclasses.replace(good, key_id=other_keypair.public.key_id), features, 60)
+        DpppTeacherSide("s", own, dataclasses.replace(good, key_id=other_keypair.public.key_id), features, 60)
     with pytest.raises(ProtocolError):
-        TeacherSide("s", dataclasses.replace(own, id=6), good, features, 60)
+        DpppTeacherSide("s", dataclasses.replace(own, id=6), good, features, 60)
     with pytest.raises(ProtocolError):
-        TeacherSide("s", own, good, features[:3], 60)
+        DpppTeacherSide("s", own, good, features[:3], 60)
     for bad in (dict(epsilon=0.0), dict(delta=1.0), dict(classes=1), dict(honest_fraction=0.0), dict(key_id=b"x"),
                 dict(epsilon=1000.0), dict(delta=1e-30), dict(honest_fraction=0.1),  # τ < 1/K
                 dict(queries=50_000, classes=10), dict(epsilon=float("nan"))):
@@ -269,7 +269,7 @@ def test_session_start_checks(threshold_key, other_keypair):
     opened = party_protocols(lambda identity: own)["dppp"].open
     queries = dppp_pb2.DpppQueries(parameters=good.to_proto(), features=matrix_to_proto(features), deadline_seconds=60)
     assert _kind(lambda: opened("s", party(1), CLIENT, "queries", queries)) is Kind.PERMISSION_DENIED
-    assert isinstance(opened("s", party(1), AGGREGATOR, "queries", queries), TeacherSide)
+    assert isinstance(opened("s", party(1), AGGREGATOR, "queries", queries), DpppTeacherSide)
     for bad_queries in (dppp_pb2.DpppQueries(parameters=good.to_proto(), features=matrix_to_proto(features)),
                         dppp_pb2.DpppQueries(parameters=good.to_proto(), features=matrix_to_proto(features[:, :2]),
                                              deadline_seconds=60)):
@@ -301,7 +301,7 @@ class AbortingModel:
 def test_an_abort_during_voting_is_not_undone_and_nothing_is_released(setup, threshold_key):
     public, parameters, teachers, rnd = setup
     model = AbortingModel()
-    teacher = model.session = TeacherSide("s1", _resources(public, threshold_key[1], 1, model), parameters,
+    teacher = model.session = DpppTeacherSide("s1", _resources(public, threshold_key[1], 1, model), parameters,
                                           teachers[0].features, 60.0)
     with pytest.raises(ProtocolError) as refused:
         teacher.cast_votes()
@@ -430,3 +430,20 @@ def test_skellam_parameters_are_checked_like_the_binomials(threshold_key):
             dataclasses.replace(good, **changes)
         assert refused.value.kind is Kind.INVALID_ARGUMENT
     assert good.calibration.report()["epsilon_all_queries"] <= 4.0 < good.calibration.report()["epsilon_rdp_bound"]
+
+
+def test_a_teacher_keeps_no_plaintext_vote_or_noise_outside_test_mode(setup):
+    """Test mode (`mpdp serve --test-mode`) keeps what a teacher drew for its test record; a normal teacher holds
+    nothing of it once its votes are encrypted, nor after its partial decryption."""
+    public, parameters, teachers, rnd = setup
+    normal = [DpppTeacherSide("s1", dataclasses.replace(t.own, test_mode=False), parameters, t.features, 60.0)
+              for t in teachers]
+    requests = _vote_all(normal, rnd)
+    _decrypt(normal, rnd, requests, holders={h.to.id for h in requests})
+    assert rnd.state.name == "DONE"
+    for teacher in normal:
+        assert teacher.drawn is None and teacher.test_record() is None
+        assert [name for name, value in vars(teacher).items() if isinstance(value, np.ndarray)] == ["features"]
+    in_test_mode = teachers[0]
+    in_test_mode.cast_votes()
+    assert in_test_mode.drawn is not None and in_test_mode.test_record()[0] == "test_record"

@@ -118,12 +118,12 @@ def test_the_report_states_paper_and_composed_epsilon(threshold_key):
 def test_bad_uploads_are_refused_and_change_nothing(threshold_key, parts):
     """At the server: wrong round, replay, wrong sizes, non-finite or out-of-range θ, n_i out of range, a party
     outside the run, plaintext under secure aggregation, another role; each refused, the round goes on."""
-    from aggregator.du import ServerSide
+    from aggregator.du import DuServerSide
     from sessions.errors import ProtocolError
 
     public, _ = threshold_key
     parameters = _parameters(public, "none")
-    server = ServerSide("bad", parameters, 30.0, 0, public, [1, 2, 3, 4, 5], HOLDERS)
+    server = DuServerSide("bad", parameters, 30.0, 0, public, [1, 2, 3, 4, 5], HOLDERS)
     assert len(server.receive(CLIENT, "open", du_pb2.DuOpen())) == 5
     good = du_pb2.DuUpload(round=0, records=10, theta=[0.5] * 31)
     bad = {
@@ -148,7 +148,7 @@ def test_bad_uploads_are_refused_and_change_nothing(threshold_key, parts):
     with pytest.raises(ProtocolError):
         server.receive(party(1), "upload", good)  # replay
     assert list(server.uploads) == [1] and server.state.name == "ROUND"
-    secure = ServerSide("bad-secure", _parameters(public, "none", secure=True), 30.0, 0, public, [1, 2, 3, 4, 5],
+    secure = DuServerSide("bad-secure", _parameters(public, "none", secure=True), 30.0, 0, public, [1, 2, 3, 4, 5],
                         HOLDERS)
     secure.receive(CLIENT, "open", du_pb2.DuOpen())
     with pytest.raises(ProtocolError):

@@ -69,11 +69,13 @@ def test_the_launcher_builds_run_demo_and_experiment_from_its_registry(monkeypat
 LAYERS = {  # a package may import only from packages of a lower layer (or its own)
     "cryptocore": 0, "privacy": 0, "learning": 0, "mpdp_proto": 0,
     "sessions": 1, "threshold_sum": 2, "vote_proofs": 2, "wire": 2,
-    "dppp": 3, "pathak": 3, "hamm": 3, "du": 3, "keygen": 3,
+    "dppp": 3, "pathak": 3, "hamm": 3, "du": 3, "keygen": 3, "deployments": 3,
     "party": 4, "curator": 4, "aggregator": 4,
     "launcher": 5,
     "mpdp": 6,  # the Python API over the launcher
 }
+# The transport carries envelopes for any protocol, anywhere: it knows no privacy accounting and no deployment.
+OUTSIDE_TRANSPORT = {"privacy", "learning", "deployments"}
 PROTOCOLS = {"dppp", "pathak", "hamm", "du", "threshold_sum", "vote_proofs", "keygen"}
 ROLES = {"party", "curator", "aggregator"}
 
@@ -90,8 +92,8 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_no_import_runs_back_up_a_layer():
-    """wire/ imports no protocol package; no role package imports another; nothing imports a higher layer;
-    production code imports nothing from tests/."""
+    """wire/ imports no protocol package, no privacy accounting and no deployment; no role package imports
+    another; nothing imports a higher layer; production code imports nothing from tests/."""
     offences = []
     for package, layer in LAYERS.items():
         if package == "mpdp_proto":
@@ -100,9 +102,96 @@ def test_no_import_runs_back_up_a_layer():
             for imported in _imports(path):
                 if imported == package or imported not in LAYERS and imported != "tests":
                     continue
-                if imported == "tests" or LAYERS[imported] > layer or (package == "wire" and imported in PROTOCOLS) \
+                if imported == "tests" or LAYERS[imported] > layer \
+                        or (package == "wire" and imported in PROTOCOLS | OUTSIDE_TRANSPORT) \
                         or (package in ROLES and imported in ROLES):
                     offences.append(f"{path.relative_to(ROOT)} imports {imported}")
                 elif LAYERS[imported] == layer and package != imported and package not in ("threshold_sum", "vote_proofs"):
                     offences.append(f"{path.relative_to(ROOT)} imports {imported} (same layer)")
     assert not offences, offences
+
+
+def _entries():
+    """Every protocol's registry entry at every role that takes part in it."""
+    from aggregator import dppp as aggregator_dppp
+    from aggregator import du as aggregator_du
+    from aggregator import hamm as aggregator_hamm
+    from curator import hamm as curator_hamm
+    from curator import pathak as curator_pathak
+    from keygen.protocol import holder_protocol
+    from party import dppp, du, hamm, pathak
+
+    unused = None  # the entries use their resources when a session opens, never when they are made
+    return [dppp.protocol(unused), du.protocol(unused), hamm.protocol(unused), pathak.protocol(unused),
+            aggregator_dppp.protocol(unused, [], []), aggregator_du.protocol(unused, [], []),
+            aggregator_hamm.protocol(unused, [], []), curator_hamm.protocol(unused), curator_pathak.protocol(unused),
+            holder_protocol([1, 2], unused), secure_sum.party_protocol(unused),
+            secure_sum.aggregator_protocol(unused, [], [])]
+
+
+def test_every_kind_a_proto_declares_reaches_a_handler_or_the_client():
+    """Across the roles, the kinds the sides take and those only the client receives are exactly the proto's."""
+    from sessions.protocol import message_kinds
+
+    to_client = {"result", "test_record", "published", "public_key", "total"}
+    taken: dict[str, set[str]] = {}
+    for entry in _entries():
+        assert all(set(side.handlers) <= entry.takes for side in entry.sides)
+        taken.setdefault(entry.name, set()).update(entry.takes)
+    for entry in _entries():
+        declared = set(message_kinds(entry.message_type))
+        assert declared == taken[entry.name] | (declared & to_client), entry.name
+        assert not taken[entry.name] & to_client, entry.name
+
+
+def test_a_registry_entry_whose_handlers_do_not_match_the_proto_fails_at_start_up():
+    """A handler for a kind the proto lacks, a kind the role is sent with no handler, an opening kind not taken:
+    each refused with a clear error when the entry is made, as a role's registry is built at start-up."""
+    import pytest
+
+    from sessions.protocol import RoleProtocol
+    from sessions.side import RoleSide, handles
+
+    class Misnamed(RoleSide):
+        @handles("contribution")
+        def collect(self, sender, body):
+            return []
+
+        @handles("contributions")  # not a SecureSumMessage kind
+        def collect_more(self, sender, body):
+            return []
+
+    def entry(side, takes, opening=frozenset({"contribution"})):
+        return RoleProtocol("secure-sum", secure_sum.SecureSumMessage, opening, lambda *args: None, (side,),
+                            frozenset(takes))
+
+    with pytest.raises(ValueError, match="'contributions'"):
+        entry(Misnamed, {"contribution", "contributions"})  # the proto has no such kind
+    with pytest.raises(ValueError, match=r"Misnamed handles \['contributions'\]"):
+        entry(Misnamed, {"contribution"})
+
+    class Incomplete(RoleSide):
+        @handles("contribution")
+        def collect(self, sender, body):
+            return []
+
+    with pytest.raises(ValueError, match=r"needs a handler for \['partial_decryptions'\]"):
+        entry(Incomplete, {"contribution", "partial_decryptions"})
+    with pytest.raises(ValueError, match="opening kinds"):
+        entry(Incomplete, {"contribution"}, opening=frozenset({"open"}))
+    assert entry(Incomplete, {"contribution"}).sides == (Incomplete,)
+    with pytest.raises(TypeError, match="twice"):
+        type("Twice", (RoleSide,), {"a": handles("open")(lambda self, s, b: []),
+                                    "b": handles("open")(lambda self, s, b: [])})
+
+
+def test_a_side_refuses_a_kind_it_has_no_handler_for():
+    from sessions.errors import Kind, ProtocolError
+
+    side = secure_sum.SumParty("s", party(1), None)
+    try:
+        side.receive(AGGREGATOR, "total", 3)
+    except ProtocolError as error:
+        assert error.kind is Kind.INVALID_ARGUMENT and "takes no 'total'" in str(error)
+    else:
+        raise AssertionError("a kind without a handler was taken")

@@ -3,6 +3,7 @@
 import math
 import random
 from collections import Counter
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -209,23 +210,23 @@ def test_release_mod_k_is_uniform_over_sessions(parts, keypair):
 
 def test_a_party_below_n_min_refuses_the_session(parts, keypair):
     """n_min is a promise about every party: the clamp bound and δ rely on it."""
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakFollowerSide
 
     features, labels = parts[1]  # 40 rows
     with pytest.raises(ProtocolError) as refused:
-        PathakPartySession("s", 2, _parameters(n_min=41), features, labels, 1024, test_mode=True)
+        PathakFollowerSide("s", 2, _parameters(n_min=41), features, labels, 1024, test_mode=True)
     assert refused.value.kind is Kind.FAILED_PRECONDITION and "n_min" in str(refused.value)
-    PathakPartySession("s", 2, _parameters(n_min=40), features, labels, 1024, test_mode=True)
+    PathakFollowerSide("s", 2, _parameters(n_min=40), features, labels, 1024, test_mode=True)
 
 
 def test_steps_before_their_prerequisites_are_out_of_order(parts, keypair):
     """An `indicator` or `selected_noise` before Charlie's key: FAILED_PRECONDITION, not an AttributeError."""
     from mpdp_proto.v1 import common_pb2, pathak_pb2
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakLeaderSide
     from sessions.identity import CLIENT, CURATOR
 
     features, labels = parts[0]
-    leader = PathakPartySession("s", 1, _parameters(), features, labels, 1024, test_mode=True)
+    leader = PathakLeaderSide("s", 1, _parameters(), features, labels, 1024, test_mode=True)
     leader.receive(CLIENT, "start", common_pb2.Empty())
     ciphertexts = common_pb2.Ciphertexts(key_id=keypair.public.key_id, values=[b"\x01" * 256] * len(SIZES))
     for sender, kind, body in ((CURATOR, "indicator", ciphertexts), (party(2), "selected_noise", ciphertexts),
@@ -239,14 +240,43 @@ def test_steps_before_their_prerequisites_are_out_of_order(parts, keypair):
     assert refused.value.kind is Kind.FAILED_PRECONDITION
 
 
-def test_the_leader_checks_a_round_before_any_work(parts, keypair):
-    """Rounds that name a position twice, too many pairs, or none are refused before any exponentiation."""
+def test_the_leader_and_a_follower_each_take_only_their_own_kinds(parts, keypair):
+    """Party 1 leads; the leader's kinds at a follower, and ξ dealt to the leader, are refused and change nothing."""
     from mpdp_proto.v1 import common_pb2, pathak_pb2
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakFollowerSide, PathakLeaderSide
     from sessions.identity import CLIENT, CURATOR
 
     features, labels = parts[0]
-    leader = PathakPartySession("s", 1, _parameters(), features, labels, 1024, test_mode=True)
+    with pytest.raises(ProtocolError):
+        PathakLeaderSide("s", 2, _parameters(), features, labels, 1024, test_mode=True)
+    with pytest.raises(ProtocolError):
+        PathakFollowerSide("s", 1, _parameters(), features, labels, 1024, test_mode=True)
+    leader = PathakLeaderSide("s", 1, _parameters(), features, labels, 1024, test_mode=True)
+    follower = PathakFollowerSide("s", 2, _parameters(), features, labels, 1024, test_mode=True)
+    for side in (leader, follower):
+        side.receive(CLIENT, "start", common_pb2.Empty())
+    leader_only = [(party(3), "barrier_ready", common_pb2.Empty()), (party(3), "masked_value", b"\x01"),
+                   (CURATOR, "compare_request", pathak_pb2.CompareRound()), (CURATOR, "indicator", pathak_pb2.Indicator()),
+                   (party(3), "selected_noise", common_pb2.Ciphertexts())]
+    for side, refused_kinds in ((follower, leader_only),
+                                (leader, [(party(2), "party_key", pathak_pb2.PaillierSecretKeyMessage()),
+                                          (party(2), "barrier_release", common_pb2.Empty())])):
+        for sender, kind, body in refused_kinds:
+            with pytest.raises(ProtocolError) as refused:
+                side.receive(sender, kind, body)
+            assert refused.value.kind is Kind.INVALID_ARGUMENT and f"takes no '{kind}'" in str(refused.value)
+    assert follower.masked_share is None and not leader.barrier_ready and not leader.masked_values
+    assert follower.xi is None and not follower.released  # the leader made its own ξ as it started
+
+
+def test_the_leader_checks_a_round_before_any_work(parts, keypair):
+    """Rounds that name a position twice, too many pairs, or none are refused before any exponentiation."""
+    from mpdp_proto.v1 import common_pb2, pathak_pb2
+    from party.pathak import PathakLeaderSide
+    from sessions.identity import CLIENT, CURATOR
+
+    features, labels = parts[0]
+    leader = PathakLeaderSide("s", 1, _parameters(), features, labels, 1024, test_mode=True)
     leader.receive(CLIENT, "start", common_pb2.Empty())
     leader.zeta, leader.offsets = keypair.public, [0] * len(SIZES)  # as after Charlie's key and the offsets
 
@@ -334,7 +364,7 @@ def _charlie_sends_indicator(monkeypatch, plaintexts):
     from cryptocore import ciphertext as ct
     from cryptocore.bit_proof import prove_bits
     from cryptocore.plaintext_opening import open_ciphertext
-    from curator.pathak import PathakCuratorSession
+    from curator.pathak import PathakCuratorSide
     from mpdp_proto.v1 import pathak_pb2
     from pathak.indicator import bit_proof_message, indicator_context
 
@@ -354,7 +384,7 @@ def _charlie_sends_indicator(monkeypatch, plaintexts):
             proofs=[bit_proof_message(proof, width) for proof in proofs]))
         return True
 
-    monkeypatch.setattr(PathakCuratorSession, "_step_indicator", forged)
+    monkeypatch.setattr(PathakCuratorSide, "_step_indicator", forged)
 
 
 def _half(n):
@@ -434,7 +464,7 @@ def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_mod
     from cryptocore.errors import InvalidKey
     from cryptocore.paillier import generate_keypair
     from mpdp_proto.v1 import common_pb2
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakFollowerSide
     from pathak.keys import proven_key_message, public_key_message
     from sessions.identity import CURATOR
 
@@ -444,7 +474,7 @@ def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_mod
     borrowed.n, borrowed.hs = public_key_message(keypair.public).n, public_key_message(keypair.public).hs
     features, labels = parts[0]
     for message in (public_key_message(keypair.public), borrowed):
-        side = PathakPartySession("s", 2, _parameters(), features, labels, 1024, test_mode=True)
+        side = PathakFollowerSide("s", 2, _parameters(), features, labels, 1024, test_mode=True)
         side.receive(CLIENT, "start", common_pb2.Empty())
         setup = _leader_keys(side)
         keys = _curator_keys(keypair, setup)
@@ -452,7 +482,7 @@ def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_mod
         with pytest.raises(InvalidKey):
             side.receive(CURATOR, "curator_key", keys)
         assert side.zeta is None
-    side = PathakPartySession("s", 2, _parameters(), features, labels, 1024, test_mode=True)
+    side = PathakFollowerSide("s", 2, _parameters(), features, labels, 1024, test_mode=True)
     side.receive(CLIENT, "start", common_pb2.Empty())
     side.receive(CURATOR, "curator_key", _curator_keys(keypair, ring_pedersen.held(1024)[0]))
     assert side.zeta is None  # Charlie's keys wait for the leader's parameters, which Π^fac is checked against
@@ -472,7 +502,7 @@ def test_a_party_refuses_charlies_key_with_a_small_factor(parts, keypair):
     from cryptocore.fast_encryption import generate_hs
     from cryptocore.paillier import KeyPair, PaillierPrivateKey, PaillierPublicKey, PublicKey
     from mpdp_proto.v1 import common_pb2
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakFollowerSide
     from sessions.identity import CURATOR
 
     small = int(gmpy2.next_prime(2**16 + 100))
@@ -492,7 +522,7 @@ def test_a_party_refuses_charlies_key_with_a_small_factor(parts, keypair):
              (lambda setup: _curator_keys(keypair, elsewhere), "no-small-factor proof|two large prime factors"),
              (lambda setup: _without_factor_proof(_curator_keys(keypair, setup)), "five commitments"))
     for make, reason in cases:
-        side = PathakPartySession("s", 2, _parameters(), features, labels, 1024, test_mode=True)
+        side = PathakFollowerSide("s", 2, _parameters(), features, labels, 1024, test_mode=True)
         side.receive(CLIENT, "start", common_pb2.Empty())
         setup = _leader_keys(side)
         with pytest.raises((InvalidKey, ProtocolError), match=reason):
@@ -508,7 +538,7 @@ def test_charlie_takes_the_leaders_parameters_only_with_a_proof_that_s_is_in_the
     from cryptocore import ring_pedersen
     from cryptocore.errors import InvalidKey
     from cryptocore.paillier import generate_keypair
-    from curator.pathak import PathakCuratorSession
+    from curator.pathak import PathakCuratorSide
     from pathak.keys import public_key_message, ring_pedersen_message
 
     secret, _ = ring_pedersen.held(1024)
@@ -520,7 +550,7 @@ def test_charlie_takes_the_leaders_parameters_only_with_a_proof_that_s_is_in_the
     padded.commitments.extend([b"\x01"] * 100_000)  # refused by its count, before anything is parsed
     for setup, reason in ((ring_pedersen_message(public), "80 rounds"), (padded, "80 rounds"),
                           (ring_pedersen_message(outside, forged), "not shown to have s")):
-        charlie = PathakCuratorSession("s", _parameters(), keypair, ElGamalKeyPair.generate())
+        charlie = PathakCuratorSide("s", _parameters(), keypair, ElGamalKeyPair.generate())
         message = public_key_message(xi.public)
         message.ring_pedersen.CopyFrom(setup)
         with pytest.raises((InvalidKey, ProtocolError), match=reason):
@@ -544,12 +574,12 @@ def test_a_party_refuses_a_comparison_key_outside_the_group(parts, keypair, name
     would make every re-randomiser (g^s, 1) leave the plaintext readable. Checked in public, before ζ."""
     from cryptocore.errors import InvalidKey
     from mpdp_proto.v1 import common_pb2, pathak_pb2
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakLeaderSide
     from pathak.keys import proven_key_message
     from sessions.identity import CURATOR
 
     features, labels = parts[0]
-    side = PathakPartySession("s", 1, _parameters(), features, labels, 1024, test_mode=True)
+    side = PathakLeaderSide("s", 1, _parameters(), features, labels, 1024, test_mode=True)
     side.receive(CLIENT, "start", common_pb2.Empty())
     with pytest.raises(InvalidKey):
         side.receive(CURATOR, "curator_key", pathak_pb2.CuratorKeys(zeta=proven_key_message(keypair), comparison_key=key))
@@ -560,13 +590,13 @@ def test_the_leader_takes_masked_values_only_in_the_honest_range(parts):
     """ã_k = a + r lies in [−2^(M+2σ), 2^(M+2σ) + 2^(M+σ)). A wider range would let Charlie send ξ(c·a + r) and
     form c·n′ + ρ_k, learning n′ to within 2^R / c."""
     from mpdp_proto.v1 import common_pb2
-    from party.pathak import PathakPartySession
+    from party.pathak import PathakLeaderSide
     from pathak.encoding import signed_bytes
 
     parameters = _parameters()
     blind, share = 2**parameters.blind_bits, 2**parameters.share_bits
     features, labels = parts[0]
-    leader = PathakPartySession("s", 1, parameters, features, labels, 1024, test_mode=True)
+    leader = PathakLeaderSide("s", 1, parameters, features, labels, 1024, test_mode=True)
     leader.receive(CLIENT, "start", common_pb2.Empty())
     for sender, value in ((2, blind + share), (3, -blind - 1), (4, 2 * blind)):
         with pytest.raises(ProtocolError) as refused:
@@ -578,13 +608,17 @@ def test_the_leader_takes_masked_values_only_in_the_honest_range(parts):
 
 
 def test_only_the_leaders_host_makes_ring_pedersen_parameters_at_start(monkeypatch):
-    """The leader's host starts making them when it starts serving, so the first session need not wait."""
+    """The leader's host starts making them when it starts serving (the start-up hook of the party registry's
+    Pathak entry), so the first session need not wait."""
     from cryptocore import ring_pedersen
-    from party.pathak import prepare_host
+    from party.registry import protocols
+    from sessions.protocol import start_hosts
 
     made = []
     monkeypatch.setattr(ring_pedersen, "prepare", made.append)
-    prepare_host({party(2), party(3)}, 1024)
+    own = {j: SimpleNamespace(public_key=SimpleNamespace(n=2**1023 + 1)) for j in (1, 2, 3)}
+    registry = protocols(lambda me: own[me.id])
+    start_hosts(registry, {party(2), party(3)})
     assert made == []
-    prepare_host({party(1), party(2)}, 1024)
+    start_hosts(registry, {party(1), party(2)})
     assert made == [1024]

@@ -16,13 +16,13 @@ import pytest
 from cryptography import x509
 
 from cryptocore import keyfiles, threshold
+from deployments.topology import Topology
 from launcher import bundles, processes
 from launcher.keygen import ceremony
 from learning import datasets
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 from tests.waiting import PATIENCE_S, eventually
 from wire.identity import Principal
-from wire.topology import Topology
 
 ROOT = Path(__file__).resolve().parent.parent
 BITS = 1024

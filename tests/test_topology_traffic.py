@@ -1,7 +1,7 @@
 import pytest
 
+from deployments.topology import RoleEntry, Topology
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
-from wire.topology import RoleEntry, Topology
 from wire.traffic import merge_views, summarise
 
 

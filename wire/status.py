@@ -7,9 +7,7 @@ import logging
 
 import grpc
 
-from cryptocore.errors import CryptoError
-from privacy.accountant_process import AccountantUnavailable
-from sessions.errors import Kind, ProtocolError, from_crypto
+from sessions.errors import Kind, refusal
 
 log = logging.getLogger(__name__)
 
@@ -25,18 +23,17 @@ CODES = {
 
 
 def translate_errors(method):
-    """Servicer method decorator: a ProtocolError or CryptoError becomes a clear status."""
+    """Servicer method decorator: a refusal (sessions/errors.py) becomes a clear status; anything else is a bug
+    and propagates as one."""
 
     @functools.wraps(method)
     async def wrapper(self, request, context):
         try:
             return await method(self, request, context)
-        except CryptoError as error:
-            problem = from_crypto(error)
-        except ProtocolError as error:
-            problem = error
-        except AccountantUnavailable as error:
-            problem = ProtocolError(Kind.UNAVAILABLE, str(error))
+        except Exception as error:
+            problem = refusal(error)
+            if problem is None:
+                raise
         log.info("%s refused: %s (%s)", method.__name__, problem, problem.kind.name)
         await context.abort(CODES[problem.kind], str(problem))
 
