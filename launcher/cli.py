@@ -279,7 +279,7 @@ def _compose(args) -> int:
 
 def _open_keygen(args) -> int:
     from launcher.distributed_keygen import open_at_holders
-    from wire.topology import Topology
+    from deployments.topology import Topology
 
     figures = open_at_holders(Topology.load(args.topology), args.bits, args.public_out, args.startup_timeout)
     print(f"distributed key generation: {figures}")
