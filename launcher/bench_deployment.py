@@ -42,37 +42,6 @@ def deployment(parties: int, bits: int, dataset: datasets.Dataset, seed: int = 1
             processes.down(run_dir)
 
 
-async def run_session(protocol: str, target: Deployment, parties: int, queries: int = 40) -> dict:
-    """One session of `protocol` (dppp, pathak, hamm, or du: three rounds under secure aggregation) from the client:
-    its wall time and traffic."""
-    if protocol == "dppp":
-        from launcher import dppp_client
-
-        report = await dppp_client.run_dppp_session(target.topology, target.client_data, 10.0, 1e-5, queries)
-        return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
-    if protocol == "pathak":
-        from launcher.pathak_client import run_pathak_session
-        from pathak.parameters import PathakParameters
-
-        pathak = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",
-                                  calibration="tight", parties=parties,
-                                  dimension=target.client_data["test_features"].shape[1])
-        report = await run_pathak_session(target.topology, target.client_data, pathak)
-        return {"wall_s": report["timing"]["protocol"], "traffic": report["evaluator_view"]["traffic"]}
-    if protocol == "du":
-        from launcher.du_client import run_du_session, session_parameters
-
-        du = session_parameters(target.topology, target.client_data, "objective", 1.0, rounds=3,
-                                secure_aggregation=True, local_epochs=5)
-        report = await run_du_session(target.topology, target.client_data, du)
-        return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
-    from launcher import hamm_client
-
-    hamm = hamm_client.session_parameters(target.topology, target.client_data, "vote", 1.0, 1e-5, 1e-4)
-    report = await hamm_client.run_hamm_session(target.topology, target.client_data, hamm)
-    return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
-
-
 def _stat(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
 
