@@ -51,7 +51,7 @@ def _bench_scale(args) -> int:
     warn_small_key(args.bits)
     sizes = {}
     for name, protocol in PROTOCOLS.items():
-        value = getattr(args, f"{name}_sizes", None) if protocol.scale else None
+        value = getattr(args, f"{name.replace('-', '_')}_sizes", None) if protocol.scale else None
         if value:
             sizes[name] = [int(k) for k in value.split(",")]
     report = bench_scale.run(args.protocols.split(","), sizes, args.bits)
