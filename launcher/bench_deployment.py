@@ -18,6 +18,16 @@ from privacy.ledger import UNLIMITED
 from wire.topology import Topology
 
 
+def synthetic_dataset(classes: int, rows: int, seed: int) -> datasets.Dataset:
+    """C well-separated classes (scikit-learn's make_classification), scaled into the unit ball."""
+    from sklearn.datasets import make_classification
+
+    features, labels = make_classification(n_samples=rows, n_features=16, n_informative=10, n_classes=classes,
+                                           n_clusters_per_class=1, class_sep=2.0, random_state=seed)
+    return datasets.Dataset(f"synthetic-{classes}-classes", datasets.into_unit_ball(features), labels,
+                            tuple(str(c) for c in range(classes)), "scikit-learn make_classification")
+
+
 @dataclass
 class Deployment:
     run: processes.RunDirectory

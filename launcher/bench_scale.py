@@ -16,8 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from launcher.bench_deployment import CpuMeter, deployment, peak_rss_mb
-from launcher.bench_dppp import synthetic_dataset
+from launcher.bench_deployment import CpuMeter, deployment, peak_rss_mb, synthetic_dataset
 from launcher.progress import progress
 from launcher.protocol import Scale
 

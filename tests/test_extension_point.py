@@ -3,6 +3,7 @@
 import ast
 import fnmatch
 import random
+import re
 import tomllib
 from pathlib import Path
 
@@ -145,6 +146,44 @@ def test_no_import_runs_back_up_a_layer():
                 offences.append(f"{relative} imports {imported}")
             elif LAYERS[imported] == layer and not (package in SUBPROTOCOLS and imported in SUBPROTOCOLS):
                 offences.append(f"{relative} imports {imported} (same layer)")
+    assert not offences, offences
+
+
+
+# Shared launcher code that runs named protocols' sessions directly rather than through the registry: the wire
+# sample of `audit` (DPPP and Pathak releases) and `bench hardening` (concurrent and repeated DPPP and Pathak sessions).
+RUNS_NAMED_PROTOCOLS = {"audit/wire", "bench/hardening", "audit_wire", "bench_hardening"}
+
+
+def _launcher_owner(name: str, protocols: set[str]) -> str | None:
+    """The protocol a launcher module (path or dotted name) belongs to: its name carries the protocol's."""
+    owners = protocols.intersection(re.split(r"[/._]", name))
+    return owners.pop() if len(owners) == 1 else None
+
+
+def test_the_launcher_reaches_a_protocol_through_its_registry():
+    """A protocol's launcher code imports no other protocol's; the rest of the launcher imports a protocol's launcher
+    code only through the registry (and where it runs named protocols on purpose)."""
+    from launcher.registry import PROTOCOLS
+
+    protocols = set(PROTOCOLS)
+    offences = []
+    for path in sorted((ROOT / "launcher").rglob("*.py")):
+        relative = str(path.relative_to(ROOT / "launcher")).removesuffix(".py")
+        owner = _launcher_owner(relative, protocols)
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [f"{node.module}.{alias.name}" for alias in node.names] \
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else []
+            for name in names:
+                if not name.startswith("launcher."):
+                    continue
+                imported = _launcher_owner(name.removeprefix("launcher."), protocols)
+                if imported is None or imported == owner:
+                    continue
+                if owner is not None or relative not in RUNS_NAMED_PROTOCOLS | {"registry"}:
+                    offences.append(f"launcher/{relative}.py imports {name}")
     assert not offences, offences
 
 
