@@ -19,6 +19,7 @@ from privacy.binomial import (
     minimal_tosses_for_shifts,
     sample_binomial,
 )
+from privacy.collusion import calibrated_contributors, noise_bearing
 from privacy.composition import Guarantee
 from privacy.mechanisms import MAX_EPSILON
 from privacy.skellam import TRUNCATION_SHARE_OF_DELTA, SkellamCalibration, minimal_grid, sample_shares
@@ -153,10 +154,11 @@ class HammParameters:
 
     @property
     def tosses_per_party(self) -> int:
-        """N_i = ⌈N / ⌈τM⌉⌉, rounded up to even so the mean N_i/2 is an integer."""
+        """N_i = ⌈N / (max(2, ⌈τM⌉) − 1)⌉, rounded up to even so the mean N_i/2 is an integer: any decryptable
+        sum keeps N tosses without the one colluding voter's (privacy.collusion)."""
         if not self.total_tosses:
             return 0
-        share = -(-self.total_tosses // self.min_contributors)
+        share = -(-self.total_tosses // calibrated_contributors(self.min_contributors))
         return share + share % 2
 
     def calibrate(self) -> int:
@@ -210,9 +212,9 @@ class HammParameters:
                 "unit": "all samples of one party (replacement)",
                 "sensitivity": f"one party moves {self.count_shifts} counts by 1",
                 **self.skellam.report(contributors),
-                "mechanism": "skellam shares: Sk(μ/⌈τM⌉) per count from each voter",
+                "mechanism": "skellam shares: Sk(μ/(max(2, ⌈τM⌉) − 1)) per count from each voter",
             }
-        guaranteed = contributors * self.tosses_per_party
+        guaranteed = noise_bearing(contributors) * self.tosses_per_party  # without one colluding voter's
         return {
             "trust": "Charlie is untrusted: the counts it sees are (ε, δ)-DP; the released classifier is "
                      "post-processing of them",

@@ -34,6 +34,7 @@ from launcher.progress import progress
 from privacy import spec_sensitivity
 from privacy.audit import AuditResult, epsilon_lower_bound, histogram_statistic, hockey_stick, resolution
 from privacy.binomial import BinomialCalibration, minimal_tosses_for_shifts, sample_binomial
+from privacy.collusion import calibrated_contributors
 from privacy.exact_audit import (
     ExactCheck,
     binomial_log_pmf,
@@ -132,7 +133,7 @@ def share_sampler(noise: str, epsilon: float, delta: float, shifts: int, contrib
         per = BinomialCalibration(calibrate_epsilon, delta, 1, contributors_expected, HONEST_FRACTION,
                                   total).tosses_per_teacher
         if hamm:  # Hamm: N_i from its own N (one party moves `shifts` counts)
-            per = -(-total // math.ceil(HONEST_FRACTION * contributors_expected - 1e-9))
+            per = -(-total // calibrated_contributors(math.ceil(HONEST_FRACTION * contributors_expected - 1e-9)))
             per += per % 2
         claim = {"total_tosses": total, "tosses_per_contributor": per}
         if broken == "quarter-tosses":
@@ -176,7 +177,8 @@ def exact_check(sampler: ShareSampler, contributors: int, spec_shifts: list[int]
 
 def audit_dppp(noise: str, epsilon: float, delta: float, trials: int, teachers: int = 10,
                broken: str | None = None) -> dict:
-    contributors = math.ceil(HONEST_FRACTION * teachers - 1e-9)
+    # the shares a decryptable sum holds that the aggregator and one colluding teacher cannot subtract
+    contributors = calibrated_contributors(math.ceil(HONEST_FRACTION * teachers - 1e-9))
     sampler, claim = share_sampler(noise, epsilon, delta, 2, teachers, 2, broken, teachers)
     votes_d, votes_d_prime, neighbour = audit_neighbours.dppp_votes(teachers, contributors)
     on_d, draws = _releases(votes_d, sampler, contributors, trials)
@@ -198,7 +200,8 @@ def audit_dppp(noise: str, epsilon: float, delta: float, trials: int, teachers: 
 
 def audit_hamm(noise: str, epsilon: float, delta: float, trials: int, parties: int = 20, points: int = 10,
                broken: str | None = None) -> dict:
-    contributors = math.ceil(HONEST_FRACTION * parties - 1e-9)
+    # the shares a decryptable sum holds that the aggregator and one colluding voter cannot subtract
+    contributors = calibrated_contributors(math.ceil(HONEST_FRACTION * parties - 1e-9))
     sampler, claim = share_sampler(noise, epsilon, delta, points, parties, points, broken, parties, hamm=True)
     votes_d, votes_d_prime, neighbour = audit_neighbours.hamm_votes(parties, contributors, points)
     on_d, draws = _releases(votes_d, sampler, contributors, trials)

@@ -33,7 +33,8 @@ def scaled() -> dict[str, Scale]:
 def _measure(protocol: str, scale: Scale, parties: int, bits: int, seed: int) -> dict:
     rows = scale.rows_per_party * parties * 3 // 2 + 3 * AUX_POINTS
     dataset = synthetic_dataset(2, rows, seed)
-    options: dict[str, Any] = {"model": "logistic", "parties_per_process": scale.parties_per_process}
+    options: dict[str, Any] = {"model": "logistic", "parties_per_process": scale.parties_per_process,
+                              "single_operator": True}  # logical parties of one simulation
     if scale.public_points:
         options["aux_fraction"] = AUX_POINTS / (rows * 2 / 3)
     if scale.startup_timeout is not None:

@@ -169,7 +169,7 @@ def _up(args) -> int:
                             args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
                             startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process,
                             aux_fraction=args.aux_fraction, budget=args.budget, allow_unproven=args.allow_unproven,
-                            keygen=args.keygen)
+                            keygen=args.keygen, single_operator=args.single_operator)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
@@ -510,6 +510,8 @@ def _add_up_command(commands) -> None:
     up.add_argument("--parties", type=int, default=5)
     up.add_argument("--parties-per-process", type=int, default=1, metavar="P",
                     help="logical parties hosted by one process (default 1: a process per party)")
+    up.add_argument("--single-operator", action="store_true",
+                    help="one operator runs all parties (a simulation): allow a process to hold t key shares")
     up.add_argument("--topology", type=Path, help="attach to the roles this file names instead of starting them")
     up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     up.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)

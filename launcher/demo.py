@@ -48,7 +48,8 @@ def run(args, dataset, run_session, stop_on_signals) -> int:
         print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
               f"({args.bits}-bit keys) …", flush=True)
         topology = processes.up(run_dir, args.parties, args.bits, dataset, args.seed, split=args.split,
-                                aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True)
+                                aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True,
+                         single_operator=True)  # logical parties of one simulation
         try:
             print("\n".join(demo_lines(args, topology, processes.RunDirectory(run_dir).client_data, shared)),
                   flush=True)

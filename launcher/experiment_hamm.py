@@ -163,7 +163,7 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
           "starting the deployment …", file=sys.stderr, flush=True)
     topology = processes.up(run_dir, setting.parties, bits, setting.dataset, seed=setting.seed,
                             model="logistic-exact", test_mode=True, parties_per_process=parties_per_process,
-                            aux_fraction=AUX_FRACTION, budget=UNLIMITED,
+                            aux_fraction=AUX_FRACTION, budget=UNLIMITED, single_operator=True,
                             allow_unproven=True)  # a sweep of sessions, 1/ε = 0 (non-private) among them
     checks = []
     try:

@@ -22,7 +22,7 @@ from cryptocore import keyfiles, secret_files
 from launcher import bundles, certs
 from launcher.errors import StartupError
 from launcher.health import is_serving
-from launcher.keygen import committee_size, deal_into_bundles
+from launcher.keygen import committee_size, deal_into_bundles, default_threshold
 from launcher.progress import progress
 from learning import datasets
 from privacy import ledger
@@ -161,28 +161,43 @@ def bundle_topology(topology: Topology, principal: Principal, directory: Path) -
                     client_key=topology.client_key if is_client else None)
 
 
-def _warn_of_quorum_hosts(principals: dict[Identity, Principal], holders: int, threshold: int) -> None:
-    """Key holders are parties 1..holders wherever they are hosted: a process with t of their shares can
-    decrypt alone, which no check at a key holder can stop. Say so where it happens."""
+class QuorumHostError(ValueError):
+    """One process would hold a decrypting quorum of key shares."""
+
+
+def check_quorum_hosts(principals: dict[Identity, Principal], holders: int, threshold: int,
+                       single_operator: bool = False) -> None:
+    """Key holders are parties 1..holders wherever they are hosted: a process with t of their shares decrypts
+    alone, which no check at a key holder can stop. Refused unless the operator says one operator runs those
+    parties anyway (a simulation), and then said."""
     shares: dict[Principal, int] = {}
     for number in range(1, holders + 1):
         host = principals[party(number)]
         shares[host] = shares.get(host, 0) + 1
     for host, count in sorted(shares.items()):
-        if count >= threshold:
-            print(f"warning: {host} holds {count} key shares (t = {threshold}): that process alone can decrypt; "
-                  "with separate data owners keep --parties-per-process below t", file=sys.stderr)
+        if count < threshold:
+            continue
+        if not single_operator:
+            raise QuorumHostError(
+                f"{host} would hold {count} key shares (t = {threshold}) and could decrypt alone: keep "
+                f"--parties-per-process below {threshold}, or pass --single-operator if one operator runs these "
+                "parties anyway (a simulation)")
+        print(f"warning: --single-operator: {host} holds {count} key shares (t = {threshold}) and can decrypt "
+              "alone; its parties are not separate data owners", file=sys.stderr)
 
 
 def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list[tuple[np.ndarray, np.ndarray]],
                   classes: int, client_fields: dict, aux_features: np.ndarray | None, bits: int,
                   threshold: int | None = None, model: str | None = None, insecure: bool = False,
                   listen_host: str | None = None, overwrite: bool = False,
-                  hosts: dict[Identity, Principal] | None = None, keygen: str = "dealer") -> Topology:
+                  hosts: dict[Identity, Principal] | None = None, keygen: str = "dealer",
+                  single_operator: bool = False) -> Topology:
     """One bundle per role identity (and the client's), each holding only what that role needs, and the
     operator's topology naming them all. Directories 0700, files 0600, under a umask of 077 throughout."""
     model_names(model)  # a mistake fails before the key ceremony
     principals = {identity: (hosts or {}).get(identity) or Principal.of(identity) for identity in addresses}
+    committee = committee_size(len(parts))
+    check_quorum_hosts(principals, committee, threshold or default_threshold(committee), single_operator)
     with bundles.private_umask():
         bundles.private_directory(run.path)
         directories = {principal: bundles.private_directory(run.bundle(principal))
@@ -202,10 +217,9 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
             datasets.save_public(run.aux_data, aux_features)
         np.savez(run.client_data, **client_fields)
         holders_by_number = {number: directories[principals[party(number)]]
-                             for number in range(1, committee_size(len(parts)) + 1)}
+                             for number in range(1, committee + 1)}
         t, holders = deal_into_bundles(len(parts), bits, holders_by_number, list(directories.values()), threshold,
                                        overwrite=overwrite, method=keygen)
-        _warn_of_quorum_hosts(principals, holders, t)
         issued = {} if insecure else certs.issue_bundles(directories, overwrite=overwrite)
 
         def entry(identity: Identity, **files: Any) -> RoleEntry:
@@ -260,14 +274,14 @@ def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, a
             seed: int | None = None, model: str | None = None, threshold: int | None = None, split: str = "even",
             insecure: bool = False, listen_host: str | None = None, overwrite: bool = False,
             hosts: dict[Identity, Principal] | None = None, aux_fraction: float | None = None,
-            keygen: str = "dealer") -> Topology:
+            keygen: str = "dealer", single_operator: bool = False) -> Topology:
     """Key ceremony, certificates, the data split and topologies, as one bundle per role identity: everything a
     deployment needs. Existing keys and certificates are replaced only if `overwrite`."""
     model_names(model)  # a mistake fails before the key ceremony, as does a split that cannot work
     split_parts, client_fields = split_data(dataset, parties, seed, split, aux_fraction)
     return write_bundles(RunDirectory(Path(run_dir)), addresses, split_parts.teacher_parts, dataset.classes,
                          client_fields, split_parts.public_features, bits, threshold, model, insecure, listen_host,
-                         overwrite, hosts, keygen)
+                         overwrite, hosts, keygen, single_operator)
 
 
 def _running(pid: int) -> bool:
@@ -402,7 +416,7 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
        threshold: int | None = None, split: str = "even", insecure: bool = False,
        startup_timeout: float = STARTUP_TIMEOUT_S, parties_per_process: int = 1,
        aux_fraction: float | None = None, budget: Budget | None = None, allow_unproven: bool = False,
-       foreground: bool = False, keygen: str = "dealer") -> Topology:
+       foreground: bool = False, keygen: str = "dealer", single_operator: bool = False) -> Topology:
     """Prepare bundles in `run_dir` and start every role from its own. `foreground`: the roles die with this
     process (a demo, a test); otherwise they keep serving after it exits, until `mpdp down`."""
     run = RunDirectory(Path(run_dir))
@@ -411,7 +425,8 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
     # `up` always makes a fresh deployment: its keys replace a stopped run's (atomically, mode 0600).
     hosts = party_hosts(parties, parties_per_process)
     topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties, hosts), seed, model, threshold,
-                       split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction, keygen=keygen)
+                       split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction, keygen=keygen,
+                       single_operator=single_operator)
     processes = start_processes(run, topology, test_mode, faults, budget, allow_unproven, foreground)
     try:
         wait_healthy(topology, processes, timeout=startup_timeout, run=run)

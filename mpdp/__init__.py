@@ -81,7 +81,8 @@ class Deployment:
 def deploy(parties: int = 5, dataset: str = "breast-cancer", bits: int = DEFAULT_KEY_BITS,
            run_dir: str | Path | None = None, label: str | None = None, schema: str | Path | None = None,
            seed: int | None = None, model: str | None = None, parties_per_process: int = 1,
-           intercept: bool = True, budget=None, **dataset_options: Any) -> Iterator[Deployment]:
+           intercept: bool = True, budget=None, single_operator: bool = False,
+           **dataset_options: Any) -> Iterator[Deployment]:
     """Start every role as its own process (as `mpdp up`; `budget`: each party's privacy.ledger.Budget, the
     ledger's default when None), yield the deployment, stop everything on exit (the roles also die with this
     process)."""
@@ -94,7 +95,8 @@ def deploy(parties: int = 5, dataset: str = "breast-cancer", bits: int = DEFAULT
     with tempfile.TemporaryDirectory(prefix="mpdp-") as scratch:
         directory = Path(run_dir) if run_dir is not None else Path(scratch) / "run"
         topology = processes.up(directory, parties, bits, data, seed, model=model,
-                                parties_per_process=parties_per_process, budget=budget, foreground=True)
+                                parties_per_process=parties_per_process, budget=budget, foreground=True,
+                                single_operator=single_operator)
         try:
             yield Deployment(directory, topology)
         finally:

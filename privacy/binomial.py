@@ -20,6 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from privacy.accountant_process import in_accountant
+from privacy.collusion import calibrated_contributors, noise_bearing
 from privacy.search import smallest_private
 
 DISCRETIZATION = 1e-4
@@ -166,12 +167,14 @@ class BinomialCalibration:
 
     @property
     def tosses_per_teacher(self) -> int:
-        """N_i = ⌈N / (τ·K)⌉, rounded up to even so the mean N_i/2 is an integer."""
-        share = math.ceil(self.total_tosses / (self.honest_fraction * self.teachers) - 1e-9)
+        """N_i = ⌈N / (max(2, ⌈τK⌉) − 1)⌉, rounded up to even so the mean N_i/2 is an integer: any decryptable
+        sum keeps N tosses without the one colluding contributor's (privacy.collusion)."""
+        share = -(-self.total_tosses // calibrated_contributors(self.min_contributors))
         return share + share % 2
 
     def guaranteed_tosses(self, contributors: int) -> int:
-        return contributors * self.tosses_per_teacher
+        """Tosses in a sum of `contributors` shares that the aggregator and the malicious party do not know."""
+        return noise_bearing(contributors) * self.tosses_per_teacher
 
     def report(self, contributors: int | None = None) -> dict:
         tosses = self.guaranteed_tosses(self.min_contributors if contributors is None else contributors)

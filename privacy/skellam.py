@@ -24,6 +24,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from privacy.accountant_process import in_accountant
+from privacy.collusion import calibrated_contributors, noise_bearing
 from privacy.search import smallest_private
 
 GRID_STEPS_PER_DOUBLING = 64
@@ -207,8 +208,9 @@ class SkellamCalibration:
 
     @property
     def share_mu(self) -> float:
-        """μ/K′: every contributor's share, so any ⌈τK⌉ of them give Sk(μ)."""
-        return self.mu / self.min_contributors
+        """μ/(max(2, ⌈τK⌉) − 1): every contributor's share, so any decryptable sum gives Sk(μ) without the one
+        colluding contributor's share (privacy.collusion)."""
+        return self.mu / calibrated_contributors(self.min_contributors)
 
     @cached_property
     def bound(self) -> int:
@@ -217,7 +219,7 @@ class SkellamCalibration:
 
     def report(self, contributors: int | None = None) -> dict:
         counted = self.min_contributors if contributors is None else contributors
-        mu = self.share_mu * counted
+        mu = self.share_mu * noise_bearing(counted)
         return {
             "epsilon": self.epsilon,
             "delta": self.delta,

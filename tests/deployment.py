@@ -29,12 +29,14 @@ envelope = client.to_role  # raw envelopes, from the client or (to test refusals
 
 @contextmanager
 def deployment(tmp_path: Path, parties: int, faults: dict[int, str] | None = None, dataset: str = "breast-cancer",
-               parties_per_process: int = 1, budget: Budget = UNLIMITED, allow_unproven: bool = False):
+               parties_per_process: int = 1, budget: Budget = UNLIMITED, allow_unproven: bool = False,
+               single_operator: bool = False):
     run_dir = tmp_path / f"run-{parties}"
     # foreground: the roles die with the test process, even one killed before its fixtures finish
     topology = processes.up(run_dir, parties, TEST_BITS, datasets.load(dataset), seed=7, model=TEST_MODEL,
                             test_mode=True, faults=faults, parties_per_process=parties_per_process, budget=budget,
-                            allow_unproven=allow_unproven, foreground=True)
+                            allow_unproven=allow_unproven, foreground=True,
+                            single_operator=single_operator)
     try:
         yield Deployment(run_dir, topology, budget, allow_unproven)
     finally:

@@ -100,12 +100,12 @@ def test_honest_mechanisms_pass_both_checks(protocol, noise):
 
 
 @pytest.mark.parametrize("protocol, noise, broken, true_epsilon", [
-    ("dppp", "binomial", "quarter-tosses", 2.37), ("hamm", "binomial", "quarter-tosses", 2.15),
+    ("dppp", "binomial", "quarter-tosses", 2.67), ("hamm", "binomial", "quarter-tosses", 2.25),
     ("dppp", "skellam", "quarter-tosses", 1.98),
-    ("dppp", "binomial", "claim-mismatch", 2.37), ("hamm", "skellam", "claim-mismatch", 3.98),
+    ("dppp", "binomial", "claim-mismatch", 2.67), ("hamm", "skellam", "claim-mismatch", 3.98),
     ("pathak", "l2-laplace", "claim-mismatch", 4.0), ("du", "functional", "claim-mismatch", 4.0),
     ("pathak", "l2-laplace", "half-sensitivity", 2.0), ("pathak", "gaussian", "half-sensitivity", 2.15),
-    ("pathak", "distributed", "half-sensitivity", 2.14), ("dppp", "binomial", "half-sensitivity", 1.33),
+    ("pathak", "distributed", "half-sensitivity", 2.14), ("dppp", "binomial", "half-sensitivity", 1.31),
 ])
 def test_each_planted_bug_is_caught_by_the_exact_check(protocol, noise, broken, true_epsilon):
     """The exact check reads the noise the sampler really draws (a quarter of the tosses, the 4ε calibration, the

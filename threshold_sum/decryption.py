@@ -8,11 +8,10 @@ from __future__ import annotations
 from cryptocore import ciphertext as ct
 from cryptocore.threshold import KeyShare, ThresholdPublicKey
 from mpdp_proto.v1 import threshold_sum_pb2
+from privacy.collusion import MIN_CONTRIBUTORS  # crypto.md: a single contribution is never decryptable
 from sessions.errors import invalid, precondition
 from threshold_sum.binding import ContributionKeys, SumSlot, authenticate
 from threshold_sum.codec import batch_to_proto, ciphertexts_from_proto
-
-MIN_CONTRIBUTORS = 2  # crypto.md: a single contribution is never decryptable, however the request is phrased
 
 
 def _check_shape(request: threshold_sum_pb2.DecryptionRequest, parties: int, min_contributors: int,
