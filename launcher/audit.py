@@ -250,18 +250,22 @@ def report(protocol: str, noise: dict, epsilon: float, delta: float, trials: int
 AUDITS: dict[str, Callable[..., dict]] = {"dppp": audit_dppp, "hamm": audit_hamm}
 
 
-PROTOCOLS = ("dppp", "hamm", "pathak", "du")
-DEFAULT_NOISE = {"dppp": "binomial", "hamm": "binomial", "pathak": "laplace-paper", "du": "functional"}
+def default_noise() -> dict[str, str]:
+    """The audited protocols of the registry and the mechanism each is audited with unless one is named."""
+    from launcher.registry import PROTOCOLS
+
+    return {name: protocol.audit_noise for name, protocol in PROTOCOLS.items() if protocol.audit_noise is not None}
 
 
 def run(protocol: str, noise: str | None, epsilon: float, delta: float, trials: int, broken: str | None) -> dict:
-    if protocol not in PROTOCOLS:
-        raise ValueError(f"audits exist for {', '.join(PROTOCOLS)}")
+    audited = default_noise()
+    if protocol not in audited:
+        raise ValueError(f"audits exist for {', '.join(audited)}")
     if trials < 100:
         raise ValueError("--trials must be at least 100")
     if broken is not None and broken not in BROKEN:
         raise ValueError(f"--broken must be one of {', '.join(BROKEN)}")
-    noise = noise or DEFAULT_NOISE[protocol]
+    noise = noise or audited[protocol]
     started = time.perf_counter()
     if protocol in AUDITS:
         if noise not in ("binomial", "skellam"):

@@ -18,6 +18,16 @@ from learning import datasets
 from privacy.ledger import UNLIMITED
 
 
+def synthetic_dataset(classes: int, rows: int, seed: int) -> datasets.Dataset:
+    """C well-separated classes (scikit-learn's make_classification), scaled into the unit ball."""
+    from sklearn.datasets import make_classification
+
+    features, labels = make_classification(n_samples=rows, n_features=16, n_informative=10, n_classes=classes,
+                                           n_clusters_per_class=1, class_sep=2.0, random_state=seed)
+    return datasets.Dataset(f"synthetic-{classes}-classes", datasets.into_unit_ball(features), labels,
+                            tuple(str(c) for c in range(classes)), "scikit-learn make_classification")
+
+
 @dataclass
 class Deployment:
     run: processes.RunDirectory
@@ -40,37 +50,6 @@ def deployment(parties: int, bits: int, dataset: datasets.Dataset, seed: int = 1
             yield Deployment(run, topology, client.load_client_data(run.client_data))
         finally:
             processes.down(run_dir)
-
-
-async def run_session(protocol: str, target: Deployment, parties: int, queries: int = 40) -> dict:
-    """One session of `protocol` (dppp, pathak, hamm, or du: three rounds under secure aggregation) from the client:
-    its wall time and traffic."""
-    if protocol == "dppp":
-        from launcher import dppp_client
-
-        report = await dppp_client.run_dppp_session(target.topology, target.client_data, 10.0, 1e-5, queries)
-        return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
-    if protocol == "pathak":
-        from launcher.pathak_client import run_pathak_session
-        from pathak.parameters import PathakParameters
-
-        pathak = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",
-                                  calibration="tight", parties=parties,
-                                  dimension=target.client_data["test_features"].shape[1])
-        report = await run_pathak_session(target.topology, target.client_data, pathak)
-        return {"wall_s": report["timing"]["protocol"], "traffic": report["evaluator_view"]["traffic"]}
-    if protocol == "du":
-        from launcher.du_client import run_du_session, session_parameters
-
-        du = session_parameters(target.topology, target.client_data, "objective", 1.0, rounds=3,
-                                secure_aggregation=True, local_epochs=5)
-        report = await run_du_session(target.topology, target.client_data, du)
-        return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
-    from launcher import hamm_client
-
-    hamm = hamm_client.session_parameters(target.topology, target.client_data, "vote", 1.0, 1e-5, 1e-4)
-    report = await hamm_client.run_hamm_session(target.topology, target.client_data, hamm)
-    return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
 
 
 def _stat(pid: int) -> list[str]:

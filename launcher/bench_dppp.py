@@ -19,24 +19,13 @@ import gmpy2
 from cryptocore import keyfiles
 from dppp.parameters import DpppParameters, default_threshold
 from launcher import dppp_client
-from launcher.bench_deployment import CpuMeter, by_role, deployment
+from launcher.bench_deployment import CpuMeter, by_role, deployment, synthetic_dataset
 from launcher.progress import progress
-from learning import datasets
 
 EPSILON, DELTA = 10.0, 1e-5
 TARGETS = {"labels_per_s": 100, "packed_vs_paper": 50, "wall_vs_floor_one_core": 2}
 UNIT_REPEAT = 30
 DEADLINE_S = 600.0  # per stage: a loaded machine checks ten teachers' committed bits one after another
-
-
-def synthetic_dataset(classes: int, rows: int, seed: int) -> datasets.Dataset:
-    """C well-separated classes (scikit-learn's make_classification), scaled into the unit ball."""
-    from sklearn.datasets import make_classification
-
-    features, labels = make_classification(n_samples=rows, n_features=16, n_informative=10, n_classes=classes,
-                                           n_clusters_per_class=1, class_sep=2.0, random_state=seed)
-    return datasets.Dataset(f"synthetic-{classes}-classes", datasets.into_unit_ball(features), labels,
-                            tuple(str(c) for c in range(classes)), "scikit-learn make_classification")
 
 
 def _rounds(target, queries: int, packed: bool, count: int, label: str, proven_votes: bool = False,

@@ -16,36 +16,38 @@ from typing import Any
 
 import numpy as np
 
-from launcher.bench_deployment import CpuMeter, deployment, peak_rss_mb, run_session
-from launcher.bench_dppp import synthetic_dataset
+from launcher.bench_deployment import CpuMeter, deployment, peak_rss_mb, synthetic_dataset
 from launcher.progress import progress
+from launcher.protocol import Scale
 
-DEFAULT_SIZES = {"dppp": [10, 25, 50, 100], "pathak": [5, 10, 20, 32], "hamm": [500, 1000, 2500, 5000],
-                 "du": [5, 10, 20, 40]}
-PER_PROCESS = {"dppp": 10, "pathak": 1, "hamm": 250, "du": 5}
-ROWS_PER_PARTY = {"dppp": 60, "pathak": 60, "hamm": 12, "du": 60}
-AUX_POINTS = 100  # Hamm's X_aux, the same at every M
-DPPP_QUERIES = 40
-TARGET_EXPONENT = 1.1  # DPPP, Hamm and Du
+AUX_POINTS = 100  # the curator's X_aux, the same at every K (protocols whose `Scale` has public points)
 
 
-def _measure(protocol: str, parties: int, bits: int, seed: int) -> dict:
-    rows = ROWS_PER_PARTY[protocol] * parties * 3 // 2 + 3 * AUX_POINTS
+def scaled() -> dict[str, Scale]:
+    """The registry's protocols that `bench scale` measures, in registry order."""
+    from launcher.registry import PROTOCOLS
+
+    return {name: protocol.scale for name, protocol in PROTOCOLS.items() if protocol.scale is not None}
+
+
+def _measure(protocol: str, scale: Scale, parties: int, bits: int, seed: int) -> dict:
+    rows = scale.rows_per_party * parties * 3 // 2 + 3 * AUX_POINTS
     dataset = synthetic_dataset(2, rows, seed)
-    options: dict[str, Any] = {"model": "logistic", "parties_per_process": PER_PROCESS[protocol],
+    options: dict[str, Any] = {"model": "logistic", "parties_per_process": scale.parties_per_process,
                               "single_operator": True}  # logical parties of one simulation
-    if protocol == "hamm":
+    if scale.public_points:
         options["aux_fraction"] = AUX_POINTS / (rows * 2 / 3)
-        options["startup_timeout"] = 900
-    per = PER_PROCESS[protocol]
+    if scale.startup_timeout is not None:
+        options["startup_timeout"] = scale.startup_timeout
+    per = scale.parties_per_process
     progress(f"{protocol}, K = {parties}: starting the roles ({per} {'party' if per == 1 else 'parties'} per process)")
     started = time.perf_counter()
     with deployment(parties, bits, dataset, seed=seed, **options) as target:
         startup_s = time.perf_counter() - started
-        asyncio.run(run_session(protocol, target, parties, DPPP_QUERIES))  # warm-up: tables, imports, caches
+        asyncio.run(scale.session(target.topology, target.client_data, parties))  # warm-up: tables, imports, caches
         meter = CpuMeter(target.pids())
         meter.start()
-        measured = asyncio.run(run_session(protocol, target, parties, DPPP_QUERIES))
+        measured = asyncio.run(scale.session(target.topology, target.client_data, parties))
         cpu = meter.stop()
         peak = max(peak_rss_mb(pid) for pid in target.pids().values())
         processes = len(target.pids())
@@ -65,21 +67,23 @@ def growth_exponent(sizes: list[int], totals: list[float]) -> float:
 
 
 def run(protocols: list[str], sizes: dict[str, list[int]] | None = None, bits: int = 2048, seed: int = 1) -> dict:
-    sizes = {**DEFAULT_SIZES, **(sizes or {})}
-    unknown = set(protocols) - set(DEFAULT_SIZES)
+    entries = scaled()
+    unknown = set(protocols) - set(entries)
     if unknown:
-        raise ValueError(f"unknown protocol(s) {', '.join(sorted(unknown))}; choose from {', '.join(DEFAULT_SIZES)}")
+        raise ValueError(f"unknown protocol(s) {', '.join(sorted(unknown))}; choose from {', '.join(entries)}")
+    sizes = {**{name: list(scale.sizes) for name, scale in entries.items()}, **(sizes or {})}
     results: dict[str, Any] = {"bits": bits, "protocols": {}}
     for protocol in protocols:
-        points = [_measure(protocol, k, bits, seed) for k in sizes[protocol]]
+        scale = entries[protocol]
+        points = [_measure(protocol, scale, k, bits, seed) for k in sizes[protocol]]
         ks = [p["parties"] for p in points]
         exponents = {metric: growth_exponent(ks, [p[metric] for p in points]) if len(ks) > 1 else math.nan
                      for metric in ("wall_s", "cpu_s", "messages", "bytes")}
         entry: dict[str, Any] = {"points": points, "growth_exponents": exponents,
-                                 "parties_per_process": PER_PROCESS[protocol]}
-        if protocol in ("dppp", "hamm", "du"):
-            entry["target_exponent"] = TARGET_EXPONENT
-            entry["target_met"] = all(b <= TARGET_EXPONENT for b in exponents.values())
+                                 "parties_per_process": scale.parties_per_process}
+        if scale.target_exponent is not None:
+            entry["target_exponent"] = scale.target_exponent
+            entry["target_met"] = all(b <= scale.target_exponent for b in exponents.values())
         results["protocols"][protocol] = entry
     return results
 

@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from launcher.bench_deployment import CpuMeter, deployment, descendants, resident_mb, run_session, wait_until_idle
+from launcher.bench_deployment import CpuMeter, deployment, descendants, resident_mb, wait_until_idle
 from launcher.progress import progress
 from learning import datasets
 from privacy.accountant_process import IDLE_S
@@ -26,7 +26,6 @@ from privacy.accountant_process import IDLE_S
 MEMORY_TARGET_MB = 120  # a role process at rest
 HEALTH_CPU_TARGET_S = 0.3  # one `mpdp health` call
 COMPOSE_CHECK_TIMEOUT_S = 20  # docker-compose.yml runs `mpdp health --timeout 20`
-DEMO_PROTOCOLS = ("dppp", "pathak", "hamm")
 
 INTERPRETER = "pass"
 HEALTH_IMPORTS = "import grpc\nfrom grpc_health.v1 import health_pb2, health_pb2_grpc"
@@ -192,6 +191,13 @@ class HealthWhileBusy:
                 "target_met": self.failures == 0 and max(self.walls) < COMPOSE_CHECK_TIMEOUT_S}
 
 
+def _demo_protocols() -> list:
+    """The demo's protocols (those `bench scale` can run one session of), in registry order."""
+    from launcher.registry import PROTOCOLS
+
+    return [protocol for protocol in PROTOCOLS.values() if protocol.in_demo and protocol.scale is not None]
+
+
 def run(parties: int = 5, bits: int = 2048, calls: int = 10, dataset_name: str = "breast-cancer",
         data_dir: str | None = None, seed: int = 1) -> dict:
     if parties < 2:
@@ -210,9 +216,11 @@ def run(parties: int = 5, bits: int = 2048, calls: int = 10, dataset_name: str =
         roles = [(name.split("/")[0], int(name.split("/")[1])) for name in pids]
         sessions = {}
         with HealthWhileBusy(target.run.topology, roles) as busy:
-            for protocol in DEMO_PROTOCOLS:
-                progress(f"a {protocol} session while every role is health-checked in turn")
-                sessions[protocol] = asyncio.run(run_session(protocol, target, parties))["wall_s"]
+            for protocol in _demo_protocols():
+                progress(f"a {protocol.name} session while every role is health-checked in turn")
+                assert protocol.scale is not None
+                report = asyncio.run(protocol.scale.session(target.topology, target.client_data, parties))
+                sessions[protocol.name] = report["wall_s"]
         wait_until_idle(meter)
         after_sessions = memory_at_rest(pids)
         progress(f"waiting for the accountant's workers to exit ({IDLE_S:.0f} s after their last call)")
@@ -221,7 +229,7 @@ def run(parties: int = 5, bits: int = 2048, calls: int = 10, dataset_name: str =
     largest = max(entry["rss_mb"] + entry["children_rss_mb"] for entry in at_rest.values())
     return {"bits": bits, "parties": parties, "dataset": dataset.name,
             "memory": {"after_up": after_up, "after_sessions": after_sessions, "at_rest": at_rest,
-                       "children_exited_after_s": children_s, "sessions": list(DEMO_PROTOCOLS),
+                       "children_exited_after_s": children_s, "sessions": list(sessions),
                        "largest_role_mb": largest, "target_mb": MEMORY_TARGET_MB,
                        "target_met": largest <= MEMORY_TARGET_MB},
             "health_cpu": health, "health_while_busy": {**busy.figures(), "session_wall_s": sessions}}

@@ -34,29 +34,6 @@ def _bench_hardening(args) -> int:
     return 0
 
 
-def _bench_dppp(args) -> int:
-    from launcher import bench_dppp
-
-    warn_small_key(args.bits)
-    report = bench_dppp.run(args.teachers, args.classes, args.queries, args.bits, args.rounds, args.warmup,
-                            args.paper_queries, args.paper_rounds, proven_rounds=args.proven_rounds,
-                            verifiable_queries=args.verifiable_queries, verifiable_rounds=args.verifiable_rounds)
-    print(bench_dppp.summary(report))
-    write_json(args.json, report)
-    return 0
-
-
-def _bench_pathak(args) -> int:
-    from launcher import bench_pathak
-
-    warn_small_key(args.bits)
-    parties = [int(k) for k in args.parties.split(",")]
-    report = bench_pathak.run(parties, args.bits, args.sessions, args.dataset, args.data_dir)
-    print(bench_pathak.summary(report))
-    write_json(args.json, report)
-    return 0
-
-
 def _bench_startup(args) -> int:
     from launcher import bench_startup
 
@@ -69,13 +46,14 @@ def _bench_startup(args) -> int:
 
 def _bench_scale(args) -> int:
     from launcher import bench_scale
+    from launcher.registry import PROTOCOLS
 
     warn_small_key(args.bits)
     sizes = {}
-    for protocol in bench_scale.DEFAULT_SIZES:
-        value = getattr(args, f"{protocol}_sizes")
+    for name, protocol in PROTOCOLS.items():
+        value = getattr(args, f"{name.replace('-', '_')}_sizes", None) if protocol.scale else None
         if value:
-            sizes[protocol] = [int(k) for k in value.split(",")]
+            sizes[name] = [int(k) for k in value.split(",")]
     report = bench_scale.run(args.protocols.split(","), sizes, args.bits)
     print(bench_scale.summary(report))
     write_json(args.json, report)
@@ -278,8 +256,8 @@ def _compose(args) -> int:
 
 
 def _open_keygen(args) -> int:
-    from launcher.distributed_keygen import open_at_holders
     from deployments.topology import Topology
+    from launcher.distributed_keygen import open_at_holders
 
     figures = open_at_holders(Topology.load(args.topology), args.bits, args.public_out, args.startup_timeout)
     print(f"distributed key generation: {figures}")
@@ -431,6 +409,8 @@ def _add_deployment_options(parser) -> None:
 
 
 def _add_bench_command(commands) -> None:
+    from launcher.registry import PROTOCOLS
+
     bench = commands.add_parser("bench", help="measure costs and print figures")
     targets = bench.add_subparsers(dest="target", required=True)
     crypto = targets.add_parser("crypto", help="the cryptographic core")
@@ -467,32 +447,12 @@ def _add_bench_command(commands) -> None:
         "--bits", str(args.bits), "--dimension", str(args.dimension), "--cap", str(args.cap),
         "--bound", str(args.bound), "--repeat", str(args.repeat)]))
 
-    dppp = targets.add_parser("dppp", help="private labels per second: packed, the paper's layout and the floor")
-    dppp.add_argument("--teachers", type=int, default=10, help="K (default 10)")
-    dppp.add_argument("--classes", type=int, default=10, help="C (default 10; a synthetic data set)")
-    dppp.add_argument("--queries", type=int, default=200, help="Q per round, packed layout (default 200)")
-    dppp.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
-    dppp.add_argument("--rounds", type=int, default=5, help="measured packed rounds (default 5)")
-    dppp.add_argument("--warmup", type=int, default=2, help="packed rounds before measuring (default 2)")
-    dppp.add_argument("--paper-queries", type=int, default=10, help="Q per round, paper's layout (default 10)")
-    dppp.add_argument("--paper-rounds", type=int, default=2, help="measured paper-layout rounds (default 2)")
-    dppp.add_argument("--proven-rounds", type=int, default=None,
-                      help="measured rounds with proven votes, same run (default: --rounds; 0 skips them)")
-    dppp.add_argument("--verifiable-queries", type=int, default=20,
-                      help="Q per round for packed, proven and verifiable-noise rounds side by side (default 20: "
-                           "committed bits grow as Q²)")
-    dppp.add_argument("--verifiable-rounds", type=int, default=None,
-                      help="measured rounds of each at --verifiable-queries (default: --rounds; 0 skips them)")
-    dppp.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    dppp.set_defaults(handler=_bench_dppp)
-
-    pathak = targets.add_parser("pathak", help="a Pathak session's wall time by stage for several K")
-    pathak.add_argument("--parties", default="5,10,20,32", help="comma-separated K (default 5,10,20,32)")
-    pathak.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
-    pathak.add_argument("--sessions", type=int, default=2, help="online sessions per K after one cold one, each after the leader's offline phase (default 2; the median is shown)")
-    _add_bench_dataset_options(pathak, "a9a", "a9a (default; needs --data-dir) or breast-cancer")
-    pathak.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    pathak.set_defaults(handler=_bench_pathak)
+    for protocol in PROTOCOLS.values():
+        if protocol.bench is not None:
+            measured = targets.add_parser(protocol.name, help=protocol.bench.help)
+            for option in protocol.bench.options():
+                option.add_to(measured)
+            measured.set_defaults(handler=protocol.bench.run)
 
     startup = targets.add_parser("startup", help="each role's memory at rest and the CPU of one `mpdp health`, "
                                                  "beside the floors of the same run")
@@ -504,11 +464,11 @@ def _add_bench_command(commands) -> None:
     startup.set_defaults(handler=_bench_startup)
 
     scale = targets.add_parser("scale", help="cost growth with the number of parties, with fitted exponents")
-    scale.add_argument("--protocols", default="dppp,pathak,hamm,du", help="comma-separated, of dppp, pathak, hamm, du")
-    scale.add_argument("--dppp-sizes", help="teachers, comma-separated (default 10,25,50,100)")
-    scale.add_argument("--pathak-sizes", help="parties, comma-separated (default 5,10,20,32)")
-    scale.add_argument("--hamm-sizes", help="logical parties, comma-separated (default 500,1000,2500,5000)")
-    scale.add_argument("--du-sizes", help="data owners, comma-separated (default 5,10,20,40)")
+    scaled = {protocol.name: protocol.scale for protocol in PROTOCOLS.values() if protocol.scale is not None}
+    scale.add_argument("--protocols", default=",".join(scaled), help=f"comma-separated, of {', '.join(scaled)}")
+    for name, measured_scale in scaled.items():
+        scale.add_argument(f"--{name}-sizes", help=f"parties, comma-separated (default "
+                                                   f"{','.join(map(str, measured_scale.sizes))})")
     scale.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
     scale.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     scale.set_defaults(handler=_bench_scale)
@@ -517,7 +477,9 @@ def _add_bench_command(commands) -> None:
 def _add_audit_command(commands) -> None:
     audit = commands.add_parser("audit", help="the exact ε of the sampled noise and an empirical lower bound on "
                                 "ε beside the claimed ε (exit 1 if either is above)")
-    audit.add_argument("protocol", choices=["dppp", "hamm", "pathak", "du"])
+    from launcher.registry import PROTOCOLS
+
+    audit.add_argument("protocol", choices=[p.name for p in PROTOCOLS.values() if p.audit_noise is not None])
     audit.add_argument("--noise", help="the audited mechanism: binomial | skellam (DPPP, Hamm; default binomial), "
                                        "laplace-paper | l2-laplace | gaussian | distributed (Pathak; default "
                                        "laplace-paper), functional | objective | ofaa | ofpa (Du; default functional)")

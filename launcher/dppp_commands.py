@@ -6,7 +6,9 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from launcher.protocol import Experiment, LauncherProtocol, Option, Report
+from cryptocore.key_sizes import DEFAULT_KEY_BITS
+from launcher.options import key_bits, warn_small_key, write_json
+from launcher.protocol import Bench, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.summary import traffic_lines
 
 
@@ -137,6 +139,56 @@ def run_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+SCALE_QUERIES = 40  # queries of a `bench scale` round
+
+
+async def scale_session(topology, client_data: dict, parties: int) -> Report:
+    from launcher import dppp_client
+
+    report = await dppp_client.run_dppp_session(topology, client_data, 10.0, 1e-5, SCALE_QUERIES)
+    return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
+
+
+async def fault_session(topology, client_data: dict, deadline: float, session_id: str) -> Report:
+    from launcher import dppp_client
+
+    return await dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=deadline,
+                                              session_id=session_id)
+
+
+def bench_options() -> list[Option]:
+    return [
+        Option("teachers", {"type": int, "default": 10, "help": "K (default 10)"}),
+        Option("classes", {"type": int, "default": 10, "help": "C (default 10; a synthetic data set)"}),
+        Option("queries", {"type": int, "default": 200, "help": "Q per round, packed layout (default 200)"}),
+        Option("bits", {"type": key_bits, "default": DEFAULT_KEY_BITS, "help": "modulus size (default 2048)"}),
+        Option("rounds", {"type": int, "default": 5, "help": "measured packed rounds (default 5)"}),
+        Option("warmup", {"type": int, "default": 2, "help": "packed rounds before measuring (default 2)"}),
+        Option("paper-queries", {"type": int, "default": 10, "help": "Q per round, paper's layout (default 10)"}),
+        Option("paper-rounds", {"type": int, "default": 2, "help": "measured paper-layout rounds (default 2)"}),
+        Option("proven-rounds", {"type": int, "default": None,
+                                 "help": "measured rounds with proven votes, same run (default: --rounds; 0 skips them)"}),
+        Option("verifiable-queries", {"type": int, "default": 20,
+                                      "help": "Q per round for packed, proven and verifiable-noise rounds side by "
+                                              "side (default 20: committed bits grow as Q²)"}),
+        Option("verifiable-rounds", {"type": int, "default": None,
+                                     "help": "measured rounds of each at --verifiable-queries (default: --rounds; 0 "
+                                             "skips them)"}),
+        Option("json", {"type": Path, "help": "also write the figures to this JSON file"}),
+    ]
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from launcher import bench_dppp
+
+    warn_small_key(args.bits)
+    report = bench_dppp.run(args.teachers, args.classes, args.queries, args.bits, args.rounds, args.warmup,
+                            args.paper_queries, args.paper_rounds, proven_rounds=args.proven_rounds,
+                            verifiable_queries=args.verifiable_queries, verifiable_rounds=args.verifiable_rounds)
+    print(bench_dppp.summary(report))
+    write_json(args.json, report)
+    return 0
+
 PROTOCOL = LauncherProtocol(
     name="dppp",
     help="distributed privacy-preserving prediction",
@@ -144,4 +196,13 @@ PROTOCOL = LauncherProtocol(
     run=run_session,
     summary=summary,
     experiment=Experiment("DPPP paper, Section 7", experiment_options, run_experiment),
+    bench=Bench("private labels per second: packed, the paper's layout and the floor", bench_options, run_bench),
+    scale=Scale(sizes=(10, 25, 50, 100), parties_per_process=10, rows_per_party=60, session=scale_session,
+                target_exponent=1.1),
+    faults=Faults(received={"party": ["Step/dppp/queries", "Step/dppp/decryption_request"],
+                            "aggregator": ["AwaitResult/dppp/open", "Step/dppp/votes", "Step/dppp/partial_decryptions"]},
+                  sent={"aggregator": ["Step/dppp/queries", "Step/dppp/decryption_request"],
+                        "party": ["Step/dppp/votes", "Step/dppp/partial_decryptions"]},
+                  session=fault_session),
+    audit_noise="binomial",
 )

@@ -6,7 +6,7 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from launcher.protocol import Experiment, LauncherProtocol, Option, Report
+from launcher.protocol import Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.summary import traffic_lines
 
 
@@ -114,6 +114,23 @@ def run_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+async def scale_session(topology, client_data: dict, parties: int) -> Report:
+    """Three rounds under secure aggregation."""
+    from launcher.du_client import run_du_session, session_parameters
+
+    parameters = session_parameters(topology, client_data, "objective", 1.0, rounds=3, secure_aggregation=True,
+                                    local_epochs=5)
+    report = await run_du_session(topology, client_data, parameters)
+    return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
+
+
+async def fault_session(topology, client_data: dict, deadline: float, session_id: str) -> Report:
+    """Under secure aggregation, so that every role takes part."""
+    from launcher.du_client import run_du_session, session_parameters
+
+    parameters = session_parameters(topology, client_data, "functional", 1.0, 2, True, local_epochs=5)
+    return await run_du_session(topology, client_data, parameters, deadline, session_id=session_id)
+
 PROTOCOL = LauncherProtocol(
     name="du",
     help="Du–Li–Li OFPA / OFAA and their correct counterparts: rounds of weighted averaging",
@@ -123,4 +140,12 @@ PROTOCOL = LauncherProtocol(
     experiment=Experiment("Du–Li–Li, Section 4 (a9a and breast cancer stand in for the paper's data)",
                           experiment_options, run_experiment),
     in_demo=False,  # binary labels only: the demo's data set may have more classes
+    scale=Scale(sizes=(5, 10, 20, 40), parties_per_process=5, rows_per_party=60, session=scale_session,
+                target_exponent=1.1),
+    faults=Faults(received={"party": ["Step/du/model", "Step/du/decryption_request"],
+                            "aggregator": ["AwaitResult/du/open", "Step/du/upload", "Step/du/partial_decryptions"]},
+                  sent={"aggregator": ["Step/du/model", "Step/du/decryption_request"],
+                        "party": ["Step/du/upload", "Step/du/partial_decryptions"]},
+                  session=fault_session),
+    audit_noise="functional",
 )

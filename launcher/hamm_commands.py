@@ -8,7 +8,7 @@ from pathlib import Path
 
 from launcher.demo import DemoDeployment
 from launcher.options import DEFAULT_KEY_BITS, key_bits
-from launcher.protocol import Experiment, LauncherProtocol, Option, Report
+from launcher.protocol import Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.summary import traffic_lines
 
 
@@ -130,6 +130,21 @@ def run_experiment(args: argparse.Namespace) -> int:
     return 0 if all(check["matches"] for check in report["wire_checks"]) else 1
 
 
+async def scale_session(topology, client_data: dict, parties: int) -> Report:
+    from launcher import hamm_client
+
+    parameters = hamm_client.session_parameters(topology, client_data, "vote", 1.0, 1e-5, 1e-4)
+    report = await hamm_client.run_hamm_session(topology, client_data, parameters)
+    return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
+
+
+async def fault_session(topology, client_data: dict, deadline: float, session_id: str) -> Report:
+    from launcher import hamm_client
+
+    parameters = hamm_client.session_parameters(topology, client_data, "soft", 1.0, 1e-5, 0.01)
+    return await hamm_client.run_hamm_session(topology, client_data, parameters, deadline_s=deadline,
+                                              session_id=session_id)
+
 PROTOCOL = LauncherProtocol(
     name="hamm",
     help="Hamm–Cao–Belkin 2016 ensemble transfer: threshold vote counting on Charlie's public data",
@@ -144,4 +159,14 @@ PROTOCOL = LauncherProtocol(
         parties=60, parties_per_process=30, model="logistic-exact", options={"noisy_counts": True},
         why="Hamm's noise falls as 1/M: at 5 parties it is about 1 000× the model; 60 logical parties on this host "
             "with noisy counts can learn"),
+    scale=Scale(sizes=(500, 1000, 2500, 5000), parties_per_process=250, rows_per_party=12, session=scale_session,
+                target_exponent=1.1, public_points=True, startup_timeout=900),
+    faults=Faults(received={"party": ["Step/hamm/queries", "Step/hamm/decryption_request"],
+                            "aggregator": ["Step/hamm/queries", "Step/hamm/votes"],
+                            "curator": ["AwaitResult/hamm/open", "Step/hamm/aggregate", "Step/hamm/partial_decryptions"]},
+                  sent={"curator": ["Step/hamm/queries"],
+                        "aggregator": ["Step/hamm/queries", "Step/hamm/decryption_request", "Step/hamm/aggregate"],
+                        "party": ["Step/hamm/votes", "Step/hamm/partial_decryptions"]},
+                  session=fault_session),
+    audit_noise="binomial",
 )

@@ -283,55 +283,29 @@ def open_session_ids(topology: Topology, run: processes.RunDirectory, session_id
         caller.close()
 
 
-PATHAK_RECEIVED = {  # traffic labels each kind of Pathak participant receives, in protocol order
-    "party": ["open", "start", "party_key", "curator_key", "commitment", "reveal", "routed_share", "barrier_release",
-              "masked_share", "indicator_element", "share"],
-    "leader": ["open", "start", "curator_key", "commitment", "reveal", "routed_share", "barrier_ready",
-               "masked_share", "masked_value", "compare_request", "indicator", "selected_noise", "share"],
-    "curator": ["open", "start", "party_public_key", "stage1_element", "ready_to_compare", "compare_reply",
-                "masked_noise", "share"],
-}
-DPPP_RECEIVED = {"party": ["Step/dppp/queries", "Step/dppp/decryption_request"],
-                 "aggregator": ["AwaitResult/dppp/open", "Step/dppp/votes", "Step/dppp/partial_decryptions"]}
-PATHAK_SENT = {"leader": ["party_key", "barrier_release", "indicator_element", "compare_reply", "masked_noise"],
-               "party": ["commitment", "reveal", "routed_share", "stage1_element", "masked_value", "selected_noise",
-                         "barrier_ready", "share"],
-               "curator": ["curator_key", "masked_share", "compare_request", "indicator", "share"]}
-DPPP_SENT = {"aggregator": ["Step/dppp/queries", "Step/dppp/decryption_request"],
-             "party": ["Step/dppp/votes", "Step/dppp/partial_decryptions"]}
-HAMM_RECEIVED = {"party": ["Step/hamm/queries", "Step/hamm/decryption_request"],
-                 "aggregator": ["Step/hamm/queries", "Step/hamm/votes"],
-                 "curator": ["AwaitResult/hamm/open", "Step/hamm/aggregate", "Step/hamm/partial_decryptions"]}
-DU_RECEIVED = {"party": ["Step/du/model", "Step/du/decryption_request"],
-               "aggregator": ["AwaitResult/du/open", "Step/du/upload", "Step/du/partial_decryptions"]}
-DU_SENT = {"aggregator": ["Step/du/model", "Step/du/decryption_request"],
-           "party": ["Step/du/upload", "Step/du/partial_decryptions"]}
-HAMM_SENT = {"curator": ["Step/hamm/queries"], "aggregator": ["Step/hamm/queries", "Step/hamm/decryption_request",
-                                                              "Step/hamm/aggregate"],
-             "party": ["Step/hamm/votes", "Step/hamm/partial_decryptions"]}
-
-
 def full_matrix(parties: int) -> list[tuple]:
     """Every role at every step it takes part in: SIGKILL and SIGSTOP on receiving each message, and each
     message it sends dropped or delayed (2 s)."""
     leader, last = Identity("party", 1), Identity("party", parties)
     roles = {"leader": leader, "party": last, "curator": CURATOR, "aggregator": AGGREGATOR}
     scenarios = []
-    for kind, labels in PATHAK_RECEIVED.items():
-        for label in labels:
-            for fault in ("kill-on", "stop-on"):
-                scenarios.append(("pathak", roles[kind], f"{fault}:Step/pathak/{label}"))
-    for protocol, received in (("dppp", DPPP_RECEIVED), ("hamm", HAMM_RECEIVED), ("du", DU_RECEIVED)):
-        for kind, labels in received.items():
+    for name, faults in _fault_entries().items():
+        for kind, labels in faults.received.items():
             for label in labels:
                 for fault in ("kill-on", "stop-on"):
-                    scenarios.append((protocol, roles[kind] if kind != "party" else last, f"{fault}:{label}"))
-    for protocol, sent in (("pathak", PATHAK_SENT), ("dppp", DPPP_SENT), ("hamm", HAMM_SENT), ("du", DU_SENT)):
-        for kind, labels in sent.items():
+                    scenarios.append((name, roles[kind], f"{fault}:{label}"))
+    for name, faults in _fault_entries().items():
+        for kind, labels in faults.sent.items():
             for label in labels:
-                full = f"Step/pathak/{label}" if protocol == "pathak" else label
-                scenarios += [(protocol, roles[kind], f"drop:{full}"), (protocol, roles[kind], f"delay:{full}:2")]
+                scenarios += [(name, roles[kind], f"drop:{label}"), (name, roles[kind], f"delay:{label}:2")]
     return scenarios
+
+
+def _fault_entries() -> dict:
+    """The registry's protocols in the fault matrix, in registry order."""
+    from launcher.registry import PROTOCOLS
+
+    return {name: protocol.faults for name, protocol in PROTOCOLS.items() if protocol.faults is not None}
 
 
 def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_parameters, scenarios, on_progress=None
@@ -341,32 +315,21 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
     - "kill-on:LABEL" / "stop-on:LABEL": the role kills or stops itself on receiving that message;
     - "drop:LABEL" / "delay:LABEL:S": the role loses, or sends S seconds late, that outgoing message.
     Expected, as the spec says: the session completes, or fails for the client with nothing published by
-    anyone; then, with the role back and without the fault, the next session succeeds."""
+    anyone; then, with the role back and without the fault, the next session succeeds. Each session is the
+    protocol's `Faults.session` with the deadline of `pathak_parameters`."""
     import asyncio
     import json
     import os
     import signal
     import threading
 
-    from launcher import dppp_client, du_client
-    from launcher.hamm_client import run_hamm_session, session_parameters
-    from launcher.pathak_client import run_pathak_session
-
     run = processes.RunDirectory(run_dir)
     deadline = pathak_parameters.deadline_seconds
+    entries = _fault_entries()
     results = []
 
     def session(protocol: str, session_id: str):
-        if protocol == "pathak":
-            return run_pathak_session(topology, client_data, pathak_parameters, session_id=session_id)
-        if protocol == "hamm":
-            parameters = session_parameters(topology, client_data, "soft", 1.0, 1e-5, 0.01)
-            return run_hamm_session(topology, client_data, parameters, deadline_s=deadline, session_id=session_id)
-        if protocol == "du":  # secure aggregation: every role takes part
-            du_parameters = du_client.session_parameters(topology, client_data, "functional", 1.0, 2, True,
-                                                         local_epochs=5)
-            return du_client.run_du_session(topology, client_data, du_parameters, deadline, session_id=session_id)
-        return dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=deadline, session_id=session_id)
+        return entries[protocol].session(topology, client_data, deadline, session_id)
 
     for protocol, identity, fault in scenarios:
         timed = fault in ("SIGKILL", "SIGSTOP")

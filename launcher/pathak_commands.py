@@ -7,9 +7,9 @@ import asyncio
 from pathlib import Path
 
 from cryptocore.key_sizes import DEFAULT_KEY_BITS
-from launcher.options import key_bits
+from launcher.options import key_bits, warn_small_key, write_json
 from launcher.progress import progress
-from launcher.protocol import Experiment, LauncherProtocol, Option, Report
+from launcher.protocol import Bench, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.summary import traffic_lines
 
 
@@ -118,6 +118,70 @@ def run_experiment(args: argparse.Namespace) -> int:
     return 0
 
 
+def _probe_parameters(topology, client_data: dict, **deadline):
+    from pathak.parameters import PathakParameters
+
+    return PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace", calibration="tight",
+                            parties=len(topology.parties), dimension=client_data["test_features"].shape[1], **deadline)
+
+
+async def scale_session(topology, client_data: dict, parties: int) -> Report:
+    from launcher.pathak_client import run_pathak_session
+
+    report = await run_pathak_session(topology, client_data, _probe_parameters(topology, client_data))
+    return {"wall_s": report["timing"]["protocol"], "traffic": report["evaluator_view"]["traffic"]}
+
+
+async def fault_session(topology, client_data: dict, deadline: float, session_id: str) -> Report:
+    from launcher.pathak_client import run_pathak_session
+
+    parameters = _probe_parameters(topology, client_data, deadline_seconds=deadline)
+    return await run_pathak_session(topology, client_data, parameters, session_id=session_id)
+
+
+def _step(labels: list[str]) -> list[str]:
+    return [f"Step/pathak/{label}" for label in labels]
+
+
+FAULTS_RECEIVED = {  # traffic labels each kind of Pathak participant receives, in protocol order
+    "party": _step(["open", "start", "party_key", "curator_key", "commitment", "reveal", "routed_share",
+                    "barrier_release", "masked_share", "indicator_element", "share"]),
+    "leader": _step(["open", "start", "curator_key", "commitment", "reveal", "routed_share", "barrier_ready",
+                     "masked_share", "masked_value", "compare_request", "indicator", "selected_noise", "share"]),
+    "curator": _step(["open", "start", "party_public_key", "stage1_element", "ready_to_compare", "compare_reply",
+                      "masked_noise", "share"]),
+}
+FAULTS_SENT = {
+    "leader": _step(["party_key", "barrier_release", "indicator_element", "compare_reply", "masked_noise"]),
+    "party": _step(["commitment", "reveal", "routed_share", "stage1_element", "masked_value", "selected_noise",
+                    "barrier_ready", "share"]),
+    "curator": _step(["curator_key", "masked_share", "compare_request", "indicator", "share"]),
+}
+
+
+def bench_options() -> list[Option]:
+    return [
+        Option("parties", {"default": "5,10,20,32", "help": "comma-separated K (default 5,10,20,32)"}),
+        Option("bits", {"type": key_bits, "default": DEFAULT_KEY_BITS, "help": "modulus size (default 2048)"}),
+        Option("sessions", {"type": int, "default": 2,
+                            "help": "online sessions per K after one cold one, each after the leader's offline phase "
+                                    "(default 2; the median is shown)"}),
+        Option("dataset", {"default": "a9a", "help": "a9a (default; needs --data-dir) or breast-cancer"}),
+        Option("data-dir", {"help": "directory holding a9a (default: $MPDP_DATA_DIR)"}),
+        Option("json", {"type": Path, "help": "also write the figures to this JSON file"}),
+    ]
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from launcher import bench_pathak
+
+    warn_small_key(args.bits)
+    parties = [int(k) for k in args.parties.split(",")]
+    report = bench_pathak.run(parties, args.bits, args.sessions, args.dataset, args.data_dir)
+    print(bench_pathak.summary(report))
+    write_json(args.json, report)
+    return 0
+
 PROTOCOL = LauncherProtocol(
     name="pathak",
     help="Pathak–Rane–Raj 2010 multiparty differentially private classifier",
@@ -125,4 +189,8 @@ PROTOCOL = LauncherProtocol(
     run=run_session,
     summary=summary,
     experiment=Experiment("Pathak et al., Section 5 / Figure 2 (needs a9a)", experiment_options, run_experiment),
+    bench=Bench("a Pathak session's wall time by stage for several K", bench_options, run_bench),
+    scale=Scale(sizes=(5, 10, 20, 32), parties_per_process=1, rows_per_party=60, session=scale_session),
+    faults=Faults(received=FAULTS_RECEIVED, sent=FAULTS_SENT, session=fault_session),
+    audit_noise="laplace-paper",
 )

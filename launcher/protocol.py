@@ -1,11 +1,11 @@
-"""A protocol's entry in the launcher: what `run`, `demo` and `experiment` need to
-know about it. `cli.py` builds those commands from the registry of these
-entries, so adding a protocol adds an entry, not code in `cli.py`."""
+"""A protocol's entry in the launcher: what `run`, `demo`, `experiment`, `bench`, `audit` and the
+hardening fault matrix need to know about it. `cli.py` and those modules build their commands and lists
+from the registry of these entries, so adding a protocol adds an entry, not code in `cli.py`."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +45,45 @@ class Experiment:
 
 
 @dataclass(frozen=True)
+class Bench:
+    """`mpdp bench <protocol>`: the protocol's own benchmark (figures and a JSON report)."""
+
+    help: str
+    options: Callable[[], list[Option]]
+    run: Callable[[argparse.Namespace], int]
+
+
+# One measured session of `bench scale`: (topology, client data, parties) -> {"wall_s", "traffic"}.
+ScaleSession = Callable[[Any, dict, int], Coroutine[Any, Any, Report]]
+# One session of the fault matrix: (topology, client data, deadline in seconds, session id) -> its report.
+FaultSession = Callable[[Any, dict, float, str], Coroutine[Any, Any, Report]]
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The protocol in `mpdp bench scale`: the K measured by default, logical parties per process, rows per party,
+    and one session whose wall time and traffic are measured ({"wall_s", "traffic"})."""
+
+    sizes: tuple[int, ...]
+    parties_per_process: int
+    rows_per_party: int
+    session: ScaleSession
+    target_exponent: float | None = None  # per-party cost flat: total ∝ K^b with b at most this
+    public_points: bool = False  # the curator holds X_aux (`bench_scale.AUX_POINTS` of them)
+    startup_timeout: float | None = None  # seconds for every role to serve, when the default is too short
+
+
+@dataclass(frozen=True)
+class Faults:
+    """The protocol in the hardening fault matrix: the traffic labels each kind of participant (`leader`,
+    `party`, `curator`, `aggregator`) receives and sends, and the session run under each fault."""
+
+    received: dict[str, list[str]]
+    sent: dict[str, list[str]]
+    session: FaultSession
+
+
+@dataclass(frozen=True)
 class LauncherProtocol:
     """How the launcher runs one protocol against a running deployment.
 
@@ -52,6 +91,8 @@ class LauncherProtocol:
     `run(args, topology, client_data)` runs one session and returns its report;
     `summary(report)` is what the user reads. `in_demo` protocols run in `mpdp demo`,
     in registry order, with their options prefixed by the protocol's name (on `demo_deployment` when set).
+    `bench`, `scale` and `faults` put it in `mpdp bench <name>`, `mpdp bench scale` and the hardening fault
+    matrix; `audit_noise` (its default mechanism) in `mpdp audit`.
     """
 
     name: str
@@ -62,6 +103,10 @@ class LauncherProtocol:
     experiment: Experiment | None = None
     in_demo: bool = True
     demo_deployment: Any = None  # launcher.demo.DemoDeployment: the demo runs it on a deployment of its own
+    bench: Bench | None = None
+    scale: Scale | None = None
+    faults: Faults | None = None
+    audit_noise: str | None = None
 
 
 def protocol_arguments(args: argparse.Namespace, protocol: LauncherProtocol) -> argparse.Namespace:

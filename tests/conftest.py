@@ -25,6 +25,8 @@ def pytest_configure(config):
     child's kill), instead of leaving what the run started to outlive it."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupted)
+    for name in _protocols():  # `pytest -m pathak`: every test module named after the protocol
+        config.addinivalue_line("markers", f"{name}: tests of the {name} protocol (test modules named after it)")
 
 
 def _interrupted(signum, frame):
@@ -59,18 +61,30 @@ def pool(tmp_path_factory):
         deployments.close()
 
 
+def _protocols() -> list[str]:
+    from launcher.registry import PROTOCOLS
+
+    return list(PROTOCOLS)
+
+
 # Modules whose tests start real role processes (or the CLI): marked `network`, so that
-# `pytest -m "not network"` is the fast inner loop. CI runs everything.
+# `pytest -m "not network"` is the fast inner loop. CI runs everything. Each registered protocol's
+# `test_<protocol>_network` is one of them too.
 NETWORK_MODULES = {"test_authorization", "test_cli_bench", "test_cli_demo", "test_compose", "test_concurrency",
-                   "test_dppp_network", "test_du_network", "test_hamm_network", "test_hardening", "test_interrupted_runs", "test_logical_parties", "test_pathak_network", "test_tls"}
+                   "test_hardening", "test_interrupted_runs", "test_logical_parties", "test_tls"}
 SLOW_MODULES = {"test_cli_bench", "test_cli_demo", "test_compose", "test_concurrency", "test_hardening",
                 "test_interrupted_runs"}
 
 
 def pytest_collection_modifyitems(config, items):
+    protocols = set(_protocols())
     for item in items:
         module = item.module.__name__.rsplit(".", 1)[-1]
-        if module in NETWORK_MODULES or "pool" in getattr(item, "fixturenames", ()):
+        named = protocols.intersection(module.split("_")[1:])
+        for protocol in named:
+            item.add_marker(getattr(pytest.mark, protocol))
+        network = {f"test_{protocol}_network" for protocol in named}
+        if module in NETWORK_MODULES | network or "pool" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.network)
         if module in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)

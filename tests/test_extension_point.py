@@ -1,7 +1,10 @@
 """A protocol added through the registries alone (tests/secure_sum.py), and the layering every protocol keeps."""
 
 import ast
+import fnmatch
 import random
+import re
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -40,10 +43,15 @@ def test_a_test_only_protocol_runs_through_the_registries_alone(threshold_key):
                             ("party", "aggregator", "Step/extension"): k + holders}
 
 
-def test_the_launcher_builds_run_demo_and_experiment_from_its_registry(monkeypatch):
-    """One launcher entry gives `run <name>`, prefixed demo options and an experiment; cli.py is not edited."""
-    from launcher import cli, registry
-    from launcher.protocol import Experiment, LauncherProtocol, Option, protocol_arguments
+def test_the_launcher_builds_every_command_and_list_from_its_registry(monkeypatch):
+    """One launcher entry gives `run <name>`, prefixed demo options, an experiment, `bench <name>`, a place in
+    `bench scale`, `audit` and the fault matrix, and a test marker; cli.py is not edited."""
+    from launcher import audit, bench_scale, cli, hardening, registry
+    from launcher.protocol import Bench, Experiment, Faults, LauncherProtocol, Option, Scale, protocol_arguments
+    from tests import conftest
+
+    async def one_sum(topology, client_data, *rest):
+        return {"wall_s": 0.0, "traffic": []}
 
     ran = []
     entry = LauncherProtocol(
@@ -53,6 +61,12 @@ def test_the_launcher_builds_run_demo_and_experiment_from_its_registry(monkeypat
         summary=lambda report: f"sum mod {report['modulus']}",
         experiment=Experiment("sweep", lambda: [Option("out", {"type": Path})],
                               lambda args: ran.append(args.out) or 0),
+        bench=Bench("sums per second", lambda: [Option("rounds", {"type": int, "default": 1})],
+                    lambda args: ran.append(args.rounds) or 0),
+        scale=Scale(sizes=(3, 6), parties_per_process=3, rows_per_party=10, session=one_sum),
+        faults=Faults(received={"party": ["Step/extension/open"]}, sent={"aggregator": ["Step/extension/open"]},
+                      session=one_sum),
+        audit_noise="binomial",
     )
     monkeypatch.setitem(registry.PROTOCOLS, entry.name, entry)
     parser = cli.build_parser()
@@ -64,50 +78,76 @@ def test_the_launcher_builds_run_demo_and_experiment_from_its_registry(monkeypat
     assert seen.modulus == 13 and seen.parties == 5 and not hasattr(seen, "queries")
     experiment = parser.parse_args(["experiment", "secure-sum", "--out", "x"])
     assert experiment.handler(experiment) == 0 and ran == [Path("x")]
+    bench = parser.parse_args(["bench", "secure-sum", "--rounds", "4"])
+    assert bench.handler(bench) == 0 and ran == [Path("x"), 4]
+    scale = parser.parse_args(["bench", "scale", "--secure-sum-sizes", "3,9"])
+    assert "secure-sum" in scale.protocols.split(",") and scale.__dict__["secure_sum_sizes"] == "3,9"
+    assert bench_scale.scaled()["secure-sum"] is entry.scale
+    assert parser.parse_args(["audit", "secure-sum"]).protocol == "secure-sum"
+    assert audit.default_noise()["secure-sum"] == "binomial"
+    scenarios = hardening.full_matrix(3)
+    assert ("secure-sum", party(3), "kill-on:Step/extension/open") in scenarios
+    assert ("secure-sum", AGGREGATOR, "drop:Step/extension/open") in scenarios
+    assert "secure-sum" in conftest._protocols()
 
 
-LAYERS = {  # a package may import only from packages of a lower layer (or its own)
-    "cryptocore": 0, "privacy": 0, "learning": 0, "mpdp_proto": 0,
-    "sessions": 1, "threshold_sum": 2, "vote_proofs": 2, "wire": 2,
-    "dppp": 3, "pathak": 3, "hamm": 3, "du": 3, "keygen": 3, "deployments": 3,
-    "party": 4, "curator": 4, "aggregator": 4,
-    "launcher": 5,
-    "mpdp": 6,  # the Python API over the launcher
+LAYERS = {  # a package (a folder) may import only from packages of a lower layer (or its own)
+    "cryptocore/": 0, "privacy/": 0, "learning/": 0, "mpdp_proto/": 0,
+    "sessions/": 1, "threshold_sum/": 2, "vote_proofs/": 2, "wire/": 2,
+    "dppp/": 3, "pathak/": 3, "hamm/": 3, "du/": 3, "keygen/": 3, "deployments/": 3,
+    "party/": 4, "curator/": 4, "aggregator/": 4,
+    "launcher/": 5,
+    "mpdp/": 6,  # the Python API over the launcher (and, as the namespace, whatever deeper folder holds)
 }
+GENERATED = {"mpdp_proto/"}
+SUBPROTOCOLS = {"threshold_sum/", "vote_proofs/"}  # building blocks the protocols share: one layer, importing each other
+PROTOCOLS = {"dppp/", "pathak/", "hamm/", "du/", "keygen/"} | SUBPROTOCOLS
+ROLES = {"party/", "curator/", "aggregator/"}
+TRANSPORT = "wire/"
 # The transport carries envelopes for any protocol, anywhere: it knows no privacy accounting and no deployment.
-OUTSIDE_TRANSPORT = {"privacy", "learning", "deployments"}
-PROTOCOLS = {"dppp", "pathak", "hamm", "du", "threshold_sum", "vote_proofs", "keygen"}
-ROLES = {"party", "curator", "aggregator"}
+OUTSIDE_TRANSPORT = {"privacy/", "learning/", "deployments/"}
+
+
+def _package(path: str) -> str | None:
+    """The deepest LAYERS folder holding `path` (a file's, or a module's with dots as slashes)."""
+    held = [folder for folder in LAYERS if f"{path}/".startswith(folder)]
+    return max(held, key=len) if held else None
 
 
 def _imports(path: Path) -> set[str]:
+    """The first-party packages `path` imports (absolute imports, as folders)."""
     tree = ast.parse(path.read_text())
-    found = set()
+    modules = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found |= {alias.name.split(".")[0] for alias in node.names}
+            modules |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module.split(".")[0])
-    return found
+            modules |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+    found = {_package(module.replace(".", "/")) for module in modules}
+    if any(module == "tests" or module.startswith("tests.") for module in modules):
+        found.add("tests/")
+    return {package for package in found if package is not None}
 
 
 def test_no_import_runs_back_up_a_layer():
     """wire/ imports no protocol package, no privacy accounting and no deployment; no role package imports
     another; nothing imports a higher layer; production code imports nothing from tests/."""
     offences = []
-    for package, layer in LAYERS.items():
-        if package == "mpdp_proto":
+    files = {path for folder in LAYERS if folder not in GENERATED for path in (ROOT / folder).rglob("*.py")}
+    for path in sorted(files):
+        relative = str(path.relative_to(ROOT))
+        package = _package(relative.removesuffix(".py"))
+        if package is None or package in GENERATED:
             continue
-        for path in sorted((ROOT / package).rglob("*.py")):
-            for imported in _imports(path):
-                if imported == package or imported not in LAYERS and imported != "tests":
-                    continue
-                if imported == "tests" or LAYERS[imported] > layer \
-                        or (package == "wire" and imported in PROTOCOLS | OUTSIDE_TRANSPORT) \
-                        or (package in ROLES and imported in ROLES):
-                    offences.append(f"{path.relative_to(ROOT)} imports {imported}")
-                elif LAYERS[imported] == layer and package != imported and package not in ("threshold_sum", "vote_proofs"):
-                    offences.append(f"{path.relative_to(ROOT)} imports {imported} (same layer)")
+        layer = LAYERS[package]
+        for imported in _imports(path):
+            if imported == package:
+                continue
+            if imported == "tests/" or LAYERS[imported] > layer or (package == TRANSPORT and imported in PROTOCOLS | OUTSIDE_TRANSPORT) \
+                    or (package in ROLES and imported in ROLES):
+                offences.append(f"{relative} imports {imported}")
+            elif LAYERS[imported] == layer and not (package in SUBPROTOCOLS and imported in SUBPROTOCOLS):
+                offences.append(f"{relative} imports {imported} (same layer)")
     assert not offences, offences
 
 
@@ -195,3 +235,53 @@ def test_a_side_refuses_a_kind_it_has_no_handler_for():
         assert error.kind is Kind.INVALID_ARGUMENT and "takes no 'total'" in str(error)
     else:
         raise AssertionError("a kind without a handler was taken")
+
+
+# Shared launcher code that runs named protocols' sessions directly rather than through the registry: the wire
+# sample of `audit` (DPPP and Pathak releases) and `bench hardening` (concurrent and repeated DPPP and Pathak sessions).
+RUNS_NAMED_PROTOCOLS = {"audit/wire", "bench/hardening", "audit_wire", "bench_hardening"}
+
+
+def _launcher_owner(name: str, protocols: set[str]) -> str | None:
+    """The protocol a launcher module (path or dotted name) belongs to: its name carries the protocol's."""
+    owners = protocols.intersection(re.split(r"[/._]", name))
+    return owners.pop() if len(owners) == 1 else None
+
+
+def test_the_launcher_reaches_a_protocol_through_its_registry():
+    """A protocol's launcher code imports no other protocol's; the rest of the launcher imports a protocol's launcher
+    code only through the registry (and where it runs named protocols on purpose)."""
+    from launcher.registry import PROTOCOLS
+
+    protocols = set(PROTOCOLS)
+    offences = []
+    for path in sorted((ROOT / "launcher").rglob("*.py")):
+        relative = str(path.relative_to(ROOT / "launcher")).removesuffix(".py")
+        owner = _launcher_owner(relative, protocols)
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+                [f"{node.module}.{alias.name}" for alias in node.names] \
+                if isinstance(node, ast.ImportFrom) and node.module and node.level == 0 else []
+            for name in names:
+                if not name.startswith("launcher."):
+                    continue
+                imported = _launcher_owner(name.removeprefix("launcher."), protocols)
+                if imported is None or imported == owner:
+                    continue
+                if owner is not None or relative not in RUNS_NAMED_PROTOCOLS | {"registry"}:
+                    offences.append(f"launcher/{relative}.py imports {name}")
+    assert not offences, offences
+
+
+def test_every_package_is_installed_linted_and_type_checked():
+    """pyproject's package lists cover every top-level package on disk (generated code is not type-checked)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    packages = {path.parent.name for path in ROOT.glob("*/__init__.py")} - {"tests"}
+    included = config["tool"]["setuptools"]["packages"]["find"]["include"]
+    first_party = set(config["tool"]["ruff"]["lint"]["isort"]["known-first-party"])
+    checked = {entry.split("/")[0] for entry in config["tool"]["mypy"]["files"]}
+    generated = {folder.split("/")[0] for folder in GENERATED}
+    assert {p for p in packages if not any(fnmatch.fnmatchcase(p, pattern) for pattern in included)} == set()
+    assert packages - first_party == set()
+    assert packages - generated - checked == set()
