@@ -30,6 +30,7 @@ from hamm.parameters import DEFAULT_HONEST_FRACTION, HammParameters
 from hamm.release import Release
 from hamm.votes import vote_slots
 from launcher.experiment_plots import majority_line
+from launcher.experiment_threads import single_blas_thread
 from learning import datasets, models
 
 PARTIES = {"a9a": 1000, "har": 1000, "digits": 100}
@@ -192,6 +193,7 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
     return checks
 
 
+@single_blas_thread
 def run(out: Path, names: list[str], parties: int | None, data_dir, inverse_epsilons: list[float], trials: int,
         regularization: float, seed: int, wire_samples: int = 0, bits: int = 2048,
         parties_per_process: int = 250, splits: int = SPLITS) -> dict:
