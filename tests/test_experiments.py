@@ -145,3 +145,24 @@ def test_experiment_all_quick_writes_the_files_each_experiment_names(tmp_path):
         plots = experiment_table.files(report)  # the files docs/reproduction.md lists for a stored run
         assert plots and all((tmp_path / protocol / p).is_file() for p in plots), (protocol, plots)
         assert "mpdp experiment" in (tmp_path / protocol / "README.md").read_text()
+
+
+def test_runs_made_side_by_side_merge_into_the_report_one_run_writes(tmp_path):
+    runs = []
+    for number, name in enumerate(["breast-cancer", "a9a"]):
+        source = tmp_path / name
+        source.mkdir()
+        report = {"experiment": "du", "trials": 10, "seconds": 5.0 + number,
+                  "datasets": [{"dataset": name, "plot": f"du_{name}.png"}], "plots": [f"du_{name}.png"]}
+        (source / "du_report.json").write_text(json.dumps(report))
+        (source / f"du_{name}.png").write_bytes(b"png")
+        runs.append(source)
+    merged = experiment_all.merge_reports("du", runs, tmp_path / "out")
+    assert [result["dataset"] for result in merged["datasets"]] == ["breast-cancer", "a9a"]
+    assert merged["seconds"] == 11.0 and merged["plots"] == ["du_breast-cancer.png", "du_a9a.png"]
+    assert json.loads((tmp_path / "out" / "du_report.json").read_text()) == merged
+    assert all((tmp_path / "out" / name).is_file() for name in merged["plots"])
+    other = json.loads((runs[1] / "du_report.json").read_text())
+    (runs[1] / "du_report.json").write_text(json.dumps({**other, "trials": 2}))
+    with pytest.raises(ValueError, match="different settings"):
+        experiment_all.merge_reports("du", runs, tmp_path / "again")
