@@ -97,6 +97,9 @@ def run(args: argparse.Namespace) -> int:
                      if args.quick else "")
     if failures:
         print(f"mpdp: experiments that reported a failure: {', '.join(failures)}", file=sys.stderr)
+    elif not args.quick:
+        print(f"then `mpdp experiment table --results {args.out} --write` brings docs/reproduction.md's tables to "
+              "these results", file=sys.stderr)
     return 1 if failures else 0
 
 
