@@ -103,17 +103,23 @@ def run(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
-def merge_reports(protocol: str, sources: list[Path], out: Path) -> dict:
+MERGED_KEYS = ("datasets", "seconds", "plots", "plot", "processes", "wire_checks")
+
+
+def merge_reports(protocol: str, sources: list[Path], out: Path, differing: tuple[str, ...] = ()) -> dict:
     """One report from runs of the same experiment made side by side, one data set per process (what the
-    command would write with all of them in `--datasets`): their data sets in order, their plots copied."""
+    command would write with all of them in `--datasets`): their data sets in order, their plots copied.
+    Settings named in `differing` may differ between the runs; the report lists their values per run."""
     import json
     import shutil
 
     reports = [json.loads((source / f"{protocol}_report.json").read_text()) for source in sources]
-    if len({json.dumps({k: v for k, v in r.items() if k not in ("datasets", "seconds", "plots", "plot", "processes", "wire_checks")}, sort_keys=True)
-            for r in reports}) != 1:
+    ignored = (*MERGED_KEYS, *differing)
+    if len({json.dumps({k: v for k, v in r.items() if k not in ignored}, sort_keys=True) for r in reports}) != 1:
         raise ValueError(f"the {protocol} reports were made with different settings")
     merged = dict(reports[0])
+    for key in differing:
+        merged[key] = [report.get(key) for report in reports]
     merged["datasets"] = [result for report in reports for result in report["datasets"]]
     merged["seconds"] = sum(report["seconds"] for report in reports)
     merged["processes"] = "one data set per process, side by side; `seconds` is their sum"

@@ -202,26 +202,30 @@ def _hamm_lines(report: dict | None) -> list[list[str]]:
                   f"a9a, M = {a9a['parties']}" if a9a else NOT_STORED, "KDD-99 and the URL data are not shipped",
                   larger, _hamm_result(a9a) if a9a else "—"])
     if report is not None:
+        splits = {name: result["non_private_splits"]["batch"]["trials"] for name, result in results.items()}
+        fewer = [f"{name}: {count} splits" for name, count in splits.items() if count < 10]
         lines.append([paper, "non-private methods over 10 splits, private ones over noise draws",
-                      f"{report['splits']} splits; {report['trials_private']} noise draws per private point", "—",
-                      "—" if report["splits"] >= 10 and report["trials_private"] >= 100 else "the paper's 10 splits "
-                      "and 100 draws", "see the table below"])
+                      ", ".join(f"{name} {count} splits" for name, count in splits.items())
+                      + f"; {report['trials_private']} noise draws per private point", "—",
+                      "; ".join(fewer + ([] if report["trials_private"] >= 100 else ["fewer than 100 draws"])) or "—",
+                      "see the table below"])
     return lines
 
 
 def _hamm_measured(report: dict) -> str:
-    rows = ["| data | M | classes | batch | indiv | soft / avg / vote at 1/ε = 0 | soft / avg / vote at 1/ε = 1 | "
-            "majority class |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    rows = ["| data | M | classes | splits | batch | indiv | soft / avg / vote at 1/ε = 0 | soft / avg / vote at 1/ε = 1 "
+            "| majority class |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for result in report["datasets"]:
         over = result["non_private_splits"]
         one = [point for point in result["points"] if point["inverse_epsilon"] == 1]
         private = " / ".join(_f(one[0][method]["mean"]) for method in ("soft", "avg", "vote")) if one else "—"
-        rows.append(f"| {result['dataset']} | {result['parties']} | {result['classes']} | {_f(over['batch']['mean'])} | "
+        rows.append(f"| {result['dataset']} | {result['parties']} | {result['classes']} | {over['batch']['trials']} | "
+                    f"{_f(over['batch']['mean'])} | "
                     f"{_f(over['indiv']['mean'])} | "
                     + " / ".join(_f(over[method]["mean"]) for method in ("soft", "avg", "vote"))
                     + f" | {private} | {_f(result['majority_class_rate'])} |")
     paper = ", ".join(f"{name} {value:.2f}" for name, value in report["paper_har_m1000"].items())
-    return (f"Test accuracy; non-private columns: mean over {report['splits']} splits; private: mean of "
+    return (f"Test accuracy; non-private columns: mean over the splits; private: mean of "
             f"{report['trials_private']} noise draws:\n\n" + "\n".join(rows)
             + f"\n\nThe paper (activity recognition, M = 1 000): {paper}.")
 
