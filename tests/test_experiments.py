@@ -166,3 +166,4 @@ def test_runs_made_side_by_side_merge_into_the_report_one_run_writes(tmp_path):
     (runs[1] / "du_report.json").write_text(json.dumps({**other, "trials": 2}))
     with pytest.raises(ValueError, match="different settings"):
         experiment_all.merge_reports("du", runs, tmp_path / "again")
+    assert experiment_all.merge_reports("du", runs, tmp_path / "again", differing=("trials",))["trials"] == [10, 2]
