@@ -696,6 +696,12 @@ def _add_experiment_command(commands) -> None:
     every.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
     every.add_argument("--quick", action="store_true", help="tiny sizes: checks the files, not a result")
     every.set_defaults(handler=_experiment_all)
+    table = experiments.add_parser("table", help="docs/reproduction.md's tables from the stored JSON (check, "
+                                                 "--write, --summary)")
+    from launcher import experiment_table
+
+    experiment_table.add_arguments(table)
+    table.set_defaults(handler=experiment_table.run)
 
 
 def _experiment_all(args) -> int:

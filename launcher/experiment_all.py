@@ -97,4 +97,44 @@ def run(args: argparse.Namespace) -> int:
                      if args.quick else "")
     if failures:
         print(f"mpdp: experiments that reported a failure: {', '.join(failures)}", file=sys.stderr)
+    elif not args.quick:
+        print(f"then `mpdp experiment table --results {args.out} --write` brings docs/reproduction.md's tables to "
+              "these results", file=sys.stderr)
     return 1 if failures else 0
+
+
+MERGED_KEYS = ("datasets", "seconds", "plots", "plot", "processes", "wire_checks")
+
+
+def merge_reports(protocol: str, sources: list[Path], out: Path, differing: tuple[str, ...] = ()) -> dict:
+    """One report from runs of the same experiment made side by side, one data set per process (what the
+    command would write with all of them in `--datasets`): their data sets in order, their plots copied.
+    Settings named in `differing` may differ between the runs; the report lists their values per run."""
+    import json
+    import shutil
+
+    reports = [json.loads((source / f"{protocol}_report.json").read_text()) for source in sources]
+    ignored = (*MERGED_KEYS, *differing)
+    if len({json.dumps({k: v for k, v in r.items() if k not in ignored}, sort_keys=True) for r in reports}) != 1:
+        raise ValueError(f"the {protocol} reports were made with different settings")
+    merged = dict(reports[0])
+    for key in differing:
+        merged[key] = [report.get(key) for report in reports]
+    merged["datasets"] = [result for report in reports for result in report["datasets"]]
+    merged["seconds"] = sum(report["seconds"] for report in reports)
+    merged["processes"] = "one data set per process, side by side; `seconds` is their sum"
+    if "plots" in merged:
+        merged["plots"] = [name for report in reports for name in report["plots"]]
+    out.mkdir(parents=True, exist_ok=True)
+    if protocol == "hamm":  # one figure for every data set: drawn again
+        from launcher import experiment_hamm
+
+        merged["wire_checks"] = [check for report in reports for check in report["wire_checks"]]
+        merged["plot"] = experiment_hamm.plot(merged, out)
+    else:
+        for source in sources:
+            for plot in source.glob("*.png"):
+                if source.resolve() != out.resolve():
+                    shutil.copy(plot, out / plot.name)
+    (out / f"{protocol}_report.json").write_text(json.dumps(merged, indent=2))
+    return merged

@@ -23,6 +23,7 @@ import numpy as np
 from dppp.reference import labels as argmax_labels
 from dppp.reference import one_hot, simulate_round, simulate_skellam_round
 from launcher.experiment_plots import majority_accuracy, majority_line
+from launcher.experiment_threads import single_blas_thread
 from learning import datasets, models
 from privacy.binomial import BinomialCalibration
 from privacy.skellam import SkellamCalibration, minimal_grid
@@ -175,6 +176,7 @@ def plot(result: dict, path: Path) -> None:
     plt.close(figure)
 
 
+@single_blas_thread
 def run(out: Path, dataset_names: list[str], epsilons: list[float], runs: int, queries: int | None,
         delta: float | None, teacher_model: str, data_dir, seed: int, delta_factors=DELTA_FACTORS,
         delta_epsilon: float = DELTA_SWEEP_EPSILON) -> dict:

@@ -23,6 +23,7 @@ from du import accounting, reference
 from du.objectives import augment
 from du.parameters import METHODS, DuParameters
 from launcher.experiment_plots import majority_line
+from launcher.experiment_threads import single_blas_thread
 from learning import datasets
 
 SPLIT = (0.4, 0.3, 0.1)  # of all rows; the remaining 20 % is the test set
@@ -107,6 +108,7 @@ def run_dataset(name: str, data_dir, epsilons: list[float], trials: int, rounds:
     return result
 
 
+@single_blas_thread
 def run(out: Path, names: list[str], data_dir, epsilons: list[float], trials: int, rounds: int, epochs: int,
         regularization: float, seed: int, sweep_epsilon: float = 0.8) -> dict:
     out.mkdir(parents=True, exist_ok=True)

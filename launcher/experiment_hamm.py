@@ -14,6 +14,7 @@ process, mutual TLS, test mode for the seeded η) and must equal the reference e
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 import random
@@ -30,6 +31,7 @@ from hamm.parameters import DEFAULT_HONEST_FRACTION, HammParameters
 from hamm.release import Release
 from hamm.votes import vote_slots
 from launcher.experiment_plots import majority_line
+from launcher.experiment_threads import single_blas_thread
 from learning import datasets, models
 
 PARTIES = {"a9a": 1000, "har": 1000, "digits": 100}
@@ -59,11 +61,17 @@ def _summary(values: list[float]) -> dict:
     return {"mean": float(np.mean(values)), "std": float(np.std(values)), "trials": len(values)}
 
 
+@functools.lru_cache(maxsize=4)
+def _load(name: str, data_dir) -> datasets.Dataset:
+    """Each split reads the same data set: read (for HAR, computed from the signals) once."""
+    return datasets.load(name, data_dir=data_dir, scaling=SCALING)
+
+
 class Setting:
     """One data set's split, the parties' local classifiers and their votes on X_aux."""
 
     def __init__(self, name: str, parties: int, data_dir, seed: int, regularization: float):
-        self.dataset = datasets.load(name, data_dir=data_dir, scaling=SCALING)
+        self.dataset = _load(name, data_dir)
         self.parties, self.seed, self.regularization = parties, seed, regularization
         # The placement `mpdp up --seed S --aux-fraction 0.1 --scaling unit-rows` makes, so wire checks see the same data.
         split = datasets.split_for_teachers(self.dataset, parties, np.random.default_rng(seed),
@@ -192,6 +200,7 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
     return checks
 
 
+@single_blas_thread
 def run(out: Path, names: list[str], parties: int | None, data_dir, inverse_epsilons: list[float], trials: int,
         regularization: float, seed: int, wire_samples: int = 0, bits: int = 2048,
         parties_per_process: int = 250, splits: int = SPLITS) -> dict:

@@ -22,6 +22,7 @@ import numpy as np
 from sklearn.datasets import load_svmlight_file
 
 from launcher.experiment_plots import majority_line
+from launcher.experiment_threads import single_blas_thread
 from learning.datasets import A9A_FEATURES, data_directory
 from learning.pathak_local import signed_labels, train
 from privacy.mechanisms import CALIBRATIONS, MECHANISMS, OutputPerturbation
@@ -105,6 +106,7 @@ def wire_check(out: Path, parts: list[tuple[np.ndarray, np.ndarray]], test: tupl
     return checks
 
 
+@single_blas_thread
 def run(out: Path, data_dir, runs: int, epsilons: list[float], lambdas: list[float], delta: float, seed: int,
         wire_samples: int = 0, bits: int = 2048) -> dict:
     out.mkdir(parents=True, exist_ok=True)

@@ -1,55 +1,73 @@
 """The paper experiments: the data sets optional packages ship, the reading of their files, independent noise
-per point, `mpdp experiment all` writing the files docs/reproduction.md names, and that page's figures equal
-the stored JSON."""
+per point, `mpdp experiment all` writing the files docs/reproduction.md names, and that page's tables equal the
+stored JSON."""
 
 import gzip
 import json
 import os
 import pickle
-import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from launcher import experiment_all, experiment_du
+from launcher import experiment_all, experiment_du, experiment_table
 from learning import datasets, shipped
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "reproduction.md"
+RESULTS = ROOT / "docs" / "results"
 A9A = os.environ.get(datasets.DATA_DIR_ENV, "")  # a9a is not shipped: used where $MPDP_DATA_DIR holds it
 
 
-def _page_block() -> dict:
-    """The machine-readable block of docs/reproduction.md: the files each experiment writes, the figures quoted."""
-    found = re.search(r"```json\n(\{.*?\})\n```", PAGE.read_text(), re.S)
-    assert found, "docs/reproduction.md has no ```json block"
-    return json.loads(found.group(1))
+def test_the_page_s_tables_equal_the_ones_generated_from_the_stored_json():
+    block = experiment_table.between(PAGE.read_text(), experiment_table.BEGIN, experiment_table.END)
+    assert block is not None, "docs/reproduction.md has no generated block"
+    assert block == experiment_table.render(experiment_table.load()), "run `mpdp experiment table --write`"
 
 
-def _at(document, path: str):
-    for key in path.split("/"):
-        document = document[int(key)] if isinstance(document, list) else document[key]
-    return document
+def test_the_tables_print_what_the_json_holds(tmp_path):
+    """A figure changed in a stored report changes the table: the numbers are read, not written by hand."""
+    for protocol in experiment_table.PROTOCOLS:
+        source = RESULTS / protocol / f"{protocol}_report.json"
+        if source.is_file():
+            (tmp_path / protocol).mkdir()
+            (tmp_path / protocol / source.name).write_text(source.read_text())
+    du = json.loads((tmp_path / "du" / "du_report.json").read_text())
+    du["datasets"][0]["epsilon_sweep"][0]["functional"]["mean"] = 0.123456
+    du["datasets"][0]["majority_error"] = 0.4321
+    (tmp_path / "du" / "du_report.json").write_text(json.dumps(du))
+    reports = experiment_table.load(tmp_path)
+    table, short = experiment_table.render(reports), experiment_table.summary(reports)
+    assert "| 0.123 |" in table and "majority class 0.432" in table and "functional 0.123" in short
+    assert table != experiment_table.render(experiment_table.load())
+    (tmp_path / "du" / "du_report.json").unlink()
+    assert "No stored report: `mpdp experiment du" in experiment_table.render(experiment_table.load(tmp_path))
 
 
-def test_every_figure_the_page_quotes_equals_the_stored_json():
-    block = _page_block()
-    assert block["figures"], "the page quotes no figure"
-    text = PAGE.read_text()
-    for figure in block["figures"]:
-        stored = _at(json.loads((ROOT / figure["file"]).read_text()), figure["path"])
-        assert round(float(stored), figure["digits"]) == pytest.approx(figure["value"]), figure
-        # and the page's prose/table prints that value where it says
-        assert f"{figure['value']:.{figure['digits']}f}" in text, figure
+def test_the_summary_fits_the_readme():
+    short = experiment_table.summary(experiment_table.load())
+    assert len(short.splitlines()) - 2 <= 15  # the two markers aside
+    readme = (ROOT / "README.md").read_text()
+    if experiment_table.SUMMARY_BEGIN not in readme:
+        pytest.skip("the README does not carry the generated summary")
+    assert experiment_table.between(readme, experiment_table.SUMMARY_BEGIN, experiment_table.SUMMARY_END) == short
 
 
-def test_every_stored_result_has_the_files_the_page_names():
-    for protocol, files in _page_block()["files"].items():
-        directory = ROOT / "docs" / "results" / protocol
-        for name in [*files, "README.md"]:
-            assert (directory / name).is_file(), f"{directory / name} is named by the page and missing"
-        assert "mpdp experiment" in (directory / "README.md").read_text()
+def test_every_stored_result_has_the_files_its_report_names_and_a_command():
+    stored = {protocol: report for protocol, report in experiment_table.load().items() if report is not None}
+    assert stored, "no experiment is stored"
+    for protocol, report in stored.items():
+        directory = RESULTS / protocol
+        for name in [*experiment_table.files(report), "README.md"]:
+            assert (directory / name).is_file(), f"{directory / name} is named by its report and missing"
+        assert f"mpdp experiment {protocol} --out docs/results/{protocol}" in (directory / "README.md").read_text()
+
+
+def test_experiment_all_rebuilds_every_stored_experiment():
+    reports = {path.parent.name for path in RESULTS.glob("*/*_report.json")}
+    assert reports <= set(experiment_all.FULL), reports - set(experiment_all.FULL)
+    assert set(experiment_all.FULL) == set(experiment_all.QUICK) == set(experiment_table.PROTOCOLS)
 
 
 def test_unknown_names_in_the_hapt_pickle_are_refused(tmp_path):
@@ -124,7 +142,28 @@ def test_experiment_all_quick_writes_the_files_each_experiment_names(tmp_path):
         expected["pathak"] = "pathak_report.json"
     for protocol, name in expected.items():
         report = json.loads((tmp_path / protocol / name).read_text())
-        plots = report.get("plots") or [report.get("plot")] + [d.get("plot") for d in report.get("datasets", [])]
-        plots = [p for p in plots if p]
+        plots = experiment_table.files(report)  # the files docs/reproduction.md lists for a stored run
         assert plots and all((tmp_path / protocol / p).is_file() for p in plots), (protocol, plots)
         assert "mpdp experiment" in (tmp_path / protocol / "README.md").read_text()
+
+
+def test_runs_made_side_by_side_merge_into_the_report_one_run_writes(tmp_path):
+    runs = []
+    for number, name in enumerate(["breast-cancer", "a9a"]):
+        source = tmp_path / name
+        source.mkdir()
+        report = {"experiment": "du", "trials": 10, "seconds": 5.0 + number,
+                  "datasets": [{"dataset": name, "plot": f"du_{name}.png"}], "plots": [f"du_{name}.png"]}
+        (source / "du_report.json").write_text(json.dumps(report))
+        (source / f"du_{name}.png").write_bytes(b"png")
+        runs.append(source)
+    merged = experiment_all.merge_reports("du", runs, tmp_path / "out")
+    assert [result["dataset"] for result in merged["datasets"]] == ["breast-cancer", "a9a"]
+    assert merged["seconds"] == 11.0 and merged["plots"] == ["du_breast-cancer.png", "du_a9a.png"]
+    assert json.loads((tmp_path / "out" / "du_report.json").read_text()) == merged
+    assert all((tmp_path / "out" / name).is_file() for name in merged["plots"])
+    other = json.loads((runs[1] / "du_report.json").read_text())
+    (runs[1] / "du_report.json").write_text(json.dumps({**other, "trials": 2}))
+    with pytest.raises(ValueError, match="different settings"):
+        experiment_all.merge_reports("du", runs, tmp_path / "again")
+    assert experiment_all.merge_reports("du", runs, tmp_path / "again", differing=("trials",))["trials"] == [10, 2]
