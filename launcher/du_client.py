@@ -11,7 +11,6 @@ from cryptocore import keyfiles
 from du import accounting
 from du.objectives import augment
 from du.parameters import DEFAULT_HONEST_FRACTION, MAX_RECORDS, DuParameters
-from du.reference import predict
 from launcher.client import await_result
 from launcher.progress import progress
 from learning import evaluation
@@ -47,8 +46,11 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
     result = reply.du.result
     theta = np.array(result.theta)
     test_x, test_y = client_data["test_features"], client_data["test_labels"]
-    error = float(np.mean(predict(theta, test_x) != test_y))
-    test_metrics = evaluation.metrics(test_y, predict(theta, test_x), augment(test_x) @ theta)
+    # the cut from the public rows (post-processing): noise on α alone no longer sends every row to one side
+    cut = threshold.on_public_rows(augment(evaluation.public_rows(client_data)) @ theta)
+    predictions = threshold.predict(augment(test_x) @ theta, cut)
+    error = float(np.mean(predictions != test_y))
+    test_metrics = evaluation.metrics(test_y, predictions, augment(test_x) @ theta)
     rounds = [{"round": r.round, "participants": list(r.participants), "step_norm": r.step_norm,
                "seconds": r.seconds} for r in result.history]
     return {
@@ -65,7 +67,7 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
             "round_deadline_s": round_deadline_s,
         },
         "result": {
-            "theta": theta.tolist(), "rounds": result.rounds, "stopped": result.stopped, "history": rounds,
+            "theta": theta.tolist(), "threshold": cut, "rounds": result.rounds, "stopped": result.stopped, "history": rounds,
             "dropped": list(result.dropped), "test_accuracy": 1 - error, "test_misclassification": error,
             "test_metrics": test_metrics,
             "majority_class_rate": float(np.max(np.bincount(test_y)) / len(test_y)),

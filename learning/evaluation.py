@@ -31,6 +31,14 @@ def metrics(labels: np.ndarray, predictions: np.ndarray, scores: np.ndarray | No
     return result
 
 
+def public_rows(client_data: dict) -> np.ndarray:
+    """The deployment's public, unlabelled rows (none under a percentage split)."""
+    features = client_data.get("public_features")
+    if features is None or len(features) == 0:
+        return np.zeros((0, client_data["test_features"].shape[1]))
+    return np.asarray(features, dtype=float)
+
+
 def majority_rate(labels: np.ndarray) -> float:
     _, counts = np.unique(np.asarray(labels), return_counts=True)
     return float(counts.max() / counts.sum())
