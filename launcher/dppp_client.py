@@ -108,7 +108,7 @@ def _student_metrics(student, client_data: dict) -> dict:
     """The student's test metrics, a binary student cut on the public rows (learning/threshold.py)."""
     test_x, test_y = client_data["test_features"], client_data["test_labels"]
     if not hasattr(student, "decision_function") or len(getattr(student, "classes_", ())) != 2:
-        return evaluation.metrics(test_y, student.predict(test_x))
+        return evaluation.metrics(test_y, student.predict(test_x), spread=True)
     cut = threshold.on_public_rows(student.decision_function(evaluation.public_rows(client_data)))
     scores = student.decision_function(test_x)
-    return {**evaluation.metrics(test_y, threshold.predict(scores, cut), scores), "threshold": cut}
+    return {**evaluation.metrics(test_y, threshold.predict(scores, cut), scores, spread=True), "threshold": cut}

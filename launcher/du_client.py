@@ -13,7 +13,7 @@ from du.objectives import augment
 from du.parameters import DEFAULT_HONEST_FRACTION, MAX_RECORDS, DuParameters
 from launcher.client import await_result
 from launcher.progress import progress
-from learning import evaluation
+from learning import evaluation, threshold
 from mpdp_proto.v1 import du_pb2
 from sessions.identity import AGGREGATOR
 from wire.topology import Topology
@@ -50,7 +50,8 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
     cut = threshold.on_public_rows(augment(evaluation.public_rows(client_data)) @ theta)
     predictions = threshold.predict(augment(test_x) @ theta, cut)
     error = float(np.mean(predictions != test_y))
-    test_metrics = evaluation.metrics(test_y, predictions, augment(test_x) @ theta)
+    test_metrics = {**evaluation.metrics(test_y, predictions, augment(test_x) @ theta, spread=True),
+                    "threshold": cut}
     rounds = [{"round": r.round, "participants": list(r.participants), "step_norm": r.step_norm,
                "seconds": r.seconds} for r in result.history]
     return {
@@ -67,7 +68,7 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
             "round_deadline_s": round_deadline_s,
         },
         "result": {
-            "theta": theta.tolist(), "threshold": cut, "rounds": result.rounds, "stopped": result.stopped, "history": rounds,
+            "theta": theta.tolist(), "rounds": result.rounds, "stopped": result.stopped, "history": rounds,
             "dropped": list(result.dropped), "test_accuracy": 1 - error, "test_misclassification": error,
             "test_metrics": test_metrics,
             "majority_class_rate": float(np.max(np.bincount(test_y)) / len(test_y)),

@@ -107,7 +107,7 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
     cut = threshold.on_public_rows(evaluation.public_rows(client_data) @ w)  # public rows only: post-processing
     predictions = np.where(threshold.predict(test_x @ w, cut) == 1, 1.0, -1.0)
     accuracy = float(np.mean(predictions == test_y))
-    test_metrics = evaluation.metrics(test_y, predictions, test_x @ w)
+    test_metrics = {**evaluation.metrics(test_y, predictions, test_x @ w, spread=True), "threshold": cut}
     stage_timing = {str(p): {t.stage: t.seconds for t in s.timing} for p, s in zip(participants, shares)}
     return {
         "protocol": "pathak",
@@ -117,7 +117,6 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
                        "comparison_bits": parameters.comparison_bits, "noise_value_bits": parameters.noise.noise_value_bits},
         "result": {
             "w": w.tolist(),
-            "threshold": cut,
             "norm": float(np.linalg.norm(w)),
             "test_accuracy": accuracy,
             "test_metrics": test_metrics,
