@@ -95,12 +95,15 @@ def dppp(args, parties: int, client_data: dict) -> dict | None:
     if getattr(args, "noise", "binomial") != "binomial":
         return None
     from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
+    from privacy.binomial import BinomialCalibration
 
     queries = min(args.queries, len(client_data.get("public_features", ())))
     if queries < 1:
         return None
     calibration = DpppParameters.with_minimal_noise(args.epsilon, args.delta, queries, int(client_data["classes"]),
                                                     parties, DEFAULT_HONEST_FRACTION, True, bytes(32)).calibration
+    if not isinstance(calibration, BinomialCalibration):
+        return None
     tosses = calibration.tosses_per_teacher
     noise = math.sqrt(parties * tosses / 2)
     return _check("DPPP vote histogram", noise, parties,

@@ -25,9 +25,9 @@ def metrics(labels: np.ndarray, predictions: np.ndarray, scores: np.ndarray | No
     from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
     labels, predictions = np.asarray(labels), np.asarray(predictions)
-    result = {"accuracy": float(np.mean(labels == predictions)),
-              "balanced_accuracy": float(balanced_accuracy_score(labels, predictions)),
-              "one_class": bool(len(np.unique(predictions)) == 1)}
+    result: dict = {"accuracy": float(np.mean(labels == predictions)),
+                    "balanced_accuracy": float(balanced_accuracy_score(labels, predictions)),
+                    "one_class": bool(len(np.unique(predictions)) == 1)}
     if scores is not None and len(np.unique(labels)) == 2:
         result["auc"] = float(roc_auc_score(labels, scores))
     if spread:
