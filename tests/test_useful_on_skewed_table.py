@@ -130,3 +130,20 @@ def test_dppp_says_before_running_that_five_teachers_are_too_few():
     five, ten = noise_check.dppp(args, 5, data), noise_check.dppp(args, 10, data)
     assert five["ratio"] > 1 and "more teachers" in five["warnings"][0]
     assert ten["ratio"] < 1 and not ten["warnings"]
+
+
+def test_one_draws_spread_and_the_cut_are_in_the_report_and_the_summary():
+    from launcher.summary import context_lines
+
+    rng = np.random.default_rng(3)
+    labels = (rng.random(400) < 0.12).astype(int)
+    scores = labels + rng.normal(0, 1, 400)
+    cut = threshold.on_public_rows(rng.normal(-1, 1, 200))
+    found = {**evaluation.metrics(labels, threshold.predict(scores, cut), scores, spread=True), "threshold": cut}
+    spread = found["spread"]
+    assert 0 < spread["accuracy"] < 0.05 and 0 < spread["auc"] < 0.1 and "400 test rows" in spread["method"]
+    report = {"result": {"test_metrics": found},
+              "baselines": {"test_rows": 400, "majority_class_rate": evaluation.majority_rate(labels)}}
+    text = "\n".join(context_lines(report))
+    assert "one draw's spread" in text and "bootstrap over the 400 test rows" in text
+    assert "decision threshold" in text and "public rows" in text
