@@ -553,7 +553,8 @@ def _add_up_command(commands) -> None:
     up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     up.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     up.add_argument("--model", "--models", dest="model",
-                    help="the parties' local models: svm-rbf (default), logistic, random-forest, knn, or several "
+                    help="the parties' local models: logistic-balanced (default), svm-rbf (the DPPP paper's), logistic, "
+                         "random-forest, knn, or several "
                          "comma-separated (assigned round-robin)")
     up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
     up.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",

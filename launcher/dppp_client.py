@@ -15,7 +15,7 @@ from deployments.topology import Topology
 from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from launcher.client import await_result, role_stub, to_role
 from launcher.progress import progress
-from learning import evaluation, models
+from learning import evaluation, models, threshold
 from mpdp_proto.v1 import dppp_pb2
 from sessions.identity import AGGREGATOR, CLIENT
 from sessions.matrices import matrix_to_proto
@@ -52,6 +52,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     histograms = np.array(result.histograms, dtype=np.int64).reshape(result.queries, result.classes)
     student = models.train(models.DEFAULT_STUDENT_MODEL, public_features[:queries], labels)
     true_labels = client_data["public_labels"][:queries]
+    student_metrics = _student_metrics(student, client_data)
     timing = {t.stage: t.seconds for t in result.timing}
     timing["client_round_trip"] = round_s
     timing["client_noise_search"] = search_s  # the roles only check N (timing["calibration"])
@@ -71,8 +72,8 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
             "histograms": histograms.tolist(),
             "label_agreement_with_truth": float(np.mean(labels == true_labels)),
             "student_model": models.DEFAULT_STUDENT_MODEL,
-            "student_test_accuracy": models.accuracy(student, client_data["test_features"], client_data["test_labels"]),
-            "test_metrics": _student_metrics(student, client_data),
+            "student_test_accuracy": student_metrics["accuracy"],
+            "test_metrics": student_metrics,
             "contributors": list(result.contributors),
             "decryptors": list(result.decryptors),
             "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
@@ -106,7 +107,10 @@ async def test_records(topology: Topology, session_id: str) -> dict[int, dppp_pb
 
 
 def _student_metrics(student, client_data: dict) -> dict:
+    """The student's test metrics, a binary student cut on the public rows (learning/threshold.py)."""
     test_x, test_y = client_data["test_features"], client_data["test_labels"]
-    scores = student.predict_proba(test_x)[:, 1] if hasattr(student, "predict_proba") and \
-        len(getattr(student, "classes_", ())) == 2 else None
-    return evaluation.metrics(test_y, student.predict(test_x), scores)
+    if not hasattr(student, "decision_function") or len(getattr(student, "classes_", ())) != 2:
+        return evaluation.metrics(test_y, student.predict(test_x), spread=True)
+    cut = threshold.on_public_rows(student.decision_function(evaluation.public_rows(client_data)))
+    scores = student.decision_function(test_x)
+    return {**evaluation.metrics(test_y, threshold.predict(scores, cut), scores, spread=True), "threshold": cut}

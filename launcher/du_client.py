@@ -12,10 +12,9 @@ from deployments.topology import Topology
 from du import accounting
 from du.objectives import augment
 from du.parameters import DEFAULT_HONEST_FRACTION, MAX_RECORDS, DuParameters
-from du.reference import predict
 from launcher.client import await_result
 from launcher.progress import progress
-from learning import evaluation
+from learning import evaluation, threshold
 from mpdp_proto.v1 import du_pb2
 from sessions.identity import AGGREGATOR
 
@@ -47,8 +46,12 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
     result = reply.du.result
     theta = np.array(result.theta)
     test_x, test_y = client_data["test_features"], client_data["test_labels"]
-    error = float(np.mean(predict(theta, test_x) != test_y))
-    test_metrics = evaluation.metrics(test_y, predict(theta, test_x), augment(test_x) @ theta)
+    # the cut from the public rows (post-processing): noise on α alone no longer sends every row to one side
+    cut = threshold.on_public_rows(augment(evaluation.public_rows(client_data)) @ theta)
+    predictions = threshold.predict(augment(test_x) @ theta, cut)
+    error = float(np.mean(predictions != test_y))
+    test_metrics = {**evaluation.metrics(test_y, predictions, augment(test_x) @ theta, spread=True),
+                    "threshold": cut}
     rounds = [{"round": r.round, "participants": list(r.participants), "step_norm": r.step_norm,
                "seconds": r.seconds} for r in result.history]
     return {

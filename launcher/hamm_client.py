@@ -45,7 +45,8 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
         weights = weights.reshape(result.rows, -1)
     test_x, test_y = client_data["test_features"], client_data["test_labels"]
     accuracy = float(np.mean(predict(weights, test_x) == test_y))
-    test_metrics = evaluation.metrics(test_y, predict(weights, test_x), test_x @ weights if weights.ndim == 1 else None)
+    test_metrics = evaluation.metrics(test_y, predict(weights, test_x), test_x @ weights if weights.ndim == 1 else None,
+                                      spread=True)
     majority = float(np.max(np.bincount(test_y)) / len(test_y))
     timing = {t.stage: t.seconds for t in result.timing}
     timing["client_round_trip"] = round_s

@@ -76,19 +76,44 @@ def du(args, parties: int, client_data: dict) -> dict | None:
                   "raise ε per round, the parties' rows, or lower d", parties)
 
 
-def _check(what: str, noise: float, signal: float, formula: str, fix: str, parties: int) -> dict:
+def _check(what: str, noise: float, signal: float, formula: str, fix: str, parties: int,
+           signal_name: str = "the largest model the regulariser allows") -> dict:
     ratio = noise / signal
     result: dict = {"release": what, "expected_noise_norm": noise, "signal_bound": signal, "ratio": ratio,
               "formula": formula, "parties": parties, "warnings": []}
     if ratio > NOISY:
         verdict = ("it cannot learn" if ratio > TOO_NOISY else
                    "one noise draw decides the result (`--repeat R` shows the spread)")
-        result["warnings"].append(f"{what}: at M = {parties} the expected noise is {ratio:.3g}× the largest model "
-                                  f"the regulariser allows ({formula}); {verdict}: {fix}")
+        result["warnings"].append(f"{what}: at M = {parties} the expected noise is {ratio:.3g}× {signal_name} "
+                                  f"({formula}); {verdict}: {fix}")
     return result
 
 
-CHECKS = {"hamm": hamm, "pathak": pathak, "du": du}
+def dppp(args, parties: int, client_data: dict) -> dict | None:
+    """A unanimous vote's margin is K; the difference of two noisy counts has std √(K·N_i/2) (Bin(N_i, ½) from
+    every teacher), which depends on ε, δ and Q, not on K. Their ratio is the noise against the signal."""
+    if getattr(args, "noise", "binomial") != "binomial":
+        return None
+    from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
+    from privacy.binomial import BinomialCalibration
+
+    queries = min(args.queries, len(client_data.get("public_features", ())))
+    if queries < 1:
+        return None
+    calibration = DpppParameters.with_minimal_noise(args.epsilon, args.delta, queries, int(client_data["classes"]),
+                                                    parties, DEFAULT_HONEST_FRACTION, True, bytes(32)).calibration
+    if not isinstance(calibration, BinomialCalibration):
+        return None
+    tosses = calibration.tosses_per_teacher
+    noise = math.sqrt(parties * tosses / 2)
+    return _check("DPPP vote histogram", noise, parties,
+                  f"std √(K·N_i/2) of a count difference, N_i = {tosses} over {queries} queries, against the "
+                  f"unanimous margin K = {parties}",
+                  "more teachers (`mpdp up --parties 10` or more; the margin grows with K, the noise as √K), or "
+                  "raise ε", parties, signal_name="the unanimous vote's margin")
+
+
+CHECKS = {"hamm": hamm, "pathak": pathak, "du": du, "dppp": dppp}
 
 
 def estimate(protocol: str, args, topology, client_data: dict) -> dict:

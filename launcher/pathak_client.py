@@ -14,7 +14,7 @@ import numpy as np
 from deployments.topology import Topology
 from launcher.client import collect_traffic, role_stub, to_role
 from launcher.progress import progress
-from learning import evaluation
+from learning import evaluation, threshold
 from learning.pathak_local import signed_labels
 from mpdp_proto.v1 import common_pb2, pathak_pb2
 from pathak import ring
@@ -104,8 +104,10 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
     check_honest_range(parameters, total, session_id)
     w = np.array(total, dtype=float) / 2**parameters.fractional_bits / parameters.parties
     test_x, test_y = client_data["test_features"], signed_labels(client_data["test_labels"])
-    accuracy = float(np.mean(np.where(test_x @ w >= 0, 1.0, -1.0) == test_y))
-    test_metrics = evaluation.metrics(test_y, np.where(test_x @ w >= 0, 1.0, -1.0), test_x @ w)
+    cut = threshold.on_public_rows(evaluation.public_rows(client_data) @ w)  # public rows only: post-processing
+    predictions = np.where(threshold.predict(test_x @ w, cut) == 1, 1.0, -1.0)
+    accuracy = float(np.mean(predictions == test_y))
+    test_metrics = {**evaluation.metrics(test_y, predictions, test_x @ w, spread=True), "threshold": cut}
     stage_timing = {str(p): {t.stage: t.seconds for t in s.timing} for p, s in zip(participants, shares)}
     return {
         "protocol": "pathak",

@@ -69,6 +69,12 @@ def context_lines(report: dict) -> list[str]:
                          "accuracy (50 % = chance) and AUC lead")
         lines.append(f"  beside its baselines (the same {baselines['test_rows']} test rows):")
         lines.append(f"    this release                     {_rate(metrics, lead)}")
+        if "spread" in metrics:
+            lines.append(f"      one draw's spread                ± {_spread_of_one(metrics['spread'], lead)} "
+                         f"({metrics['spread']['method']}; the noise's own spread is --repeat's)")
+        if "threshold" in metrics:
+            cut = metrics["threshold"]
+            lines.append(f"      decision threshold               {cut['value']:.3g}: {cut['rule']}")
         if "repeat" in report:
             lines.append(f"    over {report['repeat']['sessions']} sessions        "
                          + _spread(report["repeat"], lead))
@@ -85,6 +91,12 @@ def context_lines(report: dict) -> list[str]:
     if agreement is not None:
         lines.append(f"  released labels agree with the teachers' non-private vote on {agreement:.1%} of queries")
     return lines
+
+
+def _spread_of_one(spread: dict, lead: bool) -> str:
+    keys = ("balanced_accuracy", "auc", "accuracy") if lead else ("accuracy", "balanced_accuracy", "auc")
+    return ", ".join(f"{key.replace('_', ' ')} {spread[key]:.1%}" if key != "auc" else f"AUC {spread[key]:.3f}"
+                     for key in keys if key in spread)
 
 
 def _spread(repeat: dict, lead: bool) -> str:

@@ -14,21 +14,68 @@ import numpy as np
 
 IMBALANCED = 0.7  # above this majority share, accuracy says little: lead with balanced accuracy and AUC
 TUNED_FOLDS = 5
-TUNED_CS = 12  # C on a log grid 1e-4 … 1e4, chosen by cross-validation on the training rows only
+TUNED_CS = 12
+SPREAD_RESAMPLES = 200  # bootstrap resamples of the test rows for a single draw's spread  # C on a log grid 1e-4 … 1e4, chosen by cross-validation on the training rows only
 
 
-def metrics(labels: np.ndarray, predictions: np.ndarray, scores: np.ndarray | None = None) -> dict:
+def metrics(labels: np.ndarray, predictions: np.ndarray, scores: np.ndarray | None = None,
+            spread: bool = False) -> dict:
     """Accuracy, balanced accuracy, (binary, with scores) ROC AUC, and whether one class was predicted for every
-    row."""
+    row; with `spread`, how far each would move on another draw of test rows (`sampling_spread`)."""
     from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 
     labels, predictions = np.asarray(labels), np.asarray(predictions)
-    result = {"accuracy": float(np.mean(labels == predictions)),
-              "balanced_accuracy": float(balanced_accuracy_score(labels, predictions)),
-              "one_class": bool(len(np.unique(predictions)) == 1)}
+    result: dict = {"accuracy": float(np.mean(labels == predictions)),
+                    "balanced_accuracy": float(balanced_accuracy_score(labels, predictions)),
+                    "one_class": bool(len(np.unique(predictions)) == 1)}
     if scores is not None and len(np.unique(labels)) == 2:
         result["auc"] = float(roc_auc_score(labels, scores))
+    if spread:
+        result["spread"] = sampling_spread(labels, predictions, scores if "auc" in result else None)
     return result
+
+
+def _balanced(labels: np.ndarray, correct: np.ndarray) -> float:
+    return float(np.mean([correct[labels == c].mean() for c in np.unique(labels)]))
+
+
+def _auc(labels: np.ndarray, scores: np.ndarray) -> float:
+    """Mann–Whitney: the share of (positive, negative) pairs the scores order correctly, ties counted half."""
+    from scipy.stats import rankdata
+
+    positive = labels == labels.max()
+    ranks = rankdata(scores)
+    count = int(positive.sum())
+    return float((ranks[positive].sum() - count * (count + 1) / 2) / (count * (len(labels) - count)))
+
+
+def sampling_spread(labels: np.ndarray, predictions: np.ndarray, scores: np.ndarray | None = None,
+                    resamples: int = SPREAD_RESAMPLES, seed: int = 0) -> dict:
+    """The standard deviation of each metric over bootstrap resamples of the test rows: how wide one draw's
+    figure is expected to be from the test rows alone (the privacy noise's spread is `--repeat`'s). Reads the
+    evaluator's test rows only, never a party's data."""
+    labels, predictions = np.asarray(labels), np.asarray(predictions)
+    rng = np.random.default_rng(seed)
+    values: dict[str, list[float]] = {"accuracy": [], "balanced_accuracy": [], "auc": []}
+    for _ in range(resamples):
+        rows = rng.integers(0, len(labels), len(labels))
+        sample = labels[rows]
+        correct = predictions[rows] == sample
+        values["accuracy"].append(float(correct.mean()))
+        values["balanced_accuracy"].append(_balanced(sample, correct))
+        if scores is not None and len(np.unique(sample)) == 2:
+            values["auc"].append(_auc(sample, np.asarray(scores)[rows]))
+    result: dict = {key: float(np.std(v)) for key, v in values.items() if v}
+    result["method"] = f"bootstrap over the {len(labels)} test rows, {resamples} resamples"
+    return result
+
+
+def public_rows(client_data: dict) -> np.ndarray:
+    """The deployment's public, unlabelled rows (none under a percentage split)."""
+    features = client_data.get("public_features")
+    if features is None or len(features) == 0:
+        return np.zeros((0, client_data["test_features"].shape[1]))
+    return np.asarray(features, dtype=float)
 
 
 def majority_rate(labels: np.ndarray) -> float:

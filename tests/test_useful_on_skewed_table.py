@@ -1,0 +1,149 @@
+"""On a skewed table (heavy tails, a 40-level categorical column, missing cells, 88 % "no"), DPPP, Pathak and Du
+at their defaults give a release that ranks rows (AUC well above 0.5) and beats the majority class on balanced
+accuracy; on breast cancer, Du's private release no longer predicts one class. Through the in-process references
+the networked sessions equal (dppp/reference.py, pathak/reference.py, du/reference.py), with the clients' own
+threshold rule (learning/threshold.py) and the deployment's default teacher and student."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dppp import reference as dppp_reference
+from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
+from du import reference as du_reference
+from du.objectives import augment
+from du.parameters import DuParameters
+from launcher import dppp_commands, du_commands, noise_check, pathak_commands
+from launcher.protocol import Option
+from learning import datasets, evaluation, models, threshold
+from pathak import reference as pathak_reference
+from tests import synthetic_table
+
+PARTIES = 5  # `mpdp up`'s default
+TEACHERS = {"dppp": 10}  # DPPP's noise check asks for 10 teachers: at 5 a unanimous margin is 1.2 noise stds
+ROWS = 20_000  # the issue's table had tens of thousands of rows; 2/3 of them with the parties
+KEY_ID = bytes(32)
+SEED = 0  # the sweep over 5 seeds is in docs/data-and-metrics.md ("At the defaults")
+
+
+def _defaults(options: list[Option]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    for option in options:
+        option.add_to(parser)
+    return parser.parse_args([])
+
+
+def skewed_split(root: Path, seed: int, rows: int = ROWS, parties: int = PARTIES) -> datasets.TeacherSplit:
+    path = synthetic_table.write(root / f"table-{rows}.csv", rows=rows)
+    schema = synthetic_table.write_schema(root / "schema.json")
+    data = datasets.load(str(path), label="y", schema=str(schema), intercept=True)
+    return datasets.split_for_teachers(data, parties, np.random.default_rng(seed))
+
+
+def _scored(split: datasets.TeacherSplit, test_scores: np.ndarray, public_scores: np.ndarray) -> dict:
+    cut = threshold.on_public_rows(public_scores)
+    return evaluation.metrics(split.test_labels, threshold.predict(test_scores, cut), test_scores)
+
+
+def dppp_release(split: datasets.TeacherSplit, seed: int) -> dict:
+    args = _defaults(dppp_commands.session_options())
+    queries = split.public_features[:min(args.queries, len(split.public_features))]
+    parameters = DpppParameters.with_minimal_noise(args.epsilon, args.delta, len(queries), 2,
+                                                   len(split.teacher_parts),
+                                                   DEFAULT_HONEST_FRACTION, True, KEY_ID)
+    votes = [models.train(models.DEFAULT_TEACHER_MODEL, x, y, 2).predict(queries) for x, y in split.teacher_parts]
+    labels = dppp_reference.labels(dppp_reference.simulate_round(
+        votes, 2, parameters.calibration.tosses_per_teacher, np.random.default_rng(seed)))
+    student = models.train(models.DEFAULT_STUDENT_MODEL, queries, labels)
+    if len(student.classes_) < 2:
+        return {"balanced_accuracy": 0.5, "auc": 0.5}
+    return _scored(split, student.decision_function(split.test_features),
+                   student.decision_function(split.public_features))
+
+
+def pathak_release(split: datasets.TeacherSplit, seed: int) -> dict:
+    args = _defaults(pathak_commands.session_options())
+    parameters = pathak_commands.parameters(args, PARTIES, split.test_features.shape[1])
+    w = pathak_reference.seeded_release(parameters, list(split.teacher_parts), seed + 1)
+    return _scored(split, split.test_features @ w, split.public_features @ w)
+
+
+def du_release(split: datasets.TeacherSplit, seed: int) -> dict:
+    args = _defaults(du_commands.session_options())
+    parameters = DuParameters(args.method, args.epsilon, args.delta, args.rounds, args.tolerance, args.local_epochs,
+                              args.learning_rate, args.regularization, PARTIES, split.test_features.shape[1],
+                              args.bound, False, DEFAULT_HONEST_FRACTION, KEY_ID, args.batch_size)
+    theta = du_reference.run(parameters, [(augment(x), y) for x, y in split.teacher_parts], seed + 1).final
+    return _scored(split, augment(split.test_features) @ theta, augment(split.public_features) @ theta)
+
+
+RELEASES = {"dppp": dppp_release, "pathak": pathak_release, "du": du_release}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("protocol", sorted(RELEASES))
+def test_the_defaults_learn_the_skewed_table(tmp_path, protocol):
+    split = skewed_split(tmp_path, SEED, parties=TEACHERS.get(protocol, PARTIES))
+    assert evaluation.majority_rate(split.test_labels) > 0.85
+    found = RELEASES[protocol](split, SEED)
+    assert found["auc"] > 0.6, found
+    assert found["balanced_accuracy"] > 0.55, found
+
+
+def test_du_on_breast_cancer_is_cut_on_the_public_rows_not_at_zero():
+    """Noise on the intercept's coefficients inflates α beyond the spread of w·x: a cut at 0 sends every row to
+    one side while the scores still rank them; the cut from the public rows splits them."""
+    data = datasets.load("breast-cancer", intercept=True)
+    fixed_zero, cut = [], []
+    for seed in range(3):
+        split = datasets.split_for_teachers(data, PARTIES, np.random.default_rng(seed))
+        args = _defaults(du_commands.session_options())
+        parameters = DuParameters(args.method, args.epsilon, args.delta, args.rounds, args.tolerance,
+                                  args.local_epochs, args.learning_rate, args.regularization, PARTIES,
+                                  split.test_features.shape[1], args.bound, False, DEFAULT_HONEST_FRACTION, KEY_ID)
+        theta = du_reference.run(parameters, [(augment(x), y) for x, y in split.teacher_parts], 7 + seed).final
+        scores = augment(split.test_features) @ theta
+        fixed_zero.append(evaluation.metrics(split.test_labels, (scores > 0).astype(int), scores))
+        cut.append(_scored(split, scores, augment(split.public_features) @ theta))
+    assert all(m["one_class"] for m in fixed_zero)  # the symptom, from the same releases
+    assert not any(m["one_class"] for m in cut)
+    assert np.mean([m["balanced_accuracy"] for m in cut]) > 0.6
+
+
+def test_the_threshold_reads_public_rows_only_and_falls_back_to_zero():
+    assert threshold.on_public_rows(np.zeros(0))["value"] == 0.0
+    saturated = threshold.on_public_rows(np.full(10, -1e6))  # a model that says "no" to every public row
+    assert np.isfinite(saturated["value"]) and saturated["value"] < -10
+    # σ(s) > π̂: with scores −2 ± 1 the cut sits near −2, not at 0
+    cut = threshold.on_public_rows(np.array([-3.0, -2.0, -1.0]))
+    assert -2.5 < cut["value"] < -1.0
+    assert list(threshold.predict(np.array([-3.0, -1.2, 0.5]), cut)) == [0, 1, 1]
+
+
+def test_dppp_says_before_running_that_five_teachers_are_too_few():
+    args = argparse.Namespace(epsilon=10.0, delta=1e-5, queries=20, noise="binomial")
+    data = {"classes": 2, "public_features": np.zeros((95, 3))}
+    five, ten = noise_check.dppp(args, 5, data), noise_check.dppp(args, 10, data)
+    assert five["ratio"] > 1 and "more teachers" in five["warnings"][0]
+    assert ten["ratio"] < 1 and not ten["warnings"]
+
+
+def test_one_draws_spread_and_the_cut_are_in_the_report_and_the_summary():
+    from launcher.summary import context_lines
+
+    rng = np.random.default_rng(3)
+    labels = (rng.random(400) < 0.12).astype(int)
+    scores = labels + rng.normal(0, 1, 400)
+    cut = threshold.on_public_rows(rng.normal(-1, 1, 200))
+    found = {**evaluation.metrics(labels, threshold.predict(scores, cut), scores, spread=True), "threshold": cut}
+    spread = found["spread"]
+    assert 0 < spread["accuracy"] < 0.05 and 0 < spread["auc"] < 0.1 and "400 test rows" in spread["method"]
+    report = {"result": {"test_metrics": found},
+              "baselines": {"test_rows": 400, "majority_class_rate": evaluation.majority_rate(labels)}}
+    text = "\n".join(context_lines(report))
+    assert "one draw's spread" in text and "bootstrap over the 400 test rows" in text
+    assert "decision threshold" in text and "public rows" in text
