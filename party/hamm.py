@@ -24,7 +24,7 @@ from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
 from sessions.errors import denied, invalid, precondition
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
-from sessions.matrices import matrix_from_proto
+from sessions.matrices import shared_matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import RoleSide
@@ -139,7 +139,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         if parameters.dimension != own.features.shape[1]:
             raise invalid(f"the session declares d = {parameters.dimension}; this party's data has "
                           f"{own.features.shape[1]} features")
-        features = matrix_from_proto(body.features)
+        features = shared_matrix_from_proto(body.features)  # one copy per host
         if features.shape != (parameters.aux_points, parameters.dimension):
             raise invalid(f"X_aux is {features.shape[0]}×{features.shape[1]}; the session declares "
                           f"{parameters.aux_points}×{parameters.dimension}")
