@@ -115,12 +115,14 @@ class RoleHostActor:
         import ray
 
         status = {"principal": self.principal, "address": self.address, "node": ray.util.get_node_ip_address(),
+                  "node_id": ray.get_runtime_context().get_node_id(),
                   "pid": None if self.process is None else self.process.pid, "running": False}
         if self.process is not None and self.process.poll() is None:
             status["running"] = True
             try:
                 fields = dict(line.split(":", 1) for line in Path(f"/proc/{self.process.pid}/status").read_text()
                               .splitlines() if ":" in line)
+                status["state"] = fields["State"].split()[0]  # R, S, T (stopped) …
                 status["rss_kb"] = int(fields["VmRSS"].split()[0])
                 status["peak_kb"] = int(fields["VmHWM"].split()[0])
             except (OSError, KeyError, ValueError):
