@@ -201,6 +201,8 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
                            "bytes": sum(row["request_bytes"] + row["response_bytes"] for row in report["traffic"])})
             print(f"    {method} 1/ε = {inverse:g}: max |w_p − reference| = {difference:.1e}",
                   file=sys.stderr, flush=True)
+        if ray_address is not None and checks:  # each actor's server: resident and peak memory, its node
+            checks[-1]["ray_hosts"] = ray_hosts.describe(run_dir)
     finally:
         stop(run_dir)
     return checks
