@@ -162,8 +162,9 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
     progress = f"  wire check on {setting.dataset.name}: M = {setting.parties} parties"
     print(f"{progress} in {math.ceil(setting.parties / parties_per_process)} processes, {bits}-bit keys; "
           "starting the deployment …", file=sys.stderr, flush=True)
-    options = dict(seed=setting.seed, model="logistic-exact", test_mode=True, aux_fraction=AUX_FRACTION,
-                   budget=UNLIMITED, allow_unproven=True)  # a sweep of sessions, 1/ε = 0 (non-private) among them
+    options: dict[str, Any] = dict(seed=setting.seed, model="logistic-exact", test_mode=True,
+                                   aux_fraction=AUX_FRACTION, budget=UNLIMITED,
+                                   allow_unproven=True)  # a sweep of sessions, 1/ε = 0 (non-private) among them
     started = time.perf_counter()
     if ray_address is not None:
         from launcher import ray_hosts

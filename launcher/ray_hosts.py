@@ -165,6 +165,7 @@ def _connect(address: str | None, run: RunDirectory) -> tuple[str, str | None]:
                               "--include-dashboard=false", "--disable-usage-stats",
                               f"--num-cpus={os.cpu_count() or 1}"], capture_output=True, text=True)
     if started.returncode != 0:
+        _stop_head(temp_dir)  # what it started before failing
         raise StartupError(f"`ray start --head` failed:\n{started.stderr[-2000:]}")
     import ray
 
@@ -322,6 +323,7 @@ def _stop_head(temp_dir: str) -> None:
                 parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):
                 continue
+    pids.discard(os.getpid())  # this process may name the directory too
     grown = True
     while grown:
         children = {pid for pid, parent in parents.items() if parent in pids} - pids
