@@ -31,6 +31,7 @@ from wire.identity import Principal
 RAY_FILE = "ray.json"  # the run directory's record of its cluster and actors (what `down` and `ps` read)
 INSTALL_HINT = "--ray needs Ray: pip install -e '.[ray]'"
 TOPOLOGY_MARK = "{topology}"  # stands for the bundle's topology file in the serve arguments an actor gets
+HEAD_ATTEMPTS = 3
 DEFAULT_HOST_CPUS = 0.05  # a role host waits on the network most of the time; logical CPUs Ray reserves
 DEFAULT_HOST_MEMORY_MB = 256
 # Not uploaded to the cluster's nodes with the code: history, documentation, caches, data.
@@ -159,17 +160,26 @@ def _connect(address: str | None, run: RunDirectory) -> tuple[str, str | None]:
     """The cluster's address, starting a local one (a head node of this machine's CPUs) if none is given."""
     if address:
         return address, None
-    temp_dir = tempfile.mkdtemp(prefix="mpdp-ray-")  # short: Ray's socket paths must fit 107 bytes
-    port = _free_port()
-    started = subprocess.run(["ray", "start", "--head", f"--port={port}", f"--temp-dir={temp_dir}",
-                              "--include-dashboard=false", "--disable-usage-stats",
-                              f"--num-cpus={os.cpu_count() or 1}"], capture_output=True, text=True)
-    if started.returncode != 0:
+    for attempt in range(HEAD_ATTEMPTS):  # Ray gives a starting node 30 s to register: a loaded machine can miss it
+        temp_dir = tempfile.mkdtemp(prefix="mpdp-ray-")  # short: Ray's socket paths must fit 107 bytes
+        port = _free_port()
+        started = subprocess.run([_ray_command(), "start", "--head", f"--port={port}", f"--temp-dir={temp_dir}",
+                                  "--include-dashboard=false", "--disable-usage-stats",
+                                  f"--num-cpus={os.cpu_count() or 1}"], capture_output=True, text=True)
+        if started.returncode == 0:
+            break
         _stop_head(temp_dir)  # what it started before failing
-        raise StartupError(f"`ray start --head` failed:\n{started.stderr[-2000:]}")
+        if attempt == HEAD_ATTEMPTS - 1:
+            raise StartupError(f"`ray start --head` failed {HEAD_ATTEMPTS} times; the last:\n{started.stderr[-2000:]}")
     import ray
 
     return f"{ray.util.get_node_ip_address()}:{port}", temp_dir
+
+
+def _ray_command() -> str:
+    """The `ray` script of this interpreter's installation (the one `import ray` found), else the PATH's."""
+    beside = Path(sys.executable).parent / "ray"
+    return str(beside) if beside.exists() else "ray"
 
 
 def _free_port() -> int:
