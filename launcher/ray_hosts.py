@@ -32,6 +32,8 @@ RAY_FILE = "ray.json"  # the run directory's record of its cluster and actors (w
 INSTALL_HINT = "--ray needs Ray: pip install -e '.[ray]'"
 TOPOLOGY_MARK = "{topology}"  # stands for the bundle's topology file in the serve arguments an actor gets
 HEAD_ATTEMPTS = 3
+# A raylet gives its agents 30 s to register and workers 60 s by default: too little on a loaded machine.
+PATIENT_RAY = {"RAY_agent_register_timeout_ms": "600000", "RAY_worker_register_timeout_seconds": "600"}
 DEFAULT_HOST_CPUS = 0.05  # a role host waits on the network most of the time; logical CPUs Ray reserves
 DEFAULT_HOST_MEMORY_MB = 256
 # Not uploaded to the cluster's nodes with the code: history, documentation, caches, data.
@@ -165,7 +167,8 @@ def _connect(address: str | None, run: RunDirectory) -> tuple[str, str | None]:
         port = _free_port()
         started = subprocess.run([_ray_command(), "start", "--head", f"--port={port}", f"--temp-dir={temp_dir}",
                                   "--include-dashboard=false", "--disable-usage-stats",
-                                  f"--num-cpus={os.cpu_count() or 1}"], capture_output=True, text=True)
+                                  f"--num-cpus={os.cpu_count() or 1}"], capture_output=True, text=True,
+                                 env={**os.environ, **PATIENT_RAY})
         if started.returncode == 0:
             break
         _stop_head(temp_dir)  # what it started before failing

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -43,20 +44,23 @@ def cluster():
 
     # Ray gives a starting node 30 s to register with its GCS, which a loaded machine can miss: the nodes'
     # daemons start at a higher priority (inherited by the actors' servers), and a failed start is retried.
+    os.environ.update(ray_hosts.PATIENT_RAY)  # inherited by the nodes' raylets
     niceness = os.getpriority(os.PRIO_PROCESS, 0)
     if os.geteuid() == 0:
         os.setpriority(os.PRIO_PROCESS, 0, niceness - 5)
     try:
         for attempt in range(3):
+            temp_dir = tempfile.mkdtemp(prefix="mpdp-ray-")  # short: Ray's socket paths must fit 107 bytes
             nodes = Cluster()
             try:
                 nodes.add_node(num_cpus=1, include_dashboard=False, object_store_memory=200 * 2**20,
-                               _system_config={"worker_register_timeout_seconds": 600})  # the head
+                               temp_dir=temp_dir)  # the head
                 nodes.add_node(num_cpus=1, object_store_memory=200 * 2**20)
                 nodes.wait_for_nodes()
                 break
             except Exception:
                 nodes.shutdown()
+                ray_hosts._stop_head(temp_dir)  # what a failed node start leaves running
                 if attempt == 2:
                     raise
     finally:
@@ -66,6 +70,7 @@ def cluster():
         yield nodes
     finally:
         nodes.shutdown()
+        ray_hosts._stop_head(temp_dir)
 
 
 def ray_deployment(cluster, run_dir: Path, parties: int, per_process: int, faults=None) -> Deployment:
