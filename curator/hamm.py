@@ -219,7 +219,7 @@ def protocol(own: CuratorResources) -> RoleProtocol:
     def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> HammCuratorSide:
         if sender != CLIENT:
             raise denied(f"{sender} may not open a Hamm session")
-        public_key, parties, aux_features = own.public_key, own.parties, own.aux_features
+        public_key, parties, aux_features = own.public_key, own.parties, own.aux()
         if public_key is None or aux_features is None:
             raise precondition("Charlie holds no threshold key or no auxiliary data for Hamm")
         parameters = HammParameters.from_proto(body.parameters)

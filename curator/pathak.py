@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable
 
 from cryptocore import bit_proof, elgamal_bit_proof
 from cryptocore import ciphertext as ct
@@ -250,15 +251,17 @@ class PathakCuratorSide(PathakSide):
         return True
 
 
-def protocol(zeta: KeyPair) -> RoleProtocol:
-    """Charlie's registry entry: every session uses ζ, Charlie's own Paillier key, and one comparison key made
-    when the role starts (cheap: one exponentiation; checked by the leader in public)."""
+def protocol(zeta: Callable[[], KeyPair]) -> RoleProtocol:
+    """Charlie's registry entry: every session uses ζ, Charlie's own Paillier key (made by `zeta()` when the
+    first session opens), and one comparison key made when the role starts (cheap: one exponentiation; checked
+    by the leader in public)."""
     comparison_key = ElGamalKeyPair.generate()
 
     def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> PathakCuratorSide:
         if sender != CLIENT:
             raise denied(f"{sender} may not open a Pathak session")
-        return PathakCuratorSide(session_id, PathakParameters.from_proto(body), zeta, comparison_key)
+        parameters = PathakParameters.from_proto(body)  # checked before ζ is made
+        return PathakCuratorSide(session_id, parameters, zeta(), comparison_key)
 
     return RoleProtocol("pathak", pathak_pb2.PathakMessage, frozenset({"open"}), open_side, (PathakCuratorSide,),
                         frozenset({"open", "start", "party_public_key", "stage1_element", "ready_to_compare",

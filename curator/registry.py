@@ -9,7 +9,7 @@ from sessions.protocol import RoleProtocol, registry
 
 def protocols(own: CuratorResources, *extra: RoleProtocol) -> dict[str, RoleProtocol]:
     return registry(
-        pathak.protocol(own.zeta),
+        pathak.protocol(own.charlies_key),
         hamm.protocol(own),
         *extra,
     )

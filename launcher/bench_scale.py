@@ -3,7 +3,7 @@
 For each K, a fresh deployment of real processes (logical parties share processes where the protocol is
 run at scale: `--parties-per-process`), one warm-up session and one measured one. Reported per K: wall
 time, CPU of every process, messages, bytes and the largest process's peak memory, in total and per
-party; and for each protocol the exponent b of a least-squares fit total ∝ K^b (b ≤ 1.1: per-party cost
+party, and the party hosts' resident memory per logical party at rest (after `up`) and after the sessions; and for each protocol the exponent b of a least-squares fit total ∝ K^b (b ≤ 1.1: per-party cost
 flat). All on a synthetic data set with a fixed number of rows per party (and, for Hamm, a fixed X_aux),
 so only K changes."""
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from launcher.bench_deployment import CpuMeter, deployment, peak_rss_mb, synthetic_dataset
+from launcher.bench_deployment import CpuMeter, deployment, peak_rss_mb, resident_mb, synthetic_dataset
 from launcher.progress import progress
 from launcher.protocol import Scale
 
@@ -44,12 +44,15 @@ def _measure(protocol: str, scale: Scale, parties: int, bits: int, seed: int) ->
     started = time.perf_counter()
     with deployment(parties, bits, dataset, seed=seed, **options) as target:
         startup_s = time.perf_counter() - started
+        hosts = [pid for name, pid in target.pids().items() if name.startswith("party/")]
+        at_rest = sum(resident_mb(pid) for pid in hosts) / parties  # teachers and X_aux not made yet
         asyncio.run(scale.session(target.topology, target.client_data, parties))  # warm-up: tables, imports, caches
         meter = CpuMeter(target.pids())
         meter.start()
         measured = asyncio.run(scale.session(target.topology, target.client_data, parties))
         cpu = meter.stop()
         peak = max(peak_rss_mb(pid) for pid in target.pids().values())
+        after = sum(resident_mb(pid) for pid in hosts) / parties
         processes = len(target.pids())
     messages = sum(r["messages"] for r in measured["traffic"])
     size = sum(r["request_bytes"] + r["response_bytes"] for r in measured["traffic"])
@@ -57,7 +60,8 @@ def _measure(protocol: str, scale: Scale, parties: int, bits: int, seed: int) ->
     return {"parties": parties, "processes": processes, "startup_s": startup_s, "wall_s": measured["wall_s"],
             "cpu_s": sum(cpu.values()), "messages": messages, "bytes": size, "peak_rss_mb_largest_process": peak,
             "per_party": {"wall_s": measured["wall_s"] / parties, "cpu_s": sum(cpu.values()) / parties,
-                          "messages": messages / parties, "bytes": size / parties}}
+                          "messages": messages / parties, "bytes": size / parties,
+                          "resident_mb_at_rest": at_rest, "resident_mb_after_sessions": after}}
 
 
 def growth_exponent(sizes: list[int], totals: list[float]) -> float:
@@ -94,12 +98,14 @@ def summary(report: dict) -> str:
         per = entry["parties_per_process"]
         lines.append(f"  {protocol} ({per} {'party' if per == 1 else 'parties'} per process)")
         lines.append(f"    {'K':>5} {'wall s':>8} {'CPU s':>8} {'messages':>9} {'MB':>8} {'per party: ms':>14} "
-                     f"{'msgs':>6} {'kB':>8} {'peak MB':>8}")
+                     f"{'msgs':>6} {'kB':>8} {'peak MB':>8} {'MB/party: rest':>15} {'after':>6}")
         for p in entry["points"]:
             per = p["per_party"]
             lines.append(f"    {p['parties']:>5} {p['wall_s']:>8.2f} {p['cpu_s']:>8.1f} {p['messages']:>9} "
                          f"{p['bytes'] / 1e6:>8.1f} {1000 * per['wall_s']:>14.1f} {per['messages']:>6.1f} "
-                         f"{per['bytes'] / 1e3:>8.1f} {p['peak_rss_mb_largest_process']:>8.0f}")
+                         f"{per['bytes'] / 1e3:>8.1f} {p['peak_rss_mb_largest_process']:>8.0f} "
+                         f"{per.get('resident_mb_at_rest', math.nan):>15.2f} "
+                         f"{per.get('resident_mb_after_sessions', math.nan):>6.2f}")
         b = entry["growth_exponents"]
         verdict = ""
         if "target_met" in entry:

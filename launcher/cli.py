@@ -168,9 +168,28 @@ def _up(args) -> int:
     from launcher.data_report import check_parties
 
     check_parties(args.parties)
+    if args.ray is not None:
+        from launcher import ray_hosts
+
+        try:
+            ray_hosts.require_ray()
+        except ray_hosts.RayMissing as missing:
+            print(f"mpdp: error: {missing}", file=sys.stderr)
+            return 2
     warn_small_key(args.bits)
     if args.insecure:
         print("warning: --insecure: plaintext channels, senders are not authenticated", file=sys.stderr)
+    if args.ray is not None:
+        topology = ray_hosts.up(args.run_dir, args.ray or None, args.parties, args.parties_per_process, args.bits,
+                                _load_dataset(args), args.seed, args.model, args.test_mode, _faults(args.fault),
+                                split=args.split, insecure=args.insecure, startup_timeout=args.startup_timeout,
+                                aux_fraction=args.aux_fraction, budget=args.budget, allow_unproven=args.allow_unproven,
+                                keygen=args.keygen, host_cpus=args.ray_cpus, host_memory_mb=args.ray_memory)
+        for entry in topology.host_entries:
+            print(f"  {str(entry.principal):<14} {entry.address}")
+        print(f"up: {len(topology.host_entries)} Ray actors for {len(topology.roles)} roles; "
+              f"topology {processes.RunDirectory(args.run_dir).topology}")
+        return 0
     topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
                             args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
                             startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process,
@@ -271,6 +290,12 @@ def _down(args) -> int:
         stopped = processes.stop(processes.running_servers())
     else:
         stopped = processes.down(args.run_dir)
+    if not args.all and (processes.RunDirectory(args.run_dir).path / "ray.json").exists():
+        from launcher import ray_hosts
+
+        actors = ray_hosts.down(args.run_dir)
+        print(f"down: ended {len(actors)} Ray actors and their servers" if actors else "down: no Ray actor was left")
+        return 0
     print(f"down: stopped {len(stopped)} processes" if stopped else "nothing to stop")
     return 0
 
@@ -303,6 +328,15 @@ def _ps(args) -> int:
     for command, pid in sorted(servers.items(), key=lambda item: item[1]):
         print(f"{pid:>8}  {command}")
     print(f"{len(servers)} mpdp role servers running" + ("; `mpdp down --all` stops them" if servers else ""))
+    if (processes.RunDirectory(args.run_dir).path / "ray.json").exists():
+        from launcher import ray_hosts
+
+        actors = ray_hosts.describe(args.run_dir)
+        for actor in actors:
+            memory = f"{actor['rss_kb'] / 1024:.0f} MiB (peak {actor['peak_kb'] / 1024:.0f})" if "rss_kb" in actor else ""
+            print(f"  {actor['principal']:<14} {'running' if actor['running'] else 'NOT RUNNING':<12} "
+                  f"{actor.get('address') or '':<22} {memory}")
+        print(f"{sum(a['running'] for a in actors)}/{len(actors)} Ray actors of {args.run_dir} running")
     return 0
 
 
@@ -561,6 +595,10 @@ def _add_up_command(commands) -> None:
                     help="seconds to wait for every role to serve (default 120)")
     _add_keygen_method_option(up)
     _add_budget_option(up)
+    up.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                    help="every role host as an actor on this Ray cluster (none: start a local one); docs/ray.md")
+    up.add_argument("--ray-cpus", type=float, default=0.05, metavar="C", help="CPUs Ray reserves per role host")
+    up.add_argument("--ray-memory", type=int, default=256, metavar="MB", help="memory Ray reserves per role host")
     up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
     _add_dataset_options(up)
@@ -642,7 +680,9 @@ def _add_trace_command(commands) -> None:
 
 
 def _add_ps_command(commands) -> None:
-    ps = commands.add_parser("ps", help="list the mpdp role servers running on this machine")
+    ps = commands.add_parser("ps", help="list the mpdp role servers running on this machine, and a run directory's "
+                                        "Ray actors")
+    ps.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     ps.set_defaults(handler=_ps)
 
 

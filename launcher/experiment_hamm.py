@@ -156,9 +156,10 @@ def run_dataset(setting: Setting, inverse_epsilons: list[float], trials: int) ->
 
 
 def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bits: int,
-               parties_per_process: int) -> list[dict]:
+               parties_per_process: int, ray_address: str | None = None) -> list[dict]:
     """Re-run (method, 1/ε) points over the wire on the same placement and compare w_p with the reference
-    from the same η stream (the network's counts are the plain vote sums, so the reference uses them too)."""
+    from the same η stream (the network's counts are the plain vote sums, so the reference uses them too).
+    `ray_address` ("" for a local cluster): the role hosts run as Ray actors (launcher/ray_hosts.py)."""
     from cryptocore import keyfiles
     from launcher import processes
     from launcher.client import load_client_data
@@ -169,10 +170,21 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
     progress = f"  wire check on {setting.dataset.name}: M = {setting.parties} parties"
     print(f"{progress} in {math.ceil(setting.parties / parties_per_process)} processes, {bits}-bit keys; "
           "starting the deployment …", file=sys.stderr, flush=True)
-    topology = processes.up(run_dir, setting.parties, bits, setting.dataset, seed=setting.seed,
-                            model="logistic-exact", test_mode=True, parties_per_process=parties_per_process,
-                            aux_fraction=AUX_FRACTION, budget=UNLIMITED, single_operator=True,
-                            allow_unproven=True)  # a sweep of sessions, 1/ε = 0 (non-private) among them
+    options: dict[str, Any] = dict(seed=setting.seed, model="logistic-exact", test_mode=True,
+                                   aux_fraction=AUX_FRACTION, budget=UNLIMITED, single_operator=True,
+                                   allow_unproven=True)  # a sweep of sessions, 1/ε = 0 (non-private) among them
+    started = time.perf_counter()
+    if ray_address is not None:
+        from launcher import ray_hosts
+
+        topology = ray_hosts.up(run_dir, ray_address or None, setting.parties, parties_per_process, bits,
+                                setting.dataset, startup_timeout=3600, **options)
+        stop = ray_hosts.down
+    else:
+        topology = processes.up(run_dir, setting.parties, bits, setting.dataset, parties_per_process=parties_per_process,
+                                startup_timeout=3600, **options)
+        stop = processes.down
+    startup_s = time.perf_counter() - started
     checks = []
     try:
         client_data = load_client_data(processes.RunDirectory(run_dir).client_data)
@@ -192,18 +204,23 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
                            "max_abs_difference": difference,
                            "matches": bool(np.array_equal(released, expected.released)),
                            "test_accuracy": report["result"]["test_accuracy"],
-                           "session_seconds": time.perf_counter() - started, "timing": report["timing"]})
+                           "session_seconds": time.perf_counter() - started, "timing": report["timing"],
+                           "startup_seconds": startup_s, "ray": ray_address is not None,
+                           "messages": sum(row["messages"] for row in report["traffic"]),
+                           "bytes": sum(row["request_bytes"] + row["response_bytes"] for row in report["traffic"])})
             print(f"    {method} 1/ε = {inverse:g}: max |w_p − reference| = {difference:.1e}",
                   file=sys.stderr, flush=True)
+        if ray_address is not None and checks:  # each actor's server: resident and peak memory, its node
+            checks[-1]["ray_hosts"] = ray_hosts.describe(run_dir)
     finally:
-        processes.down(run_dir)
+        stop(run_dir)
     return checks
 
 
 @single_blas_thread
 def run(out: Path, names: list[str], parties: int | None, data_dir, inverse_epsilons: list[float], trials: int,
         regularization: float, seed: int, wire_samples: int = 0, bits: int = 2048,
-        parties_per_process: int = 250, splits: int = SPLITS) -> dict:
+        parties_per_process: int = 250, splits: int = SPLITS, ray_address: str | None = None) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     report: dict[str, Any] = {
@@ -234,7 +251,7 @@ def run(out: Path, names: list[str], parties: int | None, data_dir, inverse_epsi
             candidates = [(method, inverse) for method in ("soft", "vote") for inverse in inverse_epsilons]
             chosen = sampler.choice(len(candidates), size=min(wire_samples, len(candidates)), replace=False)
             report["wire_checks"] += wire_check(out, setting, [candidates[i] for i in chosen], bits,
-                                                parties_per_process)
+                                                parties_per_process, ray_address)
     report["seconds"] = time.perf_counter() - started
     report["plot"] = plot(report, out)
     (out / "hamm_report.json").write_text(json.dumps(report, indent=2))

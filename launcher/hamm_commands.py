@@ -105,6 +105,9 @@ def experiment_options() -> list[Option]:
         Option("bits", {"type": key_bits, "default": DEFAULT_KEY_BITS, "help": "key size of those sessions"}),
         Option("parties-per-process", {"type": int, "default": 250, "help": "logical parties per process (wire)"}),
         Option("splits", {"type": int, "default": 10, "help": "splits the non-private methods are averaged over"}),
+        Option("ray", {"nargs": "?", "const": "", "metavar": "ADDRESS",
+                       "help": "run the wire checks' role hosts as actors on this Ray cluster (none: a local one; "
+                               "docs/ray.md)"}),
     ]
 
 
@@ -117,9 +120,13 @@ def run_experiment(args: argparse.Namespace) -> int:
         names.insert(0, "a9a")
     if any(inverse < 0 for inverse in args.inverse_epsilons) or args.trials < 1 or args.splits < 1:
         raise ValueError("1/ε must be ≥ 0, --trials ≥ 1 and --splits ≥ 1")
+    if args.ray is not None:
+        from launcher import ray_hosts
+
+        ray_hosts.require_ray()  # before hours of reference computation
     report = experiment_hamm.run(args.out, names, args.parties, args.data_dir, args.inverse_epsilons, args.trials,
                                  args.regularization, args.seed, args.wire_samples, args.bits,
-                                 args.parties_per_process, args.splits)
+                                 args.parties_per_process, args.splits, args.ray)
     print(experiment_hamm.accuracy_table(report))
     for check in report["wire_checks"]:
         print(f"over the wire ({check['key_bits']}-bit keys, M = {check['parties']}): {check['dataset']} "

@@ -358,18 +358,26 @@ def _role_start(foreground: bool):
 PR_SET_PDEATHSIG = 1
 
 
+def serve_arguments(topology_path: Path, identity: Identity, insecure: bool, test_mode: bool, fault: str | None,
+                    budget: Budget | None = None, allow_unproven: bool = False) -> list[str]:
+    """`serve …` for one role host, as `launcher.cli` takes it."""
+    arguments = serve_command(topology_path, identity, insecure)[1:]
+    if identity.role == "party":
+        arguments += (["--budget", budget.argument()] if budget is not None else []) + \
+            (["--allow-unproven"] if allow_unproven else [])
+    if test_mode and (identity.role in ("party", "curator") or fault):  # those that draw (noise, Hamm's η)
+        arguments.append("--test-mode")
+    if test_mode and fault:
+        arguments += ["--fault", fault]
+    return arguments
+
+
 def _spawn(run: RunDirectory, identity: Identity, insecure: bool, test_mode: bool, fault: str | None,
            budget: Budget | None = None, allow_unproven: bool = False, foreground: bool = False) -> int:
     # Each role reads its own bundle only: the topology there names no other role's files.
     command = [sys.executable, "-m", "launcher.cli",
-               *serve_command(run.bundle_of(identity) / TOPOLOGY_FILE, identity, insecure)[1:]]
-    if identity.role == "party":
-        command += (["--budget", budget.argument()] if budget is not None else []) + \
-            (["--allow-unproven"] if allow_unproven else [])
-    if test_mode and (identity.role in ("party", "curator") or fault):  # those that draw (noise, Hamm's η)
-        command.append("--test-mode")
-    if test_mode and fault:
-        command += ["--fault", fault]
+               *serve_arguments(run.bundle_of(identity) / TOPOLOGY_FILE, identity, insecure, test_mode, fault, budget,
+                                allow_unproven)]
     log = bundles.open_private(run.log_file(identity))
     try:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

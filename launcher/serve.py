@@ -43,8 +43,8 @@ def _contribution_keys(topology: Topology, me, signs: bool):
     return ContributionKeys(ContributionVerifier.from_file(tls.ca), covers, signer)
 
 
-def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault: str | None, budget: Budget,
-                     allow_unproven: bool):
+def _party_resources(topology: Topology, me, public_key, teachers, test_mode: bool, fault: str | None,
+                     budget: Budget, allow_unproven: bool):
     from learning import datasets, models
     from party.resources import PartyResources
     from privacy.ledger import Ledger
@@ -58,8 +58,7 @@ def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault:
     ledger = Ledger(entry.data, me.id, budget)
     ledger.check_writable()  # missing, tampered with or unwritable: the party does not serve
     features, labels, classes = datasets.load_part(entry.data)
-    model = models.train_portable(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
-    log.info("%s trained %s on %d rows", me, entry.model or models.DEFAULT_TEACHER_MODEL, len(labels))
+    model = teachers.add(me.id, entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
     log.info("%s: privacy budget %s per data set%s", me, budget, "; unproven mechanisms allowed" if allow_unproven else "")
     return PartyResources(me.id, public_key, key_share, model, features, labels, test_mode, fault, ledger,
                           allow_unproven, _contribution_keys(topology, me, signs=True))
@@ -67,13 +66,17 @@ def _party_resources(topology: Topology, me, public_key, test_mode: bool, fault:
 
 def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None, budget: Budget,
                      allow_unproven: bool):
-    """The registry of a party host: every logical party its principal covers, each with its own resources."""
+    """The registry of a party host: every logical party its principal covers, each with its own resources;
+    their teachers are trained together when a protocol first needs one (party/teachers.py)."""
     from party.registry import protocols
+    from party.teachers import HostTeachers
     from sessions.identity import party
 
     public_key = keyfiles.load_public_key(topology.public_key)
     hosted = topology.principal_of(party(number)).identities
-    own = {me: _party_resources(topology, me, public_key, test_mode, fault, budget, allow_unproven) for me in hosted}
+    teachers = HostTeachers()
+    own = {me: _party_resources(topology, me, public_key, teachers, test_mode, fault, budget, allow_unproven)
+           for me in hosted}
     return protocols(own.__getitem__), public_key.key_id.hex()
 
 
@@ -130,15 +133,18 @@ def _curator_protocols(topology: Topology, test_mode: bool):
     from curator.resources import CuratorResources
     from learning import datasets
     from sessions.identity import CURATOR
+    from sessions.on_first_use import OnFirstUse
 
     public_key = keyfiles.load_public_key(topology.public_key)
-    # ζ, Charlie's own Paillier key (Pathak), at the deployment's key size.
-    zeta = generate_keypair(public_key.n.bit_length())
+    bits = public_key.n.bit_length()
+    # ζ, Charlie's own Paillier key at the deployment's key size, and X_aux: made when Pathak, or read when
+    # Hamm, first needs them.
+    zeta = OnFirstUse(lambda: generate_keypair(bits))
     aux_file = topology.entry(CURATOR).data
-    aux_features = datasets.load_public(aux_file) if aux_file is not None else None
+    aux_features = OnFirstUse(lambda: datasets.load_public(aux_file)) if aux_file is not None else None
     own = CuratorResources(zeta, public_key, [entry.identity.id for entry in topology.parties], topology.key_holders,
                            aux_features, test_mode)
-    return protocols(own), zeta.public.key_id.hex()
+    return protocols(own), public_key.key_id.hex()
 
 
 def run(role: str, topology_path, number: int = 0, test_mode: bool = False, fault: str | None = None,

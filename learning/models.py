@@ -95,18 +95,29 @@ def _train_and_export(name: str, features: np.ndarray, labels: np.ndarray, class
 
 def train_portable(name: str, features: np.ndarray, labels: np.ndarray, classes: int | None = None):
     """`train`, returning a numpy predictor (learning/portable.py). A scikit-learn model is fitted in a child
-    process, so the caller never imports scikit-learn: a party at rest stays small. Spawned, not forked: the
-    caller may already run threads."""
-    if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
-    if name in ANY_LABELS:
-        return train(name, features, labels, classes)
+    process, so the caller never imports scikit-learn: a party at rest stays small."""
+    return train_portable_all([(name, features, labels, classes)])[0]
+
+
+def train_portable_all(jobs: list[tuple[str, np.ndarray, np.ndarray, int | None]]) -> list:
+    """`train_portable` for several parts (name, features, labels, classes): the scikit-learn ones in one child
+    process that imports it once. Spawned, not forked: the caller may already run threads."""
+    unknown = [name for name, *_ in jobs if name not in MODELS]
+    if unknown:
+        raise ValueError(f"unknown model {unknown[0]!r}; choose from {', '.join(MODELS)}")
+    trained: list = [train(*job) if job[0] in ANY_LABELS else None for job in jobs]
+    if all(model is not None for model in trained):
+        return trained
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_die_with, initargs=(os.getpid(),)) as child:
-        return child.submit(_train_and_export, name, features, labels, classes).result()
+        futures = {index: child.submit(_train_and_export, *job) for index, job in enumerate(jobs)
+                   if trained[index] is None}
+        for index, future in futures.items():
+            trained[index] = future.result()
+    return trained
 
 
 def _die_with(parent: int) -> None:

@@ -20,7 +20,7 @@ from party.resources import PartyResources
 from party.voter import Drawn, State, VoterSide
 from sessions.errors import denied, invalid
 from sessions.identity import AGGREGATOR, Identity
-from sessions.matrices import matrix_from_proto
+from sessions.matrices import shared_matrix_from_proto
 from sessions.outbound import Outbound
 from sessions.protocol import RoleProtocol
 from sessions.side import handles
@@ -191,7 +191,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         own = resources(me)
         parameters = DpppParameters.from_proto(body.parameters)
         check_key_id(own.public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
-        features = matrix_from_proto(body.features)
+        features = shared_matrix_from_proto(body.features)  # one copy per host
         if features.shape != (parameters.queries, own.features.shape[1]):
             raise invalid(f"queries are {features.shape[0]}×{features.shape[1]}; the session declares "
                           f"{parameters.queries} and the model takes {own.features.shape[1]} features")

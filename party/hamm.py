@@ -16,7 +16,7 @@ from party.resources import PartyResources
 from party.voter import VoterSide
 from sessions.errors import denied, invalid
 from sessions.identity import AGGREGATOR, CURATOR, Identity
-from sessions.matrices import matrix_from_proto
+from sessions.matrices import shared_matrix_from_proto
 from sessions.protocol import RoleProtocol
 
 MAX_DEADLINE_S = 3600.0
@@ -70,7 +70,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         if parameters.dimension != own.features.shape[1]:
             raise invalid(f"the session declares d = {parameters.dimension}; this party's data has "
                           f"{own.features.shape[1]} features")
-        features = matrix_from_proto(body.features)
+        features = shared_matrix_from_proto(body.features)  # one copy per host
         if features.shape != (parameters.aux_points, parameters.dimension):
             raise invalid(f"X_aux is {features.shape[0]}×{features.shape[1]}; the session declares "
                           f"{parameters.aux_points}×{parameters.dimension}")

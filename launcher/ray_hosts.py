@@ -1,0 +1,354 @@
+"""`mpdp up --ray [ADDRESS]`: every role host (the aggregator, Charlie, each party host) as a Ray actor.
+
+Each actor picks a free port on its node and reports the address; the launcher then writes the deployment's
+bundles for those addresses (launcher/processes.py) and hands each actor its own role's bundle only, as the
+bytes of its files, through Ray. The actor writes it to a private directory on its node and starts the
+role's real gRPC server (`mpdp serve`, mutual TLS) from it, as a child that dies with the actor: an actor
+killed is a killed process. Sessions, reports and traffic do not go through Ray; the client speaks gRPC
+to the addresses the actors reported, as with local processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from launcher import bundles
+from launcher.errors import StartupError
+from launcher.processes import RunDirectory, wait_healthy
+from wire.identity import Principal
+
+RAY_FILE = "ray.json"  # the run directory's record of its cluster and actors (what `down` and `ps` read)
+INSTALL_HINT = "--ray needs Ray: pip install -e '.[ray]'"
+TOPOLOGY_MARK = "{topology}"  # stands for the bundle's topology file in the serve arguments an actor gets
+HEAD_ATTEMPTS = 3
+# A raylet gives its agents 30 s to register and workers 60 s by default: too little on a loaded machine.
+PATIENT_RAY = {"RAY_agent_register_timeout_ms": "600000", "RAY_worker_register_timeout_seconds": "600"}
+DEFAULT_HOST_CPUS = 0.05  # a role host waits on the network most of the time; logical CPUs Ray reserves
+DEFAULT_HOST_MEMORY_MB = 256
+# Not uploaded to the cluster's nodes with the code: history, documentation, caches, data.
+UPLOAD_EXCLUDES = [".git", ".git/**", "docs/**", "tests/**", "**/__pycache__/**", ".mypy_cache/**",
+                   ".pytest_cache/**", ".ruff_cache/**", "**/*.npz", "mutants/**"]
+
+
+class RayMissing(RuntimeError):
+    pass
+
+
+def require_ray():
+    try:
+        import ray
+    except ImportError:
+        raise RayMissing(INSTALL_HINT) from None
+    return ray
+
+
+@dataclass(frozen=True)
+class RayRecord:
+    address: str
+    namespace: str
+    actors: list[str]  # principal names; each actor is named after its principal
+    head_temp_dir: str | None = None  # set when `up` started the cluster itself (no ADDRESS)
+
+    def dump(self, run: RunDirectory) -> None:
+        with bundles.private_umask():
+            (run.path / RAY_FILE).write_text(json.dumps(self.__dict__, indent=2))
+
+    @classmethod
+    def load(cls, run: RunDirectory) -> RayRecord | None:
+        path = run.path / RAY_FILE
+        return cls(**json.loads(path.read_text())) if path.exists() else None
+
+
+class RoleHostActor:
+    """One role host on a Ray node (a Ray actor class once `ray.remote` wraps it)."""
+
+    def __init__(self, principal: str):
+        self.principal = principal
+        self.directory: Path | None = None
+        self.process: subprocess.Popen | None = None
+        self.address: str | None = None
+
+    def reserve_address(self) -> str:
+        """A free port on this actor's node: the address peers will dial."""
+        import ray
+
+        from launcher.processes import free_port
+
+        host = ray.util.get_node_ip_address()
+        self.address = f"{host}:{free_port(host)}"
+        return self.address
+
+    def start(self, files: dict[str, bytes], arguments: list[str]) -> int:
+        """Write this role's bundle (and nothing else) to a private directory and start its server from it."""
+        if self.process is not None:
+            raise RuntimeError(f"{self.principal} already started")
+        with bundles.private_umask():
+            self.directory = Path(tempfile.mkdtemp(prefix="mpdp-role-"))
+            for name, content in files.items():
+                path = (self.directory / name).resolve()
+                if not path.is_relative_to(self.directory) or "/" in name:
+                    raise ValueError(f"bundle file {name!r} leaves the bundle")
+                fd = bundles.open_private(path, append=False)
+                with os.fdopen(fd, "wb") as out:
+                    out.write(content)
+            log = bundles.open_private(self.directory / "role.log")
+        root = Path(__file__).resolve().parent.parent  # the code Ray placed on this node
+        command = [sys.executable, "-m", "launcher.cli",
+                   *[str(self.directory / bundles.TOPOLOGY_FILE) if a == TOPOLOGY_MARK else a for a in arguments]]
+        try:
+            self.process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                            cwd=root, preexec_fn=_die_with_actor)
+        finally:
+            os.close(log)
+        return self.process.pid
+
+    def describe(self) -> dict[str, Any]:
+        """Where the host runs and its server's memory (kB; peak is the kernel's high-water mark)."""
+        import ray
+
+        status = {"principal": self.principal, "address": self.address, "node": ray.util.get_node_ip_address(),
+                  "node_id": ray.get_runtime_context().get_node_id(),
+                  "pid": None if self.process is None else self.process.pid, "running": False}
+        if self.process is not None and self.process.poll() is None:
+            status["running"] = True
+            try:
+                fields = dict(line.split(":", 1) for line in Path(f"/proc/{self.process.pid}/status").read_text()
+                              .splitlines() if ":" in line)
+                status["state"] = fields["State"].split()[0]  # R, S, T (stopped) …
+                status["rss_kb"] = int(fields["VmRSS"].split()[0])
+                status["peak_kb"] = int(fields["VmHWM"].split()[0])
+            except (OSError, KeyError, ValueError):
+                pass
+        return status
+
+    def log_tail(self, lines: int = 15) -> str:
+        if self.directory is None or not (self.directory / "role.log").exists():
+            return "  (no log)"
+        text = (self.directory / "role.log").read_text(errors="replace").splitlines()[-lines:]
+        return "\n".join("  " + line for line in text)
+
+    def stop(self) -> None:
+        """SIGTERM the server, SIGKILL after a grace period, and remove the bundle from this node."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        if self.directory is not None:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def _die_with_actor() -> None:
+    """In the server's child before exec: killed with the actor's process, as a killed host is."""
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def _connect(address: str | None, run: RunDirectory) -> tuple[str, str | None]:
+    """The cluster's address, starting a local one (a head node of this machine's CPUs) if none is given."""
+    if address:
+        return address, None
+    for attempt in range(HEAD_ATTEMPTS):  # Ray gives a starting node 30 s to register: a loaded machine can miss it
+        temp_dir = tempfile.mkdtemp(prefix="mpdp-ray-")  # short: Ray's socket paths must fit 107 bytes
+        port = _free_port()
+        started = subprocess.run([_ray_command(), "start", "--head", f"--port={port}", f"--temp-dir={temp_dir}",
+                                  "--include-dashboard=false", "--disable-usage-stats",
+                                  f"--num-cpus={os.cpu_count() or 1}"], capture_output=True, text=True,
+                                 env={**os.environ, **PATIENT_RAY})
+        if started.returncode == 0:
+            break
+        _stop_head(temp_dir)  # what it started before failing
+        if attempt == HEAD_ATTEMPTS - 1:
+            raise StartupError(f"`ray start --head` failed {HEAD_ATTEMPTS} times; the last:\n{started.stderr[-2000:]}")
+    import ray
+
+    return f"{ray.util.get_node_ip_address()}:{port}", temp_dir
+
+
+def _ray_command() -> str:
+    """The `ray` script of this interpreter's installation (the one `import ray` found), else the PATH's."""
+    beside = Path(sys.executable).parent / "ray"
+    return str(beside) if beside.exists() else "ray"
+
+
+def _free_port() -> int:
+    from launcher.processes import free_port
+
+    return free_port()
+
+
+def _init(ray, address: str, namespace: str) -> None:
+    root = Path(__file__).resolve().parent.parent
+    ray.init(address=address, namespace=namespace, log_to_driver=False, logging_level="ERROR",
+             runtime_env={"working_dir": str(root), "excludes": UPLOAD_EXCLUDES})
+
+
+def _bundle_files(directory: Path) -> dict[str, bytes]:
+    """A role's bundle as its files' bytes (its logs and subdirectories stay behind)."""
+    return {path.name: path.read_bytes() for path in sorted(directory.iterdir())
+            if path.is_file() and not path.name.endswith(".log")}
+
+
+def up(run_dir: Path, address: str | None, parties: int, per_process: int, bits: int, dataset, seed=None,
+       model=None, test_mode=False, faults=None, threshold=None, split="even", insecure=False,
+       startup_timeout: float = 120.0, aux_fraction=None, budget=None, allow_unproven=False, keygen="dealer",
+       host_cpus: float = DEFAULT_HOST_CPUS, host_memory_mb: int = DEFAULT_HOST_MEMORY_MB):
+    """Role hosts as Ray actors spread over the cluster's nodes; returns the operator's topology."""
+    from launcher import processes
+    from sessions.identity import AGGREGATOR, CURATOR, party
+
+    ray = require_ray()
+    run = RunDirectory(Path(run_dir))
+    if RayRecord.load(run) is not None:
+        raise StartupError(f"{run.path} already has Ray role hosts; run `mpdp down --run-dir {run.path}` first")
+    hosts = processes.party_hosts(parties, per_process)
+    identities = [AGGREGATOR, CURATOR] + [party(number) for number in range(1, parties + 1)]
+    principals = sorted({hosts.get(identity) or Principal.of(identity) for identity in identities})
+    with bundles.private_umask():
+        bundles.private_directory(run.path)
+    cluster, head = _connect(address, run)
+    namespace = f"mpdp-{secrets.token_hex(6)}"
+    record = RayRecord(cluster, namespace, [str(p) for p in principals], head)
+    record.dump(run)  # from here `down` can end what was started, whatever fails next
+    try:
+        _init(ray, cluster, namespace)
+        actor_class = ray.remote(RoleHostActor)
+        actors = {p: actor_class.options(name=str(p), lifetime="detached", num_cpus=host_cpus,
+                                         memory=host_memory_mb * 2**20, max_restarts=0,
+                                         scheduling_strategy="SPREAD").remote(str(p)) for p in principals}
+        reported = dict(zip(principals, ray.get([actors[p].reserve_address.remote() for p in principals],
+                                                timeout=startup_timeout)))
+        addresses = {identity: reported[hosts.get(identity) or Principal.of(identity)] for identity in identities}
+        topology = processes.prepare(run.path, parties, bits, dataset, addresses, seed, model, threshold, split,
+                                     insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction, keygen=keygen)
+        started = []
+        for principal in principals:
+            identity = principal.identities[0]
+            arguments = processes.serve_arguments(Path(TOPOLOGY_MARK), identity, insecure, test_mode,
+                                                  (faults or {}).get(identity.id), budget, allow_unproven)
+            started.append(actors[principal].start.remote(_bundle_files(run.bundle(principal)), arguments))
+        ray.get(started, timeout=startup_timeout)
+        try:
+            wait_healthy(topology, timeout=startup_timeout)
+        except StartupError as error:
+            tails = "\n".join(f"{p}:\n{ray.get(actors[p].log_tail.remote())}" for p in principals
+                              if not ray.get(actors[p].describe.remote())["running"])
+            raise StartupError(f"{error}\n{tails}") from None
+        return topology
+    except BaseException:
+        down(run.path)
+        raise
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+
+
+def describe(run_dir: Path) -> list[dict[str, Any]]:
+    """`mpdp ps` for a Ray deployment: each actor's node, address and memory; a missing actor as not found."""
+    ray = require_ray()
+    run = RunDirectory(Path(run_dir))
+    record = RayRecord.load(run)
+    if record is None:
+        return []
+    ray.init(address=record.address, namespace=record.namespace, log_to_driver=False, logging_level="ERROR")
+    try:
+        rows = []
+        for name in record.actors:
+            try:
+                rows.append(ray.get(ray.get_actor(name).describe.remote(), timeout=30))
+            except Exception as error:  # noqa: BLE001 — a dead or missing actor is reported, not raised
+                rows.append({"principal": name, "running": False, "error": type(error).__name__})
+        return rows
+    finally:
+        ray.shutdown()
+
+
+def kill(run_dir: Path, principal: str) -> None:
+    """End one role host's actor abruptly (as a crash would): its server dies with it."""
+    ray = require_ray()
+    record = RayRecord.load(RunDirectory(Path(run_dir)))
+    if record is None:
+        raise StartupError(f"{run_dir} has no Ray role hosts")
+    ray.init(address=record.address, namespace=record.namespace, log_to_driver=False, logging_level="ERROR")
+    try:
+        ray.kill(ray.get_actor(principal), no_restart=True)
+    finally:
+        ray.shutdown()
+
+
+def down(run_dir: Path) -> list[str]:
+    """Stop every role host's server, end its actor, and stop the local cluster if `up` started it."""
+    ray = require_ray()
+    run = RunDirectory(Path(run_dir))
+    record = RayRecord.load(run)
+    if record is None:
+        return []
+    stopped = []
+    try:
+        if not ray.is_initialized():
+            ray.init(address=record.address, namespace=record.namespace, log_to_driver=False, logging_level="ERROR")
+        for name in record.actors:
+            try:
+                actor = ray.get_actor(name)
+            except ValueError:  # never created, or already gone
+                continue
+            try:
+                ray.get(actor.stop.remote(), timeout=30)
+            except Exception:  # noqa: BLE001 — a dead actor has nothing left to stop
+                pass
+            ray.kill(actor, no_restart=True)
+            stopped.append(name)
+    except ConnectionError:
+        pass  # the cluster is gone, and its actors with it
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        if record.head_temp_dir:
+            _stop_head(record.head_temp_dir)
+        (run.path / RAY_FILE).unlink(missing_ok=True)
+    return stopped
+
+
+def _stop_head(temp_dir: str) -> None:
+    """The Ray processes `up` started, by pid: those whose command lines name its temporary directory, and
+    their descendants (Ray's agents rename themselves)."""
+    parents: dict[int, int] = {}
+    pids = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if temp_dir.encode() in (entry / "cmdline").read_bytes():
+                    pids.add(int(entry.name))
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    pids.discard(os.getpid())  # this process may name the directory too
+    grown = True
+    while grown:
+        children = {pid for pid, parent in parents.items() if parent in pids} - pids
+        pids |= children
+        grown = bool(children)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + 5
+        while sig == signal.SIGTERM and time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
+            time.sleep(0.2)
+    shutil.rmtree(temp_dir, ignore_errors=True)
