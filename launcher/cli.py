@@ -184,7 +184,8 @@ def _up(args) -> int:
                                 _load_dataset(args), args.seed, args.model, args.test_mode, _faults(args.fault),
                                 split=args.split, insecure=args.insecure, startup_timeout=args.startup_timeout,
                                 aux_fraction=args.aux_fraction, budget=args.budget, allow_unproven=args.allow_unproven,
-                                keygen=args.keygen, host_cpus=args.ray_cpus, host_memory_mb=args.ray_memory)
+                                keygen=args.keygen, host_cpus=args.ray_cpus, host_memory_mb=args.ray_memory,
+                                single_operator=args.single_operator)
         for entry in topology.host_entries:
             print(f"  {str(entry.principal):<14} {entry.address}")
         print(f"up: {len(topology.host_entries)} Ray actors for {len(topology.roles)} roles; "

@@ -48,8 +48,7 @@ def run(args, dataset, run_session, stop_on_signals) -> int:
         print(f"starting {args.parties} parties, the curator and the aggregator as separate processes "
               f"({args.bits}-bit keys) …", flush=True)
         topology = processes.up(run_dir, args.parties, args.bits, dataset, args.seed, split=args.split,
-                                aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True,
-                         single_operator=True)  # logical parties of one simulation
+                                aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True)
         try:
             print("\n".join(demo_lines(args, topology, processes.RunDirectory(run_dir).client_data, shared)),
                   flush=True)
@@ -65,7 +64,8 @@ def run(args, dataset, run_session, stop_on_signals) -> int:
                   f"{-(-plan.parties // plan.parties_per_process)} processes ({plan.why}) …", flush=True)
             processes.up(own_dir, plan.parties, args.bits, dataset, args.seed, model=plan.model,
                          parties_per_process=plan.parties_per_process, split=args.split,
-                         aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True)
+                         aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True,
+                         single_operator=True)  # logical parties of one simulation
             try:
                 _session(own_dir, args, protocol, run_session, plan.options)
             finally:

@@ -206,7 +206,8 @@ def _bundle_files(directory: Path) -> dict[str, bytes]:
 def up(run_dir: Path, address: str | None, parties: int, per_process: int, bits: int, dataset, seed=None,
        model=None, test_mode=False, faults=None, threshold=None, split="even", insecure=False,
        startup_timeout: float = 120.0, aux_fraction=None, budget=None, allow_unproven=False, keygen="dealer",
-       host_cpus: float = DEFAULT_HOST_CPUS, host_memory_mb: int = DEFAULT_HOST_MEMORY_MB):
+       host_cpus: float = DEFAULT_HOST_CPUS, host_memory_mb: int = DEFAULT_HOST_MEMORY_MB,
+       single_operator: bool = False):
     """Role hosts as Ray actors spread over the cluster's nodes; returns the operator's topology."""
     from launcher import processes
     from sessions.identity import AGGREGATOR, CURATOR, party
@@ -234,7 +235,8 @@ def up(run_dir: Path, address: str | None, parties: int, per_process: int, bits:
                                                 timeout=startup_timeout)))
         addresses = {identity: reported[hosts.get(identity) or Principal.of(identity)] for identity in identities}
         topology = processes.prepare(run.path, parties, bits, dataset, addresses, seed, model, threshold, split,
-                                     insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction, keygen=keygen)
+                                     insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction, keygen=keygen,
+                                     single_operator=single_operator)
         started = []
         for principal in principals:
             identity = principal.identities[0]
