@@ -126,11 +126,12 @@ def merge_reports(protocol: str, sources: list[Path], out: Path, differing: tupl
     if "plots" in merged:
         merged["plots"] = [name for report in reports for name in report["plots"]]
     out.mkdir(parents=True, exist_ok=True)
-    if protocol == "hamm":  # one figure for every data set: drawn again
-        from launcher import experiment_hamm
+    from launcher.registry import PROTOCOLS
 
-        merged["wire_checks"] = [check for report in reports for check in report["wire_checks"]]
-        merged["plot"] = experiment_hamm.plot(merged, out)
+    experiment = PROTOCOLS[protocol].experiment
+    if experiment is not None and experiment.replot is not None:  # one figure for every data set: drawn again
+        merged["runs_wire_checks"] = [report.get("wire_checks", []) for report in reports]
+        merged["plot"] = experiment.replot(merged, out)
     else:
         for source in sources:
             for plot in source.glob("*.png"):

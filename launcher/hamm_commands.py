@@ -152,6 +152,13 @@ async def fault_session(topology, client_data: dict, deadline: float, session_id
     return await hamm_client.run_hamm_session(topology, client_data, parameters, deadline_s=deadline,
                                               session_id=session_id)
 
+def replot_experiment(report: dict, out) -> str:
+    from launcher import experiment_hamm
+
+    report["wire_checks"] = [check for run in report.pop("runs_wire_checks", []) for check in run]
+    return experiment_hamm.plot(report, out)
+
+
 PROTOCOL = LauncherProtocol(
     name="hamm",
     help="Hamm–Cao–Belkin 2016 ensemble transfer: threshold vote counting on Charlie's public data",
@@ -159,7 +166,7 @@ PROTOCOL = LauncherProtocol(
     run=run_session,
     summary=summary,
     experiment=Experiment("Hamm et al., Section 6 (a9a M = 1 000 when a data directory is given; digits)",
-                          experiment_options, run_experiment),
+                          experiment_options, run_experiment, replot=replot_experiment),
     # Measured on breast cancer (1024-bit, one draw each): M = 5 with output perturbation 58.9 % (the majority
     # class; its noise is ~1 000× the model); M = 60 with noisy counts 83.2 % (balanced 79.5 %).
     demo_deployment=DemoDeployment(

@@ -42,6 +42,9 @@ class Experiment:
     help: str
     options: Callable[[], list[Option]]
     run: Callable[[argparse.Namespace], int]
+    # Runs made side by side and merged into one report: redraw the one figure for every data set (else each
+    # run's figures are copied); returns the figure's file name.
+    replot: Callable[[dict, Any], str] | None = None
 
 
 @dataclass(frozen=True)
