@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
@@ -72,7 +73,9 @@ class Topology:
         if [p.identity.id for p in self.parties] != list(range(1, len(self.parties) + 1)):
             raise ValueError("parties must be numbered 1..K")
         for entry in self.roles:
-            first = self.entry(entry.principal.identities[0]) if entry.principal.covers(entry.identity) else None
+            principal = entry.principal
+            first = self._by_identity.get(Identity(principal.role, principal.first)) \
+                if principal.covers(entry.identity) else None
             if first is None or (first.address, first.certificate) != (entry.address, entry.certificate):
                 raise ValueError(f"{entry.identity}'s host {entry.principal} must cover it, and every party of a host "
                                  "shares its address and certificate")
@@ -105,11 +108,16 @@ class Topology:
             return False
         return True
 
+    @cached_property
+    def _by_identity(self) -> dict[Identity, RoleEntry]:
+        """Entries by identity: a topology of 10 000 logical parties is looked up once per entry as it loads."""
+        return {entry.identity: entry for entry in self.roles}
+
     def entry(self, identity: Identity) -> RoleEntry:
-        for entry in self.roles:
-            if entry.identity == identity:
-                return entry
-        raise KeyError(f"{identity} is not in the topology")
+        try:
+            return self._by_identity[identity]
+        except KeyError:
+            raise KeyError(f"{identity} is not in the topology") from None
 
     @property
     def parties(self) -> list[RoleEntry]:
@@ -122,7 +130,8 @@ class Topology:
     @property
     def host_entries(self) -> list[RoleEntry]:
         """One entry per role process: the first identity its principal covers."""
-        return [entry for entry in self.roles if entry.identity == entry.principal.identities[0]]
+        return [entry for entry in self.roles
+                if entry.identity == Identity(entry.principal.role, entry.principal.first)]
 
     @property
     def hosts(self) -> list[Identity]:
