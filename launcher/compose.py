@@ -22,6 +22,15 @@ from launcher.keygen import DEFERRED, committee_size
 
 PORT = 50051
 PREPARE = "prepare"  # the one-shot that writes the bundles when no dealer makes the key
+# A key-generation service: runs once after `prepare`, is never restarted and has no health to check.
+ONE_SHOT_AFTER_PREPARE = (
+    "    depends_on:",
+    f"      {PREPARE}:",
+    "        condition: service_completed_successfully",
+    '    restart: "no"',
+    "    healthcheck:",
+    "      disable: true",
+)
 BUNDLES = "/bundles"  # keygen's view: every volume, one directory each
 BUNDLE = "/bundle"  # a role's view: its own volume only
 TOPOLOGY = f"{BUNDLE}/topology.toml"
@@ -132,12 +141,7 @@ def _distributed_keygen(parties: int, bits: int | None) -> list[str]:
             "    networks:",
             "      mpdp:",
             f"        aliases: [{service}]",  # the address every bundle's topology gives party J
-            "    depends_on:",
-            f"      {PREPARE}:",
-            "        condition: service_completed_successfully",
-            '    restart: "no"',
-            "    healthcheck:",
-            "      disable: true",
+            *ONE_SHOT_AFTER_PREPARE,
         ]
     lines += [
         "  open-keygen:",
@@ -148,12 +152,7 @@ def _distributed_keygen(parties: int, bits: int | None) -> list[str]:
         f"      - {volume_name('demo')}:{BUNDLE}",
         f"      - {volume_name('aggregator')}:{BUNDLES}/aggregator",
         f"      - {volume_name('curator')}:{BUNDLES}/curator",
-        "    depends_on:",
-        f"      {PREPARE}:",
-        "        condition: service_completed_successfully",
-        '    restart: "no"',
-        "    healthcheck:",
-        "      disable: true",
+        *ONE_SHOT_AFTER_PREPARE,
     ]
     return lines
 
