@@ -17,26 +17,26 @@ from typing import Callable
 
 import numpy as np
 
-from cryptocore.errors import CryptoError
-from cryptocore.key_checks import check_key_id
-from cryptocore.membership_proof import MembershipProofInvalid
-from cryptocore.threshold import ThresholdPublicKey
-from dppp.parameters import DpppParameters
-from dppp.reference import labels as argmax_labels
-from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
-from sessions.errors import Kind, ProtocolError, aborted, denied, invalid, precondition
-from sessions.identity import CLIENT, Identity, party
-from sessions.matrices import matrix_from_proto
-from sessions.outbound import Outbound
-from sessions.protocol import RoleProtocol
-from sessions.side import RoleSide, handles
-from sessions.stages import StageTimer
-from threshold_sum.binding import ContributionKeys, SumSlot
-from threshold_sum.collector import SumCollector
-from threshold_sum.combiner import SumCombiner
-from threshold_sum.context import proof_context
-from vote_proofs import noise_bits
-from vote_proofs import votes as vote_proofs
+from mpdp.cryptocore.errors import CryptoError
+from mpdp.cryptocore.key_checks import check_key_id
+from mpdp.cryptocore.membership_proof import MembershipProofInvalid
+from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
+from mpdp.protocols.dppp.parameters import DpppParameters
+from mpdp.protocols.dppp.reference import labels as argmax_labels
+from mpdp.sessions.errors import Kind, ProtocolError, aborted, denied, invalid, precondition
+from mpdp.sessions.identity import CLIENT, Identity, party
+from mpdp.sessions.matrices import matrix_from_proto
+from mpdp.sessions.outbound import Outbound
+from mpdp.sessions.protocol import RoleProtocol
+from mpdp.sessions.side import RoleSide, handles
+from mpdp.sessions.stages import StageTimer
+from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
+from mpdp.threshold_sum.collector import SumCollector
+from mpdp.threshold_sum.combiner import SumCombiner
+from mpdp.threshold_sum.context import proof_context
+from mpdp.vote_proofs import noise_bits
+from mpdp.vote_proofs import votes as vote_proofs
 
 DEFAULT_DEADLINE_S = 60.0
 MAX_DEADLINE_S = 3600.0

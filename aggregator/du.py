@@ -15,23 +15,23 @@ import time
 
 import numpy as np
 
-from cryptocore.errors import CryptoError
-from cryptocore.key_checks import check_key_id
-from cryptocore.membership_proof import MembershipProofInvalid
-from cryptocore.product_proof import ProductProofInvalid
-from cryptocore.threshold import ThresholdPublicKey
-from du import bounds, encoding, proven_upload, server
-from du.parameters import MAX_RECORDS, DuParameters
-from mpdp_proto.v1 import common_pb2, du_pb2, threshold_sum_pb2
-from sessions.errors import Kind, ProtocolError, denied, invalid, precondition
-from sessions.identity import CLIENT, Identity, party
-from sessions.outbound import Outbound
-from sessions.protocol import RoleProtocol
-from sessions.side import RoleSide, handles
-from threshold_sum.binding import ContributionKeys, SumSlot
-from threshold_sum.collector import SumCollector
-from threshold_sum.combiner import SumCombiner
-from threshold_sum.context import proof_context
+from mpdp.cryptocore.errors import CryptoError
+from mpdp.cryptocore.key_checks import check_key_id
+from mpdp.cryptocore.membership_proof import MembershipProofInvalid
+from mpdp.cryptocore.product_proof import ProductProofInvalid
+from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.proto.v1 import common_pb2, du_pb2, threshold_sum_pb2
+from mpdp.protocols.du import bounds, encoding, proven_upload, server
+from mpdp.protocols.du.parameters import MAX_RECORDS, DuParameters
+from mpdp.sessions.errors import Kind, ProtocolError, denied, invalid, precondition
+from mpdp.sessions.identity import CLIENT, Identity, party
+from mpdp.sessions.outbound import Outbound
+from mpdp.sessions.protocol import RoleProtocol
+from mpdp.sessions.side import RoleSide, handles
+from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
+from mpdp.threshold_sum.collector import SumCollector
+from mpdp.threshold_sum.combiner import SumCombiner
+from mpdp.threshold_sum.context import proof_context
 
 MAX_ROUND_DEADLINE_S = 3600.0
 

@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import enum
 
-from cryptocore.key_checks import check_key_id
-from cryptocore.membership_proof import MembershipProofInvalid
-from cryptocore.threshold import ThresholdPublicKey
-from hamm.parameters import HammParameters
-from mpdp_proto.v1 import hamm_pb2, threshold_sum_pb2
-from sessions.errors import Kind, ProtocolError, aborted, denied, invalid, precondition
-from sessions.identity import CLIENT, CURATOR, Identity, party
-from sessions.matrices import matrix_from_proto
-from sessions.outbound import Outbound
-from sessions.protocol import RoleProtocol
-from sessions.side import RoleSide, handles
-from threshold_sum.binding import ContributionKeys, SumSlot
-from threshold_sum.collector import SumCollector
-from vote_proofs import votes as vote_proofs
+from mpdp.cryptocore.key_checks import check_key_id
+from mpdp.cryptocore.membership_proof import MembershipProofInvalid
+from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.proto.v1 import hamm_pb2, threshold_sum_pb2
+from mpdp.protocols.hamm.parameters import HammParameters
+from mpdp.sessions.errors import Kind, ProtocolError, aborted, denied, invalid, precondition
+from mpdp.sessions.identity import CLIENT, CURATOR, Identity, party
+from mpdp.sessions.matrices import matrix_from_proto
+from mpdp.sessions.outbound import Outbound
+from mpdp.sessions.protocol import RoleProtocol
+from mpdp.sessions.side import RoleSide, handles
+from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
+from mpdp.threshold_sum.collector import SumCollector
+from mpdp.vote_proofs import votes as vote_proofs
 
 MAX_DEADLINE_S = 3600.0
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from aggregator import dppp, du, hamm
-from cryptocore.threshold import ThresholdPublicKey
-from sessions.protocol import RoleProtocol, registry
-from threshold_sum.binding import ContributionKeys
+from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.sessions.protocol import RoleProtocol, registry
+from mpdp.threshold_sum.binding import ContributionKeys
 
 
 def protocols(public_key: ThresholdPublicKey, teachers: list[int], key_holders: list[int],

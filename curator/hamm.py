@@ -13,25 +13,25 @@ import random
 
 import numpy as np
 
-from cryptocore.errors import CryptoError
-from cryptocore.key_checks import check_key_id
-from cryptocore.threshold import ThresholdPublicKey
 from curator.resources import CuratorResources
-from hamm.charlie import eta_source, train_and_release
-from hamm.parameters import HammParameters
-from hamm.release import Release
-from hamm.votes import counts_from_sums, feasible
-from mpdp_proto.v1 import hamm_pb2, threshold_sum_pb2
-from sessions.errors import Kind, ProtocolError, aborted, clean_reason, denied, invalid, precondition
-from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
-from sessions.matrices import matrix_to_proto
-from sessions.outbound import Outbound
-from sessions.protocol import RoleProtocol
-from sessions.side import RoleSide, handles
-from sessions.stages import StageTimer
-from threshold_sum.combiner import SumCombiner
-from threshold_sum.context import proof_context
-from threshold_sum.decryption import aggregate_of
+from mpdp.cryptocore.errors import CryptoError
+from mpdp.cryptocore.key_checks import check_key_id
+from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.proto.v1 import hamm_pb2, threshold_sum_pb2
+from mpdp.protocols.hamm.charlie import eta_source, train_and_release
+from mpdp.protocols.hamm.parameters import HammParameters
+from mpdp.protocols.hamm.release import Release
+from mpdp.protocols.hamm.votes import counts_from_sums, feasible
+from mpdp.sessions.errors import Kind, ProtocolError, aborted, clean_reason, denied, invalid, precondition
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
+from mpdp.sessions.matrices import matrix_to_proto
+from mpdp.sessions.outbound import Outbound
+from mpdp.sessions.protocol import RoleProtocol
+from mpdp.sessions.side import RoleSide, handles
+from mpdp.sessions.stages import StageTimer
+from mpdp.threshold_sum.combiner import SumCombiner
+from mpdp.threshold_sum.context import proof_context
+from mpdp.threshold_sum.decryption import aggregate_of
 
 MAX_DEADLINE_S = 3600.0
 

@@ -12,32 +12,32 @@ import secrets
 import time
 from collections.abc import Callable
 
-from cryptocore import bit_proof, elgamal_bit_proof
-from cryptocore import ciphertext as ct
-from cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
-from cryptocore.elgamal import ElGamalKeyPair
-from cryptocore.key_checks import check_key_id
-from cryptocore.paillier import KeyPair, PublicKey
-from cryptocore.plaintext_opening import open_ciphertext
-from cryptocore.ring_pedersen import RingPedersen
-from mpdp_proto.v1 import comparison_pb2, pathak_pb2
-from pathak import comparison
-from pathak.encoding import LEADER, int_from_signed_bytes
-from pathak.indicator import bit_proof_message, indicator_context
-from pathak.keys import curator_keys_message, public_key_from_message, ring_pedersen_from_message
-from pathak.parameters import PathakParameters
-from pathak.participant import PathakSide
-from sessions.errors import denied, invalid, precondition
-from sessions.identity import CLIENT, CURATOR, Identity, party
-from sessions.protocol import RoleProtocol
-from sessions.side import handles
+from mpdp.cryptocore import bit_proof, elgamal_bit_proof
+from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
+from mpdp.cryptocore.elgamal import ElGamalKeyPair
+from mpdp.cryptocore.key_checks import check_key_id
+from mpdp.cryptocore.paillier import KeyPair, PublicKey
+from mpdp.cryptocore.plaintext_opening import open_ciphertext
+from mpdp.cryptocore.ring_pedersen import RingPedersen
+from mpdp.proto.v1 import comparison_pb2, pathak_pb2
+from mpdp.protocols.pathak import comparison
+from mpdp.protocols.pathak.encoding import LEADER, int_from_signed_bytes
+from mpdp.protocols.pathak.indicator import bit_proof_message, indicator_context
+from mpdp.protocols.pathak.keys import curator_keys_message, public_key_from_message, ring_pedersen_from_message
+from mpdp.protocols.pathak.parameters import PathakParameters
+from mpdp.protocols.pathak.participant import PathakSide
+from mpdp.sessions.errors import denied, invalid, precondition
+from mpdp.sessions.identity import CLIENT, CURATOR, Identity, party
+from mpdp.sessions.protocol import RoleProtocol
+from mpdp.sessions.side import handles
 
 
 class PathakCuratorSide(PathakSide):
     def __init__(self, session_id: str, parameters: PathakParameters, zeta: KeyPair, comparison_key: ElGamalKeyPair):
         super().__init__(session_id, CURATOR, parameters)
         self.zeta = zeta
-        self.comparison_key = comparison_key  # the tournament's (cryptocore/elgamal.py)
+        self.comparison_key = comparison_key  # the tournament's (mpdp/cryptocore/elgamal.py)
         self.xi: PublicKey | None = None
         self.ring_pedersen: RingPedersen | None = None  # the leader's, which ζ's Π^fac is made against
         self.elements: dict[int, pathak_pb2.Stage1Element] = {}

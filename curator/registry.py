@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from curator import hamm, pathak
 from curator.resources import CuratorResources
-from sessions.protocol import RoleProtocol, registry
+from mpdp.sessions.protocol import RoleProtocol, registry
 
 
 def protocols(own: CuratorResources, *extra: RoleProtocol) -> dict[str, RoleProtocol]:

@@ -1,6 +1,6 @@
 """What Charlie brings to every protocol: its own Paillier key ζ (Pathak), the deployment's threshold
 public key and committee (Hamm's counting), and its public auxiliary data X_aux (Hamm). ζ and X_aux may be
-made on first use (sessions/on_first_use.py): a curator that never runs Pathak never makes ζ."""
+made on first use (mpdp/sessions/on_first_use.py): a curator that never runs Pathak never makes ζ."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from cryptocore.paillier import KeyPair
-from cryptocore.threshold import ThresholdPublicKey
-from sessions.on_first_use import OnFirstUse
+from mpdp.cryptocore.paillier import KeyPair
+from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.sessions.on_first_use import OnFirstUse
 
 
 @dataclass

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deployments.topology import Topology
-from privacy.ledger import Ledger, describe
+from mpdp.deployments.topology import Topology
+from mpdp.privacy.ledger import Ledger, describe
 
 
 def ledgers(topology_path: Path) -> list[dict]:
@@ -51,6 +51,6 @@ def summary(rows: list[dict]) -> str:
 
 
 def describe_row(row: dict) -> str:
-    from privacy.composition import Composed
+    from mpdp.privacy.composition import Composed
 
     return describe(Composed(row["epsilon"], row["delta"], row["composition"]))

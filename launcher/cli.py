@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from cryptocore.key_sizes import DEFAULT_KEY_BITS
 from launcher.options import key_bits, print_summary, show_defaults, warn_small_key, write_json
+from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
 
 DEFAULT_RUN_DIR = Path(".mpdp-run")
 
@@ -24,7 +24,7 @@ def _faults(values: list[str]) -> dict[int, str]:
 
 
 def _bench_hardening(args) -> int:
-    from launcher import bench_hardening
+    from launcher.bench import hardening as bench_hardening
 
     warn_small_key(args.bits)
     report = bench_hardening.run(args.bits, args.parties, args.cases, args.sessions, args.seed,
@@ -35,7 +35,7 @@ def _bench_hardening(args) -> int:
 
 
 def _bench_startup(args) -> int:
-    from launcher import bench_startup
+    from launcher.bench import startup as bench_startup
 
     warn_small_key(args.bits)
     report = bench_startup.run(args.parties, args.bits, args.calls, args.dataset, args.data_dir)
@@ -45,7 +45,7 @@ def _bench_startup(args) -> int:
 
 
 def _bench_scale(args) -> int:
-    from launcher import bench_scale
+    from launcher.bench import scale as bench_scale
     from launcher.registry import PROTOCOLS
 
     warn_small_key(args.bits)
@@ -61,11 +61,11 @@ def _bench_scale(args) -> int:
 
 
 def _audit(args) -> int:
-    from launcher import audit
+    from launcher.audit import counts as audit
 
     report = audit.run(args.protocol, args.noise, args.epsilon, args.delta, args.trials, args.broken)
     if args.wire_sample:
-        from launcher import audit_wire
+        from launcher.audit import wire as audit_wire
 
         report["wire_sample"] = audit_wire.wire_sample(args.protocol, report["noise"]["mechanism"], args.epsilon,
                                                        args.delta, args.wire_sample, args.bits)
@@ -81,7 +81,7 @@ def _bench_module(name: str, argv: list[str]) -> int:
 
 
 def _bench(args) -> int:
-    from launcher import bench_crypto
+    from launcher.bench import crypto as bench_crypto
 
     warn_small_key(args.bits)
     report = bench_crypto.run(args.bits, args.repeat)
@@ -91,7 +91,7 @@ def _bench(args) -> int:
 
 
 def _budget(text: str):
-    from privacy.ledger import Budget
+    from mpdp.privacy.ledger import Budget
 
     try:
         return Budget.parse(text)
@@ -110,7 +110,7 @@ def _add_budget_option(parser) -> None:
 
 
 def _serve(args) -> int:
-    from launcher import role_logs, serve
+    from launcher.deployment import role_logs, serve
 
     role_logs.rotate(args.log_level)  # a size-capped, rotated file when `up` gave the role one
     serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure,
@@ -119,9 +119,9 @@ def _serve(args) -> int:
 
 
 def _keygen(args) -> int:
-    from launcher import bundles, certs
-    from launcher.keygen import ceremony
-    from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
+    from launcher.deployment import bundles, certs
+    from launcher.deployment.keygen import ceremony
+    from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 
     warn_small_key(args.bits)
     if args.threshold is not None and not args.parties // 2 < args.threshold <= args.parties:
@@ -141,7 +141,7 @@ def _keygen(args) -> int:
 
 
 def _load_dataset(args):
-    from learning import datasets
+    from mpdp.learning import datasets
 
     dataset = datasets.load(args.dataset, label=args.label, data_dir=args.data_dir, scaling=args.scaling,
                             intercept=args.intercept, max_levels=args.max_levels, schema=args.schema)
@@ -152,8 +152,8 @@ def _load_dataset(args):
 
 
 def _up(args) -> int:
-    from deployments.topology import Topology
-    from launcher import processes
+    from launcher.deployment import processes
+    from mpdp.deployments.topology import Topology
 
     if args.topology:
         from launcher.data_report import missing_topology_files
@@ -204,7 +204,7 @@ def _up(args) -> int:
 
 
 def _addresses(values: list[str]) -> dict:
-    from sessions.identity import Identity
+    from mpdp.sessions.identity import Identity
 
     addresses = {}
     for value in values or []:
@@ -230,8 +230,8 @@ def _owners(values: list[str] | None, parties: int) -> dict[str, int]:
 
 
 def _prepare(args) -> int:
-    from launcher import bundles, processes
-    from sessions.identity import AGGREGATOR, CURATOR, party
+    from launcher.deployment import bundles, processes
+    from mpdp.sessions.identity import AGGREGATOR, CURATOR, party
 
     warn_small_key(args.bits)
     addresses = _addresses(args.address)
@@ -254,9 +254,9 @@ def _prepare(args) -> int:
 
 
 def _health(args) -> int:
-    from deployments.topology import Topology
-    from launcher.health import is_serving
-    from sessions.identity import Identity
+    from launcher.deployment.health import is_serving
+    from mpdp.deployments.topology import Topology
+    from mpdp.sessions.identity import Identity
 
     serving = is_serving(Topology.load(args.topology), Identity(args.role, args.id), timeout=args.timeout)
     print("SERVING" if serving else "NOT SERVING")
@@ -264,7 +264,7 @@ def _health(args) -> int:
 
 
 def _compose(args) -> int:
-    from launcher.compose import render
+    from launcher.deployment.compose import render
 
     text = render(args.parties, args.keygen, args.bits)
     if args.out:
@@ -276,8 +276,8 @@ def _compose(args) -> int:
 
 
 def _open_keygen(args) -> int:
-    from deployments.topology import Topology
-    from launcher.distributed_keygen import open_at_holders
+    from launcher.deployment.distributed_keygen import open_at_holders
+    from mpdp.deployments.topology import Topology
 
     figures = open_at_holders(Topology.load(args.topology), args.bits, args.public_out, args.startup_timeout)
     print(f"distributed key generation: {figures}")
@@ -285,7 +285,7 @@ def _open_keygen(args) -> int:
 
 
 def _down(args) -> int:
-    from launcher import processes
+    from launcher.deployment import processes
 
     if args.all:
         stopped = processes.stop(processes.running_servers())
@@ -302,7 +302,8 @@ def _down(args) -> int:
 
 
 def _budget_command(args) -> int:
-    from launcher import budget, processes
+    from launcher import budget
+    from launcher.deployment import processes
 
     run = processes.RunDirectory(args.run_dir)
     topology = args.topology or run.topology
@@ -323,7 +324,7 @@ def _trace(args) -> int:
 
 
 def _ps(args) -> int:
-    from launcher import processes
+    from launcher.deployment import processes
 
     servers = processes.running_servers()
     for command, pid in sorted(servers.items(), key=lambda item: item[1]):
@@ -342,8 +343,9 @@ def _ps(args) -> int:
 
 
 def _resolve_run(args):
-    from deployments.topology import Topology
-    from launcher import client, processes
+    from launcher import client
+    from launcher.deployment import processes
+    from mpdp.deployments.topology import Topology
 
     run = processes.RunDirectory(args.run_dir)
     if not args.topology and not run.topology.exists():
@@ -567,7 +569,7 @@ def _add_keygen_command(commands) -> None:
 
 
 def _add_keygen_method_option(parser, deferred: bool = False) -> None:
-    from launcher.keygen import DEFERRED, METHODS
+    from launcher.deployment.keygen import DEFERRED, METHODS
 
     parser.add_argument("--keygen", choices=METHODS + ((DEFERRED,) if deferred else ()), default="dealer",
                         help="dealer: one process deals the shares (the default: seconds); distributed: the key "
@@ -777,9 +779,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _user_error(error: Exception) -> str | None:
     """The one line a user's mistake deserves, or None for a bug (which keeps its traceback)."""
-    from cryptocore.errors import CryptoError
     from launcher.errors import StartupError
-    from sessions.errors import ProtocolError
+    from mpdp.cryptocore.errors import CryptoError
+    from mpdp.sessions.errors import ProtocolError
 
     grpc = sys.modules.get("grpc")
     if grpc is not None and isinstance(error, grpc.RpcError) and hasattr(error, "code"):

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-from deployments.topology import Topology
-from mpdp_proto.v1 import common_pb2, role_pb2, role_pb2_grpc
-from sessions.identity import CLIENT, Identity
-from wire.channels import PeerChannels
-from wire.traffic import TrafficLog, merge_views, summarise, traffic_reply
+from mpdp.deployments.topology import Topology
+from mpdp.proto.v1 import common_pb2, role_pb2, role_pb2_grpc
+from mpdp.sessions.identity import CLIENT, Identity
+from mpdp.wire.channels import PeerChannels
+from mpdp.wire.traffic import TrafficLog, merge_views, summarise, traffic_reply
 
 
 def role_stub(peers: PeerChannels, identity: Identity) -> role_pb2_grpc.RoleStub:

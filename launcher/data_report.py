@@ -16,7 +16,7 @@ def check_parties(parties: int) -> None:
 
 def missing_topology_files(topology_path: Path) -> str | None:
     """The first file a topology names that is not there (a copied topology without its certs), or None."""
-    from deployments.topology import Topology
+    from mpdp.deployments.topology import Topology
 
     topology = Topology.load(topology_path)
     named = [topology.public_key, topology.ca_certificate, topology.client_certificate, topology.client_key]

@@ -33,10 +33,10 @@ def _session(run_dir: Path, args, protocol, run_session, options: dict | None = 
 
 
 def run(args, dataset, run_session, stop_on_signals) -> int:
-    from launcher import processes
+    from launcher.deployment import processes
     from launcher.noise_check import demo_lines
     from launcher.registry import PROTOCOLS
-    from privacy.ledger import UNLIMITED
+    from mpdp.privacy.ledger import UNLIMITED
 
     started = time.perf_counter()
     shared = [p for p in PROTOCOLS.values() if p.in_demo and p.demo_deployment is None]

@@ -13,8 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from learning.datasets import data_directory
-from learning.shipped import available as shipped_available
+from mpdp.learning.datasets import data_directory
+from mpdp.learning.shipped import available as shipped_available
 
 # The stored results' sizes (the papers' unless the README says otherwise) and the tiny ones of --quick.
 FULL: dict[str, list[str]] = {

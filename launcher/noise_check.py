@@ -94,8 +94,8 @@ def dppp(args, parties: int, client_data: dict) -> dict | None:
     every teacher), which depends on ε, δ and Q, not on K. Their ratio is the noise against the signal."""
     if getattr(args, "noise", "binomial") != "binomial":
         return None
-    from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
-    from privacy.binomial import BinomialCalibration
+    from mpdp.privacy.binomial import BinomialCalibration
+    from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 
     queries = min(args.queries, len(client_data.get("public_features", ())))
     if queries < 1:

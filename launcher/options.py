@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from cryptocore.key_sizes import DEFAULT_KEY_BITS, MIN_KEY_BITS
+from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS, MIN_KEY_BITS
 
 
 def key_bits(value: str) -> int:
@@ -40,7 +40,7 @@ def write_json(path: Path | None, report: dict) -> None:
     if path is not None:
         import os
 
-        from launcher.bundles import open_private
+        from launcher.deployment.bundles import open_private
 
         path.parent.mkdir(parents=True, exist_ok=True)
         with os.fdopen(open_private(path, append=False), "w") as handle:  # 0600: it holds the evaluator's view

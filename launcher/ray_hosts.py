@@ -1,7 +1,7 @@
 """`mpdp up --ray [ADDRESS]`: every role host (the aggregator, Charlie, each party host) as a Ray actor.
 
 Each actor picks a free port on its node and reports the address; the launcher then writes the deployment's
-bundles for those addresses (launcher/processes.py) and hands each actor its own role's bundle only, as the
+bundles for those addresses (launcher/deployment/processes.py) and hands each actor its own role's bundle only, as the
 bytes of its files, through Ray. The actor writes it to a private directory on its node and starts the
 role's real gRPC server (`mpdp serve`, mutual TLS) from it, as a child that dies with the actor: an actor
 killed is a killed process. Sessions, reports and traffic do not go through Ray; the client speaks gRPC
@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from launcher import bundles
+from launcher.deployment import bundles
+from launcher.deployment.processes import RunDirectory, wait_healthy
 from launcher.errors import StartupError
-from launcher.processes import RunDirectory, wait_healthy
-from wire.identity import Principal
+from mpdp.wire.identity import Principal
 
 RAY_FILE = "ray.json"  # the run directory's record of its cluster and actors (what `down` and `ps` read)
 INSTALL_HINT = "--ray needs Ray: pip install -e '.[ray]'"
@@ -83,7 +83,7 @@ class RoleHostActor:
         """A free port on this actor's node: the address peers will dial."""
         import ray
 
-        from launcher.processes import free_port
+        from launcher.deployment.processes import free_port
 
         host = ray.util.get_node_ip_address()
         self.address = f"{host}:{free_port(host)}"
@@ -186,7 +186,7 @@ def _ray_command() -> str:
 
 
 def _free_port() -> int:
-    from launcher.processes import free_port
+    from launcher.deployment.processes import free_port
 
     return free_port()
 
@@ -209,8 +209,8 @@ def up(run_dir: Path, address: str | None, parties: int, per_process: int, bits:
        host_cpus: float = DEFAULT_HOST_CPUS, host_memory_mb: int = DEFAULT_HOST_MEMORY_MB,
        single_operator: bool = False):
     """Role hosts as Ray actors spread over the cluster's nodes; returns the operator's topology."""
-    from launcher import processes
-    from sessions.identity import AGGREGATOR, CURATOR, party
+    from launcher.deployment import processes
+    from mpdp.sessions.identity import AGGREGATOR, CURATOR, party
 
     ray = require_ray()
     run = RunDirectory(Path(run_dir))

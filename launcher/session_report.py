@@ -20,7 +20,7 @@ def _regularization(report: dict) -> float | None:
 def _student(protocol: str):
     if protocol != "dppp":
         return None
-    from learning import models
+    from mpdp.learning import models
 
     return lambda features, labels: models.train(models.DEFAULT_STUDENT_MODEL, features, labels)
 
@@ -39,7 +39,7 @@ def spread(reports: list[dict]) -> dict:
 
 def run(protocol, args, topology, client_data: dict) -> dict:
     from launcher import noise_check, summary
-    from learning import evaluation
+    from mpdp.learning import evaluation
 
     check = noise_check.estimate(protocol.name, args, topology, client_data)
     stated = noise_check.line(check)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from learning.evaluation import IMBALANCED
+from mpdp.learning.evaluation import IMBALANCED
 
 
 def traffic_lines(traffic: list[dict], heading: str = "  traffic (each RPC counted once):") -> list[str]:

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from cryptocore.key_sizes import DEFAULT_KEY_BITS
+from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
 
 __all__ = ["Deployment", "Report", "deploy"]
 
@@ -55,7 +55,7 @@ class Deployment:
         """One session (R with `repeat`) of `protocol` with its `run` options as keywords (`lambda_` or
         `regularization` for --lambda); the CLI's defaults for the rest."""
         from launcher import client, session_report
-        from launcher.processes import RunDirectory
+        from launcher.deployment.processes import RunDirectory
         from launcher.registry import PROTOCOLS
 
         if protocol not in PROTOCOLS:
@@ -83,12 +83,12 @@ def deploy(parties: int = 5, dataset: str = "breast-cancer", bits: int = DEFAULT
            seed: int | None = None, model: str | None = None, parties_per_process: int = 1,
            intercept: bool = True, budget=None, single_operator: bool = False,
            **dataset_options: Any) -> Iterator[Deployment]:
-    """Start every role as its own process (as `mpdp up`; `budget`: each party's privacy.ledger.Budget, the
+    """Start every role as its own process (as `mpdp up`; `budget`: each party's mpdp.privacy.ledger.Budget, the
     ledger's default when None), yield the deployment, stop everything on exit (the roles also die with this
     process)."""
-    from launcher import processes
     from launcher.data_report import check_parties
-    from learning import datasets
+    from launcher.deployment import processes
+    from mpdp.learning import datasets
 
     check_parties(parties)
     data = datasets.load(dataset, label=label, schema=schema, intercept=intercept, **dataset_options)

@@ -10,23 +10,23 @@ from typing import Callable
 
 import numpy as np
 
-from cryptocore import ciphertext as ct
-from cryptocore.key_checks import check_key_id
-from dppp.parameters import DpppParameters
-from dppp.reference import one_hot
-from mpdp_proto.v1 import dppp_pb2, threshold_sum_pb2
+from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.key_checks import check_key_id
+from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
+from mpdp.protocols.dppp.parameters import DpppParameters
+from mpdp.protocols.dppp.reference import one_hot
+from mpdp.sessions.errors import denied, invalid
+from mpdp.sessions.identity import AGGREGATOR, Identity
+from mpdp.sessions.matrices import shared_matrix_from_proto
+from mpdp.sessions.outbound import Outbound
+from mpdp.sessions.protocol import RoleProtocol
+from mpdp.sessions.side import handles
+from mpdp.threshold_sum.binding import SumSlot
+from mpdp.vote_proofs import noise_bits
+from mpdp.vote_proofs import votes as vote_proofs
 from party.key_holder import signed
 from party.resources import PartyResources
 from party.voter import Drawn, State, VoterSide
-from sessions.errors import denied, invalid
-from sessions.identity import AGGREGATOR, Identity
-from sessions.matrices import shared_matrix_from_proto
-from sessions.outbound import Outbound
-from sessions.protocol import RoleProtocol
-from sessions.side import handles
-from threshold_sum.binding import SumSlot
-from vote_proofs import noise_bits
-from vote_proofs import votes as vote_proofs
 
 MAX_DEADLINE_S = 3600.0
 

@@ -15,22 +15,22 @@ from typing import Callable
 
 import numpy as np
 
-from cryptocore import ciphertext as ct
-from cryptocore.key_checks import check_key_id
-from du import accounting, encoding, proven_upload
-from du.local import local_update, noise_source
-from du.objectives import augment
-from du.parameters import FRACTIONAL_BITS, MAX_RECORDS, MAX_RUN_STEPS, DuParameters
-from mpdp_proto.v1 import common_pb2, du_pb2
+from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.key_checks import check_key_id
+from mpdp.proto.v1 import common_pb2, du_pb2
+from mpdp.protocols.du import accounting, encoding, proven_upload
+from mpdp.protocols.du.local import local_update, noise_source
+from mpdp.protocols.du.objectives import augment
+from mpdp.protocols.du.parameters import FRACTIONAL_BITS, MAX_RECORDS, MAX_RUN_STEPS, DuParameters
+from mpdp.sessions.errors import denied, invalid, precondition
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, Identity
+from mpdp.sessions.outbound import Outbound
+from mpdp.sessions.protocol import RoleProtocol
+from mpdp.sessions.side import RoleSide, handles
+from mpdp.threshold_sum.binding import SumSlot
+from mpdp.threshold_sum.context import proof_context
 from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
-from sessions.errors import denied, invalid, precondition
-from sessions.identity import AGGREGATOR, CLIENT, Identity
-from sessions.outbound import Outbound
-from sessions.protocol import RoleProtocol
-from sessions.side import RoleSide, handles
-from threshold_sum.binding import SumSlot
-from threshold_sum.context import proof_context
 
 MAX_ROUND_DEADLINE_S = 3600.0
 

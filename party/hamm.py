@@ -8,16 +8,16 @@ from typing import Callable
 
 import numpy as np
 
-from cryptocore.key_checks import check_key_id
-from hamm.parameters import HammParameters
-from hamm.votes import vote_slots
-from mpdp_proto.v1 import hamm_pb2
+from mpdp.cryptocore.key_checks import check_key_id
+from mpdp.proto.v1 import hamm_pb2
+from mpdp.protocols.hamm.parameters import HammParameters
+from mpdp.protocols.hamm.votes import vote_slots
+from mpdp.sessions.errors import denied, invalid
+from mpdp.sessions.identity import AGGREGATOR, CURATOR, Identity
+from mpdp.sessions.matrices import shared_matrix_from_proto
+from mpdp.sessions.protocol import RoleProtocol
 from party.resources import PartyResources
 from party.voter import VoterSide
-from sessions.errors import denied, invalid
-from sessions.identity import AGGREGATOR, CURATOR, Identity
-from sessions.matrices import shared_matrix_from_proto
-from sessions.protocol import RoleProtocol
 
 MAX_DEADLINE_S = 3600.0
 

@@ -4,12 +4,12 @@ one partial decryption per ciphertext and one proof for all of them."""
 
 from __future__ import annotations
 
-from mpdp_proto.v1 import threshold_sum_pb2
+from mpdp.proto.v1 import threshold_sum_pb2
+from mpdp.sessions.errors import precondition
+from mpdp.sessions.integers import int_to_bytes
+from mpdp.threshold_sum import decryption
+from mpdp.threshold_sum.binding import SumSlot, signature_for
 from party.resources import PartyResources
-from sessions.errors import precondition
-from sessions.integers import int_to_bytes
-from threshold_sum import decryption
-from threshold_sum.binding import SumSlot, signature_for
 
 
 def proven_partials(own: PartyResources, request: threshold_sum_pb2.DecryptionRequest, slot: SumSlot, parties: int,

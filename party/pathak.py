@@ -19,24 +19,23 @@ import gmpy2
 import numpy as np
 from phe import PaillierPrivateKey
 
-from cryptocore import ciphertext as ct
-from cryptocore import key_reserve, nth_powers, ring_pedersen
-from cryptocore.bit_proof import BitProofInvalid, verify_bits
-from cryptocore.comparison import EncryptedBits
-from cryptocore.elgamal import ElGamalPublicKey
-from cryptocore.key_checks import check_key_id
-from cryptocore.paillier import KeyPair, PublicKey
-from cryptocore.parallel_comparison import ComparisonJob, answer_all
-from cryptocore.plaintext_opening import OpeningMismatch, check_opening
-from cryptocore.ring_pedersen import RingPedersen
-from cryptocore.shared_base import powmod_exponents
-from learning.pathak_local import train
-from mpdp_proto.v1 import common_pb2, comparison_pb2, pathak_pb2
-from party.resources import PartyResources
-from pathak import comparison, permutation, ring
-from pathak.encoding import LEADER, int_from_signed_bytes, signed_bytes
-from pathak.indicator import bit_proof_from_message, indicator_context
-from pathak.keys import (
+from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore import key_reserve, nth_powers, ring_pedersen
+from mpdp.cryptocore.bit_proof import BitProofInvalid, verify_bits
+from mpdp.cryptocore.comparison import EncryptedBits
+from mpdp.cryptocore.elgamal import ElGamalPublicKey
+from mpdp.cryptocore.key_checks import check_key_id
+from mpdp.cryptocore.paillier import KeyPair, PublicKey
+from mpdp.cryptocore.parallel_comparison import ComparisonJob, answer_all
+from mpdp.cryptocore.plaintext_opening import OpeningMismatch, check_opening
+from mpdp.cryptocore.ring_pedersen import RingPedersen
+from mpdp.cryptocore.shared_base import powmod_exponents
+from mpdp.learning.pathak_local import train
+from mpdp.proto.v1 import common_pb2, comparison_pb2, pathak_pb2
+from mpdp.protocols.pathak import comparison, permutation, ring
+from mpdp.protocols.pathak.encoding import LEADER, int_from_signed_bytes, signed_bytes
+from mpdp.protocols.pathak.indicator import bit_proof_from_message, indicator_context
+from mpdp.protocols.pathak.keys import (
     check_factor_proof,
     comparison_key_from_message,
     public_key_from_message,
@@ -44,15 +43,16 @@ from pathak.keys import (
     ring_pedersen_from_message,
     ring_pedersen_message,
 )
-from pathak.noise import noise_source
-from pathak.parameters import PathakParameters
-from pathak.participant import PathakSide
-from pathak.reference import encode_model
-from sessions.errors import denied, invalid, precondition
-from sessions.identity import CLIENT, CURATOR, Identity, party
-from sessions.integers import int_to_bytes
-from sessions.protocol import RoleProtocol
-from sessions.side import handles
+from mpdp.protocols.pathak.noise import noise_source
+from mpdp.protocols.pathak.parameters import PathakParameters
+from mpdp.protocols.pathak.participant import PathakSide
+from mpdp.protocols.pathak.reference import encode_model
+from mpdp.sessions.errors import denied, invalid, precondition
+from mpdp.sessions.identity import CLIENT, CURATOR, Identity, party
+from mpdp.sessions.integers import int_to_bytes
+from mpdp.sessions.protocol import RoleProtocol
+from mpdp.sessions.side import handles
+from party.resources import PartyResources
 
 
 @dataclass
@@ -310,7 +310,7 @@ class PathakLeaderSide(PathakPartySide):
         self.indicator: list[bytes] | None = None
         self.selected_noise: dict[int, list[int]] = {}
         self._pending_replies: list[pathak_pb2.CompareReplies] = []
-        self.offsets: list[int] | None = None  # ρ_k (pathak/comparison.py)
+        self.offsets: list[int] | None = None  # ρ_k (mpdp/protocols/pathak/comparison.py)
 
     def _deal_keys(self, out) -> None:
         """Stage 1 setup: ξ to the parties only, its public part to Charlie; ring-Pedersen parameters to all."""
@@ -350,7 +350,7 @@ class PathakLeaderSide(PathakPartySide):
     def answer_comparisons(self, sender, body) -> None:
         """Stage 1 step 6 on short values, one tournament round at a time: for each pair the leader's DGK input
         is X = 2·(ρ′ mod 2^M), its direction flipped by a secret coin δ; Charlie learns [n′_i > n′_m]
-        (pathak/comparison.py). Every pair is checked before any work; the answers are computed in parallel."""
+        (mpdp/protocols/pathak/comparison.py). Every pair is checked before any work; the answers are computed in parallel."""
         self._expect(sender, CURATOR)
         if self.offsets is None:  # drawn once every masked value arrived
             raise precondition("comparisons before the masked offsets were sent")

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpdp_proto.v1 import common_pb2, threshold_sum_pb2
+from mpdp.proto.v1 import common_pb2, threshold_sum_pb2
+from mpdp.threshold_sum.binding import SumSlot
+from mpdp.vote_proofs import votes as vote_proofs
 from party.key_holder import signed
 from party.resources import PartyResources
-from threshold_sum.binding import SumSlot
-from vote_proofs import votes as vote_proofs
 
 MALICIOUS_VOTES = ("vote-two-ones", "vote-stuffed")  # test-mode faults of a cheating voter
 

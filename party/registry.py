@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Callable
 
+from mpdp.sessions.identity import Identity
+from mpdp.sessions.protocol import RoleProtocol, registry
 from party import dppp, du, hamm, pathak
 from party.resources import PartyResources
-from sessions.identity import Identity
-from sessions.protocol import RoleProtocol, registry
 
 
 def protocols(resources: Callable[[Identity], PartyResources], *extra: RoleProtocol) -> dict[str, RoleProtocol]:

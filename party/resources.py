@@ -10,18 +10,18 @@ from typing import Any
 
 import numpy as np
 
-from cryptocore.threshold import KeyShare, ThresholdPublicKey
-from privacy.composition import Guarantee
-from privacy.ledger import BudgetExceeded, Ledger, LedgerError, describe
-from sessions.errors import ProtocolError, denied, precondition
-from threshold_sum.binding import ContributionKeys
+from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
+from mpdp.privacy.composition import Guarantee
+from mpdp.privacy.ledger import BudgetExceeded, Ledger, LedgerError, describe
+from mpdp.sessions.errors import ProtocolError, denied, precondition
+from mpdp.threshold_sum.binding import ContributionKeys
 
 log = logging.getLogger(__name__)
 
 REFUSED = "refused by the party's privacy policy"  # all an opener learns of a refusal: no reason, no spending
 FAULTS = ("tamper-partial-decryption", "crash-after-spend", "vote-two-ones", "vote-stuffed",
           "stage3-offset", "du-claim-records", "du-theta-outside",
-          "no-noise-share", "noise-skew", "noise-bit-bad")  # protocol-level faults; transport faults are wire/faults.py's
+          "no-noise-share", "noise-skew", "noise-bit-bad")  # protocol-level faults; transport faults are mpdp/wire/faults.py's
 
 
 @dataclass

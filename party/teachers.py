@@ -8,8 +8,8 @@ import logging
 
 import numpy as np
 
-from learning import models
-from sessions.on_first_use import OnFirstUse
+from mpdp.learning import models
+from mpdp.sessions.on_first_use import OnFirstUse
 
 log = logging.getLogger(__name__)
 

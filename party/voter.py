@@ -16,17 +16,17 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from cryptocore import ciphertext as ct
-from mpdp_proto.v1 import common_pb2, threshold_sum_pb2
+from mpdp.cryptocore import ciphertext as ct
+from mpdp.proto.v1 import common_pb2, threshold_sum_pb2
+from mpdp.sessions.errors import denied, precondition
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, Identity
+from mpdp.sessions.outbound import Outbound
+from mpdp.sessions.side import RoleSide, handles
+from mpdp.threshold_sum.binding import SumSlot
+from mpdp.threshold_sum.context import proof_context
 from party import proven_ballot
 from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
-from sessions.errors import denied, precondition
-from sessions.identity import AGGREGATOR, CLIENT, Identity
-from sessions.outbound import Outbound
-from sessions.side import RoleSide, handles
-from threshold_sum.binding import SumSlot
-from threshold_sum.context import proof_context
 
 
 class State(enum.Enum):

@@ -17,7 +17,7 @@ PROTO_ROOT = ROOT / "protos"
 
 
 def proto_files() -> list[str]:
-    return sorted(str(p.relative_to(PROTO_ROOT)) for p in (PROTO_ROOT / "mpdp_proto").rglob("*.proto"))
+    return sorted(str(p.relative_to(PROTO_ROOT)) for p in (PROTO_ROOT / "mpdp" / "proto").rglob("*.proto"))
 
 
 def well_known_types() -> str:

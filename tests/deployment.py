@@ -11,14 +11,16 @@ from pathlib import Path
 
 import grpc
 
-from launcher import client, dppp_client, processes
-from learning import datasets
-from mpdp_proto.v1.role_pb2_grpc import RoleStub
-from privacy.ledger import UNLIMITED, Budget
-from sessions.identity import CLIENT, Identity
+from launcher import client
+from launcher.deployment import processes
+from launcher.protocols.dppp import client as dppp_client
+from mpdp.learning import datasets
+from mpdp.privacy.ledger import UNLIMITED, Budget
+from mpdp.proto.v1.role_pb2_grpc import RoleStub
+from mpdp.sessions.identity import CLIENT, Identity
+from mpdp.wire.identity import SENDER_METADATA_KEY, Principal
+from mpdp.wire.tls import target_options
 from tests.waiting import PATIENCE_S
-from wire.identity import SENDER_METADATA_KEY, Principal
-from wire.tls import target_options
 
 TEST_BITS = 1024
 # Fitted in the party's own process (numpy): no scikit-learn child per party start, which cost about 2 CPU-s
@@ -76,7 +78,7 @@ class Deployment:
         self.client_data = client.load_client_data(self.run.client_data)
 
     def pathak_parameters(self, **overrides):
-        from pathak.parameters import PathakParameters
+        from mpdp.protocols.pathak.parameters import PathakParameters
 
         options = dict(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace", calibration="tight",
                        parties=len(self.topology.parties), dimension=self.client_data["test_features"].shape[1],
@@ -85,7 +87,7 @@ class Deployment:
         return PathakParameters(**options)
 
     def run_pathak(self, session_id: str | None = None, **overrides) -> dict:
-        from launcher.pathak_client import run_pathak_session
+        from launcher.protocols.pathak.client import run_pathak_session
 
         return asyncio.run(run_pathak_session(self.topology, self.client_data, self.pathak_parameters(**overrides),
                                               session_id=session_id))

@@ -10,8 +10,8 @@ from concurrent import futures
 
 import grpc
 
-from mpdp_proto.v1 import common_pb2, role_pb2, role_pb2_grpc
-from sessions.identity import AGGREGATOR, Identity, party
+from mpdp.proto.v1 import common_pb2, role_pb2, role_pb2_grpc
+from mpdp.sessions.identity import AGGREGATOR, Identity, party
 from tests.waiting import PATIENCE_S
 
 WAIT_S = PATIENCE_S  # events, not times: the limit is only for one that never comes
@@ -95,7 +95,7 @@ class HostileAggregator:
 
     def open(self, session_id: str, protocol: str, queries, parties: list[int]) -> dict[int, object]:
         """Step 1 of DPPP or Hamm at `parties`; returns their signed votes."""
-        from mpdp_proto.v1 import dppp_pb2, hamm_pb2
+        from mpdp.proto.v1 import dppp_pb2, hamm_pb2
 
         message_type = {"dppp": dppp_pb2.DpppMessage, "hamm": hamm_pb2.HammMessage}[protocol]
         for number in parties:

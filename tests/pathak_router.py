@@ -1,4 +1,4 @@
-"""Pathak over the in-process twin of the network (wire.twin), with the roles' real registries."""
+"""Pathak over the in-process twin of the network (mpdp.wire.twin), with the roles' real registries."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ import numpy as np
 
 from curator.registry import protocols as curator_protocols
 from curator.resources import CuratorResources
-from mpdp_proto.v1 import common_pb2
+from mpdp.proto.v1 import common_pb2
+from mpdp.protocols.pathak import ring
+from mpdp.sessions.identity import CLIENT, CURATOR, party
+from mpdp.wire.twin import InProcessNetwork
 from party.registry import protocols as party_protocols
 from party.resources import PartyResources
-from pathak import ring
-from sessions.identity import CLIENT, CURATOR, party
-from wire.twin import InProcessNetwork
 
 
 def network(parameters, parts, zeta, rng: random.Random, session_id: str = "s") -> InProcessNetwork:

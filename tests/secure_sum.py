@@ -8,18 +8,18 @@ import enum
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from mpdp_proto.v1 import common_pb2, threshold_sum_pb2  # their types must be in the pool
-from sessions.errors import denied, invalid
-from sessions.identity import AGGREGATOR, CLIENT, Identity, party
-from sessions.outbound import Outbound
-from sessions.protocol import RoleProtocol
-from sessions.side import RoleSide, handles
-from threshold_sum import decryption
-from threshold_sum.binding import SumSlot, signature_for
-from threshold_sum.codec import ciphertexts_to_proto
-from threshold_sum.collector import SumCollector
-from threshold_sum.combiner import SumCombiner
-from threshold_sum.context import proof_context
+from mpdp.proto.v1 import common_pb2, threshold_sum_pb2  # their types must be in the pool
+from mpdp.sessions.errors import denied, invalid
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, Identity, party
+from mpdp.sessions.outbound import Outbound
+from mpdp.sessions.protocol import RoleProtocol
+from mpdp.sessions.side import RoleSide, handles
+from mpdp.threshold_sum import decryption
+from mpdp.threshold_sum.binding import SumSlot, signature_for
+from mpdp.threshold_sum.codec import ciphertexts_to_proto
+from mpdp.threshold_sum.collector import SumCollector
+from mpdp.threshold_sum.combiner import SumCombiner
+from mpdp.threshold_sum.context import proof_context
 
 
 def _message_type():
@@ -30,8 +30,8 @@ def _message_type():
     except KeyError:
         pass
     file = descriptor_pb2.FileDescriptorProto(name="tests/secure_sum.proto", package="mpdp.test", syntax="proto3",
-                                              dependency=["mpdp_proto/v1/common.proto",
-                                                          "mpdp_proto/v1/threshold_sum.proto"])
+                                              dependency=["mpdp/proto/v1/common.proto",
+                                                          "mpdp/proto/v1/threshold_sum.proto"])
     message = file.message_type.add(name="SecureSumMessage")
     message.oneof_decl.add(name="body")
     fields = [("open", ".mpdp.v1.Empty"), ("request", ".mpdp.v1.Empty"), ("contribution", ".mpdp.v1.Contribution"),

@@ -1,4 +1,4 @@
-"""The accountant child (privacy/accountant_process.py): same answers as in-process, refusals cross back as
+"""The accountant child (mpdp/privacy/accountant_process.py): same answers as in-process, refusals cross back as
 ValueError, the role never imports dp-accounting or scipy.stats, and the child exits when idle."""
 
 import json
@@ -6,11 +6,11 @@ import subprocess
 import sys
 import textwrap
 
-from privacy import binomial, composition
+from mpdp.privacy import binomial, composition
 
 ISOLATED = textwrap.dedent("""
     import json, sys, time
-    from privacy import accountant_process, binomial, composition
+    from mpdp.privacy import accountant_process, binomial, composition
     accountant_process.IDLE_S = 1.0
     accountant_process.isolate()
     tosses = binomial.minimal_tosses(1.0, 1e-5, 5)
@@ -46,7 +46,7 @@ def test_an_isolated_role_gets_the_in_process_answers_without_importing_the_acco
 
 KILLED_WHILE_IDLE = textwrap.dedent("""
     import json, os, signal, time
-    from privacy import accountant_process, binomial
+    from mpdp.privacy import accountant_process, binomial
     accountant_process.isolate()
     first = binomial.minimal_tosses(1.0, 1e-5, 5)
     killed = list(accountant_process._child._processes)
@@ -78,8 +78,8 @@ def test_an_unavailable_accountant_is_a_retryable_status_and_a_bug_stays_a_bug()
     import grpc
     import pytest
 
-    from privacy.accountant_process import AccountantUnavailable
-    from wire.status import translate_errors
+    from mpdp.privacy.accountant_process import AccountantUnavailable
+    from mpdp.wire.status import translate_errors
 
     class Context:
         code = None

@@ -10,9 +10,9 @@ import sys
 import numpy as np
 import pytest
 
-from launcher import audit
-from privacy.audit import clopper_pearson, epsilon_lower_bound, histogram_statistic, hockey_stick, resolution
-from privacy.exact_audit import (
+from launcher.audit import counts as audit
+from mpdp.privacy.audit import clopper_pearson, epsilon_lower_bound, histogram_statistic, hockey_stick, resolution
+from mpdp.privacy.exact_audit import (
     binomial_log_pmf,
     gaussian_epsilon,
     lattice_epsilon,
@@ -40,7 +40,7 @@ def test_identical_distributions_give_no_privacy_loss():
 def test_the_exact_lattice_accountant_agrees_with_the_calibrations_own():
     """Two implementations of the Binomial and Skellam PLDs (the calibration's and the audit's, written apart)
     give the same ε for the same noise."""
-    from privacy import binomial, skellam
+    from mpdp.privacy import binomial, skellam
 
     assert lattice_epsilon(binomial_log_pmf(116), math.sqrt(116) / 2, 1, [1, -1], 1e-5) == pytest.approx(
         binomial.epsilon_for_shifts(116, 1e-5, 2), abs=2e-4)
@@ -54,7 +54,7 @@ def test_noise_off_the_neighbours_lattice_has_no_finite_epsilon():
 
 
 def test_the_gaussian_accountant_matches_the_analytic_gaussian_mechanism():
-    from privacy.mechanisms import analytic_gaussian_epsilon
+    from mpdp.privacy.mechanisms import analytic_gaussian_epsilon
 
     assert gaussian_epsilon(1.0, 3.0, 1e-5) == pytest.approx(analytic_gaussian_epsilon(1.0, 3.0, 1e-5), abs=2e-4)
 
@@ -200,7 +200,7 @@ def test_an_audit_names_the_mechanisms_it_takes():
 @pytest.mark.parametrize("protocol, noise", [("dppp", "skellam"), ("pathak", "distributed")])
 def test_the_wire_sample_equals_the_audited_reference(protocol, noise):
     """The audit samples the in-process reference; real processes must release exactly what it computes."""
-    from launcher.audit_wire import wire_sample
+    from launcher.audit.wire import wire_sample
 
     sample = wire_sample(protocol, noise, 1.0, 1e-5, 1, 1024)
     assert sample["matches"] and sample["sessions"] == 1

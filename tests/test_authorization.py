@@ -3,11 +3,11 @@
 import grpc
 import pytest
 
-from launcher.pathak_client import EVALUATOR_VIEW
-from mpdp_proto.v1 import common_pb2, pathak_pb2
-from mpdp_proto.v1.role_pb2_grpc import RoleStub
-from sessions.errors import MAX_REASON_LENGTH, clean_reason
-from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
+from launcher.protocols.pathak.client import EVALUATOR_VIEW
+from mpdp.proto.v1 import common_pb2, pathak_pb2
+from mpdp.proto.v1.role_pb2_grpc import RoleStub
+from mpdp.sessions.errors import MAX_REASON_LENGTH, clean_reason
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 from tests.deployment import envelope
 
 
@@ -106,7 +106,7 @@ def test_unparseable_messages_get_invalid_argument_and_the_role_keeps_serving(po
     """Random bytes where a message should be: INVALID_ARGUMENT (not UNKNOWN and a traceback), nothing recorded."""
     import random
 
-    from wire.tls import target_options
+    from mpdp.wire.tls import target_options
 
     d = pool.get(3)
     credentials = d.topology.tls_for(CLIENT).channel_credentials()

@@ -12,25 +12,25 @@ import grpc
 import numpy as np
 import pytest
 
-from cryptocore import ciphertext as ct
-from cryptocore import keyfiles
-from cryptocore.contribution_signature import BadSignature, ContributionSigner, ContributionVerifier
-from dppp.parameters import DpppParameters
-from hamm.parameters import HammParameters
-from launcher import certs
-from launcher.hamm_client import session_parameters
-from mpdp_proto.v1 import common_pb2, dppp_pb2, hamm_pb2, threshold_sum_pb2
+from launcher.deployment import certs
+from launcher.protocols.hamm.client import session_parameters
+from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.contribution_signature import BadSignature, ContributionSigner, ContributionVerifier
+from mpdp.privacy.binomial import minimal_tosses
+from mpdp.privacy.composition import Guarantee
+from mpdp.privacy.ledger import UNLIMITED, Ledger, provision
+from mpdp.proto.v1 import common_pb2, dppp_pb2, hamm_pb2, threshold_sum_pb2
+from mpdp.protocols.dppp.parameters import DpppParameters
+from mpdp.protocols.hamm.parameters import HammParameters
+from mpdp.sessions.errors import Kind, ProtocolError
+from mpdp.sessions.identity import AGGREGATOR, Identity, party
+from mpdp.sessions.matrices import matrix_to_proto
+from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
+from mpdp.threshold_sum.codec import ciphertexts_to_proto
 from party.resources import PartyResources
-from privacy.binomial import minimal_tosses
-from privacy.composition import Guarantee
-from privacy.ledger import UNLIMITED, Ledger, provision
-from sessions.errors import Kind, ProtocolError
-from sessions.identity import AGGREGATOR, Identity, party
-from sessions.matrices import matrix_to_proto
 from tests.deployment import deployment
 from tests.hostile_aggregator import HostileAggregator
-from threshold_sum.binding import ContributionKeys, SumSlot
-from threshold_sum.codec import ciphertexts_to_proto
 
 K = 5  # τ = 2/3: ⌈τK⌉ = 4 contributions needed; t = 4 of 5 holders
 HOLDER = 1
@@ -253,9 +253,9 @@ def test_a_party_takes_part_in_a_session_id_once(tmp_path, threshold_key):
 def test_du_holders_decrypt_each_round_once_and_only_that_rounds_signed_uploads(threshold_key, issued, tmp_path):
     """Du with secure aggregation, in process, every party signing with its own certificate: an upload of
     another round, one upload alone, or a round decrypted twice is refused; an honest round is answered."""
-    from du.parameters import DuParameters
-    from learning import datasets
-    from mpdp_proto.v1 import du_pb2
+    from mpdp.learning import datasets
+    from mpdp.proto.v1 import du_pb2
+    from mpdp.protocols.du.parameters import DuParameters
     from party.du import DuPartySide
 
     public, shares = threshold_key
@@ -300,7 +300,7 @@ def test_du_holders_decrypt_each_round_once_and_only_that_rounds_signed_uploads(
 
 def test_one_contribution_is_refused_even_when_the_session_names_a_threshold_of_one(threshold_key, issued):
     """τ is a session parameter an active opener chooses: with ⌈τK⌉ = 1 a holder still wants two senders."""
-    from threshold_sum import decryption
+    from mpdp.threshold_sum import decryption
 
     public, _ = threshold_key
     directory, _ = issued

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from learning import datasets
+from mpdp.learning import datasets
 from tests.waiting import eventually
 
 # a9a is not shipped: its tests run where $MPDP_DATA_DIR names a directory holding it, and skip elsewhere.
@@ -183,7 +183,7 @@ def test_up_from_another_directory_with_a_relative_run_dir(tmp_path):
 
 def test_a_role_that_dies_during_start_up_is_reported_at_once(tmp_path):
     """Not after the start-up timeout, and not as a zombie that counts as alive: the role and its log's end."""
-    from launcher import processes
+    from launcher.deployment import processes
 
     child = subprocess.Popen([sys.executable, "-c", "import sys; print('boom: no data'); sys.exit(3)"])
     child.wait()  # reaped here; a second, unreaped one is the zombie case
@@ -199,7 +199,7 @@ def test_a_role_that_dies_during_start_up_is_reported_at_once(tmp_path):
     try:
         (run_dir / "party-2" / "party_2.npz").write_bytes(b"not a data file")
         subprocess.run(["kill", "-9", str(json.loads((run_dir / "processes.json").read_text())["party/2"])])
-        restart = subprocess.run([sys.executable, "-c", f"from launcher import processes; from sessions.identity import party; "
+        restart = subprocess.run([sys.executable, "-c", f"from launcher.deployment import processes; from mpdp.sessions.identity import party; "
                                   f"processes.restart({str(run_dir)!r}, party(2))"], capture_output=True, text=True,
                                  timeout=600)
         assert restart.returncode != 0
@@ -212,7 +212,7 @@ def test_a_role_that_dies_during_start_up_is_reported_at_once(tmp_path):
 def test_servers_whose_run_dir_was_deleted_are_found_and_stopped(tmp_path):
     import shutil
 
-    from launcher import processes
+    from launcher.deployment import processes
 
     run_dir = tmp_path / "doomed-run"
     up = _mpdp("up", "--parties", "2", "--bits", "1024", "--run-dir", str(run_dir), "--model", "logistic")

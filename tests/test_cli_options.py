@@ -32,10 +32,10 @@ def test_the_health_command_imports_no_protocol():
     """`mpdp health` runs every 10 s in each container: it parses and checks with grpc and the topology only."""
     probe = ("import sys\n"
              "from launcher.cli import build_parser\n"
-             "import launcher.health\n"
+             "import launcher.deployment.health\n"
              "args = build_parser('health').parse_args(['health', '--topology', 't.toml', '--role', 'curator'])\n"
              "assert args.handler.__name__ == '_health'\n"
-             "heavy = ('launcher.registry', 'launcher.protocol', 'numpy', 'cryptocore.paillier', 'pathak', 'dppp')\n"
+             "heavy = ('launcher.registry', 'launcher.protocol', 'numpy', 'mpdp.cryptocore.paillier', 'mpdp.protocols.pathak', 'mpdp.protocols.dppp')\n"
              "print(sorted(m for m in heavy if m in sys.modules))\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr
@@ -73,11 +73,11 @@ def test_the_startup_bench_sees_whether_health_runs_from_cached_bytecode(tmp_pat
     whether they were cached, and counts right both ways (pycache_prefix moves the cache to an empty tree)."""
     import os
 
-    from launcher.bench_startup import project_bytecode
+    from launcher.bench.startup import project_bytecode
 
     env = {**os.environ, "PYTHONPYCACHEPREFIX": str(tmp_path)}
     empty = project_bytecode(env)
-    assert empty["modules"] >= 5 and empty["cached"] == 0  # launcher.cli, launcher.health, deployments.topology, …
+    assert empty["modules"] >= 5 and empty["cached"] == 0  # launcher.cli, launcher.deployment.health, mpdp.deployments.topology, …
     compile_all = [sys.executable, "-m", "compileall", "-q", "launcher", "wire", "deployments", "sessions", "cryptocore", "privacy"]
     subprocess.run(compile_all, check=True, env=env, timeout=600, capture_output=True,
                    cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

@@ -2,8 +2,8 @@
 
 import asyncio
 
-from launcher import dppp_client
-from launcher.pathak_client import run_pathak_session
+from launcher.protocols.dppp import client as dppp_client
+from launcher.protocols.pathak.client import run_pathak_session
 
 PATHAK_SESSIONS = 10
 DPPP_ROUNDS = 20

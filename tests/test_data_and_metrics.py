@@ -9,7 +9,7 @@ import pytest
 
 from launcher import cli, data_report, json_output, noise_check, session_report
 from launcher.summary import context_lines, warnings
-from learning import datasets, evaluation, scaling
+from mpdp.learning import datasets, evaluation, scaling
 from tests import synthetic_table
 
 

@@ -3,9 +3,9 @@ and a holder that is gone aborts the ceremony with nothing left behind."""
 
 import pytest
 
-from cryptocore import keyfiles
-from launcher import distributed_keygen
 from launcher.cli import build_parser
+from launcher.deployment import distributed_keygen
+from mpdp.cryptocore import keyfiles
 
 
 @pytest.mark.parametrize("command", [["keygen", "--parties", "3", "--out", "k"], ["prepare", "--parties", "3", "--out", "k"],
@@ -42,7 +42,7 @@ def test_a_failed_ceremony_removes_the_shares_it_wrote_and_the_key_they_no_longe
 
 @pytest.mark.network
 def test_a_holder_gone_before_the_opening_aborts_everywhere_and_leaves_no_file(tmp_path, monkeypatch):
-    from launcher.processes import stop
+    from launcher.deployment.processes import stop
 
     pids: dict[int, int] = {}
     spawn, wait = distributed_keygen._spawn, distributed_keygen._wait_serving
@@ -65,7 +65,7 @@ def test_a_holder_gone_before_the_opening_aborts_everywhere_and_leaves_no_file(t
 def test_deferred_is_prepares_alone_and_leaves_no_key_from_an_earlier_deployment(tmp_path):
     """compose's `prepare --keygen deferred`: no key is made; with --force the old one goes (its shares would not
     match the fresh certificates' deployment); without --force existing key files are refused."""
-    from launcher.keygen import deal_into_bundles
+    from launcher.deployment.keygen import deal_into_bundles
 
     parser = build_parser()
     assert parser.parse_args(["prepare", "--parties", "3", "--out", "k", "--keygen", "deferred"]).keygen == "deferred"

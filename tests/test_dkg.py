@@ -1,4 +1,4 @@
-"""Distributed key generation (cryptocore/dkg): a key the holders make together works like a dealt one,
+"""Distributed key generation (mpdp/cryptocore/dkg): a key the holders make together works like a dealt one,
 is a product of two primes of the right size, and a cheating or vanishing holder stops the ceremony."""
 
 import copy
@@ -9,13 +9,13 @@ from dataclasses import replace
 import gmpy2
 import pytest
 
-from cryptocore import keyfiles
-from cryptocore.dkg import biprimality, candidates, integer_sharing, messages, shamir
-from cryptocore.dkg.ceremony import InProcess, run_in_process
-from cryptocore.dkg.errors import DkgAborted
-from cryptocore.dkg.holder import Holder
-from cryptocore.dkg.messages import BROADCAST, Message
-from cryptocore.threshold import decrypt, lagrange_coefficient
+from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.dkg import biprimality, candidates, integer_sharing, messages, shamir
+from mpdp.cryptocore.dkg.ceremony import InProcess, run_in_process
+from mpdp.cryptocore.dkg.errors import DkgAborted
+from mpdp.cryptocore.dkg.holder import Holder
+from mpdp.cryptocore.dkg.messages import BROADCAST, Message
+from mpdp.cryptocore.threshold import decrypt, lagrange_coefficient
 
 BITS = 1024
 HOLDERS, THRESHOLD = 4, 3  # ℓ even: the product points carry one redundant point, which is checked

@@ -77,7 +77,7 @@ def test_no_history_in_tracked_text():
     found = []
     for name in files:
         path = ROOT / name
-        if path.suffix in {".png", ".svg", ".pdf", ".gz", ".npz", ".pyc"} or name.startswith("mpdp_proto/") or not path.is_file():
+        if path.suffix in {".png", ".svg", ".pdf", ".gz", ".npz", ".pyc"} or name.startswith("mpdp/proto/") or not path.is_file():
             continue
         try:
             text = path.read_text()

@@ -6,14 +6,14 @@ import grpc
 import numpy as np
 import pytest
 
-from dppp.parameters import default_threshold
-from dppp.reference import labels as argmax_labels
-from dppp.reference import noisy_histograms
-from mpdp_proto.v1 import common_pb2, dppp_pb2, pathak_pb2, threshold_sum_pb2
-from mpdp_proto.v1.role_pb2_grpc import RoleStub
-from privacy.binomial import minimal_tosses
-from sessions.identity import AGGREGATOR, CLIENT, party
-from sessions.matrices import matrix_to_proto
+from mpdp.privacy.binomial import minimal_tosses
+from mpdp.proto.v1 import common_pb2, dppp_pb2, pathak_pb2, threshold_sum_pb2
+from mpdp.proto.v1.role_pb2_grpc import RoleStub
+from mpdp.protocols.dppp.parameters import default_threshold
+from mpdp.protocols.dppp.reference import labels as argmax_labels
+from mpdp.protocols.dppp.reference import noisy_histograms
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, party
+from mpdp.sessions.matrices import matrix_to_proto
 from tests.deployment import deployment, envelope
 from tests.dppp_faults import FAULTS_K5, FAULTS_K8, TAMPERER
 

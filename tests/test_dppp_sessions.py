@@ -8,19 +8,19 @@ import pytest
 
 from aggregator.dppp import DpppAggregatorSide
 from aggregator.registry import protocols as aggregator_protocols
-from cryptocore import ciphertext as ct
-from cryptocore.errors import CryptoError
-from dppp.parameters import DpppParameters, default_threshold
-from dppp.reference import noisy_histograms
-from mpdp_proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
+from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.errors import CryptoError
+from mpdp.privacy.binomial import MAX_TOTAL_TOSSES
+from mpdp.proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
+from mpdp.protocols.dppp.parameters import DpppParameters, default_threshold
+from mpdp.protocols.dppp.reference import noisy_histograms
+from mpdp.sessions.errors import Kind, ProtocolError, from_crypto
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, party
+from mpdp.sessions.matrices import matrix_to_proto
+from mpdp.wire.twin import InProcessNetwork
 from party.dppp import DpppTeacherSide
 from party.registry import protocols as party_protocols
 from party.resources import PartyResources
-from privacy.binomial import MAX_TOTAL_TOSSES
-from sessions.errors import Kind, ProtocolError, from_crypto
-from sessions.identity import AGGREGATOR, CLIENT, party
-from sessions.matrices import matrix_to_proto
-from wire.twin import InProcessNetwork
 
 QUERIES, CLASSES, TEACHERS = 7, 3, 5
 HOLDERS = list(range(1, 6))
@@ -168,7 +168,7 @@ def test_two_missing_teachers_abort(setup):
 
 
 def _kind(action) -> Kind:
-    """The error kind the servicer would report (crypto rejections map as in wire.status)."""
+    """The error kind the servicer would report (crypto rejections map as in mpdp.wire.status)."""
     with pytest.raises((ProtocolError, CryptoError)) as raised:
         action()
     error = raised.value
@@ -378,7 +378,7 @@ def test_the_windowed_pld_equals_the_full_support_one(tosses):
     from dp_accounting.pld import privacy_loss_distribution
     from scipy.stats import binom
 
-    from privacy import binomial
+    from mpdp.privacy import binomial
 
     support = np.arange(tosses + 2)
     upper, lower = binom.logpmf(support, tosses, 0.5), binom.logpmf(support - 1, tosses, 0.5)
@@ -393,7 +393,7 @@ def test_the_windowed_pld_equals_the_full_support_one(tosses):
 
 
 def test_the_registry_never_evicts_a_running_session():
-    from sessions.registry import SessionRegistry
+    from mpdp.sessions.registry import SessionRegistry
 
     class Fake:
         def __init__(self):

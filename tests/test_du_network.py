@@ -5,10 +5,10 @@ import asyncio
 import numpy as np
 import pytest
 
-from du import reference
-from du.objectives import augment
-from launcher.du_client import run_du_session, session_parameters
-from learning import datasets
+from launcher.protocols.du.client import run_du_session, session_parameters
+from mpdp.learning import datasets
+from mpdp.protocols.du import reference
+from mpdp.protocols.du.objectives import augment
 from tests.test_dppp_network import observed_counts
 from tests.test_du_sessions import closed_form
 

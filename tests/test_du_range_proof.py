@@ -8,11 +8,11 @@ import itertools
 import numpy as np
 import pytest
 
-from cryptocore import membership_proof as mp
-from cryptocore import product_proof, range_proof
-from cryptocore.threshold import decrypt
-from du import encoding, proven_upload
-from du.parameters import FRACTIONAL_BITS, DuParameters
+from mpdp.cryptocore import membership_proof as mp
+from mpdp.cryptocore import product_proof, range_proof
+from mpdp.cryptocore.threshold import decrypt
+from mpdp.protocols.du import encoding, proven_upload
+from mpdp.protocols.du.parameters import FRACTIONAL_BITS, DuParameters
 
 
 def _key(public) -> mp.ProofKey:
@@ -98,7 +98,7 @@ def test_an_honest_upload_checks_and_decrypts_to_the_packed_values(threshold_key
 
 
 def encoding_message(public, packed):
-    from threshold_sum.codec import ciphertexts_to_proto
+    from mpdp.threshold_sum.codec import ciphertexts_to_proto
     return ciphertexts_to_proto(public, packed)
 
 

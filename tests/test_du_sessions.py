@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 
 from aggregator.registry import protocols as aggregator_protocols
-from du import accounting, reference
-from du.objectives import augment
-from du.parameters import DuParameters
-from learning import datasets
-from mpdp_proto.v1 import du_pb2
+from mpdp.learning import datasets
+from mpdp.proto.v1 import du_pb2
+from mpdp.protocols.du import accounting, reference
+from mpdp.protocols.du.objectives import augment
+from mpdp.protocols.du.parameters import DuParameters
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, party
+from mpdp.wire.twin import InProcessNetwork
 from party.registry import protocols as party_protocols
 from party.resources import PartyResources
-from sessions.identity import AGGREGATOR, CLIENT, party
-from wire.twin import InProcessNetwork
 
 HOLDERS = [1, 2, 3, 4, 5]
 SEED = 5
@@ -119,7 +119,7 @@ def test_bad_uploads_are_refused_and_change_nothing(threshold_key, parts):
     """At the server: wrong round, replay, wrong sizes, non-finite or out-of-range θ, n_i out of range, a party
     outside the run, plaintext under secure aggregation, another role; each refused, the round goes on."""
     from aggregator.du import DuServerSide
-    from sessions.errors import ProtocolError
+    from mpdp.sessions.errors import ProtocolError
 
     public, _ = threshold_key
     parameters = _parameters(public, "none")
@@ -156,8 +156,8 @@ def test_bad_uploads_are_refused_and_change_nothing(threshold_key, parts):
 
 
 def test_a_party_refuses_out_of_order_models_and_requests(threshold_key, parts):
+    from mpdp.sessions.errors import ProtocolError
     from party.du import protocol
-    from sessions.errors import ProtocolError
 
     public, shares = threshold_key
     x, y = parts[0]
@@ -195,8 +195,8 @@ def test_a_percentage_split_gives_the_parties_their_share_and_the_rest_to_the_te
 
 
 def test_a_run_whose_cost_is_unbounded_is_refused_before_any_work(threshold_key, parts):
+    from mpdp.sessions.errors import ProtocolError
     from party.du import protocol
-    from sessions.errors import ProtocolError
 
     public, shares = threshold_key
     with pytest.raises(ProtocolError):  # 1 000 rounds of ~500 000 noise draws each

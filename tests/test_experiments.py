@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from launcher import experiment_all, experiment_du, experiment_table
-from learning import datasets, shipped
+from launcher import experiment_all, experiment_table
+from launcher.protocols.du import experiment as experiment_du
+from mpdp.learning import datasets, shipped
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "reproduction.md"

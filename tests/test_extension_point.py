@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 
 from aggregator.registry import protocols as aggregator_protocols
-from mpdp_proto.v1 import common_pb2
+from mpdp.proto.v1 import common_pb2
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, party
+from mpdp.wire.twin import InProcessNetwork
 from party.registry import protocols as party_protocols
 from party.resources import PartyResources
-from sessions.identity import AGGREGATOR, CLIENT, party
 from tests import secure_sum
-from wire.twin import InProcessNetwork
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,7 +46,10 @@ def test_a_test_only_protocol_runs_through_the_registries_alone(threshold_key):
 def test_the_launcher_builds_every_command_and_list_from_its_registry(monkeypatch):
     """One launcher entry gives `run <name>`, prefixed demo options, an experiment, `bench <name>`, a place in
     `bench scale`, `audit` and the fault matrix, and a test marker; cli.py is not edited."""
-    from launcher import audit, bench_scale, cli, hardening, registry
+    from launcher import cli, registry
+    from launcher.audit import counts as audit
+    from launcher.bench import attacks as hardening
+    from launcher.bench import scale as bench_scale
     from launcher.protocol import Bench, Experiment, Faults, LauncherProtocol, Option, Scale, protocol_arguments
     from tests import conftest
 
@@ -92,20 +95,20 @@ def test_the_launcher_builds_every_command_and_list_from_its_registry(monkeypatc
 
 
 LAYERS = {  # a package (a folder) may import only from packages of a lower layer (or its own)
-    "cryptocore/": 0, "privacy/": 0, "learning/": 0, "mpdp_proto/": 0,
-    "sessions/": 1, "threshold_sum/": 2, "vote_proofs/": 2, "wire/": 2,
-    "dppp/": 3, "pathak/": 3, "hamm/": 3, "du/": 3, "keygen/": 3, "deployments/": 3,
+    "mpdp/cryptocore/": 0, "mpdp/privacy/": 0, "mpdp/learning/": 0, "mpdp/proto/": 0,
+    "mpdp/sessions/": 1, "mpdp/threshold_sum/": 2, "mpdp/vote_proofs/": 2, "mpdp/wire/": 2,
+    "mpdp/protocols/dppp/": 3, "mpdp/protocols/pathak/": 3, "mpdp/protocols/hamm/": 3, "mpdp/protocols/du/": 3, "mpdp/protocols/keygen/": 3, "mpdp/deployments/": 3,
     "party/": 4, "curator/": 4, "aggregator/": 4,
     "launcher/": 5,
     "mpdp/": 6,  # the Python API over the launcher (and, as the namespace, whatever deeper folder holds)
 }
-GENERATED = {"mpdp_proto/"}
-SUBPROTOCOLS = {"threshold_sum/", "vote_proofs/"}  # building blocks the protocols share: one layer, importing each other
-PROTOCOLS = {"dppp/", "pathak/", "hamm/", "du/", "keygen/"} | SUBPROTOCOLS
+GENERATED = {"mpdp/proto/"}
+SUBPROTOCOLS = {"mpdp/threshold_sum/", "mpdp/vote_proofs/"}  # building blocks the protocols share: one layer, importing each other
+PROTOCOLS = {"mpdp/protocols/dppp/", "mpdp/protocols/pathak/", "mpdp/protocols/hamm/", "mpdp/protocols/du/", "mpdp/protocols/keygen/"} | SUBPROTOCOLS
 ROLES = {"party/", "curator/", "aggregator/"}
-TRANSPORT = "wire/"
+TRANSPORT = "mpdp/wire/"
 # The transport carries envelopes for any protocol, anywhere: it knows no privacy accounting and no deployment.
-OUTSIDE_TRANSPORT = {"privacy/", "learning/", "deployments/"}
+OUTSIDE_TRANSPORT = {"mpdp/privacy/", "mpdp/learning/", "mpdp/deployments/"}
 
 
 def _package(path: str) -> str | None:
@@ -130,7 +133,7 @@ def _imports(path: Path) -> set[str]:
 
 
 def test_no_import_runs_back_up_a_layer():
-    """wire/ imports no protocol package, no privacy accounting and no deployment; no role package imports
+    """mpdp/wire/ imports no protocol package, no privacy accounting and no deployment; no role package imports
     another; nothing imports a higher layer; production code imports nothing from tests/."""
     offences = []
     files = {path for folder in LAYERS if folder not in GENERATED for path in (ROOT / folder).rglob("*.py")}
@@ -158,7 +161,7 @@ def _entries():
     from aggregator import hamm as aggregator_hamm
     from curator import hamm as curator_hamm
     from curator import pathak as curator_pathak
-    from keygen.protocol import holder_protocol
+    from mpdp.protocols.keygen.protocol import holder_protocol
     from party import dppp, du, hamm, pathak
 
     unused = None  # the entries use their resources when a session opens, never when they are made
@@ -171,7 +174,7 @@ def _entries():
 
 def test_every_kind_a_proto_declares_reaches_a_handler_or_the_client():
     """Across the roles, the kinds the sides take and those only the client receives are exactly the proto's."""
-    from sessions.protocol import message_kinds
+    from mpdp.sessions.protocol import message_kinds
 
     to_client = {"result", "test_record", "published", "public_key", "total"}
     taken: dict[str, set[str]] = {}
@@ -189,8 +192,8 @@ def test_a_registry_entry_whose_handlers_do_not_match_the_proto_fails_at_start_u
     each refused with a clear error when the entry is made, as a role's registry is built at start-up."""
     import pytest
 
-    from sessions.protocol import RoleProtocol
-    from sessions.side import RoleSide, handles
+    from mpdp.sessions.protocol import RoleProtocol
+    from mpdp.sessions.side import RoleSide, handles
 
     class Misnamed(RoleSide):
         @handles("contribution")
@@ -226,7 +229,7 @@ def test_a_registry_entry_whose_handlers_do_not_match_the_proto_fails_at_start_u
 
 
 def test_a_side_refuses_a_kind_it_has_no_handler_for():
-    from sessions.errors import Kind, ProtocolError
+    from mpdp.sessions.errors import Kind, ProtocolError
 
     side = secure_sum.SumParty("s", party(1), None)
     try:

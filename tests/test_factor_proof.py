@@ -6,8 +6,8 @@ import dataclasses
 import gmpy2
 import pytest
 
-from cryptocore import factor_proof, primes, ring_pedersen
-from cryptocore.errors import InvalidKey
+from mpdp.cryptocore import factor_proof, primes, ring_pedersen
+from mpdp.cryptocore.errors import InvalidKey
 
 BITS = 1024
 

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cryptocore import ciphertext as ct
-from cryptocore.errors import EncodingOverflow
-from cryptocore.fixedpoint import FixedPoint
+from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.errors import EncodingOverflow
+from mpdp.cryptocore.fixedpoint import FixedPoint
 
 REALS = st.floats(min_value=-1000.0, max_value=1000.0, allow_nan=False)
 

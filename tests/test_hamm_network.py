@@ -8,22 +8,22 @@ import grpc
 import numpy as np
 import pytest
 
-from cryptocore import ciphertext as ct
-from cryptocore import keyfiles
-from cryptocore.contribution_signature import ContributionSigner
-from hamm import reference
-from hamm.charlie import eta_source
-from launcher import hamm_commands
-from launcher.hamm_client import evaluator_view, run_hamm_session, session_parameters
-from learning import datasets, models
-from mpdp_proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
-from mpdp_proto.v1.role_pb2_grpc import RoleStub
-from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
+from launcher.protocols.hamm import commands as hamm_commands
+from launcher.protocols.hamm.client import evaluator_view, run_hamm_session, session_parameters
+from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.contribution_signature import ContributionSigner
+from mpdp.learning import datasets, models
+from mpdp.proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
+from mpdp.proto.v1.role_pb2_grpc import RoleStub
+from mpdp.protocols.hamm import reference
+from mpdp.protocols.hamm.charlie import eta_source
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
+from mpdp.threshold_sum.binding import SumSlot
 from tests.deployment import TEST_MODEL, envelope
 from tests.dppp_faults import FAULTS_K5, TAMPERER
 from tests.test_dppp_network import _status, observed_counts
 from tests.waiting import eventually
-from threshold_sum.binding import SumSlot
 
 
 def closed_form(parties: int, holders: int, voters: int | None = None, answering: int | None = None) -> Counter:

@@ -7,20 +7,20 @@ import numpy as np
 import pytest
 
 from aggregator.registry import protocols as aggregator_protocols
-from cryptocore.paillier import generate_keypair
 from curator.registry import protocols as curator_protocols
 from curator.resources import CuratorResources
-from hamm import reference
-from hamm.charlie import eta_source, train_and_release
-from hamm.parameters import HammParameters
-from hamm.release import Release
-from hamm.votes import vote_slots
-from mpdp_proto.v1 import hamm_pb2
+from mpdp.cryptocore.paillier import generate_keypair
+from mpdp.proto.v1 import hamm_pb2
+from mpdp.protocols.hamm import reference
+from mpdp.protocols.hamm.charlie import eta_source, train_and_release
+from mpdp.protocols.hamm.parameters import HammParameters
+from mpdp.protocols.hamm.release import Release
+from mpdp.protocols.hamm.votes import vote_slots
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
+from mpdp.wire.twin import InProcessNetwork
 from party.registry import protocols as party_protocols
 from party.resources import PartyResources
-from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 from tests.conftest import TEST_KEY_BITS
-from wire.twin import InProcessNetwork
 
 HOLDERS = [1, 2, 3, 4, 5]
 AUX, DIMENSION = 30, 4

@@ -8,10 +8,10 @@ import stat
 import gmpy2
 import pytest
 
-from cryptocore import keyfiles, secret_files
-from cryptocore.errors import CryptoError, InvalidKey, InvalidShare, NotEnoughShares
-from cryptocore.paillier import PublicKey
-from cryptocore.threshold import (
+from mpdp.cryptocore import keyfiles, secret_files
+from mpdp.cryptocore.errors import CryptoError, InvalidKey, InvalidShare, NotEnoughShares
+from mpdp.cryptocore.paillier import PublicKey
+from mpdp.cryptocore.threshold import (
     PartialDecryption,
     SafePrimes,
     ThresholdPublicKey,
@@ -241,7 +241,7 @@ def test_secret_files_never_open_a_planted_temporary_name_and_set_their_mode_at_
 
 
 def test_key_sizes_are_even_and_large_enough():
-    from cryptocore.paillier import check_key_bits
+    from mpdp.cryptocore.paillier import check_key_bits
 
     for bits in (1025, 1023, 512, 2047):
         with pytest.raises(ValueError):
@@ -256,7 +256,7 @@ def known_primes():
 
 
 def test_moduli_that_are_even_square_or_prime_are_refused(keypair):
-    from cryptocore.key_checks import check_modulus
+    from mpdp.cryptocore.key_checks import check_modulus
 
     p = keypair.private.p
     prime = int(gmpy2.next_prime(2**1023 + 2**1000))

@@ -6,15 +6,15 @@ import json
 
 import pytest
 
-from cryptocore import keyfiles
-from launcher import processes
-from launcher.du_client import run_du_session
-from launcher.du_client import session_parameters as du_parameters
-from launcher.hamm_client import run_hamm_session
-from launcher.hamm_client import session_parameters as hamm_parameters
-from learning import datasets
-from privacy.ledger import UNLIMITED
-from sessions.identity import party
+from launcher.deployment import processes
+from launcher.protocols.du.client import run_du_session
+from launcher.protocols.du.client import session_parameters as du_parameters
+from launcher.protocols.hamm.client import run_hamm_session
+from launcher.protocols.hamm.client import session_parameters as hamm_parameters
+from mpdp.cryptocore import keyfiles
+from mpdp.learning import datasets
+from mpdp.privacy.ledger import UNLIMITED
+from mpdp.sessions.identity import party
 from tests.deployment import TEST_BITS, TEST_MODEL, Deployment
 
 pytestmark = [pytest.mark.network, pytest.mark.slow]

@@ -6,13 +6,13 @@ import random
 
 import pytest
 
-from cryptocore.threshold import decrypt
-from keygen import codec
-from keygen.protocol import NAME, holder_protocol
-from mpdp_proto.v1 import keygen_pb2
-from sessions.identity import CLIENT, party
+from mpdp.cryptocore.threshold import decrypt
+from mpdp.proto.v1 import keygen_pb2
+from mpdp.protocols.keygen import codec
+from mpdp.protocols.keygen.protocol import NAME, holder_protocol
+from mpdp.sessions.identity import CLIENT, party
+from mpdp.wire.twin import InProcessNetwork
 from tests.test_dkg import plant_primes
-from wire.twin import InProcessNetwork
 
 BITS, HOLDERS, THRESHOLD, BATCH = 1024, 3, 2, 8
 

@@ -6,10 +6,11 @@ from collections import Counter
 import grpc
 import pytest
 
-from launcher import processes
-from mpdp_proto.v1 import common_pb2, dppp_pb2
-from mpdp_proto.v1.role_pb2_grpc import RoleStub
-from sessions.identity import AGGREGATOR, party
+from launcher.deployment import processes
+from mpdp.proto.v1 import common_pb2, dppp_pb2
+from mpdp.proto.v1.role_pb2_grpc import RoleStub
+from mpdp.sessions.identity import AGGREGATOR, party
+from mpdp.wire.identity import Principal
 from tests.deployment import deployment, envelope
 from tests.test_dppp_network import closed_form_counts, observed_counts
 from tests.test_du_network import _run as run_du
@@ -17,7 +18,6 @@ from tests.test_du_sessions import closed_form as du_closed_form
 from tests.test_hamm_network import closed_form as hamm_closed_form
 from tests.test_hamm_network import run as run_hamm
 from tests.test_pathak_network import closed_form, observed
-from wire.identity import Principal
 
 
 def test_parties_per_process_group_the_parties_into_hosts():

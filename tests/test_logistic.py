@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from learning import datasets, models
-from learning.logistic import RegularisedLogistic
+from mpdp.learning import datasets, models
+from mpdp.learning.logistic import RegularisedLogistic
 
 
 def _data(classes: int, rows: int = 300, seed: int = 3):

@@ -9,8 +9,8 @@ import asyncio
 import numpy as np
 import pytest
 
-from du import reference
-from launcher.du_client import run_du_session, session_parameters
+from launcher.protocols.du.client import run_du_session, session_parameters
+from mpdp.protocols.du import reference
 from tests.test_du_network import SEED, _parts, _run
 
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from dppp.reference import noisy_histograms
+from mpdp.protocols.dppp.reference import noisy_histograms
 
 SKEWER = 5
 QUERIES = 20

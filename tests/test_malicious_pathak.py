@@ -5,11 +5,11 @@ session as failed and publishes nothing."""
 import numpy as np
 import pytest
 
-from launcher.pathak_client import SessionFailed, check_honest_range
-from learning import datasets
-from learning.pathak_local import train
-from pathak.noise import noise_source
-from pathak.reference import distributed_average
+from launcher.protocols.pathak.client import SessionFailed, check_honest_range
+from mpdp.learning import datasets
+from mpdp.learning.pathak_local import train
+from mpdp.protocols.pathak.noise import noise_source
+from mpdp.protocols.pathak.reference import distributed_average
 from tests.test_pathak_network import SEED
 
 

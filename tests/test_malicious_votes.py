@@ -8,11 +8,11 @@ import asyncio
 import numpy as np
 import pytest
 
-from dppp.reference import noisy_histograms
-from hamm import reference
-from launcher.hamm_client import run_hamm_session, session_parameters
-from mpdp_proto.v1.role_pb2_grpc import RoleStub
-from sessions.identity import CLIENT, CURATOR, party
+from launcher.protocols.hamm.client import run_hamm_session, session_parameters
+from mpdp.proto.v1.role_pb2_grpc import RoleStub
+from mpdp.protocols.dppp.reference import noisy_histograms
+from mpdp.protocols.hamm import reference
+from mpdp.sessions.identity import CLIENT, CURATOR, party
 from tests.deployment import envelope
 
 FAULTS = {2: "vote-two-ones", 3: "vote-stuffed"}

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from cryptocore import membership_proof as mp
-from cryptocore.threshold import decrypt
+from mpdp.cryptocore import membership_proof as mp
+from mpdp.cryptocore.threshold import decrypt
 
 SLOT = 20
 LIST = [1 << (SLOT * c) for c in range(4)]  # a one-hot vote over 4 classes at packed positions 0..3

@@ -6,10 +6,10 @@ import dataclasses
 import gmpy2
 import pytest
 
-from cryptocore import modulus_proof, roots
-from cryptocore.errors import InvalidKey
-from cryptocore.modulus_proof import ROUNDS, ModulusProof, prove, verify
-from cryptocore.primes import blum_prime
+from mpdp.cryptocore import modulus_proof, roots
+from mpdp.cryptocore.errors import InvalidKey
+from mpdp.cryptocore.modulus_proof import ROUNDS, ModulusProof, prove, verify
+from mpdp.cryptocore.primes import blum_prime
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""Verifiable noise shares (vote_proofs/noise_bits.py): committed bits verify, the coin's flips and the fold
+"""Verifiable noise shares (mpdp/vote_proofs/noise_bits.py): committed bits verify, the coin's flips and the fold
 decrypt to bias + votes + the flipped shares; a bit of 2 cannot be proven; the coin depends on every entry;
 the flipped share of all-ones or all-zeros bits is Bin(N_i, ½) over the coin."""
 
@@ -7,12 +7,12 @@ import math
 import numpy as np
 import pytest
 
-from cryptocore import membership_proof as mp
-from cryptocore.threshold import decrypt
-from dppp.parameters import DpppParameters
-from sessions.errors import ProtocolError
-from vote_proofs import noise_bits
-from vote_proofs import votes as vote_proofs
+from mpdp.cryptocore import membership_proof as mp
+from mpdp.cryptocore.threshold import decrypt
+from mpdp.protocols.dppp.parameters import DpppParameters
+from mpdp.sessions.errors import ProtocolError
+from mpdp.vote_proofs import noise_bits
+from mpdp.vote_proofs import votes as vote_proofs
 
 QUERIES, CLASSES = 3, 2
 

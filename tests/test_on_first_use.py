@@ -7,11 +7,11 @@ import threading
 import numpy as np
 import pytest
 
-from learning import models
+from mpdp.learning import models
+from mpdp.sessions.errors import ProtocolError
+from mpdp.sessions.matrices import matrix_to_proto, shared_matrix_from_proto
+from mpdp.sessions.on_first_use import OnFirstUse
 from party.teachers import HostTeachers
-from sessions.errors import ProtocolError
-from sessions.matrices import matrix_to_proto, shared_matrix_from_proto
-from sessions.on_first_use import OnFirstUse
 
 
 def test_made_once_by_concurrent_first_users():

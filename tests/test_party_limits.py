@@ -14,14 +14,23 @@ import grpc
 import numpy as np
 import pytest
 
-from du import accounting
-from du.parameters import DuParameters
-from hamm.parameters import HammParameters
+from mpdp.privacy.composition import Guarantee, compose
+from mpdp.privacy.ledger import (
+    DEFAULT_BUDGET,
+    UNLIMITED,
+    Budget,
+    Ledger,
+    LedgerError,
+    head_path,
+    ledger_path,
+    provision,
+)
+from mpdp.protocols.du import accounting
+from mpdp.protocols.du.parameters import DuParameters
+from mpdp.protocols.hamm.parameters import HammParameters
+from mpdp.protocols.pathak.parameters import PathakParameters
+from mpdp.sessions.errors import Kind, ProtocolError
 from party.resources import REFUSED, PartyResources
-from pathak.parameters import PathakParameters
-from privacy.composition import Guarantee, compose
-from privacy.ledger import DEFAULT_BUDGET, UNLIMITED, Budget, Ledger, LedgerError, head_path, ledger_path, provision
-from sessions.errors import Kind, ProtocolError
 from tests.waiting import PATIENCE_S, eventually
 
 
@@ -211,8 +220,8 @@ class _HostileServer:
     rounds: what an active aggregator can do."""
 
     def __init__(self, topology):
-        from mpdp_proto.v1 import common_pb2, role_pb2_grpc
-        from sessions.identity import AGGREGATOR
+        from mpdp.proto.v1 import common_pb2, role_pb2_grpc
+        from mpdp.sessions.identity import AGGREGATOR
 
         uploads: queue.Queue = queue.Queue()
 
@@ -245,10 +254,10 @@ def test_a_du_party_answers_r_rounds_and_refuses_every_later_one_from_a_hostile_
     """R = 3, a budget of ε = 4: the party answers rounds 0..2, refuses round 3 with the fixed refusal (and the
     run is over for it: round 4 too), and its ledger holds R·ε. A second run ends with the final model; any
     message after it is refused."""
-    from launcher.du_client import session_parameters
-    from mpdp_proto.v1 import du_pb2
-    from mpdp_proto.v1.role_pb2_grpc import RoleStub
-    from sessions.identity import AGGREGATOR, party
+    from launcher.protocols.du.client import session_parameters
+    from mpdp.proto.v1 import du_pb2
+    from mpdp.proto.v1.role_pb2_grpc import RoleStub
+    from mpdp.sessions.identity import AGGREGATOR, party
     from tests.deployment import deployment, envelope
 
     with deployment(tmp_path, 2, budget=Budget(4.0, 1e-4)) as d:
@@ -297,10 +306,10 @@ def test_a_party_enforces_its_policy_over_real_processes(tmp_path):
     sessions run until the default budget is spent and the next one is refused; restarted with
     `--allow-unproven` the parties take laplace-paper while it fits. A deleted ledger stops the party from
     serving; `mpdp budget` reads the ledgers."""
-    from launcher import processes
     from launcher.cli import main
+    from launcher.deployment import processes
     from launcher.errors import StartupError
-    from sessions.identity import party
+    from mpdp.sessions.identity import party
     from tests.deployment import deployment
 
     with deployment(tmp_path, 3, budget=None) as d:  # the parties' default budget

@@ -1,4 +1,4 @@
-"""Stage 1 step 6 on short values (pathak/comparison.py): the composition decides n′_i > n′_m exactly, and
+"""Stage 1 step 6 on short values (mpdp/protocols/pathak/comparison.py): the composition decides n′_i > n′_m exactly, and
 what Charlie can form from the leader's masked offsets hides every n′ (statistically, σ bits)."""
 
 import secrets
@@ -6,10 +6,10 @@ import secrets
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder
-from cryptocore.elgamal import ElGamalKeyPair
-from pathak import comparison
-from pathak.parameters import MAX_RECORDS_BITS, PathakParameters
+from mpdp.cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder
+from mpdp.cryptocore.elgamal import ElGamalKeyPair
+from mpdp.protocols.pathak import comparison
+from mpdp.protocols.pathak.parameters import MAX_RECORDS_BITS, PathakParameters
 
 PARTIES = 5
 
@@ -97,8 +97,8 @@ def test_charlies_reconstruction_of_n_prime_fails():
 
 def test_a_round_answered_on_every_core_gives_every_bit():
     """answer_all spreads a round's blinding over threads; each answer still decides its pair."""
-    from cryptocore.comparison import EncryptedBits
-    from cryptocore.parallel_comparison import ComparisonJob, answer_all
+    from mpdp.cryptocore.comparison import EncryptedBits
+    from mpdp.cryptocore.parallel_comparison import ComparisonJob, answer_all
 
     keypair = ElGamalKeyPair.generate()
     bits, cases = 20, [(5, 9, False), (9, 5, False), (5, 9, True), (123456, 123455, True), (0, 2**20 - 1, False)]

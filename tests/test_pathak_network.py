@@ -6,13 +6,13 @@ import grpc
 import numpy as np
 import pytest
 
-from learning import datasets
-from learning.pathak_local import train
-from mpdp_proto.v1 import common_pb2, pathak_pb2
-from mpdp_proto.v1.role_pb2_grpc import RoleStub
-from pathak.noise import noise_source
-from pathak.reference import perturbed_average
-from sessions.identity import CLIENT, CURATOR, party
+from mpdp.learning import datasets
+from mpdp.learning.pathak_local import train
+from mpdp.proto.v1 import common_pb2, pathak_pb2
+from mpdp.proto.v1.role_pb2_grpc import RoleStub
+from mpdp.protocols.pathak.noise import noise_source
+from mpdp.protocols.pathak.reference import perturbed_average
+from mpdp.sessions.identity import CLIENT, CURATOR, party
 from tests.deployment import deployment, envelope
 from tests.dppp_faults import FAULTS_K5, FAULTS_K8
 
@@ -83,7 +83,7 @@ def closed_form_distributed(k: int) -> Counter:
 def test_distributed_noise_over_the_wire_equals_the_reference_and_its_closed_form(pool):
     """`--noise-source distributed`: the networked release is the average plus every party's seeded share, with
     only the additive sharing on the wire; the report says Stage 1 was skipped and what ε the release gives."""
-    from pathak.reference import distributed_average
+    from mpdp.protocols.pathak.reference import distributed_average
 
     d = pool.get(3, None, "10")
     sizes = [int(s) for s in d.client_data["party_sizes"]]

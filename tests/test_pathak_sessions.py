@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 from scipy.stats import chi2_contingency, chisquare
 
-from cryptocore.comparison_group import P as GROUP_P
-from cryptocore.elgamal import ElGamalKeyPair
-from learning import datasets
-from pathak import permutation, ring
-from pathak.parameters import PathakParameters
-from pathak.reference import perturbed_average, smallest_party
-from privacy.mechanisms import OutputPerturbation, analytic_gaussian_delta
-from sessions.errors import Kind, ProtocolError
-from sessions.identity import CLIENT, party
+from mpdp.cryptocore.comparison_group import P as GROUP_P
+from mpdp.cryptocore.elgamal import ElGamalKeyPair
+from mpdp.learning import datasets
+from mpdp.privacy.mechanisms import OutputPerturbation, analytic_gaussian_delta
+from mpdp.protocols.pathak import permutation, ring
+from mpdp.protocols.pathak.parameters import PathakParameters
+from mpdp.protocols.pathak.reference import perturbed_average, smallest_party
+from mpdp.sessions.errors import Kind, ProtocolError
+from mpdp.sessions.identity import CLIENT, party
 from tests.pathak_router import reconstruct, run
 
 COMPARISON_KEY = ElGamalKeyPair.generate().public.to_bytes()
@@ -221,9 +221,9 @@ def test_a_party_below_n_min_refuses_the_session(parts, keypair):
 
 def test_steps_before_their_prerequisites_are_out_of_order(parts, keypair):
     """An `indicator` or `selected_noise` before Charlie's key: FAILED_PRECONDITION, not an AttributeError."""
-    from mpdp_proto.v1 import common_pb2, pathak_pb2
+    from mpdp.proto.v1 import common_pb2, pathak_pb2
+    from mpdp.sessions.identity import CLIENT, CURATOR
     from party.pathak import PathakLeaderSide
-    from sessions.identity import CLIENT, CURATOR
 
     features, labels = parts[0]
     leader = PathakLeaderSide("s", 1, _parameters(), features, labels, 1024, test_mode=True)
@@ -242,9 +242,9 @@ def test_steps_before_their_prerequisites_are_out_of_order(parts, keypair):
 
 def test_the_leader_and_a_follower_each_take_only_their_own_kinds(parts, keypair):
     """Party 1 leads; the leader's kinds at a follower, and ξ dealt to the leader, are refused and change nothing."""
-    from mpdp_proto.v1 import common_pb2, pathak_pb2
+    from mpdp.proto.v1 import common_pb2, pathak_pb2
+    from mpdp.sessions.identity import CLIENT, CURATOR
     from party.pathak import PathakFollowerSide, PathakLeaderSide
-    from sessions.identity import CLIENT, CURATOR
 
     features, labels = parts[0]
     with pytest.raises(ProtocolError):
@@ -271,9 +271,9 @@ def test_the_leader_and_a_follower_each_take_only_their_own_kinds(parts, keypair
 
 def test_the_leader_checks_a_round_before_any_work(parts, keypair):
     """Rounds that name a position twice, too many pairs, or none are refused before any exponentiation."""
-    from mpdp_proto.v1 import common_pb2, pathak_pb2
+    from mpdp.proto.v1 import common_pb2, pathak_pb2
+    from mpdp.sessions.identity import CLIENT, CURATOR
     from party.pathak import PathakLeaderSide
-    from sessions.identity import CLIENT, CURATOR
 
     features, labels = parts[0]
     leader = PathakLeaderSide("s", 1, _parameters(), features, labels, 1024, test_mode=True)
@@ -295,7 +295,7 @@ def test_the_leader_checks_a_round_before_any_work(parts, keypair):
 def test_distributed_noise_skips_stage_1_and_every_share_is_in_the_release(parts, keypair):
     """`--noise-source distributed`: no keys, no tournament; the release is the average plus every party's share
     (the in-process reference), and Charlie only ever receives additive shares."""
-    from pathak.reference import distributed_average
+    from mpdp.protocols.pathak.reference import distributed_average
 
     parameters = _parameters(mechanism="gaussian", noise_source="distributed", calibrate_to="n_min", n_min=40)
     parties, curator = run(parameters, parts, keypair, random.Random(9))
@@ -332,7 +332,7 @@ def test_one_party_removing_its_own_share_still_leaves_the_calibrated_noise():
 def test_distributed_noise_is_calibrated_like_a_gaussian_of_k_minus_1_shares():
     """Independently: the K − 1 counted shares' total σ is within 15 % above the analytic Gaussian σ for the same
     (ε, δ) (zCDP's conversion is looser), never below it."""
-    from privacy.mechanisms import analytic_gaussian_sigma
+    from mpdp.privacy.mechanisms import analytic_gaussian_sigma
 
     parameters = _parameters(mechanism="gaussian", noise_source="distributed", calibrate_to="n_min", n_min=40)
     noise = parameters.distributed_noise
@@ -361,12 +361,12 @@ def test_calibrate_to_n_min_uses_the_public_bound_not_the_party_size():
 def _charlie_sends_indicator(monkeypatch, plaintexts):
     """An active Charlie: his Stage 2 indicator encrypts `plaintexts(K, winner position, n)` instead of e_j̃, with
     a correct opening of the product's plaintext and his best bit proofs (honest ones where an entry is a bit)."""
-    from cryptocore import ciphertext as ct
-    from cryptocore.bit_proof import prove_bits
-    from cryptocore.plaintext_opening import open_ciphertext
     from curator.pathak import PathakCuratorSide
-    from mpdp_proto.v1 import pathak_pb2
-    from pathak.indicator import bit_proof_message, indicator_context
+    from mpdp.cryptocore import ciphertext as ct
+    from mpdp.cryptocore.bit_proof import prove_bits
+    from mpdp.cryptocore.plaintext_opening import open_ciphertext
+    from mpdp.proto.v1 import pathak_pb2
+    from mpdp.protocols.pathak.indicator import bit_proof_message, indicator_context
 
     def forged(self, out):
         if self.winner is None or not self._once("indicator"):
@@ -404,7 +404,7 @@ def test_an_indicator_that_is_not_a_unit_vector_is_refused_by_the_leader(parts, 
     fractions of two (the average of their noise, smaller than one party's where the packed sum divides). The
     leader checks Charlie's opening of the product (an encryption of 1) and a proof per entry that it is a bit;
     the session aborts and nothing is published."""
-    from mpdp_proto.v1 import common_pb2
+    from mpdp.proto.v1 import common_pb2
     from tests.pathak_router import network
 
     _charlie_sends_indicator(monkeypatch, plaintexts)
@@ -420,7 +420,7 @@ def test_an_indicator_that_is_not_a_unit_vector_is_refused_by_the_leader(parts, 
 
 def test_an_honest_indicator_passes_the_same_forger(parts, keypair, monkeypatch):
     """The forger above with e_j̃ itself: accepted, so the refusals are about the plaintexts."""
-    from mpdp_proto.v1 import common_pb2
+    from mpdp.proto.v1 import common_pb2
     from tests.pathak_router import network
 
     _charlie_sends_indicator(monkeypatch, lambda k, w, n: [int(i == w) for i in range(k)])
@@ -434,11 +434,11 @@ def test_an_honest_indicator_passes_the_same_forger(parts, keypair, monkeypatch)
 def _leader_keys(side, bits: int = 1024):
     """The leader's party_key (ξ and its ring-Pedersen parameters) delivered to a non-leader `side`; the
     parameters' secret, which the leader's process holds."""
-    from cryptocore import ring_pedersen
-    from cryptocore.paillier import generate_keypair
-    from mpdp_proto.v1 import pathak_pb2
-    from pathak.keys import ring_pedersen_message
-    from sessions.integers import int_to_bytes
+    from mpdp.cryptocore import ring_pedersen
+    from mpdp.cryptocore.paillier import generate_keypair
+    from mpdp.proto.v1 import pathak_pb2
+    from mpdp.protocols.pathak.keys import ring_pedersen_message
+    from mpdp.sessions.integers import int_to_bytes
 
     setup, _ = ring_pedersen.held(bits)
     xi = generate_keypair(bits)
@@ -449,8 +449,8 @@ def _leader_keys(side, bits: int = 1024):
 
 
 def _curator_keys(keypair, setup, comparison_key=None):
-    from mpdp_proto.v1 import pathak_pb2
-    from pathak.keys import factor_proof_message, proven_key_message
+    from mpdp.proto.v1 import pathak_pb2
+    from mpdp.protocols.pathak.keys import factor_proof_message, proven_key_message
 
     return pathak_pb2.CuratorKeys(zeta=proven_key_message(keypair), comparison_key=comparison_key or COMPARISON_KEY,
                                   factor_proof=factor_proof_message(keypair.private.p, keypair.private.q, setup.public))
@@ -460,13 +460,13 @@ def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_mod
     """Without Π^mod an owner could use n with more factors (a zero test per factor in every comparison answer)
     and the indicator's opening would not pin its plaintext. A key without the proof, or with another key's,
     is refused before anything is encrypted under it."""
-    from cryptocore import modulus_proof, ring_pedersen
-    from cryptocore.errors import InvalidKey
-    from cryptocore.paillier import generate_keypair
-    from mpdp_proto.v1 import common_pb2
+    from mpdp.cryptocore import modulus_proof, ring_pedersen
+    from mpdp.cryptocore.errors import InvalidKey
+    from mpdp.cryptocore.paillier import generate_keypair
+    from mpdp.proto.v1 import common_pb2
+    from mpdp.protocols.pathak.keys import proven_key_message, public_key_message
+    from mpdp.sessions.identity import CURATOR
     from party.pathak import PathakFollowerSide
-    from pathak.keys import proven_key_message, public_key_message
-    from sessions.identity import CURATOR
 
     monkeypatch.setattr(modulus_proof, "_verified", type(modulus_proof._verified)())
     other = generate_keypair(1024)
@@ -497,13 +497,13 @@ def test_a_party_refuses_charlies_key_with_a_small_factor(parts, keypair):
     is refused too."""
     import gmpy2
 
-    from cryptocore import modulus_proof, primes, ring_pedersen
-    from cryptocore.errors import InvalidKey
-    from cryptocore.fast_encryption import generate_hs
-    from cryptocore.paillier import KeyPair, PaillierPrivateKey, PaillierPublicKey, PublicKey
-    from mpdp_proto.v1 import common_pb2
+    from mpdp.cryptocore import modulus_proof, primes, ring_pedersen
+    from mpdp.cryptocore.errors import InvalidKey
+    from mpdp.cryptocore.fast_encryption import generate_hs
+    from mpdp.cryptocore.paillier import KeyPair, PaillierPrivateKey, PaillierPublicKey, PublicKey
+    from mpdp.proto.v1 import common_pb2
+    from mpdp.sessions.identity import CURATOR
     from party.pathak import PathakFollowerSide
-    from sessions.identity import CURATOR
 
     small = int(gmpy2.next_prime(2**16 + 100))
     while small % 4 != 3:
@@ -535,11 +535,11 @@ def test_charlie_takes_the_leaders_parameters_only_with_a_proof_that_s_is_in_the
     group orders smooth, which the leader could choose) s^p would give the leader p. Without Π^prm, or with one
     made for −s (−1 is a non-square modulo a safe prime, so −s ∉ ⟨t⟩), Charlie refuses before it proves
     anything."""
-    from cryptocore import ring_pedersen
-    from cryptocore.errors import InvalidKey
-    from cryptocore.paillier import generate_keypair
     from curator.pathak import PathakCuratorSide
-    from pathak.keys import public_key_message, ring_pedersen_message
+    from mpdp.cryptocore import ring_pedersen
+    from mpdp.cryptocore.errors import InvalidKey
+    from mpdp.cryptocore.paillier import generate_keypair
+    from mpdp.protocols.pathak.keys import public_key_message, ring_pedersen_message
 
     secret, _ = ring_pedersen.held(1024)
     public = secret.public
@@ -572,11 +572,11 @@ def _without_factor_proof(message):
 def test_a_party_refuses_a_comparison_key_outside_the_group(parts, keypair, name, key):
     """An owner's h with a small-order part would let the leader's answers carry r_i modulo that order; h = 1
     would make every re-randomiser (g^s, 1) leave the plaintext readable. Checked in public, before ζ."""
-    from cryptocore.errors import InvalidKey
-    from mpdp_proto.v1 import common_pb2, pathak_pb2
+    from mpdp.cryptocore.errors import InvalidKey
+    from mpdp.proto.v1 import common_pb2, pathak_pb2
+    from mpdp.protocols.pathak.keys import proven_key_message
+    from mpdp.sessions.identity import CURATOR
     from party.pathak import PathakLeaderSide
-    from pathak.keys import proven_key_message
-    from sessions.identity import CURATOR
 
     features, labels = parts[0]
     side = PathakLeaderSide("s", 1, _parameters(), features, labels, 1024, test_mode=True)
@@ -589,9 +589,9 @@ def test_a_party_refuses_a_comparison_key_outside_the_group(parts, keypair, name
 def test_the_leader_takes_masked_values_only_in_the_honest_range(parts):
     """ã_k = a + r lies in [−2^(M+2σ), 2^(M+2σ) + 2^(M+σ)). A wider range would let Charlie send ξ(c·a + r) and
     form c·n′ + ρ_k, learning n′ to within 2^R / c."""
-    from mpdp_proto.v1 import common_pb2
+    from mpdp.proto.v1 import common_pb2
+    from mpdp.protocols.pathak.encoding import signed_bytes
     from party.pathak import PathakLeaderSide
-    from pathak.encoding import signed_bytes
 
     parameters = _parameters()
     blind, share = 2**parameters.blind_bits, 2**parameters.share_bits
@@ -610,9 +610,9 @@ def test_the_leader_takes_masked_values_only_in_the_honest_range(parts):
 def test_only_the_leaders_host_makes_ring_pedersen_parameters_at_start(monkeypatch):
     """The leader's host starts making them when it starts serving (the start-up hook of the party registry's
     Pathak entry), so the first session need not wait."""
-    from cryptocore import ring_pedersen
+    from mpdp.cryptocore import ring_pedersen
+    from mpdp.sessions.protocol import start_hosts
     from party.registry import protocols
-    from sessions.protocol import start_hosts
 
     made = []
     monkeypatch.setattr(ring_pedersen, "prepare", made.append)

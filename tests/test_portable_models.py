@@ -1,4 +1,4 @@
-"""A party's teacher model as a numpy predictor (learning/portable.py) predicts what scikit-learn predicts."""
+"""A party's teacher model as a numpy predictor (mpdp/learning/portable.py) predicts what scikit-learn predicts."""
 
 import subprocess
 import sys
@@ -6,8 +6,8 @@ import sys
 import numpy as np
 import pytest
 
-from learning import datasets, models
-from learning.portable import export
+from mpdp.learning import datasets, models
+from mpdp.learning.portable import export
 
 
 @pytest.fixture(scope="module", params=["breast-cancer", "digits"])
@@ -37,7 +37,7 @@ def test_a_part_with_one_class_exports_its_constant():
 def test_training_in_a_child_keeps_scikit_learn_out_of_the_caller():
     code = (
         "import sys, numpy as np\n"
-        "from learning import models\n"
+        "from mpdp.learning import models\n"
         "rng = np.random.default_rng(1)\n"
         "x = rng.normal(size=(200, 5)); y = (x[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(int)\n"
         "m = models.train_portable('svm-rbf', x, y)\n"

@@ -1,7 +1,7 @@
 import gmpy2
 import pytest
 
-from cryptocore.primes import blum_prime, distinct_prime_pair, safe_prime
+from mpdp.cryptocore.primes import blum_prime, distinct_prime_pair, safe_prime
 
 
 @pytest.mark.parametrize("bits", [64, 256, 512])

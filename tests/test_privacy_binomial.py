@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from privacy.binomial import (
+from mpdp.privacy.binomial import (
     BinomialCalibration,
     delta_for,
     minimal_tosses,
@@ -59,7 +59,7 @@ def test_the_binomial_pld_is_pinned_to_an_outcome_by_outcome_sum():
     import numpy as np
     from scipy.stats import binom
 
-    from privacy import binomial
+    from mpdp.privacy import binomial
 
     support = np.arange(0, 102)
     p, q = binom.pmf(support, 100, 0.5), binom.pmf(support - 1, 100, 0.5)

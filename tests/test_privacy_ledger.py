@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dppp.parameters import DpppParameters
-from privacy import binomial, composition
-from privacy.composition import Guarantee, compose
-from privacy.ledger import Budget, BudgetExceeded, Ledger, LedgerError, ledger_path, provision
+from mpdp.privacy import binomial, composition
+from mpdp.privacy.composition import Guarantee, compose
+from mpdp.privacy.ledger import Budget, BudgetExceeded, Ledger, LedgerError, ledger_path, provision
+from mpdp.protocols.dppp.parameters import DpppParameters
 
 
 def _data_file(tmp_path):
@@ -81,7 +81,7 @@ def test_a_process_killed_right_after_spending_leaves_the_entry(tmp_path):
     """Spend first, release after: SIGKILL right after `spend` returns still finds the entry on disk."""
     data = _data_file(tmp_path)
     script = ("import os, signal, sys\n"
-              "from privacy.ledger import Ledger\nfrom privacy.composition import Guarantee\n"
+              "from mpdp.privacy.ledger import Ledger\nfrom mpdp.privacy.composition import Guarantee\n"
               "Ledger(sys.argv[1], 1).spend('s', 'dppp', Guarantee(1.0, 1e-6, 'pure'))\n"
               "os.kill(os.getpid(), signal.SIGKILL)\n")
     killed = subprocess.run([sys.executable, "-c", script, str(data)], cwd=os.getcwd())
@@ -90,10 +90,10 @@ def test_a_process_killed_right_after_spending_leaves_the_entry(tmp_path):
 
 
 def test_every_protocol_states_what_a_session_costs():
-    from du import accounting
-    from du.parameters import DuParameters
-    from hamm.parameters import HammParameters
-    from pathak.parameters import PathakParameters
+    from mpdp.protocols.du import accounting
+    from mpdp.protocols.du.parameters import DuParameters
+    from mpdp.protocols.hamm.parameters import HammParameters
+    from mpdp.protocols.pathak.parameters import PathakParameters
 
     pathak = PathakParameters(1.0, 1e-5, 0.01, "laplace-paper", "paper", 5, 123)
     charged = pathak.noise.guarantee()
@@ -118,10 +118,10 @@ def test_the_ledger_survives_a_crash_between_spent_and_released_and_then_refuses
     """Party 2 is killed right after recording its spend for a Pathak session (before anything derived from
     its data left it). Restarted with the same budget, it still counts that session and refuses the next one
     with the fixed refusal; `mpdp budget` shows the spend."""
-    from launcher import processes
     from launcher.cli import main
+    from launcher.deployment import processes
+    from mpdp.sessions.identity import party
     from party.resources import REFUSED
-    from sessions.identity import party
     from tests.deployment import deployment
 
     budget = Budget(1.5, 1e-4)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.stats import skellam
 
-from privacy import skellam as sk
+from mpdp.privacy import skellam as sk
 
 
 def _exact_delta(mu: float, epsilon: float) -> float:
@@ -55,7 +55,7 @@ def test_the_rdp_bound_is_looser_than_the_exact_accounting():
 
 def test_skellam_needs_about_the_binomials_variance_at_the_same_privacy():
     """At the same (ε, δ) and queries the two need nearly the same noise variance (Bin(N, ½) has N/4)."""
-    from privacy.binomial import minimal_tosses
+    from mpdp.privacy.binomial import minimal_tosses
 
     for epsilon, queries in ((10.0, 200), (1.0, 10)):
         mu = sk.mu_of(sk.minimal_grid(epsilon, 1e-5, 2 * queries))

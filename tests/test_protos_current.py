@@ -25,7 +25,7 @@ def _without_json_names(file_proto):
 
 
 def test_generated_descriptors_match_the_proto_files(tmp_path):
-    protos = sorted(p.relative_to(PROTO_ROOT) for p in (PROTO_ROOT / "mpdp_proto").rglob("*.proto"))
+    protos = sorted(p.relative_to(PROTO_ROOT) for p in (PROTO_ROOT / "mpdp" / "proto").rglob("*.proto"))
     assert protos, "no .proto files found"
     descriptor_set = tmp_path / "set.pb"
     subprocess.run(

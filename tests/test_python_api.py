@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import mpdp
-from launcher import processes
+from launcher.deployment import processes
 
 pytestmark = pytest.mark.slow
 DOC = Path(__file__).resolve().parent.parent / "docs" / "data-and-metrics.md"

@@ -18,13 +18,14 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the `ray` extra is not installed: pip install -e '.[ray]'")
 
-from launcher import dppp_client, ray_hosts  # noqa: E402
-from launcher.du_client import run_du_session  # noqa: E402
-from learning import datasets  # noqa: E402
-from mpdp_proto.v1 import common_pb2  # noqa: E402
-from mpdp_proto.v1.role_pb2_grpc import RoleStub  # noqa: E402
-from privacy.ledger import UNLIMITED  # noqa: E402
-from sessions.identity import AGGREGATOR, CLIENT, party  # noqa: E402
+from launcher import ray_hosts  # noqa: E402
+from launcher.protocols.dppp import client as dppp_client  # noqa: E402
+from launcher.protocols.du.client import run_du_session  # noqa: E402
+from mpdp.learning import datasets  # noqa: E402
+from mpdp.privacy.ledger import UNLIMITED  # noqa: E402
+from mpdp.proto.v1 import common_pb2  # noqa: E402
+from mpdp.proto.v1.role_pb2_grpc import RoleStub  # noqa: E402
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, party  # noqa: E402
 from tests.deployment import TEST_BITS, TEST_MODEL, Deployment, deployment  # noqa: E402
 from tests.test_dppp_network import closed_form_counts, observed_counts  # noqa: E402
 from tests.test_du_network import SEED as DU_SEED  # noqa: E402
@@ -82,7 +83,7 @@ def ray_deployment(cluster, run_dir: Path, parties: int, per_process: int, fault
 
 def sessions(d: Deployment) -> dict:
     """One session of each protocol, with fixed seeds where the protocol takes one."""
-    from launcher.du_client import session_parameters as du_parameters
+    from launcher.protocols.du.client import session_parameters as du_parameters
 
     reports = {"dppp": d.run_dppp(queries=5)}
     reports["hamm"] = run_hamm(d, seed=4)[1]
@@ -136,7 +137,7 @@ def test_every_protocol_on_two_nodes_equals_a_local_up(cluster, tmp_path):
 
 def test_a_bundle_reaches_only_its_own_actor(tmp_path):
     """What `up` hands an actor: its own bundle's files, never another role's key share, data or TLS key."""
-    from launcher import processes
+    from launcher.deployment import processes
 
     run = processes.RunDirectory(tmp_path / "bundles")
     hosts = processes.party_hosts(4, 2)

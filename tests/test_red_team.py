@@ -8,10 +8,10 @@ import secrets
 
 import pytest
 
-from cryptocore import keyfiles, threshold
-from launcher import processes
-from learning import datasets
-from sessions.identity import party
+from launcher.deployment import processes
+from mpdp.cryptocore import keyfiles, threshold
+from mpdp.learning import datasets
+from mpdp.sessions.identity import party
 
 BITS = 1024
 
@@ -52,9 +52,9 @@ def test_a_decryptable_dppp_sum_keeps_full_noise_without_one_colluding_teacher(n
     """An active aggregator with the one malicious teacher the threat model allows names K = 10, τ = 0.2 and asks
     for {victim, accomplice}: the accomplice subtracts its own votes and noise. What is left, the victim's share
     alone, must still carry the noise (ε, δ) needs."""
-    from dppp.parameters import DpppParameters
-    from mpdp_proto.v1 import common_pb2, threshold_sum_pb2
-    from threshold_sum import decryption
+    from mpdp.proto.v1 import common_pb2, threshold_sum_pb2
+    from mpdp.protocols.dppp.parameters import DpppParameters
+    from mpdp.threshold_sum import decryption
 
     parameters = DpppParameters.with_minimal_noise(5.0, 1e-5, 10, 2, 10, 0.2, True, bytes(32), noise=noise)
     victim, accomplice = 3, 7
@@ -73,7 +73,7 @@ def test_a_decryptable_dppp_sum_keeps_full_noise_without_one_colluding_teacher(n
 
 
 def test_a_decryptable_hamm_sum_keeps_full_noise_without_one_colluding_voter():
-    from hamm.parameters import HammParameters
+    from mpdp.protocols.hamm.parameters import HammParameters
 
     for count_noise in ("binomial", "skellam"):
         parameters = HammParameters("vote", 1.0, 1e-5, 0.01, 2, 10, 50, 4, True, False, 0.2, b"k" * 32, count_noise)
@@ -99,18 +99,18 @@ def test_dppp_holders_refuse_contributions_made_under_other_parameters(threshold
     decrypt the two victims' votes with 2N/K tosses where (ε, δ) needs N. Every holder must refuse."""
     import numpy as np
 
-    from cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
-    from dppp.parameters import DpppParameters
-    from launcher import certs
-    from mpdp_proto.v1 import dppp_pb2, threshold_sum_pb2
+    from launcher.deployment import certs
+    from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
+    from mpdp.privacy.binomial import minimal_tosses
+    from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
+    from mpdp.protocols.dppp.parameters import DpppParameters
+    from mpdp.sessions.errors import ProtocolError
+    from mpdp.sessions.identity import AGGREGATOR
+    from mpdp.sessions.matrices import matrix_to_proto
+    from mpdp.threshold_sum.binding import ContributionKeys
+    from mpdp.threshold_sum.codec import batch_from_proto
     from party.dppp import protocol
     from party.resources import PartyResources
-    from privacy.binomial import minimal_tosses
-    from sessions.errors import ProtocolError
-    from sessions.identity import AGGREGATOR
-    from sessions.matrices import matrix_to_proto
-    from threshold_sum.binding import ContributionKeys
-    from threshold_sum.codec import batch_from_proto
 
     public, shares = threshold_key  # t = 3 of 5: holders 3, 4 and 5 decrypt without the victims
     teachers, queries, epsilon, delta = 5, 4, 5.0, 1e-5

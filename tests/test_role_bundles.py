@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 from cryptography import x509
 
-from cryptocore import keyfiles, threshold
-from deployments.topology import Topology
-from launcher import bundles, processes
-from launcher.keygen import ceremony
-from learning import datasets
-from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
+from launcher.deployment import bundles, processes
+from launcher.deployment.keygen import ceremony
+from mpdp.cryptocore import keyfiles, threshold
+from mpdp.deployments.topology import Topology
+from mpdp.learning import datasets
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
+from mpdp.wire.identity import Principal
 from tests.waiting import PATIENCE_S, eventually
-from wire.identity import Principal
 
 ROOT = Path(__file__).resolve().parent.parent
 BITS = 1024

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from launcher.summary import context_lines, warnings
-from learning import datasets, evaluation
-from learning.tabular import kind_of, read_csv
+from mpdp.learning import datasets, evaluation
+from mpdp.learning.tabular import kind_of, read_csv
 
 ROWS = [("35", "admin.", "1200.5", "yes"), ("41", "technician", "", "no"), ("29", "admin.", "310", "no"),
         ("52", "", "4000", "yes"), ("38", "services", "990", "no"), ("45", "admin.", "770", "no")] * 5 + [

@@ -3,12 +3,12 @@
 import grpc
 import pytest
 
-from launcher import certs
-from mpdp_proto.v1 import common_pb2, dppp_pb2
-from mpdp_proto.v1.role_pb2_grpc import RoleStub
-from sessions.identity import AGGREGATOR, CLIENT, party
+from launcher.deployment import certs
+from mpdp.proto.v1 import common_pb2, dppp_pb2
+from mpdp.proto.v1.role_pb2_grpc import RoleStub
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, party
+from mpdp.wire.tls import TlsFiles
 from tests.deployment import envelope
-from wire.tls import TlsFiles
 
 
 def _refusal(action) -> grpc.RpcError:
@@ -58,8 +58,8 @@ def test_a_valid_certificate_claiming_another_identity_is_refused_and_logged(poo
 def test_the_server_is_verified_as_the_role_the_client_meant(pool):
     """Dialling the curator's address while expecting the aggregator fails: its certificate names another role."""
     d = pool.get(3)
-    from sessions.identity import CURATOR
-    from wire.tls import target_options
+    from mpdp.sessions.identity import CURATOR
+    from mpdp.wire.tls import target_options
 
     tls = d.topology.tls_for(CLIENT)
     with grpc.secure_channel(d.topology.entry(CURATOR).address, tls.channel_credentials(),

@@ -1,8 +1,8 @@
 import pytest
 
-from deployments.topology import RoleEntry, Topology
-from sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
-from wire.traffic import merge_views, summarise
+from mpdp.deployments.topology import RoleEntry, Topology
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
+from mpdp.wire.traffic import merge_views, summarise
 
 
 def _tls(tmp_path, identity):
@@ -94,7 +94,7 @@ def test_a_role_started_twice_on_its_address_is_refused_with_one_clear_line(pool
 
 
 def test_the_traffic_log_is_bounded():
-    from wire.traffic import MAX_RECORDS_PER_SESSION, TrafficLog, TrafficRecord
+    from mpdp.wire.traffic import MAX_RECORDS_PER_SESSION, TrafficLog, TrafficRecord
 
     log = TrafficLog(max_sessions=3)
     refused = TrafficRecord("party/1", "curator/0", "Step", 10, 0, "FAILED_PRECONDITION", "server")

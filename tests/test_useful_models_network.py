@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from launcher import processes
 from launcher.cli import main
-from learning import datasets
-from privacy.ledger import UNLIMITED
+from launcher.deployment import processes
+from mpdp.learning import datasets
+from mpdp.privacy.ledger import UNLIMITED
 from tests import synthetic_table
 
 pytestmark = pytest.mark.slow
@@ -21,7 +21,7 @@ def skewed(tmp_path_factory):
     table = synthetic_table.write(root / "table.csv")
     schema = synthetic_table.write_schema(root / "schema.json")
     run_dir = root / "run"
-    # three protocols on one data set: more than one party's default budget (privacy/ledger.py)
+    # three protocols on one data set: more than one party's default budget (mpdp/privacy/ledger.py)
     processes.up(run_dir, 3, 1024, datasets.load(str(table), label="y", schema=str(schema), intercept=True), seed=11,
                  model="logistic", budget=UNLIMITED)
     try:

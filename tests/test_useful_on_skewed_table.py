@@ -1,8 +1,8 @@
 """On a skewed table (heavy tails, a 40-level categorical column, missing cells, 88 % "no"), DPPP, Pathak and Du
 at their defaults give a release that ranks rows (AUC well above 0.5) and beats the majority class on balanced
 accuracy; on breast cancer, Du's private release no longer predicts one class. Through the in-process references
-the networked sessions equal (dppp/reference.py, pathak/reference.py, du/reference.py), with the clients' own
-threshold rule (learning/threshold.py) and the deployment's default teacher and student."""
+the networked sessions equal (mpdp/protocols/dppp/reference.py, mpdp/protocols/pathak/reference.py, mpdp/protocols/du/reference.py), with the clients' own
+threshold rule (mpdp/learning/threshold.py) and the deployment's default teacher and student."""
 
 from __future__ import annotations
 
@@ -12,15 +12,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dppp import reference as dppp_reference
-from dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
-from du import reference as du_reference
-from du.objectives import augment
-from du.parameters import DuParameters
-from launcher import dppp_commands, du_commands, noise_check, pathak_commands
+from launcher import noise_check
 from launcher.protocol import Option
-from learning import datasets, evaluation, models, threshold
-from pathak import reference as pathak_reference
+from launcher.protocols.dppp import commands as dppp_commands
+from launcher.protocols.du import commands as du_commands
+from launcher.protocols.pathak import commands as pathak_commands
+from mpdp.learning import datasets, evaluation, models, threshold
+from mpdp.protocols.dppp import reference as dppp_reference
+from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
+from mpdp.protocols.du import reference as du_reference
+from mpdp.protocols.du.objectives import augment
+from mpdp.protocols.du.parameters import DuParameters
+from mpdp.protocols.pathak import reference as pathak_reference
 from tests import synthetic_table
 
 PARTIES = 5  # `mpdp up`'s default

@@ -7,12 +7,12 @@ import sys
 import grpc
 import pytest
 
-from mpdp_proto.v1 import role_pb2
-from sessions.errors import Kind, ProtocolError
-from sessions.registry import SessionRegistry
-from sessions.side import RoleSide
-from wire.admission import LARGE_REQUEST_BYTES, LEADING_FIELDS, SMALL_REQUEST_BYTES, Refused, admit, leading_string
-from wire.identity import Principal
+from mpdp.proto.v1 import role_pb2
+from mpdp.sessions.errors import Kind, ProtocolError
+from mpdp.sessions.registry import SessionRegistry
+from mpdp.sessions.side import RoleSide
+from mpdp.wire.admission import LARGE_REQUEST_BYTES, LEADING_FIELDS, SMALL_REQUEST_BYTES, Refused, admit, leading_string
+from mpdp.wire.identity import Principal
 
 
 def _envelope(sender: str, padding: int = 0) -> bytes:
@@ -92,7 +92,7 @@ def test_each_opener_holds_only_its_share_of_running_sessions():
 
 
 def test_an_idle_session_expires_and_a_message_keeps_it(monkeypatch):
-    import sessions.registry as module
+    import mpdp.sessions.registry as module
 
     now = [1000.0]
     monkeypatch.setattr(module.time, "monotonic", lambda: now[0])
@@ -107,7 +107,7 @@ def test_an_idle_session_expires_and_a_message_keeps_it(monkeypatch):
 
 
 def test_an_undeliverable_message_aborts_with_a_reason_that_names_no_message_or_receiver():
-    from sessions.identity import party
+    from mpdp.sessions.identity import party
 
     class Side(RoleSide):
         def __init__(self):
@@ -127,7 +127,7 @@ def test_an_undeliverable_message_aborts_with_a_reason_that_names_no_message_or_
 def test_a_role_log_written_to_a_file_rotates_at_its_cap(tmp_path):
     log = tmp_path / "party_1.log"
     script = ("import logging, sys\n"
-              "from launcher import role_logs\n"
+              "from launcher.deployment import role_logs\n"
               "assert role_logs.rotate('INFO') is not None\n"
               "for index in range(3000):\n"
               "    logging.getLogger('x').info('line %05d %s', index, 'y' * 60)\n"

@@ -8,10 +8,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from launcher import dppp_client, hardening, processes
-from launcher.hamm_client import run_hamm_session, session_parameters
-from launcher.pathak_client import run_pathak_session
-from sessions.identity import AGGREGATOR, CURATOR, party
+from launcher.bench import attacks as hardening
+from launcher.deployment import processes
+from launcher.protocols.dppp import client as dppp_client
+from launcher.protocols.hamm.client import run_hamm_session, session_parameters
+from launcher.protocols.pathak.client import run_pathak_session
+from mpdp.sessions.identity import AGGREGATOR, CURATOR, party
 
 pytestmark = pytest.mark.hardening
 BITS, PARTIES, DEADLINE = 1024, 3, 10.0

@@ -11,13 +11,15 @@ import time
 
 import pytest
 
-from launcher import dppp_client, hardening, processes
+from launcher.bench import attacks as hardening
 from launcher.client import to_role
-from launcher.hamm_client import run_hamm_session, session_parameters
-from mpdp_proto.v1 import pathak_pb2, role_pb2
-from sessions import registry
-from sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
-from wire import gate, host
+from launcher.deployment import processes
+from launcher.protocols.dppp import client as dppp_client
+from launcher.protocols.hamm.client import run_hamm_session, session_parameters
+from mpdp.proto.v1 import pathak_pb2, role_pb2
+from mpdp.sessions import registry
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
+from mpdp.wire import gate, host
 
 pytestmark = pytest.mark.hardening
 BITS, PARTIES, DEADLINE = 1024, 3, 60.0

@@ -1,0 +1,1 @@
+"""Benchmarks shared by every protocol (`mpdp bench …`) and the hardening attacks."""

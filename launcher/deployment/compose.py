@@ -1,0 +1,227 @@
+"""`mpdp compose --parties K`: the docker-compose file for a K-party deployment.
+
+The committed docker-compose.yml is this output for K = 5 (a test keeps them
+equal). A one-shot `keygen` service writes one bundle per role identity, each
+into that role's own named volume, hands each to its role's uid and exits; every
+role then serves over mutual TLS in its own container, which mounts only its own
+bundle (the aggregator's and Charlie's hold no key share and no party data);
+`demo`, the client, mounts only the client's bundle and runs DPPP and Pathak
+once every role is healthy.
+
+With `--keygen distributed` no process deals the key: `prepare` writes the bundles without one, each key
+holder's `holder-J` container (party J's uid, party J's volume only, reachable as party-J) serves the
+`keygen` protocol once and writes its own share and the public key into its own bundle, `open-keygen` (the
+client's bundle, plus the aggregator's and Charlie's for the public key) opens the ceremony and writes the key
+the holders agree on; then every role starts as before.
+"""
+
+from __future__ import annotations
+
+from launcher.deployment.keygen import DEFERRED, committee_size
+from mpdp.cryptocore.keyfiles import PUBLIC_KEY_FILE
+
+PORT = 50051
+PREPARE = "prepare"  # the one-shot that writes the bundles when no dealer makes the key
+# A key-generation service: runs once after `prepare`, is never restarted and has no health to check.
+ONE_SHOT_AFTER_PREPARE = (
+    "    depends_on:",
+    f"      {PREPARE}:",
+    "        condition: service_completed_successfully",
+    '    restart: "no"',
+    "    healthcheck:",
+    "      disable: true",
+)
+BUNDLES = "/bundles"  # keygen's view: every volume, one directory each
+BUNDLE = "/bundle"  # a role's view: its own volume only
+TOPOLOGY = f"{BUNDLE}/topology.toml"
+CLIENT_DATA = f"{BUNDLE}/client.npz"
+CLIENT_BUNDLE = "client"
+# One uid per role (none is the image's user or root), so a volume mounted by mistake is still unreadable.
+CLIENT_UID = 10002
+AGGREGATOR_UID = 10010
+CURATOR_UID = 10011
+PARTY_UID_BASE = 10100
+
+
+def service_name(role: str, number: int) -> str:
+    return f"party-{number}" if role == "party" else role
+
+
+def bundle_name(service: str) -> str:
+    """The bundle (launcher/deployment/bundles.py) a service mounts: its own, the client's for `demo`."""
+    return CLIENT_BUNDLE if service == "demo" else service
+
+
+def volume_name(service: str) -> str:
+    return f"bundle-{bundle_name(service)}"
+
+
+def uid(service: str) -> int:
+    if service == "demo":
+        return CLIENT_UID
+    if service.startswith("party-"):
+        return PARTY_UID_BASE + int(service.removeprefix("party-"))
+    return {"aggregator": AGGREGATOR_UID, "curator": CURATOR_UID}[service]
+
+
+def _list(items: list[str]) -> str:
+    return "[" + ", ".join(f'"{item}"' for item in items) + "]"
+
+
+def _roles(parties: int) -> list[tuple[str, int]]:
+    return [("aggregator", 0), ("curator", 0)] + [("party", number) for number in range(1, parties + 1)]
+
+
+def _services(parties: int) -> list[str]:
+    return [service_name(role, number) for role, number in _roles(parties)] + ["demo"]
+
+
+def keygen_command(parties: int, keygen: str = "dealer", bits: int | None = None) -> list[str]:
+    # --force: every `compose up` deals a fresh key into the volumes (replaced atomically); deferred removes the old.
+    command = ["mpdp", "prepare", "--parties", str(parties), "--out", BUNDLES, "--listen-host", "0.0.0.0", "--force"]
+    if keygen == "distributed":
+        command += ["--keygen", DEFERRED]
+    if bits is not None:
+        command += ["--bits", str(bits)]
+    for role, number in _roles(parties):
+        command += ["--address", f"{role}/{number}={service_name(role, number)}:{PORT}"]
+    for service in _services(parties):
+        command += ["--owner", f"{bundle_name(service)}={uid(service)}"]
+    return command
+
+
+def serve_command(role: str, number: int) -> list[str]:
+    return ["mpdp", "serve", role, "--topology", TOPOLOGY, "--id", str(number)]
+
+
+def holder_command(number: int) -> list[str]:
+    return serve_command("party", number) + ["--keygen-only", "--once"]
+
+
+def open_keygen_command(bits: int | None) -> list[str]:
+    command = ["mpdp", "open-keygen", "--topology", TOPOLOGY]
+    if bits is not None:
+        command += ["--bits", str(bits)]
+    for path in (BUNDLE, f"{BUNDLES}/aggregator", f"{BUNDLES}/curator"):
+        command += ["--public-out", f"{path}/{PUBLIC_KEY_FILE}"]
+    return command
+
+
+# A check costs ~0.2 CPU-s; on a busy 2-core machine a role doing 2048-bit work can take seconds to answer,
+# so the check waits up to HEALTH_RPC_S and Docker up to HEALTH_TIMEOUT_S before calling it a failure.
+HEALTH_RPC_S = 20
+HEALTH_TIMEOUT_S = 30
+
+
+def health_command(role: str, number: int) -> list[str]:
+    """Run in the role's own container: it checks itself with its own certificate (it holds no client's)."""
+    return ["mpdp", "health", "--topology", TOPOLOGY, "--role", role, "--id", str(number),
+            "--timeout", str(HEALTH_RPC_S)]
+
+
+def demo_command() -> list[str]:
+    run = f"--topology {TOPOLOGY} --client-data {CLIENT_DATA}"
+    # Both within each party's default budget (ε = 10, δ = 1e-5 per data set): DPPP's defaults alone fill it.
+    return ["sh", "-c", f"mpdp run dppp {run} --epsilon 5 --delta 5e-6 && mpdp run pathak {run}"]
+
+
+def _own_bundle(service: str) -> list[str]:
+    return [f'    user: "{uid(service)}"', "    volumes:", f"      - {volume_name(service)}:{BUNDLE}"]
+
+
+def _distributed_keygen(parties: int, bits: int | None) -> list[str]:
+    lines = []
+    for number in range(1, committee_size(parties) + 1):
+        service = service_name("party", number)
+        lines += [
+            f"  holder-{number}:",
+            "    <<: *mpdp",
+            f"    command: {_list(holder_command(number))}",
+            *_own_bundle(service),
+            "    networks:",
+            "      mpdp:",
+            f"        aliases: [{service}]",  # the address every bundle's topology gives party J
+            *ONE_SHOT_AFTER_PREPARE,
+        ]
+    lines += [
+        "  open-keygen:",
+        "    <<: *mpdp",
+        f"    command: {_list(open_keygen_command(bits))}",
+        '    user: "0"',  # writes the public key into the aggregator's and Charlie's bundles too; no share is there
+        "    volumes:",
+        f"      - {volume_name('demo')}:{BUNDLE}",
+        f"      - {volume_name('aggregator')}:{BUNDLES}/aggregator",
+        f"      - {volume_name('curator')}:{BUNDLES}/curator",
+        *ONE_SHOT_AFTER_PREPARE,
+    ]
+    return lines
+
+
+def _after(role: str, number: int, parties: int, keygen: str) -> str:
+    """What a role's container waits for: the dealer's one-shot, or (distributed) the key made without one."""
+    if keygen != "distributed":
+        return "keygen"
+    if role == "party" and number <= committee_size(parties):
+        return f"holder-{number}"
+    return "open-keygen"
+
+
+def render(parties: int, keygen: str = "dealer", bits: int | None = None) -> str:
+    prepare = "keygen" if keygen == "dealer" else PREPARE
+    options = "" if keygen == "dealer" else " --keygen distributed"
+    options += "" if bits is None else f" --bits {bits}"
+    lines = [
+        f"# Generated by `mpdp compose --parties {parties}{options}`; edit the generator, not this file",
+        "# (tests/test_compose.py checks that they agree). Each service mounts only its own bundle's volume.",
+        "",
+        "x-mpdp: &mpdp",
+        "  build: .",
+        "  image: mpdp:latest",
+        "  environment:",
+        "    HOME: /tmp",  # the per-role uids have no home directory in the image
+        "  networks: [mpdp]",
+        "",
+        "services:",
+        f"  {prepare}:",
+        "    <<: *mpdp",
+        f"    command: {_list(keygen_command(parties, keygen, bits))}",
+        '    user: "0"',  # writes every bundle, then gives each to its role's uid (--owner)
+        "    volumes:",
+        *[f"      - {volume_name(service)}:{BUNDLES}/{bundle_name(service)}" for service in _services(parties)],
+        '    restart: "no"',
+        "    healthcheck:",
+        "      disable: true",
+    ]
+    if keygen == "distributed":
+        lines += _distributed_keygen(parties, bits)
+    for role, number in _roles(parties):
+        service = service_name(role, number)
+        lines += [
+            f"  {service}:",
+            "    <<: *mpdp",
+            f"    command: {_list(serve_command(role, number))}",
+            *_own_bundle(service),
+            "    depends_on:",
+            f"      {_after(role, number, parties, keygen)}:",
+            "        condition: service_completed_successfully",
+            "    healthcheck:",
+            f"      test: {_list(['CMD', *health_command(role, number)])}",
+            "      interval: 10s",
+            f"      timeout: {HEALTH_TIMEOUT_S}s",
+            "      retries: 30",
+            "      start_period: 60s",
+        ]
+    lines += [
+        "  demo:",
+        "    <<: *mpdp",
+        f"    command: {_list(demo_command())}",
+        *_own_bundle("demo"),
+        "    healthcheck:",
+        "      disable: true",
+        "    depends_on:",
+    ]
+    for role, number in _roles(parties):
+        lines += [f"      {service_name(role, number)}:", "        condition: service_healthy"]
+    lines += ["", "volumes:", *[f"  {volume_name(service)}: {{}}" for service in _services(parties)],
+              "", "networks:", "  mpdp: {}", ""]
+    return "\n".join(lines)

@@ -1,0 +1,212 @@
+"""`--keygen distributed`: the key holders generate the threshold key among themselves (the `keygen`
+protocol, docs/distributed-keygen.md), each as its own process over mutual TLS.
+
+The launcher starts one `serve party --keygen-only` process per key holder on loopback, with a
+CA and certificates made for this ceremony alone, opens the session at every holder and waits
+for each one's public key. Each holder writes only its own key_share_i.json; the launcher checks
+that every holder reports the same public key and writes public_key.json. On any failure the
+holders abort, the launcher stops them and the share files they wrote are removed: nothing partial
+stays. (Holders on one machine, started by one launcher, share its trust: separate machines, each
+with its own certificate, make the separation real; see the page for what compose needs.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import resource
+import secrets
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from launcher.deployment import certs
+from launcher.deployment.health import is_serving
+from launcher.progress import progress
+from mpdp.cryptocore import keyfiles, secret_files
+from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.deployments.topology import RoleEntry, Topology
+from mpdp.proto.v1 import keygen_pb2, role_pb2_grpc
+from mpdp.protocols.keygen import codec
+from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
+from mpdp.wire.channels import PeerChannels
+from mpdp.wire.identity import Principal
+from mpdp.wire.traffic import TrafficLog
+
+STARTUP_TIMEOUT_S = 60.0
+CEREMONY_TIMEOUT_S = 3600.0
+
+
+def _topology(work: Path, shares: dict[int, Path], public_path: Path) -> Topology:
+    """Loopback addresses and certificates for the holders (the aggregator and curator entries only satisfy the
+    topology's shape: they are never started)."""
+    from launcher.deployment.processes import free_port
+
+    identities = [party(j) for j in sorted(shares)] + [AGGREGATOR, CURATOR]
+    cert_dir = work / "certs"
+    certs.issue(cert_dir, [Principal.of(i) for i in identities] + [Principal.of(CLIENT)], ca_name="mpdp keygen CA")
+    roles = []
+    for identity in identities:
+        certificate, key = certs.certificate_files(cert_dir, identity)
+        share = shares[identity.id] if identity.role == "party" else None
+        roles.append(RoleEntry(identity, f"127.0.0.1:{free_port()}", key_share=share, certificate=certificate, key=key))
+    client_certificate, client_key = certs.certificate_files(cert_dir, CLIENT)
+    topology = Topology(public_key=public_path, roles=tuple(roles),
+                        ca_certificate=cert_dir / certs.CA_FILE, client_certificate=client_certificate,
+                        client_key=client_key)
+    topology.dump(work / "topology.toml")
+    return topology
+
+
+def _spawn(work: Path, holder: int) -> int:
+    command = [sys.executable, "-m", "launcher.cli", "serve", "party", "--topology", str(work / "topology.toml"),
+               "--id", str(holder), "--keygen-only"]
+    with (work / f"holder-{holder}.log").open("a") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True, cwd=Path(__file__).resolve().parent.parent.parent)
+    return process.pid
+
+
+def _wait_serving(topology: Topology, holders: list[Identity], work: Path) -> None:
+    deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    waiting = list(holders)
+    while waiting:
+        waiting = [h for h in waiting if not is_serving(topology, h, timeout=1.0)]
+        if waiting and time.monotonic() > deadline:
+            tail = (work / f"holder-{waiting[0].id}.log").read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"{waiting[0]} not serving after {STARTUP_TIMEOUT_S:.0f} s:\n{tail}")
+        time.sleep(0.2)
+
+
+async def _open_everywhere(topology: Topology, holders: list[Identity], session_id: str,
+                           opening: keygen_pb2.KeygenOpen) -> tuple[list, dict]:
+    """Each holder's reply; the first failure (an abort, a holder gone) ends the wait for all of them.
+    Then what each holder sent, as the receiving holders recorded it."""
+    from mpdp.proto.v1 import common_pb2
+
+    own_log = TrafficLog()
+    peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
+    try:
+        tasks = [asyncio.ensure_future(role_pb2_grpc.RoleStub(peers.channel(h)).AwaitResult(
+            codec_envelope(session_id, h, opening), timeout=CEREMONY_TIMEOUT_S)) for h in holders]
+        _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in pending:
+            task.cancel()
+        failures = [f"{h}: {task.exception()}" for h, task in zip(holders, tasks)
+                    if task.done() and not task.cancelled() and task.exception() is not None]
+        if failures:
+            raise RuntimeError("distributed key generation failed: " + "; ".join(failures)[:2000])
+        replies = [task.result() for task in tasks]
+        traffic = await asyncio.gather(*(
+            role_pb2_grpc.RoleStub(peers.channel(h)).GetTraffic(common_pb2.SessionRef(session=session_id), timeout=10)
+            for h in holders), return_exceptions=True)
+    finally:
+        await peers.close()
+    sent: dict = {}
+    for reply in traffic:
+        if isinstance(reply, BaseException):
+            continue
+        for record in reply.records:
+            if record.observed_by == "server" and record.from_role == "party":
+                entry = sent.setdefault(f"party/{record.from_id}", {"messages": 0, "bytes": 0})
+                entry["messages"] += 1
+                entry["bytes"] += record.request_bytes
+    return replies, sent
+
+
+def codec_envelope(session_id: str, receiver: Identity, opening: keygen_pb2.KeygenOpen):
+    from launcher.client import to_role
+
+    return to_role(session_id, receiver, keygen=keygen_pb2.KeygenMessage(open=opening))
+
+
+def _remove_partial(public_paths: list[Path], shares: list[Path], before: dict[Path, int]) -> None:
+    """After a failure: the shares this ceremony wrote go, and with them a public key they no longer match."""
+    fresh = [path for path in shares if path.exists() and before.get(path) != path.stat().st_mtime_ns]
+    for path in fresh:
+        path.unlink()
+    if fresh:
+        for path in public_paths:
+            path.unlink(missing_ok=True)
+
+
+def ceremony(shares: dict[int, Path], public_paths: list[Path], threshold: int, bits: int, overwrite: bool = False,
+             batch: int = 0) -> dict:
+    """Run the holders' ceremony: holder j's process writes shares[j], then the public key goes to every public
+    path. Returns figures: seconds, the holders' CPU, candidates, traffic per holder."""
+    from launcher.deployment.processes import stop
+
+    holders = len(shares)
+    paths = [Path(shares[j]) for j in sorted(shares)]
+    targets = paths + [Path(p) for p in public_paths]
+    existing = [path for path in targets if path.is_symlink() or path.exists()]
+    if existing and not overwrite:  # before any holder starts
+        raise FileExistsError(f"{existing[0]} exists; refusing to overwrite key files")
+    for path in targets:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    before = {path: path.stat().st_mtime_ns for path in paths if path.exists()}
+    started = time.perf_counter()
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    with tempfile.TemporaryDirectory(prefix="mpdp-keygen-") as name:
+        work = Path(name)
+        topology = _topology(work, shares, Path(public_paths[0]))
+        identities = [party(j) for j in sorted(shares)]
+        pids = {str(h): _spawn(work, h.id) for h in identities}
+        written = False
+        try:
+            _wait_serving(topology, identities, work)
+            progress(f"{holders} key holders serving; generating a {bits}-bit key among them")
+            opening = keygen_pb2.KeygenOpen(bits=bits, holders=holders, threshold=threshold, batch=batch)
+            replies, traffic = asyncio.run(_open_everywhere(topology, identities, f"keygen-{secrets.token_hex(8)}",
+                                                            opening))
+            keys: list[ThresholdPublicKey] = [codec.public_key_from_proto(r.keygen.public_key) for r in replies]
+            if any(key != keys[0] for key in keys):
+                raise RuntimeError("the key holders report different public keys")
+            public = keys[0]
+            for path in paths:
+                share = keyfiles.load_key_share(path)
+                if share.public != public:
+                    raise RuntimeError(f"{path} belongs to another key")
+            encoded = json.dumps(keyfiles.public_key_to_dict(public), indent=2).encode()
+            for path in public_paths:
+                secret_files.write_file(Path(path), encoded, mode=secret_files.PUBLIC_MODE, overwrite=overwrite)
+            written = True
+            candidates = replies[0].keygen.public_key.candidates_tried
+        finally:
+            stop(pids)
+            if not written:
+                _remove_partial([Path(p) for p in public_paths], paths, before)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime  # the holders, once reaped
+    return {"seconds": round(time.perf_counter() - started, 1), "holders_cpu_s": round(cpu, 1),
+            "candidates_tried": candidates, "sent_by_holder": traffic}
+
+
+def open_at_holders(topology: Topology, bits: int, public_paths: list[Path], startup_timeout: float) -> dict:
+    """Compose's side of the ceremony (`mpdp open-keygen`): the holders already serve `keygen` in their own
+    containers (`serve party --keygen-only --once`), each writing its own share and public key; the client opens
+    the session at every one, checks that all report the same key and writes it where the other roles read it."""
+    from mpdp.protocols.dppp.parameters import default_threshold
+
+    holders = [party(j) for j in topology.key_holders]
+    deadline = time.monotonic() + startup_timeout
+    waiting = list(holders)
+    while waiting:
+        waiting = [h for h in waiting if not is_serving(topology, h, timeout=2.0)]
+        if waiting and time.monotonic() > deadline:
+            raise RuntimeError(f"{waiting[0]} not serving after {startup_timeout:.0f} s")
+        time.sleep(0.5)
+    progress(f"{len(holders)} key holders serving; generating a {bits}-bit key among them")
+    started = time.perf_counter()
+    opening = keygen_pb2.KeygenOpen(bits=bits, holders=len(holders), threshold=default_threshold(len(holders)))
+    replies, traffic = asyncio.run(_open_everywhere(topology, holders, f"keygen-{secrets.token_hex(8)}", opening))
+    keys = [codec.public_key_from_proto(r.keygen.public_key) for r in replies]
+    if any(key != keys[0] for key in keys):
+        raise RuntimeError("the key holders report different public keys")
+    encoded = json.dumps(keyfiles.public_key_to_dict(keys[0]), indent=2).encode()
+    for path in public_paths:
+        secret_files.write_file(Path(path), encoded, mode=secret_files.PUBLIC_MODE, overwrite=True)
+    return {"seconds": round(time.perf_counter() - started, 1), "key_id": keys[0].key_id.hex()[:16],
+            "candidates_tried": replies[0].keygen.public_key.candidates_tried, "sent_by_holder": traffic}

@@ -1,0 +1,1 @@
+"""Each protocol's launcher side: its client, its registry entry and commands, experiment, bench."""

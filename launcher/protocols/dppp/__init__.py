@@ -1,0 +1,1 @@
+"""The launcher side of the `dppp` protocol: its client, entry, experiment and bench."""

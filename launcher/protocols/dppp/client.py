@@ -1,0 +1,116 @@
+"""The DPPP client ("Dave"): opens a round at the aggregator and waits for the
+released labels, trains and evaluates the student, and builds the report
+(protocol, parameters, result, privacy, traffic, timing)."""
+
+from __future__ import annotations
+
+import secrets
+import time
+
+import grpc
+import numpy as np
+
+from launcher.client import await_result, role_stub, to_role
+from launcher.progress import progress
+from mpdp.cryptocore import keyfiles
+from mpdp.deployments.topology import Topology
+from mpdp.learning import evaluation, models, threshold
+from mpdp.proto.v1 import dppp_pb2
+from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
+from mpdp.sessions.identity import AGGREGATOR, CLIENT
+from mpdp.sessions.matrices import matrix_to_proto
+from mpdp.wire.channels import PeerChannels
+from mpdp.wire.traffic import TrafficLog
+
+
+async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float, delta: float, queries: int,
+                           packed: bool = True, honest_fraction: float = DEFAULT_HONEST_FRACTION,
+                           deadline_s: float = 120.0, session_id: str | None = None, noise: str = "binomial",
+                           proven_votes: bool = False, verifiable_noise: bool = False) -> dict:
+    public_key = keyfiles.load_public_key(topology.public_key)
+    public_features = client_data["public_features"]
+    if not 1 <= queries <= len(public_features):
+        if len(public_features) == 0:
+            raise ValueError("this deployment has no public rows to label (a percentage --split keeps none)")
+        raise ValueError(f"--queries must be in [1, {len(public_features)}] for this data set")
+    classes = int(client_data["classes"])
+    started = time.perf_counter()
+    parameters = DpppParameters.with_minimal_noise(epsilon, delta, queries, classes, len(topology.parties),
+                                                   honest_fraction, packed, public_key.key_id, noise,
+                                                   proven_votes or verifiable_noise, verifiable_noise)
+    search_s = time.perf_counter() - started
+    session_id = session_id or secrets.token_hex(8)
+    progress(f"DPPP (session id {session_id}): {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
+    request = dppp_pb2.DpppRoundRequest(parameters=parameters.to_proto(),
+                                        features=matrix_to_proto(public_features[:queries]),
+                                        deadline_seconds=deadline_s)
+    reply, traffic, round_s = await await_result(topology, session_id, AGGREGATOR, 5 * deadline_s + 60,
+                                                 dppp=dppp_pb2.DpppMessage(open=request))
+    result = reply.dppp.result
+
+    labels = np.array(result.labels, dtype=int)
+    histograms = np.array(result.histograms, dtype=np.int64).reshape(result.queries, result.classes)
+    student = models.train(models.DEFAULT_STUDENT_MODEL, public_features[:queries], labels)
+    true_labels = client_data["public_labels"][:queries]
+    student_metrics = _student_metrics(student, client_data)
+    timing = {t.stage: t.seconds for t in result.timing}
+    timing["client_round_trip"] = round_s
+    timing["client_noise_search"] = search_s  # the roles only check N (timing["calibration"])
+    return {
+        "protocol": "dppp",
+        "session_id": session_id,
+        "parameters": {
+            "dataset": str(client_data["dataset"]), "dataset_source": str(client_data["source"]),
+            "teachers": len(topology.parties), "key_holders": public_key.holders, "threshold": public_key.threshold,
+            "key_bits": public_key.n.bit_length(), "queries": queries, "classes": classes,
+            "epsilon": epsilon, "delta": delta, "honest_fraction": honest_fraction, "packed": packed, "noise": noise,
+            "proven_votes": proven_votes or verifiable_noise, "verifiable_noise": verifiable_noise,
+            "deadline_s": deadline_s,
+        },
+        "result": {
+            "labels": labels.tolist(),
+            "histograms": histograms.tolist(),
+            "label_agreement_with_truth": float(np.mean(labels == true_labels)),
+            "student_model": models.DEFAULT_STUDENT_MODEL,
+            "student_test_accuracy": student_metrics["accuracy"],
+            "test_metrics": student_metrics,
+            "contributors": list(result.contributors),
+            "decryptors": list(result.decryptors),
+            "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
+            "rejected_votes": {str(r.holder): r.reason for r in result.rejected_votes},
+        },
+        "privacy": {"unit": "one training record of one teacher (replacement)",
+                    "sensitivity": "L1 2, L2 √2 per query (two histogram coordinates move by 1)",
+                    **parameters.calibration.report(len(result.contributors))},
+        "traffic": traffic["summary"],
+        "traffic_detail": traffic["detail"],
+        "traffic_client_observed": traffic["client_observed"],
+        "timing": timing,
+    }
+
+
+async def test_records(topology: Topology, session_id: str) -> dict[int, dppp_pb2.DpppTestRecord]:
+    """Test mode only: what each teacher drew."""
+    peers = PeerChannels(CLIENT, topology.addresses, TrafficLog(), topology.tls_for(CLIENT), hosts=topology.principals)
+    try:
+        records = {}
+        for entry in topology.parties:
+            try:
+                reply = await role_stub(peers, entry.identity).GetTestRecord(to_role(session_id, entry.identity),
+                                                                            timeout=10)
+            except grpc.aio.AioRpcError:
+                continue
+            records[entry.identity.id] = reply.dppp.test_record
+        return records
+    finally:
+        await peers.close()
+
+
+def _student_metrics(student, client_data: dict) -> dict:
+    """The student's test metrics, a binary student cut on the public rows (mpdp/learning/threshold.py)."""
+    test_x, test_y = client_data["test_features"], client_data["test_labels"]
+    if not hasattr(student, "decision_function") or len(getattr(student, "classes_", ())) != 2:
+        return evaluation.metrics(test_y, student.predict(test_x), spread=True)
+    cut = threshold.on_public_rows(student.decision_function(evaluation.public_rows(client_data)))
+    scores = student.decision_function(test_x)
+    return {**evaluation.metrics(test_y, threshold.predict(scores, cut), scores, spread=True), "threshold": cut}

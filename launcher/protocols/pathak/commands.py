@@ -1,0 +1,196 @@
+"""Pathak–Rane–Raj's entry in the launcher: session options, one session, its summary, the Figure 2 experiment."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from launcher.options import key_bits, warn_small_key, write_json
+from launcher.progress import progress
+from launcher.protocol import Bench, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.summary import traffic_lines
+from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
+
+
+def session_options() -> list[Option]:
+    from mpdp.privacy.mechanisms import CALIBRATIONS, MECHANISMS
+
+    return [
+        Option("epsilon", {"type": float, "default": 1.0}),
+        Option("delta", {"type": float, "default": 1e-5, "help": "δ of the Gaussian mechanism"}),
+        Option("lambda", {"type": float, "default": 0.01,
+                          "help": "λ of the λ/2·‖w‖² regulariser (the paper's λ·wᵀw is λ/2 here)"},
+               dest="regularization"),
+        Option("mechanism", {"choices": MECHANISMS, "default": "l2-laplace"}),
+        Option("calibration", {"choices": CALIBRATIONS, "default": "tight"}),
+        Option("n-min", {"type": int, "default": 1, "help": "public lower bound on n_j for the clamp bound"}),
+        Option("noise-source", {"choices": ["selected", "distributed"], "default": "selected",
+                                "help": "selected: the smallest party's noise (the paper); distributed: every party "
+                                        "adds a discrete Gaussian share, no one knows the noise, Stage 1 skipped "
+                                        "(needs --mechanism gaussian; calibrated to --n-min)"}),
+        Option("calibrate-to", {"choices": ["n_1", "n_min"], "default": None,
+                                "help": "the n the noise is calibrated to: the secret smallest n_j (n_1, the paper) "
+                                        "or the public --n-min (default: n_min with distributed noise, else n_1)"}),
+        Option("deadline", {"type": float, "default": 300.0, "help": "session deadline, seconds"}),
+        Option("allow-paper-calibration", {"action": "store_true",
+                                           "help": "run a paper calibration that does not deliver the ε asked for "
+                                                   "(refused without this flag)"}),
+    ]
+
+
+def parameters(args: argparse.Namespace, parties: int, dimension: int):
+    from mpdp.protocols.pathak.parameters import PathakParameters
+
+    return PathakParameters(
+        epsilon=args.epsilon, delta=args.delta, regularization=args.regularization, mechanism=args.mechanism,
+        calibration=args.calibration, parties=parties, dimension=dimension, n_min=args.n_min,
+        deadline_seconds=args.deadline, noise_source=args.noise_source,
+        calibrate_to=args.calibrate_to or ("n_min" if args.noise_source == "distributed" else "n_1"),
+    )
+
+
+def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
+    from launcher.protocols.pathak.client import run_pathak_session
+
+    chosen = parameters(args, len(topology.parties), client_data["test_features"].shape[1])
+    delivered = chosen.noise.effective_epsilon()
+    if delivered > chosen.epsilon * (1 + 1e-6) and not args.allow_paper_calibration:
+        raise ValueError(f"--mechanism {chosen.mechanism} with --calibration {chosen.calibration} delivers ε = "
+                         f"{delivered:.3g}, not the ε = {chosen.epsilon:g} asked for (i.i.d. Laplace scaled to an L2 "
+                         "sensitivity); pass --allow-paper-calibration to run it anyway, or use --mechanism l2-laplace")
+    if chosen.noise_source == "selected":
+        progress("warning: --noise-source selected (the paper's) trusts the smallest party to add its noise: one "
+                 "that under-reports n_j wins Stage 1 and can add none. --noise-source distributed counts K − 1 "
+                 "shares and tolerates one party adding none (docs/malicious-party.md)")
+    report = asyncio.run(run_pathak_session(topology, client_data, chosen))
+    report["evaluator_view"]["party_sizes"] = client_data["party_sizes"].tolist()  # the launcher's split
+    return report
+
+
+def summary(report: Report) -> str:
+    p, r, privacy, evaluator = report["parameters"], report["result"], report["privacy"], report["evaluator_view"]
+    lines = [
+        f"Pathak–Rane–Raj on {p['dataset']}: K = {p['parties']} parties, d = {p['dimension']}, λ = {p['regularization']}",
+        f"  privacy: {privacy['mechanism']} / {privacy['calibration']} calibration, ε = {privacy['epsilon']}"
+        + (f" (really gives ε = {privacy['epsilon_effective']:.3g})" if "epsilon_effective" in privacy else "")
+        + f", δ = {privacy['delta']:.2g}; unit: {privacy['unit']}",
+        f"  noise: {privacy['noise_source']}; calibrated to {privacy['calibrated_to']}"
+        + (f"; {privacy['stage1']}" if "stage1" in privacy else ""),
+        f"  ŵˢ: norm {r['norm']:.4f}, test accuracy {r['test_accuracy']:.1%}",
+        f"  secure comparisons of ℓ = {p['comparison_bits']} bits; noise slots of {p['noise_value_bits']} bits",
+        "  timing: " + ", ".join(f"{k} {v:.2f} s" for k, v in report["timing"].items() if isinstance(v, float)),
+        f"  hides {report['hides']}; not hidden: {'; '.join(report['does_not_hide'])}",
+        "  evaluator's view (operator only; no protocol role sees it):",
+        f"    party sizes {evaluator.get('party_sizes', '?')}",
+        *traffic_lines(evaluator["traffic"], "    traffic (each RPC counted once):"),
+    ]
+    return "\n".join(lines)
+
+
+def experiment_options() -> list[Option]:
+    return [
+        Option("out", {"type": Path, "required": True}),
+        Option("data-dir", {"help": "directory holding a9a (default: $MPDP_DATA_DIR)"}),
+        Option("runs", {"type": int, "default": 200}),
+        Option("epsilons", {"type": float, "nargs": "+", "default": [0.01, 0.03, 0.1, 0.3, 1, 3, 10]}),
+        Option("lambdas", {"type": float, "nargs": "+", "default": [1.0, 0.001]}),
+        Option("delta", {"type": float, "default": 1e-5, "help": "δ of the Gaussian mechanism"}),
+        Option("seed", {"type": int, "default": 2010}),
+        Option("wire-samples", {"type": int, "default": 2,
+                                "help": "points re-run over the wire (split 10, last λ) and compared with the reference"}),
+        Option("bits", {"type": key_bits, "default": DEFAULT_KEY_BITS, "help": "key size of those sessions"}),
+    ]
+
+
+def run_experiment(args: argparse.Namespace) -> int:
+    from launcher.protocols.pathak import experiment as experiment_pathak
+
+    report = experiment_pathak.run(args.out, args.data_dir, args.runs, args.epsilons, args.lambdas, args.delta,
+                                   args.seed, args.wire_samples, args.bits)
+    print(experiment_pathak.error_table(report))
+    for check in report.get("wire_checks", []):
+        print(f"over the wire ({check['key_bits']}-bit keys): {check['mechanism']}/{check['calibration']} "
+              f"ε={check['epsilon']} λ={check['lambda']} split {check['split']}: max |ŵˢ − reference| = "
+              f"{check['max_abs_difference']:.1e} ({'matches' if check['matches'] else 'DOES NOT MATCH'}), "
+              f"{check['session_seconds']:.1f} s")
+    print(f"report written to {args.out / 'pathak_report.json'}; plots: {', '.join(report['plots'])}")
+    return 0
+
+
+def _probe_parameters(topology, client_data: dict, **deadline):
+    from mpdp.protocols.pathak.parameters import PathakParameters
+
+    return PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace", calibration="tight",
+                            parties=len(topology.parties), dimension=client_data["test_features"].shape[1], **deadline)
+
+
+async def scale_session(topology, client_data: dict, parties: int) -> Report:
+    from launcher.protocols.pathak.client import run_pathak_session
+
+    report = await run_pathak_session(topology, client_data, _probe_parameters(topology, client_data))
+    return {"wall_s": report["timing"]["protocol"], "traffic": report["evaluator_view"]["traffic"]}
+
+
+async def fault_session(topology, client_data: dict, deadline: float, session_id: str) -> Report:
+    from launcher.protocols.pathak.client import run_pathak_session
+
+    parameters = _probe_parameters(topology, client_data, deadline_seconds=deadline)
+    return await run_pathak_session(topology, client_data, parameters, session_id=session_id)
+
+
+def _step(labels: list[str]) -> list[str]:
+    return [f"Step/pathak/{label}" for label in labels]
+
+
+FAULTS_RECEIVED = {  # traffic labels each kind of Pathak participant receives, in protocol order
+    "party": _step(["open", "start", "party_key", "curator_key", "commitment", "reveal", "routed_share",
+                    "barrier_release", "masked_share", "indicator_element", "share"]),
+    "leader": _step(["open", "start", "curator_key", "commitment", "reveal", "routed_share", "barrier_ready",
+                     "masked_share", "masked_value", "compare_request", "indicator", "selected_noise", "share"]),
+    "curator": _step(["open", "start", "party_public_key", "stage1_element", "ready_to_compare", "compare_reply",
+                      "masked_noise", "share"]),
+}
+FAULTS_SENT = {
+    "leader": _step(["party_key", "barrier_release", "indicator_element", "compare_reply", "masked_noise"]),
+    "party": _step(["commitment", "reveal", "routed_share", "stage1_element", "masked_value", "selected_noise",
+                    "barrier_ready", "share"]),
+    "curator": _step(["curator_key", "masked_share", "compare_request", "indicator", "share"]),
+}
+
+
+def bench_options() -> list[Option]:
+    return [
+        Option("parties", {"default": "5,10,20,32", "help": "comma-separated K (default 5,10,20,32)"}),
+        Option("bits", {"type": key_bits, "default": DEFAULT_KEY_BITS, "help": "modulus size (default 2048)"}),
+        Option("sessions", {"type": int, "default": 2,
+                            "help": "online sessions per K after one cold one, each after the leader's offline phase "
+                                    "(default 2; the median is shown)"}),
+        Option("dataset", {"default": "a9a", "help": "a9a (default; needs --data-dir) or breast-cancer"}),
+        Option("data-dir", {"help": "directory holding a9a (default: $MPDP_DATA_DIR)"}),
+        Option("json", {"type": Path, "help": "also write the figures to this JSON file"}),
+    ]
+
+
+def run_bench(args: argparse.Namespace) -> int:
+    from launcher.protocols.pathak import bench as bench_pathak
+
+    warn_small_key(args.bits)
+    parties = [int(k) for k in args.parties.split(",")]
+    report = bench_pathak.run(parties, args.bits, args.sessions, args.dataset, args.data_dir)
+    print(bench_pathak.summary(report))
+    write_json(args.json, report)
+    return 0
+
+PROTOCOL = LauncherProtocol(
+    name="pathak",
+    help="Pathak–Rane–Raj 2010 multiparty differentially private classifier",
+    options=session_options,
+    run=run_session,
+    summary=summary,
+    experiment=Experiment("Pathak et al., Section 5 / Figure 2 (needs a9a)", experiment_options, run_experiment),
+    bench=Bench("a Pathak session's wall time by stage for several K", bench_options, run_bench),
+    scale=Scale(sizes=(5, 10, 20, 32), parties_per_process=1, rows_per_party=60, session=scale_session),
+    faults=Faults(received=FAULTS_RECEIVED, sent=FAULTS_SENT, session=fault_session),
+    audit_noise="laplace-paper",
+)

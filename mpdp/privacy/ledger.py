@@ -1,0 +1,310 @@
+"""A party's privacy ledger: what it has spent on one data set, an append-only hash chain next to the data.
+
+The file is JSON lines. Its first line, the header, binds it to the party and the data file (and carries a
+random nonce, so that a ledger made again by hand is not the one the head names); every later line is one
+spend and carries `prev`, the SHA-256 of the line before it. A head file beside it names the number of lines
+and the last line's SHA-256 after every append. Read at start and before every append: an edited, reordered
+or removed line breaks the chain; a truncated file is shorter than its head; a missing file or head is an
+error, never a fresh budget (`provision` makes both when the deployment is prepared). A crash between the
+appended line and the head leaves one line more than the head names: accepted, since it only over-counts.
+
+Spend first, release after: `spend` refuses a session that would take the composed total over the budget,
+and otherwise appends the entry durably (fsync of the file, then of the head) before it returns.
+"""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import hashlib
+import json
+import math
+import os
+import secrets
+import threading
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from mpdp.privacy.composition import Composed, Guarantee, compose
+
+FORMAT = "mpdp-privacy-ledger/2"
+SUFFIX = ".privacy-ledger.jsonl"
+HEAD_SUFFIX = ".head"
+MAX_LEDGER_BYTES = 16 * 1024 * 1024  # a larger file is not one we wrote
+FILE_MODE = 0o600
+DIRECTORY_MODE = 0o700
+GENESIS = "0" * 64
+
+
+class BudgetExceeded(Exception):
+    pass
+
+
+class LedgerError(ValueError):
+    """The ledger is missing, tampered with or unwritable: the party spends nothing until its operator acts."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    epsilon: float  # math.inf: unlimited (asked for explicitly with `inf`)
+    delta: float
+
+    @classmethod
+    def parse(cls, text: str) -> "Budget":
+        """`ε,δ`, e.g. `4,1e-5`, or `inf` for no limit (spending still recorded)."""
+        if text.strip() == "inf":
+            return UNLIMITED
+        parts = text.split(",")
+        try:
+            epsilon, delta = (float(part) for part in parts)
+        except ValueError:
+            raise ValueError(f"a budget is `ε,δ` (e.g. `4,1e-5`) or `inf`, not {text!r}") from None
+        if not (math.isfinite(epsilon) and epsilon > 0 and 0 <= delta < 1):
+            raise ValueError(f"a budget needs ε > 0 and 0 ≤ δ < 1 (or is `inf`), not {text!r}")
+        return cls(epsilon, delta)
+
+    @property
+    def unlimited(self) -> bool:
+        return self.epsilon == math.inf
+
+    def argument(self) -> str:
+        """The `--budget` value that gives this budget again."""
+        return "inf" if self.unlimited else f"{self.epsilon!r},{self.delta!r}"
+
+    def to_json(self) -> list | str:
+        return "inf" if self.unlimited else [self.epsilon, self.delta]
+
+    def allows(self, total: Composed) -> bool:
+        if self.unlimited:
+            return True
+        return (total.epsilon is not None and total.epsilon <= self.epsilon * (1 + 1e-12)
+                and total.delta <= self.delta * (1 + 1e-12))
+
+    def __str__(self) -> str:
+        return "unlimited" if self.unlimited else f"ε = {self.epsilon:g}, δ = {self.delta:g}"
+
+
+UNLIMITED = Budget(math.inf, 1.0)
+# Each party's budget per data set unless its operator sets another (docs/privacy-budget.md says why).
+DEFAULT_BUDGET = Budget(10.0, 1e-5)
+
+
+def ledger_path(data_file: Path) -> Path:
+    return Path(str(data_file) + SUFFIX)
+
+
+def head_path(data_file: Path) -> Path:
+    return Path(str(ledger_path(data_file)) + HEAD_SUFFIX)
+
+
+_digests: dict[tuple[str, int, int], str] = {}
+
+
+def _sha256(path: Path) -> str:
+    """The data file's SHA-256, recomputed only when its size or mtime changed (spending is on every open)."""
+    status = path.stat()
+    key = (str(path), status.st_size, status.st_mtime_ns)
+    if key not in _digests:
+        if len(_digests) >= 1024:
+            _digests.clear()
+        _digests[key] = _file_digest(path)
+    return _digests[key]
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _line_digest(line: bytes) -> str:
+    return hashlib.sha256(line).hexdigest()
+
+
+def _line(record: dict) -> bytes:
+    return json.dumps(record, sort_keys=True, ensure_ascii=False, allow_nan=False).encode() + b"\n"
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def describe(total: Composed | Guarantee) -> str:
+    epsilon = "unbounded" if total.epsilon is None else f"{total.epsilon:.4g}"
+    return f"ε = {epsilon}, δ = {total.delta:.3g}"
+
+
+def _fsync_directory(directory: Path) -> None:
+    handle = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+def _write_atomically(path: Path, content: bytes) -> None:
+    """`path` with `content`, mode 0600, atomically (temporary file, fsync, rename, fsync of the directory)."""
+    temporary = path.with_name(path.name + f".{os.getpid()}.tmp")
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+    try:
+        os.write(handle, content)
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+    os.replace(temporary, path)
+    _fsync_directory(path.parent)
+
+
+def provision(data_file: Path, party: int) -> Path:
+    """When a deployment is prepared: the party's ledger (header only) and head, unless one exists, which is
+    checked and kept (its spending stays). A head without its ledger is a deleted ledger: refused."""
+    ledger = Ledger(data_file, party)
+    if ledger.path.exists() or ledger.head.exists():
+        ledger.entries()
+        return ledger.path
+    directory = ledger.path.parent
+    directory.chmod(DIRECTORY_MODE)
+    header = _line({"format": FORMAT, "party": party, "data_file": ledger.data_file.name, "created": _now(),
+                    "data_sha256": _sha256(ledger.data_file), "nonce": secrets.token_hex(16),
+                    "unit": "one record of this data set (replacement); a party-unit guarantee implies it"})
+    _write_atomically(ledger.path, header)
+    _write_atomically(ledger.head, _line({"lines": 1, "sha256": _line_digest(header)}))
+    return ledger.path
+
+
+class Ledger:
+    def __init__(self, data_file: Path, party: int, budget: Budget = DEFAULT_BUDGET):
+        self.data_file = Path(data_file)
+        self.party = party
+        self.path = ledger_path(self.data_file)
+        self.head = head_path(self.data_file)
+        self.budget = budget
+        self._lock = threading.Lock()
+        self._checked: tuple[str, str, Composed] | None = None  # (head digest, guarantee, total): check → spend
+
+    def check_writable(self) -> None:
+        """At start-up: a party whose ledger is missing, tampered with or unwritable does not serve."""
+        self.entries()
+        if not os.access(self.path.parent, os.W_OK) or not os.access(self.path, os.W_OK):
+            raise LedgerError(f"cannot write the privacy ledger {self.path}")
+        for path in (self.path, self.head):
+            if path.stat().st_mode & 0o077:
+                path.chmod(FILE_MODE)  # the ledger says what was released about the data: its owner's only
+
+    def _read(self) -> list[bytes]:
+        """The verified lines (header first). Raises LedgerError on anything this module did not write."""
+        try:
+            if self.path.stat().st_size > MAX_LEDGER_BYTES:
+                raise LedgerError(f"{self.path} is larger than a ledger can be")
+            raw = self.path.read_bytes()
+            head = json.loads(self.head.read_bytes())
+        except FileNotFoundError as error:
+            raise LedgerError(f"the privacy ledger {error.filename} is missing: a ledger is made when the deployment "
+                              "is prepared and never started afresh; restore it (with its head)") from None
+        except (ValueError, OSError) as error:
+            raise LedgerError(f"the privacy ledger {self.path} cannot be read ({error})") from None
+        if not raw.endswith(b"\n"):
+            raise self._tampered("its last line is incomplete")
+        lines = raw.splitlines(keepends=True)
+        previous = GENESIS
+        for number, line in enumerate(lines):
+            try:
+                record = json.loads(line)
+            except ValueError:
+                raise self._tampered(f"line {number + 1} is not JSON") from None
+            if not isinstance(record, dict):
+                raise self._tampered(f"line {number + 1} is not an entry")
+            if number == 0:
+                if record.get("format") != FORMAT:
+                    raise self._tampered("the header names no known format")
+                if record.get("party") != self.party or record.get("data_file") != self.data_file.name:
+                    raise self._tampered(f"it belongs to party {record.get('party')}'s {record.get('data_file')!r}, "
+                                         f"not party {self.party}'s {self.data_file.name!r}")
+            else:
+                if record.get("prev") != previous:
+                    raise self._tampered(f"line {number + 1} does not follow the line before it")
+                try:
+                    Guarantee.from_json(record["guarantee"])
+                    str(record["session"]), str(record["protocol"])
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    raise self._tampered(f"line {number + 1} is not a spend") from None
+            previous = _line_digest(line)
+        try:
+            named, digest = int(head["lines"]), str(head["sha256"])
+        except (KeyError, TypeError, ValueError):
+            raise self._tampered("its head is unreadable") from None
+        if not 1 <= named <= len(lines) or _line_digest(lines[named - 1]) != digest:
+            raise self._tampered(f"it has {len(lines)} lines; its head names {named} ending otherwise "
+                                 "(truncated, replaced or rolled back)")
+        return lines
+
+    def _tampered(self, why: str) -> LedgerError:
+        return LedgerError(f"the privacy ledger {self.path} fails its check: {why}; it is never reset "
+                           "automatically: restore it or move it away deliberately")
+
+    def entries(self) -> list[dict]:
+        """The spends, oldest first (the header excluded), after checking the chain and the head."""
+        return [json.loads(line) for line in self._read()[1:]]
+
+    def total(self, extra: Guarantee | None = None) -> Composed:
+        guarantees = [Guarantee.from_json(entry["guarantee"]) for entry in self.entries()]
+        return compose(guarantees + ([extra] if extra is not None else []))
+
+    @contextmanager
+    def _exclusive(self):
+        lock_path = str(self.path) + ".lock"
+        with self._lock:
+            handle = os.open(lock_path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                yield
+            finally:
+                os.close(handle)  # releases the lock
+
+    def _within_budget(self, lines: list[bytes], guarantee: Guarantee) -> Composed | None:
+        """The total with `guarantee` if the budget allows it (None when unlimited: nothing to compose),
+        else BudgetExceeded with the reason (for the party's own log only)."""
+        if self.budget.unlimited:
+            return None
+        key = (_line_digest(lines[-1]), json.dumps(guarantee.to_json(), sort_keys=True))
+        if self._checked is not None and self._checked[:2] == key:
+            return self._checked[2]
+        earlier = [Guarantee.from_json(json.loads(line)["guarantee"]) for line in lines[1:]]
+        total = compose([*earlier, guarantee])
+        if not self.budget.allows(total):
+            raise BudgetExceeded(f"spent {describe(compose(earlier))}, this session asks {describe(guarantee)} "
+                                 f"({guarantee.mechanism}); together {describe(total)} > the budget {self.budget}")
+        self._checked = (*key, total)
+        return total
+
+    def check(self, guarantee: Guarantee) -> Composed | None:
+        """Would `guarantee` fit? Before any computation; records nothing."""
+        with self._exclusive():
+            return self._within_budget(self._read(), guarantee)
+
+    def spend(self, session: str, protocol: str, guarantee: Guarantee) -> Composed | None:
+        """Append `guarantee` durably, or raise BudgetExceeded and record nothing. Returns the total with it when
+        the budget is finite (it had to be computed), else None."""
+        with self._exclusive():
+            lines = self._read()
+            total = self._within_budget(lines, guarantee)
+            line = _line({
+                "prev": _line_digest(lines[-1]),
+                "session": session,
+                "protocol": protocol,
+                "time": _now(),
+                "data_sha256": _sha256(self.data_file),
+                "guarantee": guarantee.to_json(),
+                "budget": self.budget.to_json(),
+            })
+            handle = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(handle, line)
+                os.fsync(handle)
+            finally:
+                os.close(handle)
+            _write_atomically(self.head, _line({"lines": len(lines) + 1, "sha256": _line_digest(line)}))
+            return total

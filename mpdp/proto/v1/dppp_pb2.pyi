@@ -1,0 +1,159 @@
+from mpdp.proto.v1 import common_pb2 as _common_pb2
+from mpdp.proto.v1 import threshold_sum_pb2 as _threshold_sum_pb2
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from collections.abc import Iterable as _Iterable, Mapping as _Mapping
+from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class DpppParameters(_message.Message):
+    __slots__ = ("epsilon", "delta", "queries", "classes", "teachers", "honest_fraction", "packed", "key_id", "total_tosses", "noise", "skellam_grid", "proven_votes", "verifiable_noise")
+    EPSILON_FIELD_NUMBER: _ClassVar[int]
+    DELTA_FIELD_NUMBER: _ClassVar[int]
+    QUERIES_FIELD_NUMBER: _ClassVar[int]
+    CLASSES_FIELD_NUMBER: _ClassVar[int]
+    TEACHERS_FIELD_NUMBER: _ClassVar[int]
+    HONEST_FRACTION_FIELD_NUMBER: _ClassVar[int]
+    PACKED_FIELD_NUMBER: _ClassVar[int]
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_TOSSES_FIELD_NUMBER: _ClassVar[int]
+    NOISE_FIELD_NUMBER: _ClassVar[int]
+    SKELLAM_GRID_FIELD_NUMBER: _ClassVar[int]
+    PROVEN_VOTES_FIELD_NUMBER: _ClassVar[int]
+    VERIFIABLE_NOISE_FIELD_NUMBER: _ClassVar[int]
+    epsilon: float
+    delta: float
+    queries: int
+    classes: int
+    teachers: int
+    honest_fraction: float
+    packed: bool
+    key_id: bytes
+    total_tosses: int
+    noise: str
+    skellam_grid: int
+    proven_votes: bool
+    verifiable_noise: bool
+    def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., teachers: _Optional[int] = ..., honest_fraction: _Optional[float] = ..., packed: _Optional[bool] = ..., key_id: _Optional[bytes] = ..., total_tosses: _Optional[int] = ..., noise: _Optional[str] = ..., skellam_grid: _Optional[int] = ..., proven_votes: _Optional[bool] = ..., verifiable_noise: _Optional[bool] = ...) -> None: ...
+
+class DpppRoundRequest(_message.Message):
+    __slots__ = ("parameters", "features", "deadline_seconds")
+    PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    parameters: DpppParameters
+    features: _common_pb2.Matrix
+    deadline_seconds: float
+    def __init__(self, parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
+
+class DpppQueries(_message.Message):
+    __slots__ = ("parameters", "features", "deadline_seconds")
+    PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    FEATURES_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    parameters: DpppParameters
+    features: _common_pb2.Matrix
+    deadline_seconds: float
+    def __init__(self, parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
+
+class DpppVotes(_message.Message):
+    __slots__ = ("tosses", "votes", "signature", "proven", "noise_bits", "coin_share")
+    TOSSES_FIELD_NUMBER: _ClassVar[int]
+    VOTES_FIELD_NUMBER: _ClassVar[int]
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    PROVEN_FIELD_NUMBER: _ClassVar[int]
+    NOISE_BITS_FIELD_NUMBER: _ClassVar[int]
+    COIN_SHARE_FIELD_NUMBER: _ClassVar[int]
+    tosses: int
+    votes: _common_pb2.Ciphertexts
+    signature: _threshold_sum_pb2.ContributionSignature
+    proven: _common_pb2.ProvenVotes
+    noise_bits: _common_pb2.ProvenVotes
+    coin_share: bytes
+    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., noise_bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., coin_share: _Optional[bytes] = ...) -> None: ...
+
+class DpppCoin(_message.Message):
+    __slots__ = ("committed",)
+    COMMITTED_FIELD_NUMBER: _ClassVar[int]
+    committed: _containers.RepeatedCompositeFieldContainer[DpppCommitted]
+    def __init__(self, committed: _Optional[_Iterable[_Union[DpppCommitted, _Mapping]]] = ...) -> None: ...
+
+class DpppCommitted(_message.Message):
+    __slots__ = ("teacher", "commitment_digest", "coin_share")
+    TEACHER_FIELD_NUMBER: _ClassVar[int]
+    COMMITMENT_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    COIN_SHARE_FIELD_NUMBER: _ClassVar[int]
+    teacher: int
+    commitment_digest: bytes
+    coin_share: bytes
+    def __init__(self, teacher: _Optional[int] = ..., commitment_digest: _Optional[bytes] = ..., coin_share: _Optional[bytes] = ...) -> None: ...
+
+class DpppFlipped(_message.Message):
+    __slots__ = ("signature",)
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
+
+class DpppRoundResult(_message.Message):
+    __slots__ = ("queries", "classes", "histograms", "labels", "contributors", "decryptors", "rejected", "timing", "tosses_per_teacher", "total_tosses_required", "rejected_votes")
+    QUERIES_FIELD_NUMBER: _ClassVar[int]
+    CLASSES_FIELD_NUMBER: _ClassVar[int]
+    HISTOGRAMS_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    CONTRIBUTORS_FIELD_NUMBER: _ClassVar[int]
+    DECRYPTORS_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    TIMING_FIELD_NUMBER: _ClassVar[int]
+    TOSSES_PER_TEACHER_FIELD_NUMBER: _ClassVar[int]
+    TOTAL_TOSSES_REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_VOTES_FIELD_NUMBER: _ClassVar[int]
+    queries: int
+    classes: int
+    histograms: _containers.RepeatedScalarFieldContainer[int]
+    labels: _containers.RepeatedScalarFieldContainer[int]
+    contributors: _containers.RepeatedScalarFieldContainer[int]
+    decryptors: _containers.RepeatedScalarFieldContainer[int]
+    rejected: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
+    timing: _containers.RepeatedCompositeFieldContainer[_common_pb2.StageTiming]
+    tosses_per_teacher: int
+    total_tosses_required: int
+    rejected_votes: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
+    def __init__(self, queries: _Optional[int] = ..., classes: _Optional[int] = ..., histograms: _Optional[_Iterable[int]] = ..., labels: _Optional[_Iterable[int]] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_teacher: _Optional[int] = ..., total_tosses_required: _Optional[int] = ..., rejected_votes: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ...) -> None: ...
+
+class DpppTestRecord(_message.Message):
+    __slots__ = ("votes", "noise")
+    VOTES_FIELD_NUMBER: _ClassVar[int]
+    NOISE_FIELD_NUMBER: _ClassVar[int]
+    votes: _containers.RepeatedScalarFieldContainer[int]
+    noise: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, votes: _Optional[_Iterable[int]] = ..., noise: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class DpppStandDown(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class DpppMessage(_message.Message):
+    __slots__ = ("open", "queries", "votes", "decryption_request", "partial_decryptions", "result", "test_record", "stand_down", "coin", "flipped")
+    OPEN_FIELD_NUMBER: _ClassVar[int]
+    QUERIES_FIELD_NUMBER: _ClassVar[int]
+    VOTES_FIELD_NUMBER: _ClassVar[int]
+    DECRYPTION_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    PARTIAL_DECRYPTIONS_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    TEST_RECORD_FIELD_NUMBER: _ClassVar[int]
+    STAND_DOWN_FIELD_NUMBER: _ClassVar[int]
+    COIN_FIELD_NUMBER: _ClassVar[int]
+    FLIPPED_FIELD_NUMBER: _ClassVar[int]
+    open: DpppRoundRequest
+    queries: DpppQueries
+    votes: DpppVotes
+    decryption_request: _threshold_sum_pb2.DecryptionRequest
+    partial_decryptions: _threshold_sum_pb2.PartialDecryptions
+    result: DpppRoundResult
+    test_record: DpppTestRecord
+    stand_down: DpppStandDown
+    coin: DpppCoin
+    flipped: DpppFlipped
+    def __init__(self, open: _Optional[_Union[DpppRoundRequest, _Mapping]] = ..., queries: _Optional[_Union[DpppQueries, _Mapping]] = ..., votes: _Optional[_Union[DpppVotes, _Mapping]] = ..., decryption_request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., partial_decryptions: _Optional[_Union[_threshold_sum_pb2.PartialDecryptions, _Mapping]] = ..., result: _Optional[_Union[DpppRoundResult, _Mapping]] = ..., test_record: _Optional[_Union[DpppTestRecord, _Mapping]] = ..., stand_down: _Optional[_Union[DpppStandDown, _Mapping]] = ..., coin: _Optional[_Union[DpppCoin, _Mapping]] = ..., flipped: _Optional[_Union[DpppFlipped, _Mapping]] = ...) -> None: ...

@@ -1,0 +1,1 @@
+"""Each protocol's gRPC-free core: parameters, encodings, state machines, reference computations."""

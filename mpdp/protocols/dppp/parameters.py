@@ -1,0 +1,173 @@
+"""DPPP session parameters and what every role derives from them (dppp.md, "Setup").
+
+The parameters are public. N, N_i and the slot layout are computed by each
+role from them, so an aggregator cannot lower the teachers' noise.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from functools import cached_property
+
+from mpdp.cryptocore.packing import SlotLayout
+from mpdp.privacy.binomial import MAX_NOISE_BITS_PER_CONTRIBUTOR, MAX_TOTAL_TOSSES, BinomialCalibration, sample_binomial
+from mpdp.privacy.composition import Guarantee
+from mpdp.privacy.mechanisms import MAX_EPSILON
+from mpdp.privacy.skellam import MAX_GRID as MAX_SKELLAM_GRID
+from mpdp.privacy.skellam import TRUNCATION_SHARE_OF_DELTA, SkellamCalibration, minimal_grid, sample_shares
+from mpdp.proto.v1 import dppp_pb2
+from mpdp.sessions.errors import invalid
+from mpdp.vote_proofs.votes import aligned
+
+MAX_QUERIES = 100_000
+MAX_CLASSES = 1_000
+MAX_VALUES = 50_000  # Q·C: one teacher's unpacked message at 4096 bits stays near 50 MB
+MAX_VERIFIABLE_NOISE_BITS = 16_000  # N_i·Q·C committed bits, about 3.7 kB each with their proofs at 4096 bits: < 64 MB
+MIN_DELTA = 1e-15
+DEFAULT_HONEST_FRACTION = 2 / 3
+MAX_TEACHERS = 100_000
+NOISES = ("binomial", "skellam")
+
+
+def default_threshold(holders: int) -> int:
+    """t = ⌊2ℓ/3⌋ + 1: tolerates fewer than a third of the key holders missing."""
+    return 2 * holders // 3 + 1
+
+
+@dataclass(frozen=True)
+class DpppParameters:
+    epsilon: float
+    delta: float
+    queries: int
+    classes: int
+    teachers: int
+    honest_fraction: float
+    packed: bool  # False: the paper's layout, one plain phe ciphertext per (query, class)
+    key_id: bytes
+    total_tosses: int  # binomial: N, searched once by the client; every role checks it (`calibrate`)
+    noise: str = "binomial"
+    skellam_grid: int = 0  # skellam: μ = 2^(j/64), searched and checked the same way
+    proven_votes: bool = False  # one-hot proofs on votes sent apart from the noise (malicious-party.md)
+    verifiable_noise: bool = False  # shares are committed bits flipped by a joint coin (malicious-party.md)
+
+    def __post_init__(self):
+        if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON):
+            raise invalid(f"ε must be in (0, {MAX_EPSILON:g}]")
+        if not MIN_DELTA <= self.delta < 1:
+            raise invalid(f"δ must be in [{MIN_DELTA:g}, 1)")
+        if not 1 <= self.queries <= MAX_QUERIES:
+            raise invalid(f"queries must be in [1, {MAX_QUERIES}]")
+        if not 2 <= self.classes <= MAX_CLASSES:
+            raise invalid(f"classes must be in [2, {MAX_CLASSES}]")
+        if not 1 <= self.teachers <= MAX_TEACHERS:
+            raise invalid(f"teachers must be in [1, {MAX_TEACHERS}]")
+        if self.queries * self.classes > MAX_VALUES:
+            raise invalid(f"Q·C = {self.queries * self.classes} values exceed what one message carries ({MAX_VALUES})")
+        if not (math.isfinite(self.honest_fraction) and 1 / self.teachers <= self.honest_fraction <= 1):
+            raise invalid("τ must be in [1/K, 1]: at least one contributor must be counted on")
+        if len(self.key_id) != 32:
+            raise invalid("key id must be 32 bytes")
+        if self.noise not in NOISES:
+            raise invalid(f"noise must be one of {', '.join(NOISES)}")
+        if self.proven_votes and not self.packed:
+            raise invalid("proven votes take the packed layout")
+        if self.verifiable_noise and not (self.proven_votes and self.noise == "binomial"):
+            raise invalid("verifiable noise takes proven votes and Binomial shares (a Skellam share is no sum of bits)")
+        if self.noise == "skellam":
+            if self.total_tosses or not 0 <= self.skellam_grid <= MAX_SKELLAM_GRID:
+                raise invalid(f"Skellam noise takes a grid index in [0, {MAX_SKELLAM_GRID}] and no N")
+            return
+        if self.skellam_grid:
+            raise invalid("Binomial noise takes no Skellam grid index")
+        if not 2 <= self.total_tosses <= MAX_TOTAL_TOSSES:
+            raise invalid(f"N must be in [2, {MAX_TOTAL_TOSSES}] tosses")
+        noise_bits = self.calibration.tosses_per_teacher * self.values
+        if self.verifiable_noise and noise_bits > MAX_VERIFIABLE_NOISE_BITS:
+            raise invalid(f"N_i·Q·C = {noise_bits} committed noise bits per teacher exceed {MAX_VERIFIABLE_NOISE_BITS} "
+                          "(one message): label fewer queries per round")
+        if noise_bits > MAX_NOISE_BITS_PER_CONTRIBUTOR:
+            raise invalid(f"N_i·Q·C = {noise_bits} noise bits per teacher and round exceed 2^32 (seconds of sampling "
+                          "each): raise ε, δ or τ, or label fewer queries per round")
+
+    @classmethod
+    def with_minimal_noise(cls, epsilon: float, delta: float, queries: int, classes: int, teachers: int,
+                           honest_fraction: float, packed: bool, key_id: bytes,
+                           noise: str = "binomial", proven_votes: bool = False,
+                           verifiable_noise: bool = False) -> "DpppParameters":
+        """The client's side of the calibration: search the smallest N or μ (seconds, once per parameter set)."""
+        if noise == "skellam":
+            grid = minimal_grid(epsilon, delta, 2 * queries)  # a query moves two counts by 1
+            return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, 0, noise, grid,
+                       proven_votes, verifiable_noise)
+        minimal = BinomialCalibration.minimal(epsilon, delta, queries, teachers, honest_fraction)
+        return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, minimal.total_tosses,
+                   noise, 0, proven_votes, verifiable_noise)
+
+    @classmethod
+    def from_proto(cls, message: dppp_pb2.DpppParameters) -> "DpppParameters":
+        """Field by field: the message and this class share their field names."""
+        return cls(**{f.name: getattr(message, f.name) for f in fields(cls)})
+
+    def to_proto(self) -> dppp_pb2.DpppParameters:
+        return dppp_pb2.DpppParameters(**{f.name: getattr(self, f.name) for f in fields(self)})
+
+    @cached_property
+    def calibration(self) -> BinomialCalibration | SkellamCalibration:
+        if self.noise == "skellam":
+            return SkellamCalibration(self.epsilon, self.delta, self.queries, 2, self.teachers, self.honest_fraction,
+                                      self.values, self.skellam_grid)
+        return BinomialCalibration(self.epsilon, self.delta, self.queries, self.teachers, self.honest_fraction,
+                                   self.total_tosses)
+
+    @property
+    def share_range(self) -> int:
+        """Every noise share, shifted to be non-negative, is in [0, range]; its offset is range/2 (the Binomial's
+        mean N_i/2, the Skellam's truncation bound B)."""
+        calibration = self.calibration
+        if isinstance(calibration, SkellamCalibration):
+            return 2 * calibration.bound
+        return calibration.tosses_per_teacher
+
+    def draw_shares(self, count: int) -> list[int]:
+        """A teacher's `count` shifted shares: Bin(N_i, ½), or Sk(μ/K′) + B."""
+        calibration = self.calibration
+        if isinstance(calibration, SkellamCalibration):
+            bound = calibration.bound
+            return [share + bound for share in sample_shares(calibration.share_mu, bound, count)]
+        return sample_binomial(calibration.tosses_per_teacher, count)
+
+    def calibrate(self) -> int:
+        """Check that N is the smallest N for (ε, δ) over Q queries, so no one can lower (or inflate) the
+        teachers' noise, and return N_i. Two accountant evaluations, cached per parameter set in a process;
+        run it off the event loop, after the cheap checks (N ≤ MAX_TOTAL_TOSSES bounds its cost)."""
+        try:
+            self.calibration.check()
+        except ValueError as error:
+            raise invalid(str(error)) from None
+        return self.share_range
+
+    def guarantee(self) -> Guarantee:
+        """What one teacher spends on its data in this round (its ledger's entry)."""
+        calibration = self.calibration
+        if isinstance(calibration, SkellamCalibration):
+            return Guarantee(self.epsilon, self.delta, f"dppp skellam shares, {self.queries} queries",
+                             {"kind": "skellam", "grid": self.skellam_grid, "shifts": calibration.shifts},
+                             extra_delta=self.delta * TRUNCATION_SHARE_OF_DELTA)
+        return Guarantee(self.epsilon, self.delta, f"dppp binomial shares, {self.queries} queries",
+                         {"kind": "binomial", "tosses": self.total_tosses, "shifts": 2 * self.queries})
+
+    @property
+    def values(self) -> int:
+        """Slots in one teacher's message: one per (query, class)."""
+        return self.queries * self.classes
+
+    def layout(self, n: int) -> SlotLayout:
+        """Slots wide enough for K summands of votes + shifted noise in [0, range + 1]."""
+        value_bits = (self.share_range + 1).bit_length() + 1
+        if self.proven_votes:  # a query's C slots in one plaintext: its vote folds into one ciphertext
+            return aligned(SlotLayout.for_modulus(n, value_bits, self.teachers), self.classes)
+        if self.packed:
+            return SlotLayout.for_modulus(n, value_bits, self.teachers)
+        one_slot = SlotLayout.for_modulus(n, value_bits, self.teachers)  # checks the width fits n
+        return SlotLayout(value_bits, self.teachers, one_slot.slot_bits)

@@ -1,0 +1,89 @@
+"""What binds a contribution to one sum (crypto.md, "Bound decryption"): the protocol, the session, the
+sender, the slot of the protocol's schedule (a round) and the session's parameters as the contributor holds
+them, signed by the contributor. A holder checks against its own parameters, so an opener that told the
+contributors one τ (and so one noise share) and the holders another gets nothing decrypted.
+
+`ContributionKeys` is what a role's host hands its sides: the role's own signer (if it contributes) and
+the verifier of everyone else's signatures. In a plaintext deployment (or in-process twins) there are
+none: contributions still carry the binding's checks (session, slot, each sender once, C recomputed),
+but nothing authenticates the sender, as nothing authenticates it on such a transport either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Callable
+
+from mpdp.cryptocore.contribution_signature import BadSignature, ContributionSigner, ContributionVerifier
+from mpdp.proto.v1 import threshold_sum_pb2
+from mpdp.sessions.errors import denied
+
+DOMAIN = b"mpdp/threshold-sum/contribution/v1"
+
+
+@dataclass(frozen=True)
+class SumSlot:
+    """One threshold sum of a session: a key holder decrypts at most one per slot."""
+
+    protocol: str
+    session_id: str
+    slot: int = 0
+    terms: bytes = b""  # SHA-256 of the session's parameters (`of`)
+
+    @classmethod
+    def of(cls, protocol: str, session_id: str, parameters, slot: int = 0) -> "SumSlot":
+        """The slot under the session's parameters (a dataclass with `to_proto`), as this role holds them."""
+        encoded = parameters.to_proto().SerializeToString(deterministic=True)
+        return cls(protocol, session_id, slot, hashlib.sha256(encoded).digest())
+
+    def digest(self, sender: int, key_id: bytes, ciphertexts: Sequence[bytes]) -> bytes:
+        """SHA-256(domain ‖ protocol ‖ session ‖ sender ‖ slot ‖ terms ‖ key id ‖ ciphertexts), each field
+        length-prefixed."""
+        hasher = hashlib.sha256()
+        fields = [DOMAIN, self.protocol.encode(), self.session_id.encode(), sender.to_bytes(4, "big"),
+                  self.slot.to_bytes(8, "big"), self.terms, key_id, *ciphertexts]
+        for field in fields:
+            hasher.update(len(field).to_bytes(4, "big"))
+            hasher.update(field)
+        return hasher.digest()
+
+
+@dataclass(frozen=True)
+class ContributionKeys:
+    """`covers(name, sender)`: the certificate name may speak for party `sender` (a host's range covers it)."""
+
+    verifier: ContributionVerifier
+    covers: Callable[[str, int], bool]
+    signer: ContributionSigner | None = None
+
+    def sign(self, digest: bytes) -> threshold_sum_pb2.ContributionSignature:
+        if self.signer is None:
+            raise ValueError("this role does not contribute to threshold sums")
+        return threshold_sum_pb2.ContributionSignature(signature=self.signer.sign(digest),
+                                                       certificate=self.signer.certificate)
+
+    def check(self, sender: int, digest: bytes, signature: threshold_sum_pb2.ContributionSignature) -> None:
+        """PERMISSION_DENIED unless `sender`'s own certificate signed `digest`."""
+        try:
+            name = self.verifier.verify(digest, bytes(signature.signature), bytes(signature.certificate))
+        except BadSignature as error:
+            raise denied(f"party {sender}'s contribution is not authenticated: {error}") from None
+        if not self.covers(name, sender):
+            raise denied(f"party {sender}'s contribution is signed by {name}, which does not speak for it")
+
+
+def signature_for(keys: ContributionKeys | None, slot: SumSlot, sender: int, key_id: bytes,
+                  ciphertexts: Sequence[bytes]) -> threshold_sum_pb2.ContributionSignature:
+    """The contributor's signature (empty without keys: a plaintext deployment)."""
+    if keys is None:
+        return threshold_sum_pb2.ContributionSignature()
+    return keys.sign(slot.digest(sender, key_id, ciphertexts))
+
+
+def authenticate(keys: ContributionKeys | None, slot: SumSlot, sender: int, key_id: bytes, ciphertexts: Sequence[bytes],
+                 signature: threshold_sum_pb2.ContributionSignature) -> None:
+    """Refuse a contribution not signed by its sender for this slot (nothing to check without keys)."""
+    if keys is not None:
+        keys.check(sender, slot.digest(sender, key_id, ciphertexts), signature)

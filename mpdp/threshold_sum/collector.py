@@ -1,0 +1,62 @@
+"""The aggregator's part of a threshold sum: one signed, encrypted vector per contributor in; every
+contribution, as its contributor sent it, out to the key holders (who compute C themselves); and C."""
+
+from __future__ import annotations
+
+from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.proto.v1 import common_pb2, threshold_sum_pb2
+from mpdp.sessions.errors import aborted, denied, precondition
+from mpdp.threshold_sum.binding import ContributionKeys, SumSlot, authenticate
+from mpdp.threshold_sum.codec import ciphertexts_from_proto
+
+
+class SumCollector:
+    def __init__(self, public_key: ThresholdPublicKey, contributors: list[int], ciphertext_count: int,
+                 min_contributors: int, slot: SumSlot, keys: ContributionKeys | None = None):
+        self.public_key = public_key
+        self.expected = list(contributors)
+        self.ciphertext_count = ciphertext_count
+        self.min_contributors = min_contributors
+        self.slot = slot
+        self.keys = keys
+        self.contributions: dict[int, tuple[list[int], threshold_sum_pb2.Contribution]] = {}
+        self.absent: dict[int, str] = {}
+        self.aggregate: list[int] = []
+        self.contributors: list[int] = []
+
+    def accept(self, contributor: int, message: common_pb2.Ciphertexts,
+               signature: threshold_sum_pb2.ContributionSignature) -> None:
+        """The holders would refuse the whole sum for one badly signed contribution: refuse it here instead."""
+        if contributor not in self.expected:
+            raise denied(f"party {contributor} does not contribute to this sum")
+        if contributor in self.contributions:
+            raise precondition(f"party {contributor} already contributed (replay)")
+        if contributor in self.absent:
+            raise precondition(f"party {contributor} was given up on: {self.absent[contributor]}")
+        values = ciphertexts_from_proto(self.public_key, message, self.ciphertext_count)
+        authenticate(self.keys, self.slot, contributor, bytes(message.key_id), list(message.values), signature)
+        self.contributions[contributor] = (values, threshold_sum_pb2.Contribution(
+            sender=contributor, ciphertexts=message, signature=signature))
+
+    def mark_absent(self, contributor: int, reason: str) -> None:
+        if contributor not in self.contributions:
+            self.absent[contributor] = reason
+
+    @property
+    def all_in(self) -> bool:
+        return len(self.contributions) + len(self.absent) >= len(self.expected)
+
+    def close(self) -> threshold_sum_pb2.DecryptionRequest:
+        """C = Π_{i∈S} Enc_i (what every holder recomputes), and the request carrying each contribution."""
+        if len(self.contributions) < self.min_contributors:
+            raise aborted(f"insufficient noise: {len(self.contributions)} of {len(self.expected)} parties contributed, "
+                          f"need {self.min_contributors}")
+        self.contributors = sorted(self.contributions)
+        columns = zip(*(self.contributions[c][0] for c in self.contributors))
+        self.aggregate = [ct.add(self.public_key.paillier, *column) for column in columns]
+        return threshold_sum_pb2.DecryptionRequest(contributions=[self.contributions[c][1] for c in self.contributors])
+
+    def forget(self) -> None:
+        self.contributions.clear()
+        self.aggregate = []

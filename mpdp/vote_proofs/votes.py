@@ -1,0 +1,172 @@
+"""A voter's one-hot votes as proven ciphertexts apart from its packed noise shares, and the aggregator's check
+and fold of both into the one packed vector the threshold sum adds (dppp.md step 2, hamm.md step 2;
+docs/malicious-party.md, "Proven votes").
+
+Row q (a query or public point) owns `width` consecutive slots: C classes (one-hot), or one slot for a binary
+vote (0 or 1). Its vote is one ciphertext V_q of 2^(position·slot bits) for the chosen slot, or of 0 for a
+binary 0; the layout keeps a row's slots in one plaintext, so the aggregator folds V_q into that plaintext's
+noise ciphertext with one multiplication. The noise ciphertexts carry the bias and the shares alone; they are not
+proven (docs/malicious-party.md says what that leaves a voter). Without noise shares (share range 0) a voter
+sends none: the aggregator encrypts the public bias itself, so every slot of the voter's is proven.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore import membership_proof as mp
+from mpdp.cryptocore.packing import SlotLayout
+from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.proto.v1 import common_pb2
+from mpdp.sessions.errors import invalid
+from mpdp.sessions.integers import int_to_bytes
+from mpdp.threshold_sum.codec import ciphertexts_from_proto, ciphertexts_to_proto
+
+
+def aligned(layout: SlotLayout, width: int) -> SlotLayout:
+    """The layout with whole rows per plaintext: a row's slots never straddle two plaintexts."""
+    rows = layout.slots_per_plaintext // width
+    if rows < 1:
+        raise invalid(f"a row of {width} slots of {layout.slot_bits} bits does not fit one plaintext: proven votes "
+                      "need fewer classes or a larger key")
+    return dataclasses.replace(layout, plaintext_bits=rows * width * layout.slot_bits)
+
+
+def choices(layout: SlotLayout, rows: int, width: int) -> list[list[int]]:
+    """Each row's allowed vote plaintexts: one 1 in one of its slots (width > 1), or 0 or 1 (width 1)."""
+    per_plaintext = layout.slots_per_plaintext
+    lists = []
+    for row in range(rows):
+        first = row * width % per_plaintext
+        ones = [1 << ((first + c) * layout.slot_bits) for c in range(width)]
+        lists.append([0, *ones] if width == 1 else ones)
+    return lists
+
+
+def plaintext_of_row(layout: SlotLayout, row: int, width: int) -> int:
+    return row * width // layout.slots_per_plaintext
+
+
+def proof_key(public_key: ThresholdPublicKey) -> mp.ProofKey:
+    return mp.ProofKey(public_key.n, public_key.hs, public_key.key_id)
+
+
+def context(protocol: str, session_id: str, sender: int) -> bytes:
+    """Binds every proof to protocol, session and sender; the row index is hashed per proof."""
+    return f"{protocol}/{session_id}/votes of party {sender}".encode()
+
+
+def cast(public_key: ThresholdPublicKey, layout: SlotLayout, slots: np.ndarray, context_bytes: bytes
+         ) -> common_pb2.ProvenVotes:
+    """By the voter: `slots` is rows × width in {0, 1} (one-hot rows, or one bit per row)."""
+    rows, width = slots.shape
+    lists = choices(layout, rows, width)
+    if width > 1 and not (np.all(slots.sum(axis=1) == 1) and np.all((slots == 0) | (slots == 1))):
+        raise ValueError("every row must be one-hot")
+    picks = [int(row[0]) if width == 1 else int(np.argmax(row)) for row in slots]
+    ciphertexts, proofs = mp.encrypt_and_prove(proof_key(public_key), lists, picks, context_bytes)
+    return common_pb2.ProvenVotes(
+        ciphertexts=ciphertexts_to_proto(public_key, ciphertexts),
+        proofs=[common_pb2.MembershipProof(commitments=[int_to_bytes(a) for a in p.commitments],
+                                           challenges=[int_to_bytes(e) for e in p.challenges],
+                                           responses=[int_to_bytes(z) for z in p.responses]) for p in proofs])
+
+
+def proofs_from_proto(public_key: ThresholdPublicKey, message: common_pb2.ProvenVotes, width: int
+                       ) -> list[mp.MembershipProof]:
+    """Counts and lengths before any parsing into integers."""
+    branches = width + 1 if width == 1 else width
+    max_bytes = ct.ciphertext_length(public_key.paillier)
+    proofs = []
+    for proof in message.proofs:
+        fields = (proof.commitments, proof.challenges, proof.responses)
+        if any(len(field) != branches for field in fields):
+            raise invalid(f"a vote proof must have {branches} commitments, challenges and responses")
+        if any(not 0 < len(value) <= max_bytes for field in fields for value in field):
+            raise invalid("a vote proof's number has a wrong length")
+        proofs.append(mp.MembershipProof(*(tuple(int.from_bytes(v, "big") for v in field) for field in fields)))
+    return proofs
+
+
+def noise_ciphertexts(public_key: ThresholdPublicKey, layout: SlotLayout, noise: np.ndarray, share_range: int
+                      ) -> common_pb2.Ciphertexts:
+    """By the voter: its packed shares (and the bias), or nothing when there are no shares."""
+    if share_range == 0:
+        return common_pb2.Ciphertexts(key_id=public_key.key_id)
+    return ciphertexts_to_proto(public_key, [public_key.encryptor.encrypt(p) for p in layout.pack(noise.ravel().tolist())])
+
+
+def check_and_fold(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: int, share_range: int,
+                   noise: common_pb2.Ciphertexts, votes: common_pb2.ProvenVotes, context_bytes: bytes
+                   ) -> common_pb2.Ciphertexts:
+    """By the aggregator: the shapes (invalid), then the proofs (MembershipProofInvalid, naming nothing: the
+    caller names the sender), then the folded vector (`folded`), which the voter signed."""
+    noise_values, vote_values = _parsed(public_key, layout, rows, width, share_range, noise, votes)
+    proofs = proofs_from_proto(public_key, votes, width)
+    mp.verify(proof_key(public_key), vote_values, choices(layout, rows, width), proofs, context_bytes)
+    return _fold(public_key, layout, width, noise_values, vote_values)
+
+
+def checked(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: int, votes: common_pb2.ProvenVotes,
+            context_bytes: bytes) -> list[int]:
+    """By the aggregator, votes alone (verifiable noise): shapes (invalid), then the proofs (MembershipProofInvalid)."""
+    if len(votes.proofs) != rows:
+        raise invalid(f"{len(votes.proofs)} vote proofs for {rows} rows")
+    vote_values = ciphertexts_from_proto(public_key, votes.ciphertexts, rows)
+    mp.verify(proof_key(public_key), vote_values, choices(layout, rows, width), proofs_from_proto(public_key, votes, width),
+              context_bytes)
+    return vote_values
+
+
+def folded(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: int, share_range: int,
+           noise: common_pb2.Ciphertexts, votes: common_pb2.ProvenVotes) -> common_pb2.Ciphertexts:
+    """By the voter, to sign its contribution to the sum: each plaintext's noise ciphertext times its rows'
+    votes, exactly as the aggregator folds them."""
+    return _fold(public_key, layout, width, *_parsed(public_key, layout, rows, width, share_range, noise, votes))
+
+
+def _parsed(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: int, share_range: int,
+            noise: common_pb2.Ciphertexts, votes: common_pb2.ProvenVotes) -> tuple[list[int], list[int]]:
+    count = layout.plaintexts_needed(rows * width)
+    if share_range == 0:  # the bias alone, public: (1 + n)^bias, re-randomised when the sum is closed
+        n = public_key.n
+        noise_values = [1 + m * n for m in layout.pack([0] * (rows * width))]
+        ciphertexts_from_proto(public_key, noise, 0)
+    else:
+        noise_values = ciphertexts_from_proto(public_key, noise, count)
+    if len(votes.proofs) != rows:
+        raise invalid(f"{len(votes.proofs)} vote proofs for {rows} rows")
+    return noise_values, ciphertexts_from_proto(public_key, votes.ciphertexts, rows)
+
+
+def _fold(public_key: ThresholdPublicKey, layout: SlotLayout, width: int, noise_values: list[int],
+          vote_values: list[int]) -> common_pb2.Ciphertexts:
+    nsquare = public_key.paillier.nsquare
+    result = list(noise_values)
+    for row, vote in enumerate(vote_values):
+        index = plaintext_of_row(layout, row, width)
+        result[index] = result[index] * vote % nsquare
+    return ciphertexts_to_proto(public_key, result)
+
+
+def tampered(public_key: ThresholdPublicKey, proven: common_pb2.ProvenVotes, slots: np.ndarray, slot_bits: int,
+             stuffed: bool) -> common_pb2.ProvenVotes:
+    """Test mode only: row 0's ciphertext moved off its proof, to a second 1 (a binary 2; in the feasible range) or
+    1000 in the row's first slot (out of it), as a malicious voter would."""
+    n, nsquare = public_key.n, public_key.paillier.nsquare
+    if stuffed:
+        shift = 1000
+    elif slots.shape[1] == 1:  # a binary vote of 2
+        shift = 2 - int(slots[0, 0])
+    else:
+        shift = 1 << slot_bits if slots[0, 0] else 1
+    values = list(proven.ciphertexts.values)
+    values[0] = ct.to_bytes(public_key.paillier, ct.from_bytes(public_key.paillier, values[0]) * (1 + shift * n) % nsquare)
+    result = common_pb2.ProvenVotes()
+    result.CopyFrom(proven)
+    del result.ciphertexts.values[:]
+    result.ciphertexts.values.extend(values)
+    return result

@@ -1,0 +1,314 @@
+"""Hosts any protocol's per-role sides: one host per role process, for every logical identity it serves.
+
+A session opens at a receiver when a protocol's opening message arrives; every later message
+goes to that side (one at a time, off the event loop). What a side returns is sent in order per
+receiver, each message its own Step RPC, retried under one call id while the receiver is
+unreachable. The deadline and undeliverable messages are events the side answers; a side that
+raises on one is aborted everywhere (every participant is told). Knows no protocol: it is given
+a registry of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+import grpc
+
+from mpdp.cryptocore.errors import CryptoError
+from mpdp.proto.v1 import common_pb2, role_pb2, role_pb2_grpc
+from mpdp.sessions.errors import ProtocolError, aborted, clean_reason, denied, exhausted, invalid, precondition
+from mpdp.sessions.identity import CLIENT, Identity
+from mpdp.sessions.outbound import Outbound
+from mpdp.sessions.protocol import RoleProtocol
+from mpdp.sessions.registry import SessionRegistry
+from mpdp.sessions.side import RoleSide
+from mpdp.wire.channels import PeerChannels
+from mpdp.wire.envelope import identities, unwrap, wrap
+from mpdp.wire.identity import Principal, principal_of, require_sender, require_speaks_for
+from mpdp.wire.traffic import CALL_ID_METADATA_KEY, new_call_id
+
+log = logging.getLogger(__name__)
+# Retries span 3 s, longer than the channels' 2 s maximum reconnect backoff, so a restarted peer
+# is reached; a peer that stays down is undeliverable after that.
+SEND_ATTEMPTS = 7
+RETRY_PAUSE_S = 0.5
+RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
+ABORT_TIMEOUT_S = 5.0
+SETTLE_WAIT_S = 5.0  # how long a finished side's result waits for its last messages to leave
+
+
+@dataclass
+class HostedSession:
+    session_id: str
+    protocol: RoleProtocol
+    side: RoleSide
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+    send_locks: dict[Identity, asyncio.Lock] = field(default_factory=dict)
+    tasks: set[asyncio.Task] = field(default_factory=set)
+    sends: set[asyncio.Task] = field(default_factory=set)  # messages on their way out
+    settling: bool = False  # finished: the result is handed out once its last messages left
+    announced: bool = False  # its abort was told to (or came from) the other participants
+
+    @property
+    def finished(self) -> bool:
+        return self.side.finished
+
+    def abort(self, reason: str, withdraw_result: bool = False) -> None:
+        self.side.abort(reason, withdraw_result)
+        self.settled.set()
+
+
+MAX_IN_FLIGHT_PER_HOST = 16
+# Long polls (AwaitResult) one caller may hold at once: the server runs MAX_CONCURRENT_RPCS calls in all, and
+# waiting callers must leave room for the messages that let sessions finish.
+MAX_LONG_POLLS_PER_CALLER = 32
+
+
+class RoleHost:
+    def __init__(self, principal: Principal, peers: PeerChannels, protocols: dict[str, RoleProtocol],
+                 test_mode: bool = False):
+        self.principal = principal
+        self.protocols = protocols
+        self.test_mode = test_mode
+        self._peers = peers
+        self._sessions: dict[Identity, SessionRegistry[HostedSession]] = {}
+        self._in_flight: dict[Principal, asyncio.Semaphore] = {}
+        self._long_polls: Counter[Principal] = Counter()
+
+    # ------------------------------------------------------------------ lookup
+    def _registry(self, me: Identity) -> SessionRegistry[HostedSession]:
+        if not self.principal.covers(me):
+            raise invalid(f"{me} is not hosted here ({self.principal})")
+        return self._sessions.setdefault(me, SessionRegistry())
+
+    def _hosted(self, me: Identity, session_id: str) -> HostedSession:
+        return self._registry(me).get(session_id)
+
+    def open_ids(self) -> list[str]:
+        return sorted({sid for registry in self._sessions.values() for sid in registry.open_ids()})
+
+    def side(self, me: Identity, session_id: str) -> RoleSide:
+        return self._hosted(me, session_id).side
+
+    # ------------------------------------------------------------------ RPCs
+    async def step(self, context, envelope: role_pb2.Envelope) -> HostedSession:
+        sender, me = identities(envelope)
+        require_speaks_for(context, sender)
+        protocol, kind, body = unwrap(envelope, self.protocols)
+        registry = self._registry(me)
+        session_id = envelope.session_id
+        if kind in protocol.opening_kinds and not registry.knows(session_id):
+            opener = str(principal_of(context))  # its running sessions here are capped, not everyone's
+            registry.check_new(session_id, opener)  # cheap, before the side's (possibly expensive) construction
+            side = await asyncio.to_thread(protocol.open, session_id, me, sender, kind, body)
+            hosted = registry.create(session_id, HostedSession(session_id, protocol, side), opener)
+            log.info("session %s opened at %s: %s", session_id, me, protocol.name)
+            self._spawn(hosted, self._watchdog(hosted))
+        else:
+            hosted = registry.get(session_id)
+            if hosted.protocol is not protocol:
+                raise invalid(f"session {session_id} runs {hosted.protocol.name}, not {protocol.name}")
+            registry.touch(session_id)
+        if hosted.finished:
+            raise precondition(f"session {session_id} is {hosted.side.state.value}")
+        async with hosted.lock:
+            try:
+                outbound = await asyncio.to_thread(hosted.side.receive, sender, kind, body)
+            except (ProtocolError, CryptoError):
+                # Refused, and it changed nothing; yet a step may have become possible (a rejected share
+                # settles a decryption as surely as an accepted one).
+                self._dispatch(hosted, await asyncio.to_thread(hosted.side.poll))
+                raise
+        log.info("session %s step at %s: %s/%s from %s", session_id, me, protocol.name, kind, sender)
+        self._dispatch(hosted, outbound)
+        return hosted
+
+    async def await_result(self, context, envelope: role_pb2.Envelope) -> role_pb2.Envelope:
+        require_sender(context, CLIENT)
+        caller = principal_of(context)
+        assert caller is not None  # require_sender found one
+        if self._long_polls[caller] >= MAX_LONG_POLLS_PER_CALLER:
+            raise exhausted(f"{caller} already waits for {MAX_LONG_POLLS_PER_CALLER} results here")
+        self._long_polls[caller] += 1
+        try:
+            return await self._await_result(context, envelope)
+        finally:
+            self._long_polls[caller] -= 1
+            if self._long_polls[caller] <= 0:
+                del self._long_polls[caller]
+
+    async def _await_result(self, context, envelope: role_pb2.Envelope) -> role_pb2.Envelope:
+        sender, me = identities(envelope)
+        if sender != CLIENT:
+            raise denied("results go to the client")
+        if envelope.WhichOneof("body") is not None:
+            hosted = await self.step(context, envelope)
+            try:
+                await hosted.settled.wait()
+            except asyncio.CancelledError:  # the client gave up on a session it opened: nobody keeps it
+                self._spawn(hosted, self.abort_everywhere(hosted, "the client cancelled the session"))
+                raise
+        else:
+            hosted = self._hosted(me, envelope.session_id)
+            await hosted.settled.wait()
+        published = hosted.side.result()
+        if published is None:
+            if hosted.side.state.name == "ABORTED":
+                raise aborted(f"session {envelope.session_id} aborted: {hosted.side.abort_reason}")
+            raise precondition(f"{me} publishes no result in {hosted.protocol.name}")
+        kind, body = published
+        return wrap(envelope.session_id, me, CLIENT, hosted.protocol, kind, body)
+
+    def test_record(self, context, envelope: role_pb2.Envelope) -> role_pb2.Envelope:
+        require_sender(context, CLIENT)
+        if not self.test_mode:
+            raise precondition("test records exist only in test mode")
+        _, me = identities(envelope)
+        hosted = self._hosted(me, envelope.session_id)
+        record = hosted.side.test_record()
+        if record is None:
+            raise precondition(f"{me} has no test record for session {envelope.session_id}")
+        kind, body = record
+        return wrap(envelope.session_id, me, CLIENT, hosted.protocol, kind, body)
+
+    def abort_from_peer(self, context, request: common_pb2.AbortRequest) -> None:
+        """From the client or a participant of the session (as the side defines them); anyone else is refused."""
+        principal = principal_of(context)
+        try:
+            sender = Identity.parse(request.sender) if request.sender else (principal.single if principal else None)
+            receivers = [Identity.parse(request.receiver)] if request.receiver else None
+        except ValueError as error:
+            raise invalid(f"abort address: {error}") from None
+        if sender is None or principal is None or not principal.covers(sender):
+            raise denied(f"{principal or 'an unidentified caller'} may not speak for {sender or 'nobody'}")
+        if receivers is None:
+            receivers = [me for me, registry in self._sessions.items() if registry.knows(request.session_id)]
+            if not receivers:
+                raise precondition(f"unknown session {request.session_id}")
+        reason = clean_reason(request.reason or f"aborted by {sender}")
+        targets = [self._hosted(me, request.session_id) for me in receivers]
+        for hosted in targets:
+            if not hosted.side.may_abort(sender):
+                raise denied(f"{sender} may not abort {hosted.side.identity}'s side of {request.session_id}")
+        for hosted in targets:
+            if hosted.side.state.name != "ABORTED":
+                # Also after this side finished: its result may be one part of a release that failed elsewhere.
+                hosted.announced = True
+                hosted.abort(reason, withdraw_result=True)
+                log.info("session %s aborted at %s by %s: %s", request.session_id, hosted.side.identity, sender, reason)
+
+    # ------------------------------------------------------------------ sending and events
+    def _spawn(self, hosted: HostedSession, coroutine) -> asyncio.Task:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        hosted.tasks.add(task)
+        task.add_done_callback(hosted.tasks.discard)
+        return task
+
+    def _dispatch(self, hosted: HostedSession, outbound: list[Outbound]) -> None:
+        for message in outbound:
+            send = self._spawn(hosted, self._send(hosted, message))
+            hosted.sends.add(send)
+            send.add_done_callback(hosted.sends.discard)
+        if hosted.finished and not hosted.settled.is_set() and not hosted.settling:
+            hosted.settling = True
+            _log_end(hosted)
+            if hosted.side.state.name == "ABORTED" and hosted.side.announce_abort and not hosted.announced:
+                self._spawn(hosted, self._announce_abort(hosted))
+            self._spawn(hosted, self._settle(hosted))
+
+    async def _settle(self, hosted: HostedSession) -> None:
+        """Hand out the result once this side's last messages were sent (or failed): a client that collects the
+        traffic logs next then finds them there. A peer that does not answer delays it by SETTLE_WAIT_S at
+        most; an aborted side settles at once."""
+        pending = [task for task in hosted.sends if not task.done()]
+        if pending and hosted.side.state.name != "ABORTED":
+            await asyncio.wait(pending, timeout=SETTLE_WAIT_S)
+        hosted.settled.set()
+
+    async def _send(self, hosted: HostedSession, message: Outbound) -> None:
+        side = hosted.side
+        lock = hosted.send_locks.setdefault(message.to, asyncio.Lock())
+        # At most MAX_IN_FLIGHT_PER_HOST calls to one host at a time, and the envelope (a copy of the body) is
+        # built only then: X_aux to 1 000 logical parties would otherwise be 1 000 copies in memory at once.
+        in_flight = self._in_flight.setdefault(self._peers.host_of(message.to),
+                                               asyncio.Semaphore(MAX_IN_FLIGHT_PER_HOST))
+        async with lock, in_flight:  # FIFO: messages to one receiver leave in the order they were made
+            if side.state.name == "ABORTED":
+                return
+            envelope = wrap(hosted.session_id, side.identity, message.to, hosted.protocol, message.kind, message.body)
+            metadata = ((CALL_ID_METADATA_KEY, new_call_id()),)  # one message, one call id, however many attempts
+            for attempt in range(1, SEND_ATTEMPTS + 1):
+                try:
+                    await self._stub(message.to).Step(envelope, metadata=metadata, timeout=side.deadline_seconds)
+                    reason = None
+                    break
+                except grpc.aio.AioRpcError as error:
+                    # A side's last message leaves as it finishes: retry it too, unless the side aborted.
+                    if error.code() in RETRYABLE and attempt < SEND_ATTEMPTS and side.state.name != "ABORTED":
+                        await asyncio.sleep(RETRY_PAUSE_S)
+                        continue
+                    reason = f"{error.code().name}: {error.details()}"
+                    log.warning("session %s: %s to %s failed: %s", hosted.session_id, message.kind, message.to, reason)
+                    break
+        if reason is not None:
+            await self._event(hosted, lambda: side.on_undeliverable(message.to, message.kind, reason))
+        elif type(side).on_delivered is not RoleSide.on_delivered:  # outside the send locks
+            await self._event(hosted, lambda: side.on_delivered(message.to, message.kind))
+
+    async def _event(self, hosted: HostedSession, answer: Callable[[], list[Outbound]]) -> None:
+        if hosted.finished:
+            return
+        async with hosted.lock:
+            try:
+                outbound = await asyncio.to_thread(answer)
+            except (ProtocolError, CryptoError) as error:
+                if hosted.finished:  # the side aborted itself: tell the others
+                    self._dispatch(hosted, [])
+                else:
+                    await self.abort_everywhere(hosted, str(error))
+                return
+        self._dispatch(hosted, outbound)
+
+    async def _watchdog(self, hosted: HostedSession) -> None:
+        while not hosted.finished:
+            try:
+                await asyncio.wait_for(hosted.settled.wait(), hosted.side.deadline_seconds)
+            except TimeoutError:
+                await self._event(hosted, hosted.side.on_deadline)
+
+    async def abort_everywhere(self, hosted: HostedSession, reason: str) -> None:
+        if hosted.finished:
+            return
+        hosted.abort(reason)
+        _log_end(hosted)
+        await self._announce_abort(hosted)
+
+    async def _announce_abort(self, hosted: HostedSession) -> None:
+        side, reason = hosted.side, hosted.side.abort_reason
+        hosted.announced = True
+        others = [p for p in side.participants if p != side.identity]
+        await asyncio.gather(*(self._stub(p).AbortSession(common_pb2.AbortRequest(
+            session_id=hosted.session_id, reason=f"{side.identity}: {reason}", sender=str(side.identity),
+            receiver=str(p)), timeout=ABORT_TIMEOUT_S) for p in others), return_exceptions=True)
+
+    def _stub(self, to: Identity) -> role_pb2_grpc.RoleStub:
+        return role_pb2_grpc.RoleStub(self._peers.channel(to))
+
+    async def close(self) -> None:
+        for registry in self._sessions.values():
+            for session_id in registry.open_ids():
+                for task in list(registry.get(session_id).tasks):
+                    task.cancel()
+
+
+def _log_end(hosted: HostedSession) -> None:
+    side = hosted.side
+    if side.state.name == "ABORTED":
+        log.info("session %s aborted at %s: %s", hosted.session_id, side.identity, side.abort_reason)
+    else:
+        log.info("session %s completed at %s", hosted.session_id, side.identity)
