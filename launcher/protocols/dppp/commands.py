@@ -31,7 +31,7 @@ def session_options() -> list[Option]:
                                     "help": "each teacher commits to its noise bits before a joint coin flips them, so "
                                             "its share is Bin(N_i, ½) whatever it chose; implies --proven-votes "
                                             "(docs/malicious-party.md)"}),
-        Option("deadline", {"type": float, "default": 120.0, "help": "round deadline per stage, seconds"}),
+        Option("deadline", {"type": float, "default": 300.0, "help": "round deadline per stage, seconds (how long a missing teacher is waited for)"}),
     ]
 
 
