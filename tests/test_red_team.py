@@ -152,3 +152,47 @@ def test_dppp_holders_refuse_contributions_made_under_other_parameters(threshold
                        for i in (1, 2)) % public.n
         assert threshold.combine(public, partials[:public.threshold]) == expected
     assert len(answered) < public.threshold, f"holders {sorted(answered)} decrypted two victims' votes"
+
+
+def test_ray_uploads_no_bundle_with_the_code(tmp_path):
+    """`mpdp up --ray` ships the code's directory to every node as Ray's working_dir; `up` run from a checkout
+    keeps its run directory (`.mpdp-run`, which `down` leaves in place) inside that directory. The attack: any
+    actor — the aggregator's, say — reads every bundle of the earlier deployment from its working copy: each
+    holder's key share and each role's TLS key, the client's included. No secret may be in the upload."""
+    pytest.importorskip("ray")
+    from ray._private.runtime_env import packaging
+
+    from launcher import ray_hosts
+
+    root = processes.Path(ray_hosts.__file__).resolve().parent.parent
+    run_dir = root / f".mpdp-run-red-team-{secrets.token_hex(4)}"
+    try:
+        processes.prepare(run_dir, 3, BITS, datasets.load("breast-cancer"), processes.loopback_addresses(3, {}),
+                          seed=3)
+        keys = run_dir.parent / f"{run_dir.name}-keys"  # `mpdp keygen --out` under the checkout: no run directory
+        keys.mkdir(mode=0o700)
+        for share in run_dir.rglob("key_share_*"):
+            (keys / share.name).write_bytes(share.read_bytes())
+
+        captured: dict = {}
+
+        class _Ray:
+            @staticmethod
+            def init(**options):
+                captured.update(options["runtime_env"])
+
+        ray_hosts._init(_Ray, "127.0.0.1:1", "mpdp-red-team", run_dir)
+        package = tmp_path / "working_dir.zip"
+        packaging._zip_files(captured["working_dir"], captured["excludes"], str(package), include_gitignore=True)
+        import zipfile
+
+        names = zipfile.ZipFile(package).namelist()
+        assert "launcher/ray_hosts.py" in names  # the code does go
+        leaked = [name for name in names if name.startswith((run_dir.name, keys.name)) or "key_share" in name
+                  or name.endswith(".key")]
+        assert not leaked, f"every actor would receive {leaked[:5]}"
+    finally:
+        import shutil
+
+        shutil.rmtree(run_dir, ignore_errors=True)
+        shutil.rmtree(root / f"{run_dir.name}-keys", ignore_errors=True)
