@@ -196,3 +196,62 @@ def test_ray_uploads_no_bundle_with_the_code(tmp_path):
 
         shutil.rmtree(run_dir, ignore_errors=True)
         shutil.rmtree(root / f"{run_dir.name}-keys", ignore_errors=True)
+
+
+def _signing_keys(tmp_path, parties: int):
+    """Party i's contribution keys (its own certificate signs), from one CA."""
+    from launcher.deployment import certs
+    from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
+    from mpdp.threshold_sum.binding import ContributionKeys
+
+    certs.issue(tmp_path, [party(i) for i in range(1, parties + 1)])
+    verifier = ContributionVerifier.from_file(tmp_path / certs.CA_FILE)
+
+    def keys(i: int | None) -> ContributionKeys:
+        signer = None if i is None else ContributionSigner.from_files(*reversed(certs.certificate_files(tmp_path,
+                                                                                                       party(i))))
+        return ContributionKeys(verifier, lambda name, sender: name == f"party/{sender}", signer)
+
+    return keys
+
+
+def test_a_du_upload_badly_signed_costs_the_server_no_proof_check(threshold_key, tmp_path, monkeypatch):
+    """A malicious Du party (or anyone replaying its bytes under its own certificate) sends a correctly proven
+    upload whose contribution signature is not its own, again and again: the server refuses each one, but
+    only after verifying the whole range proof (d + 1 bit-proof combinations and d product proofs), and the
+    party, never excluded, may repeat it for the whole round. Cheap checks first: the ECDSA signature, which
+    costs less than a millisecond, must be checked before the proof, so a refused upload costs no proof."""
+    from aggregator.du import DuServerSide
+    from mpdp.proto.v1 import common_pb2, du_pb2
+    from mpdp.protocols.du import proven_upload
+    from mpdp.protocols.du.parameters import DuParameters
+    from mpdp.sessions.errors import ProtocolError
+    from mpdp.sessions.identity import CLIENT
+    from mpdp.threshold_sum.binding import SumSlot, signature_for
+
+    public, _ = threshold_key
+    keys = _signing_keys(tmp_path, 5)
+    p = DuParameters(method="none", epsilon=1.0, delta=1e-5, rounds=2, tolerance=0.0, local_epochs=1,
+                     learning_rate=1.0, regularization=0.01, parties=5, dimension=2, bound=4.0,
+                     secure_aggregation=True, honest_fraction=2 / 3, key_id=public.key_id)
+    server = DuServerSide("du-signature-first", p, 30.0, 0, public, [1, 2, 3, 4, 5], [1, 2, 3, 4, 5],
+                          keys=keys(None))
+    server.receive(CLIENT, "open", du_pb2.DuOpen())
+    packed, proof = proven_upload.build(public, p, 40, [1 << 30] * p.weights,
+                                        proven_upload.context(server.session_id, 1, 0))
+    values = [c.to_bytes(2 * ((public.n.bit_length() + 7) // 8), "big") for c in packed]
+    slot = SumSlot.of("du", server.session_id, p, 0)
+    forged = signature_for(keys(2), slot, 1, public.key_id, values)  # party 2's certificate, for party 1
+    upload = du_pb2.DuUpload(round=0, encrypted=common_pb2.Ciphertexts(key_id=public.key_id, values=values),
+                             signature=forged, proof=proof)
+    checked = []
+    real_check = proven_upload.check
+    monkeypatch.setattr(proven_upload, "check", lambda *a: checked.append(1) or real_check(*a))
+    for _ in range(3):
+        with pytest.raises(ProtocolError):
+            server.receive(party(1), "upload", upload)
+    assert not server.uploads and 1 not in server.rejected_uploads  # refused, and nothing changed
+    assert not checked, f"{len(checked)} range proofs verified for uploads refused on their signature"
+    upload.signature.CopyFrom(signature_for(keys(1), slot, 1, public.key_id, values))
+    server.receive(party(1), "upload", upload)  # the same upload, signed by its sender: accepted
+    assert list(server.uploads) == [1] and checked == [1]
