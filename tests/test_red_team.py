@@ -255,3 +255,46 @@ def test_a_du_upload_badly_signed_costs_the_server_no_proof_check(threshold_key,
     upload.signature.CopyFrom(signature_for(keys(1), slot, 1, public.key_id, values))
     server.receive(party(1), "upload", upload)  # the same upload, signed by its sender: accepted
     assert list(server.uploads) == [1] and checked == [1]
+
+
+def test_hamm_proven_votes_badly_signed_cost_the_aggregator_no_proof_check(threshold_key, tmp_path, monkeypatch):
+    """The same attack on Hamm's proven votes: a voter's correctly proven ballot under a signature that is not its
+    own is refused only after every one-hot proof was verified, and, never excluded, it may send it again. The
+    aggregator folds the ballot (products, cheap), checks the signature on the folded vector, then the proofs."""
+    import numpy as np
+
+    from aggregator.hamm import HammAggregatorSide
+    from mpdp.proto.v1 import hamm_pb2
+    from mpdp.protocols.hamm.parameters import HammParameters
+    from mpdp.sessions.errors import ProtocolError
+    from mpdp.sessions.identity import AGGREGATOR
+    from mpdp.sessions.matrices import matrix_to_proto
+    from mpdp.vote_proofs import votes as vote_proofs
+    from party.hamm import protocol
+    from party.resources import PartyResources
+
+    public, shares = threshold_key
+    keys = _signing_keys(tmp_path, 5)
+    p = HammParameters("vote", 1.0, 1e-5, 0.01, 2, 5, 4, 3, True, False, 0.6, public.key_id, "binomial", True)
+    queries = hamm_pb2.HammQueries(parameters=p.to_proto(), features=matrix_to_proto(np.zeros((4, 3))),
+                                   deadline_seconds=60)
+    own = {party(i): PartyResources(i, public, shares[i - 1], _FixedTeacher(), np.zeros((10, 3)), np.zeros(10),
+                                    test_mode=True, contribution_keys=keys(i)) for i in (1, 2)}
+    opener = protocol(own.__getitem__)
+    ballots = {i: opener.open("hamm-signature-first", party(i), AGGREGATOR, "queries", queries).cast_votes()
+               for i in (1, 2)}
+    aggregator = HammAggregatorSide("hamm-signature-first", p, queries, public, [1, 2, 3, 4, 5], [1, 2, 3, 4, 5],
+                                    keys(None))
+    forged = hamm_pb2.HammVotes()
+    forged.CopyFrom(ballots[1])
+    forged.signature.CopyFrom(ballots[2].signature)  # party 2's signature, on party 2's ballot
+    checked = []
+    real_check = vote_proofs.check_and_fold
+    monkeypatch.setattr(vote_proofs, "check_and_fold", lambda *a: checked.append(1) or real_check(*a))
+    for _ in range(3):
+        with pytest.raises(ProtocolError):
+            aggregator.receive(party(1), "votes", forged)
+    assert not aggregator.collector.contributions and not aggregator.rejected_votes  # refused, nothing changed
+    assert not checked, f"{len(checked)} ballots' proofs verified for votes refused on their signature"
+    aggregator.receive(party(1), "votes", ballots[1])
+    assert list(aggregator.collector.contributions) == [1] and checked == [1]
