@@ -298,3 +298,21 @@ def test_hamm_proven_votes_badly_signed_cost_the_aggregator_no_proof_check(thres
     assert not checked, f"{len(checked)} ballots' proofs verified for votes refused on their signature"
     aggregator.receive(party(1), "votes", ballots[1])
     assert list(aggregator.collector.contributions) == [1] and checked == [1]
+
+
+@pytest.mark.parametrize("threshold", [0, 1, 2])
+def test_a_key_holder_takes_no_part_in_a_key_that_does_not_bound_decryption(threshold):
+    """An opening of the distributed key generation with t ≤ ℓ/2 (here ℓ = 5): with t = 1 every holder, the one
+    malicious party included, decrypts every contribution alone; with t = 2 two disjoint pairs could each decrypt
+    another subset of one sum. Holders decrypt only under t > ℓ/2 (party/key_holder.py): each refuses to make
+    such a key at all, before any work."""
+    from mpdp.proto.v1 import keygen_pb2
+    from mpdp.protocols.keygen.holder_side import KeygenHolderSide
+    from mpdp.sessions.errors import ProtocolError
+    from mpdp.sessions.identity import CLIENT
+
+    stored: list = []
+    side = KeygenHolderSide("keygen-low-threshold", party(1), [1, 2, 3, 4, 5], stored.append)
+    with pytest.raises(ProtocolError, match="threshold"):
+        side.start_keygen(CLIENT, keygen_pb2.KeygenOpen(bits=BITS, holders=5, threshold=threshold, batch=8))
+    assert side.holder is None and side.state is side.State.OPEN and not stored
