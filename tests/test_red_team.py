@@ -316,3 +316,41 @@ def test_a_key_holder_takes_no_part_in_a_key_that_does_not_bound_decryption(thre
     with pytest.raises(ProtocolError, match="threshold"):
         side.start_keygen(CLIENT, keygen_pb2.KeygenOpen(bits=BITS, holders=5, threshold=threshold, batch=8))
     assert side.holder is None and side.state is side.State.OPEN and not stored
+
+
+def test_a_du_proof_holds_only_for_its_own_session_sender_round_and_statement(threshold_key):
+    """An active Du server, or a party replaying another's upload under its own certificate: a proven upload is
+    checked under the context the server builds from its own session, the authenticated sender and the open
+    round, so it fails under any other; and the proofs are bound to their statements, so swapping two products
+    (their proofs with them), or re-randomising one ciphertext, fails too."""
+    from mpdp.cryptocore import product_proof
+    from mpdp.cryptocore.membership_proof import MembershipProofInvalid
+    from mpdp.proto.v1 import common_pb2, du_pb2
+    from mpdp.protocols.du import proven_upload
+    from mpdp.protocols.du.parameters import DuParameters
+
+    public, _ = threshold_key
+    p = DuParameters(method="none", epsilon=1.0, delta=1e-5, rounds=2, tolerance=0.0, local_epochs=1,
+                     learning_rate=1.0, regularization=0.01, parties=5, dimension=2, bound=4.0,
+                     secure_aggregation=True, honest_fraction=2 / 3, key_id=public.key_id)
+    packed, proof = proven_upload.build(public, p, 40, [1 << 30, -(1 << 31), 3], proven_upload.context("s", 1, 0))
+    upload = common_pb2.Ciphertexts(key_id=public.key_id,
+                                    values=[c.to_bytes(2 * ((public.n.bit_length() + 7) // 8), "big") for c in packed])
+    proven_upload.check(public, p, upload, proof, proven_upload.context("s", 1, 0))  # as built: accepted
+    for session, sender, round_number in [("s", 1, 1), ("s", 2, 0), ("t", 1, 0)]:
+        with pytest.raises((MembershipProofInvalid, product_proof.ProductProofInvalid)):
+            proven_upload.check(public, p, upload, proof, proven_upload.context(session, sender, round_number))
+    swapped = du_pb2.DuRangeProof()
+    swapped.CopyFrom(proof)
+    swapped.products.values[0], swapped.products.values[1] = proof.products.values[1], proof.products.values[0]
+    swapped.product_proofs[0].CopyFrom(proof.product_proofs[1])
+    swapped.product_proofs[1].CopyFrom(proof.product_proofs[0])
+    with pytest.raises(product_proof.ProductProofInvalid):
+        proven_upload.check(public, p, upload, swapped, proven_upload.context("s", 1, 0))
+    moved = du_pb2.DuRangeProof()
+    moved.CopyFrom(proof)
+    n2 = public.paillier.nsquare
+    rerandomised = int.from_bytes(proof.bits.values[0], "big") * pow(public.hs, 12345, n2) % n2
+    moved.bits.values[0] = rerandomised.to_bytes(len(proof.bits.values[0]), "big")  # same plaintext, new ciphertext
+    with pytest.raises(MembershipProofInvalid):
+        proven_upload.check(public, p, upload, moved, proven_upload.context("s", 1, 0))
