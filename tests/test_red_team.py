@@ -354,3 +354,35 @@ def test_a_du_proof_holds_only_for_its_own_session_sender_round_and_statement(th
     moved.bits.values[0] = rerandomised.to_bytes(len(proof.bits.values[0]), "big")  # same plaintext, new ciphertext
     with pytest.raises(MembershipProofInvalid):
         proven_upload.check(public, p, upload, moved, proven_upload.context("s", 1, 0))
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_the_distributed_ceremony_leaves_every_secret_private_and_nothing_else(tmp_path):
+    """`mpdp keygen --keygen distributed` into a directory an operator made world-readable, under umask 022: the
+    holders' own processes write the shares. The attack: another local user reads a share (or a half-written
+    temporary file) the ceremony left readable. Every file must be 0600 (the public key may be 0644), the
+    directories 0700, and nothing else — no temporary file, no ceremony CA or log — may stay."""
+    import os
+    import stat
+    import subprocess
+    import sys
+
+    out = tmp_path / "keys"
+    out.mkdir(mode=0o755)
+    os.chmod(out, 0o755)
+    result = subprocess.run([sys.executable, "-m", "launcher.cli", "keygen", "--keygen", "distributed", "--parties",
+                             "3", "--bits", str(BITS), "--out", str(out)], capture_output=True, text=True,
+                            timeout=900, preexec_fn=lambda: os.umask(0o022), cwd=processes.Path.cwd())
+    assert result.returncode == 0, result.stderr[-2000:]
+    for path in [out, *out.rglob("*")]:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if path.is_dir():
+            assert mode == 0o700, f"{path} is {oct(mode)}"
+        elif path.name == "public_key.json" or path.suffix == ".pem" and path.name != "ca.pem":
+            assert mode & 0o022 == 0, f"{path} is {oct(mode)}"
+        else:
+            assert mode == 0o600, f"{path} is {oct(mode)}"
+    names = sorted(p.name for p in out.iterdir() if p.is_file())
+    assert names == ["key_share_1.json", "key_share_2.json", "key_share_3.json", "public_key.json"], names
+    assert not [p for p in out.rglob(".*.tmp")]
