@@ -425,3 +425,40 @@ def test_one_malicious_key_holder_cannot_make_one_holder_keep_a_share_while_anot
     outcomes = {j: net.sides[party(j)].state.name for j in (1, 2)}
     assert net.sides[party(2)].state.name == "ABORTED"  # the bad confirmation is caught
     assert 1 not in stored and outcomes[1] != "DONE", f"honest holders disagree: {outcomes}, stored {sorted(stored)}"
+
+
+@pytest.mark.parametrize("stage", ["products", "sieved", "inverse-products", "exponent-wrap", "key-shares"])
+def test_a_key_holder_that_equivocates_on_a_broadcast_leaves_no_share_anywhere(monkeypatch, stage):
+    """A malicious holder sends holder 2 another value than holder 1 in a stage whose value every holder must see
+    alike (a broadcast travels as one RPC per recipient). The honest holders then hold different views; neither
+    may store a share of a key built on them."""
+    import random
+
+    from mpdp.proto.v1 import keygen_pb2
+    from mpdp.protocols.keygen.protocol import NAME, holder_protocol
+    from mpdp.sessions.identity import CLIENT
+    from mpdp.wire.envelope import identities, unwrap, wrap
+    from mpdp.wire.twin import InProcessNetwork
+    from tests.test_dkg import plant_primes
+
+    class ThirdHolderEquivocates(InProcessNetwork):
+        def deliver(self, envelope):
+            sender, receiver = identities(envelope)
+            if (sender, receiver) == (party(3), party(2)):
+                protocol, kind, body = unwrap(envelope, self.registries[receiver])
+                if kind == "round" and body.stage == stage:
+                    value = int.from_bytes(body.values[0], "big", signed=True) ^ 1
+                    body.values[0] = value.to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
+                    envelope = wrap(self.session_id, sender, receiver, protocol, kind, body)
+            super().deliver(envelope)
+
+    plant_primes(monkeypatch, BITS, 3, 8)
+    stored: dict = {}
+    protocol = holder_protocol([1, 2, 3], lambda me, share: stored.__setitem__(me.id, share))
+    net = ThirdHolderEquivocates("keygen-equivocation", {party(j): {NAME: protocol} for j in (1, 2, 3)},
+                                 random.Random(2))
+    for j in (1, 2, 3):
+        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
+    net.run()
+    outcomes = {j: net.sides[party(j)].state.name for j in (1, 2)}
+    assert not {1, 2} & set(stored) and "DONE" not in outcomes.values(), (outcomes, sorted(stored))
