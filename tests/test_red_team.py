@@ -462,3 +462,23 @@ def test_a_key_holder_that_equivocates_on_a_broadcast_leaves_no_share_anywhere(m
     net.run()
     outcomes = {j: net.sides[party(j)].state.name for j in (1, 2)}
     assert not {1, 2} & set(stored) and "DONE" not in outcomes.values(), (outcomes, sorted(stored))
+
+
+def test_a_replayed_or_stale_keygen_round_is_refused_and_changes_nothing():
+    """The one malicious holder replays its own round-1 message and sends one of a round already past: each is
+    refused with a clear status, and the holder's buffer and round stay as they were."""
+    from mpdp.proto.v1 import keygen_pb2
+    from mpdp.protocols.keygen.holder_side import KeygenHolderSide
+    from mpdp.sessions.errors import ProtocolError
+    from mpdp.sessions.identity import CLIENT
+
+    side = KeygenHolderSide("keygen-replay", party(1), [1, 2, 3], lambda share: None)
+    side.start_keygen(CLIENT, keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
+    first = keygen_pb2.KeygenRound(stage="candidates", attempt=1, round=1, values=[b"\x01"] * 24)
+    side.take_round(party(2), first)
+    before = (side.holder.round, {r: list(m) for r, m in side._pending.items()})
+    for stale in (first, keygen_pb2.KeygenRound(stage="candidates", attempt=1, round=0, values=[b"\x01"])):
+        with pytest.raises(ProtocolError):
+            side.take_round(party(2), stale)
+    assert (side.holder.round, {r: list(m) for r, m in side._pending.items()}) == before
+    assert side.state is side.State.RUNNING
