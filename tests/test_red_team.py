@@ -482,3 +482,40 @@ def test_a_replayed_or_stale_keygen_round_is_refused_and_changes_nothing():
             side.take_round(party(2), stale)
     assert (side.holder.round, {r: list(m) for r, m in side._pending.items()}) == before
     assert side.state is side.State.RUNNING
+
+
+def test_a_du_holder_decrypts_each_round_once_and_no_round_it_has_not_reached(threshold_key):
+    """An active Du server asks a key holder for a second decryption of a round it already answered (another
+    subset of the round's uploads, or the same again), or for a round the holder has not trained yet: refused,
+    and nothing changes, so per round at most one sum is ever decrypted."""
+    import numpy as np
+
+    from mpdp.proto.v1 import du_pb2, threshold_sum_pb2
+    from mpdp.protocols.du.parameters import DuParameters
+    from mpdp.sessions.errors import ProtocolError
+    from mpdp.sessions.identity import AGGREGATOR
+    from party.du import protocol
+    from party.resources import PartyResources
+
+    public, shares = threshold_key
+    rng = np.random.default_rng(4)
+    p = DuParameters(method="none", epsilon=1.0, delta=1e-5, rounds=3, tolerance=0.0, local_epochs=1,
+                     learning_rate=1.0, regularization=0.01, parties=3, dimension=2, bound=4.0,
+                     secure_aggregation=True, honest_fraction=2 / 3, key_id=public.key_id)
+    own = {party(i): PartyResources(i, public, shares[i - 1], None, rng.normal(size=(20, 2)),
+                                    (rng.random(20) > 0.5).astype(float), test_mode=True) for i in (1, 2, 3)}
+    opener = protocol(own.__getitem__)
+    model = du_pb2.DuModel(parameters=p.to_proto(), round=0, theta=[0.0] * 3, round_deadline_seconds=30)
+    sides = {i: opener.open("du-once", party(i), AGGREGATOR, "model", model) for i in (1, 2, 3)}
+    uploads = {i: sides[i].receive(AGGREGATOR, "model", model)[0].body for i in (1, 2, 3)}
+
+    def request(round_number, senders):
+        return du_pb2.DuDecryptionRequest(round=round_number, request=threshold_sum_pb2.DecryptionRequest(
+            contributions=[threshold_sum_pb2.Contribution(sender=i, ciphertexts=uploads[i].encrypted,
+                                                          signature=uploads[i].signature) for i in senders]))
+
+    assert sides[1].receive(AGGREGATOR, "decryption_request", request(0, (1, 2)))  # round 0, once
+    for again in (request(0, (1, 3)), request(0, (1, 2)), request(1, (1, 2))):
+        with pytest.raises(ProtocolError):
+            sides[1].receive(AGGREGATOR, "decryption_request", again)
+    assert sides[1].decrypted == {0} and sides[1].next_round == 1 and sides[1].state.name == "TRAINING"
