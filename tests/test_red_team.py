@@ -519,3 +519,53 @@ def test_a_du_holder_decrypts_each_round_once_and_no_round_it_has_not_reached(th
         with pytest.raises(ProtocolError):
             sides[1].receive(AGGREGATOR, "decryption_request", again)
     assert sides[1].decrypted == {0} and sides[1].next_round == 1 and sides[1].state.name == "TRAINING"
+
+
+def test_charlie_gets_no_more_than_a_tournaments_k_minus_1_comparisons(keypair, monkeypatch):
+    """An active Charlie, once his knockout has a winner, keeps asking the Pathak leader for comparisons of every
+    pair not yet compared, a disjoint round at a time: K(K − 1)/2 comparison bits where the threat-model page
+    promises at most K − 1 (and the leader's work grows with K², not K). The leader answers at most K − 1."""
+    import random
+
+    import numpy as np
+
+    from curator.pathak import PathakCuratorSide
+    from mpdp.proto.v1 import pathak_pb2
+    from mpdp.protocols.pathak.parameters import PathakParameters
+    from tests.pathak_router import run
+
+    sizes = [70, 40, 90, 60]
+    data = datasets.load("breast-cancer")
+    bounds = np.cumsum([0] + sizes)
+    parts = [(data.features[a:b], data.labels[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
+    parameters = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.05, mechanism="l2-laplace",
+                                  calibration="tight", parties=len(sizes), dimension=30, noise_seed=11)
+    honest_next_round, honest_compare = PathakCuratorSide._step_next_round, PathakCuratorSide._compare
+
+    def recorded(self, i: int, m: int):
+        self.__dict__.setdefault("asked", set()).add((min(i, m), max(i, m)))
+        return honest_compare(self, i, m)
+
+    def every_pair(self, out) -> bool:
+        if self.winner is None:
+            return honest_next_round(self, out)
+        if self.pending:
+            return False
+        asked = self.__dict__.setdefault("asked", set())
+        round_pairs, used = [], set()
+        for i in range(1, self.parameters.parties + 1):
+            for m in range(i + 1, self.parameters.parties + 1):
+                if (i, m) not in asked and not {i, m} & used:
+                    round_pairs.append((i, m))
+                    used |= {i, m}
+        if not round_pairs:
+            return False
+        self._emit(out, party(1), "compare_request",
+                   pathak_pb2.CompareRound(comparisons=[self._compare(i, m) for i, m in round_pairs]))
+        return True
+
+    monkeypatch.setattr(PathakCuratorSide, "_step_next_round", every_pair)
+    monkeypatch.setattr(PathakCuratorSide, "_compare", recorded)
+    parties, _ = run(parameters, parts, keypair, random.Random(5))
+    leader = parties[party(1)]
+    assert len(leader.compared) <= len(sizes) - 1, f"the leader answered {len(leader.compared)} comparisons"
