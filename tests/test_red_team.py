@@ -165,7 +165,9 @@ def test_ray_uploads_no_bundle_with_the_code(tmp_path):
     from launcher import ray_hosts
 
     root = processes.Path(ray_hosts.__file__).resolve().parent.parent
-    run_dir = root / f".mpdp-run-red-team-{secrets.token_hex(4)}"
+    default = root / ".mpdp-run"  # ignored by git, so an interrupted test leaves nothing to commit
+    created = not default.exists()
+    run_dir = default / f"red-team-{secrets.token_hex(4)}"
     try:
         processes.prepare(run_dir, 3, BITS, datasets.load("breast-cancer"), processes.loopback_addresses(3, {}),
                           seed=3)
@@ -188,14 +190,16 @@ def test_ray_uploads_no_bundle_with_the_code(tmp_path):
 
         names = zipfile.ZipFile(package).namelist()
         assert "launcher/ray_hosts.py" in names  # the code does go
-        leaked = [name for name in names if name.startswith((run_dir.name, keys.name)) or "key_share" in name
+        leaked = [name for name in names if name.startswith(".mpdp-run/") or "key_share" in name
                   or name.endswith(".key")]
         assert not leaked, f"every actor would receive {leaked[:5]}"
     finally:
         import shutil
 
         shutil.rmtree(run_dir, ignore_errors=True)
-        shutil.rmtree(root / f"{run_dir.name}-keys", ignore_errors=True)
+        shutil.rmtree(default / f"{run_dir.name}-keys", ignore_errors=True)
+        if created:
+            shutil.rmtree(default, ignore_errors=True)
 
 
 def _signing_keys(tmp_path, parties: int):
