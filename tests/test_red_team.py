@@ -573,3 +573,19 @@ def test_charlie_gets_no_more_than_a_tournaments_k_minus_1_comparisons(keypair, 
     parties, _ = run(parameters, parts, keypair, random.Random(5))
     leader = parties[party(1)]
     assert len(leader.compared) <= len(sizes) - 1, f"the leader answered {len(leader.compared)} comparisons"
+
+
+@pytest.mark.parametrize("method", ["dealer", "distributed"])
+def test_no_key_is_made_with_a_threshold_that_does_not_bound_decryption(tmp_path, monkeypatch, method):
+    """The same key through the launcher: `keygen`/`prepare`/`up --threshold 1` (or any t ≤ ℓ/2) would hand
+    every holder, the malicious party included, a share that decrypts alone. Refused before any file exists."""
+    from launcher.deployment import distributed_keygen, keygen
+
+    monkeypatch.setattr(distributed_keygen, "_spawn", lambda *a: pytest.fail("a holder was started"))
+    for threshold in (1, 2):
+        with pytest.raises(ValueError, match="threshold"):
+            keygen.ceremony(5, tmp_path / "keys", BITS, threshold=threshold, method=method)
+        with pytest.raises(ValueError, match="threshold"):
+            processes.prepare(tmp_path / "run", 5, BITS, datasets.load("breast-cancer"),
+                              processes.loopback_addresses(5, {}), seed=3, threshold=threshold, keygen=method)
+    assert not list(tmp_path.rglob("*.json")) and not list(tmp_path.rglob("*.npz"))
