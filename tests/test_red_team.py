@@ -582,10 +582,10 @@ def test_no_key_is_made_with_a_threshold_that_does_not_bound_decryption(tmp_path
     from launcher.deployment import distributed_keygen, keygen
 
     monkeypatch.setattr(distributed_keygen, "_spawn", lambda *a: pytest.fail("a holder was started"))
-    for threshold in (1, 2):
+    for t in (1, 2):
         with pytest.raises(ValueError, match="threshold"):
-            keygen.ceremony(5, tmp_path / "keys", BITS, threshold=threshold, method=method)
+            keygen.ceremony(5, tmp_path / "keys", BITS, threshold=t, method=method)
         with pytest.raises(ValueError, match="threshold"):
             processes.prepare(tmp_path / "run", 5, BITS, datasets.load("breast-cancer"),
-                              processes.loopback_addresses(5, {}), seed=3, threshold=threshold, keygen=method)
+                              processes.loopback_addresses(5, {}), seed=3, threshold=t, keygen=method)
     assert not list(tmp_path.rglob("*.json")) and not list(tmp_path.rglob("*.npz"))
