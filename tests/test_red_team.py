@@ -162,9 +162,9 @@ def test_ray_uploads_no_bundle_with_the_code(tmp_path):
     pytest.importorskip("ray")
     from ray._private.runtime_env import packaging
 
-    from launcher import ray_hosts
+    from launcher.deployment import ray_hosts
 
-    root = processes.Path(ray_hosts.__file__).resolve().parent.parent
+    root = processes.Path(__file__).resolve().parent.parent  # the checkout
     default = root / ".mpdp-run"  # ignored by git, so an interrupted test leaves nothing to commit
     created = not default.exists()
     run_dir = default / f"red-team-{secrets.token_hex(4)}"
@@ -189,7 +189,7 @@ def test_ray_uploads_no_bundle_with_the_code(tmp_path):
         import zipfile
 
         names = zipfile.ZipFile(package).namelist()
-        assert "launcher/ray_hosts.py" in names  # the code does go
+        assert "launcher/deployment/ray_hosts.py" in names and "mpdp/__init__.py" in names  # the code goes
         leaked = [name for name in names if name.startswith(".mpdp-run/") or "key_share" in name
                   or name.endswith(".key")]
         assert not leaked, f"every actor would receive {leaked[:5]}"

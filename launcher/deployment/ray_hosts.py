@@ -29,6 +29,7 @@ from launcher.deployment.processes import RunDirectory, wait_healthy
 from launcher.errors import StartupError
 from mpdp.wire.identity import Principal
 
+CODE_ROOT = Path(__file__).resolve().parents[2]  # the checkout: launcher/, mpdp/, the role folders
 RAY_FILE = "ray.json"  # the run directory's record of its cluster and actors (what `down` and `ps` read)
 INSTALL_HINT = "--ray needs Ray: pip install -e '.[ray]'"
 TOPOLOGY_MARK = "{topology}"  # stands for the bundle's topology file in the serve arguments an actor gets
@@ -107,7 +108,7 @@ class RoleHostActor:
                 with os.fdopen(fd, "wb") as out:
                     out.write(content)
             log = bundles.open_private(self.directory / "role.log")
-        root = Path(__file__).resolve().parent.parent  # the code Ray placed on this node
+        root = CODE_ROOT  # the code Ray placed on this node
         command = [sys.executable, "-m", "launcher.cli",
                    *[str(self.directory / bundles.TOPOLOGY_FILE) if a == TOPOLOGY_MARK else a for a in arguments]]
         try:
@@ -209,7 +210,7 @@ def upload_excludes(root: Path, run_dir: Path) -> list[str]:
 
 
 def _init(ray, address: str, namespace: str, run_dir: Path) -> None:
-    root = Path(__file__).resolve().parent.parent
+    root = CODE_ROOT
     ray.init(address=address, namespace=namespace, log_to_driver=False, logging_level="ERROR",
              runtime_env={"working_dir": str(root), "excludes": upload_excludes(root, run_dir)})
 
