@@ -126,8 +126,9 @@ class DpppAggregatorSide(RoleSide):
             raise denied(f"{sender} may not send DPPP '{kind}' messages")
 
     def _accept_proven(self, teacher: int, body: dppp_pb2.DpppVotes) -> list[Outbound]:
-        """Step 2 with proven votes: shapes, then every one-hot proof, then the folded vector to the sum. A
-        teacher whose proofs fail is excluded by name; the round goes on if enough others contribute."""
+        """Step 2 with proven votes: shapes, the signature on the folded vector, then every one-hot proof, then
+        the folded vector to the sum. A teacher whose proofs fail is excluded by name; the round goes on if
+        enough others contribute."""
         if teacher not in self.teachers:
             raise denied(f"party {teacher} does not contribute to this sum")
         if teacher in self.rejected_votes:
@@ -135,9 +136,11 @@ class DpppAggregatorSide(RoleSide):
         if teacher in self.collector.contributions:
             raise precondition(f"party {teacher} already contributed (replay)")
         p = self.parameters
+        shape = (self.public_key, self.layout, p.queries, p.classes, p.share_range, body.votes, body.proven)
+        # the signature on the folded vector (products: cheap) before the proofs
+        self.collector.check(teacher, vote_proofs.folded(*shape), body.signature)
         try:
-            folded = vote_proofs.check_and_fold(self.public_key, self.layout, p.queries, p.classes, p.share_range, body.votes,
-                                                body.proven, vote_proofs.context("dppp", self.session_id, teacher))
+            folded = vote_proofs.check_and_fold(*shape, vote_proofs.context("dppp", self.session_id, teacher))
         except MembershipProofInvalid as error:
             self.rejected_votes[teacher] = f"vote proof failed: {error}"
             self.collector.mark_absent(teacher, self.rejected_votes[teacher])

@@ -135,6 +135,7 @@ class DuServerSide(RoleSide):
             assert self.collector is not None
             if not body.HasField("proof"):
                 raise invalid("under secure aggregation an upload carries its range proof")
+            self.collector.check(number, body.encrypted, body.signature)  # the signature before the proof
             try:
                 proven_upload.check(self.public_key, p, body.encrypted, body.proof,
                                     proven_upload.context(self.session_id, number, self.round))

@@ -78,8 +78,9 @@ class HammAggregatorSide(RoleSide):
         return self.poll()
 
     def _accept_proven(self, voter: int, body: hamm_pb2.HammVotes) -> list[Outbound]:
-        """Step 2 with proven votes: shapes, then every vote proof, then the folded vector to the sum. A voter
-        whose proofs fail is excluded by name; the session goes on if enough others contribute."""
+        """Step 2 with proven votes: shapes, the signature on the folded vector, then every vote proof, then the
+        folded vector to the sum. A voter whose proofs fail is excluded by name; the session goes on if enough
+        others contribute."""
         if voter not in self.voters:
             raise denied(f"party {voter} does not contribute to this sum")
         if voter in self.rejected_votes:
@@ -87,10 +88,12 @@ class HammAggregatorSide(RoleSide):
         if voter in self.collector.contributions:
             raise precondition(f"party {voter} already contributed (replay)")
         p = self.parameters
+        shape = (self.public_key, p.layout(self.public_key.n), p.aux_points, p.vote_width, p.share_range, body.votes,
+                 body.proven)
+        # the signature on the folded vector (products: cheap) before the proofs
+        self.collector.check(voter, vote_proofs.folded(*shape), body.signature)
         try:
-            folded = vote_proofs.check_and_fold(self.public_key, p.layout(self.public_key.n), p.aux_points,
-                                                p.vote_width, p.share_range, body.votes, body.proven,
-                                                vote_proofs.context("hamm", self.session_id, voter))
+            folded = vote_proofs.check_and_fold(*shape, vote_proofs.context("hamm", self.session_id, voter))
         except MembershipProofInvalid as error:
             self.rejected_votes[voter] = f"vote proof failed: {error}"
             self.collector.mark_absent(voter, self.rejected_votes[voter])

@@ -392,6 +392,9 @@ class PathakLeaderSide(PathakPartySide):
                 raise precondition(f"pair ({i}, {m}) was compared already")
         if len({k for pair in pairs for k in pair}) != 2 * len(pairs):
             raise invalid("a round compares each position at most once")
+        if len(self.compared) + len(pairs) > self.parameters.parties - 1:  # a knockout's K − 1: Charlie's bits
+            raise precondition(f"a tournament of {self.parameters.parties} parties has "
+                               f"{self.parameters.parties - 1} comparisons; {len(self.compared)} were answered")
         bits = self.parameters.comparison_bits
         jobs, hints = [], []
         for (i, m), request in zip(pairs, requests):

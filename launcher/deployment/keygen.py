@@ -29,12 +29,21 @@ METHODS = ("dealer", "distributed")  # docs/distributed-keygen.md says why the d
 DEFERRED = "deferred"
 
 
+def check_threshold(threshold: int, holders: int) -> None:
+    """t > ℓ/2, before any key exists: the holders decrypt under no other key (party/key_holder.py), and with
+    t = 1 any one holder, the malicious party too, would decrypt every contribution alone."""
+    if not holders // 2 < threshold <= holders:
+        raise ValueError(f"the threshold must be in ({holders // 2}, {holders}] for {holders} key holders, "
+                         f"not {threshold}: with t ≤ ℓ/2 key holders decrypt nothing (and t = 1 lets any one alone)")
+
+
 def ceremony(parties: int, directory: Path, bits: int, threshold: int | None = None,
              overwrite: bool = False, method: str = "dealer") -> tuple[list[Path], int, int]:
     """Every share in one 0700 directory: the dealer's output of `mpdp keygen`, handed out one file per holder
     (`method` "distributed": the holders' own ceremony writes them)."""
     holders = committee_size(parties)
     threshold = threshold or default_threshold(holders)
+    check_threshold(threshold, holders)
     if method == "distributed":
         return distributed(holders, threshold, directory, bits, overwrite)
     keyfiles.check_writable(directory, holders, overwrite)  # before the expensive key generation
@@ -54,6 +63,7 @@ def deal_into_bundles(parties: int, bits: int, holder_bundles: dict[int, Path], 
     """The public key into every bundle, share j only into holder j's; returns (t, holders)."""
     holders = committee_size(parties)
     threshold = threshold or default_threshold(holders)
+    check_threshold(threshold, holders)
     if sorted(holder_bundles) != list(range(1, holders + 1)):
         raise ValueError(f"key holders are parties 1..{holders}")
     targets = [holder_bundles[j] / keyfiles.share_file_name(j) for j in holder_bundles]

@@ -20,7 +20,7 @@ import numpy as np
 
 from launcher.deployment import bundles, certs
 from launcher.deployment.health import is_serving
-from launcher.deployment.keygen import committee_size, deal_into_bundles, default_threshold
+from launcher.deployment.keygen import check_threshold, committee_size, deal_into_bundles, default_threshold
 from launcher.errors import StartupError
 from launcher.progress import progress
 from mpdp.cryptocore import keyfiles, secret_files
@@ -197,6 +197,7 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
     model_names(model)  # a mistake fails before the key ceremony
     principals = {identity: (hosts or {}).get(identity) or Principal.of(identity) for identity in addresses}
     committee = committee_size(len(parts))
+    check_threshold(threshold or default_threshold(committee), committee)  # before anything is written
     check_quorum_hosts(principals, committee, threshold or default_threshold(committee), single_operator)
     with bundles.private_umask():
         bundles.private_directory(run.path)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -28,6 +29,7 @@ from launcher.deployment.processes import RunDirectory, wait_healthy
 from launcher.errors import StartupError
 from mpdp.wire.identity import Principal
 
+CODE_ROOT = Path(__file__).resolve().parents[2]  # the checkout: launcher/, mpdp/, the role folders
 RAY_FILE = "ray.json"  # the run directory's record of its cluster and actors (what `down` and `ps` read)
 INSTALL_HINT = "--ray needs Ray: pip install -e '.[ray]'"
 TOPOLOGY_MARK = "{topology}"  # stands for the bundle's topology file in the serve arguments an actor gets
@@ -39,6 +41,9 @@ DEFAULT_HOST_MEMORY_MB = 256
 # Not uploaded to the cluster's nodes with the code: history, documentation, caches, data.
 UPLOAD_EXCLUDES = [".git", ".git/**", "docs/**", "tests/**", "**/__pycache__/**", ".mypy_cache/**",
                    ".pytest_cache/**", ".ruff_cache/**", "**/*.npz", "mutants/**"]
+# Nor, wherever a bundle or key directory lies under the code's, what it keeps secret: key shares, TLS keys,
+# topologies and privacy ledgers. Every actor gets the whole upload; a role gets its own bundle through `start`.
+SECRET_EXCLUDES = ["**/key_share_*", "**/*.key", "**/topology.toml", "**/*.jsonl", "**/*.jsonl.head", "**/*.pem"]
 
 
 class RayMissing(RuntimeError):
@@ -103,7 +108,7 @@ class RoleHostActor:
                 with os.fdopen(fd, "wb") as out:
                     out.write(content)
             log = bundles.open_private(self.directory / "role.log")
-        root = Path(__file__).resolve().parent.parent  # the code Ray placed on this node
+        root = CODE_ROOT  # the code Ray placed on this node
         command = [sys.executable, "-m", "launcher.cli",
                    *[str(self.directory / bundles.TOPOLOGY_FILE) if a == TOPOLOGY_MARK else a for a in arguments]]
         try:
@@ -191,10 +196,23 @@ def _free_port() -> int:
     return free_port()
 
 
-def _init(ray, address: str, namespace: str) -> None:
-    root = Path(__file__).resolve().parent.parent
+def upload_excludes(root: Path, run_dir: Path) -> list[str]:
+    """What stays behind when Ray ships the code in `root` to every node: besides the usual, the run directory
+    when it lies under `root` (the default `.mpdp-run` does when `up` runs from a checkout), since every actor
+    would otherwise receive every role's bundle, earlier deployments' included."""
+    run, root = Path(run_dir).resolve(), Path(root).resolve()
+    if run == root:
+        raise StartupError(f"the run directory {run} is the code's, which Ray uploads; pick another --run-dir")
+    excludes = UPLOAD_EXCLUDES + SECRET_EXCLUDES
+    if run.is_relative_to(root):
+        excludes.append("/" + re.sub(r"([][*?!#\\])", r"\\\1", run.relative_to(root).as_posix()))
+    return excludes
+
+
+def _init(ray, address: str, namespace: str, run_dir: Path) -> None:
+    root = CODE_ROOT
     ray.init(address=address, namespace=namespace, log_to_driver=False, logging_level="ERROR",
-             runtime_env={"working_dir": str(root), "excludes": UPLOAD_EXCLUDES})
+             runtime_env={"working_dir": str(root), "excludes": upload_excludes(root, run_dir)})
 
 
 def _bundle_files(directory: Path) -> dict[str, bytes]:
@@ -226,7 +244,7 @@ def up(run_dir: Path, address: str | None, parties: int, per_process: int, bits:
     record = RayRecord(cluster, namespace, [str(p) for p in principals], head)
     record.dump(run)  # from here `down` can end what was started, whatever fails next
     try:
-        _init(ray, cluster, namespace)
+        _init(ray, cluster, namespace, run.path)
         actor_class = ray.remote(RoleHostActor)
         actors = {p: actor_class.options(name=str(p), lifetime="detached", num_cpus=host_cpus,
                                          memory=host_memory_mb * 2**20, max_restarts=0,

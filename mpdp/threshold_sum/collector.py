@@ -25,9 +25,10 @@ class SumCollector:
         self.aggregate: list[int] = []
         self.contributors: list[int] = []
 
-    def accept(self, contributor: int, message: common_pb2.Ciphertexts,
-               signature: threshold_sum_pb2.ContributionSignature) -> None:
-        """The holders would refuse the whole sum for one badly signed contribution: refuse it here instead."""
+    def check(self, contributor: int, message: common_pb2.Ciphertexts,
+              signature: threshold_sum_pb2.ContributionSignature) -> list[int]:
+        """The contribution's ciphertexts if `accept` would take it; refused otherwise, changing nothing (a
+        caller with a costlier check of its own, a range proof, runs this one first)."""
         if contributor not in self.expected:
             raise denied(f"party {contributor} does not contribute to this sum")
         if contributor in self.contributions:
@@ -36,6 +37,12 @@ class SumCollector:
             raise precondition(f"party {contributor} was given up on: {self.absent[contributor]}")
         values = ciphertexts_from_proto(self.public_key, message, self.ciphertext_count)
         authenticate(self.keys, self.slot, contributor, bytes(message.key_id), list(message.values), signature)
+        return values
+
+    def accept(self, contributor: int, message: common_pb2.Ciphertexts,
+               signature: threshold_sum_pb2.ContributionSignature) -> None:
+        """The holders would refuse the whole sum for one badly signed contribution: refuse it here instead."""
+        values = self.check(contributor, message, signature)
         self.contributions[contributor] = (values, threshold_sum_pb2.Contribution(
             sender=contributor, ciphertexts=message, signature=signature))
 

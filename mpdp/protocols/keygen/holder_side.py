@@ -58,8 +58,9 @@ class KeygenHolderSide(RoleSide):
             raise denied(f"{sender} may not open a key generation")
         if body.holders != len(self.committee) or not MIN_HOLDERS <= body.holders <= MAX_HOLDERS:
             raise invalid(f"this committee has {len(self.committee)} key holders, the request says {body.holders}")
-        if not 1 <= body.threshold <= body.holders:
-            raise invalid("need 1 ≤ threshold ≤ holders")
+        if not body.holders // 2 < body.threshold <= body.holders:  # what a holder needs to decrypt (key_holder)
+            raise invalid(f"need {body.holders // 2} < threshold ≤ {body.holders}: with t ≤ ℓ/2 two disjoint groups "
+                          "of holders could each decrypt, and with t = 1 any one holder alone")
         if body.bits > min(MAX_BITS, MAX_KEY_BITS) or body.batch > MAX_BATCH:
             raise invalid(f"at most {MAX_BITS}-bit keys and {MAX_BATCH} candidates per attempt")
         try:
