@@ -150,3 +150,30 @@ def test_one_draws_spread_and_the_cut_are_in_the_report_and_the_summary():
     text = "\n".join(context_lines(report))
     assert "one draw's spread" in text and "bootstrap over the 400 test rows" in text
     assert "decision threshold" in text and "public rows" in text
+
+
+@pytest.mark.slow
+def test_hamms_release_is_cut_on_charlies_public_rows_not_at_zero(tmp_path):
+    """Hamm at ε = ∞ (the release is Charlie's w_s itself) on the skewed table: the scores rank the rows, a cut at
+    0 leaves balanced accuracy near chance, the cut on Charlie's public rows (the client's, post-processing)
+    does not."""
+    import math
+    import random
+
+    from launcher.protocols.hamm.client import released_metrics
+    from mpdp.protocols.hamm import reference as hamm_reference
+    from mpdp.protocols.hamm.parameters import HammParameters
+
+    for seed in range(2):
+        split = skewed_split(tmp_path, seed)
+        aux = split.public_features
+        parameters = HammParameters("soft", math.inf, 1e-5, 1e-4, 2, PARTIES, len(aux), aux.shape[1], False, False,
+                                    DEFAULT_HONEST_FRACTION, KEY_ID)
+        teachers = [models.train("logistic-exact", x, y, 2) for x, y in split.teacher_parts]
+        _, outcome = hamm_reference.session(parameters, aux, teachers, random.Random(seed))
+        w = np.asarray(outcome.released).ravel()
+        scores = split.test_features @ w
+        at_zero = evaluation.metrics(split.test_labels, (scores >= 0).astype(int), scores)
+        found = released_metrics(w, split.test_features, split.test_labels, aux)
+        assert found["threshold"]["public_rows"] == len(aux) and found["threshold"]["value"] < 0
+        assert at_zero["balanced_accuracy"] < 0.6 < 0.75 < found["balanced_accuracy"], (at_zero, found)
