@@ -168,6 +168,14 @@ def _up(args) -> int:
     from launcher.data_report import check_parties
 
     check_parties(args.parties)
+    from launcher.teacher_layout import logical_parties
+
+    owners = args.parties
+    args.parties, args.parties_per_process = logical_parties(owners, args.teachers_per_party,
+                                                             args.parties_per_process, args.split)
+    if args.teachers_per_party > 1:
+        print(f"{owners} data owners, {args.teachers_per_party} teachers each on disjoint parts of its rows: "
+              f"{args.parties} logical parties in {owners} processes")
     if args.ray is not None:
         from launcher.deployment import ray_hosts
 
@@ -584,6 +592,10 @@ def _add_up_command(commands) -> None:
     up.add_argument("--parties", type=int, default=5)
     up.add_argument("--parties-per-process", type=int, default=1, metavar="P",
                     help="logical parties hosted by one process (default 1: a process per party)")
+    up.add_argument("--teachers-per-party", type=int, default=1, metavar="T",
+                    help="each of the --parties data owners splits its rows among T teachers (logical parties in "
+                         "its process): DPPP's vote margin grows with the teachers, its noise does not "
+                         "(docs/data-and-metrics.md)")
     up.add_argument("--single-operator", action="store_true",
                     help="one operator runs all parties (a simulation): allow a process to hold t key shares")
     up.add_argument("--topology", type=Path, help="attach to the roles this file names instead of starting them")

@@ -109,8 +109,9 @@ def dppp(args, parties: int, client_data: dict) -> dict | None:
     return _check("DPPP vote histogram", noise, parties,
                   f"std √(K·N_i/2) of a count difference, N_i = {tosses} over {queries} queries, against the "
                   f"unanimous margin K = {parties}",
-                  "more teachers (`mpdp up --parties 10` or more; the margin grows with K, the noise as √K), or "
-                  "raise ε", parties, signal_name="the unanimous vote's margin")
+                  "more teachers: each data owner splits its rows among several (`mpdp up --parties 5 "
+                  "--teachers-per-party 4`: K = 20; the margin grows with K, the noise as √K), or raise ε",
+                  parties, signal_name="the unanimous vote's margin")
 
 
 CHECKS = {"hamm": hamm, "pathak": pathak, "du": du, "dppp": dppp}

@@ -38,7 +38,7 @@ def spread(reports: list[dict]) -> dict:
 
 
 def run(protocol, args, topology, client_data: dict) -> dict:
-    from launcher import noise_check, summary
+    from launcher import noise_check, noise_spread, summary
     from mpdp.learning import evaluation
 
     check = noise_check.estimate(protocol.name, args, topology, client_data)
@@ -57,5 +57,8 @@ def run(protocol, args, topology, client_data: dict) -> dict:
     report["data"] = evaluation.data_record(client_data)
     report["baselines"] = evaluation.baselines([entry.data for entry in topology.parties if entry.data], client_data,
                                                _regularization(report), _student(protocol.name))
+    metrics = report.get("result", {}).get("test_metrics")
+    if metrics is not None:  # beside the bootstrap over test rows: the privacy noise's own spread
+        metrics["noise_spread"] = noise_spread.estimate(protocol.name, report, topology, client_data)
     report["warnings"] = summary.warnings(report)
     return report

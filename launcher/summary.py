@@ -71,7 +71,9 @@ def context_lines(report: dict) -> list[str]:
         lines.append(f"    this release                     {_rate(metrics, lead)}")
         if "spread" in metrics:
             lines.append(f"      one draw's spread                ± {_spread_of_one(metrics['spread'], lead)} "
-                         f"({metrics['spread']['method']}; the noise's own spread is --repeat's)")
+                         f"({metrics['spread']['method']})")
+        if "noise_spread" in metrics:
+            lines.append(f"      the privacy noise's spread       {_noise_spread(metrics['noise_spread'], lead)}")
         if "threshold" in metrics:
             cut = metrics["threshold"]
             lines.append(f"      decision threshold               {cut['value']:.3g}: {cut['rule']}")
@@ -97,6 +99,12 @@ def _spread_of_one(spread: dict, lead: bool) -> str:
     keys = ("balanced_accuracy", "auc", "accuracy") if lead else ("accuracy", "balanced_accuracy", "auc")
     return ", ".join(f"{key.replace('_', ' ')} {spread[key]:.1%}" if key != "auc" else f"AUC {spread[key]:.3f}"
                      for key in keys if key in spread)
+
+
+def _noise_spread(found: dict, lead: bool) -> str:
+    if "unavailable" in found:
+        return f"not computed: {found['unavailable']}"
+    return f"± {_spread_of_one(found, lead)} ({found['method']})"
 
 
 def _spread(repeat: dict, lead: bool) -> str:

@@ -48,3 +48,11 @@ def test_each_protocol_at_its_defaults_reports_beside_its_baselines(skewed, tmp_
         assert f"WARNING: {warning}" in out
     assert metrics["one_class"] == any("one class for every row" in w for w in report["warnings"])
     assert "noise_check" in report
+    # the privacy noise's spread beside the bootstrap: computed for Pathak (around the release) and Du (reruns
+    # on the operator's data), said not computed for DPPP
+    spread = metrics["noise_spread"]
+    assert "the privacy noise's spread" in out
+    if protocol == "dppp":
+        assert "vote counts" in spread["unavailable"]
+    else:
+        assert 0 <= spread["balanced_accuracy"] < 0.5 and spread["draws"] > 1, spread

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from launcher import noise_check
+from launcher import noise_check, teacher_layout
 from launcher.protocol import Option
 from launcher.protocols.dppp import commands as dppp_commands
 from launcher.protocols.du import commands as du_commands
@@ -26,8 +26,8 @@ from mpdp.protocols.du.parameters import DuParameters
 from mpdp.protocols.pathak import reference as pathak_reference
 from tests import synthetic_table
 
-PARTIES = 5  # `mpdp up`'s default
-TEACHERS = {"dppp": 10}  # DPPP's noise check asks for 10 teachers: at 5 a unanimous margin is 1.2 noise stds
+PARTIES = 5  # `mpdp up`'s default: 5 data owners
+TEACHERS_PER_OWNER = 4  # DPPP: `mpdp up --teachers-per-party 4`; at 1 a unanimous margin is 1.2 noise stds
 ROWS = 20_000  # the issue's table had tens of thousands of rows; 2/3 of them with the parties
 KEY_ID = bytes(32)
 SEED = 0  # the sweep over 5 seeds is in docs/data-and-metrics.md ("At the defaults")
@@ -88,13 +88,35 @@ RELEASES = {"dppp": dppp_release, "pathak": pathak_release, "du": du_release}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("protocol", sorted(RELEASES))
+@pytest.mark.parametrize("protocol", sorted(set(RELEASES) - {"dppp"}))
 def test_the_defaults_learn_the_skewed_table(tmp_path, protocol):
-    split = skewed_split(tmp_path, SEED, parties=TEACHERS.get(protocol, PARTIES))
+    split = skewed_split(tmp_path, SEED)
     assert evaluation.majority_rate(split.test_labels) > 0.85
     found = RELEASES[protocol](split, SEED)
     assert found["auc"] > 0.6, found
     assert found["balanced_accuracy"] > 0.55, found
+
+
+@pytest.mark.slow
+def test_dppp_with_several_teachers_per_data_owner_learns_the_skewed_table_on_every_seed(tmp_path):
+    """5 data owners (`mpdp up`'s default), each splitting its rows among 4 teachers, ε = 10 over the default 20
+    queries: the student ranks the rows and beats the majority class on every split (the sweep is in
+    docs/data-and-metrics.md). The layout is the launcher's: consecutive parts of the even split per owner."""
+    teachers, per_process = teacher_layout.logical_parties(PARTIES, TEACHERS_PER_OWNER, 1, "even")
+    assert (teachers, per_process) == (PARTIES * TEACHERS_PER_OWNER, TEACHERS_PER_OWNER)
+    found = [dppp_release(skewed_split(tmp_path, seed, parties=teachers), seed) for seed in range(5)]
+    assert all(m["auc"] > 0.6 and m["balanced_accuracy"] > 0.53 for m in found), found
+    assert np.mean([m["balanced_accuracy"] for m in found]) > 0.6, found
+
+
+def test_one_data_owner_may_not_speak_for_a_third_of_the_teachers():
+    assert teacher_layout.logical_parties(5, 1, 3, "15") == (5, 3)  # one teacher each: unchanged
+    with pytest.raises(ValueError, match="at least 3 owners"):
+        teacher_layout.logical_parties(2, 4, 1, "even")
+    with pytest.raises(ValueError, match="even split"):
+        teacher_layout.logical_parties(5, 4, 1, "15")
+    with pytest.raises(ValueError, match="one of the two"):
+        teacher_layout.logical_parties(5, 4, 2, "even")
 
 
 def test_du_on_breast_cancer_is_cut_on_the_public_rows_not_at_zero():
@@ -131,7 +153,7 @@ def test_dppp_says_before_running_that_five_teachers_are_too_few():
     args = argparse.Namespace(epsilon=10.0, delta=1e-5, queries=20, noise="binomial")
     data = {"classes": 2, "public_features": np.zeros((95, 3))}
     five, ten = noise_check.dppp(args, 5, data), noise_check.dppp(args, 10, data)
-    assert five["ratio"] > 1 and "more teachers" in five["warnings"][0]
+    assert five["ratio"] > 1 and "--teachers-per-party" in five["warnings"][0]
     assert ten["ratio"] < 1 and not ten["warnings"]
 
 
@@ -150,3 +172,30 @@ def test_one_draws_spread_and_the_cut_are_in_the_report_and_the_summary():
     text = "\n".join(context_lines(report))
     assert "one draw's spread" in text and "bootstrap over the 400 test rows" in text
     assert "decision threshold" in text and "public rows" in text
+
+
+@pytest.mark.slow
+def test_hamms_release_is_cut_on_charlies_public_rows_not_at_zero(tmp_path):
+    """Hamm at ε = ∞ (the release is Charlie's w_s itself) on the skewed table: the scores rank the rows, a cut at
+    0 leaves balanced accuracy near chance, the cut on Charlie's public rows (the client's, post-processing)
+    does not."""
+    import math
+    import random
+
+    from launcher.protocols.hamm.client import released_metrics
+    from mpdp.protocols.hamm import reference as hamm_reference
+    from mpdp.protocols.hamm.parameters import HammParameters
+
+    for seed in range(2):
+        split = skewed_split(tmp_path, seed)
+        aux = split.public_features
+        parameters = HammParameters("soft", math.inf, 1e-5, 1e-4, 2, PARTIES, len(aux), aux.shape[1], False, False,
+                                    DEFAULT_HONEST_FRACTION, KEY_ID)
+        teachers = [models.train("logistic-exact", x, y, 2) for x, y in split.teacher_parts]
+        _, outcome = hamm_reference.session(parameters, aux, teachers, random.Random(seed))
+        w = np.asarray(outcome.released).ravel()
+        scores = split.test_features @ w
+        at_zero = evaluation.metrics(split.test_labels, (scores >= 0).astype(int), scores)
+        found = released_metrics(w, split.test_features, split.test_labels, aux)
+        assert found["threshold"]["public_rows"] == len(aux) and found["threshold"]["value"] < 0
+        assert at_zero["balanced_accuracy"] < 0.6 < 0.75 < found["balanced_accuracy"], (at_zero, found)

@@ -210,7 +210,7 @@ PROTOCOL = LauncherProtocol(
     # with 5 teachers about one label in five flips, and the student fell below the majority class on some splits.
     # Simulated on breast cancer (8 splits, the reference round): 10 teachers gave +13 to +41 points over it.
     demo_deployment=DemoDeployment(
-        parties=10, parties_per_process=5, model="logistic-balanced",
-        why="DPPP's vote margin grows with the number of teachers and its noise does not: 10 teachers in 2 "
-            "processes"),
+        parties=20, parties_per_process=4, model="logistic-balanced",
+        why="DPPP's vote margin grows with the number of teachers and its noise does not: 5 data owners, each "
+            "with 4 teachers on disjoint parts of its rows (`mpdp up --teachers-per-party 4`)"),
 )

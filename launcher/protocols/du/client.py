@@ -62,7 +62,7 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
             "dimension": parameters.dimension, "method": parameters.method, "epsilon": parameters.epsilon,
             "rounds": parameters.rounds, "tolerance": parameters.tolerance, "local_epochs": parameters.local_epochs,
             "learning_rate": parameters.learning_rate, "batch_size": parameters.batch_size,
-            "lambda": parameters.regularization,
+            "lambda": parameters.regularization, "delta": parameters.delta,
             "bound": parameters.bound, "secure_aggregation": parameters.secure_aggregation,
             "key_bits": keyfiles.load_public_key(topology.public_key).n.bit_length(),
             "round_deadline_s": round_deadline_s,

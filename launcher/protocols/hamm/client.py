@@ -12,7 +12,7 @@ from launcher.client import await_result
 from launcher.progress import progress
 from mpdp.cryptocore import keyfiles
 from mpdp.deployments.topology import Topology
-from mpdp.learning import evaluation
+from mpdp.learning import evaluation, threshold
 from mpdp.learning.logistic import predict
 from mpdp.proto.v1 import hamm_pb2
 from mpdp.protocols.hamm.parameters import DEFAULT_HONEST_FRACTION, HammParameters
@@ -44,9 +44,8 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
     if result.rows > 1:
         weights = weights.reshape(result.rows, -1)
     test_x, test_y = client_data["test_features"], client_data["test_labels"]
-    accuracy = float(np.mean(predict(weights, test_x) == test_y))
-    test_metrics = evaluation.metrics(test_y, predict(weights, test_x), test_x @ weights if weights.ndim == 1 else None,
-                                      spread=True)
+    test_metrics = released_metrics(weights, test_x, test_y, evaluation.public_rows(client_data))
+    accuracy = test_metrics["accuracy"]
     majority = float(np.max(np.bincount(test_y)) / len(test_y))
     timing = {t.stage: t.seconds for t in result.timing}
     timing["client_round_trip"] = round_s
@@ -79,6 +78,17 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
         "traffic_client_observed": traffic["client_observed"],
         "timing": timing,
     }
+
+
+def released_metrics(weights: np.ndarray, test_x: np.ndarray, test_y: np.ndarray, public_x: np.ndarray) -> dict:
+    """Test metrics of the released classifier. A binary release is cut on Charlie's public, unlabelled rows
+    (mpdp/learning/threshold.py: post-processing of the release, ε and δ unchanged); a multiclass one takes
+    the argmax."""
+    if weights.ndim != 1:
+        return evaluation.metrics(test_y, predict(weights, test_x), None, spread=True)
+    cut = threshold.on_public_rows(public_x @ weights)
+    scores = test_x @ weights
+    return {**evaluation.metrics(test_y, threshold.predict(scores, cut), scores, spread=True), "threshold": cut}
 
 
 def evaluator_view(topology: Topology, client_data: dict, report: dict) -> dict:
