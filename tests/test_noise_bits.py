@@ -73,7 +73,7 @@ def test_the_fold_packs_slots_across_plaintexts(threshold_key):
     public, shares = threshold_key
     queries, classes = 60, 10
     parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, queries, classes, 3, 2 / 3, True, public.key_id,
-                                                   proven_votes=True, verifiable_noise=True)
+                                                   proven_votes=True)  # the layout alone; two bits per slot below
     layout = parameters.layout(public.n)
     assert layout.plaintexts_needed(parameters.values) >= 2
     tosses = 2
