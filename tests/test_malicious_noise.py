@@ -5,7 +5,8 @@ coin and its share, read off the decrypted histograms, is a fair Bin(N_i, ½) dr
 fails excludes its teacher by name and the round goes on with the others. Bits from the noise pool (made and
 verified offline) are spent in order, and a round whose pool ran short makes its bits inline. A teacher that
 reveals a coin share other than the one it committed to (as one shown the others' shares would, to choose the
-coin) aborts the round: nothing is released."""
+coin) aborts the round: nothing is released. Hamm's voters (noisy counts) likewise: a skewed share lands whole
+without verifiable noise and is a fair draw with it."""
 
 import asyncio
 import math
@@ -15,9 +16,14 @@ import numpy as np
 import pytest
 
 from launcher.protocols.dppp import client as dppp_client
+from launcher.protocols.hamm.client import run_hamm_session, session_parameters
 from mpdp.cryptocore import keyfiles
+from mpdp.proto.v1.role_pb2_grpc import RoleStub
 from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from mpdp.protocols.dppp.reference import noisy_histograms
+from mpdp.protocols.hamm import reference as hamm_reference
+from mpdp.sessions.identity import CLIENT, CURATOR, party
+from tests.deployment import envelope
 
 SKEWER = 5
 QUERIES = 20
@@ -141,3 +147,41 @@ def test_a_coin_share_that_does_not_open_its_commitment_aborts_the_round(pool):
         four.run_dppp(queries=3, verifiable_noise=True, honest_fraction=0.5, deadline_s=DEADLINE_S)
     assert raised.value.code() == grpc.StatusCode.ABORTED
     assert "party 3's coin share does not open its commitment" in raised.value.details()
+
+
+HAMM_SKEWER = 4
+
+
+def _hamm_round(deployment, verifiable: bool):
+    """One Hamm session with noisy counts (ε = 10, M = 4); each voter's recorded votes and shares, Charlie's counts."""
+    parameters = session_parameters(deployment.topology, deployment.client_data, "vote", 10.0, 1e-5, 0.01, True,
+                                    honest_fraction=0.5, proven_votes=True, verifiable_noise=verifiable)
+    report = asyncio.run(run_hamm_session(deployment.topology, deployment.client_data, parameters, deadline_s=DEADLINE_S))
+    session = report["session_id"]
+    records = {j: deployment.call(party(j), RoleStub, "GetTestRecord", envelope(session, party(j)), CLIENT).hamm.test_record
+               for j in range(1, 5)}
+    votes = {j: np.array(r.votes).reshape(-1, 1) for j, r in records.items()}
+    noise = {j: np.array(r.noise).reshape(-1, 1) for j, r in records.items()}
+    charlie = deployment.call(CURATOR, RoleStub, "GetTestRecord", envelope(session, CURATOR), CLIENT).hamm.test_record
+    counts = np.array(charlie.counts)
+    calibrated = report["result"]
+    assert calibrated["contributors"] == [1, 2, 3, 4] and calibrated["rejected_votes"] == {}
+    parameters.calibrate()
+    expected = hamm_reference.counts(parameters, list(votes.values()), list(noise.values()))
+    assert np.array_equal(counts.reshape(expected.shape), expected)  # the counts are the recorded votes and shares
+    return parameters, votes, noise
+
+
+def test_hamm_a_skewed_share_lands_whole_without_and_is_a_fair_draw_with_verifiable_noise(pool):
+    """Voter 4's bits (shares without verifiable noise) are N_i where it votes 1 and 0 elsewhere. Without
+    verifiable noise that is its share, whole; with it, flipped by the coin, each group's bits sum to a fair draw."""
+    four = pool.get(4, {HAMM_SKEWER: "noise-skew"})
+    parameters, votes, noise = _hamm_round(four, verifiable=False)
+    tosses = parameters.share_range
+    assert np.array_equal(noise[HAMM_SKEWER], votes[HAMM_SKEWER] * tosses)
+
+    parameters, votes, noise = _hamm_round(four, verifiable=True)
+    ones = votes[HAMM_SKEWER].astype(bool)
+    assert ones.any() and (~ones).any()
+    for committed in (ones, ~ones):  # all-ones bits, all-zeros bits
+        assert _fair(int(noise[HAMM_SKEWER][committed].sum()), int(committed.sum()) * tosses)
