@@ -30,6 +30,7 @@ from mpdp.threshold_sum.codec import ciphertexts_from_proto, ciphertexts_to_prot
 from mpdp.vote_proofs import votes as vote_proofs
 
 DIGEST_TAG = b"mpdp/noise-commitments/v2"
+MAX_ROUND_BITS = 16_000  # bits made in a round, one message: about 3.7 kB each with its proof at 4096 bits, < 64 MB
 BIT = (0, 1)
 
 

@@ -142,11 +142,11 @@ class HammParameters:
 
     def check_verifiable_size(self) -> None:
         """After calibration: N_i committed bits per slot travel in one message, bounded as DPPP's."""
-        from mpdp.protocols.dppp.parameters import MAX_VERIFIABLE_NOISE_BITS
+        from mpdp.vote_proofs.noise_bits import MAX_ROUND_BITS
 
-        if self.verifiable_noise and self.share_range * self.values > MAX_VERIFIABLE_NOISE_BITS:
+        if self.verifiable_noise and self.share_range * self.values > MAX_ROUND_BITS:
             raise invalid(f"N_i·slots = {self.share_range * self.values} committed noise bits per party exceed "
-                          f"{MAX_VERIFIABLE_NOISE_BITS} (one message): use fewer auxiliary points")
+                          f"{MAX_ROUND_BITS} (one message): use fewer auxiliary points")
 
     def draw_shares(self, count: int) -> list[int]:
         if self.skellam is not None:
