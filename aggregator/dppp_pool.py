@@ -55,6 +55,7 @@ class DpppPoolAggregatorSide(RoleSide):
         self.teachers = list(teachers)
         self.pools = pools
         self.bits = request.bits
+        self.powers = (request.randomness_powers, request.mask_powers)  # relayed: the teachers check and keep them
         self.deadline_seconds = deadline
         self.asked: dict[int, int] = {}  # teacher → the first position it was asked for
         self.filled: set[int] = set()
@@ -79,7 +80,8 @@ class DpppPoolAggregatorSide(RoleSide):
         outbound = []
         for teacher in self.teachers:
             self.asked[teacher] = self.pools.of(teacher).next
-            request = dppp_pb2.DpppPoolRequest(key_id=self.public_key.key_id, first=self.asked[teacher], count=self.bits)
+            request = dppp_pb2.DpppPoolRequest(key_id=self.public_key.key_id, first=self.asked[teacher], count=self.bits,
+                                               randomness_powers=self.powers[0], mask_powers=self.powers[1])
             outbound.append(Outbound(party(teacher), "pool_request", request))
         return outbound
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from mpdp.cryptocore import ciphertext as ct
 from mpdp.cryptocore.key_checks import check_key_id
+from mpdp.cryptocore.precomputed_powers import PowerPool
 from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
 from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.protocols.dppp.reference import one_hot
@@ -20,6 +21,7 @@ from mpdp.sessions.matrices import shared_matrix_from_proto
 from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.protocol import RoleProtocol
 from mpdp.sessions.side import handles
+from mpdp.vote_proofs import votes as vote_proofs
 from mpdp.vote_proofs.noise_pool import Pools
 from party.dppp_pool import DpppPoolTeacherSide
 from party.resources import PartyResources
@@ -134,6 +136,10 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
     """The party's registry entry: the aggregator's `queries` (step 1) opens a teacher's side, its `pool_request`
     an offline fill of the teacher's noise pool (kept here, per teacher, for the process's life)."""
     pools = Pools()
+    powers: dict[int, PowerPool] = {}  # per teacher: its vote proofs' exponentiations, made offline
+
+    def powers_of(own: PartyResources) -> PowerPool:
+        return powers.setdefault(own.id, PowerPool(vote_proofs.proof_key(own.public_key)))
 
     def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body
                   ) -> DpppTeacherSide | DpppPoolTeacherSide:
@@ -141,7 +147,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
             raise denied(f"{sender} may not open a DPPP round; the aggregator does")
         own = resources(me)
         if kind == "pool_request":
-            return DpppPoolTeacherSide(session_id, own, pools.of(own.id), body)
+            return DpppPoolTeacherSide(session_id, own, pools.of(own.id), powers_of(own), body)
         parameters = DpppParameters.from_proto(body.parameters)
         check_key_id(own.public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
         features = shared_matrix_from_proto(body.features)  # one copy per host
@@ -154,7 +160,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         own.admit(session_id, "dppp", parameters.guarantee())  # its own policy, before any work on its data
         side = DpppTeacherSide(session_id, own, parameters, features, body.deadline_seconds)
         if parameters.verifiable_noise:
-            side.noise_pool = pools.of(own.id)
+            side.noise_pool, side.vote_powers = pools.of(own.id), powers_of(own)
         own.spend(session_id, "dppp", parameters.guarantee())  # before the votes leave
         return side
 

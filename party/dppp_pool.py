@@ -2,7 +2,8 @@
 
 OPEN --pool_request--> DONE: `count` fresh bits from `secrets`, each encrypted (0 or 1) with a bit proof bound to
 the key, the teacher and its pool position, kept in the teacher's pool and sent to the aggregator, which verifies
-them before they enter its own. Nothing derives from the teacher's data: no privacy budget is asked or spent."""
+them before they enter its own; and the pairs (x, h_s^x) its future vote proofs will use, kept and never sent.
+Nothing derives from the teacher's data: no privacy budget is asked or spent."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import secrets
 import numpy as np
 
 from mpdp.cryptocore.key_checks import check_key_id
+from mpdp.cryptocore.precomputed_powers import PowerPool
 from mpdp.proto.v1 import dppp_pb2
 from mpdp.sessions.errors import invalid
 from mpdp.sessions.identity import AGGREGATOR, Identity
@@ -35,14 +37,19 @@ class DpppPoolTeacherSide(RoleSide):
     announce_abort = False  # a teacher that cannot fill is left out of the fill, nothing more
     deadline_seconds = DEADLINE_S
 
-    def __init__(self, session_id: str, own: PartyResources, pool: NoisePool, request: dppp_pb2.DpppPoolRequest):
+    def __init__(self, session_id: str, own: PartyResources, pool: NoisePool, powers: PowerPool,
+                 request: dppp_pb2.DpppPoolRequest):
         check_key_id(own.public_key.key_id, request.key_id)  # cheap checks before the side exists
         if not 0 < request.count <= noise_pool.MAX_FILL_BITS:
             raise invalid(f"a fill makes 1 to {noise_pool.MAX_FILL_BITS} bits per teacher, not {request.count}")
+        rooms = powers.room()
+        if request.randomness_powers > rooms[0] or request.mask_powers > rooms[1]:
+            raise invalid(f"teacher {own.id} has room for {rooms[0]} and {rooms[1]} more precomputed pairs")
         super().__init__(session_id, State.OPEN)
         self.identity = Identity("party", own.id)
         self.own = own
         self.pool = pool
+        self.powers = powers
 
     @property
     def participants(self) -> list[Identity]:
@@ -67,5 +74,6 @@ class DpppPoolTeacherSide(RoleSide):
             committed = noise_bits.tampered_bit(public_key, committed)
             values = [int.from_bytes(v, "big") for v in committed.ciphertexts.values]
         self.pool.append(body.first, values, bits.tolist())
+        self.powers.fill(min(body.randomness_powers, self.powers.room()[0]), min(body.mask_powers, self.powers.room()[1]))
         self._advance(State.OPEN, State.DONE, "uploading noise bits")
         return [Outbound(AGGREGATOR, "pool_bits", dppp_pb2.DpppPoolBits(first=body.first, bits=committed))]

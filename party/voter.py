@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.precomputed_powers import PowerPool
 from mpdp.proto.v1 import common_pb2, threshold_sum_pb2
 from mpdp.sessions.errors import denied, invalid, precondition
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, Identity
@@ -84,6 +85,7 @@ class VoterSide(RoleSide):
         self.drawn: Drawn | None = None
         self.commitments: Commitments | None = None
         self.noise_pool: NoisePool | None = None  # verifiable noise: this voter's committed bits made offline
+        self.vote_powers: PowerPool | None = None  # verifiable noise: its vote proofs' exponentiations, made offline
 
     # ------------------------------------------------------------------ what a protocol's voter sets
     def votes(self) -> np.ndarray:
@@ -186,7 +188,8 @@ class VoterSide(RoleSide):
         Returns the votes message's fields."""
         p, public_key = self.parameters, self.own.public_key
         layout, tosses = p.layout(public_key.n), p.share_range
-        proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context(self.protocol, self.session_id, self.own.id))
+        proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context(self.protocol, self.session_id, self.own.id),
+                                  self.vote_powers)
         fields: dict = {"proven": proven}
         spent = self.noise_pool.take_next(votes.size * tosses) if self.noise_pool is not None else None
         if spent is not None:

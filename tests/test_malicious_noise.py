@@ -109,10 +109,10 @@ def _bits_per_round(deployment, queries: int, classes: int) -> int:
 
 def test_pooled_bits_are_spent_in_order_and_a_short_pool_falls_back_inline(five):
     """The skewer's pool bits are all ones (a share of N_i on every slot if unflipped). One round's worth is filled
-    offline and verified; the first round spends exactly it (its votes carry no bit proofs) and the skewer's share
+    offline and verified, with the exponentiations of its vote proofs; the first round spends exactly it (its votes carry no bit proofs) and the skewer's share
     is a fair draw; the pools are then empty, and the second round makes its bits inline."""
     count = _bits_per_round(five, QUERIES, 2)
-    filled = asyncio.run(dppp_client.fill_noise_pools(five.topology, count))
+    filled = asyncio.run(dppp_client.fill_noise_pools(five.topology, count, votes=QUERIES, classes=2))
     assert filled["rejected"] == {}
     start = {t: level["next"] - level["available"] for t, level in filled["levels"].items()}
     assert all(level["available"] >= count for level in filled["levels"].values())

@@ -93,11 +93,13 @@ def _proof_costs(public_key, teachers: int, classes: int, queries: int = 20) -> 
     return {"prove_s_per_query": (proved - started) / queries, "verify_s_per_query": (verified - proved) / queries}
 
 
-def _fill(target, bits: int, label: str) -> dict:
-    """The offline phase: every teacher makes `bits` committed bits, the aggregator verifies them into its pool."""
+def _fill(target, bits: int, queries: int, classes: int, label: str) -> dict:
+    """The offline phase: every teacher makes `bits` committed bits, the aggregator verifies them into its pool; and
+    each teacher makes the exponentiations of one round's vote proofs."""
     meter = CpuMeter(target.pids())
     meter.start()
-    filled = asyncio.run(dppp_client.fill_noise_pools(target.topology, bits, deadline_s=DEADLINE_S))
+    filled = asyncio.run(dppp_client.fill_noise_pools(target.topology, bits, deadline_s=DEADLINE_S, votes=queries,
+                                                      classes=classes))
     cpu = meter.stop()
     if filled["rejected"]:
         raise RuntimeError(f"the noise pool fill left out teachers: {filled['rejected']}")
@@ -121,7 +123,7 @@ def _verifiable(target, public_key, teachers: int, classes: int, queries: int, c
 
     def one(name: str, label: str) -> list[dict]:
         if name == "verifiable_pooled":  # the pools are empty otherwise: each pooled round spends what it filled
-            fills.append(_fill(target, bits_per_round, f"offline fill before {label}"))
+            fills.append(_fill(target, bits_per_round, queries, classes, f"offline fill before {label}"))
         return _rounds(target, queries, True, 1, label, **kinds[name])
 
     for name in kinds:
