@@ -102,9 +102,7 @@ class DpppPoolAggregatorSide(RoleSide):
             self.pools.of(teacher).append(body.first, values)
         except MembershipProofInvalid as error:
             self.rejected[teacher] = f"noise bit proof failed: {error}"
-        except ProtocolError as error:
-            if teacher in self.filled:
-                raise
+        except ProtocolError as error:  # a wrong count, or a concurrent fill took these positions
             self.rejected[teacher] = str(error)
         else:
             self.filled.add(teacher)

@@ -45,6 +45,9 @@ class DpppPoolTeacherSide(RoleSide):
         rooms = powers.room()
         if request.randomness_powers > rooms[0] or request.mask_powers > rooms[1]:
             raise invalid(f"teacher {own.id} has room for {rooms[0]} and {rooms[1]} more precomputed pairs")
+        pool.restart_at(request.first)  # what the aggregator does not hold from `first` on is void
+        if request.count > pool.room():
+            raise invalid(f"teacher {own.id}'s pool has room for {pool.room()} more bits, not {request.count}")
         super().__init__(session_id, State.OPEN)
         self.identity = Identity("party", own.id)
         self.own = own
@@ -60,9 +63,6 @@ class DpppPoolTeacherSide(RoleSide):
         if sender != AGGREGATOR:
             raise invalid(f"{sender} may not ask for noise bits; the aggregator does")
         self._require(State.OPEN, "filling the noise pool")
-        self.pool.restart_at(body.first)  # what the aggregator does not hold from `first` on is void
-        if body.count > self.pool.room():
-            raise invalid(f"teacher {self.own.id}'s pool has room for {self.pool.room()} more bits, not {body.count}")
         public_key = self.own.public_key
         stream = np.frombuffer(secrets.token_bytes((body.count + 7) // 8), dtype=np.uint8)
         bits = np.unpackbits(stream)[:body.count].astype(np.int64)

@@ -185,3 +185,24 @@ def test_hamm_a_skewed_share_lands_whole_without_and_is_a_fair_draw_with_verifia
     assert ones.any() and (~ones).any()
     for committed in (ones, ~ones):  # all-ones bits, all-zeros bits
         assert _fair(int(noise[HAMM_SKEWER][committed].sum()), int(committed.sum()) * tosses)
+
+
+def test_run_with_fill_pool_fills_the_round_first_and_spends_it(five):
+    """`mpdp run dppp --verifiable-noise --fill-pool`: the offline fill makes exactly the round's bits, which the
+    round then spends (no bit proofs in its votes), and the report carries the fill apart."""
+    import argparse
+
+    from launcher.protocols.dppp.commands import run_session
+
+    args = argparse.Namespace(epsilon=10.0, delta=1e-5, queries=QUERIES, no_packing=False, deadline=DEADLINE_S,
+                              noise="binomial", proven_votes=False, verifiable_noise=True, fill_pool=True)
+    report = run_session(args, five.topology, five.client_data)
+    count = _bits_per_round(five, QUERIES, 2)
+    offline = report["offline_fill"]
+    assert offline["bits"] == count and offline["rejected"] == {}
+    assert report["result"]["contributors"] == [1, 2, 3, 4, 5]
+    votes = {row["rpc"]: row for row in report["traffic"]}["Step/dppp/votes"]["request_bytes"]
+    assert votes < 5 * count * 64
+    after = asyncio.run(dppp_client.fill_noise_pools(five.topology, 1))
+    assert all(level["available"] == 1 + before["available"] - count
+               for level, before in zip(after["levels"].values(), offline["levels"].values()))
