@@ -31,8 +31,8 @@ MAX_DEADLINE_S = 3600.0
 
 
 class DpppTeacherSide(VoterSide):
-    """Step 2 (the votes; with verifiable noise 2a–2c: commitments, then the joint coin's flipped contribution)
-    and step 5 (partial decryptions, for the aggregator); `stand_down` when t other holders' shares sufficed."""
+    """Step 2 (the votes; with verifiable noise 2–2d: commitments, the coin's entries answered with a share, every
+    share answered with the signed flipped contribution) and step 5 (partial decryptions, for the aggregator); `stand_down` when t other holders' shares sufficed."""
 
     protocol = "dppp"
     votes_message = dppp_pb2.DpppVotes

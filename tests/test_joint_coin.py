@@ -92,3 +92,43 @@ def test_a_pool_position_is_spent_once_and_in_order():
     assert teacher.available == 1 and teacher.next == 3
     teacher.restart_at(0)  # the aggregator lost its pool: everything held is void
     assert teacher.available == 0 and teacher.next == 0
+
+
+def test_the_aggregator_spends_pooled_positions_once_across_rounds(threshold_key):
+    """Teacher 1's pool holds one round's bits; a round spends them; a second round naming the same positions
+    excludes the teacher by name before its bits go anywhere."""
+    import numpy as np
+
+    from aggregator.dppp import DpppAggregatorSide
+    from mpdp.proto.v1 import dppp_pb2
+    from mpdp.protocols.dppp.parameters import DpppParameters
+    from mpdp.sessions.identity import CLIENT, party
+    from mpdp.sessions.matrices import matrix_to_proto
+    from mpdp.vote_proofs import noise_bits, noise_pool
+    from mpdp.vote_proofs import votes as vote_proofs
+    from mpdp.vote_proofs.noise_pool import Pools
+
+    public, _ = threshold_key
+    queries, classes = 2, 2
+    parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, queries, classes, 3, 2 / 3, True, public.key_id,
+                                                   proven_votes=True, verifiable_noise=True)
+    count = parameters.values * parameters.share_range
+    pools = Pools()
+    _, values = noise_bits.commit(public, np.ones(count, dtype=int), noise_pool.context(public.key_id, 1, 0))
+    pools.of(1).append(0, values)
+    layout = parameters.layout(public.n)
+
+    def round_(session: str) -> DpppAggregatorSide:
+        side = DpppAggregatorSide(session, parameters, matrix_to_proto(np.zeros((queries, 3))), 60.0, public,
+                                  [1, 2, 3], [1, 2, 3], pools=pools)
+        side.receive(CLIENT, "open", None)
+        proven = vote_proofs.cast(public, layout, np.eye(classes, dtype=int)[[0, 1]],
+                                  vote_proofs.context("dppp", session, 1))
+        side.receive(party(1), "votes", dppp_pb2.DpppVotes(tosses=parameters.share_range, proven=proven, pooled=True,
+                                                           pool_first=0, coin_commitment=b"c" * 32))
+        return side
+
+    first = round_("first")
+    assert 1 in first.committed and first.rejected_votes == {} and pools.of(1).available == 0
+    second = round_("second")
+    assert 1 not in second.committed and "spent" in second.rejected_votes[1]
