@@ -132,3 +132,43 @@ def test_the_aggregator_spends_pooled_positions_once_across_rounds(threshold_key
     assert 1 in first.committed and first.rejected_votes == {} and pools.of(1).available == 0
     second = round_("second")
     assert 1 not in second.committed and "spent" in second.rejected_votes[1]
+
+
+def test_an_honest_teacher_refuses_a_coin_whose_shares_the_aggregator_replaced(threshold_key):
+    """The teacher's side as it runs: it reveals only once it holds every entry, refuses entries that leave out its
+    own commitment as sent, and signs nothing when a share does not open the entry it kept; given the true shares
+    it signs."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    from mpdp.protocols.dppp.parameters import DpppParameters
+    from mpdp.sessions.identity import AGGREGATOR
+    from party.dppp import DpppTeacherSide
+    from party.resources import PartyResources
+    from party.voter import State
+
+    public, shares_of_key = threshold_key
+    queries, classes = 2, 2
+    parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, queries, classes, 3, 2 / 3, True, public.key_id,
+                                                   proven_votes=True, verifiable_noise=True)
+    features = np.array([[0.0, 1.0], [1.0, 0.0], [0.5, 0.2], [0.1, 0.9]])
+    model = LogisticRegression().fit(features, [0, 1, 1, 0])
+    own = PartyResources(1, public, shares_of_key[0], model, features, np.array([0, 1, 1, 0]))
+    side = DpppTeacherSide("s", own, parameters, features[:queries], 60.0)
+    side.cast_votes()
+    mine = side.commitments.entry("s", 1)
+    others, others_shares = [], {}
+    for holder in (2, 3):
+        others_shares[holder] = joint_coin.draw_share()
+        others.append(joint_coin.Entry(holder, bytes([holder]) * 32, joint_coin.commitment("s", holder, others_shares[holder])))
+    altered = joint_coin.Entry(1, mine.commitment_digest, joint_coin.commitment("s", 1, b"x" * 32))
+    with pytest.raises(ProtocolError):  # its own entry replaced
+        side.receive(AGGREGATOR, "coin", joint_coin.entries_to_proto([altered, *others]))
+    (reveal,) = side.receive(AGGREGATOR, "coin", joint_coin.entries_to_proto([mine, *others]))
+    shares = {1: bytes(reveal.body.share), **others_shares}
+    replaced = {**shares, 2: joint_coin.draw_share()}  # chosen by the aggregator after seeing teacher 1's share
+    with pytest.raises(ProtocolError):
+        side.receive(AGGREGATOR, "shares", joint_coin.shares_to_proto(replaced))
+    assert side.state is State.REVEALED  # nothing signed
+    (flipped,) = side.receive(AGGREGATOR, "shares", joint_coin.shares_to_proto(shares))
+    assert flipped.kind == "flipped" and side.state is State.VOTED
