@@ -169,7 +169,7 @@ def _up(args) -> int:
 
     check_parties(args.parties)
     if args.ray is not None:
-        from launcher import ray_hosts
+        from launcher.deployment import ray_hosts
 
         try:
             ray_hosts.require_ray()
@@ -292,7 +292,7 @@ def _down(args) -> int:
     else:
         stopped = processes.down(args.run_dir)
     if not args.all and (processes.RunDirectory(args.run_dir).path / "ray.json").exists():
-        from launcher import ray_hosts
+        from launcher.deployment import ray_hosts
 
         actors = ray_hosts.down(args.run_dir)
         print(f"down: ended {len(actors)} Ray actors and their servers" if actors else "down: no Ray actor was left")
@@ -331,7 +331,7 @@ def _ps(args) -> int:
         print(f"{pid:>8}  {command}")
     print(f"{len(servers)} mpdp role servers running" + ("; `mpdp down --all` stops them" if servers else ""))
     if (processes.RunDirectory(args.run_dir).path / "ray.json").exists():
-        from launcher import ray_hosts
+        from launcher.deployment import ray_hosts
 
         actors = ray_hosts.describe(args.run_dir)
         for actor in actors:

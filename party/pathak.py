@@ -62,6 +62,16 @@ class TestRecord:  # test mode only; still never printed
     records: int = field(repr=False)
 
 
+@dataclass
+class PrivateInputs:
+    """What this party's Stage 3 share is made from; dropped when the session ends."""
+
+    model: np.ndarray
+    noise: list[int]
+    a: int  # Stage 1's additive shares of n′_j
+    b: int
+
+
 class PathakPartySide(PathakSide):
     """What the leader and a follower both do: train, draw the noise share, take part in the coin flip for π1,
     route a share, send the Stage 1 element, decrypt the masked share, select the noise, share the model."""
@@ -81,16 +91,16 @@ class PathakPartySide(PathakSide):
         self.fault = fault if test_mode else None
         self.key_bits = key_bits
         self.records = len(labels)
-        self.model = train(features, labels, parameters.regularization, parameters.gradient_tolerance)  # step 3.1
+        model = train(features, labels, parameters.regularization, parameters.gradient_tolerance)  # step 3.1
         # Stage 2 step 3: ζ_j, the noise of the *sum*, on the integer grid at the sum's scale (distributed: this
         # party's share of it).
-        self.noise = parameters.draw_noise(self.records, noise_source(parameters.noise_seed, me))
+        noise = parameters.draw_noise(self.records, noise_source(parameters.noise_seed, me))
         if self.fault == "no-noise-share":  # test mode only: a party that adds no noise
-            self.noise = [0] * len(self.noise)
-        self.drawn = TestRecord(self.model, self.noise, self.records) if test_mode else None
+            noise = [0] * len(noise)
+        self.drawn = TestRecord(model, noise, self.records) if test_mode else None
         n_prime = parameters.tie_broken(me, self.records)
-        self.a = secrets.randbelow(2**parameters.share_bits)  # Stage 1 step 1
-        self.b = n_prime - self.a
+        a = secrets.randbelow(2**parameters.share_bits)  # Stage 1 step 1
+        self.inputs: PrivateInputs | None = PrivateInputs(model, noise, a, n_prime - a)
         self.seed, self.nonce = permutation.new_seed()
         self.zeta: PublicKey | None = None
         self.comparison_key: ElGamalPublicKey | None = None  # Charlie's, for the tournament (the leader's use)
@@ -192,10 +202,25 @@ class PathakPartySide(PathakSide):
         finished = super()._step_finish(out)
         if finished and self.fault == "stage3-offset" and self.published is not None:  # test mode: a malicious share
             self.published = ring.add([self.published, [2**100] + [0] * (self.parameters.dimension - 1)])
+        if finished:
+            self._forget_inputs()
         if finished and self.zeta is not None:
             # every party re-randomises a few values under ζ each session: a small table (2 MB) suffices
             self._charlies_key.encryptor.precompute_while_idle(window_bits=4)
         return finished
+
+    def _forget_inputs(self) -> None:
+        """The model, the noise share, n′_j's shares and what was routed or masked to this party do not outlive
+        its session (test mode keeps a copy of the model and noise in `drawn`)."""
+        super()._forget_inputs()
+        self.inputs = None
+        self.routed = self.routed_pending = None
+        self.masked_share = self.indicator_element = None
+
+    def _own(self) -> PrivateInputs:
+        if self.inputs is None:
+            raise precondition(f"session {self.session_id} has ended: this party's inputs are gone")
+        return self.inputs
 
     # ------------------------------------------------------------------ steps
     def steps(self) -> list:
@@ -213,7 +238,8 @@ class PathakPartySide(PathakSide):
         share to its encoded model before Stage 3's additive sharing, so no one ever holds the noise."""
         if not self._once("own_share"):
             return False
-        self.own_vector = [w + z for w, z in zip(encode_model(self.model, self.parameters.fractional_bits), self.noise)]
+        own = self._own()
+        self.own_vector = [w + z for w, z in zip(encode_model(own.model, self.parameters.fractional_bits), own.noise)]
         self._mark("stage1_skipped")
         return True
 
@@ -241,8 +267,9 @@ class PathakPartySide(PathakSide):
         if len(self.seeds) < self.parameters.parties or self.zeta is None or not self._once("route"):
             return False
         self.pi1 = permutation.permutation([self.seeds[j] for j in sorted(self.seeds)], self.parameters.parties)
-        routed = pathak_pb2.RoutedShare(a=signed_bytes(self.a),
-                                        encrypted_b=ct.to_bytes(self.zeta.paillier, self.zeta.encryptor.encrypt(self.b)))
+        own = self._own()
+        routed = pathak_pb2.RoutedShare(a=signed_bytes(own.a),
+                                        encrypted_b=ct.to_bytes(self.zeta.paillier, self.zeta.encryptor.encrypt(own.b)))
         self._emit(out, party(self.pi1[self.me - 1]), "routed_share", routed)
         return True
 
@@ -289,7 +316,7 @@ class PathakPartySide(PathakSide):
         paillier = self._charlies_key.paillier
         selector = ct.from_bytes(paillier, self.indicator_element)
         layout = self.parameters.noise_layout(self._charlies_key.n)
-        powers = powmod_exponents(selector, layout.pack(self.noise), paillier.nsquare)  # the squarings shared
+        powers = powmod_exponents(selector, layout.pack(self._own().noise), paillier.nsquare)  # the squarings shared
         psi = [self._charlies_key.encryptor.rerandomise(power) for power in powers]
         self._emit(out, party(LEADER), "selected_noise",
                    common_pb2.Ciphertexts(key_id=self._charlies_key.key_id, values=[ct.to_bytes(paillier, c) for c in psi]))
@@ -488,7 +515,7 @@ class PathakLeaderSide(PathakPartySide):
                   for c, packed in zip(product, layout.pack_masks(masks))]
         self._emit(out, CURATOR, "masked_noise",
                    common_pb2.Ciphertexts(key_id=self._charlies_key.key_id, values=[ct.to_bytes(paillier, c) for c in masked]))
-        self.own_vector = [w - s for w, s in zip(encode_model(self.model, self.parameters.fractional_bits), masks)]
+        self.own_vector = [w - s for w, s in zip(encode_model(self._own().model, self.parameters.fractional_bits), masks)]
         self._mark("stage2_done")
         return True
 
@@ -527,7 +554,7 @@ class PathakFollowerSide(PathakPartySide):
         """Stage 2 step 3, then Stage 3 step 1: a follower shares round(2^F·ŵ_j) as it is."""
         if not super()._step_select_noise(out):
             return False
-        self.own_vector = encode_model(self.model, self.parameters.fractional_bits)
+        self.own_vector = encode_model(self._own().model, self.parameters.fractional_bits)
         return True
 
 

@@ -16,7 +16,7 @@ from tests.waiting import eventually
 A9A_DIR = os.environ.get(datasets.DATA_DIR_ENV, "")
 
 
-def _mpdp(*args, timeout=600):
+def _mpdp(*args, timeout=1800):  # a guard against a hang, not a speed check: a loaded machine is slow
     return subprocess.run([sys.executable, "-m", "launcher.cli", *args], capture_output=True, text=True, timeout=timeout)
 
 

@@ -19,7 +19,7 @@ def _parts(d):
     return [(augment(x), y.astype(float)) for x, y, _ in (datasets.load_part(e.data) for e in d.topology.parties)]
 
 
-def _run(d, method="functional", secure=False, rounds=3, deadline=30.0, **options):
+def _run(d, method="functional", secure=False, rounds=3, deadline=300.0, **options):  # deadlines bound failures only
     parameters = session_parameters(d.topology, d.client_data, method, 1.0, rounds, secure, local_epochs=10,
                                     **options)
     return parameters, asyncio.run(run_du_session(d.topology, d.client_data, parameters, deadline,

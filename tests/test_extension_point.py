@@ -288,3 +288,10 @@ def test_every_package_is_installed_linted_and_type_checked():
     assert {p for p in packages if not any(fnmatch.fnmatchcase(p, pattern) for pattern in included)} == set()
     assert packages - first_party == set()
     assert packages - generated - checked == set()
+
+
+def test_installing_mpdp_adds_only_its_namespace_and_the_role_folders():
+    """Shared code lives under `mpdp`: an install adds `mpdp` and the four folders the design names, no
+    generic import name (`wire`, `privacy`, …) that could clash with another distribution's."""
+    packages = {path.parent.name for path in ROOT.glob("*/__init__.py")} - {"tests"}
+    assert packages == {"mpdp", "party", "curator", "aggregator", "launcher"}

@@ -57,5 +57,5 @@ def test_the_four_protocols_run_on_a_distributed_key(distributed):
     hamm = asyncio.run(run_hamm_session(d.topology, d.client_data, parameters, deadline_s=60.0, noise_seed=9))
     assert hamm["result"]
     parameters = du_parameters(d.topology, d.client_data, "functional", 1.0, 2, False, local_epochs=10)
-    du = asyncio.run(run_du_session(d.topology, d.client_data, parameters, 30.0, noise_seed=7))
+    du = asyncio.run(run_du_session(d.topology, d.client_data, parameters, 300.0, noise_seed=7))
     assert du["result"]

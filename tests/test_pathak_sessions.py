@@ -43,13 +43,27 @@ def test_random_delivery_order_gives_the_reference_result(parts, keypair):
     parties, curator = run(parameters, parts, keypair, random.Random(5))
     assert curator.state.name == "DONE" and all(p.state.name == "DONE" for p in parties.values())
     w = reconstruct([*parties.values(), curator], parameters)
-    expected = perturbed_average([p.model for p in parties.values()], [p.noise for p in parties.values()], SIZES, 32)
+    expected = perturbed_average([p.drawn.model for p in parties.values()], [p.drawn.noise for p in parties.values()], SIZES, 32)
     assert np.array_equal(w, expected)
     # Charlie's comparison output is K − 1 bits, and the bracket's winner is the smallest party's position.
     assert len(curator.comparison_bits_seen) == len(SIZES) - 1 and not curator.pending
     smallest = smallest_party(SIZES)
     assert curator.pi2[parties[party(smallest)].pi1[smallest - 1] - 1] == curator.winner
 
+
+
+def test_a_finished_party_keeps_none_of_its_inputs(parts, keypair):
+    """After Stage 3 a party holds only its published share: not its model, its noise, n_j's shares, what was
+    routed to it or the additive shares it received (test mode keeps a copy in `drawn`, for the checks above)."""
+    parameters = _parameters()
+    parties, curator = run(parameters, parts, keypair, random.Random(7))
+    assert all(p.state.name == "DONE" for p in parties.values())
+    for side in [*parties.values(), curator]:
+        assert side.published is not None
+        assert side.own_vector is None and side.own_share is None and not side.shares
+    for side in parties.values():
+        assert side.inputs is None
+        assert side.routed is None and side.masked_share is None and side.indicator_element is None
 
 def _charlie_guesses(parts, keypair, sessions: int, smallest: int, rng: random.Random):
     """π1-positions of the smallest party, and what guesses built from Charlie's log name."""
@@ -200,7 +214,7 @@ def test_release_mod_k_is_uniform_over_sessions(parts, keypair):
         release = ring.decode_signed(ring.add([m.published for m in [*parties.values(), curator]]))
         residues[index] = np.array(release) % k
         if index < 2:
-            expected = perturbed_average([p.model for p in parties.values()], [p.noise for p in parties.values()],
+            expected = perturbed_average([p.drawn.model for p in parties.values()], [p.drawn.noise for p in parties.values()],
                                          sizes, 32)
             assert np.array_equal(np.array(release, dtype=float) / 2**32 / k, expected)
     p_values = [chisquare(np.bincount(residues[:, i], minlength=k)).pvalue for i in range(30)]
@@ -301,11 +315,11 @@ def test_distributed_noise_skips_stage_1_and_every_share_is_in_the_release(parts
     parties, curator = run(parameters, parts, keypair, random.Random(9))
     assert curator.state.name == "DONE" and all(p.state.name == "DONE" for p in parties.values())
     w = reconstruct([*parties.values(), curator], parameters)
-    expected = distributed_average([p.model for p in parties.values()], [p.noise for p in parties.values()], 32)
+    expected = distributed_average([p.drawn.model for p in parties.values()], [p.drawn.noise for p in parties.values()], 32)
     assert np.array_equal(w, expected)
     assert {kind for _, _, kind in curator.log} == {"open", "start", "share"}
     assert all(p.xi is None and p.pi1 is None for p in parties.values())
-    assert len({tuple(p.noise) for p in parties.values()}) == len(SIZES)  # independent shares
+    assert len({tuple(p.drawn.noise) for p in parties.values()}) == len(SIZES)  # independent shares
 
 
 def test_one_party_removing_its_own_share_still_leaves_the_calibrated_noise():

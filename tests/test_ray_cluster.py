@@ -18,7 +18,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the `ray` extra is not installed: pip install -e '.[ray]'")
 
-from launcher import ray_hosts  # noqa: E402
+from launcher.deployment import ray_hosts  # noqa: E402
 from launcher.protocols.dppp import client as dppp_client  # noqa: E402
 from launcher.protocols.du.client import run_du_session  # noqa: E402
 from mpdp.learning import datasets  # noqa: E402
@@ -88,7 +88,7 @@ def sessions(d: Deployment) -> dict:
     reports = {"dppp": d.run_dppp(queries=5)}
     reports["hamm"] = run_hamm(d, seed=4)[1]
     parameters = du_parameters(d.topology, d.client_data, "functional", 1.0, 2, False, local_epochs=10)
-    reports["du"] = asyncio.run(run_du_session(d.topology, d.client_data, parameters, 30.0, noise_seed=DU_SEED))
+    reports["du"] = asyncio.run(run_du_session(d.topology, d.client_data, parameters, 300.0, noise_seed=DU_SEED))
     reports["pathak"] = d.run_pathak(noise_seed=5)
     return reports
 

@@ -25,7 +25,7 @@ from mpdp.wire.traffic import TrafficLog
 
 async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float, delta: float, queries: int,
                            packed: bool = True, honest_fraction: float = DEFAULT_HONEST_FRACTION,
-                           deadline_s: float = 120.0, session_id: str | None = None, noise: str = "binomial",
+                           deadline_s: float = 300.0, session_id: str | None = None, noise: str = "binomial",
                            proven_votes: bool = False, verifiable_noise: bool = False) -> dict:
     public_key = keyfiles.load_public_key(topology.public_key)
     public_features = client_data["public_features"]

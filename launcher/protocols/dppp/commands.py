@@ -35,7 +35,7 @@ def session_options() -> list[Option]:
                              "help": "with --verifiable-noise: first fill every teacher's noise pool with this round's "
                                      "committed bits and vote exponentiations (the offline phase, timed apart; no "
                                      "budget spent), so the round itself makes none"}),
-        Option("deadline", {"type": float, "default": 120.0, "help": "round deadline per stage, seconds"}),
+        Option("deadline", {"type": float, "default": 300.0, "help": "round deadline per stage, seconds (how long a missing teacher is waited for)"}),
     ]
 
 

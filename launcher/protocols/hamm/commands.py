@@ -126,7 +126,7 @@ def run_experiment(args: argparse.Namespace) -> int:
     if any(inverse < 0 for inverse in args.inverse_epsilons) or args.trials < 1 or args.splits < 1:
         raise ValueError("1/ε must be ≥ 0, --trials ≥ 1 and --splits ≥ 1")
     if args.ray is not None:
-        from launcher import ray_hosts
+        from launcher.deployment import ray_hosts
 
         ray_hosts.require_ray()  # before hours of reference computation
     report = experiment_hamm.run(args.out, names, args.parties, args.data_dir, args.inverse_epsilons, args.trials,

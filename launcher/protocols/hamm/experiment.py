@@ -159,7 +159,7 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
                parties_per_process: int, ray_address: str | None = None) -> list[dict]:
     """Re-run (method, 1/ε) points over the wire on the same placement and compare w_p with the reference
     from the same η stream (the network's counts are the plain vote sums, so the reference uses them too).
-    `ray_address` ("" for a local cluster): the role hosts run as Ray actors (launcher/ray_hosts.py)."""
+    `ray_address` ("" for a local cluster): the role hosts run as Ray actors (launcher/deployment/ray_hosts.py)."""
     from launcher.client import load_client_data
     from launcher.deployment import processes
     from launcher.protocols.hamm.client import run_hamm_session
@@ -175,7 +175,7 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
                                    allow_unproven=True)  # a sweep of sessions, 1/ε = 0 (non-private) among them
     started = time.perf_counter()
     if ray_address is not None:
-        from launcher import ray_hosts
+        from launcher.deployment import ray_hosts
 
         topology = ray_hosts.up(run_dir, ray_address or None, setting.parties, parties_per_process, bits,
                                 setting.dataset, startup_timeout=3600, **options)

@@ -146,8 +146,14 @@ class PathakSide(RoleSide, ABC):
         self.published = ring.add([self.own_share, *self.shares.values()])
         self.state = State.DONE
         self._mark("stage3_done")
+        self._forget_inputs()
         return True
 
-    def _forget(self) -> None:
-        self.own_vector = self.own_share = self.published = None
+    def _forget_inputs(self) -> None:
+        """Once this participant's share of K·ŵˢ is made, nothing it was made from stays in memory."""
+        self.own_vector = self.own_share = None
         self.shares.clear()
+
+    def _forget(self) -> None:
+        self._forget_inputs()
+        self.published = None
