@@ -183,8 +183,8 @@ class Holder:
         """A new attempt: a_i for p and q of every candidate (chain 2k is candidate k's p, 2k + 1 its q)."""
         self.attempt += 1
         modulus = self.sieve_modulus
-        columns = [shamir.evaluations(sieve.multiplicative_share(modulus), self.degree, self.holders, modulus)
-                   for _ in range(2 * self.batch)]
+        columns = shamir.evaluations_many(sieve.multiplicative_shares(2 * self.batch, modulus),
+                                          self.degree, self.holders, modulus)
         return self._emit(messages.SIEVE, private={h: [column[h - 1] for column in columns]
                                                    for h in range(1, self.holders + 1)})
 
@@ -198,17 +198,18 @@ class Holder:
         modulus = self.sieve_modulus
         steps = [sieve.multiply(chain, modulus) for chain in self._chains]
         if len(steps[0][0]) + len(steps[0][1]) == 1:
-            residues = [sieve.additive(products[0], self.index, self.holders, modulus) for products, _ in steps]
+            weight = sieve.additive_weight(self.index, self.holders, modulus)
+            residues = [int(weight * products[0] % modulus) for products, _ in steps]
             del self._chains
             return self._send_candidates(residues[0::2], residues[1::2])
         self._carried = [carried for _, carried in steps]
         self._products_per_chain = len(steps[0][0])
         out: dict[int, list] = {h: [] for h in range(1, self.holders + 1)}
         if self.index in sieve.basis(self.holders):
-            for products, _ in steps:
-                for product in products:
-                    for h, point in enumerate(sieve.reshare(product, self.holders, modulus), start=1):
-                        out[h].append(point)
+            columns = shamir.evaluations_many([product for products, _ in steps for product in products],
+                                              self.degree, self.holders, modulus)
+            for h in range(1, self.holders + 1):
+                out[h] = [column[h - 1] for column in columns]
         return self._emit(messages.SIEVE_RESHARE, private=out)
 
     def _on_sieve_reshare(self, broadcasts, privates) -> list[Message]:
@@ -216,8 +217,10 @@ class Holder:
         basis = sieve.basis(self.holders)
         for sender in range(1, self.holders + 1):
             self._values(privates, sender, len(self._chains) * width if sender in basis else 0, 0, modulus)
+        weights = shamir.lagrange_weights(basis, 0, modulus)
+        rows = [privates[i] for i in basis]
         for c, carried in enumerate(self._carried):
-            combined = [sieve.combine([privates[i][c * width + m] for i in basis], self.holders, modulus)
+            combined = [sum(w * gmpy2.mpz(row[c * width + m]) for w, row in zip(weights, rows)) % modulus
                         for m in range(width)]
             self._chains[c] = combined + carried
         return self._sieve_level()
@@ -228,13 +231,11 @@ class Holder:
         field, modulus = modulus_field(self.bits), self.sieve_modulus
         self._p = [candidates.candidate_share(self.bits, self.holders, self.index, b, modulus) for b in p_residues]
         self._q = [candidates.candidate_share(self.bits, self.holders, self.index, b, modulus) for b in q_residues]
-        out: dict[int, list] = {h: [] for h in range(1, self.holders + 1)}
-        for p, q in zip(self._p, self._q):
-            columns = (shamir.evaluations(p, self.degree, self.holders, field),
-                       shamir.evaluations(q, self.degree, self.holders, field),
-                       shamir.evaluations(0, 2 * self.degree, self.holders, field))
-            for h in range(1, self.holders + 1):
-                out[h].extend(column[h - 1] for column in columns)
+        ps = shamir.evaluations_many(self._p, self.degree, self.holders, field)
+        qs = shamir.evaluations_many(self._q, self.degree, self.holders, field)
+        zeros = shamir.evaluations_many([0] * len(self._p), 2 * self.degree, self.holders, field)
+        out = {h: [value for row in zip(ps, qs, zeros) for value in (row[0][h - 1], row[1][h - 1], row[2][h - 1])]
+               for h in range(1, self.holders + 1)}
         return self._emit(messages.CANDIDATES, private=out)
 
     def _on_candidates(self, broadcasts, privates) -> list[Message]:

@@ -8,10 +8,10 @@ and each lifts b_i to its integer share p_i = b_i + M·c_i (candidates.candidate
 The conversion is BGW over Z_M (Ben-Or–Goldwasser–Wigderson 1988, semi-honest degree reduction as in
 Gennaro–Rabin–Rabin, PODC 1998): every prime factor of M exceeds ℓ, so the points 1..ℓ and their
 differences are units mod M and Shamir sharing works factor by factor (shamir.py). Each holder shares a_i
-with degree t′; the ℓ sharings are multiplied pairwise in a tree (`levels`): a product of two degree-t′
-sharings has degree 2t′ ≤ ℓ − 1; each holder of the first 2t′ + 1 points reshares its point with degree
-t′ (`reshare`), and holder j's point of the product is Σ λ_i·g_i(j) (`combine`). The last product is not
-reshared: holder i of the first 2t′ + 1 takes b_i = λ_i·h(i) mod M (`additive`), the others b_i = 0.
+with degree t′; the ℓ sharings are multiplied pairwise in a tree (`multiply`): a product of two degree-t′
+sharings has degree 2t′ ≤ ℓ − 1; each holder of the first 2t′ + 1 points (`basis`) reshares its point with
+degree t′, and holder j's point of the product is Σ λ_i·g_i(j) (holder.py). The last product is not
+reshared: holder i of the basis takes b_i = λ_i·h(i) mod M (`additive_weight`), the others b_i = 0.
 A coalition of at most t′ holders sees t′ points of each degree-t′ sharing and its own degree-2t′ points:
 nothing about any a_i or about Π a_i (perfect privacy, semi-honest). Nothing is published.
 
@@ -27,7 +27,6 @@ does (the check costs one gcd).
 from __future__ import annotations
 
 import math
-import secrets
 from functools import lru_cache
 
 import gmpy2
@@ -73,22 +72,12 @@ def expected_pairs(bits: int, holders: int, bound: int) -> float:
     return 1 / single ** 2
 
 
-def multiplicative_share(modulus: int) -> int:
-    """a_i uniform in Z*_M."""
-    while True:
-        a = secrets.randbelow(modulus)
-        if math.gcd(a, modulus) == 1:
-            return a
-
-
-def levels(holders: int) -> list[int]:
-    """How many sharings enter each multiplication level: ℓ, ⌈ℓ/2⌉, … down to 2 (the last product)."""
-    sizes = []
-    width = holders
-    while width > 1:
-        sizes.append(width)
-        width = (width + 1) // 2
-    return sizes
+def multiplicative_shares(count: int, modulus: int) -> list:
+    """`count` values a_i uniform in Z*_M (up to 2^−64 each: shamir.random_residues), by rejection."""
+    units: list = []
+    while len(units) < count:
+        units += [a for a in shamir.random_residues(2 * (count - len(units)) + 8, modulus) if gmpy2.gcd(a, modulus) == 1]
+    return units[:count]
 
 
 def basis(holders: int) -> tuple[int, ...]:
@@ -102,20 +91,10 @@ def multiply(points: list, modulus: int) -> tuple[list, list]:
     return products, points[len(points) - 1:] if len(points) % 2 else []
 
 
-def reshare(value, holders: int, modulus: int) -> list:
-    """g(1)..g(ℓ) of a fresh degree-t′ sharing of this holder's degree-2t′ point."""
-    return shamir.evaluations(value, shamir.bgw_degree(holders), holders, modulus)
-
-
-def combine(received: list, holders: int, modulus: int):
-    """This holder's degree-t′ point of the product from the reshares g_i(me) of the basis holders i."""
-    weights = shamir.lagrange_weights(basis(holders), 0, modulus)
-    return sum(w * gmpy2.mpz(g) for w, g in zip(weights, received)) % modulus
-
-
-def additive(value, index: int, holders: int, modulus: int) -> int:
-    """b_i from the last (degree-2t′) product point: Σ b_i ≡ Π a_i (mod M)."""
+def additive_weight(index: int, holders: int, modulus: int):
+    """λ_i with b_i = λ_i·h(i) mod M from the last (degree-2t′) product point h(i): Σ b_i ≡ Π a_i (mod M);
+    0 for a holder outside the basis."""
     points = basis(holders)
     if index not in points:
-        return 0
-    return int(shamir.lagrange_weights(points, 0, modulus)[index - 1] * gmpy2.mpz(value) % modulus)
+        return gmpy2.mpz(0)
+    return shamir.lagrange_weights(points, 0, modulus)[index - 1]
