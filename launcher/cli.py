@@ -478,8 +478,15 @@ def _add_bench_command(commands) -> None:
     dkg = targets.add_parser("dkg", help="the key holders' own key generation against the dealer, in one process")
     dkg.add_argument("--bits", type=key_bits, nargs="+", default=[1024, 2048])
     dkg.add_argument("--holders", type=int, nargs="+", default=[3, 5, 10])
-    dkg.set_defaults(handler=lambda args: _bench_module("bench_dkg", ["--bits", *map(str, args.bits),
-                                                                      "--holders", *map(str, args.holders)]))
+    dkg.add_argument("--sieve-bound", type=int, nargs="+", default=[0],
+                     help="largest prime of the sieving modulus (default: the ceremony's own)")
+    dkg.add_argument("--batch", type=int, help="candidate pairs per attempt (default: the ceremony's own)")
+    dkg.add_argument("--runs", type=int, default=1, help="ceremonies per configuration")
+    dkg.add_argument("--one-attempt", action="store_true", help="CPU per candidate pair over one attempt, by bound")
+    dkg.set_defaults(handler=lambda args: _bench_module("bench.dkg", [
+        "--bits", *map(str, args.bits), "--holders", *map(str, args.holders),
+        "--sieve-bound", *map(str, args.sieve_bound), "--runs", str(args.runs),
+        *(["--batch", str(args.batch)] if args.batch else []), *(["--one-attempt"] if args.one_attempt else [])]))
 
     du_proofs = targets.add_parser("du-proofs", help="one proven Du upload: build, check and size")
     du_proofs.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
