@@ -13,7 +13,8 @@ sharings has degree 2t′ ≤ ℓ − 1; each holder of the first 2t′ + 1 poin
 degree t′, and holder j's point of the product is Σ λ_i·g_i(j) (holder.py). The last product is not
 reshared: holder i of the basis takes b_i = λ_i·h(i) mod M (`additive_weight`), the others b_i = 0.
 A coalition of at most t′ holders sees t′ points of each degree-t′ sharing and its own degree-2t′ points:
-nothing about any a_i or about Π a_i (perfect privacy, semi-honest). Nothing is published.
+nothing about any a_i or about Π a_i (semi-honest; perfect but for the 2^−64 of
+shamir.random_residues). Nothing is published.
 
 Primes r ≤ ℓ are not in M (Z_r has fewer than ℓ nonzero points): they are left to the trial division of
 the revealed n, as are the primes above B. B is chosen by measurement (docs/performance-dkg.md) and kept
