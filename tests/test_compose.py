@@ -19,7 +19,7 @@ COMPOSE_FILE = ROOT / "docker-compose.yml"
 
 
 def test_committed_compose_file_is_the_generators_output():
-    assert COMPOSE_FILE.read_text() == render(5), "regenerate it: mpdp compose --parties 5 --out docker-compose.yml"
+    assert COMPOSE_FILE.read_text() == render(5), "regenerate it: mpdp compose --parties 5 --keygen dealer --out docker-compose.yml"
 
 
 def test_the_dockerfile_builds_with_docker_20_10_and_ships_every_package():
