@@ -502,7 +502,7 @@ def _add_bench_command(commands) -> None:
     du_proofs.add_argument("--cap", type=int, default=10_854, help="the public cap on n_i")
     du_proofs.add_argument("--bound", type=float, default=100.0, help="B")
     du_proofs.add_argument("--repeat", type=int, default=2)
-    du_proofs.set_defaults(handler=lambda args: _bench_module("bench_du_proofs", [
+    du_proofs.set_defaults(handler=lambda args: _bench_module("bench.du_proofs", [
         "--bits", str(args.bits), "--dimension", str(args.dimension), "--cap", str(args.cap),
         "--bound", str(args.bound), "--repeat", str(args.repeat)]))
 
