@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class HammParameters(_message.Message):
-    __slots__ = ("method", "epsilon", "delta", "regularization", "classes", "parties", "aux_points", "dimension", "noisy_counts", "protect_aux", "honest_fraction", "key_id", "count_noise", "proven_votes")
+    __slots__ = ("method", "epsilon", "delta", "regularization", "classes", "parties", "aux_points", "dimension", "noisy_counts", "protect_aux", "honest_fraction", "key_id", "count_noise", "proven_votes", "colluding")
     METHOD_FIELD_NUMBER: _ClassVar[int]
     EPSILON_FIELD_NUMBER: _ClassVar[int]
     DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -24,6 +24,7 @@ class HammParameters(_message.Message):
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     COUNT_NOISE_FIELD_NUMBER: _ClassVar[int]
     PROVEN_VOTES_FIELD_NUMBER: _ClassVar[int]
+    COLLUDING_FIELD_NUMBER: _ClassVar[int]
     method: str
     epsilon: float
     delta: float
@@ -38,7 +39,8 @@ class HammParameters(_message.Message):
     key_id: bytes
     count_noise: str
     proven_votes: bool
-    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., classes: _Optional[int] = ..., parties: _Optional[int] = ..., aux_points: _Optional[int] = ..., dimension: _Optional[int] = ..., noisy_counts: _Optional[bool] = ..., protect_aux: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., count_noise: _Optional[str] = ..., proven_votes: _Optional[bool] = ...) -> None: ...
+    colluding: int
+    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., classes: _Optional[int] = ..., parties: _Optional[int] = ..., aux_points: _Optional[int] = ..., dimension: _Optional[int] = ..., noisy_counts: _Optional[bool] = ..., protect_aux: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., count_noise: _Optional[str] = ..., proven_votes: _Optional[bool] = ..., colluding: _Optional[int] = ...) -> None: ...
 
 class HammOpen(_message.Message):
     __slots__ = ("parameters", "deadline_seconds", "noise_seed")

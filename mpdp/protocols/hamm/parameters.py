@@ -18,7 +18,7 @@ from mpdp.privacy.binomial import (
     minimal_tosses_for_shifts,
     sample_binomial,
 )
-from mpdp.privacy.collusion import calibrated_contributors, noise_bearing
+from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS, calibrated_contributors, check_colluding, noise_bearing
 from mpdp.privacy.composition import Guarantee
 from mpdp.privacy.mechanisms import MAX_EPSILON
 from mpdp.privacy.skellam import TRUNCATION_SHARE_OF_DELTA, SkellamCalibration, minimal_grid, sample_shares
@@ -55,6 +55,7 @@ class HammParameters:
     key_id: bytes
     count_noise: str = "binomial"  # the voters' shares with noisy counts: Bin(N_i, ½) or Sk(μ/⌈τM⌉)
     proven_votes: bool = False  # one-hot (binary: bit) proofs on votes sent apart from the noise
+    colluding: int = COLLUDING_CONTRIBUTORS  # c: the most voters one principal hosts (every party checks its own)
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -83,11 +84,16 @@ class HammParameters:
             raise invalid("key id must be 32 bytes")
         if self.count_noise not in COUNT_NOISES:
             raise invalid(f"count noise must be one of {', '.join(COUNT_NOISES)}")
+        try:
+            check_colluding(self.min_contributors, self.colluding)
+        except ValueError as error:
+            raise invalid(str(error)) from None
 
     @classmethod
     def from_proto(cls, message: hamm_pb2.HammParameters) -> "HammParameters":
         values = {f.name: getattr(message, f.name) for f in fields(cls)}
         values["epsilon"] = math.inf if values["epsilon"] == 0 else values["epsilon"]
+        values["colluding"] = values["colluding"] or COLLUDING_CONTRIBUTORS  # unset (proto3's 0): one
         return cls(**values)
 
     def to_proto(self) -> hamm_pb2.HammParameters:
@@ -127,7 +133,7 @@ class HammParameters:
         except ValueError as error:
             raise invalid(str(error)) from None
         return SkellamCalibration(self.epsilon, self.delta, 1, self.count_shifts, self.parties, self.honest_fraction,
-                                  self.values, grid)
+                                  self.values, grid, self.colluding)
 
     @property
     def share_range(self) -> int:
@@ -154,11 +160,12 @@ class HammParameters:
 
     @property
     def tosses_per_party(self) -> int:
-        """N_i = ⌈N / (max(2, ⌈τM⌉) − 1)⌉, rounded up to even so the mean N_i/2 is an integer: any decryptable
-        sum keeps N tosses without the one colluding voter's (mpdp.privacy.collusion)."""
+        """N_i = ⌈N / (max(c + 1, m) − c)⌉ with m = max(2, ⌈τM⌉), rounded up to even so the mean N_i/2 is an
+        integer: any decryptable sum keeps N tosses without the colluding principal's c voters'
+        (mpdp.privacy.collusion)."""
         if not self.total_tosses:
             return 0
-        share = -(-self.total_tosses // calibrated_contributors(self.min_contributors))
+        share = -(-self.total_tosses // calibrated_contributors(self.min_contributors, self.colluding))
         return share + share % 2
 
     def calibrate(self) -> int:
@@ -212,9 +219,9 @@ class HammParameters:
                 "unit": "all samples of one party (replacement)",
                 "sensitivity": f"one party moves {self.count_shifts} counts by 1",
                 **self.skellam.report(contributors),
-                "mechanism": "skellam shares: Sk(μ/(max(2, ⌈τM⌉) − 1)) per count from each voter",
+                "mechanism": "skellam shares: Sk(μ/(max(c + 1, ⌈τM⌉) − c)) per count from each voter",
             }
-        guaranteed = noise_bearing(contributors) * self.tosses_per_party  # without one colluding voter's
+        guaranteed = noise_bearing(contributors, self.colluding) * self.tosses_per_party  # without the c colluding
         return {
             "trust": "Charlie is untrusted: the counts it sees are (ε, δ)-DP; the released classifier is "
                      "post-processing of them",
@@ -224,7 +231,7 @@ class HammParameters:
                            f"(L2 {'√N' if self.binary else '√(2N)'})",
             "epsilon": self.epsilon, "delta": self.delta,
             "total_tosses_required": self.total_tosses, "tosses_per_party": self.tosses_per_party,
-            "tosses_guaranteed": guaranteed,
+            "tosses_guaranteed": guaranteed, "colluding_contributors": self.colluding,
             "epsilon_delivered": epsilon_for_shifts(guaranteed, self.delta, self.count_shifts),
             "accountant": f"dp-accounting PLD (pessimistic), {self.count_shifts}-fold composition",
         }
