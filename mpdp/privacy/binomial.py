@@ -196,6 +196,8 @@ class BinomialCalibration:
             "tosses_per_teacher": self.tosses_per_teacher,
             "tosses_guaranteed": tosses,
             "colluding_contributors": self.colluding,
+            "contributors_counted": noise_bearing(self.min_contributors if contributors is None else contributors,
+                                                  self.colluding),
             "theorem1_style_tosses": theorem1_style_tosses(self.epsilon, self.delta, self.queries),
             "accountant": "dp-accounting PLD (pessimistic, 1e-4 discretisation), 2Q-fold composition",
         }

@@ -234,6 +234,7 @@ class SkellamCalibration:
             "mu_per_contributor": self.share_mu,
             "mu_guaranteed": mu,
             "colluding_contributors": self.colluding,
+            "contributors_counted": noise_bearing(counted, self.colluding),
             "noise_std": math.sqrt(mu),
             "truncation_bound": self.bound,
             "epsilon_per_query": epsilon_for(mu, _accounting_delta(self.delta), self.shifts_per_query),

@@ -232,6 +232,7 @@ class HammParameters:
             "epsilon": self.epsilon, "delta": self.delta,
             "total_tosses_required": self.total_tosses, "tosses_per_party": self.tosses_per_party,
             "tosses_guaranteed": guaranteed, "colluding_contributors": self.colluding,
+            "contributors_counted": noise_bearing(contributors, self.colluding),
             "epsilon_delivered": epsilon_for_shifts(guaranteed, self.delta, self.count_shifts),
             "accountant": f"dp-accounting PLD (pessimistic), {self.count_shifts}-fold composition",
         }
