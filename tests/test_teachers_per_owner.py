@@ -32,6 +32,10 @@ def test_three_owners_with_two_teachers_each_vote_as_six_proven_teachers(tmp_pat
         report = json.loads(report_path.read_text())
         assert report["parameters"]["teachers"] == 6 and report["result"]["contributors"] == [1, 2, 3, 4, 5, 6]
         assert not report["result"].get("rejected_votes")
+        # one owner's 2 teachers are 2 shares a colluding aggregator removes: N_i = ⌈N/(⌈2/3·6⌉ − 2)⌉, ε counted on 4
+        assert report["parameters"]["colluding"] == 2 and report["privacy"]["contributors_counted"] == 4
+        share = -(-report["privacy"]["total_tosses_required"] // 2)
+        assert report["privacy"]["tosses_per_teacher"] == share + share % 2
         assert np.asarray(report["result"]["labels"]).shape == (4,)
     finally:
         processes.down(run_dir)

@@ -66,7 +66,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
             "key_bits": public_key.n.bit_length(), "queries": queries, "classes": classes,
             "epsilon": epsilon, "delta": delta, "honest_fraction": honest_fraction, "packed": packed, "noise": noise,
             "proven_votes": proven_votes or verifiable_noise, "verifiable_noise": verifiable_noise,
-            "deadline_s": deadline_s,
+            "colluding": parameters.colluding, "deadline_s": deadline_s,
         },
         "result": {
             "labels": labels.tolist(),

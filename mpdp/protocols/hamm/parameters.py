@@ -84,8 +84,10 @@ class HammParameters:
             raise invalid("key id must be 32 bytes")
         if self.count_noise not in COUNT_NOISES:
             raise invalid(f"count noise must be one of {', '.join(COUNT_NOISES)}")
-        try:
-            check_colluding(self.min_contributors, self.colluding)
+        try:  # only noisy counts share noise among the voters
+            check_colluding(self.min_contributors, self.colluding if self.noisy_counts else COLLUDING_CONTRIBUTORS)
+            if self.colluding < COLLUDING_CONTRIBUTORS:
+                raise ValueError(f"the contributors one principal controls must be at least 1, not {self.colluding}")
         except ValueError as error:
             raise invalid(str(error)) from None
 
