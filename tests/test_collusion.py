@@ -205,3 +205,32 @@ def test_the_hamm_voters_shares_keep_the_calibrated_noise_without_one_owners_fou
             assert parameters.counts_report(14)["tosses_guaranteed"] == kept * parameters.tosses_per_party
         else:
             assert kept * parameters.skellam.share_mu >= parameters.skellam.mu * (1 - 1e-12)
+
+
+@pytest.mark.parametrize("protocol", ["dppp", "hamm"])
+def test_the_audit_counts_the_shares_one_owner_cannot_subtract(protocol):
+    """`mpdp audit --teachers-per-party 4`: the exact check sums the m − 4 shares left after one owner's 4, drawn
+    with the calibration against 4, and stays within the claim; the summary says what it counted and why."""
+    from launcher.audit import counts as audit
+
+    report = audit.run(protocol, "binomial", 1.0, 1e-5, 300, None, colluding=TEACHERS_PER_OWNER)
+    expected = {"dppp": 10, "hamm": 20}[protocol]  # the audits' K
+    m = math.ceil(2 / 3 * expected - 1e-9)
+    assert report["setting"]["contributors"] == m - TEACHERS_PER_OWNER
+    assert report["exact"]["noise"]["contributors_counted"] == m - TEACHERS_PER_OWNER
+    assert report["exact"]["epsilon"] <= 1.0 + report["exact"]["tolerance"] and not report["exceeds_claim"]
+    assert f"{m - TEACHERS_PER_OWNER} contributors counted" in audit.summary(report)
+    assert "4 per data owner" in audit.summary(report)
+
+
+def test_the_one_party_shares_exceed_the_claim_once_one_owner_removes_four():
+    """The exact check on the shares the one-party calibration draws, with 4 of the 7 a decryptable sum holds
+    removed: ε above the claim, which is what the calibration against c = 4 prevents."""
+    from launcher.audit import counts as audit
+    from mpdp.privacy import spec_sensitivity
+
+    sampler, _ = audit.share_sampler("binomial", 1.0, 1e-5, 2, 10, 2, None, 10, colluding=1)
+    draws = np.asarray(sampler.draw(20_000))
+    shifts = spec_sensitivity.dppp_shifts(1)
+    exact = audit.exact_check(sampler, 7 - TEACHERS_PER_OWNER, shifts, shifts, 1.0, 1e-5, draws, 20)
+    assert exact.epsilon > 1.0 + 0.05
