@@ -187,9 +187,10 @@ def counted(contributors_expected: int, colluding: int) -> tuple[int, str]:
     of them) cannot subtract, and why that many."""
     minimum = decryptable_minimum(math.ceil(HONEST_FRACTION * contributors_expected - 1e-9))
     check_colluding(minimum, colluding)
-    why = ("one malicious party" if colluding == 1 else f"{colluding} per data owner, one malicious owner")
-    return calibrated_contributors(minimum, colluding), (f"a decryptable sum holds {minimum} of {contributors_expected}; "
-                                                         f"{colluding} removed ({why})")
+    less = ("one malicious party's share" if colluding == 1
+            else f"one malicious owner's {colluding} shares ({colluding} per data owner)")
+    return calibrated_contributors(minimum, colluding), (f"a decryptable sum holds {minimum} of {contributors_expected}, "
+                                                         f"less {less}")
 
 
 def audit_dppp(noise: str, epsilon: float, delta: float, trials: int, teachers: int = 10,
@@ -327,8 +328,8 @@ def summary(report: dict) -> str:
         f"audit of {report['protocol']} ({report['noise']['mechanism']}{broken}), "
         f"{report['trials_per_data_set']} releases per data set",
         f"  neighbours: {report['setting']['neighbour']}",
-        *([f"  privacy: the noise of {report['setting']['contributors']} contributors counted "
-           f"({report['setting']['contributors_counted_because']})"] if "contributors_counted_because"
+        *([f"  privacy: the noise of {report['setting']['contributors']} contributors counted: "
+           f"{report['setting']['contributors_counted_because']}"] if "contributors_counted_because"
           in report["setting"] else []),
         f"  claimed ε = {claimed:g} (δ = {report['delta']:.3g}){delivered}",
         f"  exact check: the sampled noise gives ε = {_number(exact['epsilon'])} at the sensitivity "
