@@ -38,7 +38,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     parameters = DpppParameters.with_minimal_noise(epsilon, delta, queries, classes, len(topology.parties),
                                                    honest_fraction, packed, public_key.key_id, noise,
                                                    proven_votes or verifiable_noise, verifiable_noise,
-                                                   topology.colluding)
+                                                   colluding=topology.colluding)
     search_s = time.perf_counter() - started
     session_id = session_id or secrets.token_hex(8)
     progress(f"DPPP (session id {session_id}): {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
