@@ -1,8 +1,10 @@
 """The aggregator's side of a DPPP round (dppp.md steps 1–6), free of gRPC.
 
 COLLECTING --all votes in, or the deadline--> DECRYPTING (verifiable noise: COLLECTING --all commitments in, or
-the deadline--> FLIPPING --every teacher's signed flipped contribution in, or the deadline--> DECRYPTING) --t verified shares, or the deadline--> DONE;
-any --abort--> ABORTED. Exactly t key holders are asked first (contributors first: they are alive); one that
+the deadline--> REVEALING --every committed teacher's coin share in--> FLIPPING --every teacher's signed flipped
+contribution in, or the deadline--> DECRYPTING) --t verified shares, or the deadline--> DONE; any --abort-->
+ABORTED, and a committed teacher that reveals no share, or one that does not open its commitment, aborts the
+round (vote_proofs/joint_coin.py says why). Exactly t key holders are asked first (contributors first: they are alive); one that
 fails or cannot be reached is replaced, everyone left is asked when the deadline passes once, and those
 never asked are told to stand down. Steps 2–5 are a threshold sum whose combined result stays with the aggregator,
 which releases the noisy histograms to the client. The aggregator only ever holds ciphertexts, proven
@@ -17,6 +19,7 @@ from typing import Callable
 
 import numpy as np
 
+from aggregator.dppp_pool import DpppPoolAggregatorSide
 from mpdp.cryptocore.errors import CryptoError
 from mpdp.cryptocore.key_checks import check_key_id
 from mpdp.cryptocore.membership_proof import MembershipProofInvalid
@@ -35,8 +38,9 @@ from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
 from mpdp.threshold_sum.collector import SumCollector
 from mpdp.threshold_sum.combiner import SumCombiner
 from mpdp.threshold_sum.context import proof_context
-from mpdp.vote_proofs import noise_bits
+from mpdp.vote_proofs import joint_coin, noise_bits
 from mpdp.vote_proofs import votes as vote_proofs
+from mpdp.vote_proofs.noise_pool import Pools
 
 DEFAULT_DEADLINE_S = 60.0
 MAX_DEADLINE_S = 3600.0
@@ -45,6 +49,7 @@ MAX_DEADLINE_S = 3600.0
 class State(enum.Enum):
     OPEN = "open"
     COLLECTING = "collecting votes"
+    REVEALING = "collecting coin shares"
     FLIPPING = "flipping noise bits"
     DECRYPTING = "decrypting"
     DONE = "done"
@@ -56,7 +61,7 @@ class DpppAggregatorSide(RoleSide):
 
     def __init__(self, session_id: str, parameters: DpppParameters, features: common_pb2.Matrix, deadline_s: float,
                  public_key: ThresholdPublicKey, teachers: list[int], key_holders: list[int], calibration_s: float = 0.0,
-                 keys: ContributionKeys | None = None):
+                 keys: ContributionKeys | None = None, pools: Pools | None = None):
         super().__init__(session_id, State.OPEN)
         self.identity = Identity("aggregator", 0)
         self.parameters = parameters
@@ -71,7 +76,10 @@ class DpppAggregatorSide(RoleSide):
         self.combiner: SumCombiner | None = None
         self.request: threshold_sum_pb2.DecryptionRequest | None = None
         self.rejected_votes: dict[int, str] = {}  # teachers whose vote (or noise bit) proofs failed
-        self.committed: dict[int, tuple[list[int], list[int], noise_bits.Committed]] = {}  # verifiable noise
+        self.pools = pools if pools is not None else Pools()  # verifiable noise: each teacher's offline bits
+        self.committed: dict[int, tuple[list[int], list[int], joint_coin.Entry]] = {}  # verifiable noise
+        self.revealed: dict[int, bytes] = {}  # verifiable noise: coin shares, each opening its commitment
+        self.reveal_started = 0.0
         self.flipped: dict[int, common_pb2.Ciphertexts] = {}  # verifiable noise: each teacher's folded contribution
         self.flip_started = 0.0
         self.widened = False  # the decryption deadline passed once and every holder left was asked
@@ -102,8 +110,8 @@ class DpppAggregatorSide(RoleSide):
         return self.poll()
 
     @handles("flipped")
-    def collect_flipped(self, sender: Identity, body: dppp_pb2.DpppFlipped) -> list[Outbound]:
-        """Step 2c: a teacher's signature on its contribution as the joint coin flipped it."""
+    def collect_flipped(self, sender: Identity, body: threshold_sum_pb2.FlippedContribution) -> list[Outbound]:
+        """Step 2d: a teacher's signature on its contribution as the joint coin flipped it."""
         self._from_party(sender, "flipped")
         self._require(State.FLIPPING, "flipped contributions")
         if sender.id not in self.flipped:
@@ -149,29 +157,56 @@ class DpppAggregatorSide(RoleSide):
         return self.poll()
 
     def _accept_commitments(self, teacher: int, body: dppp_pb2.DpppVotes) -> list[Outbound]:
-        """Step 2 with verifiable noise: shapes, then the one-hot proofs, then the bit proofs. A teacher whose
-        proofs fail is excluded by name; the round goes on if enough others contribute."""
+        """Step 2 with verifiable noise: shapes, then the one-hot proofs, then the bits: the pool's next positions
+        (verified when uploaded) or bits made in the round, whose proofs are checked here. A teacher whose proofs
+        fail, or that names pool positions not in the pool, is excluded by name; the round goes on if enough
+        others contribute."""
         if teacher not in self.teachers:
             raise denied(f"party {teacher} does not contribute to this sum")
         if teacher in self.rejected_votes:
             raise precondition(f"party {teacher} was excluded: {self.rejected_votes[teacher]}")
         if teacher in self.committed:
             raise precondition(f"party {teacher} already committed (replay)")
-        if body.votes.values or body.signature.signature or len(body.coin_share) != noise_bits.COIN_SHARE_BYTES:
-            raise invalid("verifiable noise takes committed bits and a 32-byte coin share, no noise ciphertexts")
+        if body.votes.values or body.signature.signature or len(body.coin_commitment) != 32:
+            raise invalid("verifiable noise takes committed bits and a 32-byte coin commitment, no noise ciphertexts")
+        if body.pooled == bool(body.noise_bits.proofs):
+            raise invalid("verifiable noise takes either pooled bits or bits made in the round, one of the two")
         p = self.parameters
+        count = p.values * p.share_range
         try:
             vote_values = vote_proofs.checked(self.public_key, self.layout, p.queries, p.classes, body.proven,
                                               vote_proofs.context("dppp", self.session_id, teacher))
         except MembershipProofInvalid as error:
             return self._reject(teacher, f"vote proof failed: {error}")
-        try:
-            bit_values = noise_bits.check(self.public_key, self.layout, p.values, p.share_range, body.noise_bits,
-                                          noise_bits.context(self.session_id, teacher))
-        except MembershipProofInvalid as error:
-            return self._reject(teacher, f"noise bit proof failed: {error}")
-        self.committed[teacher] = (vote_values, bit_values, noise_bits.Committed(
-            teacher, noise_bits.commitment_digest(body.proven, body.noise_bits), bytes(body.coin_share)))
+        if body.pooled:
+            try:
+                bit_values = self.pools.of(teacher).take(body.pool_first, count).values
+            except ProtocolError as error:
+                return self._reject(teacher, f"noise pool: {error}")
+        else:
+            try:
+                bit_values = noise_bits.check(self.public_key, count, body.noise_bits,
+                                              noise_bits.context("dppp", self.session_id, teacher))
+            except MembershipProofInvalid as error:
+                return self._reject(teacher, f"noise bit proof failed: {error}")
+        digest = noise_bits.commitment_digest(self.public_key, vote_values, bit_values)
+        self.committed[teacher] = (vote_values, bit_values, joint_coin.Entry(teacher, digest, bytes(body.coin_commitment)))
+        return self.poll()
+
+    @handles("reveal")
+    def collect_reveal(self, sender: Identity, body: threshold_sum_pb2.CoinReveal) -> list[Outbound]:
+        """Step 2b: a committed teacher's coin share. One that does not open its commitment aborts the round: it
+        would otherwise choose the coin after seeing others' shares."""
+        self._from_party(sender, "reveal")
+        self._require(State.REVEALING, "coin shares")
+        if sender.id not in self.committed:
+            raise precondition(f"party {sender.id} committed to no coin share")
+        if sender.id in self.revealed:
+            raise precondition(f"party {sender.id} already revealed its coin share (replay)")
+        share = bytes(body.share)
+        if not joint_coin.opens(self.session_id, self.committed[sender.id][2], share):
+            self.fail(f"party {sender.id}'s coin share does not open its commitment: the round releases nothing")
+        self.revealed[sender.id] = share
         return self.poll()
 
     def _reject(self, teacher: int, reason: str) -> list[Outbound]:
@@ -179,24 +214,32 @@ class DpppAggregatorSide(RoleSide):
         self.collector.mark_absent(teacher, reason)
         return self.poll()
 
-    def _flip(self) -> list[Outbound]:
-        """Step 2b: the joint coin over every committed teacher's digest and share; each one's bits flipped and
-        folded here, and the same entries to each, which folds, signs and sends back its contribution."""
+    def _ask_reveals(self) -> list[Outbound]:
+        """Step 2b: every commitment is fixed; each committed teacher gets every entry and then reveals its share."""
         if len(self.committed) < self.parameters.calibration.min_contributors:
             self.fail(f"insufficient noise: {len(self.committed)} of {len(self.teachers)} teachers committed, need "
                       f"{self.parameters.calibration.min_contributors}")
+        self._advance(State.COLLECTING, State.REVEALING, "asking for coin shares")
+        self.reveal_started = time.monotonic()
+        self.timer.lap("collect_votes")
+        message = joint_coin.entries_to_proto([self.committed[t][2] for t in sorted(self.committed)])
+        return [Outbound(party(t), "coin", message) for t in sorted(self.committed)]
+
+    def _flip(self) -> list[Outbound]:
+        """Step 2c: the joint coin over every entry and share; each teacher's bits flipped and folded here, and
+        every share to each, which folds, signs and sends back its contribution (step 2d)."""
         entries = [self.committed[t][2] for t in sorted(self.committed)]
-        coin = noise_bits.joint_coin(self.session_id, entries)
+        coin = joint_coin.coin(self.session_id, entries, self.revealed)
         p = self.parameters
         for teacher, (vote_values, bit_values, _) in self.committed.items():
             coins = noise_bits.coin_bits(coin, teacher, len(bit_values))
             self.flipped[teacher] = noise_bits.fold(self.public_key, self.layout, p.queries, p.classes, p.share_range,
                                                     vote_values, bit_values, coins)
-        self._advance(State.COLLECTING, State.FLIPPING, "drawing the joint coin")
+        self._advance(State.REVEALING, State.FLIPPING, "drawing the joint coin")
         self.flip_started = time.monotonic()
-        self.timer.lap("collect_votes")
-        message = noise_bits.committed_to_proto(entries)
-        return [Outbound(party(t), "coin", message) for t in sorted(self.committed)]
+        self.timer.lap("reveal_coin")
+        message = joint_coin.shares_to_proto(self.revealed)
+        return [Outbound(party(t), "shares", message) for t in sorted(self.committed)]
 
     @handles("open")
     def send_queries(self, sender: Identity, body) -> list[Outbound]:
@@ -211,8 +254,10 @@ class DpppAggregatorSide(RoleSide):
     def poll(self) -> list[Outbound]:
         if self.state is State.COLLECTING and self.parameters.verifiable_noise:
             if len(self.committed) + len(self.collector.absent) >= len(self.teachers):
-                return self._flip()
+                return self._ask_reveals()
             return []
+        if self.state is State.REVEALING and len(self.revealed) == len(self.committed):
+            return self._flip()
         if self.state in (State.COLLECTING, State.FLIPPING) and self.collector.all_in:
             return self._close_collection()
         if self.state is State.DECRYPTING and self.combiner is not None:
@@ -226,7 +271,12 @@ class DpppAggregatorSide(RoleSide):
     def on_deadline(self) -> list[Outbound]:
         """Each phase waits one deadline; then it goes on with who answered (or aborts)."""
         if self.state is State.COLLECTING:
-            return self._flip() if self.parameters.verifiable_noise else self._close_collection()
+            return self._ask_reveals() if self.parameters.verifiable_noise else self._close_collection()
+        if self.state is State.REVEALING:
+            if time.monotonic() - self.reveal_started < self.deadline_seconds:
+                return []  # a tick queued while the commitments were checked: the reveals get a whole deadline
+            missing = sorted(set(self.committed) - set(self.revealed))
+            self.fail(f"parties {missing} revealed no coin share by the deadline: the round releases nothing")
         if self.state is State.FLIPPING:
             if time.monotonic() - self.flip_started < self.deadline_seconds:
                 return []  # a tick queued while the commitments were checked: the flips get a whole deadline
@@ -242,7 +292,9 @@ class DpppAggregatorSide(RoleSide):
         raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
 
     def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
-        if kind in ("queries", "coin"):
+        if kind == "coin" and self.state is State.REVEALING:
+            self.fail(f"party {to.id} cannot reveal its coin share: the round releases nothing")
+        if kind in ("queries", "shares"):
             self.collector.mark_absent(to.id, reason)
         elif kind == "decryption_request" and self.combiner is not None:
             self.combiner.mark_absent(to.id, reason)
@@ -322,6 +374,7 @@ class DpppAggregatorSide(RoleSide):
     def _forget(self) -> None:
         self.collector.forget()
         self.committed.clear()
+        self.revealed.clear()
         self.flipped.clear()
         if self.combiner is not None:
             self.combiner.forget()
@@ -330,11 +383,16 @@ class DpppAggregatorSide(RoleSide):
 
 def protocol(public_key: ThresholdPublicKey, teachers: list[int], key_holders: list[int],
              keys: ContributionKeys | None = None) -> RoleProtocol:
-    """The aggregator's registry entry: the client's `open` starts a round."""
+    """The aggregator's registry entry: the client's `open` starts a round, its `fill` an offline fill of every
+    teacher's noise pool (kept here for the process's life)."""
+    pools = Pools()
 
-    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body) -> DpppAggregatorSide:
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body
+                  ) -> DpppAggregatorSide | DpppPoolAggregatorSide:
         if sender != CLIENT:
             raise denied(f"{sender} may not open a DPPP round")
+        if kind == "fill":
+            return DpppPoolAggregatorSide(session_id, body, public_key, teachers, pools)
         parameters = DpppParameters.from_proto(body.parameters)
         check_key_id(public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
         if parameters.teachers != len(teachers):
@@ -348,7 +406,8 @@ def protocol(public_key: ThresholdPublicKey, teachers: list[int], key_holders: l
         started = time.perf_counter()
         parameters.calibrate()
         return DpppAggregatorSide(session_id, parameters, body.features, deadline, public_key, teachers, key_holders,
-                             time.perf_counter() - started, keys)
+                                  time.perf_counter() - started, keys, pools)
 
-    return RoleProtocol("dppp", dppp_pb2.DpppMessage, frozenset({"open"}), open_side, (DpppAggregatorSide,),
-                        frozenset({"open", "votes", "flipped", "partial_decryptions"}))
+    return RoleProtocol("dppp", dppp_pb2.DpppMessage, frozenset({"open", "fill"}), open_side,
+                        (DpppAggregatorSide, DpppPoolAggregatorSide),
+                        frozenset({"open", "votes", "reveal", "flipped", "partial_decryptions", "fill", "pool_bits"}))

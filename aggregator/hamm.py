@@ -1,6 +1,10 @@
 """The aggregator's side of a Hamm session (hamm.md steps 1–3), free of gRPC.
 
 COLLECTING --all votes in, or the deadline--> HANDED_ON --the deadline again--> DONE; any --abort--> ABORTED.
+With verifiable noise (as DPPP's, aggregator/dppp.py): COLLECTING --all commitments in, or the deadline-->
+REVEALING --every committed party's coin share in--> FLIPPING --every signed flipped contribution in, or the
+deadline--> HANDED_ON; a committed party that reveals no share, or one that does not open its commitment, aborts
+the session.
 While HANDED_ON it tells Charlie about a key holder the request could not reach. It forwards Charlie's public
 X_aux to every party, sums the encrypted votes (a threshold sum), and hands the identical aggregate to
 every key holder and to Charlie. The key holders answer Charlie, not the aggregator, so the aggregator
@@ -10,11 +14,12 @@ never holds more than ciphertexts: the counts go to Charlie and to no one else.
 from __future__ import annotations
 
 import enum
+import time
 
 from mpdp.cryptocore.key_checks import check_key_id
 from mpdp.cryptocore.membership_proof import MembershipProofInvalid
 from mpdp.cryptocore.threshold import ThresholdPublicKey
-from mpdp.proto.v1 import hamm_pb2, threshold_sum_pb2
+from mpdp.proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
 from mpdp.protocols.hamm.parameters import HammParameters
 from mpdp.sessions.errors import Kind, ProtocolError, aborted, denied, invalid, precondition
 from mpdp.sessions.identity import CLIENT, CURATOR, Identity, party
@@ -24,6 +29,7 @@ from mpdp.sessions.protocol import RoleProtocol
 from mpdp.sessions.side import RoleSide, handles
 from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
 from mpdp.threshold_sum.collector import SumCollector
+from mpdp.vote_proofs import joint_coin, noise_bits
 from mpdp.vote_proofs import votes as vote_proofs
 
 MAX_DEADLINE_S = 3600.0
@@ -31,6 +37,8 @@ MAX_DEADLINE_S = 3600.0
 
 class State(enum.Enum):
     COLLECTING = "collecting votes"
+    REVEALING = "collecting coin shares"
+    FLIPPING = "flipping noise bits"
     HANDED_ON = "aggregate handed on"
     DONE = "done"
     ABORTED = "aborted"
@@ -55,6 +63,10 @@ class HammAggregatorSide(RoleSide):
                                       parameters.min_contributors, SumSlot.of("hamm", session_id, parameters), keys)
         self._forwarded = False
         self.rejected_votes: dict[int, str] = {}  # voters whose vote proofs failed
+        self.committed: dict[int, tuple[list[int], list[int], joint_coin.Entry]] = {}  # verifiable noise
+        self.revealed: dict[int, bytes] = {}
+        self.flipped: dict[int, common_pb2.Ciphertexts] = {}
+        self.phase_started = 0.0
 
     @property
     def participants(self) -> list[Identity]:
@@ -72,6 +84,8 @@ class HammAggregatorSide(RoleSide):
         if body.tosses != self.parameters.share_range:
             raise invalid(f"party {sender.id} used a share range of {body.tosses}, the session requires "
                           f"{self.parameters.share_range}")
+        if self.parameters.verifiable_noise:
+            return self._accept_commitments(sender.id, body)
         if self.parameters.proven_votes:
             return self._accept_proven(sender.id, body)
         self.collector.accept(sender.id, body.votes, body.signature)
@@ -101,6 +115,86 @@ class HammAggregatorSide(RoleSide):
         self.collector.accept(voter, folded, body.signature)
         return self.poll()
 
+    def _accept_commitments(self, voter: int, body: hamm_pb2.HammVotes) -> list[Outbound]:
+        """Step 2 with verifiable noise: shapes, then the vote proofs, then the bit proofs. A voter whose proofs
+        fail is excluded by name; the session goes on if enough others contribute."""
+        if voter not in self.voters:
+            raise denied(f"party {voter} does not contribute to this sum")
+        if voter in self.rejected_votes:
+            raise precondition(f"party {voter} was excluded: {self.rejected_votes[voter]}")
+        if voter in self.committed:
+            raise precondition(f"party {voter} already committed (replay)")
+        if body.votes.values or body.signature.signature or len(body.coin_commitment) != 32:
+            raise invalid("verifiable noise takes committed bits and a 32-byte coin commitment, no noise ciphertexts")
+        p = self.parameters
+        try:
+            vote_values = vote_proofs.checked(self.public_key, p.layout(self.public_key.n), p.aux_points,
+                                              p.vote_width, body.proven, vote_proofs.context("hamm", self.session_id, voter))
+        except MembershipProofInvalid as error:
+            return self._reject(voter, f"vote proof failed: {error}")
+        try:
+            bit_values = noise_bits.check(self.public_key, p.values * p.share_range, body.noise_bits,
+                                          noise_bits.context("hamm", self.session_id, voter))
+        except MembershipProofInvalid as error:
+            return self._reject(voter, f"noise bit proof failed: {error}")
+        digest = noise_bits.commitment_digest(self.public_key, vote_values, bit_values)
+        self.committed[voter] = (vote_values, bit_values, joint_coin.Entry(voter, digest, bytes(body.coin_commitment)))
+        return self.poll()
+
+    def _reject(self, voter: int, reason: str) -> list[Outbound]:
+        self.rejected_votes[voter] = reason
+        self.collector.mark_absent(voter, reason)
+        return self.poll()
+
+    @handles("reveal")
+    def collect_reveal(self, sender: Identity, body: threshold_sum_pb2.CoinReveal) -> list[Outbound]:
+        """Step 2b: a committed party's coin share; one that does not open its commitment aborts the session."""
+        if sender.role != "party":
+            raise denied(f"{sender} may not send Hamm 'reveal' messages")
+        self._require(State.REVEALING, "coin shares")
+        if sender.id not in self.committed:
+            raise precondition(f"party {sender.id} committed to no coin share")
+        if sender.id in self.revealed:
+            raise precondition(f"party {sender.id} already revealed its coin share (replay)")
+        share = bytes(body.share)
+        if not joint_coin.opens(self.session_id, self.committed[sender.id][2], share):
+            self.fail(f"party {sender.id}'s coin share does not open its commitment: the session releases nothing")
+        self.revealed[sender.id] = share
+        return self.poll()
+
+    @handles("flipped")
+    def collect_flipped(self, sender: Identity, body: threshold_sum_pb2.FlippedContribution) -> list[Outbound]:
+        """Step 2d: a party's signature on its contribution as the joint coin flipped it."""
+        if sender.role != "party":
+            raise denied(f"{sender} may not send Hamm 'flipped' messages")
+        self._require(State.FLIPPING, "flipped contributions")
+        if sender.id not in self.flipped:
+            raise precondition(f"party {sender.id} was sent no coin")
+        self.collector.accept(sender.id, self.flipped[sender.id], body.signature)
+        return self.poll()
+
+    def _ask_reveals(self) -> list[Outbound]:
+        if len(self.committed) < self.parameters.min_contributors:
+            self.fail(f"insufficient noise: {len(self.committed)} of {len(self.voters)} parties committed, need "
+                      f"{self.parameters.min_contributors}")
+        self._advance(State.COLLECTING, State.REVEALING, "asking for coin shares")
+        self.phase_started = time.monotonic()
+        message = joint_coin.entries_to_proto([self.committed[v][2] for v in sorted(self.committed)])
+        return [Outbound(party(v), "coin", message) for v in sorted(self.committed)]
+
+    def _flip(self) -> list[Outbound]:
+        entries = [self.committed[v][2] for v in sorted(self.committed)]
+        coin = joint_coin.coin(self.session_id, entries, self.revealed)
+        p = self.parameters
+        for voter, (vote_values, bit_values, _) in self.committed.items():
+            coins = noise_bits.coin_bits(coin, voter, len(bit_values))
+            self.flipped[voter] = noise_bits.fold(self.public_key, p.layout(self.public_key.n), p.aux_points,
+                                                  p.vote_width, p.share_range, vote_values, bit_values, coins)
+        self._advance(State.REVEALING, State.FLIPPING, "drawing the joint coin")
+        self.phase_started = time.monotonic()
+        message = joint_coin.shares_to_proto(self.revealed)
+        return [Outbound(party(v), "shares", message) for v in sorted(self.committed)]
+
     @handles("queries")
     def forward_queries(self, sender: Identity, body) -> list[Outbound]:
         """Step 1: Charlie's X_aux to every party."""
@@ -112,12 +206,29 @@ class HammAggregatorSide(RoleSide):
         return [Outbound(party(number), "queries", self.queries) for number in self.voters]
 
     def poll(self) -> list[Outbound]:
-        if self.state is State.COLLECTING and self.collector.all_in:
+        if self.state is State.COLLECTING and self.parameters.verifiable_noise:
+            if len(self.committed) + len(self.collector.absent) >= len(self.voters):
+                return self._ask_reveals()
+            return []
+        if self.state is State.REVEALING and len(self.revealed) == len(self.committed):
+            return self._flip()
+        if self.state in (State.COLLECTING, State.FLIPPING) and self.collector.all_in:
             return self._close()
         return []
 
     def on_deadline(self) -> list[Outbound]:
         if self.state is State.COLLECTING:
+            return self._ask_reveals() if self.parameters.verifiable_noise else self._close()
+        if self.state is State.REVEALING:
+            if time.monotonic() - self.phase_started < self.deadline_seconds:
+                return []  # a tick queued while the commitments were checked: the reveals get a whole deadline
+            missing = sorted(set(self.committed) - set(self.revealed))
+            self.fail(f"parties {missing} revealed no coin share by the deadline: the session releases nothing")
+        if self.state is State.FLIPPING:
+            if time.monotonic() - self.phase_started < self.deadline_seconds:
+                return []
+            for voter in self.flipped:
+                self.collector.mark_absent(voter, "sent no flipped contribution by the deadline")
             return self._close()
         if self.state is State.HANDED_ON:  # every delivery has been tried by now
             self._advance(State.HANDED_ON, State.DONE, "finishing")
@@ -125,7 +236,9 @@ class HammAggregatorSide(RoleSide):
         raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
 
     def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
-        if kind == "queries":
+        if kind == "coin" and self.state is State.REVEALING:
+            self.fail(f"party {to.id} cannot reveal its coin share: the session releases nothing")
+        if kind in ("queries", "shares"):
             self.collector.mark_absent(to.id, reason)
             return self.poll()
         if kind == "aggregate":  # Charlie is gone: no one could combine
@@ -144,7 +257,7 @@ class HammAggregatorSide(RoleSide):
             if error.kind is Kind.ABORTED:
                 self.abort(str(error))
             raise
-        self._advance(State.COLLECTING, State.HANDED_ON, "handing the aggregate on")
+        self._advance(self.state, State.HANDED_ON, "handing the aggregate on")
         self.collector.forget()
         aggregate = hamm_pb2.HammAggregate(request=request, asked=self.key_holders, rejected_votes=[
             threshold_sum_pb2.RejectedShare(holder=v, reason=r) for v, r in sorted(self.rejected_votes.items())])
@@ -153,6 +266,9 @@ class HammAggregatorSide(RoleSide):
 
     def _forget(self) -> None:
         self.collector.forget()
+        self.committed.clear()
+        self.revealed.clear()
+        self.flipped.clear()
 
 
 def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: list[int],
@@ -173,7 +289,8 @@ def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: lis
         if not 0 < body.deadline_seconds <= MAX_DEADLINE_S:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()
+        parameters.check_verifiable_size()
         return HammAggregatorSide(session_id, parameters, body, public_key, voters, key_holders, keys)
 
     return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"queries"}), open_side, (HammAggregatorSide,),
-                        frozenset({"queries", "votes"}))
+                        frozenset({"queries", "votes", "reveal", "flipped"}))

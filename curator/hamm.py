@@ -53,7 +53,8 @@ class HammCuratorSide(RoleSide):
         self.parameters = parameters
         self.aux_features = aux_features
         self.query_deadline_s = deadline_s
-        self.deadline_seconds = 2 * deadline_s + 30  # the vote collection, then the partial decryptions
+        # The vote collection, then the partial decryptions; with verifiable noise the reveals and flips between.
+        self.deadline_seconds = (4 if parameters.verifiable_noise else 2) * deadline_s + 30
         self.public_key = public_key
         self.parties = list(parties)
         self.key_holders = list(key_holders)

@@ -119,6 +119,13 @@ def _serve(args) -> int:
     return 0
 
 
+def _keygen_method(args) -> str:
+    """--keygen, or the default for this many parties (launcher.deployment.keygen.default_method)."""
+    from launcher.deployment.keygen import default_method
+
+    return args.keygen or default_method(args.parties)
+
+
 def _keygen(args) -> int:
     from launcher.deployment import bundles, certs
     from launcher.deployment.keygen import ceremony
@@ -193,7 +200,7 @@ def _up(args) -> int:
                                 _load_dataset(args), args.seed, args.model, args.test_mode, _faults(args.fault),
                                 split=args.split, insecure=args.insecure, startup_timeout=args.startup_timeout,
                                 aux_fraction=args.aux_fraction, budget=args.budget, allow_unproven=args.allow_unproven,
-                                keygen=args.keygen, host_cpus=args.ray_cpus, host_memory_mb=args.ray_memory,
+                                keygen=_keygen_method(args), host_cpus=args.ray_cpus, host_memory_mb=args.ray_memory,
                                 single_operator=args.single_operator)
         for entry in topology.host_entries:
             print(f"  {str(entry.principal):<14} {entry.address}")
@@ -204,7 +211,7 @@ def _up(args) -> int:
                             args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
                             startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process,
                             aux_fraction=args.aux_fraction, budget=args.budget, allow_unproven=args.allow_unproven,
-                            keygen=args.keygen, single_operator=args.single_operator)
+                            keygen=_keygen_method(args), single_operator=args.single_operator)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
@@ -250,12 +257,12 @@ def _prepare(args) -> int:
     owners = _owners(args.owner, args.parties)
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
                                  args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
-                                 overwrite=args.force, aux_fraction=args.aux_fraction, keygen=args.keygen)
+                                 overwrite=args.force, aux_fraction=args.aux_fraction, keygen=_keygen_method(args))
     run = processes.RunDirectory(args.out)
     for name, uid in owners.items():
         bundles.give(run.path / name, uid)
     names = sorted(path.name for path in run.path.iterdir() if path.is_dir())
-    key = "no key yet (the key holders make it)" if args.keygen == "deferred" else "threshold key"
+    key = "no key yet (the key holders make it)" if _keygen_method(args) == "deferred" else "threshold key"
     print(f"prepared {args.out}: {key}, {'no certificates (insecure)' if topology.insecure else 'CA and certificates'}, "
           f"{len(topology.parties)} party data files; one bundle per role (copy each to its host only): "
           f"{', '.join(names)}")
@@ -275,7 +282,7 @@ def _health(args) -> int:
 def _compose(args) -> int:
     from launcher.deployment.compose import render
 
-    text = render(args.parties, args.keygen, args.bits)
+    text = render(args.parties, _keygen_method(args), args.bits)
     if args.out:
         args.out.write_text(text)
         print(f"wrote {args.out}")
@@ -480,8 +487,15 @@ def _add_bench_command(commands) -> None:
     dkg = targets.add_parser("dkg", help="the key holders' own key generation against the dealer, in one process")
     dkg.add_argument("--bits", type=key_bits, nargs="+", default=[1024, 2048])
     dkg.add_argument("--holders", type=int, nargs="+", default=[3, 5, 10])
-    dkg.set_defaults(handler=lambda args: _bench_module("bench_dkg", ["--bits", *map(str, args.bits),
-                                                                      "--holders", *map(str, args.holders)]))
+    dkg.add_argument("--sieve-bound", type=int, nargs="+", default=[0],
+                     help="largest prime of the sieving modulus (default: the ceremony's own)")
+    dkg.add_argument("--batch", type=int, help="candidate pairs per attempt (default: the ceremony's own)")
+    dkg.add_argument("--runs", type=int, default=1, help="ceremonies per configuration")
+    dkg.add_argument("--one-attempt", action="store_true", help="CPU per candidate pair over one attempt, by bound")
+    dkg.set_defaults(handler=lambda args: _bench_module("bench.dkg", [
+        "--bits", *map(str, args.bits), "--holders", *map(str, args.holders),
+        "--sieve-bound", *map(str, args.sieve_bound), "--runs", str(args.runs),
+        *(["--batch", str(args.batch)] if args.batch else []), *(["--one-attempt"] if args.one_attempt else [])]))
 
     du_proofs = targets.add_parser("du-proofs", help="one proven Du upload: build, check and size")
     du_proofs.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
@@ -489,7 +503,7 @@ def _add_bench_command(commands) -> None:
     du_proofs.add_argument("--cap", type=int, default=10_854, help="the public cap on n_i")
     du_proofs.add_argument("--bound", type=float, default=100.0, help="B")
     du_proofs.add_argument("--repeat", type=int, default=2)
-    du_proofs.set_defaults(handler=lambda args: _bench_module("bench_du_proofs", [
+    du_proofs.set_defaults(handler=lambda args: _bench_module("bench.du_proofs", [
         "--bits", str(args.bits), "--dimension", str(args.dimension), "--cap", str(args.cap),
         "--bound", str(args.bound), "--repeat", str(args.repeat)]))
 
@@ -576,17 +590,19 @@ def _add_keygen_command(commands) -> None:
     keygen.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     keygen.add_argument("--threshold", type=int, help="t (default ⌊2ℓ/3⌋ + 1)")
     keygen.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
-    _add_keygen_method_option(keygen)
+    _add_keygen_method_option(keygen, default="dealer")
     keygen.set_defaults(handler=_keygen)
 
 
-def _add_keygen_method_option(parser, deferred: bool = False) -> None:
+def _add_keygen_method_option(parser, deferred: bool = False, default: str | None = None) -> None:
     from launcher.deployment.keygen import DEFERRED, METHODS
 
-    parser.add_argument("--keygen", choices=METHODS + ((DEFERRED,) if deferred else ()), default="dealer",
-                        help="dealer: one process deals the shares (the default: seconds); distributed: the key "
-                             "holders generate the key among themselves and no process ever holds it (minutes at "
-                             "2048 bits; docs/distributed-keygen.md)"
+    parser.add_argument("--keygen", choices=METHODS + ((DEFERRED,) if deferred else ()), default=default,
+                        help="distributed: the key holders generate the key among themselves and no process ever "
+                             "holds it (about a minute of CPU at 2048 bits among 5; docs/distributed-keygen.md); "
+                             "dealer: one process deals the shares (seconds; tests). "
+                             + ("default: dealer" if default else "default: distributed with 3 or more parties, "
+                                "dealer with 2")
                              + ("; deferred: no key yet, the holders' own `serve party --keygen-only --once` "
                                 "processes make it (compose)" if deferred else ""))
 
@@ -655,9 +671,10 @@ def _add_compose_command(commands) -> None:
     compose = commands.add_parser("compose", help="write the docker-compose file for K parties")
     compose.add_argument("--parties", type=int, default=5)
     compose.add_argument("--out", type=Path, help="default: standard output")
-    compose.add_argument("--keygen", choices=("dealer", "distributed"), default="dealer",
-                         help="dealer: the one-shot prepare service deals the key (default); distributed: each key "
-                              "holder's container runs the key generation and writes only its own share")
+    compose.add_argument("--keygen", choices=("dealer", "distributed"),
+                         help="distributed: each key holder's container runs the key generation and writes only "
+                              "its own share (default with 3 or more parties); dealer: the one-shot prepare service "
+                              "deals the key (default with 2)")
     compose.add_argument("--bits", type=key_bits, help="key size (default: prepare's)")
     compose.set_defaults(handler=_compose)
 

@@ -1,6 +1,8 @@
 """A party's (and key holder's) side of a Hamm session (hamm.md steps 1–3), free of gRPC: a voter
 (party/voter.py) on the public X_aux whose proven partial decryptions of the aggregate go to Charlie, who,
-not the aggregator, combines them. A party that misses the session ends quietly: M′ counts who voted."""
+not the aggregator, combines them; with verifiable noise it commits to its noise bits and takes the joint coin as
+a DPPP teacher does (VOTING --queries--> COMMITTED --coin--> REVEALED --shares--> VOTED). A party that misses the
+session ends quietly: M′ counts who voted."""
 
 from __future__ import annotations
 
@@ -9,15 +11,17 @@ from typing import Callable
 import numpy as np
 
 from mpdp.cryptocore.key_checks import check_key_id
-from mpdp.proto.v1 import hamm_pb2
+from mpdp.proto.v1 import hamm_pb2, threshold_sum_pb2
 from mpdp.protocols.hamm.parameters import HammParameters
 from mpdp.protocols.hamm.votes import vote_slots
 from mpdp.sessions.errors import denied, invalid
 from mpdp.sessions.identity import AGGREGATOR, CURATOR, Identity
 from mpdp.sessions.matrices import shared_matrix_from_proto
+from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.protocol import RoleProtocol
+from mpdp.sessions.side import handles
 from party.resources import PartyResources
-from party.voter import VoterSide
+from party.voter import State, VoterSide
 
 MAX_DEADLINE_S = 3600.0
 
@@ -33,7 +37,8 @@ class HammPartySide(VoterSide):
     def __init__(self, session_id: str, own: PartyResources, parameters: HammParameters, features: np.ndarray,
                  deadline_s: float):
         super().__init__(session_id, own, parameters, features)
-        self.deadline_seconds = 2 * deadline_s + 30  # the aggregator's vote collection, then the decryption
+        # The aggregator's vote collection, then the decryption; with verifiable noise the reveals and the flips.
+        self.deadline_seconds = (4 if parameters.verifiable_noise else 2) * deadline_s + 30
 
     @property
     def participants(self) -> list[Identity]:
@@ -42,6 +47,39 @@ class HammPartySide(VoterSide):
     def votes(self) -> np.ndarray:
         """Step 2: h_i(x) on every point of X_aux (and class)."""
         return vote_slots(self.own.model.predict(self.features), self.parameters.classes)
+
+    def cast_votes(self) -> hamm_pb2.HammVotes:
+        """Step 2; with verifiable noise, commitments to the votes and to the noise bits (party/voter.py)."""
+        if not self.parameters.verifiable_noise:
+            return super().cast_votes()
+        self._require(State.VOTING, "voting")
+        return hamm_pb2.HammVotes(tosses=self.parameters.share_range, **self.commit_noise(self.votes()))
+
+    def _noise_bits(self, votes: np.ndarray, tosses: int) -> np.ndarray:
+        if self.own.fault == "noise-skew":  # test mode only: ones where it votes 1, zeros elsewhere
+            return np.repeat(votes.reshape(-1, 1), tosses, axis=1).astype(np.int64)
+        return super()._noise_bits(votes, tosses)
+
+    def _draw_noise(self, votes: np.ndarray) -> np.ndarray:
+        if self.own.fault == "noise-skew":  # test mode only: the whole share range where it votes 1, none elsewhere
+            return votes * self.parameters.share_range
+        return super()._draw_noise(votes)
+
+    @handles("coin")
+    def reveal_to_aggregator(self, sender: Identity, body: threshold_sum_pb2.CoinCommitments) -> list[Outbound]:
+        """Step 2b: every committed party's entry; answered with this party's coin share."""
+        self._from_aggregator(sender, "coin")
+        return [Outbound(AGGREGATOR, "reveal", self.reveal_coin_share(body))]
+
+    @handles("shares")
+    def flip_noise_bits(self, sender: Identity, body: threshold_sum_pb2.CoinShares) -> list[Outbound]:
+        """Step 2c: every coin share; answered with step 2d, the signed flipped contribution."""
+        self._from_aggregator(sender, "shares")
+        return [Outbound(AGGREGATOR, "flipped", self.sign_flipped(body))]
+
+    def partially_decrypt(self, request):
+        self._give_up_commitments()
+        return super().partially_decrypt(request)
 
     @property
     def ballot_shape(self) -> tuple[int, int]:
@@ -78,6 +116,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         if not 0 < body.deadline_seconds <= MAX_DEADLINE_S:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()  # each party derives N_i itself (cached per parameter set, bounded)
+        parameters.check_verifiable_size()
         own.admit(session_id, "hamm", parameters.guarantee())  # its own policy, before any work on its data
         parameters.layout(own.public_key.n)  # the slot widths must fit
         side = HammPartySide(session_id, own, parameters, features, body.deadline_seconds)
@@ -85,4 +124,4 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         return side
 
     return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"queries"}), open_side, (HammPartySide,),
-                        frozenset({"queries", "decryption_request"}))
+                        frozenset({"queries", "coin", "shares", "decryption_request"}))

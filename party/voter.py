@@ -2,7 +2,8 @@
 aggregate as key holders (DPPP's teachers, Hamm's parties), free of gRPC.
 
 VOTING --queries--> VOTED --decryption_request--> DONE (a voter without a key share is DONE once it has voted);
-any state --abort--> ABORTED. Only the voter's encrypted noisy votes and its proven partial decryptions leave
+with verifiable noise VOTING --queries--> COMMITTED --coin--> REVEALED --shares--> VOTED; any state --abort-->
+ABORTED. Only the voter's encrypted noisy votes and its proven partial decryptions leave
 it. A voter that misses the session ends quietly: both protocols tolerate dropouts. The plaintext votes and noise
 it drew are kept for the test record only in test mode (`mpdp serve --test-mode`, `PartyResources.test_mode`);
 otherwise they are gone once the votes are encrypted.
@@ -11,19 +12,24 @@ otherwise they are gone once the votes are encrypted.
 from __future__ import annotations
 
 import enum
+import secrets
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
 from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.precomputed_powers import PowerPool
 from mpdp.proto.v1 import common_pb2, threshold_sum_pb2
-from mpdp.sessions.errors import denied, precondition
+from mpdp.sessions.errors import denied, invalid, precondition
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, Identity
 from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.side import RoleSide, handles
 from mpdp.threshold_sum.binding import SumSlot
 from mpdp.threshold_sum.context import proof_context
+from mpdp.vote_proofs import joint_coin, noise_bits
+from mpdp.vote_proofs import votes as vote_proofs
+from mpdp.vote_proofs.noise_pool import NoisePool
 from party import proven_ballot
 from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
@@ -31,7 +37,8 @@ from party.resources import PartyResources
 
 class State(enum.Enum):
     VOTING = "voting"
-    COMMITTED = "committed"  # DPPP's verifiable noise: bits committed, waiting for the joint coin
+    COMMITTED = "committed"  # verifiable noise: bits and coin share committed, waiting for every entry
+    REVEALED = "revealed"  # verifiable noise: coin share revealed, waiting for everyone's
     VOTED = "voted"
     DONE = "done"
     ABORTED = "aborted"
@@ -41,6 +48,21 @@ class State(enum.Enum):
 class Drawn:  # test mode only; never printed
     votes: np.ndarray = field(repr=False)
     noise: np.ndarray = field(repr=False)
+
+
+@dataclass
+class Commitments:
+    """Verifiable noise: what the voter committed to, kept until the joint coin flips it."""
+    votes: np.ndarray = field(repr=False)
+    bits: np.ndarray = field(repr=False)  # slots × N_i
+    vote_values: list[int] = field(repr=False)
+    bit_values: list[int] = field(repr=False)
+    digest: bytes
+    coin_share: bytes = field(repr=False)
+    entries: list[joint_coin.Entry] = field(default_factory=list)
+
+    def entry(self, session_id: str, holder: int) -> joint_coin.Entry:
+        return joint_coin.Entry(holder, self.digest, joint_coin.commitment(session_id, holder, self.coin_share))
 
 
 class VoterSide(RoleSide):
@@ -61,6 +83,9 @@ class VoterSide(RoleSide):
         self.parameters = parameters
         self.features = features
         self.drawn: Drawn | None = None
+        self.commitments: Commitments | None = None
+        self.noise_pool: NoisePool | None = None  # verifiable noise: this voter's committed bits made offline
+        self.vote_powers: PowerPool | None = None  # verifiable noise: its vote proofs' exponentiations, made offline
 
     # ------------------------------------------------------------------ what a protocol's voter sets
     def votes(self) -> np.ndarray:
@@ -149,6 +174,88 @@ class VoterSide(RoleSide):
                                    proof_context(self.protocol, self.session_id))
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")  # not aborted meanwhile
         return partials
+
+    # ------------------------------------------------------------------ verifiable noise (docs/malicious-party.md)
+    def _noise_bits(self, votes: np.ndarray, tosses: int) -> np.ndarray:
+        """Fresh bits from `secrets`, slots × N_i."""
+        count = votes.size * tosses
+        stream = np.frombuffer(secrets.token_bytes((count + 7) // 8), dtype=np.uint8)
+        return np.unpackbits(stream)[:count].astype(np.int64).reshape(votes.size, tosses)
+
+    def commit_noise(self, votes: np.ndarray) -> dict:
+        """Step 2 with verifiable noise: proven votes, N_i committed bits per slot (the pool's next positions, or
+        made here when the pool runs short: slower, the same guarantee) and a commitment to a secret coin share.
+        Returns the votes message's fields."""
+        p, public_key = self.parameters, self.own.public_key
+        layout, tosses = p.layout(public_key.n), p.share_range
+        proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context(self.protocol, self.session_id, self.own.id),
+                                  self.vote_powers)
+        fields: dict = {"proven": proven}
+        spent = self.noise_pool.take_next(votes.size * tosses) if self.noise_pool is not None else None
+        if spent is not None:
+            bits = np.array(spent.bits, dtype=np.int64).reshape(votes.size, tosses)
+            bit_values = spent.values
+            fields.update(pooled=True, pool_first=spent.first)
+        else:
+            bits = self._noise_bits(votes, tosses)
+            committed, bit_values = noise_bits.commit(public_key, bits, noise_bits.context(self.protocol, self.session_id,
+                                                                                           self.own.id))
+            if self.own.fault == "noise-bit-bad":  # test mode only: a bit of 3 under a bit proof
+                committed = noise_bits.tampered_bit(public_key, committed)
+                bit_values = [int.from_bytes(v, "big") for v in committed.ciphertexts.values]
+            fields["noise_bits"] = committed
+        vote_values = [int.from_bytes(v, "big") for v in proven.ciphertexts.values]
+        self.commitments = Commitments(votes, bits, vote_values, bit_values,
+                                       noise_bits.commitment_digest(public_key, vote_values, bit_values),
+                                       joint_coin.draw_share())
+        fields["coin_commitment"] = self.commitments.entry(self.session_id, self.own.id).coin_commitment
+        self._advance(State.VOTING, State.COMMITTED, "committing to votes and noise bits")
+        return fields
+
+    def reveal_coin_share(self, body: threshold_sum_pb2.CoinCommitments) -> threshold_sum_pb2.CoinReveal:
+        """Step 2b: every committed voter's entry, its own among them as it sent it; kept, then the share revealed."""
+        self._require(State.COMMITTED, "revealing a coin share")
+        mine = self.commitments
+        assert mine is not None
+        entries = joint_coin.entries_from_proto(body, self.voters)
+        if mine.entry(self.session_id, self.own.id) not in entries:
+            raise invalid("the coin leaves out this voter's commitments as it sent them")
+        mine.entries = entries
+        share = mine.coin_share
+        if self.own.fault == "coin-grind":  # test mode only: a share other than the committed one, as if chosen late
+            share = bytes(b ^ 0xFF for b in share)
+        self._advance(State.COMMITTED, State.REVEALED, "revealing a coin share")
+        return threshold_sum_pb2.CoinReveal(share=share)
+
+    def sign_flipped(self, body: threshold_sum_pb2.CoinShares) -> threshold_sum_pb2.FlippedContribution:
+        """Step 2c: every share, each opening the entry this voter kept; the coin, its bits flipped and folded as
+        the aggregator folds them, and its signature on that contribution."""
+        self._require(State.REVEALED, "flipping noise bits")
+        mine = self.commitments
+        assert mine is not None
+        shares = joint_coin.shares_from_proto(body, self.voters)
+        try:
+            seed = joint_coin.coin(self.session_id, mine.entries, shares)
+        except joint_coin.RevealMismatch as error:
+            raise invalid(f"{error}: this voter signs no contribution") from None
+        p, public_key = self.parameters, self.own.public_key
+        rows, width = self.ballot_shape
+        coins = noise_bits.coin_bits(seed, self.own.id, mine.bits.size)
+        folded = noise_bits.fold(public_key, p.layout(public_key.n), rows, width, p.share_range, mine.vote_values,
+                                 mine.bit_values, coins)
+        signature = signed(self.own, self.slot, public_key.key_id, list(folded.values))
+        self._advance(State.REVEALED, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
+        if self.own.test_mode:  # the share the coin made of its bits, for the test record only
+            self.drawn = Drawn(mine.votes, noise_bits.flipped_shares(mine.bits, coins).reshape(mine.votes.shape))
+        self.commitments = None
+        return threshold_sum_pb2.FlippedContribution(signature=signature)
+
+    def _give_up_commitments(self) -> None:
+        """The round went on without this voter's commitments (excluded, or no coin by the deadline): it still
+        serves as a key holder."""
+        if self.state in (State.COMMITTED, State.REVEALED) and self.own.key_share is not None:
+            self._advance(self.state, State.VOTED, "going on as a key holder")
+            self.commitments = None
 
     def test_record(self) -> tuple[str, object] | None:
         if self.drawn is None:

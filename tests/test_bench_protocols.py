@@ -35,12 +35,17 @@ def test_bench_dppp_reports_labels_per_second_beside_the_paper_layout_and_the_fl
         3 * floor["fixed_base_encryption_s"] + 3 * floor["partial_decryption_exponentiation_s"])
     for round_ in packed["rounds"]:
         assert set(round_["cpu_s_by_role"]) >= {"aggregator", "party"} and round_["bytes"] > 0
-    verifiable = report["verifiable_noise"]  # the three at one Q, side by side
-    for name in ("packed", "proven_votes", "verifiable_noise"):
+    verifiable = report["verifiable_noise"]  # the four at one Q, side by side
+    for name in ("packed", "proven_votes", "verifiable_noise", "verifiable_pooled"):
         assert verifiable[name]["queries"] == 4 and len(verifiable[name]["rounds"]) == 1
     assert verifiable["ratios"]["verifiable_noise_vs_packed"] == pytest.approx(
         verifiable["verifiable_noise"]["labels_per_s"] / verifiable["packed"]["labels_per_s"])
     assert verifiable["verifiable_noise"]["rounds"][0]["bytes"] > verifiable["proven_votes"]["rounds"][0]["bytes"]
+    # The pooled round carries no bit proofs: its bytes are far below the inline round's; the fill carries them.
+    assert verifiable["verifiable_pooled"]["rounds"][0]["bytes"] < verifiable["verifiable_noise"]["rounds"][0]["bytes"] / 4
+    offline = verifiable["offline_fill"]
+    assert len(offline["fills"]) == 1 and offline["fills"][0]["bytes"] > verifiable["verifiable_pooled"]["rounds"][0]["bytes"]
+    assert "offline fill" in result.stdout
 
 
 def test_bench_pathak_reports_every_stage(tmp_path):

@@ -29,6 +29,7 @@ def test_up_run_down_leaves_no_process(tmp_path):
     run_dir = tmp_path / "run"
     # The explicitly plaintext path (senders declared in metadata); the demo test covers mutual TLS.
     up = _mpdp("up", "--parties", "3", "--bits", "1024", "--run-dir", str(run_dir), "--model", "logistic", "--insecure",
+               "--keygen", "dealer",  # speed: the holders' own ceremony runs in test_keygen_network
                "--budget", "20,1e-4")  # DPPP's default ε = 10 and Pathak's ε = 5 below
     assert up.returncode == 0, up.stderr
     assert "1024-bit keys are for tests and quick demos only" in up.stderr

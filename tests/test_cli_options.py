@@ -82,3 +82,17 @@ def test_the_startup_bench_sees_whether_health_runs_from_cached_bytecode(tmp_pat
     subprocess.run(compile_all, check=True, env=env, timeout=600, capture_output=True,
                    cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     assert project_bytecode(env) == {**empty, "cached": empty["modules"]}
+
+
+def test_every_bench_module_the_cli_names_can_be_imported():
+    """`mpdp bench dkg` and `bench du-proofs` load their module by name when run: a moved module fails here,
+    not in a user's hands."""
+    import importlib
+    import re
+    from pathlib import Path
+
+    source = (Path(__file__).resolve().parents[1] / "launcher" / "cli.py").read_text()
+    names = re.findall(r'_bench_module\("([\w.]+)"', source)
+    assert len(names) >= 2
+    for name in names:
+        assert callable(importlib.import_module(f"launcher.{name}").main), name

@@ -19,7 +19,7 @@ COMPOSE_FILE = ROOT / "docker-compose.yml"
 
 
 def test_committed_compose_file_is_the_generators_output():
-    assert COMPOSE_FILE.read_text() == render(5), "regenerate it: mpdp compose --parties 5 --out docker-compose.yml"
+    assert COMPOSE_FILE.read_text() == render(5), "regenerate it: mpdp compose --parties 5 --keygen dealer --out docker-compose.yml"
 
 
 def test_the_dockerfile_builds_with_docker_20_10_and_ships_every_package():
@@ -153,3 +153,21 @@ def test_distributed_keygen_runs_in_the_holders_containers_each_with_its_own_bun
     for name in ("aggregator", "curator"):
         assert list(services[name]["depends_on"]) == ["open-keygen"]
     assert "--keygen" not in render(5) and "holder-1" not in yaml.safe_load(render(5))["services"]
+
+
+def test_parties_beyond_the_key_holders_get_the_public_key_and_nothing_else():
+    """At most 16 parties hold shares: with the holders' own ceremony, party 17 on takes part in none, so the
+    public key reaches it through a volume holding only that key, read-only; no one-shot mounts its bundle."""
+    compose = yaml.safe_load(render(18, "distributed", 1024))
+    services, volumes = compose["services"], set(compose["volumes"])
+    assert "holder-17" not in services and "holder-16" in services
+    for number in (17, 18):
+        party = services[f"party-{number}"]
+        assert party["volumes"] == [f"{volume_name(f'party-{number}')}:{BUNDLE}", "public-key:/public:ro"]
+        assert list(party["depends_on"]) == ["open-keygen"]
+        assert party["command"][:2] == ["sh", "-c"] and party["command"][2].startswith("cp /public/public_key.json ")
+    opener = services["open-keygen"]
+    assert "public-key:/bundles/public-key" in opener["volumes"]
+    assert not any("party" in volume for volume in opener["volumes"])
+    assert opener["command"][-1] == "/bundles/public-key/public_key.json" and "public-key" in volumes
+    assert "public-key" not in render(16, "distributed", 1024)

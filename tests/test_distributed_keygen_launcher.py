@@ -3,19 +3,27 @@ and a holder that is gone aborts the ceremony with nothing left behind."""
 
 import pytest
 
-from launcher.cli import build_parser
+from launcher.cli import _keygen_method, build_parser
 from launcher.deployment import distributed_keygen
 from mpdp.cryptocore import keyfiles
 
 
-@pytest.mark.parametrize("command", [["keygen", "--parties", "3", "--out", "k"], ["prepare", "--parties", "3", "--out", "k"],
-                                     ["up"]])
-def test_every_key_making_command_takes_the_choice_and_defaults_to_the_dealer(command):
+@pytest.mark.parametrize("command", [["prepare", "--parties", "3", "--out", "k"], ["up", "--parties", "3"],
+                                     ["compose", "--parties", "3"]])
+def test_up_prepare_and_compose_default_to_the_holders_own_ceremony_where_it_can_run(command):
     parser = build_parser()
-    assert parser.parse_args(command).keygen == "dealer"
-    assert parser.parse_args([*command, "--keygen", "distributed"]).keygen == "distributed"
+    assert _keygen_method(parser.parse_args(command)) == "distributed"
+    two = [*command[:command.index("--parties") + 1], "2", *command[command.index("--parties") + 2:]]
+    assert _keygen_method(parser.parse_args(two)) == "dealer"  # BGW needs 3 holders
+    assert _keygen_method(parser.parse_args([*command, "--keygen", "dealer"])) == "dealer"
     with pytest.raises(SystemExit):
         parser.parse_args([*command, "--keygen", "trusted-friend"])
+
+
+def test_keygen_keeps_the_dealer_and_takes_the_choice():
+    parser = build_parser()
+    assert parser.parse_args(["keygen", "--parties", "3", "--out", "k"]).keygen == "dealer"
+    assert parser.parse_args(["keygen", "--parties", "3", "--out", "k", "--keygen", "distributed"]).keygen == "distributed"
 
 
 def _paths(directory):

@@ -23,7 +23,8 @@ SIGNED = 1024  # a contribution's ECDSA signature and its sender's certificate (
 def closed_form_counts(teachers: int, holders: int, failed_holders: int = 0, crashed_holders: int = 0,
                        verifiable_noise: bool = False) -> Counter:
     """Messages per (from, to, rpc) in one round: query delivery, steps 2, 4 and 5, and the stand-downs; with
-    verifiable noise also steps 2b and 2c (the coin to each committed teacher, its flipped contribution back).
+    verifiable noise also steps 2b–2d (every entry of the joint coin to each committed teacher and its coin share
+    back, every share to each and its flipped contribution back).
 
     t = ⌊2ℓ/3⌋ + 1 holders are asked first and one more for each that fails (a bad share or a crash); a
     holder that dies on receiving step 4 is still sent it, but never sends step 5; holders never asked
@@ -38,6 +39,8 @@ def closed_form_counts(teachers: int, holders: int, failed_holders: int = 0, cra
         ("party", "aggregator", "Step/dppp/partial_decryptions"): asked - crashed_holders,
         ("aggregator", "party", "Step/dppp/stand_down"): holders - asked,
         **({("aggregator", "party", "Step/dppp/coin"): teachers,
+            ("party", "aggregator", "Step/dppp/reveal"): teachers,
+            ("aggregator", "party", "Step/dppp/shares"): teachers,
             ("party", "aggregator", "Step/dppp/flipped"): teachers} if verifiable_noise else {}),
     })
 
@@ -221,7 +224,8 @@ def test_message_counts_k3(pool):
 def test_message_and_byte_counts_k3_verifiable_noise(pool):
     """Step 2 carries Q·C·N_i bit ciphertexts per teacher, each with two commitments (< n² each), two 128-bit
     challenges and two responses (< 2^(|n|/2 + 257)), beside Q proven votes; the coin carries K entries of
-    (number, digest, share); a flipped contribution is one signature."""
+    (number, digest, coin commitment); a reveal is one share, the shares K of them; a flipped contribution is one
+    signature."""
     three = pool.get(3)
     queries = 5
     report = three.run_dppp(queries=queries, verifiable_noise=True, deadline_s=120.0)
@@ -233,6 +237,8 @@ def test_message_and_byte_counts_k3_verifiable_noise(pool):
     per_bit_max = 3 * width + 2 * 16 + 2 * (width // 4 + 34) + 24  # numbers plus field framing
     assert 3 * bits * 3 * (width - 2) <= rows["Step/dppp/votes"]["request_bytes"] < 3 * (bits + queries * 2) * per_bit_max
     assert rows["Step/dppp/coin"]["request_bytes"] < 3 * 3 * (4 + 32 + 32 + 12) + 3 * 64
+    assert 3 * 32 <= rows["Step/dppp/reveal"]["request_bytes"] < 3 * (32 + 64)
+    assert rows["Step/dppp/shares"]["request_bytes"] < 3 * 3 * (4 + 32 + 8) + 3 * 64
     assert rows["Step/dppp/flipped"]["request_bytes"] < 3 * (SIGNED + 64)
 
 

@@ -176,7 +176,7 @@ def test_every_kind_a_proto_declares_reaches_a_handler_or_the_client():
     """Across the roles, the kinds the sides take and those only the client receives are exactly the proto's."""
     from mpdp.sessions.protocol import message_kinds
 
-    to_client = {"result", "test_record", "published", "public_key", "total"}
+    to_client = {"result", "test_record", "published", "public_key", "total", "pool_filled"}
     taken: dict[str, set[str]] = {}
     for entry in _entries():
         assert all(set(side.handlers) <= entry.takes for side in entry.sides)

@@ -3,12 +3,15 @@ serialised as on the wire, delivered in a random order): holders that talk only 
 one key, each keeping its own share."""
 
 import random
+from dataclasses import replace
 
 import pytest
 
+from mpdp.cryptocore.dkg import messages, sieve
 from mpdp.cryptocore.threshold import decrypt
 from mpdp.proto.v1 import keygen_pb2
 from mpdp.protocols.keygen import codec
+from mpdp.protocols.keygen.holder_side import State
 from mpdp.protocols.keygen.protocol import NAME, holder_protocol
 from mpdp.sessions.identity import CLIENT, party
 from mpdp.wire.twin import InProcessNetwork
@@ -73,3 +76,26 @@ def test_a_round_from_outside_the_committee_or_far_ahead_is_refused_and_changes_
     reasons = [reason for *_, reason in net.refused]
     assert any("not another key holder" in r for r in reasons) and any("round" in r for r in reasons)
     assert side.holder.round == before and not side.finished
+
+
+def test_an_inconsistent_sieve_reshare_on_the_wire_aborts_every_holder_and_stores_nothing(monkeypatch):
+    """Holder 2 adds 1 to every resharing it sends holder 1: a revealed candidate then shares a factor with
+    the sieving modulus, holder 1 aborts, the abort reaches every holder and no share is kept."""
+    modulus = sieve.sieving_modulus(BITS, HOLDERS, sieve.default_bound(BITS))
+    honest = codec.round_to_proto
+
+    def tampered(message):
+        if message.stage == messages.SIEVE_RESHARE and message.sender == 2 and message.recipient == 1:
+            message = replace(message, values=tuple((v + 1) % modulus for v in message.values))
+        return honest(message)
+
+    monkeypatch.setattr(codec, "round_to_proto", tampered)
+    stored: dict = {}
+    net = _network(stored)
+    for j in range(1, HOLDERS + 1):
+        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=HOLDERS,
+                                                                         threshold=THRESHOLD, batch=32))
+    net.run()
+    assert not stored
+    assert all(net.sides[party(j)].state is State.ABORTED for j in range(1, HOLDERS + 1))
+    assert all(net.sides[party(j)].result() is None for j in range(1, HOLDERS + 1))

@@ -1,6 +1,6 @@
 """Verifiable noise shares (mpdp/vote_proofs/noise_bits.py): committed bits verify, the coin's flips and the fold
-decrypt to bias + votes + the flipped shares; a bit of 2 cannot be proven; the coin depends on every entry;
-the flipped share of all-ones or all-zeros bits is Bin(N_i, ½) over the coin."""
+(Horner-packed) decrypt to bias + votes + the flipped shares over several plaintexts; a bit of 3 cannot be
+proven; the flipped share of all-ones or all-zeros bits is Bin(N_i, ½) over the coin."""
 
 import math
 
@@ -32,8 +32,8 @@ def test_flipped_fold_decrypts_to_votes_plus_flipped_shares(threshold_key):
     votes = np.eye(CLASSES, dtype=int)[[0, 1, 1]]
     proven = vote_proofs.cast(public, layout, votes, b"votes")
     vote_values = vote_proofs.checked(public, layout, QUERIES, CLASSES, proven, b"votes")
-    message, _ = noise_bits.commit(public, layout, bits, b"bits")
-    bit_values = noise_bits.check(public, layout, parameters.values, tosses, message, b"bits")
+    message, _ = noise_bits.commit(public, bits, b"bits")
+    bit_values = noise_bits.check(public, bits.size, message, b"bits")
     coins = noise_bits.coin_bits(b"c" * 32, 1, bits.size)
     folded = noise_bits.fold(public, layout, QUERIES, CLASSES, tosses, vote_values, bit_values, coins)
     plaintexts = [decrypt(public, c, [s.partial_decrypt(c) for s in shares[:3]])[0]
@@ -47,27 +47,14 @@ def test_a_bit_of_two_cannot_be_proven(threshold_key):
     public, _ = threshold_key
     parameters, layout = _setup(public)
     bits = np.zeros((parameters.values, 2), dtype=int)
-    message, _ = noise_bits.commit(public, layout, bits, b"bits")
-    noise_bits.check(public, layout, parameters.values, 2, message, b"bits")
+    message, _ = noise_bits.commit(public, bits, b"bits")
+    noise_bits.check(public, bits.size, message, b"bits")
     with pytest.raises(mp.MembershipProofInvalid):
-        noise_bits.check(public, layout, parameters.values, 2, noise_bits.tampered_bit(public, message), b"bits")
+        noise_bits.check(public, bits.size, noise_bits.tampered_bit(public, message), b"bits")
     with pytest.raises(mp.MembershipProofInvalid):  # bound to its sender's context
-        noise_bits.check(public, layout, parameters.values, 2, message, b"other")
+        noise_bits.check(public, bits.size, message, b"other")
     with pytest.raises(ProtocolError):  # counts before any proof
-        noise_bits.check(public, layout, parameters.values, 3, message, b"bits")
-
-
-def test_the_coin_depends_on_every_entry_and_refuses_duplicates():
-    entries = [noise_bits.Committed(t, bytes([t]) * 32, bytes([t + 9]) * 32) for t in (1, 2, 3)]
-    coin = noise_bits.joint_coin("s", entries)
-    assert noise_bits.joint_coin("s", list(reversed(entries))) == coin
-    for index in range(3):
-        changed = list(entries)
-        changed[index] = noise_bits.Committed(entries[index].teacher, entries[index].commitment_digest, b"\0" * 32)
-        assert noise_bits.joint_coin("s", changed) != coin
-    assert noise_bits.joint_coin("t", entries) != coin
-    with pytest.raises(ProtocolError):
-        noise_bits.joint_coin("s", [*entries, entries[0]])
+        noise_bits.check(public, bits.size + 1, message, b"bits")
 
 
 def test_skewed_bits_give_a_fair_share_over_the_coin():
@@ -79,3 +66,26 @@ def test_skewed_bits_give_a_fair_share_over_the_coin():
         total = sum(int(noise_bits.flipped_shares(bits, noise_bits.coin_bits(i.to_bytes(32, "big"), 5, tosses))[0])
                     for i in range(draws))
         assert abs(total - draws * tosses / 2) < 6 * math.sqrt(draws * tosses)
+
+
+def test_the_fold_packs_slots_across_plaintexts(threshold_key):
+    """More slots than one plaintext holds: Horner's packing puts every slot's flipped share in its place."""
+    public, shares = threshold_key
+    queries, classes = 60, 10
+    parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, queries, classes, 3, 2 / 3, True, public.key_id,
+                                                   proven_votes=True)  # the layout alone; two bits per slot below
+    layout = parameters.layout(public.n)
+    assert layout.plaintexts_needed(parameters.values) >= 2
+    tosses = 2
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 2, size=(parameters.values, tosses))
+    votes = np.eye(classes, dtype=int)[rng.integers(0, classes, size=queries)]
+    proven = vote_proofs.cast(public, layout, votes, b"votes")
+    vote_values = vote_proofs.checked(public, layout, queries, classes, proven, b"votes")
+    _, bit_values = noise_bits.commit(public, bits, b"bits")
+    coins = noise_bits.coin_bits(b"d" * 32, 2, bits.size)
+    folded = noise_bits.fold(public, layout, queries, classes, tosses, vote_values, bit_values, coins)
+    plaintexts = [decrypt(public, c, [s.partial_decrypt(c) for s in shares[:3]])[0]
+                  for c in (int.from_bytes(v, "big") for v in folded.values)]
+    expected = votes.ravel() + noise_bits.flipped_shares(bits, coins)
+    assert layout.unpack(plaintexts, parameters.values, biased_summands=1) == expected.tolist()

@@ -98,13 +98,33 @@ def holder_command(number: int) -> list[str]:
     return serve_command("party", number) + ["--keygen-only", "--once"]
 
 
-def open_keygen_command(bits: int | None) -> list[str]:
+# Parties beyond the key holders (at most 16 hold shares) hold no share and take no part in the ceremony: the
+# public key reaches them through a volume that holds nothing else, mounted read-only.
+PUBLIC_KEY_VOLUME = "public-key"
+PUBLIC_KEY_MOUNT = "/public"
+
+
+def open_keygen_command(bits: int | None, parties: int = 0) -> list[str]:
     command = ["mpdp", "open-keygen", "--topology", TOPOLOGY]
     if bits is not None:
         command += ["--bits", str(bits)]
-    for path in (BUNDLE, f"{BUNDLES}/aggregator", f"{BUNDLES}/curator"):
+    paths = [BUNDLE, f"{BUNDLES}/aggregator", f"{BUNDLES}/curator"]
+    if parties > committee_size(parties):
+        paths.append(f"{BUNDLES}/{PUBLIC_KEY_VOLUME}")
+    for path in paths:
         command += ["--public-out", f"{path}/{PUBLIC_KEY_FILE}"]
     return command
+
+
+def _beyond_the_holders(role: str, number: int, parties: int, keygen: str) -> bool:
+    return keygen == "distributed" and role == "party" and number > committee_size(parties)
+
+
+def _serve(role: str, number: int, parties: int, keygen: str) -> list[str]:
+    if not _beyond_the_holders(role, number, parties, keygen):
+        return serve_command(role, number)
+    return ["sh", "-c", f"cp {PUBLIC_KEY_MOUNT}/{PUBLIC_KEY_FILE} {BUNDLE}/{PUBLIC_KEY_FILE} && exec "
+            + " ".join(serve_command(role, number))]
 
 
 # A check costs ~0.2 CPU-s; on a busy 2-core machine a role doing 2048-bit work can take seconds to answer,
@@ -146,12 +166,13 @@ def _distributed_keygen(parties: int, bits: int | None) -> list[str]:
     lines += [
         "  open-keygen:",
         "    <<: *mpdp",
-        f"    command: {_list(open_keygen_command(bits))}",
+        f"    command: {_list(open_keygen_command(bits, parties))}",
         '    user: "0"',  # writes the public key into the aggregator's and Charlie's bundles too; no share is there
         "    volumes:",
         f"      - {volume_name('demo')}:{BUNDLE}",
         f"      - {volume_name('aggregator')}:{BUNDLES}/aggregator",
         f"      - {volume_name('curator')}:{BUNDLES}/curator",
+        *([f"      - {PUBLIC_KEY_VOLUME}:{BUNDLES}/{PUBLIC_KEY_VOLUME}"] if parties > committee_size(parties) else []),
         *ONE_SHOT_AFTER_PREPARE,
     ]
     return lines
@@ -199,8 +220,10 @@ def render(parties: int, keygen: str = "dealer", bits: int | None = None) -> str
         lines += [
             f"  {service}:",
             "    <<: *mpdp",
-            f"    command: {_list(serve_command(role, number))}",
+            f"    command: {_list(_serve(role, number, parties, keygen))}",
             *_own_bundle(service),
+            *([f"      - {PUBLIC_KEY_VOLUME}:{PUBLIC_KEY_MOUNT}:ro"] if _beyond_the_holders(role, number, parties, keygen)
+              else []),
             "    depends_on:",
             f"      {_after(role, number, parties, keygen)}:",
             "        condition: service_completed_successfully",
@@ -222,6 +245,7 @@ def render(parties: int, keygen: str = "dealer", bits: int | None = None) -> str
     ]
     for role, number in _roles(parties):
         lines += [f"      {service_name(role, number)}:", "        condition: service_healthy"]
-    lines += ["", "volumes:", *[f"  {volume_name(service)}: {{}}" for service in _services(parties)],
+    public = [f"  {PUBLIC_KEY_VOLUME}: {{}}"] if keygen == "distributed" and parties > committee_size(parties) else []
+    lines += ["", "volumes:", *[f"  {volume_name(service)}: {{}}" for service in _services(parties)], *public,
               "", "networks:", "  mpdp: {}", ""]
     return "\n".join(lines)

@@ -24,7 +24,14 @@ def committee_size(parties: int) -> int:
     return min(parties, MAX_COMMITTEE)
 
 
-METHODS = ("dealer", "distributed")  # docs/distributed-keygen.md says why the dealer is the default
+METHODS = ("dealer", "distributed")
+DKG_MIN_HOLDERS = 3  # BGW needs an honest majority of at least two (mpdp.cryptocore.dkg.holder.MIN_HOLDERS)
+
+
+def default_method(parties: int) -> str:
+    """`up`, `prepare` and `compose` without --keygen: the holders' own ceremony whenever it can run (3 or more
+    key holders; 2048 bits among 5 takes about a minute of CPU, docs/performance-dkg.md), the dealer for 2."""
+    return "distributed" if committee_size(parties) >= DKG_MIN_HOLDERS else "dealer"
 # `prepare` only: bundles without a key; the key holders' own containers generate it (compose, distributed)
 DEFERRED = "deferred"
 

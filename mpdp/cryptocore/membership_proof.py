@@ -21,6 +21,7 @@ import secrets
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import gmpy2
 
@@ -28,6 +29,9 @@ from mpdp.cryptocore.errors import CryptoError
 from mpdp.cryptocore.fixed_base import FixedBaseTable
 from mpdp.cryptocore.key_checks import length_prefixed_digest
 from mpdp.cryptocore.multi_exponent import multi_powmod
+
+if TYPE_CHECKING:
+    from mpdp.cryptocore.precomputed_powers import PowerPool
 
 CHALLENGE_BITS = 128
 STATISTICAL_BITS = 128  # z = k + e·r hides r to 2^−128
@@ -105,9 +109,11 @@ def _challenge(key: ProofKey, context: bytes, index: int, ciphertext: int, choic
 
 
 def encrypt_and_prove(key: ProofKey, choices: Sequence[Sequence[int]], picks: Sequence[int],
-                      context: bytes, randomness: Sequence[int] | None = None) -> tuple[list[int], list[MembershipProof]]:
+                      context: bytes, randomness: Sequence[int] | None = None, powers: PowerPool | None = None
+                      ) -> tuple[list[int], list[MembershipProof]]:
     """By the sender: V_i = Enc(choices[i][picks[i]]) and a proof that V_i encrypts some value of choices[i].
-    `randomness` (DJN r_i, below 2^randomness_bits) when the sender needs it afterwards; drawn here otherwise."""
+    `randomness` (DJN r_i, below 2^randomness_bits) when the sender needs it afterwards; drawn here otherwise,
+    with h_s^r and every h_s^w from `powers` when it holds them (made offline: no exponentiation here)."""
     if len(choices) != len(picks) or (randomness is not None and len(randomness) != len(picks)):
         raise ValueError("one pick (and one r) per list of choices")
     table, nsquare = _table(key), key.nsquare
@@ -116,14 +122,21 @@ def encrypt_and_prove(key: ProofKey, choices: Sequence[Sequence[int]], picks: Se
         if not 0 <= pick < len(values) <= MAX_CHOICES:
             raise ValueError("the pick must index its list of choices")
         chosen = values[pick]
-        r = secrets.randbits(key.randomness_bits) if randomness is None else int(randomness[index])
-        if not 0 <= r < 1 << key.randomness_bits:
-            raise ValueError("r outside DJN's range")
-        ciphertext = int(_g_power(key, chosen) * table.pow(r) % nsquare)
+        if randomness is None and powers is not None:
+            r, hr = powers.randomness()
+        else:
+            r = secrets.randbits(key.randomness_bits) if randomness is None else int(randomness[index])
+            if not 0 <= r < 1 << key.randomness_bits:
+                raise ValueError("r outside DJN's range")
+            hr = table.pow(r)
+        ciphertext = int(_g_power(key, chosen) * hr % nsquare)
         commitments, challenges, masks = [0] * len(values), [0] * len(values), [0] * len(values)
         for branch, value in enumerate(values):
-            masks[branch] = secrets.randbits(key.mask_bits)
-            commitment = table.pow(masks[branch])
+            if powers is not None:
+                masks[branch], commitment = powers.mask()
+            else:
+                masks[branch] = secrets.randbits(key.mask_bits)
+                commitment = table.pow(masks[branch])
             if branch != pick:
                 challenges[branch] = secrets.randbits(CHALLENGE_BITS)
                 commitment = commitment * _g_power(key, (value - chosen) * challenges[branch]) % nsquare

@@ -1,22 +1,20 @@
 """Verifiable noise shares (dppp.md step 2 with verifiable noise; docs/malicious-party.md): a teacher commits to
-N_i bits per (query, class) slot, each a Paillier ciphertext with a bit proof, before the joint coin exists; the
-coin flips each bit homomorphically, and the teacher's share of a slot is the sum of its flipped bits, Bin(N_i, ½)
-whatever bits it committed to.
+N_i bits per (query, class) slot, each a Paillier ciphertext of 0 or 1 with a bit proof, before the joint coin
+(vote_proofs/joint_coin.py) exists; the coin flips each bit homomorphically, and the teacher's share of a slot is
+the sum of its flipped bits, Bin(N_i, ½) whatever bits it committed to.
 
-Bit k of slot s is ciphertext number s·N_i + k and encrypts 0 or 2^(position·slot bits), its slot's place in the
-packed plaintext, so a flip is Enc(2^p)·c^(−1) and a slot's bits add up in place. The aggregator folds, per
-plaintext, the bias, the kept bits, the inverse of the product of the flipped ones (one inversion per plaintext)
-and the rows' proven votes into the one vector the threshold sum adds; the teacher folds the same and signs it.
-
-The joint coin (step 2b) is SHA-256 over every committed teacher's commitment digest and coin share (32 random
-bytes sent with its commitments), so no teacher knows it while committing and each share enters it.
+A bit encrypts 0 or 1, not a packed unit, so it does not depend on the query batch or its layout: a teacher can
+make its bits before any query (the pool, vote_proofs/noise_pool.py). Bit k of slot s is the round's bit s·N_i + k;
+a flip is Enc(1)·c^(−1). The fold multiplies each slot's kept bits and, apart, its flipped bits, and packs both
+lists of slot products by Horner's rule (per plaintext, b squarings per slot of b bits: about one exponentiation
+of |n| bits), so one inversion per plaintext turns the flipped product into its complement; then the bias and the
+rows' proven votes. The teacher folds the same and signs it.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import gmpy2
 import numpy as np
@@ -25,44 +23,30 @@ from mpdp.cryptocore import ciphertext as ct
 from mpdp.cryptocore import membership_proof as mp
 from mpdp.cryptocore.packing import SlotLayout
 from mpdp.cryptocore.threshold import ThresholdPublicKey
-from mpdp.proto.v1 import common_pb2, dppp_pb2
+from mpdp.proto.v1 import common_pb2
 from mpdp.sessions.errors import invalid
 from mpdp.sessions.integers import int_to_bytes
 from mpdp.threshold_sum.codec import ciphertexts_from_proto, ciphertexts_to_proto
 from mpdp.vote_proofs import votes as vote_proofs
 
-COIN_TAG = b"mpdp/dppp/joint-coin/v1"
-DIGEST_TAG = b"mpdp/dppp/noise-commitments/v1"
-COIN_SHARE_BYTES = 32
+DIGEST_TAG = b"mpdp/noise-commitments/v2"
+MAX_ROUND_BITS = 16_000  # bits made in a round, one message: about 3.7 kB each with its proof at 4096 bits, < 64 MB
+BIT = (0, 1)
 
 
-@dataclass(frozen=True)
-class Committed:
-    """One teacher's entry in the joint coin."""
-    teacher: int
-    commitment_digest: bytes
-    coin_share: bytes
+def context(protocol: str, session_id: str, sender: int) -> bytes:
+    """Bits made in the round: bound to protocol, session and sender; the bit's index is hashed per proof."""
+    return f"mpdp/protocols/{protocol}/{session_id}/noise bits of party {sender}".encode()
 
 
-def context(session_id: str, sender: int) -> bytes:
-    """Binds every bit proof to the session and its sender; the bit's index is hashed per proof."""
-    return f"mpdp/protocols/dppp/{session_id}/noise bits of party {sender}".encode()
-
-
-def bit_choices(layout: SlotLayout, slots: int, tosses: int) -> list[list[int]]:
-    """Each bit's allowed plaintexts, 0 or its slot's packed unit, slot-major (N_i bits per slot)."""
-    per_plaintext = layout.slots_per_plaintext
-    return [[0, 1 << (slot % per_plaintext * layout.slot_bits)] for slot in range(slots) for _ in range(tosses)]
-
-
-def commit(public_key: ThresholdPublicKey, layout: SlotLayout, bits: np.ndarray, context_bytes: bytes
+def commit(public_key: ThresholdPublicKey, bits: np.ndarray, context_bytes: bytes
            ) -> tuple[common_pb2.ProvenVotes, list[int]]:
-    """By the teacher: `bits` is slots × N_i in {0, 1}; its ciphertexts with their proofs, and the ciphertexts."""
-    slots, tosses = bits.shape
-    if not np.all((bits == 0) | (bits == 1)):
+    """By the teacher: `bits` in {0, 1} (any shape, read flat); their ciphertexts with proofs, and the ciphertexts."""
+    flat = bits.ravel()
+    if not np.all((flat == 0) | (flat == 1)):
         raise ValueError("noise bits must be 0 or 1")
-    ciphertexts, proofs = mp.encrypt_and_prove(vote_proofs.proof_key(public_key), bit_choices(layout, slots, tosses),
-                                               [int(b) for b in bits.ravel()], context_bytes)
+    ciphertexts, proofs = mp.encrypt_and_prove(vote_proofs.proof_key(public_key), [BIT] * len(flat),
+                                               [int(b) for b in flat], context_bytes)
     return _to_proto(public_key, ciphertexts, proofs), ciphertexts
 
 
@@ -75,57 +59,25 @@ def _to_proto(public_key: ThresholdPublicKey, ciphertexts: list[int], proofs: li
                                            responses=[int_to_bytes(z) for z in p.responses]) for p in proofs])
 
 
-def check(public_key: ThresholdPublicKey, layout: SlotLayout, slots: int, tosses: int,
-          message: common_pb2.ProvenVotes, context_bytes: bytes) -> list[int]:
+def check(public_key: ThresholdPublicKey, count: int, message: common_pb2.ProvenVotes, context_bytes: bytes
+          ) -> list[int]:
     """By the aggregator: counts and lengths (invalid), then every bit proof in one combination
     (MembershipProofInvalid, naming nothing: the caller names the sender). Returns the bit ciphertexts."""
-    count = slots * tosses
     if len(message.proofs) != count:
         raise invalid(f"{len(message.proofs)} noise bit proofs for {count} bits")
     values = ciphertexts_from_proto(public_key, message.ciphertexts, count)
     proofs = vote_proofs.proofs_from_proto(public_key, message, 1)  # width 1: two branches, 0 or the unit
-    mp.verify(vote_proofs.proof_key(public_key), values, bit_choices(layout, slots, tosses), proofs, context_bytes)
+    mp.verify(vote_proofs.proof_key(public_key), values, [BIT] * count, proofs, context_bytes)
     return values
 
 
-def commitment_digest(votes: common_pb2.ProvenVotes, bits: common_pb2.ProvenVotes) -> bytes:
-    """SHA-256 of a teacher's vote and bit ciphertexts, each length-prefixed: what the coin is drawn after."""
+def commitment_digest(public_key: ThresholdPublicKey, vote_values: Sequence[int], bit_values: Sequence[int]) -> bytes:
+    """SHA-256 of a teacher's vote and bit ciphertexts, in order, each at its fixed length: what the coin follows."""
     hasher = hashlib.sha256(DIGEST_TAG)
-    for value in (*votes.ciphertexts.values, *bits.ciphertexts.values):
-        hasher.update(len(value).to_bytes(4, "big"))
-        hasher.update(value)
+    hasher.update(len(vote_values).to_bytes(4, "big") + len(bit_values).to_bytes(4, "big"))
+    for value in (*vote_values, *bit_values):
+        hasher.update(ct.to_bytes(public_key.paillier, value))
     return hasher.digest()
-
-
-def joint_coin(session_id: str, committed: Sequence[Committed]) -> bytes:
-    """Step 2b: SHA-256 over the session and every committed teacher's (number, digest, coin share), in order."""
-    if len({c.teacher for c in committed}) != len(committed):
-        raise invalid("a teacher appears twice in the joint coin")
-    hasher = hashlib.sha256(COIN_TAG)
-    for field in (session_id.encode(), *(part for c in sorted(committed, key=lambda c: c.teacher)
-                                         for part in (c.teacher.to_bytes(4, "big"), c.commitment_digest, c.coin_share))):
-        hasher.update(len(field).to_bytes(4, "big"))
-        hasher.update(field)
-    return hasher.digest()
-
-
-def committed_to_proto(committed: Sequence[Committed]) -> dppp_pb2.DpppCoin:
-    return dppp_pb2.DpppCoin(committed=[dppp_pb2.DpppCommitted(teacher=c.teacher, commitment_digest=c.commitment_digest,
-                                                               coin_share=c.coin_share) for c in committed])
-
-
-def committed_from_proto(message: dppp_pb2.DpppCoin, teachers: int) -> list[Committed]:
-    """At most one entry per teacher of the session, each digest and share 32 bytes (invalid otherwise)."""
-    if len(message.committed) > teachers:
-        raise invalid(f"{len(message.committed)} entries in the coin for {teachers} teachers")
-    entries = []
-    for entry in message.committed:
-        if not 1 <= entry.teacher <= teachers:
-            raise invalid(f"teacher {entry.teacher} is not among the session's {teachers}")
-        if len(entry.commitment_digest) != 32 or len(entry.coin_share) != COIN_SHARE_BYTES:
-            raise invalid("a commitment digest and a coin share are 32 bytes each")
-        entries.append(Committed(entry.teacher, bytes(entry.commitment_digest), bytes(entry.coin_share)))
-    return entries
 
 
 def coin_bits(coin: bytes, teacher: int, count: int) -> np.ndarray:
@@ -139,26 +91,42 @@ def flipped_shares(bits: np.ndarray, coins: np.ndarray) -> np.ndarray:
     return (bits ^ coins.reshape(bits.shape)).sum(axis=1)
 
 
+def _horner(values: Sequence[int], slot_bits: int, nsquare) -> gmpy2.mpz:
+    """Π_p values[p]^(2^(p·slot_bits)) mod n²: slot products to their packed places, by squarings alone."""
+    shift = gmpy2.mpz(1) << slot_bits
+    result = gmpy2.mpz(1)
+    for value in reversed(values):
+        result = gmpy2.powmod(result, shift, nsquare) * value % nsquare
+    return result
+
+
 def fold(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: int, tosses: int,
          vote_values: Sequence[int], bit_values: Sequence[int], coins: np.ndarray) -> common_pb2.Ciphertexts:
-    """Per plaintext: Enc(bias) · Π kept bits · Enc(Σ flipped units) · (Π flipped bits)^(−1) · Π its rows' votes."""
+    """Per plaintext: Enc(bias) · K · F^(−1) · Enc(Σ flipped bits at their places) · Π its rows' votes, where K and F
+    are the slots' kept and flipped bit products packed by Horner's rule."""
     n, nsquare = public_key.n, public_key.paillier.nsquare
     per_plaintext, slot_bits = layout.slots_per_plaintext, layout.slot_bits
     slots = rows * width
     if len(bit_values) != slots * tosses or len(coins) != len(bit_values):
         raise ValueError("one coin bit per committed bit")
-    kept = [gmpy2.mpz(1 + m * n) for m in layout.pack([0] * slots)]
-    inverted = [gmpy2.mpz(1)] * len(kept)
-    shifts = [0] * len(kept)
+    kept = [gmpy2.mpz(1)] * slots
+    flipped = [gmpy2.mpz(1)] * slots
+    ones = [0] * slots
     for index, (value, coin) in enumerate(zip(bit_values, coins)):
         slot = index // tosses
-        plaintext = slot // per_plaintext
         if coin:
-            inverted[plaintext] = inverted[plaintext] * value % nsquare
-            shifts[plaintext] += 1 << (slot % per_plaintext * slot_bits)
+            flipped[slot] = flipped[slot] * value % nsquare
+            ones[slot] += 1
         else:
-            kept[plaintext] = kept[plaintext] * value % nsquare
-    result = [int(k * (1 + s % n * n) * gmpy2.invert(i, nsquare) % nsquare) for k, s, i in zip(kept, shifts, inverted)]
+            kept[slot] = kept[slot] * value % nsquare
+    result = []
+    for plaintext, bias in enumerate(layout.pack([0] * slots)):
+        first, last = plaintext * per_plaintext, min((plaintext + 1) * per_plaintext, slots)
+        shift = sum(ones[s] << ((s - first) * slot_bits) for s in range(first, last))
+        packed_kept = _horner(kept[first:last], slot_bits, nsquare)
+        packed_flipped = _horner(flipped[first:last], slot_bits, nsquare)
+        plain = (1 + (bias + shift) % n * n) % nsquare
+        result.append(int(plain * packed_kept * gmpy2.invert(packed_flipped, nsquare) % nsquare))
     for row, vote in enumerate(vote_values):
         index = vote_proofs.plaintext_of_row(layout, row, width)
         result[index] = result[index] * vote % nsquare

@@ -19,6 +19,7 @@ import numpy as np
 from mpdp.cryptocore import ciphertext as ct
 from mpdp.cryptocore import membership_proof as mp
 from mpdp.cryptocore.packing import SlotLayout
+from mpdp.cryptocore.precomputed_powers import PowerPool
 from mpdp.cryptocore.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import common_pb2
 from mpdp.sessions.errors import invalid
@@ -59,15 +60,16 @@ def context(protocol: str, session_id: str, sender: int) -> bytes:
     return f"{protocol}/{session_id}/votes of party {sender}".encode()
 
 
-def cast(public_key: ThresholdPublicKey, layout: SlotLayout, slots: np.ndarray, context_bytes: bytes
-         ) -> common_pb2.ProvenVotes:
-    """By the voter: `slots` is rows × width in {0, 1} (one-hot rows, or one bit per row)."""
+def cast(public_key: ThresholdPublicKey, layout: SlotLayout, slots: np.ndarray, context_bytes: bytes,
+         powers: PowerPool | None = None) -> common_pb2.ProvenVotes:
+    """By the voter: `slots` is rows × width in {0, 1} (one-hot rows, or one bit per row); its exponentiations
+    from `powers` when made offline."""
     rows, width = slots.shape
     lists = choices(layout, rows, width)
     if width > 1 and not (np.all(slots.sum(axis=1) == 1) and np.all((slots == 0) | (slots == 1))):
         raise ValueError("every row must be one-hot")
     picks = [int(row[0]) if width == 1 else int(np.argmax(row)) for row in slots]
-    ciphertexts, proofs = mp.encrypt_and_prove(proof_key(public_key), lists, picks, context_bytes)
+    ciphertexts, proofs = mp.encrypt_and_prove(proof_key(public_key), lists, picks, context_bytes, powers=powers)
     return common_pb2.ProvenVotes(
         ciphertexts=ciphertexts_to_proto(public_key, ciphertexts),
         proofs=[common_pb2.MembershipProof(commitments=[int_to_bytes(a) for a in p.commitments],

@@ -93,21 +93,56 @@ def _proof_costs(public_key, teachers: int, classes: int, queries: int = 20) -> 
     return {"prove_s_per_query": (proved - started) / queries, "verify_s_per_query": (verified - proved) / queries}
 
 
-def _verifiable(target, queries: int, count: int) -> dict:
+def _fill(target, bits: int, queries: int, classes: int, label: str) -> dict:
+    """The offline phase: every teacher makes `bits` committed bits, the aggregator verifies them into its pool; and
+    each teacher makes the exponentiations of one round's vote proofs."""
+    meter = CpuMeter(target.pids())
+    meter.start()
+    filled = asyncio.run(dppp_client.fill_noise_pools(target.topology, bits, deadline_s=DEADLINE_S, votes=queries,
+                                                      classes=classes))
+    cpu = meter.stop()
+    if filled["rejected"]:
+        raise RuntimeError(f"the noise pool fill left out teachers: {filled['rejected']}")
+    progress(f"{label}: {bits} committed bits per teacher in {filled['seconds']:.2f} s")
+    return {"bits_per_teacher": bits, "wall_s": filled["seconds"], "cpu_s_by_role": by_role(cpu),
+            "cpu_s_total": sum(cpu.values()),
+            "bytes": sum(r["request_bytes"] + r["response_bytes"] for r in filled["traffic"])}
+
+
+def _verifiable(target, public_key, teachers: int, classes: int, queries: int, count: int) -> dict:
     """At Q = `queries` (N_i·Q·C committed bits per teacher grow as Q², so verifiable rounds take fewer queries):
-    packed, proven votes, and proven votes with verifiable noise, one warm-up round each, then `count` rounds of
-    each, interleaved so that the machine's load falls on all three alike."""
-    kinds = {"packed": {}, "proven_votes": {"proven_votes": True}, "verifiable_noise": {"verifiable_noise": True}}
-    for name, options in kinds.items():
-        _rounds(target, queries, True, 1, f"{name} warm-up (Q = {queries})", **options)
+    packed, proven votes, verifiable noise with bits made in the round, and verifiable noise with bits from the
+    pool (online; each such round's bits filled just before it, the fill timed apart as the offline phase), one
+    warm-up round each, then `count` rounds of each, interleaved so that the machine's load falls on all alike."""
+    bits = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, 2 / 3, True, public_key.key_id,
+                                             proven_votes=True, verifiable_noise=True)
+    bits_per_round = bits.values * bits.share_range
+    kinds = {"packed": {}, "proven_votes": {"proven_votes": True}, "verifiable_noise": {"verifiable_noise": True},
+             "verifiable_pooled": {"verifiable_noise": True}}
+    fills: list[dict] = []
+
+    def one(name: str, label: str) -> list[dict]:
+        if name == "verifiable_pooled":  # the pools are empty otherwise: each pooled round spends what it filled
+            fills.append(_fill(target, bits_per_round, queries, classes, f"offline fill before {label}"))
+        return _rounds(target, queries, True, 1, label, **kinds[name])
+
+    for name in kinds:
+        one(name, f"{name} warm-up (Q = {queries})")
+    fills.clear()  # the warm-up fill built the fixed-base tables
     measured: dict[str, list[dict]] = {name: [] for name in kinds}
     for number in range(count):
-        for name, options in kinds.items():
-            measured[name] += _rounds(target, queries, True, 1, f"{name} (Q = {queries}) {number + 1}/{count}", **options)
+        for name in kinds:
+            measured[name] += one(name, f"{name} (Q = {queries}) {number + 1}/{count}")
     summaries = {name: _summary_of(rounds, queries) for name, rounds in measured.items()}
     packed = summaries["packed"]["labels_per_s"]
-    return {**summaries, "ratios": {f"{name}_vs_packed": summaries[name]["labels_per_s"] / packed
-                                    for name in ("proven_votes", "verifiable_noise")}}
+    offline = {"fills": fills, "bits_per_teacher_per_round": bits_per_round,
+               "median_wall_s": statistics.median(f["wall_s"] for f in fills),
+               "cpu_s_per_label": statistics.median(f["cpu_s_total"] for f in fills) / queries,
+               "wall_s_per_label": statistics.median(f["wall_s"] for f in fills) / queries,
+               "bytes_per_round": statistics.median(f["bytes"] for f in fills)}
+    return {**summaries, "offline_fill": offline,
+            "ratios": {f"{name}_vs_packed": summaries[name]["labels_per_s"] / packed
+                       for name in ("proven_votes", "verifiable_noise", "verifiable_pooled")}}
 
 
 def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2048, rounds: int = 5,
@@ -135,7 +170,8 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
             proven_warmup = _rounds(target, queries, True, 1, "proven votes warm-up", proven_votes=True)
             proven = {**_summary_of(_rounds(target, queries, True, proven_rounds, "proven votes", proven_votes=True),
                                     queries), "warmup": proven_warmup}
-        verifiable = _verifiable(target, verifiable_queries, verifiable_rounds) if verifiable_rounds else None
+        verifiable = (_verifiable(target, public_key, teachers, classes, verifiable_queries, verifiable_rounds)
+                      if verifiable_rounds else None)
         paper = _summary_of(_rounds(target, paper_queries, False, paper_rounds, "paper layout"), paper_queries)
         units = _unit_costs(public_key)
         proof_units = _proof_costs(public_key, teachers, classes) if proven_rounds else None
@@ -173,14 +209,21 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
 
 
 def _verifiable_lines(verifiable: dict) -> list[str]:
-    lines = [f"  at Q = {verifiable['packed']['queries']} (same run, rounds interleaved):"]
-    for name in ("packed", "proven_votes", "verifiable_noise"):
+    lines = [f"  at Q = {verifiable['packed']['queries']} (same run, rounds interleaved; verifiable pooled is the "
+             "online phase, its offline fill below):"]
+    for name in ("packed", "proven_votes", "verifiable_noise", "verifiable_pooled"):
         row = verifiable[name]
         ratio = verifiable["ratios"].get(f"{name}_vs_packed", 1.0)
         cpu = row["rounds"][len(row["rounds"]) // 2]["cpu_s_by_role"]
         lines.append(f"    {name.replace('_', ' '):18s}{row['labels_per_s']:8.2f} labels/s   ({ratio:.3f}× packed; "
                      f"{1000 * row['cpu_s_per_label']:.1f} CPU-ms per label; CPU-s of a round: "
                      + ", ".join(f"{role} {seconds:.1f}" for role, seconds in cpu.items()) + ")")
+    offline = verifiable["offline_fill"]
+    cpu = offline["fills"][len(offline["fills"]) // 2]["cpu_s_by_role"]
+    lines.append(f"    offline fill      {offline['bits_per_teacher_per_round']} bits per teacher per round in "
+                 f"{offline['median_wall_s']:.1f} s ({1000 * offline['wall_s_per_label']:.0f} ms and "
+                 f"{1000 * offline['cpu_s_per_label']:.0f} CPU-ms per label; {offline['bytes_per_round'] / 1e6:.1f} MB; "
+                 "CPU-s: " + ", ".join(f"{role} {seconds:.1f}" for role, seconds in cpu.items()) + ")")
     return lines
 
 

@@ -90,6 +90,25 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     }
 
 
+async def fill_noise_pools(topology: Topology, bits: int, deadline_s: float = 600.0, session_id: str | None = None,
+                           votes: int = 0, classes: int = 0) -> dict:
+    """The offline phase of verifiable noise: every teacher makes `bits` more committed noise bits, which the
+    aggregator verifies into its pool, and the exponentiations of `votes` future proven votes of `classes`
+    branches, which it keeps (docs/malicious-party.md, "The noise pool"). Spends no privacy budget."""
+    public_key = keyfiles.load_public_key(topology.public_key)
+    session_id = session_id or secrets.token_hex(8)
+    progress(f"DPPP noise pools (session id {session_id}): {bits} committed bits per teacher")
+    request = dppp_pb2.DpppPoolFill(key_id=public_key.key_id, bits=bits, deadline_seconds=deadline_s,
+                                    randomness_powers=votes, mask_powers=votes * classes)
+    reply, traffic, seconds = await await_result(topology, session_id, AGGREGATOR, deadline_s + 60,
+                                                 dppp=dppp_pb2.DpppMessage(fill=request))
+    filled = reply.dppp.pool_filled
+    return {"session_id": session_id, "bits": bits, "seconds": seconds,
+            "levels": {level.teacher: {"available": level.available, "next": level.next} for level in filled.levels},
+            "rejected": {str(r.holder): r.reason for r in filled.rejected},
+            "traffic": traffic["summary"]}
+
+
 async def test_records(topology: Topology, session_id: str) -> dict[int, dppp_pb2.DpppTestRecord]:
     """Test mode only: what each teacher drew."""
     peers = PeerChannels(CLIENT, topology.addresses, TrafficLog(), topology.tls_for(CLIENT), hosts=topology.principals)

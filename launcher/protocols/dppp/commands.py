@@ -31,14 +31,23 @@ def session_options() -> list[Option]:
                                     "help": "each teacher commits to its noise bits before a joint coin flips them, so "
                                             "its share is Bin(N_i, ½) whatever it chose; implies --proven-votes "
                                             "(docs/malicious-party.md)"}),
+        Option("fill-pool", {"action": "store_true",
+                             "help": "with --verifiable-noise: first fill every teacher's noise pool with this round's "
+                                     "committed bits and vote exponentiations (the offline phase, timed apart; no "
+                                     "budget spent), so the round itself makes none"}),
         Option("deadline", {"type": float, "default": 300.0, "help": "round deadline per stage, seconds (how long a missing teacher is waited for)"}),
     ]
 
 
 def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
-    from launcher.protocols.dppp.client import run_dppp_session
+    from launcher.protocols.dppp.client import fill_noise_pools, run_dppp_session
 
     queries = min(args.queries, len(client_data["public_features"]))
+    offline = None
+    if args.fill_pool:
+        if not args.verifiable_noise:
+            raise ValueError("--fill-pool fills the noise pools of --verifiable-noise")
+        offline = asyncio.run(fill_noise_pools(topology, *_round_bits(topology, client_data, args, queries)))
     report = asyncio.run(run_dppp_session(topology, client_data, args.epsilon, args.delta, queries,
                                           packed=not args.no_packing, deadline_s=args.deadline, noise=args.noise,
                                           proven_votes=args.proven_votes, verifiable_noise=args.verifiable_noise))
@@ -46,7 +55,22 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
     if agreement is not None:
         report["evaluator_view"] = {"label_agreement_with_plain_vote": agreement,
                                     "note": "operator only: the teachers' models retrained from their data files"}
+    if offline is not None:
+        report["offline_fill"] = offline
     return report
+
+
+def _round_bits(topology, client_data: dict, args: argparse.Namespace, queries: int) -> tuple[int, float, None, int, int]:
+    """fill_noise_pools' arguments for one round: N_i·Q·C bits, the deadline, Q votes of C classes."""
+    from mpdp.cryptocore import keyfiles
+    from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
+
+    classes = int(client_data["classes"])
+    parameters = DpppParameters.with_minimal_noise(args.epsilon, args.delta, queries, classes, len(topology.parties),
+                                                   honest_fraction=DEFAULT_HONEST_FRACTION, packed=True,
+                                                   key_id=keyfiles.load_public_key(topology.public_key).key_id,
+                                                   proven_votes=True, verifiable_noise=True)
+    return parameters.values * parameters.share_range, 5 * args.deadline, None, queries, classes
 
 
 def plain_vote_agreement(topology, client_data: dict, released: list[int]) -> float | None:

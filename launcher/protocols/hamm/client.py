@@ -23,12 +23,13 @@ from mpdp.sessions.identity import CURATOR
 def session_parameters(topology: Topology, client_data: dict, method: str, epsilon: float, delta: float,
                        regularization: float, noisy_counts: bool = False, protect_aux: bool = False,
                        honest_fraction: float = DEFAULT_HONEST_FRACTION, count_noise: str = "binomial",
-                       proven_votes: bool = False) -> HammParameters:
+                       proven_votes: bool = False, verifiable_noise: bool = False) -> HammParameters:
     public_key = keyfiles.load_public_key(topology.public_key)
     aux = client_data["public_features"]
     return HammParameters(method, epsilon, delta, regularization, int(client_data["classes"]), len(topology.parties),
                           aux.shape[0], aux.shape[1], noisy_counts, protect_aux, honest_fraction, public_key.key_id,
-                          count_noise, proven_votes, topology.colluding)
+                          count_noise, proven_votes or verifiable_noise, verifiable_noise,
+                          topology.colluding)
 
 
 async def run_hamm_session(topology: Topology, client_data: dict, parameters: HammParameters,

@@ -37,6 +37,10 @@ def session_options() -> list[Option]:
         Option("proven-votes", {"action": "store_true",
                                 "help": "each party proves its votes one-hot (binary: a bit); a failed proof excludes "
                                         "it by name (docs/malicious-party.md)"}),
+        Option("verifiable-noise", {"action": "store_true",
+                                    "help": "with --noisy-counts: each party commits to its noise bits before a joint "
+                                            "coin flips them, so its share is Bin(N_i, ½) whatever it chose; implies "
+                                            "--proven-votes (docs/malicious-party.md)"}),
         Option("deadline", {"type": float, "default": 300.0, "help": "vote collection deadline, seconds"}),
     ]
 
@@ -46,7 +50,8 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
 
     parameters = session_parameters(topology, client_data, args.method, args.epsilon, args.delta,
                                     args.regularization, args.noisy_counts, args.protect_aux,
-                                    count_noise=args.count_noise, proven_votes=args.proven_votes)
+                                    count_noise=args.count_noise, proven_votes=args.proven_votes,
+                                    verifiable_noise=args.verifiable_noise)
     report = asyncio.run(run_hamm_session(topology, client_data, parameters, args.deadline))
     report["evaluator_view"] = evaluator_view(topology, client_data, report)
     return report

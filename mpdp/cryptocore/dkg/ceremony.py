@@ -39,8 +39,9 @@ class CeremonyFigures:
 class InProcess:
     """All ℓ holders and the messages in flight; `run` advances them round by round."""
 
-    def __init__(self, bits: int, holders: int, threshold: int, batch: int | None = None):
-        self.holders = [Holder(index, holders, threshold, bits, batch) for index in range(1, holders + 1)]
+    def __init__(self, bits: int, holders: int, threshold: int, batch: int | None = None,
+                 sieve_bound: int | None = None):
+        self.holders = [Holder(index, holders, threshold, bits, batch, sieve_bound) for index in range(1, holders + 1)]
         self.figures = CeremonyFigures(holders={h.index: HolderFigures() for h in self.holders})
         self.intercept: Intercept | None = None
         self._outgoing = {h.index: self._step(h, h.start) for h in self.holders}
@@ -94,10 +95,10 @@ class InProcess:
 
 
 def run_in_process(bits: int, holders: int, threshold: int, batch: int | None = None,
-                   intercept: Intercept | None = None,
+                   intercept: Intercept | None = None, sieve_bound: int | None = None,
                    ) -> tuple[ThresholdPublicKey, list[KeyShare], CeremonyFigures]:
     """Run every holder to the end; raises DkgAborted (from the first holder that aborts) otherwise."""
-    ceremony = InProcess(bits, holders, threshold, batch)
+    ceremony = InProcess(bits, holders, threshold, batch, sieve_bound)
     ceremony.intercept = intercept
     ceremony.run()
     public, shares = ceremony.result()

@@ -6,7 +6,7 @@ holder's KeyShare. Every holder takes the same public decisions from the same br
 the holders move through the stages in lockstep (messages.STAGES). Any inconsistency raises
 DkgAborted; nothing is output until the confirmation stage has checked the whole key.
 
-Secrets: this holder's p_i, q_i (per candidate), φ_i, β_i, U_i, x_i and its polynomial;
+Secrets: this holder's a_i, b_i, p_i, q_i (per candidate), φ_i, β_i, U_i, x_i and its polynomial;
 never p, q, φ(n) or d, which exist only as sums over all holders.
 """
 
@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import gmpy2
 
-from mpdp.cryptocore.dkg import biprimality, candidates, integer_sharing, messages, shamir, transcript
+from mpdp.cryptocore.dkg import biprimality, candidates, integer_sharing, messages, shamir, sieve, transcript
 from mpdp.cryptocore.dkg.errors import DkgAborted
 from mpdp.cryptocore.dkg.messages import BROADCAST, Message
 from mpdp.cryptocore.errors import CryptoError, InvalidShare, ProtocolStateError
@@ -46,15 +46,16 @@ def exponent_factor() -> int:
 MAX_BATCH = 1 << 14  # candidates per attempt: bounds one stage's messages (3 values each per holder)
 
 
-def default_batch(bits: int) -> int:
-    """Candidates per attempt: about a tenth of those one expects to need (≈ (ln 2^{bits/2} / 2)² pairs), so
-    most ceremonies take a handful of attempts (few network rounds) without computing many candidates past
-    the success; at most 8192 (a 2048-bit ceremony's candidates message to one holder is then ~6 MB)."""
-    return min(8192, max(256, (bits // 2) ** 2 // 80))
+def default_batch(bits: int, holders: int, bound: int) -> int:
+    """Candidate pairs per attempt: a quarter of those one expects to need after sieving
+    (sieve.expected_pairs), so most ceremonies take a few attempts (few network rounds) without computing
+    many candidates past the success; 16 to 8192."""
+    return min(8192, max(16, round(sieve.expected_pairs(bits, holders, bound) / 4)))
 
 
 class Holder:
-    def __init__(self, index: int, holders: int, threshold: int, bits: int, batch: int | None = None):
+    def __init__(self, index: int, holders: int, threshold: int, bits: int, batch: int | None = None,
+                 sieve_bound: int | None = None):
         check_key_bits(bits)
         if not MIN_HOLDERS <= holders <= MAX_HOLDERS:
             raise ValueError(f"distributed key generation needs {MIN_HOLDERS} to {MAX_HOLDERS} key holders")
@@ -63,7 +64,9 @@ class Holder:
         self.index, self.holders, self.threshold, self.bits = index, holders, threshold, bits
         if batch is not None and not 1 <= batch <= MAX_BATCH:
             raise ValueError(f"1 to {MAX_BATCH} candidates per attempt")
-        self.batch = batch or default_batch(bits)
+        self.sieve_bound = sieve_bound or sieve.default_bound(bits)
+        self.sieve_modulus = sieve.sieving_modulus(bits, holders, self.sieve_bound)
+        self.batch = batch or default_batch(bits, holders, self.sieve_bound)
         self.degree = shamir.bgw_degree(holders)
         self.delta = math.factorial(holders)
         self.stage: str | None = None
@@ -158,13 +161,14 @@ class Holder:
     def start(self) -> list[Message]:
         if self.attempt:
             raise ProtocolStateError("the ceremony has started")
-        return self._send_candidates()
+        return self._send_sieve()
 
     def receive(self, received: list[Message]) -> list[Message]:
         if self.stage is None or self.result is not None:
             raise ProtocolStateError("no stage is waiting for messages")
         broadcasts, privates = self._inbox(received)
         handler = {
+            messages.SIEVE: self._on_sieve, messages.SIEVE_RESHARE: self._on_sieve_reshare,
             messages.CANDIDATES: self._on_candidates, messages.PRODUCTS: self._on_products,
             messages.SIEVED: self._on_sieved, messages.BIPRIMALITY: self._on_biprimality,
             messages.INVERSE: self._on_inverse, messages.INVERSE_PRODUCTS: self._on_inverse_products,
@@ -173,20 +177,65 @@ class Holder:
         }[self.stage]
         return handler(broadcasts, privates)
 
+    # --- distributed sieving: additive shares mod M of Π a_i for every candidate (sieve.py) -------------------
+
+    def _send_sieve(self) -> list[Message]:
+        """A new attempt: a_i for p and q of every candidate (chain 2k is candidate k's p, 2k + 1 its q)."""
+        self.attempt += 1
+        modulus = self.sieve_modulus
+        columns = shamir.evaluations_many(sieve.multiplicative_shares(2 * self.batch, modulus),
+                                          self.degree, self.holders, modulus)
+        return self._emit(messages.SIEVE, private={h: [column[h - 1] for column in columns]
+                                                   for h in range(1, self.holders + 1)})
+
+    def _on_sieve(self, broadcasts, privates) -> list[Message]:
+        columns = self._column(privates, 2 * self.batch, 0, self.sieve_modulus)
+        self._chains = [[gmpy2.mpz(column[c]) for column in columns] for c in range(2 * self.batch)]
+        return self._sieve_level()
+
+    def _sieve_level(self) -> list[Message]:
+        """Multiply adjacent sharings of every chain; reshare the products, or take the last one as b_i."""
+        modulus = self.sieve_modulus
+        steps = [sieve.multiply(chain, modulus) for chain in self._chains]
+        if len(steps[0][0]) + len(steps[0][1]) == 1:
+            weight = sieve.additive_weight(self.index, self.holders, modulus)
+            residues = [int(weight * products[0] % modulus) for products, _ in steps]
+            del self._chains
+            return self._send_candidates(residues[0::2], residues[1::2])
+        self._carried = [carried for _, carried in steps]
+        self._products_per_chain = len(steps[0][0])
+        out: dict[int, list] = {h: [] for h in range(1, self.holders + 1)}
+        if self.index in sieve.basis(self.holders):
+            columns = shamir.evaluations_many([product for products, _ in steps for product in products],
+                                              self.degree, self.holders, modulus)
+            for h in range(1, self.holders + 1):
+                out[h] = [column[h - 1] for column in columns]
+        return self._emit(messages.SIEVE_RESHARE, private=out)
+
+    def _on_sieve_reshare(self, broadcasts, privates) -> list[Message]:
+        modulus, width = self.sieve_modulus, self._products_per_chain
+        basis = sieve.basis(self.holders)
+        for sender in range(1, self.holders + 1):
+            self._values(privates, sender, len(self._chains) * width if sender in basis else 0, 0, modulus)
+        weights = shamir.lagrange_weights(basis, 0, modulus)
+        rows = [privates[i] for i in basis]
+        for c, carried in enumerate(self._carried):
+            combined = [sum(w * gmpy2.mpz(row[c * width + m]) for w, row in zip(weights, rows)) % modulus
+                        for m in range(width)]
+            self._chains[c] = combined + carried
+        return self._sieve_level()
+
     # --- the modulus: candidates, BGW product, trial division, biprimality ---------------------------------
 
-    def _send_candidates(self) -> list[Message]:
-        self.attempt += 1
-        field = modulus_field(self.bits)
-        self._p = [candidates.candidate_share(self.bits, self.holders, self.index) for _ in range(self.batch)]
-        self._q = [candidates.candidate_share(self.bits, self.holders, self.index) for _ in range(self.batch)]
-        out: dict[int, list] = {h: [] for h in range(1, self.holders + 1)}
-        for p, q in zip(self._p, self._q):
-            columns = (shamir.evaluations(p, self.degree, self.holders, field),
-                       shamir.evaluations(q, self.degree, self.holders, field),
-                       shamir.evaluations(0, 2 * self.degree, self.holders, field))
-            for h in range(1, self.holders + 1):
-                out[h].extend(column[h - 1] for column in columns)
+    def _send_candidates(self, p_residues: list[int], q_residues: list[int]) -> list[Message]:
+        field, modulus = modulus_field(self.bits), self.sieve_modulus
+        self._p = [candidates.candidate_share(self.bits, self.holders, self.index, b, modulus) for b in p_residues]
+        self._q = [candidates.candidate_share(self.bits, self.holders, self.index, b, modulus) for b in q_residues]
+        ps = shamir.evaluations_many(self._p, self.degree, self.holders, field)
+        qs = shamir.evaluations_many(self._q, self.degree, self.holders, field)
+        zeros = shamir.evaluations_many([0] * len(self._p), 2 * self.degree, self.holders, field)
+        out = {h: [value for row in zip(ps, qs, zeros) for value in (row[0][h - 1], row[1][h - 1], row[2][h - 1])]
+               for h in range(1, self.holders + 1)}
         return self._emit(messages.CANDIDATES, private=out)
 
     def _on_candidates(self, broadcasts, privates) -> list[Message]:
@@ -204,9 +253,12 @@ class Holder:
         field = modulus_field(self.bits)
         moduli = self._interpolate(self._column(broadcasts, self.batch, 0, field), field)
         self.candidates_tried += self.batch
+        if any(gmpy2.gcd(n, self.sieve_modulus) != 1 for n in moduli):
+            # honest shares give units mod M: someone's sieve shares or reshares were inconsistent
+            raise DkgAborted("a candidate shares a factor with the sieving modulus: inconsistent sieve messages")
         self._survivors = [(k, int(n)) for k, n in enumerate(moduli) if biprimality.passes_trial_division(n, self.bits)]
         if not self._survivors:
-            return self._send_candidates()
+            return self._send_sieve()
         values = [biprimality.test_value(n, self._base(n, k, 0), self._p[k], self._q[k], self.index)
                   for k, n in self._survivors]
         return self._emit(messages.SIEVED, broadcast=values)
@@ -226,7 +278,7 @@ class Holder:
     def _confirm_next(self) -> list[Message]:
         """The remaining repetitions for the next candidate that passed once, or the next attempt."""
         if not self._passers:
-            return self._send_candidates()
+            return self._send_sieve()
         self._chosen = self._passers.pop(0)
         k, n = self._chosen
         values = [biprimality.test_value(n, self._base(n, k, rep), self._p[k], self._q[k], self.index)

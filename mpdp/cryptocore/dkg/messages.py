@@ -11,8 +11,10 @@ from dataclasses import dataclass
 BROADCAST = 0
 
 # The stages, in order (docs/distributed-keygen.md, "Construction"). An attempt (one batch of
-# candidates) runs CANDIDATES → PRODUCTS → SIEVED → BIPRIMALITY; a failed batch starts the next
-# attempt. The stages from INVERSE on run once, on the accepted modulus.
+# candidates) runs SIEVE → SIEVE_RESHARE (once per multiplication level but the last) → CANDIDATES →
+# PRODUCTS → SIEVED → BIPRIMALITY; a failed batch starts the next attempt. The stages from INVERSE on run once, on the accepted modulus.
+SIEVE = "sieve"  # private: Shamir shares mod M of each candidate's multiplicative shares a_i (sieve.py)
+SIEVE_RESHARE = "sieve-reshare"  # private: degree reduction of one multiplication level's products
 CANDIDATES = "candidates"  # private: BGW shares of each candidate's p_i, q_i and of zero
 PRODUCTS = "products"  # broadcast: each candidate's product point N(j)
 SIEVED = "sieved"  # broadcast: one Boneh–Franklin test value per candidate left after trial division
@@ -25,11 +27,11 @@ KEY_SHARES = "key-shares"  # private g_j(i), broadcast Feldman commitments
 CONFIRMATION = "confirmation"  # broadcast: v_i and a proven partial decryption of a test ciphertext
 
 # (broadcast?, private?): what every other holder sends in each stage.
-EXPECTS = {CANDIDATES: (False, True), PRODUCTS: (True, False), SIEVED: (True, False), BIPRIMALITY: (True, False),
+EXPECTS = {SIEVE: (False, True), SIEVE_RESHARE: (False, True), CANDIDATES: (False, True), PRODUCTS: (True, False), SIEVED: (True, False), BIPRIMALITY: (True, False),
            INVERSE: (False, True), INVERSE_PRODUCTS: (True, False), EXPONENT: (False, True),
            EXPONENT_WRAP: (True, False), KEY_SHARES: (True, True), CONFIRMATION: (True, False)}
 
-STAGES = (CANDIDATES, PRODUCTS, SIEVED, BIPRIMALITY, INVERSE, INVERSE_PRODUCTS, EXPONENT, EXPONENT_WRAP,
+STAGES = (SIEVE, SIEVE_RESHARE, CANDIDATES, PRODUCTS, SIEVED, BIPRIMALITY, INVERSE, INVERSE_PRODUCTS, EXPONENT, EXPONENT_WRAP,
           KEY_SHARES, CONFIRMATION)
 
 

@@ -19,16 +19,33 @@ def bgw_degree(holders: int) -> int:
     return (holders - 1) // 2
 
 
+def random_residues(count: int, modulus) -> list:
+    """`count` values uniform mod `modulus` up to 2^−64 each, from one call to `secrets` (a call per value
+    costs more than the sharing itself when a stage shares thousands of values)."""
+    width = (int(modulus).bit_length() + 64 + 7) // 8
+    pool = secrets.token_bytes(count * width)
+    return [gmpy2.mpz(int.from_bytes(pool[k * width:(k + 1) * width], "big")) % modulus for k in range(count)]
+
+
+def evaluations_many(constants: list, degree: int, holders: int, modulus) -> list[list]:
+    """`evaluations` for each constant, one fresh polynomial each."""
+    coefficients = random_residues(len(constants) * degree, modulus)
+    columns = []
+    for k, constant in enumerate(constants):
+        upper = coefficients[k * degree:(k + 1) * degree]
+        points = []
+        for x in range(1, holders + 1):
+            value = gmpy2.mpz(0)
+            for coefficient in reversed(upper):
+                value = value * x + coefficient
+            points.append((value * x + constant) % modulus)
+        columns.append(points)
+    return columns
+
+
 def evaluations(constant: int, degree: int, holders: int, modulus) -> list:
     """f(1)..f(ℓ) for f uniform of the given degree with f(0) = constant (mod modulus)."""
-    coefficients = [gmpy2.mpz(constant) % modulus] + [gmpy2.mpz(secrets.randbelow(modulus)) for _ in range(degree)]
-    points = []
-    for x in range(1, holders + 1):
-        value = gmpy2.mpz(0)
-        for coefficient in reversed(coefficients):
-            value = value * x + coefficient
-        points.append(value % modulus)
-    return points
+    return evaluations_many([constant], degree, holders, modulus)[0]
 
 
 @lru_cache(maxsize=64)

@@ -61,42 +61,80 @@ class DpppQueries(_message.Message):
     def __init__(self, parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
 
 class DpppVotes(_message.Message):
-    __slots__ = ("tosses", "votes", "signature", "proven", "noise_bits", "coin_share")
+    __slots__ = ("tosses", "votes", "signature", "proven", "noise_bits", "coin_commitment", "pooled", "pool_first")
     TOSSES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
     SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     PROVEN_FIELD_NUMBER: _ClassVar[int]
     NOISE_BITS_FIELD_NUMBER: _ClassVar[int]
-    COIN_SHARE_FIELD_NUMBER: _ClassVar[int]
+    COIN_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
+    POOLED_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIRST_FIELD_NUMBER: _ClassVar[int]
     tosses: int
     votes: _common_pb2.Ciphertexts
     signature: _threshold_sum_pb2.ContributionSignature
     proven: _common_pb2.ProvenVotes
     noise_bits: _common_pb2.ProvenVotes
-    coin_share: bytes
-    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., noise_bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., coin_share: _Optional[bytes] = ...) -> None: ...
+    coin_commitment: bytes
+    pooled: bool
+    pool_first: int
+    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., noise_bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., coin_commitment: _Optional[bytes] = ..., pooled: _Optional[bool] = ..., pool_first: _Optional[int] = ...) -> None: ...
 
-class DpppCoin(_message.Message):
-    __slots__ = ("committed",)
-    COMMITTED_FIELD_NUMBER: _ClassVar[int]
-    committed: _containers.RepeatedCompositeFieldContainer[DpppCommitted]
-    def __init__(self, committed: _Optional[_Iterable[_Union[DpppCommitted, _Mapping]]] = ...) -> None: ...
+class DpppPoolFill(_message.Message):
+    __slots__ = ("key_id", "bits", "deadline_seconds", "randomness_powers", "mask_powers")
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    BITS_FIELD_NUMBER: _ClassVar[int]
+    DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    RANDOMNESS_POWERS_FIELD_NUMBER: _ClassVar[int]
+    MASK_POWERS_FIELD_NUMBER: _ClassVar[int]
+    key_id: bytes
+    bits: int
+    deadline_seconds: float
+    randomness_powers: int
+    mask_powers: int
+    def __init__(self, key_id: _Optional[bytes] = ..., bits: _Optional[int] = ..., deadline_seconds: _Optional[float] = ..., randomness_powers: _Optional[int] = ..., mask_powers: _Optional[int] = ...) -> None: ...
 
-class DpppCommitted(_message.Message):
-    __slots__ = ("teacher", "commitment_digest", "coin_share")
+class DpppPoolRequest(_message.Message):
+    __slots__ = ("key_id", "first", "count", "randomness_powers", "mask_powers")
+    KEY_ID_FIELD_NUMBER: _ClassVar[int]
+    FIRST_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    RANDOMNESS_POWERS_FIELD_NUMBER: _ClassVar[int]
+    MASK_POWERS_FIELD_NUMBER: _ClassVar[int]
+    key_id: bytes
+    first: int
+    count: int
+    randomness_powers: int
+    mask_powers: int
+    def __init__(self, key_id: _Optional[bytes] = ..., first: _Optional[int] = ..., count: _Optional[int] = ..., randomness_powers: _Optional[int] = ..., mask_powers: _Optional[int] = ...) -> None: ...
+
+class DpppPoolBits(_message.Message):
+    __slots__ = ("first", "bits")
+    FIRST_FIELD_NUMBER: _ClassVar[int]
+    BITS_FIELD_NUMBER: _ClassVar[int]
+    first: int
+    bits: _common_pb2.ProvenVotes
+    def __init__(self, first: _Optional[int] = ..., bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ...) -> None: ...
+
+class DpppPoolFilled(_message.Message):
+    __slots__ = ("levels", "rejected", "timing")
+    LEVELS_FIELD_NUMBER: _ClassVar[int]
+    REJECTED_FIELD_NUMBER: _ClassVar[int]
+    TIMING_FIELD_NUMBER: _ClassVar[int]
+    levels: _containers.RepeatedCompositeFieldContainer[DpppPoolLevel]
+    rejected: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
+    timing: _containers.RepeatedCompositeFieldContainer[_common_pb2.StageTiming]
+    def __init__(self, levels: _Optional[_Iterable[_Union[DpppPoolLevel, _Mapping]]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ...) -> None: ...
+
+class DpppPoolLevel(_message.Message):
+    __slots__ = ("teacher", "available", "next")
     TEACHER_FIELD_NUMBER: _ClassVar[int]
-    COMMITMENT_DIGEST_FIELD_NUMBER: _ClassVar[int]
-    COIN_SHARE_FIELD_NUMBER: _ClassVar[int]
+    AVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    NEXT_FIELD_NUMBER: _ClassVar[int]
     teacher: int
-    commitment_digest: bytes
-    coin_share: bytes
-    def __init__(self, teacher: _Optional[int] = ..., commitment_digest: _Optional[bytes] = ..., coin_share: _Optional[bytes] = ...) -> None: ...
-
-class DpppFlipped(_message.Message):
-    __slots__ = ("signature",)
-    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
-    signature: _threshold_sum_pb2.ContributionSignature
-    def __init__(self, signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
+    available: int
+    next: int
+    def __init__(self, teacher: _Optional[int] = ..., available: _Optional[int] = ..., next: _Optional[int] = ...) -> None: ...
 
 class DpppRoundResult(_message.Message):
     __slots__ = ("queries", "classes", "histograms", "labels", "contributors", "decryptors", "rejected", "timing", "tosses_per_teacher", "total_tosses_required", "rejected_votes")
@@ -137,7 +175,7 @@ class DpppStandDown(_message.Message):
     def __init__(self) -> None: ...
 
 class DpppMessage(_message.Message):
-    __slots__ = ("open", "queries", "votes", "decryption_request", "partial_decryptions", "result", "test_record", "stand_down", "coin", "flipped")
+    __slots__ = ("open", "queries", "votes", "decryption_request", "partial_decryptions", "result", "test_record", "stand_down", "coin", "flipped", "reveal", "shares", "fill", "pool_request", "pool_bits", "pool_filled")
     OPEN_FIELD_NUMBER: _ClassVar[int]
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
@@ -148,6 +186,12 @@ class DpppMessage(_message.Message):
     STAND_DOWN_FIELD_NUMBER: _ClassVar[int]
     COIN_FIELD_NUMBER: _ClassVar[int]
     FLIPPED_FIELD_NUMBER: _ClassVar[int]
+    REVEAL_FIELD_NUMBER: _ClassVar[int]
+    SHARES_FIELD_NUMBER: _ClassVar[int]
+    FILL_FIELD_NUMBER: _ClassVar[int]
+    POOL_REQUEST_FIELD_NUMBER: _ClassVar[int]
+    POOL_BITS_FIELD_NUMBER: _ClassVar[int]
+    POOL_FILLED_FIELD_NUMBER: _ClassVar[int]
     open: DpppRoundRequest
     queries: DpppQueries
     votes: DpppVotes
@@ -156,6 +200,12 @@ class DpppMessage(_message.Message):
     result: DpppRoundResult
     test_record: DpppTestRecord
     stand_down: DpppStandDown
-    coin: DpppCoin
-    flipped: DpppFlipped
-    def __init__(self, open: _Optional[_Union[DpppRoundRequest, _Mapping]] = ..., queries: _Optional[_Union[DpppQueries, _Mapping]] = ..., votes: _Optional[_Union[DpppVotes, _Mapping]] = ..., decryption_request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., partial_decryptions: _Optional[_Union[_threshold_sum_pb2.PartialDecryptions, _Mapping]] = ..., result: _Optional[_Union[DpppRoundResult, _Mapping]] = ..., test_record: _Optional[_Union[DpppTestRecord, _Mapping]] = ..., stand_down: _Optional[_Union[DpppStandDown, _Mapping]] = ..., coin: _Optional[_Union[DpppCoin, _Mapping]] = ..., flipped: _Optional[_Union[DpppFlipped, _Mapping]] = ...) -> None: ...
+    coin: _threshold_sum_pb2.CoinCommitments
+    flipped: _threshold_sum_pb2.FlippedContribution
+    reveal: _threshold_sum_pb2.CoinReveal
+    shares: _threshold_sum_pb2.CoinShares
+    fill: DpppPoolFill
+    pool_request: DpppPoolRequest
+    pool_bits: DpppPoolBits
+    pool_filled: DpppPoolFilled
+    def __init__(self, open: _Optional[_Union[DpppRoundRequest, _Mapping]] = ..., queries: _Optional[_Union[DpppQueries, _Mapping]] = ..., votes: _Optional[_Union[DpppVotes, _Mapping]] = ..., decryption_request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., partial_decryptions: _Optional[_Union[_threshold_sum_pb2.PartialDecryptions, _Mapping]] = ..., result: _Optional[_Union[DpppRoundResult, _Mapping]] = ..., test_record: _Optional[_Union[DpppTestRecord, _Mapping]] = ..., stand_down: _Optional[_Union[DpppStandDown, _Mapping]] = ..., coin: _Optional[_Union[_threshold_sum_pb2.CoinCommitments, _Mapping]] = ..., flipped: _Optional[_Union[_threshold_sum_pb2.FlippedContribution, _Mapping]] = ..., reveal: _Optional[_Union[_threshold_sum_pb2.CoinReveal, _Mapping]] = ..., shares: _Optional[_Union[_threshold_sum_pb2.CoinShares, _Mapping]] = ..., fill: _Optional[_Union[DpppPoolFill, _Mapping]] = ..., pool_request: _Optional[_Union[DpppPoolRequest, _Mapping]] = ..., pool_bits: _Optional[_Union[DpppPoolBits, _Mapping]] = ..., pool_filled: _Optional[_Union[DpppPoolFilled, _Mapping]] = ...) -> None: ...

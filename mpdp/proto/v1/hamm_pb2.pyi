@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class HammParameters(_message.Message):
-    __slots__ = ("method", "epsilon", "delta", "regularization", "classes", "parties", "aux_points", "dimension", "noisy_counts", "protect_aux", "honest_fraction", "key_id", "count_noise", "proven_votes", "colluding")
+    __slots__ = ("method", "epsilon", "delta", "regularization", "classes", "parties", "aux_points", "dimension", "noisy_counts", "protect_aux", "honest_fraction", "key_id", "count_noise", "proven_votes", "verifiable_noise", "colluding")
     METHOD_FIELD_NUMBER: _ClassVar[int]
     EPSILON_FIELD_NUMBER: _ClassVar[int]
     DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -24,6 +24,7 @@ class HammParameters(_message.Message):
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     COUNT_NOISE_FIELD_NUMBER: _ClassVar[int]
     PROVEN_VOTES_FIELD_NUMBER: _ClassVar[int]
+    VERIFIABLE_NOISE_FIELD_NUMBER: _ClassVar[int]
     COLLUDING_FIELD_NUMBER: _ClassVar[int]
     method: str
     epsilon: float
@@ -39,8 +40,9 @@ class HammParameters(_message.Message):
     key_id: bytes
     count_noise: str
     proven_votes: bool
+    verifiable_noise: bool
     colluding: int
-    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., classes: _Optional[int] = ..., parties: _Optional[int] = ..., aux_points: _Optional[int] = ..., dimension: _Optional[int] = ..., noisy_counts: _Optional[bool] = ..., protect_aux: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., count_noise: _Optional[str] = ..., proven_votes: _Optional[bool] = ..., colluding: _Optional[int] = ...) -> None: ...
+    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., classes: _Optional[int] = ..., parties: _Optional[int] = ..., aux_points: _Optional[int] = ..., dimension: _Optional[int] = ..., noisy_counts: _Optional[bool] = ..., protect_aux: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., count_noise: _Optional[str] = ..., proven_votes: _Optional[bool] = ..., verifiable_noise: _Optional[bool] = ..., colluding: _Optional[int] = ...) -> None: ...
 
 class HammOpen(_message.Message):
     __slots__ = ("parameters", "deadline_seconds", "noise_seed")
@@ -63,16 +65,20 @@ class HammQueries(_message.Message):
     def __init__(self, parameters: _Optional[_Union[HammParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
 
 class HammVotes(_message.Message):
-    __slots__ = ("tosses", "votes", "signature", "proven")
+    __slots__ = ("tosses", "votes", "signature", "proven", "noise_bits", "coin_commitment")
     TOSSES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
     SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     PROVEN_FIELD_NUMBER: _ClassVar[int]
+    NOISE_BITS_FIELD_NUMBER: _ClassVar[int]
+    COIN_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
     tosses: int
     votes: _common_pb2.Ciphertexts
     signature: _threshold_sum_pb2.ContributionSignature
     proven: _common_pb2.ProvenVotes
-    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ...) -> None: ...
+    noise_bits: _common_pb2.ProvenVotes
+    coin_commitment: bytes
+    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., noise_bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., coin_commitment: _Optional[bytes] = ...) -> None: ...
 
 class HammAggregate(_message.Message):
     __slots__ = ("request", "asked", "rejected_votes")
@@ -129,7 +135,7 @@ class HammTestRecord(_message.Message):
     def __init__(self, votes: _Optional[_Iterable[int]] = ..., noise: _Optional[_Iterable[int]] = ..., counts: _Optional[_Iterable[int]] = ..., eta: _Optional[_Iterable[float]] = ...) -> None: ...
 
 class HammMessage(_message.Message):
-    __slots__ = ("open", "queries", "votes", "decryption_request", "aggregate", "partial_decryptions", "result", "test_record", "holder_unreachable")
+    __slots__ = ("open", "queries", "votes", "decryption_request", "aggregate", "partial_decryptions", "result", "test_record", "holder_unreachable", "coin", "reveal", "shares", "flipped")
     OPEN_FIELD_NUMBER: _ClassVar[int]
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
@@ -139,6 +145,10 @@ class HammMessage(_message.Message):
     RESULT_FIELD_NUMBER: _ClassVar[int]
     TEST_RECORD_FIELD_NUMBER: _ClassVar[int]
     HOLDER_UNREACHABLE_FIELD_NUMBER: _ClassVar[int]
+    COIN_FIELD_NUMBER: _ClassVar[int]
+    REVEAL_FIELD_NUMBER: _ClassVar[int]
+    SHARES_FIELD_NUMBER: _ClassVar[int]
+    FLIPPED_FIELD_NUMBER: _ClassVar[int]
     open: HammOpen
     queries: HammQueries
     votes: HammVotes
@@ -148,4 +158,8 @@ class HammMessage(_message.Message):
     result: HammResult
     test_record: HammTestRecord
     holder_unreachable: HolderUnreachable
-    def __init__(self, open: _Optional[_Union[HammOpen, _Mapping]] = ..., queries: _Optional[_Union[HammQueries, _Mapping]] = ..., votes: _Optional[_Union[HammVotes, _Mapping]] = ..., decryption_request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., aggregate: _Optional[_Union[HammAggregate, _Mapping]] = ..., partial_decryptions: _Optional[_Union[_threshold_sum_pb2.PartialDecryptions, _Mapping]] = ..., result: _Optional[_Union[HammResult, _Mapping]] = ..., test_record: _Optional[_Union[HammTestRecord, _Mapping]] = ..., holder_unreachable: _Optional[_Union[HolderUnreachable, _Mapping]] = ...) -> None: ...
+    coin: _threshold_sum_pb2.CoinCommitments
+    reveal: _threshold_sum_pb2.CoinReveal
+    shares: _threshold_sum_pb2.CoinShares
+    flipped: _threshold_sum_pb2.FlippedContribution
+    def __init__(self, open: _Optional[_Union[HammOpen, _Mapping]] = ..., queries: _Optional[_Union[HammQueries, _Mapping]] = ..., votes: _Optional[_Union[HammVotes, _Mapping]] = ..., decryption_request: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ..., aggregate: _Optional[_Union[HammAggregate, _Mapping]] = ..., partial_decryptions: _Optional[_Union[_threshold_sum_pb2.PartialDecryptions, _Mapping]] = ..., result: _Optional[_Union[HammResult, _Mapping]] = ..., test_record: _Optional[_Union[HammTestRecord, _Mapping]] = ..., holder_unreachable: _Optional[_Union[HolderUnreachable, _Mapping]] = ..., coin: _Optional[_Union[_threshold_sum_pb2.CoinCommitments, _Mapping]] = ..., reveal: _Optional[_Union[_threshold_sum_pb2.CoinReveal, _Mapping]] = ..., shares: _Optional[_Union[_threshold_sum_pb2.CoinShares, _Mapping]] = ..., flipped: _Optional[_Union[_threshold_sum_pb2.FlippedContribution, _Mapping]] = ...) -> None: ...

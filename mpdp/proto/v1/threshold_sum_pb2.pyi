@@ -48,3 +48,45 @@ class RejectedShare(_message.Message):
     holder: int
     reason: str
     def __init__(self, holder: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class CoinCommitments(_message.Message):
+    __slots__ = ("entries",)
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    entries: _containers.RepeatedCompositeFieldContainer[CoinEntry]
+    def __init__(self, entries: _Optional[_Iterable[_Union[CoinEntry, _Mapping]]] = ...) -> None: ...
+
+class CoinEntry(_message.Message):
+    __slots__ = ("holder", "commitment_digest", "coin_commitment")
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    COMMITMENT_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    COIN_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
+    holder: int
+    commitment_digest: bytes
+    coin_commitment: bytes
+    def __init__(self, holder: _Optional[int] = ..., commitment_digest: _Optional[bytes] = ..., coin_commitment: _Optional[bytes] = ...) -> None: ...
+
+class CoinReveal(_message.Message):
+    __slots__ = ("share",)
+    SHARE_FIELD_NUMBER: _ClassVar[int]
+    share: bytes
+    def __init__(self, share: _Optional[bytes] = ...) -> None: ...
+
+class CoinShares(_message.Message):
+    __slots__ = ("shares",)
+    SHARES_FIELD_NUMBER: _ClassVar[int]
+    shares: _containers.RepeatedCompositeFieldContainer[CoinShare]
+    def __init__(self, shares: _Optional[_Iterable[_Union[CoinShare, _Mapping]]] = ...) -> None: ...
+
+class CoinShare(_message.Message):
+    __slots__ = ("holder", "share")
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    SHARE_FIELD_NUMBER: _ClassVar[int]
+    holder: int
+    share: bytes
+    def __init__(self, holder: _Optional[int] = ..., share: _Optional[bytes] = ...) -> None: ...
+
+class FlippedContribution(_message.Message):
+    __slots__ = ("signature",)
+    SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    signature: ContributionSignature
+    def __init__(self, signature: _Optional[_Union[ContributionSignature, _Mapping]] = ...) -> None: ...

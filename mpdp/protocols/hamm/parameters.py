@@ -55,6 +55,7 @@ class HammParameters:
     key_id: bytes
     count_noise: str = "binomial"  # the voters' shares with noisy counts: Bin(N_i, ½) or Sk(μ/⌈τM⌉)
     proven_votes: bool = False  # one-hot (binary: bit) proofs on votes sent apart from the noise
+    verifiable_noise: bool = False  # noise shares are committed bits flipped by a joint coin (malicious-party.md)
     colluding: int = COLLUDING_CONTRIBUTORS  # c: the most voters one principal hosts (every party checks its own)
 
     def __post_init__(self):
@@ -84,6 +85,9 @@ class HammParameters:
             raise invalid("key id must be 32 bytes")
         if self.count_noise not in COUNT_NOISES:
             raise invalid(f"count noise must be one of {', '.join(COUNT_NOISES)}")
+        if self.verifiable_noise and not (self.proven_votes and self.noisy_counts and self.count_noise == "binomial"):
+            raise invalid("verifiable noise takes proven votes and noisy counts with Binomial shares (a Skellam share "
+                          "is no sum of bits)")
         try:  # only noisy counts share noise among the voters
             check_colluding(self.min_contributors, self.colluding if self.noisy_counts else COLLUDING_CONTRIBUTORS)
             if self.colluding < COLLUDING_CONTRIBUTORS:
@@ -143,6 +147,14 @@ class HammParameters:
         if self.skellam is not None:
             return 2 * self.skellam.bound
         return self.tosses_per_party
+
+    def check_verifiable_size(self) -> None:
+        """After calibration: N_i committed bits per slot travel in one message, bounded as DPPP's."""
+        from mpdp.vote_proofs.noise_bits import MAX_ROUND_BITS
+
+        if self.verifiable_noise and self.share_range * self.values > MAX_ROUND_BITS:
+            raise invalid(f"N_i·slots = {self.share_range * self.values} committed noise bits per party exceed "
+                          f"{MAX_ROUND_BITS} (one message): use fewer auxiliary points")
 
     def draw_shares(self, count: int) -> list[int]:
         if self.skellam is not None:
