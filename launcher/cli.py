@@ -63,7 +63,8 @@ def _bench_scale(args) -> int:
 def _audit(args) -> int:
     from launcher.audit import counts as audit
 
-    report = audit.run(args.protocol, args.noise, args.epsilon, args.delta, args.trials, args.broken)
+    report = audit.run(args.protocol, args.noise, args.epsilon, args.delta, args.trials, args.broken,
+                       args.teachers_per_party)
     if args.wire_sample:
         from launcher.audit import wire as audit_wire
 
@@ -550,6 +551,9 @@ def _add_audit_command(commands) -> None:
                        help="audit a deliberately broken mechanism instead (the audit must catch it): no noise, noise "
                             "on K·ℤ, a quarter of the Binomial tosses (DPPP, Hamm), noise calibrated to 4ε claimed as "
                             "ε, the sensitivity halved (DPPP, Hamm, Pathak)")
+    audit.add_argument("--teachers-per-party", type=int, default=1, metavar="T",
+                       help="DPPP, Hamm: T contributors per data owner (as `up --teachers-per-party`): the audit "
+                            "counts the noise of a decryptable sum without one owner's T shares (default 1)")
     audit.add_argument("--wire-sample", type=int, default=0, metavar="N",
                        help="also run N releases over real processes (DPPP, Pathak) that must equal the audited "
                             "reference computation")

@@ -89,9 +89,10 @@ def _check(what: str, noise: float, signal: float, formula: str, fix: str, parti
     return result
 
 
-def dppp(args, parties: int, client_data: dict) -> dict | None:
+def dppp(args, parties: int, client_data: dict, colluding: int = 1) -> dict | None:
     """A unanimous vote's margin is K; the difference of two noisy counts has std √(K·N_i/2) (Bin(N_i, ½) from
-    every teacher), which depends on ε, δ and Q, not on K. Their ratio is the noise against the signal."""
+    every teacher), which depends on ε, δ and Q, not on K. Their ratio is the noise against the signal. N_i is
+    calibrated against one principal's `colluding` teachers, as the client will."""
     if getattr(args, "noise", "binomial") != "binomial":
         return None
     from mpdp.privacy.binomial import BinomialCalibration
@@ -101,7 +102,8 @@ def dppp(args, parties: int, client_data: dict) -> dict | None:
     if queries < 1:
         return None
     calibration = DpppParameters.with_minimal_noise(args.epsilon, args.delta, queries, int(client_data["classes"]),
-                                                    parties, DEFAULT_HONEST_FRACTION, True, bytes(32)).calibration
+                                                    parties, DEFAULT_HONEST_FRACTION, True, bytes(32),
+                                                    colluding=colluding).calibration
     if not isinstance(calibration, BinomialCalibration):
         return None
     tosses = calibration.tosses_per_teacher
@@ -119,7 +121,10 @@ CHECKS = {"hamm": hamm, "pathak": pathak, "du": du, "dppp": dppp}
 
 def estimate(protocol: str, args, topology, client_data: dict) -> dict:
     check = CHECKS.get(protocol)
-    found = check(args, len(topology.parties), client_data) if check else None
+    if protocol == "dppp":  # N_i depends on how many teachers one principal hosts
+        found = dppp(args, len(topology.parties), client_data, topology.colluding)
+    else:
+        found = check(args, len(topology.parties), client_data) if check else None
     return found or {"warnings": []}
 
 

@@ -33,8 +33,17 @@ def delivered_epsilon(report: dict) -> tuple[float | None, float | None, str]:
                      ("epsilon_delivered", "by the PLD accountant, with the contributors counted"),
                      ("epsilon_composed_exact", "the run composed exactly (Kairouz et al.)")):
         if privacy.get(key) is not None:
-            return asked, float(privacy[key]), how
+            return asked, float(privacy[key]), how + _counted(privacy)
     return asked, privacy.get("epsilon"), "as calibrated"
+
+
+def _counted(privacy: dict) -> str:
+    """How many contributors' noise the delivered ε counts on, and why (mpdp.privacy.collusion)."""
+    if privacy.get("contributors_counted") is None:
+        return ""
+    colluding = privacy.get("colluding_contributors", 1)
+    why = "one malicious party's" if colluding == 1 else f"one data owner's {colluding}, {colluding} per data owner"
+    return f": {privacy['contributors_counted']}, a decryptable sum's less {why}"
 
 
 def context_lines(report: dict) -> list[str]:

@@ -6,9 +6,12 @@ DPPP's sensitivity is one vote whatever T is, and every logical teacher casts it
 The split is the even one: the launcher permutes the rows and cuts them into consecutive parts, so the T
 consecutive parts one process hosts are a random share of the rows cut T ways.
 
-One malicious owner now speaks for T teachers and T key shares. The calibration counts ⌈τ·K⌉ honest
-contributors (τ = 2/3) and decryption needs t = ⌊2ℓ/3⌋ + 1 shares; both still hold against one owner when the
-others' (owners − 1)·T teachers are at least ⌈τ·owners·T⌉, i.e. from 3 owners on."""
+One malicious owner now speaks for T teachers, their T noise shares and T key shares. A decryptable sum holds
+m = ⌈τ·K⌉ contributions (τ = 2/3), and the owner colluding with the aggregator subtracts its T shares from it,
+so each share carries N/(m − T) tosses (mpdp.privacy.collusion, c = T from the topology, checked by every
+party): at 5 owners × 4 teachers, ε = 10 over 20 queries, N_i = 6 rather than the one-party 4. Decryption needs
+t = ⌊2ℓ/3⌋ + 1 shares; both hold against one owner when the others' (owners − 1)·T teachers are at least
+⌈τ·owners·T⌉, i.e. from 3 owners on."""
 
 from __future__ import annotations
 

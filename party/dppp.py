@@ -150,6 +150,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
             return DpppPoolTeacherSide(session_id, own, pools.of(own.id), powers_of(own), body)
         parameters = DpppParameters.from_proto(body.parameters)
         check_key_id(own.public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
+        own.check_colluding(parameters.colluding)  # its own topology's c, not the opener's
         features = shared_matrix_from_proto(body.features)  # one copy per host
         if features.shape != (parameters.queries, own.features.shape[1]):
             raise invalid(f"queries are {features.shape[0]}×{features.shape[1]}; the session declares "

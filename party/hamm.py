@@ -103,6 +103,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         own = resources(me)
         parameters = HammParameters.from_proto(body.parameters)
         check_key_id(own.public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
+        own.check_colluding(parameters.colluding)  # its own topology's c, not the opener's
         if not 1 <= own.id <= parameters.parties:
             raise invalid(f"party {own.id} is not among the session's {parameters.parties} parties")
         if parameters.dimension != own.features.shape[1]:

@@ -13,7 +13,7 @@ import numpy as np
 from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
 from mpdp.privacy.composition import Guarantee
 from mpdp.privacy.ledger import BudgetExceeded, Ledger, LedgerError, describe
-from mpdp.sessions.errors import ProtocolError, denied, precondition
+from mpdp.sessions.errors import ProtocolError, denied, invalid, precondition
 from mpdp.threshold_sum.binding import ContributionKeys
 
 log = logging.getLogger(__name__)
@@ -39,12 +39,21 @@ class PartyResources:
     allow_unproven: bool = False  # its operator's `--allow-unproven`: paper calibrations without a proven ε
     # Signs its threshold-sum contributions, checks others' (None: a plaintext deployment or in-process twins).
     contribution_keys: ContributionKeys | None = field(default=None, repr=False)
+    # c: the most logical parties one principal hosts in its topology; it refuses sessions calibrated for fewer
+    colluding: int = 1
 
     def __post_init__(self):
         if self.fault and not self.test_mode:
             raise ValueError("fault injection needs test mode")
         if self.fault and self.fault not in FAULTS:
             raise ValueError(f"unknown fault {self.fault!r}")
+
+    def check_colluding(self, colluding: int) -> None:
+        """Before any work on the data: a session calibrated for fewer contributors per principal than this
+        party's topology shows would leave less noise than claimed once one principal subtracts its shares."""
+        if colluding < self.colluding:
+            raise invalid(f"the session counts {colluding} contributors per principal; this deployment hosts up "
+                          f"to {self.colluding} under one principal, whose shares a colluding aggregator removes")
 
     def admit(self, session_id: str, protocol: str, guarantee: Guarantee) -> None:
         """Before any computation on the data: the party's own policy (docs/privacy-budget.md) takes the

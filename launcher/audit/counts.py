@@ -34,7 +34,12 @@ from launcher.progress import progress
 from mpdp.privacy import spec_sensitivity
 from mpdp.privacy.audit import AuditResult, epsilon_lower_bound, histogram_statistic, hockey_stick, resolution
 from mpdp.privacy.binomial import BinomialCalibration, minimal_tosses_for_shifts, sample_binomial
-from mpdp.privacy.collusion import calibrated_contributors
+from mpdp.privacy.collusion import (
+    COLLUDING_CONTRIBUTORS,
+    calibrated_contributors,
+    check_colluding,
+    decryptable_minimum,
+)
 from mpdp.privacy.exact_audit import (
     ExactCheck,
     binomial_log_pmf,
@@ -117,23 +122,25 @@ class ShareSampler:
 
 
 def share_sampler(noise: str, epsilon: float, delta: float, shifts: int, contributors_expected: int, values: int,
-                  broken: str | None, multiplier: int, hamm: bool = False) -> tuple[ShareSampler, dict]:
+                  broken: str | None, multiplier: int, hamm: bool = False,
+                  colluding: int = COLLUDING_CONTRIBUTORS) -> tuple[ShareSampler, dict]:
     """The sampler a contributor draws with, and the calibration it claims. `broken` plants one of BROKEN."""
     calibrate_epsilon = epsilon * (MISMATCH_FACTOR if broken == "claim-mismatch" else 1)
     calibrate_shifts = max(1, shifts // 2) if broken == "half-sensitivity" else shifts
     if noise == "skellam":
         calibration = SkellamCalibration(calibrate_epsilon, delta, 1, calibrate_shifts, contributors_expected,
                                          HONEST_FRACTION, values, minimal_grid(calibrate_epsilon, delta,
-                                                                               calibrate_shifts))
+                                                                               calibrate_shifts), colluding)
         mu = calibration.share_mu / (4 if broken == "quarter-tosses" else 1)
         sampler = ShareSampler("skellam", mu=mu, bound=calibration.bound)
         claim = {"mu": calibration.mu, "mu_per_contributor": calibration.share_mu}
     else:
         total = minimal_tosses_for_shifts(calibrate_epsilon, delta, calibrate_shifts)
         per = BinomialCalibration(calibrate_epsilon, delta, 1, contributors_expected, HONEST_FRACTION,
-                                  total).tosses_per_teacher
+                                  total, colluding).tosses_per_teacher
         if hamm:  # Hamm: N_i from its own N (one party moves `shifts` counts)
-            per = -(-total // calibrated_contributors(math.ceil(HONEST_FRACTION * contributors_expected - 1e-9)))
+            per = -(-total // calibrated_contributors(math.ceil(HONEST_FRACTION * contributors_expected - 1e-9),
+                                                      colluding))
             per += per % 2
         claim = {"total_tosses": total, "tosses_per_contributor": per}
         if broken == "quarter-tosses":
@@ -175,11 +182,21 @@ def exact_check(sampler: ShareSampler, contributors: int, spec_shifts: list[int]
                       tolerance=1e-4 * len([s for s in used if s]) + 1e-9)
 
 
+def counted(contributors_expected: int, colluding: int) -> tuple[int, str]:
+    """The contributors a decryptable sum holds that the aggregator and one malicious principal (hosting `colluding`
+    of them) cannot subtract, and why that many."""
+    minimum = decryptable_minimum(math.ceil(HONEST_FRACTION * contributors_expected - 1e-9))
+    check_colluding(minimum, colluding)
+    less = ("one malicious party's share" if colluding == 1
+            else f"one malicious owner's {colluding} shares ({colluding} per data owner)")
+    return calibrated_contributors(minimum, colluding), (f"a decryptable sum holds {minimum} of {contributors_expected}, "
+                                                         f"less {less}")
+
+
 def audit_dppp(noise: str, epsilon: float, delta: float, trials: int, teachers: int = 10,
-               broken: str | None = None) -> dict:
-    # the shares a decryptable sum holds that the aggregator and one colluding teacher cannot subtract
-    contributors = calibrated_contributors(math.ceil(HONEST_FRACTION * teachers - 1e-9))
-    sampler, claim = share_sampler(noise, epsilon, delta, 2, teachers, 2, broken, teachers)
+               broken: str | None = None, colluding: int = COLLUDING_CONTRIBUTORS) -> dict:
+    contributors, why = counted(teachers, colluding)
+    sampler, claim = share_sampler(noise, epsilon, delta, 2, teachers, 2, broken, teachers, colluding=colluding)
     votes_d, votes_d_prime, neighbour = audit_neighbours.dppp_votes(teachers, contributors)
     on_d, draws = _releases(votes_d, sampler, contributors, trials)
     on_d_prime, _ = _releases(votes_d_prime, sampler, contributors, trials)
@@ -194,15 +211,16 @@ def audit_dppp(noise: str, epsilon: float, delta: float, trials: int, teachers: 
     return report("dppp", {**claim, **sampler.describe()}, epsilon, delta, trials, exact,
                   statistics(on_d), statistics(on_d_prime), on_d[:, 0] - on_d[:, 1],
                   on_d_prime[:, 0] - on_d_prime[:, 1],
-                  {"teachers": teachers, "contributors": contributors, "queries": 1, "classes": 2,
+                  {"teachers": teachers, "contributors": contributors, "colluding": colluding,
+                   "contributors_counted_because": why, "queries": 1, "classes": 2,
                    "neighbour": neighbour}, broken)
 
 
 def audit_hamm(noise: str, epsilon: float, delta: float, trials: int, parties: int = 20, points: int = 10,
-               broken: str | None = None) -> dict:
-    # the shares a decryptable sum holds that the aggregator and one colluding voter cannot subtract
-    contributors = calibrated_contributors(math.ceil(HONEST_FRACTION * parties - 1e-9))
-    sampler, claim = share_sampler(noise, epsilon, delta, points, parties, points, broken, parties, hamm=True)
+               broken: str | None = None, colluding: int = COLLUDING_CONTRIBUTORS) -> dict:
+    contributors, why = counted(parties, colluding)
+    sampler, claim = share_sampler(noise, epsilon, delta, points, parties, points, broken, parties, hamm=True,
+                                   colluding=colluding)
     votes_d, votes_d_prime, neighbour = audit_neighbours.hamm_votes(parties, contributors, points)
     on_d, draws = _releases(votes_d, sampler, contributors, trials)
     on_d_prime, _ = _releases(votes_d_prime, sampler, contributors, trials)
@@ -218,7 +236,8 @@ def audit_hamm(noise: str, epsilon: float, delta: float, trials: int, parties: i
 
     return report("hamm", {**claim, **sampler.describe()}, epsilon, delta, trials, exact,
                   statistics(on_d), statistics(on_d_prime), on_d @ change, on_d_prime @ change,
-                  {"parties": parties, "contributors": contributors, "aux_points": points, "classes": 2,
+                  {"parties": parties, "contributors": contributors, "colluding": colluding,
+                   "contributors_counted_because": why, "aux_points": points, "classes": 2,
                    "neighbour": neighbour}, broken)
 
 
@@ -257,7 +276,8 @@ def default_noise() -> dict[str, str]:
     return {name: protocol.audit_noise for name, protocol in PROTOCOLS.items() if protocol.audit_noise is not None}
 
 
-def run(protocol: str, noise: str | None, epsilon: float, delta: float, trials: int, broken: str | None) -> dict:
+def run(protocol: str, noise: str | None, epsilon: float, delta: float, trials: int, broken: str | None,
+        colluding: int = COLLUDING_CONTRIBUTORS) -> dict:
     audited = default_noise()
     if protocol not in audited:
         raise ValueError(f"audits exist for {', '.join(audited)}")
@@ -272,8 +292,10 @@ def run(protocol: str, noise: str | None, epsilon: float, delta: float, trials: 
             raise ValueError(f"{protocol}'s audit takes --noise binomial | skellam, not {noise!r}")
         progress(f"auditing {protocol} ({noise}{', broken: ' + broken if broken else ''}): {trials} releases per "
                  "data set")
-        result = AUDITS[protocol](noise, epsilon, delta, trials, broken=broken)
+        result = AUDITS[protocol](noise, epsilon, delta, trials, broken=broken, colluding=colluding)
     else:
+        if colluding != COLLUDING_CONTRIBUTORS:
+            raise ValueError("--teachers-per-party applies to the DPPP and Hamm audits (their noise is shared)")
         from launcher.audit import models as audit_models
 
         result = audit_models.run(protocol, noise, epsilon, delta, trials, broken)
@@ -306,6 +328,9 @@ def summary(report: dict) -> str:
         f"audit of {report['protocol']} ({report['noise']['mechanism']}{broken}), "
         f"{report['trials_per_data_set']} releases per data set",
         f"  neighbours: {report['setting']['neighbour']}",
+        *([f"  privacy: the noise of {report['setting']['contributors']} contributors counted: "
+           f"{report['setting']['contributors_counted_because']}"] if "contributors_counted_because"
+          in report["setting"] else []),
         f"  claimed ε = {claimed:g} (δ = {report['delta']:.3g}){delivered}",
         f"  exact check: the sampled noise gives ε = {_number(exact['epsilon'])} at the sensitivity "
         f"{_sensitivity(exact['sensitivity'])} — {exact_verdict}{draws}",

@@ -61,7 +61,7 @@ def _party_resources(topology: Topology, me, public_key, teachers, test_mode: bo
     model = teachers.add(me.id, entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
     log.info("%s: privacy budget %s per data set%s", me, budget, "; unproven mechanisms allowed" if allow_unproven else "")
     return PartyResources(me.id, public_key, key_share, model, features, labels, test_mode, fault, ledger,
-                          allow_unproven, _contribution_keys(topology, me, signs=True))
+                          allow_unproven, _contribution_keys(topology, me, signs=True), topology.colluding)
 
 
 def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None, budget: Budget,

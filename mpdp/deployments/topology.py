@@ -142,6 +142,15 @@ class Topology:
     def principals(self) -> dict[Identity, Principal]:
         return {entry.identity: entry.principal for entry in self.roles}
 
+    @property
+    def colluding(self) -> int:
+        """c: the most logical parties any one principal (process, certificate, data owner) hosts, so the most
+        contributions one malicious principal can subtract from a decrypted sum (mpdp.privacy.collusion)."""
+        hosted: dict[Principal, int] = {}
+        for entry in self.parties:
+            hosted[entry.principal] = hosted.get(entry.principal, 0) + 1
+        return max(hosted.values())
+
     def principal_of(self, identity: Identity) -> Principal:
         return self.entry(identity).principal
 

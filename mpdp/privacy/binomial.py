@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 
 from mpdp.privacy.accountant_process import in_accountant
-from mpdp.privacy.collusion import calibrated_contributors, noise_bearing
+from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS, calibrated_contributors, check_colluding, noise_bearing
 from mpdp.privacy.search import smallest_private
 
 DISCRETIZATION = 1e-4
@@ -152,11 +152,16 @@ class BinomialCalibration:
     teachers: int
     honest_fraction: float  # τ
     total_tosses: int  # N, the smallest that gives (ε, δ): `minimal` finds it, `check` confirms it
+    colluding: int = COLLUDING_CONTRIBUTORS  # c: the most teachers one principal controls
+
+    def __post_init__(self):
+        check_colluding(self.min_contributors, self.colluding)
 
     @classmethod
     def minimal(cls, epsilon: float, delta: float, queries: int, teachers: int,
-                honest_fraction: float) -> "BinomialCalibration":
-        return cls(epsilon, delta, queries, teachers, honest_fraction, minimal_tosses(epsilon, delta, queries))
+                honest_fraction: float, colluding: int = COLLUDING_CONTRIBUTORS) -> "BinomialCalibration":
+        return cls(epsilon, delta, queries, teachers, honest_fraction, minimal_tosses(epsilon, delta, queries),
+                   colluding)
 
     def check(self) -> None:
         check_minimal_tosses(self.total_tosses, self.epsilon, self.delta, self.queries)
@@ -167,14 +172,14 @@ class BinomialCalibration:
 
     @property
     def tosses_per_teacher(self) -> int:
-        """N_i = ⌈N / (max(2, ⌈τK⌉) − 1)⌉, rounded up to even so the mean N_i/2 is an integer: any decryptable
-        sum keeps N tosses without the one colluding contributor's (mpdp.privacy.collusion)."""
-        share = -(-self.total_tosses // calibrated_contributors(self.min_contributors))
+        """N_i = ⌈N / (max(c + 1, m) − c)⌉ with m = max(2, ⌈τK⌉), rounded up to even so the mean N_i/2 is an
+        integer: any decryptable sum keeps N tosses without the colluding principal's c (mpdp.privacy.collusion)."""
+        share = -(-self.total_tosses // calibrated_contributors(self.min_contributors, self.colluding))
         return share + share % 2
 
     def guaranteed_tosses(self, contributors: int) -> int:
-        """Tosses in a sum of `contributors` shares that the aggregator and the malicious party do not know."""
-        return noise_bearing(contributors) * self.tosses_per_teacher
+        """Tosses in a sum of `contributors` shares that the aggregator and the malicious principal do not know."""
+        return noise_bearing(contributors, self.colluding) * self.tosses_per_teacher
 
     def report(self, contributors: int | None = None) -> dict:
         tosses = self.guaranteed_tosses(self.min_contributors if contributors is None else contributors)
@@ -190,6 +195,9 @@ class BinomialCalibration:
             "total_tosses_required": self.total_tosses,
             "tosses_per_teacher": self.tosses_per_teacher,
             "tosses_guaranteed": tosses,
+            "colluding_contributors": self.colluding,
+            "contributors_counted": noise_bearing(self.min_contributors if contributors is None else contributors,
+                                                  self.colluding),
             "theorem1_style_tosses": theorem1_style_tosses(self.epsilon, self.delta, self.queries),
             "accountant": "dp-accounting PLD (pessimistic, 1e-4 discretisation), 2Q-fold composition",
         }

@@ -24,7 +24,7 @@ from functools import cached_property, lru_cache
 import numpy as np
 
 from mpdp.privacy.accountant_process import in_accountant
-from mpdp.privacy.collusion import calibrated_contributors, noise_bearing
+from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS, calibrated_contributors, check_colluding, noise_bearing
 from mpdp.privacy.search import smallest_private
 
 GRID_STEPS_PER_DOUBLING = 64
@@ -190,6 +190,10 @@ class SkellamCalibration:
     honest_fraction: float
     values: int  # coordinates each contributor draws for
     grid: int
+    colluding: int = COLLUDING_CONTRIBUTORS  # c: the most contributors one principal controls
+
+    def __post_init__(self):
+        check_colluding(self.min_contributors, self.colluding)
 
     @property
     def shifts(self) -> int:
@@ -208,9 +212,9 @@ class SkellamCalibration:
 
     @property
     def share_mu(self) -> float:
-        """μ/(max(2, ⌈τK⌉) − 1): every contributor's share, so any decryptable sum gives Sk(μ) without the one
-        colluding contributor's share (mpdp.privacy.collusion)."""
-        return self.mu / calibrated_contributors(self.min_contributors)
+        """μ/(max(c + 1, m) − c) with m = max(2, ⌈τK⌉): every contributor's share, so any decryptable sum gives
+        Sk(μ) without the colluding principal's c shares (mpdp.privacy.collusion)."""
+        return self.mu / calibrated_contributors(self.min_contributors, self.colluding)
 
     @cached_property
     def bound(self) -> int:
@@ -219,7 +223,7 @@ class SkellamCalibration:
 
     def report(self, contributors: int | None = None) -> dict:
         counted = self.min_contributors if contributors is None else contributors
-        mu = self.share_mu * noise_bearing(counted)
+        mu = self.share_mu * noise_bearing(counted, self.colluding)
         return {
             "epsilon": self.epsilon,
             "delta": self.delta,
@@ -229,6 +233,8 @@ class SkellamCalibration:
             "mu_required": self.mu,
             "mu_per_contributor": self.share_mu,
             "mu_guaranteed": mu,
+            "colluding_contributors": self.colluding,
+            "contributors_counted": noise_bearing(counted, self.colluding),
             "noise_std": math.sqrt(mu),
             "truncation_bound": self.bound,
             "epsilon_per_query": epsilon_for(mu, _accounting_delta(self.delta), self.shifts_per_query),

@@ -37,7 +37,8 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     started = time.perf_counter()
     parameters = DpppParameters.with_minimal_noise(epsilon, delta, queries, classes, len(topology.parties),
                                                    honest_fraction, packed, public_key.key_id, noise,
-                                                   proven_votes or verifiable_noise, verifiable_noise)
+                                                   proven_votes or verifiable_noise, verifiable_noise,
+                                                   colluding=topology.colluding)
     search_s = time.perf_counter() - started
     session_id = session_id or secrets.token_hex(8)
     progress(f"DPPP (session id {session_id}): {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
@@ -65,7 +66,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
             "key_bits": public_key.n.bit_length(), "queries": queries, "classes": classes,
             "epsilon": epsilon, "delta": delta, "honest_fraction": honest_fraction, "packed": packed, "noise": noise,
             "proven_votes": proven_votes or verifiable_noise, "verifiable_noise": verifiable_noise,
-            "deadline_s": deadline_s,
+            "colluding": parameters.colluding, "deadline_s": deadline_s,
         },
         "result": {
             "labels": labels.tolist(),

@@ -28,7 +28,8 @@ def session_parameters(topology: Topology, client_data: dict, method: str, epsil
     aux = client_data["public_features"]
     return HammParameters(method, epsilon, delta, regularization, int(client_data["classes"]), len(topology.parties),
                           aux.shape[0], aux.shape[1], noisy_counts, protect_aux, honest_fraction, public_key.key_id,
-                          count_noise, proven_votes or verifiable_noise, verifiable_noise)
+                          count_noise, proven_votes or verifiable_noise, verifiable_noise,
+                          topology.colluding)
 
 
 async def run_hamm_session(topology: Topology, client_data: dict, parameters: HammParameters,

@@ -14,6 +14,7 @@ process, mutual TLS, test mode for the seeded η) and must equal the reference e
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import math
@@ -193,7 +194,9 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
         key_id = keyfiles.load_public_key(topology.public_key).key_id
         counts = setting.counts()
         for number, (method, inverse) in enumerate(points, start=1):
-            parameters = setting.parameters(method, _epsilon(inverse), key_id)
+            # the deployment's c, as the client fills it (every party checks it against its topology)
+            parameters = dataclasses.replace(setting.parameters(method, _epsilon(inverse), key_id),
+                                             colluding=topology.colluding)
             started = time.perf_counter()
             report = asyncio.run(run_hamm_session(topology, client_data, parameters, noise_seed=number))
             expected = train_and_release(parameters, setting.aux, counts, setting.parties, eta_source(number))

@@ -26,7 +26,7 @@ from mpdp.proto.v1 import common_pb2 as mpdp_dot_proto_dot_v1_dot_common__pb2
 from mpdp.proto.v1 import threshold_sum_pb2 as mpdp_dot_proto_dot_v1_dot_threshold__sum__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18mpdp/proto/v1/hamm.proto\x12\x07mpdp.v1\x1a\x1ampdp/proto/v1/common.proto\x1a!mpdp/proto/v1/threshold_sum.proto\"\xba\x02\n\x0eHammParameters\x12\x0e\n\x06method\x18\x01 \x01(\t\x12\x0f\n\x07\x65psilon\x18\x02 \x01(\x01\x12\r\n\x05\x64\x65lta\x18\x03 \x01(\x01\x12\x16\n\x0eregularization\x18\x04 \x01(\x01\x12\x0f\n\x07\x63lasses\x18\x05 \x01(\r\x12\x0f\n\x07parties\x18\x06 \x01(\r\x12\x12\n\naux_points\x18\x07 \x01(\r\x12\x11\n\tdimension\x18\x08 \x01(\r\x12\x14\n\x0cnoisy_counts\x18\t \x01(\x08\x12\x13\n\x0bprotect_aux\x18\n \x01(\x08\x12\x17\n\x0fhonest_fraction\x18\x0b \x01(\x01\x12\x0e\n\x06key_id\x18\x0c \x01(\x0c\x12\x13\n\x0b\x63ount_noise\x18\r \x01(\t\x12\x14\n\x0cproven_votes\x18\x0e \x01(\x08\x12\x18\n\x10verifiable_noise\x18\x0f \x01(\x08\"e\n\x08HammOpen\x12+\n\nparameters\x18\x01 \x01(\x0b\x32\x17.mpdp.v1.HammParameters\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\x02 \x01(\x01\x12\x12\n\nnoise_seed\x18\x03 \x01(\x04\"w\n\x0bHammQueries\x12+\n\nparameters\x18\x01 \x01(\x0b\x32\x17.mpdp.v1.HammParameters\x12!\n\x08\x66\x65\x61tures\x18\x02 \x01(\x0b\x32\x0f.mpdp.v1.Matrix\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\x03 \x01(\x01\"\xdc\x01\n\tHammVotes\x12\x0e\n\x06tosses\x18\x01 \x01(\x04\x12#\n\x05votes\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x31\n\tsignature\x18\x03 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\x12$\n\x06proven\x18\x04 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12(\n\nnoise_bits\x18\x05 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12\x17\n\x0f\x63oin_commitment\x18\x06 \x01(\x0c\"{\n\rHammAggregate\x12+\n\x07request\x18\x01 \x01(\x0b\x32\x1a.mpdp.v1.DecryptionRequest\x12\r\n\x05\x61sked\x18\x02 \x03(\r\x12.\n\x0erejected_votes\x18\x03 \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\"3\n\x11HolderUnreachable\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x99\x02\n\nHammResult\x12\x0f\n\x07weights\x18\x01 \x03(\x01\x12\x0c\n\x04rows\x18\x02 \x01(\r\x12\x0e\n\x06voters\x18\x03 \x01(\r\x12\x14\n\x0c\x63ontributors\x18\x04 \x03(\r\x12\x12\n\ndecryptors\x18\x05 \x03(\r\x12(\n\x08rejected\x18\x06 \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\x12$\n\x06timing\x18\x07 \x03(\x0b\x32\x14.mpdp.v1.StageTiming\x12\x18\n\x10tosses_per_party\x18\x08 \x01(\x04\x12\x18\n\x10noise_norm_scale\x18\t \x01(\x01\x12.\n\x0erejected_votes\x18\n \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\"K\n\x0eHammTestRecord\x12\r\n\x05votes\x18\x01 \x03(\r\x12\r\n\x05noise\x18\x02 \x03(\x04\x12\x0e\n\x06\x63ounts\x18\x03 \x03(\x03\x12\x0b\n\x03\x65ta\x18\x04 \x03(\x01\"\xe3\x04\n\x0bHammMessage\x12!\n\x04open\x18\x01 \x01(\x0b\x32\x11.mpdp.v1.HammOpenH\x00\x12\'\n\x07queries\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.HammQueriesH\x00\x12#\n\x05votes\x18\x03 \x01(\x0b\x32\x12.mpdp.v1.HammVotesH\x00\x12\x38\n\x12\x64\x65\x63ryption_request\x18\x04 \x01(\x0b\x32\x1a.mpdp.v1.DecryptionRequestH\x00\x12+\n\taggregate\x18\x05 \x01(\x0b\x32\x16.mpdp.v1.HammAggregateH\x00\x12:\n\x13partial_decryptions\x18\x06 \x01(\x0b\x32\x1b.mpdp.v1.PartialDecryptionsH\x00\x12%\n\x06result\x18\x07 \x01(\x0b\x32\x13.mpdp.v1.HammResultH\x00\x12.\n\x0btest_record\x18\x08 \x01(\x0b\x32\x17.mpdp.v1.HammTestRecordH\x00\x12\x38\n\x12holder_unreachable\x18\t \x01(\x0b\x32\x1a.mpdp.v1.HolderUnreachableH\x00\x12(\n\x04\x63oin\x18\n \x01(\x0b\x32\x18.mpdp.v1.CoinCommitmentsH\x00\x12%\n\x06reveal\x18\x0b \x01(\x0b\x32\x13.mpdp.v1.CoinRevealH\x00\x12%\n\x06shares\x18\x0c \x01(\x0b\x32\x13.mpdp.v1.CoinSharesH\x00\x12/\n\x07\x66lipped\x18\r \x01(\x0b\x32\x1c.mpdp.v1.FlippedContributionH\x00\x42\x06\n\x04\x62odyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18mpdp/proto/v1/hamm.proto\x12\x07mpdp.v1\x1a\x1ampdp/proto/v1/common.proto\x1a!mpdp/proto/v1/threshold_sum.proto\"\xcd\x02\n\x0eHammParameters\x12\x0e\n\x06method\x18\x01 \x01(\t\x12\x0f\n\x07\x65psilon\x18\x02 \x01(\x01\x12\r\n\x05\x64\x65lta\x18\x03 \x01(\x01\x12\x16\n\x0eregularization\x18\x04 \x01(\x01\x12\x0f\n\x07\x63lasses\x18\x05 \x01(\r\x12\x0f\n\x07parties\x18\x06 \x01(\r\x12\x12\n\naux_points\x18\x07 \x01(\r\x12\x11\n\tdimension\x18\x08 \x01(\r\x12\x14\n\x0cnoisy_counts\x18\t \x01(\x08\x12\x13\n\x0bprotect_aux\x18\n \x01(\x08\x12\x17\n\x0fhonest_fraction\x18\x0b \x01(\x01\x12\x0e\n\x06key_id\x18\x0c \x01(\x0c\x12\x13\n\x0b\x63ount_noise\x18\r \x01(\t\x12\x14\n\x0cproven_votes\x18\x0e \x01(\x08\x12\x18\n\x10verifiable_noise\x18\x0f \x01(\x08\x12\x11\n\tcolluding\x18\x10 \x01(\r\"e\n\x08HammOpen\x12+\n\nparameters\x18\x01 \x01(\x0b\x32\x17.mpdp.v1.HammParameters\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\x02 \x01(\x01\x12\x12\n\nnoise_seed\x18\x03 \x01(\x04\"w\n\x0bHammQueries\x12+\n\nparameters\x18\x01 \x01(\x0b\x32\x17.mpdp.v1.HammParameters\x12!\n\x08\x66\x65\x61tures\x18\x02 \x01(\x0b\x32\x0f.mpdp.v1.Matrix\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\x03 \x01(\x01\"\xdc\x01\n\tHammVotes\x12\x0e\n\x06tosses\x18\x01 \x01(\x04\x12#\n\x05votes\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x31\n\tsignature\x18\x03 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\x12$\n\x06proven\x18\x04 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12(\n\nnoise_bits\x18\x05 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12\x17\n\x0f\x63oin_commitment\x18\x06 \x01(\x0c\"{\n\rHammAggregate\x12+\n\x07request\x18\x01 \x01(\x0b\x32\x1a.mpdp.v1.DecryptionRequest\x12\r\n\x05\x61sked\x18\x02 \x03(\r\x12.\n\x0erejected_votes\x18\x03 \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\"3\n\x11HolderUnreachable\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\t\"\x99\x02\n\nHammResult\x12\x0f\n\x07weights\x18\x01 \x03(\x01\x12\x0c\n\x04rows\x18\x02 \x01(\r\x12\x0e\n\x06voters\x18\x03 \x01(\r\x12\x14\n\x0c\x63ontributors\x18\x04 \x03(\r\x12\x12\n\ndecryptors\x18\x05 \x03(\r\x12(\n\x08rejected\x18\x06 \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\x12$\n\x06timing\x18\x07 \x03(\x0b\x32\x14.mpdp.v1.StageTiming\x12\x18\n\x10tosses_per_party\x18\x08 \x01(\x04\x12\x18\n\x10noise_norm_scale\x18\t \x01(\x01\x12.\n\x0erejected_votes\x18\n \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\"K\n\x0eHammTestRecord\x12\r\n\x05votes\x18\x01 \x03(\r\x12\r\n\x05noise\x18\x02 \x03(\x04\x12\x0e\n\x06\x63ounts\x18\x03 \x03(\x03\x12\x0b\n\x03\x65ta\x18\x04 \x03(\x01\"\xe3\x04\n\x0bHammMessage\x12!\n\x04open\x18\x01 \x01(\x0b\x32\x11.mpdp.v1.HammOpenH\x00\x12\'\n\x07queries\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.HammQueriesH\x00\x12#\n\x05votes\x18\x03 \x01(\x0b\x32\x12.mpdp.v1.HammVotesH\x00\x12\x38\n\x12\x64\x65\x63ryption_request\x18\x04 \x01(\x0b\x32\x1a.mpdp.v1.DecryptionRequestH\x00\x12+\n\taggregate\x18\x05 \x01(\x0b\x32\x16.mpdp.v1.HammAggregateH\x00\x12:\n\x13partial_decryptions\x18\x06 \x01(\x0b\x32\x1b.mpdp.v1.PartialDecryptionsH\x00\x12%\n\x06result\x18\x07 \x01(\x0b\x32\x13.mpdp.v1.HammResultH\x00\x12.\n\x0btest_record\x18\x08 \x01(\x0b\x32\x17.mpdp.v1.HammTestRecordH\x00\x12\x38\n\x12holder_unreachable\x18\t \x01(\x0b\x32\x1a.mpdp.v1.HolderUnreachableH\x00\x12(\n\x04\x63oin\x18\n \x01(\x0b\x32\x18.mpdp.v1.CoinCommitmentsH\x00\x12%\n\x06reveal\x18\x0b \x01(\x0b\x32\x13.mpdp.v1.CoinRevealH\x00\x12%\n\x06shares\x18\x0c \x01(\x0b\x32\x13.mpdp.v1.CoinSharesH\x00\x12/\n\x07\x66lipped\x18\r \x01(\x0b\x32\x1c.mpdp.v1.FlippedContributionH\x00\x42\x06\n\x04\x62odyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,21 +34,21 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mpdp.proto.v1.hamm_pb2', _g
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_HAMMPARAMETERS']._serialized_start=101
-  _globals['_HAMMPARAMETERS']._serialized_end=415
-  _globals['_HAMMOPEN']._serialized_start=417
-  _globals['_HAMMOPEN']._serialized_end=518
-  _globals['_HAMMQUERIES']._serialized_start=520
-  _globals['_HAMMQUERIES']._serialized_end=639
-  _globals['_HAMMVOTES']._serialized_start=642
-  _globals['_HAMMVOTES']._serialized_end=862
-  _globals['_HAMMAGGREGATE']._serialized_start=864
-  _globals['_HAMMAGGREGATE']._serialized_end=987
-  _globals['_HOLDERUNREACHABLE']._serialized_start=989
-  _globals['_HOLDERUNREACHABLE']._serialized_end=1040
-  _globals['_HAMMRESULT']._serialized_start=1043
-  _globals['_HAMMRESULT']._serialized_end=1324
-  _globals['_HAMMTESTRECORD']._serialized_start=1326
-  _globals['_HAMMTESTRECORD']._serialized_end=1401
-  _globals['_HAMMMESSAGE']._serialized_start=1404
-  _globals['_HAMMMESSAGE']._serialized_end=2015
+  _globals['_HAMMPARAMETERS']._serialized_end=434
+  _globals['_HAMMOPEN']._serialized_start=436
+  _globals['_HAMMOPEN']._serialized_end=537
+  _globals['_HAMMQUERIES']._serialized_start=539
+  _globals['_HAMMQUERIES']._serialized_end=658
+  _globals['_HAMMVOTES']._serialized_start=661
+  _globals['_HAMMVOTES']._serialized_end=881
+  _globals['_HAMMAGGREGATE']._serialized_start=883
+  _globals['_HAMMAGGREGATE']._serialized_end=1006
+  _globals['_HOLDERUNREACHABLE']._serialized_start=1008
+  _globals['_HOLDERUNREACHABLE']._serialized_end=1059
+  _globals['_HAMMRESULT']._serialized_start=1062
+  _globals['_HAMMRESULT']._serialized_end=1343
+  _globals['_HAMMTESTRECORD']._serialized_start=1345
+  _globals['_HAMMTESTRECORD']._serialized_end=1420
+  _globals['_HAMMMESSAGE']._serialized_start=1423
+  _globals['_HAMMMESSAGE']._serialized_end=2034
 # @@protoc_insertion_point(module_scope)

@@ -11,7 +11,14 @@ from dataclasses import dataclass, fields
 from functools import cached_property
 
 from mpdp.cryptocore.packing import SlotLayout
-from mpdp.privacy.binomial import MAX_NOISE_BITS_PER_CONTRIBUTOR, MAX_TOTAL_TOSSES, BinomialCalibration, sample_binomial
+from mpdp.privacy.binomial import (
+    MAX_NOISE_BITS_PER_CONTRIBUTOR,
+    MAX_TOTAL_TOSSES,
+    BinomialCalibration,
+    minimal_tosses,
+    sample_binomial,
+)
+from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS, check_colluding
 from mpdp.privacy.composition import Guarantee
 from mpdp.privacy.mechanisms import MAX_EPSILON
 from mpdp.privacy.skellam import MAX_GRID as MAX_SKELLAM_GRID
@@ -50,6 +57,7 @@ class DpppParameters:
     skellam_grid: int = 0  # skellam: μ = 2^(j/64), searched and checked the same way
     proven_votes: bool = False  # one-hot proofs on votes sent apart from the noise (malicious-party.md)
     verifiable_noise: bool = False  # shares are committed bits flipped by a joint coin (malicious-party.md)
+    colluding: int = COLLUDING_CONTRIBUTORS  # c: the most teachers one principal hosts (every party checks its own)
 
     def __post_init__(self):
         if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON):
@@ -68,6 +76,10 @@ class DpppParameters:
             raise invalid("τ must be in [1/K, 1]: at least one contributor must be counted on")
         if len(self.key_id) != 32:
             raise invalid("key id must be 32 bytes")
+        try:
+            check_colluding(math.ceil(self.honest_fraction * self.teachers - 1e-9), self.colluding)
+        except ValueError as error:
+            raise invalid(str(error)) from None
         if self.noise not in NOISES:
             raise invalid(f"noise must be one of {', '.join(NOISES)}")
         if self.proven_votes and not self.packed:
@@ -94,20 +106,23 @@ class DpppParameters:
     def with_minimal_noise(cls, epsilon: float, delta: float, queries: int, classes: int, teachers: int,
                            honest_fraction: float, packed: bool, key_id: bytes,
                            noise: str = "binomial", proven_votes: bool = False,
-                           verifiable_noise: bool = False) -> "DpppParameters":
+                           verifiable_noise: bool = False,
+                           colluding: int = COLLUDING_CONTRIBUTORS) -> "DpppParameters":
         """The client's side of the calibration: search the smallest N or μ (seconds, once per parameter set)."""
         if noise == "skellam":
             grid = minimal_grid(epsilon, delta, 2 * queries)  # a query moves two counts by 1
             return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, 0, noise, grid,
-                       proven_votes, verifiable_noise)
-        minimal = BinomialCalibration.minimal(epsilon, delta, queries, teachers, honest_fraction)
-        return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, minimal.total_tosses,
-                   noise, 0, proven_votes, verifiable_noise)
+                       proven_votes, verifiable_noise, colluding)
+        total = minimal_tosses(epsilon, delta, queries)
+        return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, total,
+                   noise, 0, proven_votes, verifiable_noise, colluding)
 
     @classmethod
     def from_proto(cls, message: dppp_pb2.DpppParameters) -> "DpppParameters":
-        """Field by field: the message and this class share their field names."""
-        return cls(**{f.name: getattr(message, f.name) for f in fields(cls)})
+        """Field by field: the message and this class share their field names (an unset c is one, proto3's 0)."""
+        values = {f.name: getattr(message, f.name) for f in fields(cls)}
+        values["colluding"] = values["colluding"] or COLLUDING_CONTRIBUTORS
+        return cls(**values)
 
     def to_proto(self) -> dppp_pb2.DpppParameters:
         return dppp_pb2.DpppParameters(**{f.name: getattr(self, f.name) for f in fields(self)})
@@ -116,9 +131,9 @@ class DpppParameters:
     def calibration(self) -> BinomialCalibration | SkellamCalibration:
         if self.noise == "skellam":
             return SkellamCalibration(self.epsilon, self.delta, self.queries, 2, self.teachers, self.honest_fraction,
-                                      self.values, self.skellam_grid)
+                                      self.values, self.skellam_grid, self.colluding)
         return BinomialCalibration(self.epsilon, self.delta, self.queries, self.teachers, self.honest_fraction,
-                                   self.total_tosses)
+                                   self.total_tosses, self.colluding)
 
     @property
     def share_range(self) -> int:

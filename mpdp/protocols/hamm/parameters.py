@@ -18,7 +18,7 @@ from mpdp.privacy.binomial import (
     minimal_tosses_for_shifts,
     sample_binomial,
 )
-from mpdp.privacy.collusion import calibrated_contributors, noise_bearing
+from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS, calibrated_contributors, check_colluding, noise_bearing
 from mpdp.privacy.composition import Guarantee
 from mpdp.privacy.mechanisms import MAX_EPSILON
 from mpdp.privacy.skellam import TRUNCATION_SHARE_OF_DELTA, SkellamCalibration, minimal_grid, sample_shares
@@ -56,6 +56,7 @@ class HammParameters:
     count_noise: str = "binomial"  # the voters' shares with noisy counts: Bin(N_i, ½) or Sk(μ/⌈τM⌉)
     proven_votes: bool = False  # one-hot (binary: bit) proofs on votes sent apart from the noise
     verifiable_noise: bool = False  # noise shares are committed bits flipped by a joint coin (malicious-party.md)
+    colluding: int = COLLUDING_CONTRIBUTORS  # c: the most voters one principal hosts (every party checks its own)
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -87,11 +88,18 @@ class HammParameters:
         if self.verifiable_noise and not (self.proven_votes and self.noisy_counts and self.count_noise == "binomial"):
             raise invalid("verifiable noise takes proven votes and noisy counts with Binomial shares (a Skellam share "
                           "is no sum of bits)")
+        try:  # only noisy counts share noise among the voters
+            check_colluding(self.min_contributors, self.colluding if self.noisy_counts else COLLUDING_CONTRIBUTORS)
+            if self.colluding < COLLUDING_CONTRIBUTORS:
+                raise ValueError(f"the contributors one principal controls must be at least 1, not {self.colluding}")
+        except ValueError as error:
+            raise invalid(str(error)) from None
 
     @classmethod
     def from_proto(cls, message: hamm_pb2.HammParameters) -> "HammParameters":
         values = {f.name: getattr(message, f.name) for f in fields(cls)}
         values["epsilon"] = math.inf if values["epsilon"] == 0 else values["epsilon"]
+        values["colluding"] = values["colluding"] or COLLUDING_CONTRIBUTORS  # unset (proto3's 0): one
         return cls(**values)
 
     def to_proto(self) -> hamm_pb2.HammParameters:
@@ -131,7 +139,7 @@ class HammParameters:
         except ValueError as error:
             raise invalid(str(error)) from None
         return SkellamCalibration(self.epsilon, self.delta, 1, self.count_shifts, self.parties, self.honest_fraction,
-                                  self.values, grid)
+                                  self.values, grid, self.colluding)
 
     @property
     def share_range(self) -> int:
@@ -166,11 +174,12 @@ class HammParameters:
 
     @property
     def tosses_per_party(self) -> int:
-        """N_i = ⌈N / (max(2, ⌈τM⌉) − 1)⌉, rounded up to even so the mean N_i/2 is an integer: any decryptable
-        sum keeps N tosses without the one colluding voter's (mpdp.privacy.collusion)."""
+        """N_i = ⌈N / (max(c + 1, m) − c)⌉ with m = max(2, ⌈τM⌉), rounded up to even so the mean N_i/2 is an
+        integer: any decryptable sum keeps N tosses without the colluding principal's c voters'
+        (mpdp.privacy.collusion)."""
         if not self.total_tosses:
             return 0
-        share = -(-self.total_tosses // calibrated_contributors(self.min_contributors))
+        share = -(-self.total_tosses // calibrated_contributors(self.min_contributors, self.colluding))
         return share + share % 2
 
     def calibrate(self) -> int:
@@ -224,9 +233,9 @@ class HammParameters:
                 "unit": "all samples of one party (replacement)",
                 "sensitivity": f"one party moves {self.count_shifts} counts by 1",
                 **self.skellam.report(contributors),
-                "mechanism": "skellam shares: Sk(μ/(max(2, ⌈τM⌉) − 1)) per count from each voter",
+                "mechanism": "skellam shares: Sk(μ/(max(c + 1, ⌈τM⌉) − c)) per count from each voter",
             }
-        guaranteed = noise_bearing(contributors) * self.tosses_per_party  # without one colluding voter's
+        guaranteed = noise_bearing(contributors, self.colluding) * self.tosses_per_party  # without the c colluding
         return {
             "trust": "Charlie is untrusted: the counts it sees are (ε, δ)-DP; the released classifier is "
                      "post-processing of them",
@@ -236,7 +245,8 @@ class HammParameters:
                            f"(L2 {'√N' if self.binary else '√(2N)'})",
             "epsilon": self.epsilon, "delta": self.delta,
             "total_tosses_required": self.total_tosses, "tosses_per_party": self.tosses_per_party,
-            "tosses_guaranteed": guaranteed,
+            "tosses_guaranteed": guaranteed, "colluding_contributors": self.colluding,
+            "contributors_counted": noise_bearing(contributors, self.colluding),
             "epsilon_delivered": epsilon_for_shifts(guaranteed, self.delta, self.count_shifts),
             "accountant": f"dp-accounting PLD (pessimistic), {self.count_shifts}-fold composition",
         }
