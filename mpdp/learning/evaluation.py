@@ -8,6 +8,7 @@ are readable (a deployment started here; not one attached elsewhere).
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -115,8 +116,11 @@ def tuned(features: np.ndarray, labels: np.ndarray, seed: int = 0):
     from sklearn.model_selection import StratifiedKFold
 
     folds = min(TUNED_FOLDS, int(np.bincount(np.unique(labels, return_inverse=True)[1]).min()))
-    return LogisticRegressionCV(Cs=np.logspace(-4, 4, TUNED_CS), cv=StratifiedKFold(max(2, folds), shuffle=True,
-                                random_state=seed), max_iter=5000).fit(features, labels)
+    model = LogisticRegressionCV(Cs=np.logspace(-4, 4, TUNED_CS), cv=StratifiedKFold(max(2, folds), shuffle=True,
+                                 random_state=seed), max_iter=5000)
+    with warnings.catch_warnings():  # scikit-learn's notices of future defaults would land in every summary
+        warnings.simplefilter("ignore", FutureWarning)
+        return model.fit(features, labels)
 
 
 def baselines(data_files: list[Path], client_data: dict, regularization: float | None = None,
