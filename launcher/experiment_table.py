@@ -135,7 +135,10 @@ def _dppp_lines(report: dict | None) -> list[list[str]]:
     return [
         [paper, "Fig. 2: accuracy of the released labels vs ε (and the student's)",
          f"{', '.join(same) or '—'}; {len(epsilons)} values of ε, {runs} runs per point",
-         "; ".join(substituted) or "—", "; ".join(["NSLKDD20 (needs NSL-KDD)", "PATE", *missing]), figure2],
+         "; ".join(substituted) or "—",
+         "; ".join(["NSLKDD20 (needs NSL-KDD)", "PATE", *missing,
+                    *([f"the paper's 20 runs per point ({runs} stored: the machine was shared)"] if runs < 20 else [])]),
+         figure2],
         [paper, "Fig. 3: accuracy vs δ at one ε",
          f"the same data sets, δ from 1/n (the weakest defensible) to {_g(sweep[-1]['delta_factor'])}/n"
          if sweep else "—", "—", "the paper's exact δ grid", figure3],
