@@ -30,6 +30,8 @@ SPLIT = (0.4, 0.3, 0.1)  # of all rows; the remaining 20 % is the test set
 EPSILONS = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2]
 TABLE_EPSILONS = (0.1, 0.8, 3.2)
 FRACTIONS = [0.1, 0.25, 0.5, 1.0]
+# One colour per method in every panel; red (C3) is left to the majority-class line.
+COLOURS = {method: f"C{index}" for index, method in zip((0, 1, 2, 4, 5), METHODS)}
 SCALINGS = {"a9a": "unit-rows"}  # a9a's one-hot rows each to norm 1 (standardising makes rare columns huge)
 STAND_INS = {"a9a": "a9a stands in for Bank Marketing / Credit Default (not shipped)",
              "breast-cancer": "breast cancer (scikit-learn)"}
@@ -148,10 +150,11 @@ def plot(result: dict, report: dict, out: Path) -> str:
         xs = [p[x_key] for p in points]
         for method in METHODS:
             if y_label.startswith("training"):
-                axis.plot(xs, [p[method]["seconds"] for p in points], marker="o", label=method)
+                axis.plot(xs, [p[method]["seconds"] for p in points], marker="o", label=method,
+                          color=COLOURS[method])
             else:
                 axis.errorbar(xs, [p[method]["mean"] for p in points], yerr=[p[method]["std"] for p in points],
-                              marker="o", capsize=2, label=method)
+                              marker="o", capsize=2, label=method, color=COLOURS[method])
         if key == "epsilon_sweep":
             axis.set_xscale("log", base=2)
         if not y_label.startswith("training"):
