@@ -248,8 +248,14 @@ def _du_lines(report: dict | None) -> list[list[str]]:
     epsilons = [point["epsilon"] for point in first["epsilon_sweep"]]
     low = first["epsilon_sweep"][0]
     missing = [] if "a9a" in results else ["a9a (not stored)"]
-    fractions = [point["fraction"] for point in first["cardinality_sweep"]]
-    at = _nearest(first["cardinality_sweep"], "fraction", 1.0)
+    swept = [result for result in results.values() if result["cardinality_sweep"]]
+    unswept = [f"{name} (not run: the machine was shared)" for name, result in results.items()
+               if not result["cardinality_sweep"]]
+    if not swept:
+        return [[paper, "Fig. 2: misclassification vs ε", names, "", "", ""],
+                [paper, "Figs. 3–4: cardinality and dimensionality sweeps", NOT_STORED, "", "", ""]]
+    fractions = [point["fraction"] for point in swept[0]["cardinality_sweep"]]
+    at = _nearest(swept[0]["cardinality_sweep"], "fraction", 1.0)
     return [
         [paper, f"Fig. 2: misclassification vs ε ({_g(min(epsilons))} – {_g(max(epsilons))} per round), "
                 f"{report['trials']} trials", names,
@@ -258,8 +264,9 @@ def _du_lines(report: dict | None) -> list[list[str]]:
          f"{first['dataset']}, ε = {_g(low['epsilon'])}: functional {_f(low['functional']['mean'])}, objective "
          f"{_f(low['objective']['mean'])}, majority class {_f(first['majority_error'])}"],
         [paper, f"Figs. 3–4: cardinality and dimensionality sweeps at ε = {_g(report['sweep_epsilon'])}",
-         f"the same data, fractions {_g(min(fractions))} – {_g(max(fractions))}", "—", "the paper's grid 0.2 – 1",
-         f"{first['dataset']}, all rows: functional {_f(at['functional']['mean'])}"],
+         f"{' and '.join(result['dataset'] for result in swept)}, fractions {_g(min(fractions))} – "
+         f"{_g(max(fractions))}", "—", "; ".join(["the paper's grid 0.2 – 1", *unswept]),
+         f"{swept[0]['dataset']}, all rows: functional {_f(at['functional']['mean'])}"],
         [paper, "training time", "the same runs (in-process, this machine)", "—", "the paper's machine",
          f"{first['dataset']}, ε = {_g(low['epsilon'])}: functional {low['functional']['seconds']:.2f} s per run"],
     ]

@@ -70,7 +70,7 @@ def _runs(parameters: DuParameters, parts, test, trials: int, seed: int, point: 
 
 
 def run_dataset(name: str, data_dir, epsilons: list[float], trials: int, rounds: int, epochs: int,
-                regularization: float, seed: int, sweep_epsilon: float) -> dict:
+                regularization: float, seed: int, sweep_epsilon: float, sweeps: bool = True) -> dict:
     dataset = datasets.load(name, data_dir=data_dir, scaling=SCALINGS.get(name, "standardise"))
     if dataset.classes != 2:
         raise ValueError(f"{name} has {dataset.classes} classes; Du's logistic regression is binary")
@@ -90,6 +90,8 @@ def run_dataset(name: str, data_dir, epsilons: list[float], trials: int, rounds:
         result["epsilon_sweep"].append(point)
         print(f"    {name} ε = {epsilon:g}: " + ", ".join(f"{m} {point[m]['mean']:.3f}" for m in METHODS),
               file=sys.stderr, flush=True)
+    if not sweeps:  # Figure 2 only: the cardinality and dimension sweeps' lists stay empty
+        return result
     rng = np.random.default_rng(seed)
     for index, fraction in enumerate(FRACTIONS):  # cardinality: each party keeps this fraction of its rows
         subset = [(x[keep], y[keep]) for x, y in parts
@@ -112,7 +114,7 @@ def run_dataset(name: str, data_dir, epsilons: list[float], trials: int, rounds:
 
 @single_blas_thread
 def run(out: Path, names: list[str], data_dir, epsilons: list[float], trials: int, rounds: int, epochs: int,
-        regularization: float, seed: int, sweep_epsilon: float = 0.8) -> dict:
+        regularization: float, seed: int, sweep_epsilon: float = 0.8, sweeps: bool = True) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     report: dict[str, Any] = {
@@ -127,7 +129,7 @@ def run(out: Path, names: list[str], data_dir, epsilons: list[float], trials: in
     for name in names:
         print(f"  {name} …", file=sys.stderr, flush=True)
         report["datasets"].append(run_dataset(name, data_dir, epsilons, trials, rounds, epochs, regularization,
-                                              seed, sweep_epsilon))
+                                              seed, sweep_epsilon, sweeps))
     report["seconds"] = time.perf_counter() - started
     report["plots"] = [plot(result, report, out) for result in report["datasets"]]
     (out / "du_report.json").write_text(json.dumps(report, indent=2))
@@ -147,6 +149,10 @@ def plot(result: dict, report: dict, out: Path) -> str:
               ("dimensionality_sweep", "dimension", "features used", "misclassification rate")]
     for axis, (key, x_key, x_label, y_label) in zip(axes, sweeps):
         points = result[key]
+        if not points:  # a run without the sweeps (--no-sweeps)
+            axis.text(0.5, 0.5, "not run (--no-sweeps)", transform=axis.transAxes, ha="center")
+            axis.set_xlabel(x_label)
+            continue
         xs = [p[x_key] for p in points]
         for method in METHODS:
             if y_label.startswith("training"):
