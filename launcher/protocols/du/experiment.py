@@ -168,7 +168,8 @@ def plot(result: dict, report: dict, out: Path) -> str:
         axis.set_xlabel(x_label)
         axis.set_ylabel(y_label)
     axes[0].legend(fontsize=7)
-    axes[2].legend(fontsize=7)
+    if result["cardinality_sweep"]:
+        axes[2].legend(fontsize=7)
     figure.suptitle(f"Du–Li–Li on {result['stand_in']}: {report['rounds']} rounds × {report['local_epochs']} local "
                     f"epochs, sweeps at ε = {report['sweep_epsilon']} (bars: ±1 std over {report['trials']} trials); "
                     "ofpa/ofaa: paper calibration, not proven DP", fontsize=9)
