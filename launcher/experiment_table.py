@@ -248,6 +248,9 @@ def _du_lines(report: dict | None) -> list[list[str]]:
     epsilons = [point["epsilon"] for point in first["epsilon_sweep"]]
     low = first["epsilon_sweep"][0]
     missing = [] if "a9a" in results else ["a9a (not stored)"]
+    most = max(len(result["epsilon_sweep"]) for result in results.values())
+    missing += [f"{name}: {len(result['epsilon_sweep'])} of the {most} values of ε (the machine was shared)"
+                for name, result in results.items() if len(result["epsilon_sweep"]) < most]
     swept = [result for result in results.values() if result["cardinality_sweep"]]
     unswept = [f"{name} (not run: the machine was shared)" for name, result in results.items()
                if not result["cardinality_sweep"]]
