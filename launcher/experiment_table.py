@@ -218,7 +218,8 @@ def _hamm_lines(report: dict | None) -> list[list[str]]:
                   "the paper's 561 UCI-HAR features are not shipped; ours are computed from the signals", larger("har"),
                   _hamm_result(har) if har else "—"])
     in_paper = [result for result in by_name.get("a9a", []) if result["parties"] in PAPER_PARTIES["a9a"]]
-    a9a = (in_paper or by_name.get("a9a", [None]))[0]  # the paper's smallest M when stored
+    stored_a9a = in_paper or by_name.get("a9a", [])  # the paper's smallest M when stored
+    a9a = stored_a9a[0] if stored_a9a else None
     lines.append([paper, "Figs. 3–4: network intrusion, malicious URL (binary), M = 5 000 – 20 000",
                   f"a9a, M = {sizes('a9a')}" if a9a else NOT_STORED,
                   "KDD-99 and the URL data are not shipped; M = 1 000 added", larger("a9a"),
