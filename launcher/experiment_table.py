@@ -135,7 +135,10 @@ def _dppp_lines(report: dict | None) -> list[list[str]]:
     return [
         [paper, "Fig. 2: accuracy of the released labels vs ε (and the student's)",
          f"{', '.join(same) or '—'}; {len(epsilons)} values of ε, {runs} runs per point",
-         "; ".join(substituted) or "—", "; ".join(["NSLKDD20 (needs NSL-KDD)", "PATE", *missing]), figure2],
+         "; ".join(substituted) or "—",
+         "; ".join(["NSLKDD20 (needs NSL-KDD)", "PATE", *missing,
+                    *([f"the paper's 20 runs per point ({runs} stored: the machine was shared)"] if runs < 20 else [])]),
+         figure2],
         [paper, "Fig. 3: accuracy vs δ at one ε",
          f"the same data sets, δ from 1/n (the weakest defensible) to {_g(sweep[-1]['delta_factor'])}/n"
          if sweep else "—", "—", "the paper's exact δ grid", figure3],
@@ -184,25 +187,46 @@ def _hamm_result(result: dict) -> str:
             f"{_f(over['indiv']['mean'])}, majority class {_f(result['majority_class_rate'])}")
 
 
+# Hamm et al.'s M: activity recognition at 1K (Fig. 2), network intrusion and malicious URLs at 5K/10K/20K.
+PAPER_PARTIES = {"har": (1000,), "a9a": (5000, 10000, 20000)}
+
+
 def _hamm_lines(report: dict | None) -> list[list[str]]:
     paper = "Hamm–Cao–Belkin 2016"
     if report is not None and "splits" not in report:
         report = None  # written before the non-private methods were averaged over splits: not current
-    results = _by_dataset(report)
-    larger = "M = 5 000 – 20 000"
+    runs = (report or {}).get("datasets", [])
+    by_name: dict[str, list[dict]] = {}
+    for result in runs:  # a data set may be stored at several M: the smallest first
+        by_name.setdefault(result["dataset"], []).append(result)
+    for entries in by_name.values():
+        entries.sort(key=lambda result: result["parties"])
+
+    def larger(name: str) -> str:
+        stored = {result["parties"] for result in by_name.get(name, [])}
+        missing = [f"{parties:,}".replace(",", " ") for parties in PAPER_PARTIES[name] if parties not in stored]
+        return f"M = {', '.join(missing)}" if missing else "—"
+
+    def sizes(name: str) -> str:
+        return ", ".join(f"{result['parties']}" for result in by_name[name])
+
     lines = []
-    har = results.get("har")
+    har = by_name.get("har", [None])[0]
     lines.append([paper, "Fig. 2: activity recognition, M = 1 000, 6 classes",
                   f"HAR features from the raw UCI-HAPT signals (the same study): 2.56 s windows, simple statistics, "
-                  f"PCA to 50; M = {har['parties']}, ~{har['rows_per_party']:.0f} rows per party" if har else NOT_STORED,
-                  "the paper's 561 UCI-HAR features are not shipped; ours are computed from the signals", larger,
+                  f"PCA to 50; M = {sizes('har')}, ~{har['rows_per_party']:.0f} rows per party" if har else NOT_STORED,
+                  "the paper's 561 UCI-HAR features are not shipped; ours are computed from the signals", larger("har"),
                   _hamm_result(har) if har else "—"])
-    a9a = results.get("a9a")
-    lines.append([paper, "Figs. 3–4: network intrusion, malicious URL (binary)",
-                  f"a9a, M = {a9a['parties']}" if a9a else NOT_STORED, "KDD-99 and the URL data are not shipped",
-                  larger, _hamm_result(a9a) if a9a else "—"])
+    in_paper = [result for result in by_name.get("a9a", []) if result["parties"] in PAPER_PARTIES["a9a"]]
+    stored_a9a = in_paper or by_name.get("a9a", [])  # the paper's smallest M when stored
+    a9a = stored_a9a[0] if stored_a9a else None
+    lines.append([paper, "Figs. 3–4: network intrusion, malicious URL (binary), M = 5 000 – 20 000",
+                  f"a9a, M = {sizes('a9a')}" if a9a else NOT_STORED,
+                  "KDD-99 and the URL data are not shipped; M = 1 000 added", larger("a9a"),
+                  f"M = {a9a['parties']}: {_hamm_result(a9a)}" if a9a else "—"])
     if report is not None:
-        splits = {name: result["non_private_splits"]["batch"]["trials"] for name, result in results.items()}
+        splits = {f"{result['dataset']} M = {result['parties']}": result["non_private_splits"]["batch"]["trials"]
+                  for result in runs}
         fewer = [f"{name}: {count} splits" for name, count in splits.items() if count < 10]
         lines.append([paper, "non-private methods over 10 splits, private ones over noise draws",
                       ", ".join(f"{name} {count} splits" for name, count in splits.items())
@@ -245,8 +269,17 @@ def _du_lines(report: dict | None) -> list[list[str]]:
     epsilons = [point["epsilon"] for point in first["epsilon_sweep"]]
     low = first["epsilon_sweep"][0]
     missing = [] if "a9a" in results else ["a9a (not stored)"]
-    fractions = [point["fraction"] for point in first["cardinality_sweep"]]
-    at = _nearest(first["cardinality_sweep"], "fraction", 1.0)
+    most = max(len(result["epsilon_sweep"]) for result in results.values())
+    missing += [f"{name}: {len(result['epsilon_sweep'])} of the {most} values of ε (the machine was shared)"
+                for name, result in results.items() if len(result["epsilon_sweep"]) < most]
+    swept = [result for result in results.values() if result["cardinality_sweep"]]
+    unswept = [f"{name} (not run: the machine was shared)" for name, result in results.items()
+               if not result["cardinality_sweep"]]
+    if not swept:
+        return [[paper, "Fig. 2: misclassification vs ε", names, "", "", ""],
+                [paper, "Figs. 3–4: cardinality and dimensionality sweeps", NOT_STORED, "", "", ""]]
+    fractions = [point["fraction"] for point in swept[0]["cardinality_sweep"]]
+    at = _nearest(swept[0]["cardinality_sweep"], "fraction", 1.0)
     return [
         [paper, f"Fig. 2: misclassification vs ε ({_g(min(epsilons))} – {_g(max(epsilons))} per round), "
                 f"{report['trials']} trials", names,
@@ -255,8 +288,9 @@ def _du_lines(report: dict | None) -> list[list[str]]:
          f"{first['dataset']}, ε = {_g(low['epsilon'])}: functional {_f(low['functional']['mean'])}, objective "
          f"{_f(low['objective']['mean'])}, majority class {_f(first['majority_error'])}"],
         [paper, f"Figs. 3–4: cardinality and dimensionality sweeps at ε = {_g(report['sweep_epsilon'])}",
-         f"the same data, fractions {_g(min(fractions))} – {_g(max(fractions))}", "—", "the paper's grid 0.2 – 1",
-         f"{first['dataset']}, all rows: functional {_f(at['functional']['mean'])}"],
+         f"{' and '.join(result['dataset'] for result in swept)}, fractions {_g(min(fractions))} – "
+         f"{_g(max(fractions))}", "—", "; ".join(["the paper's grid 0.2 – 1", *unswept]),
+         f"{swept[0]['dataset']}, all rows: functional {_f(at['functional']['mean'])}"],
         [paper, "training time", "the same runs (in-process, this machine)", "—", "the paper's machine",
          f"{first['dataset']}, ε = {_g(low['epsilon'])}: functional {low['functional']['seconds']:.2f} s per run"],
     ]

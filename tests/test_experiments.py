@@ -168,3 +168,17 @@ def test_runs_made_side_by_side_merge_into_the_report_one_run_writes(tmp_path):
     with pytest.raises(ValueError, match="different settings"):
         experiment_all.merge_reports("du", runs, tmp_path / "again")
     assert experiment_all.merge_reports("du", runs, tmp_path / "again", differing=("trials",))["trials"] == [10, 2]
+
+
+def test_du_without_sweeps_writes_figure_2_and_the_table_says_the_sweeps_did_not_run(tmp_path):
+    report = experiment_du.run(tmp_path, ["breast-cancer"], None, [1.0], 1, 1, 1, 1e-4, 2018, sweeps=False)
+    result = report["datasets"][0]
+    assert len(result["epsilon_sweep"]) == 1 and not result["cardinality_sweep"] and not result["dimensionality_sweep"]
+    assert (tmp_path / report["plots"][0]).is_file()
+    lines = experiment_table._du_lines(report)
+    assert lines[1][2] == experiment_table.NOT_STORED
+    swept = json.loads(json.dumps(report))
+    swept["datasets"].insert(0, {**result, "dataset": "other", "cardinality_sweep": [
+        {"fraction": 1.0, "rows": 10, "functional": {"mean": 0.25}}]})
+    figures = experiment_table._du_lines(swept)[1]
+    assert figures[2].startswith("other,") and "breast-cancer (not run" in figures[4]

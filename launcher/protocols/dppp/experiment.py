@@ -133,7 +133,8 @@ def plot(result: dict, path: Path) -> None:
 
     figure, (labels_axis, axes, delta_axis) = plt.subplots(1, 3, figsize=(16, 4.3))
     epsilons = [p["epsilon"] for p in result["points"]]
-    colour = {framework: f"C{index}" for index, framework in enumerate(FRAMEWORKS)}  # the same in both panels
+    # The same colour in every panel; red (C3) left to the majority-class line.
+    colour = {framework: f"C{index}" for index, framework in zip((0, 1, 2, 4, 5, 6), FRAMEWORKS)}
     private = [f for f in FRAMEWORKS if f in result["points"][0].get("label_accuracy", {})]
     for framework in private:  # the paper's Figure 2: the released labels' accuracy
         means = np.array([p["label_accuracy"][framework]["mean"] for p in result["points"]])

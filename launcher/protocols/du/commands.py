@@ -95,6 +95,8 @@ def experiment_options() -> list[Option]:
                dest="regularization"),
         Option("sweep-epsilon", {"type": float, "default": 0.8, "help": "ε of the cardinality and dimension sweeps"}),
         Option("seed", {"type": int, "default": 2018}),
+        Option("no-sweeps", {"action": "store_true", "help": "only Figure 2's ε sweep: no cardinality or dimension "
+                                                              "sweep (Figures 3–4)"}),
     ]
 
 
@@ -108,7 +110,8 @@ def run_experiment(args: argparse.Namespace) -> int:
     if args.trials < 1 or args.rounds < 1 or args.local_epochs < 1 or min(args.epsilons) <= 0:
         raise ValueError("--trials, --rounds, --local-epochs and every ε must be positive")
     report = experiment_du.run(args.out, names, args.data_dir, args.epsilons, args.trials, args.rounds,
-                               args.local_epochs, args.regularization, args.seed, args.sweep_epsilon)
+                               args.local_epochs, args.regularization, args.seed, args.sweep_epsilon,
+                               sweeps=not args.no_sweeps)
     print(experiment_du.misclassification_table(report))
     print(f"report written to {args.out / 'du_report.json'}; plots: {', '.join(report['plots'])}")
     return 0

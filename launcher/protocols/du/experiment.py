@@ -30,6 +30,8 @@ SPLIT = (0.4, 0.3, 0.1)  # of all rows; the remaining 20 % is the test set
 EPSILONS = [0.1, 0.2, 0.4, 0.8, 1.6, 3.2]
 TABLE_EPSILONS = (0.1, 0.8, 3.2)
 FRACTIONS = [0.1, 0.25, 0.5, 1.0]
+# One colour per method in every panel; red (C3) is left to the majority-class line.
+COLOURS = {method: f"C{index}" for index, method in zip((0, 1, 2, 4, 5), METHODS)}
 SCALINGS = {"a9a": "unit-rows"}  # a9a's one-hot rows each to norm 1 (standardising makes rare columns huge)
 STAND_INS = {"a9a": "a9a stands in for Bank Marketing / Credit Default (not shipped)",
              "breast-cancer": "breast cancer (scikit-learn)"}
@@ -68,7 +70,7 @@ def _runs(parameters: DuParameters, parts, test, trials: int, seed: int, point: 
 
 
 def run_dataset(name: str, data_dir, epsilons: list[float], trials: int, rounds: int, epochs: int,
-                regularization: float, seed: int, sweep_epsilon: float) -> dict:
+                regularization: float, seed: int, sweep_epsilon: float, sweeps: bool = True) -> dict:
     dataset = datasets.load(name, data_dir=data_dir, scaling=SCALINGS.get(name, "standardise"))
     if dataset.classes != 2:
         raise ValueError(f"{name} has {dataset.classes} classes; Du's logistic regression is binary")
@@ -88,6 +90,8 @@ def run_dataset(name: str, data_dir, epsilons: list[float], trials: int, rounds:
         result["epsilon_sweep"].append(point)
         print(f"    {name} ε = {epsilon:g}: " + ", ".join(f"{m} {point[m]['mean']:.3f}" for m in METHODS),
               file=sys.stderr, flush=True)
+    if not sweeps:  # Figure 2 only: the cardinality and dimension sweeps' lists stay empty
+        return result
     rng = np.random.default_rng(seed)
     for index, fraction in enumerate(FRACTIONS):  # cardinality: each party keeps this fraction of its rows
         subset = [(x[keep], y[keep]) for x, y in parts
@@ -110,7 +114,7 @@ def run_dataset(name: str, data_dir, epsilons: list[float], trials: int, rounds:
 
 @single_blas_thread
 def run(out: Path, names: list[str], data_dir, epsilons: list[float], trials: int, rounds: int, epochs: int,
-        regularization: float, seed: int, sweep_epsilon: float = 0.8) -> dict:
+        regularization: float, seed: int, sweep_epsilon: float = 0.8, sweeps: bool = True) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     report: dict[str, Any] = {
@@ -125,7 +129,7 @@ def run(out: Path, names: list[str], data_dir, epsilons: list[float], trials: in
     for name in names:
         print(f"  {name} …", file=sys.stderr, flush=True)
         report["datasets"].append(run_dataset(name, data_dir, epsilons, trials, rounds, epochs, regularization,
-                                              seed, sweep_epsilon))
+                                              seed, sweep_epsilon, sweeps))
     report["seconds"] = time.perf_counter() - started
     report["plots"] = [plot(result, report, out) for result in report["datasets"]]
     (out / "du_report.json").write_text(json.dumps(report, indent=2))
@@ -145,13 +149,18 @@ def plot(result: dict, report: dict, out: Path) -> str:
               ("dimensionality_sweep", "dimension", "features used", "misclassification rate")]
     for axis, (key, x_key, x_label, y_label) in zip(axes, sweeps):
         points = result[key]
+        if not points:  # a run without the sweeps (--no-sweeps)
+            axis.text(0.5, 0.5, "not run (--no-sweeps)", transform=axis.transAxes, ha="center")
+            axis.set_xlabel(x_label)
+            continue
         xs = [p[x_key] for p in points]
         for method in METHODS:
             if y_label.startswith("training"):
-                axis.plot(xs, [p[method]["seconds"] for p in points], marker="o", label=method)
+                axis.plot(xs, [p[method]["seconds"] for p in points], marker="o", label=method,
+                          color=COLOURS[method])
             else:
                 axis.errorbar(xs, [p[method]["mean"] for p in points], yerr=[p[method]["std"] for p in points],
-                              marker="o", capsize=2, label=method)
+                              marker="o", capsize=2, label=method, color=COLOURS[method])
         if key == "epsilon_sweep":
             axis.set_xscale("log", base=2)
         if not y_label.startswith("training"):
@@ -159,7 +168,8 @@ def plot(result: dict, report: dict, out: Path) -> str:
         axis.set_xlabel(x_label)
         axis.set_ylabel(y_label)
     axes[0].legend(fontsize=7)
-    axes[2].legend(fontsize=7)
+    if result["cardinality_sweep"]:
+        axes[2].legend(fontsize=7)
     figure.suptitle(f"Du–Li–Li on {result['stand_in']}: {report['rounds']} rounds × {report['local_epochs']} local "
                     f"epochs, sweeps at ε = {report['sweep_epsilon']} (bars: ±1 std over {report['trials']} trials); "
                     "ofpa/ofaa: paper calibration, not proven DP", fontsize=9)
