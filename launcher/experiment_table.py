@@ -137,7 +137,7 @@ def _dppp_lines(report: dict | None) -> list[list[str]]:
          f"{', '.join(same) or '—'}; {len(epsilons)} values of ε, {runs} runs per point",
          "; ".join(substituted) or "—",
          "; ".join(["NSLKDD20 (needs NSL-KDD)", "PATE", *missing,
-                    *([f"the paper's 20 runs per point ({runs} stored: the machine was shared)"] if runs < 20 else [])]),
+                    *([f"the paper's 20 runs per point ({runs} stored)"] if runs < 20 else [])]),
          figure2],
         [paper, "Fig. 3: accuracy vs δ at one ε",
          f"the same data sets, δ from 1/n (the weakest defensible) to {_g(sweep[-1]['delta_factor'])}/n"
@@ -270,10 +270,10 @@ def _du_lines(report: dict | None) -> list[list[str]]:
     low = first["epsilon_sweep"][0]
     missing = [] if "a9a" in results else ["a9a (not stored)"]
     most = max(len(result["epsilon_sweep"]) for result in results.values())
-    missing += [f"{name}: {len(result['epsilon_sweep'])} of the {most} values of ε (the machine was shared)"
+    missing += [f"{name}: {len(result['epsilon_sweep'])} of the {most} values of ε stored"
                 for name, result in results.items() if len(result["epsilon_sweep"]) < most]
     swept = [result for result in results.values() if result["cardinality_sweep"]]
-    unswept = [f"{name} (not run: the machine was shared)" for name, result in results.items()
+    unswept = [f"{name} (not stored)" for name, result in results.items()
                if not result["cardinality_sweep"]]
     if not swept:
         return [[paper, "Fig. 2: misclassification vs ε", names, "", "", ""],
