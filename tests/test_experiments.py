@@ -181,4 +181,4 @@ def test_du_without_sweeps_writes_figure_2_and_the_table_says_the_sweeps_did_not
     swept["datasets"].insert(0, {**result, "dataset": "other", "cardinality_sweep": [
         {"fraction": 1.0, "rows": 10, "functional": {"mean": 0.25}}]})
     figures = experiment_table._du_lines(swept)[1]
-    assert figures[2].startswith("other,") and "breast-cancer (not run" in figures[4]
+    assert figures[2].startswith("other,") and "breast-cancer (not stored)" in figures[4]
