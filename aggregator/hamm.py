@@ -152,14 +152,9 @@ class HammAggregatorSide(RoleSide):
         if sender.role != "party":
             raise denied(f"{sender} may not send Hamm 'reveal' messages")
         self._require(State.REVEALING, "coin shares")
-        if sender.id not in self.committed:
-            raise precondition(f"party {sender.id} committed to no coin share")
-        if sender.id in self.revealed:
-            raise precondition(f"party {sender.id} already revealed its coin share (replay)")
-        share = bytes(body.share)
-        if not joint_coin.opens(self.session_id, self.committed[sender.id][2], share):
+        entries = {voter: committed[2] for voter, committed in self.committed.items()}
+        if not joint_coin.take_reveal(self.session_id, entries, self.revealed, sender.id, bytes(body.share)):
             self.fail(f"party {sender.id}'s coin share does not open its commitment: the session releases nothing")
-        self.revealed[sender.id] = share
         return self.poll()
 
     @handles("flipped")

@@ -172,3 +172,17 @@ def test_an_honest_teacher_refuses_a_coin_whose_shares_the_aggregator_replaced(t
     assert side.state is State.REVEALED  # nothing signed
     (flipped,) = side.receive(AGGREGATOR, "shares", joint_coin.shares_to_proto(shares))
     assert flipped.kind == "flipped" and side.state is State.VOTED
+
+
+def test_the_aggregator_keeps_a_reveal_only_from_a_committed_holder_once_and_only_if_it_opens():
+    share, other = joint_coin.draw_share(), joint_coin.draw_share()
+    entries = {1: joint_coin.Entry(1, b"d" * 32, joint_coin.commitment("s", 1, share))}
+    revealed: dict[int, bytes] = {}
+    with pytest.raises(ProtocolError, match="committed to no coin share"):
+        joint_coin.take_reveal("s", entries, revealed, 2, share)
+    assert joint_coin.take_reveal("s", entries, revealed, 1, other) is False and revealed == {}
+    assert joint_coin.take_reveal("other-session", entries, revealed, 1, share) is False and revealed == {}
+    assert joint_coin.take_reveal("s", entries, revealed, 1, share) is True and revealed == {1: share}
+    with pytest.raises(ProtocolError, match="replay"):
+        joint_coin.take_reveal("s", entries, revealed, 1, share)
+    assert revealed == {1: share}

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mpdp.proto.v1 import threshold_sum_pb2
-from mpdp.sessions.errors import invalid
+from mpdp.sessions.errors import invalid, precondition
 
 SHARE_BYTES = 32
 COMMITMENT_TAG = b"mpdp/joint-coin/share-commitment/v1"
@@ -59,6 +59,21 @@ def opens(session_id: str, entry: Entry, share: bytes) -> bool:
 def check_reveal(session_id: str, entry: Entry, share: bytes) -> None:
     if not opens(session_id, entry, share):
         raise RevealMismatch(f"party {entry.holder}'s coin share does not open its commitment")
+
+
+def take_reveal(session_id: str, entries: Mapping[int, Entry], revealed: dict[int, bytes], holder: int,
+                share: bytes) -> bool:
+    """The aggregator's step 2b for one revealed share: refused (and nothing kept) from a holder that committed
+    to none or already revealed; kept if it opens the holder's commitment. False: it does not, and the caller
+    aborts the round, since a holder choosing its share after seeing others' would choose the coin."""
+    if holder not in entries:
+        raise precondition(f"party {holder} committed to no coin share")
+    if holder in revealed:
+        raise precondition(f"party {holder} already revealed its coin share (replay)")
+    if not opens(session_id, entries[holder], share):
+        return False
+    revealed[holder] = share
+    return True
 
 
 def coin(session_id: str, entries: Sequence[Entry], shares: Mapping[int, bytes]) -> bytes:
