@@ -32,6 +32,15 @@ def _session(run_dir: Path, args, protocol, run_session, options: dict | None = 
     run_session(protocol, session_args)
 
 
+def _holds_a_quorum(parties: int, per_process: int) -> bool:
+    """Whether one process would hold t key shares: only then is the deployment one operator's simulation
+    (`--single-operator`); otherwise each process is a data owner and the noise is calibrated against one."""
+    from launcher.deployment.keygen import committee_size, default_threshold
+
+    committee = committee_size(parties)
+    return min(per_process, committee) >= default_threshold(committee)
+
+
 def run(args, dataset, run_session, stop_on_signals) -> int:
     from launcher.deployment import processes
     from launcher.noise_check import demo_lines
@@ -65,7 +74,7 @@ def run(args, dataset, run_session, stop_on_signals) -> int:
             processes.up(own_dir, plan.parties, args.bits, dataset, args.seed, model=plan.model,
                          parties_per_process=plan.parties_per_process, split=args.split,
                          aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True,
-                         single_operator=True)  # logical parties of one simulation
+                         single_operator=_holds_a_quorum(plan.parties, plan.parties_per_process))
             try:
                 _session(own_dir, args, protocol, run_session, plan.options)
             finally:

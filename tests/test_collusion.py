@@ -100,6 +100,22 @@ def test_the_topology_gives_the_most_parties_one_principal_hosts():
     assert _topology([(1, 2), (3, 7), (8, 8)]).colluding == 5  # the largest host, not the first
 
 
+def test_a_single_operator_simulation_counts_each_logical_party_as_its_own_principal(tmp_path):
+    """`--single-operator`: one operator runs every logical party and holds a decrypting quorum anyway, so the
+    logical parties stand for separate owners (c = 1); the flag survives the file every bundle carries."""
+    import dataclasses
+
+    hosted = _topology([(1, 10)])
+    assert hosted.colluding == 10
+    simulated = dataclasses.replace(hosted, single_operator=True)
+    assert simulated.colluding == 1
+    simulated.dump(tmp_path / "topology.toml")
+    assert "single_operator = true" in (tmp_path / "topology.toml").read_text()
+    assert Topology.load(tmp_path / "topology.toml").colluding == 1
+    hosted.dump(tmp_path / "hosted.toml")
+    assert Topology.load(tmp_path / "hosted.toml").colluding == 10
+
+
 def _dppp_queries(parameters: DpppParameters, features: np.ndarray) -> dppp_pb2.DpppQueries:
     return dppp_pb2.DpppQueries(parameters=parameters.to_proto(), features=matrix_to_proto(features),
                                 deadline_seconds=60)

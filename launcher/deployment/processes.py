@@ -156,7 +156,7 @@ def bundle_topology(topology: Topology, principal: Principal, directory: Path) -
     is_client = principal == Principal.of(CLIENT)
     ca = None if topology.insecure else directory / certs.CA_FILE
     return Topology(public_key=directory / keyfiles.PUBLIC_KEY_FILE, roles=tuple(entry(e) for e in topology.roles),
-                    ca_certificate=ca, insecure=topology.insecure,
+                    ca_certificate=ca, insecure=topology.insecure, single_operator=topology.single_operator,
                     client_certificate=topology.client_certificate if is_client else None,
                     client_key=topology.client_key if is_client else None)
 
@@ -244,7 +244,7 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
         # The operator's view: each path points into the bundle that holds it.
         topology = Topology(public_key=directories[Principal.of(CLIENT)] / keyfiles.PUBLIC_KEY_FILE,
                             roles=tuple(roles), ca_certificate=None if insecure else directories[Principal.of(CLIENT)] / certs.CA_FILE,
-                            insecure=insecure, **client_files)
+                            insecure=insecure, single_operator=single_operator, **client_files)
         for principal, directory in directories.items():
             bundle_topology(topology, principal, directory).dump(directory / bundles.TOPOLOGY_FILE)
         topology.dump(run.topology)

@@ -60,6 +60,9 @@ class Topology:
     client_certificate: Path | None = None
     client_key: Path | None = None
     insecure: bool = False
+    # `--single-operator`: one operator runs every logical party (a simulation; it can decrypt alone anyway), so
+    # each logical party stands for a separate owner and the calibration counts one contributor per principal.
+    single_operator: bool = False
 
     def __post_init__(self):
         identities = [entry.identity for entry in self.roles]
@@ -145,7 +148,10 @@ class Topology:
     @property
     def colluding(self) -> int:
         """c: the most logical parties any one principal (process, certificate, data owner) hosts, so the most
-        contributions one malicious principal can subtract from a decrypted sum (mpdp.privacy.collusion)."""
+        contributions one malicious principal can subtract from a decrypted sum (mpdp.privacy.collusion).
+        1 in a single-operator simulation, whose logical parties stand for separate owners."""
+        if self.single_operator:
+            return 1
         hosted: dict[Principal, int] = {}
         for entry in self.parties:
             hosted[entry.principal] = hosted.get(entry.principal, 0) + 1
@@ -187,7 +193,8 @@ class Topology:
         return cls(public_key=resolve(data["public_key"]), roles=roles,
                    ca_certificate=resolve(data.get("ca_certificate")),
                    client_certificate=resolve(data.get("client_certificate")),
-                   client_key=resolve(data.get("client_key")), insecure=bool(data.get("insecure", False)))
+                   client_key=resolve(data.get("client_key")), insecure=bool(data.get("insecure", False)),
+                   single_operator=bool(data.get("single_operator", False)))
 
     def dump(self, path: Path) -> None:
         path = Path(path)
@@ -200,6 +207,8 @@ class Topology:
         lines = [f"version = {FORMAT_VERSION}", f'public_key = "{relative(self.public_key)}"']
         if self.insecure:
             lines.append("insecure = true")
+        if self.single_operator:
+            lines.append("single_operator = true")
         for name in ("ca_certificate", "client_certificate", "client_key"):
             if getattr(self, name) is not None:
                 lines.append(f'{name} = "{relative(getattr(self, name))}"')
