@@ -17,6 +17,8 @@ from mpdp.sessions.identity import AGGREGATOR, CURATOR, party
 
 pytestmark = pytest.mark.hardening
 BITS, PARTIES, DEADLINE = 1024, 3, 10.0
+# Honest sessions' deadlines bound failures only: a teacher's first round trains its model, slow under load.
+HONEST_DEADLINE = 300.0
 
 
 @pytest.fixture(scope="module")
@@ -36,14 +38,15 @@ def _pathak(target, session_id):
 
 def _dppp(target, session_id):
     run, topology, client_data, _ = target
-    return asyncio.run(dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=DEADLINE,
+    return asyncio.run(dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=HONEST_DEADLINE,
                                                session_id=session_id))
 
 
 def _hamm(target, session_id):
     run, topology, client_data, _ = target
     parameters = session_parameters(topology, client_data, "soft", 1.0, 1e-5, 0.01)
-    return asyncio.run(run_hamm_session(topology, client_data, parameters, deadline_s=DEADLINE, session_id=session_id))
+    return asyncio.run(run_hamm_session(topology, client_data, parameters, deadline_s=HONEST_DEADLINE,
+                                        session_id=session_id))
 
 
 SESSIONS = (_pathak, _dppp, _hamm)
