@@ -226,7 +226,7 @@ def _addresses(values: list[str]) -> dict:
     for value in values or []:
         identity, _, address = value.partition("=")
         if not address:
-            raise SystemExit(f"--address takes ROLE/ID=HOST:PORT, not {value!r}")
+            raise SystemExit(f"mpdp: error: --address takes ROLE/ID=HOST:PORT, not {value!r}")
         addresses[Identity.parse(identity)] = address
     return addresses
 
@@ -238,10 +238,10 @@ def _owners(values: list[str] | None, parties: int) -> dict[str, int]:
     for value in values or []:
         name, _, uid = value.partition("=")
         if name not in names or not uid.isdigit():
-            raise SystemExit(f"--owner takes BUNDLE=UID with BUNDLE one of {', '.join(sorted(names))}, not {value!r}")
+            raise SystemExit(f"mpdp: error: --owner takes BUNDLE=UID with BUNDLE one of {', '.join(sorted(names))}, not {value!r}")
         owners[name] = int(uid)
     if owners and os.getuid() != 0:
-        raise SystemExit("--owner needs root (it hands each bundle to its role's uid)")
+        raise SystemExit("mpdp: error: --owner needs root (it hands each bundle to its role's uid)")
     return owners
 
 
@@ -253,7 +253,7 @@ def _prepare(args) -> int:
     addresses = _addresses(args.address)
     expected = {AGGREGATOR, CURATOR, *(party(j) for j in range(1, args.parties + 1))}
     if set(addresses) != expected:
-        raise SystemExit(f"--address must name exactly: {', '.join(sorted(map(str, expected)))}")
+        raise SystemExit(f"mpdp: error: --address must name exactly: {', '.join(sorted(map(str, expected)))}")
     owners = _owners(args.owner, args.parties)
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
                                  args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
@@ -372,10 +372,10 @@ def _resolve_run(args):
     for option, held in expected.items():
         asked = getattr(args, option, None)
         if asked and asked != held:
-            raise SystemExit(f"the running topology's {option} is {held!r}, not {asked!r}; "
+            raise SystemExit(f"mpdp: error: the running topology's {option} is {held!r}, not {asked!r}; "
                              f"restart it with `mpdp up --{option} …`")
     if args.parties and args.parties != len(topology.parties):
-        raise SystemExit(f"the running topology has {len(topology.parties)} parties, not {args.parties}")
+        raise SystemExit(f"mpdp: error: the running topology has {len(topology.parties)} parties, not {args.parties}")
     return topology, client_data
 
 
@@ -832,9 +832,10 @@ def main(argv: list[str] | None = None) -> int:
     as_json, argv = json_output.requested(sys.argv[1:] if argv is None else argv)
     os.umask(0o077)  # every file a role or the launcher writes (logs, ledgers, reports) is its owner's alone
     command = next((word for word in argv if not word.startswith("-")), None)
-    args = build_parser(command).parse_args(argv)
     if as_json:
-        return json_output.run(args.handler, args, _user_error)
+        args = json_output.parse(build_parser(command), argv)
+        return 2 if args is None else json_output.run(args.handler, args, _user_error)
+    args = build_parser(command).parse_args(argv)
     try:
         return args.handler(args)
     except KeyboardInterrupt:  # SIGINT, or SIGTERM in a foreground run: what it started is already stopped

@@ -9,6 +9,24 @@ import json
 import sys
 
 FLAG = "--format"
+ERROR_PREFIX = "mpdp: error: "
+
+
+def parse(parser, argv: list[str]):
+    """argparse's own refusals (an unknown option, a bad value) as an answer too: None and the answer printed."""
+    errors = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(errors):
+            return parser.parse_args(argv)
+    except SystemExit as stop:
+        if stop.code == 0:  # --help
+            raise
+        lines = errors.getvalue().strip().splitlines()
+        print(errors.getvalue(), end="", file=sys.stderr)
+        message = lines[-1] if lines else "bad arguments"
+        json.dump({"success": False, "error": message.split(": error: ", 1)[-1]}, sys.stdout, indent=2)
+        print()
+        return None
 
 
 def requested(argv: list[str]) -> tuple[bool, list[str]]:
@@ -45,6 +63,10 @@ def run(handler, args, user_error) -> int:
             answer["report"] = report
         else:
             answer["output"] = captured.getvalue()
+    except SystemExit as stop:  # a handler's one-line refusal (`raise SystemExit("mpdp: error: …")`)
+        if not isinstance(stop.code, str):
+            raise
+        answer = {"success": False, "error": stop.code.removeprefix(ERROR_PREFIX)}
     except Exception as error:
         message = user_error(error)
         if message is None:

@@ -215,3 +215,12 @@ def test_format_json_answers_success_or_the_error(capsys):
     assert answer == {"success": False, "error": "--parties 1: every protocol needs at least 2 parties (one party is "
                                                  "central learning)"}
     assert json_output.requested(["run", "du", "--format=json"]) == (True, ["run", "du"])
+
+
+def test_format_json_answers_a_refusal_and_a_bad_option_as_json(capsys, tmp_path):
+    assert cli.main(["run", "dppp", "--run-dir", str(tmp_path / "none"), "--format", "json"]) == 2
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["success"] is False and answer["error"].startswith("no deployment in ")
+    assert cli.main(["run", "dppp", "--epsilon", "many", "--format", "json"]) == 2
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["success"] is False and "--epsilon" in answer["error"] and "invalid float" in answer["error"]
