@@ -3,10 +3,10 @@ protocol, docs/distributed-keygen.md), each as its own process over mutual TLS.
 
 The launcher starts one `serve party --keygen-only` process per key holder on loopback, with a
 CA and certificates made for this ceremony alone, opens the session at every holder and waits
-for each one's public key. Each holder writes only its own key_share_i.json; the launcher checks
-that every holder reports the same public key and writes public_key.json. On any failure the
-holders abort, the launcher stops them and the share files they wrote are removed: nothing partial
-stays. (Holders on one machine, started by one launcher, share its trust: separate machines, each
+for each one to prepare its share; only when every holder reports the same public key and digest
+does it commit (docs/distributed-keygen.md, "Commit"): each holder then writes only its own
+key_share_i.json, and the launcher writes public_key.json. On any failure the launcher withdraws the
+ceremony at every holder, stops them and removes the share files they wrote: nothing partial stays. (Holders on one machine, started by one launcher, share its trust: separate machines, each
 with its own certificate, make the separation real; see the page for what compose needs.)
 """
 
@@ -28,8 +28,8 @@ from launcher.progress import progress
 from mpdp.cryptocore import keyfiles, secret_files
 from mpdp.cryptocore.threshold import ThresholdPublicKey
 from mpdp.deployments.topology import RoleEntry, Topology
-from mpdp.proto.v1 import keygen_pb2, role_pb2_grpc
-from mpdp.protocols.keygen import codec
+from mpdp.proto.v1 import common_pb2, keygen_pb2, role_pb2_grpc
+from mpdp.protocols.keygen import decision
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from mpdp.wire.channels import PeerChannels
 from mpdp.wire.identity import Principal
@@ -81,27 +81,32 @@ def _wait_serving(topology: Topology, holders: list[Identity], work: Path) -> No
 
 
 async def _open_everywhere(topology: Topology, holders: list[Identity], session_id: str,
-                           opening: keygen_pb2.KeygenOpen) -> tuple[list, dict]:
-    """Each holder's reply; the first failure (an abort, a holder gone) ends the wait for all of them.
-    Then what each holder sent, as the receiving holders recorded it."""
-    from mpdp.proto.v1 import common_pb2
-
+                           opening: keygen_pb2.KeygenOpen) -> tuple[ThresholdPublicKey, int, dict]:
+    """The ceremony and its commit (docs/distributed-keygen.md, "Commit"): open at every holder and wait until each
+    has prepared its share; commit only if all prepared the same key and digest, in a session of its own at every
+    holder; if any step fails, withdraw everywhere (prepared shares dropped, written ones rolled back). Returns the
+    key, the candidates tried and what each holder sent, as the receiving holders recorded it."""
     own_log = TrafficLog()
     peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
+    commit_id = f"{session_id}-commit"
+    committing = False
     try:
-        tasks = [asyncio.ensure_future(role_pb2_grpc.RoleStub(peers.channel(h)).AwaitResult(
-            codec_envelope(session_id, h, opening), timeout=CEREMONY_TIMEOUT_S)) for h in holders]
-        _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        for task in pending:
-            task.cancel()
-        failures = [f"{h}: {task.exception()}" for h, task in zip(holders, tasks)
-                    if task.done() and not task.cancelled() and task.exception() is not None]
-        if failures:
-            raise RuntimeError("distributed key generation failed: " + "; ".join(failures)[:2000])
-        replies = [task.result() for task in tasks]
+        replies = await _all_or_first_failure(peers, holders, session_id, lambda h: codec_envelope(
+            session_id, h, keygen_pb2.KeygenMessage(open=opening)), "distributed key generation failed")
+        try:
+            public, digest = decision.decide([r.keygen.public_key for r in replies], len(holders))
+        except ValueError as error:
+            raise RuntimeError(f"distributed key generation failed: {error}") from None
+        committing = True
+        commit = keygen_pb2.KeygenMessage(commit=keygen_pb2.KeygenCommit(ceremony=session_id, digest=digest))
+        await _all_or_first_failure(peers, holders, commit_id, lambda h: codec_envelope(commit_id, h, commit),
+                                    "the key holders' commit failed")
         traffic = await asyncio.gather(*(
             role_pb2_grpc.RoleStub(peers.channel(h)).GetTraffic(common_pb2.SessionRef(session=session_id), timeout=10)
             for h in holders), return_exceptions=True)
+    except BaseException:
+        await _withdraw(peers, holders, [session_id] + ([commit_id] if committing else []))
+        raise
     finally:
         await peers.close()
     sent: dict = {}
@@ -113,13 +118,35 @@ async def _open_everywhere(topology: Topology, holders: list[Identity], session_
                 entry = sent.setdefault(f"party/{record.from_id}", {"messages": 0, "bytes": 0})
                 entry["messages"] += 1
                 entry["bytes"] += record.request_bytes
-    return replies, sent
+    return public, replies[0].keygen.public_key.candidates_tried, sent
 
 
-def codec_envelope(session_id: str, receiver: Identity, opening: keygen_pb2.KeygenOpen):
+async def _all_or_first_failure(peers: PeerChannels, holders: list[Identity], session_id: str, envelope, failed: str):
+    """Every holder's reply to its envelope; the first failure (an abort, a holder gone) ends the wait for all."""
+    tasks = [asyncio.ensure_future(role_pb2_grpc.RoleStub(peers.channel(h)).AwaitResult(
+        envelope(h), timeout=CEREMONY_TIMEOUT_S)) for h in holders]
+    _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    for task in pending:
+        task.cancel()
+    failures = [f"{h}: {task.exception()}" for h, task in zip(holders, tasks)
+                if task.done() and not task.cancelled() and task.exception() is not None]
+    if failures or pending:
+        raise RuntimeError(f"{failed}: " + "; ".join(failures)[:2000])
+    return [task.result() for task in tasks]
+
+
+async def _withdraw(peers: PeerChannels, holders: list[Identity], session_ids: list[str]) -> None:
+    """The client's discard: abort the ceremony (a prepared share is dropped) and the commit (a written share is
+    removed) at every holder. Best effort: a holder gone has nothing prepared in memory any more."""
+    await asyncio.gather(*(role_pb2_grpc.RoleStub(peers.channel(h)).AbortSession(common_pb2.AbortRequest(
+        session_id=session_id, reason="the client discards the key generation", sender=str(CLIENT),
+        receiver=str(h)), timeout=10) for h in holders for session_id in session_ids), return_exceptions=True)
+
+
+def codec_envelope(session_id: str, receiver: Identity, message: keygen_pb2.KeygenMessage):
     from launcher.client import to_role
 
-    return to_role(session_id, receiver, keygen=keygen_pb2.KeygenMessage(open=opening))
+    return to_role(session_id, receiver, keygen=message)
 
 
 def _remove_partial(public_paths: list[Path], shares: list[Path], before: dict[Path, int]) -> None:
@@ -159,12 +186,8 @@ def ceremony(shares: dict[int, Path], public_paths: list[Path], threshold: int, 
             _wait_serving(topology, identities, work)
             progress(f"{holders} key holders serving; generating a {bits}-bit key among them")
             opening = keygen_pb2.KeygenOpen(bits=bits, holders=holders, threshold=threshold, batch=batch)
-            replies, traffic = asyncio.run(_open_everywhere(topology, identities, f"keygen-{secrets.token_hex(8)}",
-                                                            opening))
-            keys: list[ThresholdPublicKey] = [codec.public_key_from_proto(r.keygen.public_key) for r in replies]
-            if any(key != keys[0] for key in keys):
-                raise RuntimeError("the key holders report different public keys")
-            public = keys[0]
+            public, candidates, traffic = asyncio.run(_open_everywhere(
+                topology, identities, f"keygen-{secrets.token_hex(8)}", opening))
             for path in paths:
                 share = keyfiles.load_key_share(path)
                 if share.public != public:
@@ -173,7 +196,6 @@ def ceremony(shares: dict[int, Path], public_paths: list[Path], threshold: int, 
             for path in public_paths:
                 secret_files.write_file(Path(path), encoded, mode=secret_files.PUBLIC_MODE, overwrite=overwrite)
             written = True
-            candidates = replies[0].keygen.public_key.candidates_tried
         finally:
             stop(pids)
             if not written:
@@ -201,12 +223,10 @@ def open_at_holders(topology: Topology, bits: int, public_paths: list[Path], sta
     progress(f"{len(holders)} key holders serving; generating a {bits}-bit key among them")
     started = time.perf_counter()
     opening = keygen_pb2.KeygenOpen(bits=bits, holders=len(holders), threshold=default_threshold(len(holders)))
-    replies, traffic = asyncio.run(_open_everywhere(topology, holders, f"keygen-{secrets.token_hex(8)}", opening))
-    keys = [codec.public_key_from_proto(r.keygen.public_key) for r in replies]
-    if any(key != keys[0] for key in keys):
-        raise RuntimeError("the key holders report different public keys")
-    encoded = json.dumps(keyfiles.public_key_to_dict(keys[0]), indent=2).encode()
+    public, candidates, traffic = asyncio.run(_open_everywhere(topology, holders, f"keygen-{secrets.token_hex(8)}",
+                                                               opening))
+    encoded = json.dumps(keyfiles.public_key_to_dict(public), indent=2).encode()
     for path in public_paths:
         secret_files.write_file(Path(path), encoded, mode=secret_files.PUBLIC_MODE, overwrite=True)
-    return {"seconds": round(time.perf_counter() - started, 1), "key_id": keys[0].key_id.hex()[:16],
-            "candidates_tried": replies[0].keygen.public_key.candidates_tried, "sent_by_holder": traffic}
+    return {"seconds": round(time.perf_counter() - started, 1), "key_id": public.key_id.hex()[:16],
+            "candidates_tried": candidates, "sent_by_holder": traffic}
