@@ -22,6 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import grpc
+
 from launcher.deployment import certs
 from launcher.deployment.health import is_serving
 from launcher.progress import progress
@@ -128,11 +130,18 @@ async def _all_or_first_failure(peers: PeerChannels, holders: list[Identity], se
     _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
     for task in pending:
         task.cancel()
-    failures = [f"{h}: {task.exception()}" for h, task in zip(holders, tasks)
+    failures = [f"{h}: {_reason(task.exception())}" for h, task in zip(holders, tasks)
                 if task.done() and not task.cancelled() and task.exception() is not None]
     if failures or pending:
         raise RuntimeError(f"{failed}: " + "; ".join(failures)[:2000])
     return [task.result() for task in tasks]
+
+
+def _reason(error) -> str:
+    """A refusal's status and text, without gRPC's debug string."""
+    if isinstance(error, grpc.aio.AioRpcError):
+        return f"{error.code().name}: {error.details()}"
+    return str(error)
 
 
 async def _withdraw(peers: PeerChannels, holders: list[Identity], session_ids: list[str]) -> None:
