@@ -398,9 +398,8 @@ def test_one_malicious_key_holder_cannot_make_one_holder_keep_a_share_while_anot
     digest to commit: neither honest holder keeps a share (docs/distributed-keygen.md, "Commit")."""
     import random
 
-    from mpdp.protocols.keygen import decision
-
     from mpdp.proto.v1 import keygen_pb2
+    from mpdp.protocols.keygen import decision
     from mpdp.protocols.keygen.protocol import NAME, holder_protocol
     from mpdp.sessions.identity import CLIENT
     from mpdp.wire.envelope import identities, unwrap, wrap

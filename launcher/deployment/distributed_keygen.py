@@ -83,11 +83,12 @@ def _wait_serving(topology: Topology, holders: list[Identity], work: Path) -> No
 
 
 async def _open_everywhere(topology: Topology, holders: list[Identity], session_id: str,
-                           opening: keygen_pb2.KeygenOpen) -> tuple[ThresholdPublicKey, int, dict]:
+                           opening: keygen_pb2.KeygenOpen) -> tuple[ThresholdPublicKey, dict]:
     """The ceremony and its commit (docs/distributed-keygen.md, "Commit"): open at every holder and wait until each
     has prepared its share; commit only if all prepared the same key and digest, in a session of its own at every
     holder; if any step fails, withdraw everywhere (prepared shares dropped, written ones rolled back). Returns the
-    key, the candidates tried and what each holder sent, as the receiving holders recorded it."""
+    key and figures: the candidates tried, what each holder sent (as the receiving holders recorded it) and the
+    commit's wall time."""
     own_log = TrafficLog()
     peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
     commit_id = f"{session_id}-commit"
@@ -101,8 +102,10 @@ async def _open_everywhere(topology: Topology, holders: list[Identity], session_
             raise RuntimeError(f"distributed key generation failed: {error}") from None
         committing = True
         commit = keygen_pb2.KeygenMessage(commit=keygen_pb2.KeygenCommit(ceremony=session_id, digest=digest))
+        started = time.perf_counter()
         await _all_or_first_failure(peers, holders, commit_id, lambda h: codec_envelope(commit_id, h, commit),
                                     "the key holders' commit failed")
+        commit_seconds = time.perf_counter() - started
         traffic = await asyncio.gather(*(
             role_pb2_grpc.RoleStub(peers.channel(h)).GetTraffic(common_pb2.SessionRef(session=session_id), timeout=10)
             for h in holders), return_exceptions=True)
@@ -120,7 +123,9 @@ async def _open_everywhere(topology: Topology, holders: list[Identity], session_
                 entry = sent.setdefault(f"party/{record.from_id}", {"messages": 0, "bytes": 0})
                 entry["messages"] += 1
                 entry["bytes"] += record.request_bytes
-    return public, replies[0].keygen.public_key.candidates_tried, sent
+    figures = {"candidates_tried": replies[0].keygen.public_key.candidates_tried, "sent_by_holder": sent,
+               "commit_s": round(commit_seconds, 3)}
+    return public, figures
 
 
 async def _all_or_first_failure(peers: PeerChannels, holders: list[Identity], session_id: str, envelope, failed: str):
@@ -195,8 +200,8 @@ def ceremony(shares: dict[int, Path], public_paths: list[Path], threshold: int, 
             _wait_serving(topology, identities, work)
             progress(f"{holders} key holders serving; generating a {bits}-bit key among them")
             opening = keygen_pb2.KeygenOpen(bits=bits, holders=holders, threshold=threshold, batch=batch)
-            public, candidates, traffic = asyncio.run(_open_everywhere(
-                topology, identities, f"keygen-{secrets.token_hex(8)}", opening))
+            public, figures = asyncio.run(_open_everywhere(topology, identities, f"keygen-{secrets.token_hex(8)}",
+                                                           opening))
             for path in paths:
                 share = keyfiles.load_key_share(path)
                 if share.public != public:
@@ -211,8 +216,7 @@ def ceremony(shares: dict[int, Path], public_paths: list[Path], threshold: int, 
                 _remove_partial([Path(p) for p in public_paths], paths, before)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime  # the holders, once reaped
-    return {"seconds": round(time.perf_counter() - started, 1), "holders_cpu_s": round(cpu, 1),
-            "candidates_tried": candidates, "sent_by_holder": traffic}
+    return {"seconds": round(time.perf_counter() - started, 1), "holders_cpu_s": round(cpu, 1), **figures}
 
 
 def open_at_holders(topology: Topology, bits: int, public_paths: list[Path], startup_timeout: float) -> dict:
@@ -232,10 +236,8 @@ def open_at_holders(topology: Topology, bits: int, public_paths: list[Path], sta
     progress(f"{len(holders)} key holders serving; generating a {bits}-bit key among them")
     started = time.perf_counter()
     opening = keygen_pb2.KeygenOpen(bits=bits, holders=len(holders), threshold=default_threshold(len(holders)))
-    public, candidates, traffic = asyncio.run(_open_everywhere(topology, holders, f"keygen-{secrets.token_hex(8)}",
-                                                               opening))
+    public, figures = asyncio.run(_open_everywhere(topology, holders, f"keygen-{secrets.token_hex(8)}", opening))
     encoded = json.dumps(keyfiles.public_key_to_dict(public), indent=2).encode()
     for path in public_paths:
         secret_files.write_file(Path(path), encoded, mode=secret_files.PUBLIC_MODE, overwrite=True)
-    return {"seconds": round(time.perf_counter() - started, 1), "key_id": public.key_id.hex()[:16],
-            "candidates_tried": candidates, "sent_by_holder": traffic}
+    return {"seconds": round(time.perf_counter() - started, 1), "key_id": public.key_id.hex()[:16], **figures}
