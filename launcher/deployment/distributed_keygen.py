@@ -87,8 +87,8 @@ async def _open_everywhere(topology: Topology, holders: list[Identity], session_
     """The ceremony and its commit (docs/distributed-keygen.md, "Commit"): open at every holder and wait until each
     has prepared its share; commit only if all prepared the same key and digest, in a session of its own at every
     holder; if any step fails, withdraw everywhere (prepared shares dropped, written ones rolled back). Returns the
-    key and figures: the candidates tried, what each holder sent (as the receiving holders recorded it) and the
-    commit's wall time."""
+    key and figures: the candidates tried, what each holder sent (as the receiving holders recorded it), and what
+    the acknowledgement stage and the commit cost."""
     own_log = TrafficLog()
     peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
     commit_id = f"{session_id}-commit"
@@ -106,26 +106,48 @@ async def _open_everywhere(topology: Topology, holders: list[Identity], session_
         await _all_or_first_failure(peers, holders, commit_id, lambda h: codec_envelope(commit_id, h, commit),
                                     "the key holders' commit failed")
         commit_seconds = time.perf_counter() - started
-        traffic = await asyncio.gather(*(
-            role_pb2_grpc.RoleStub(peers.channel(h)).GetTraffic(common_pb2.SessionRef(session=session_id), timeout=10)
-            for h in holders), return_exceptions=True)
+        traffic = {ref: await asyncio.gather(*(role_pb2_grpc.RoleStub(peers.channel(h)).GetTraffic(
+            common_pb2.SessionRef(session=ref), timeout=10) for h in holders), return_exceptions=True)
+            for ref in (session_id, commit_id)}
     except BaseException:
         await _withdraw(peers, holders, [session_id] + ([commit_id] if committing else []))
         raise
     finally:
         await peers.close()
+    records = {ref: [record for reply in replies_ if not isinstance(reply, BaseException) for record in reply.records
+                     if record.observed_by == "server"] for ref, replies_ in traffic.items()}
     sent: dict = {}
-    for reply in traffic:
-        if isinstance(reply, BaseException):
-            continue
-        for record in reply.records:
-            if record.observed_by == "server" and record.from_role == "party":
-                entry = sent.setdefault(f"party/{record.from_id}", {"messages": 0, "bytes": 0})
-                entry["messages"] += 1
-                entry["bytes"] += record.request_bytes
+    for record in records[session_id]:
+        if record.from_role == "party":
+            entry = sent.setdefault(f"party/{record.from_id}", {"messages": 0, "bytes": 0})
+            entry["messages"] += 1
+            entry["bytes"] += record.request_bytes
     figures = {"candidates_tried": replies[0].keygen.public_key.candidates_tried, "sent_by_holder": sent,
-               "commit_s": round(commit_seconds, 3)}
+               "acknowledgement": _acknowledgement_figures(records[session_id]),
+               "commit": {"messages": len(records[commit_id]),
+                          "request_bytes": sum(r.request_bytes for r in records[commit_id]),
+                          "response_bytes": sum(r.response_bytes for r in records[commit_id]),
+                          "seconds": round(commit_seconds, 3)}}
     return public, figures
+
+
+def _acknowledgement_figures(records) -> dict:
+    """The acknowledgement stage as the receiving holders recorded it: each holder's messages to another leave in
+    order, so a pair's last one is the acknowledgement and the one before it the confirmation. Seconds: from the
+    last confirmation to the last acknowledgement to start."""
+    pairs: dict[tuple[int, int], list] = {}
+    for record in records:
+        if record.from_role == "party" and record.to_role == "party":
+            pairs.setdefault((record.from_id, record.to_id), []).append(record)
+    if not pairs or any(len(sent) < 2 for sent in pairs.values()):
+        return {}
+    ordered = [sorted(sent, key=lambda r: r.started_ns) for sent in pairs.values()]
+    acknowledgements = [sent[-1] for sent in ordered]
+    last_confirmation = max(sent[-2].started_ns for sent in ordered)
+    holders = {r.from_id for r in acknowledgements}
+    return {"messages": len(acknowledgements), "bytes": sum(r.request_bytes for r in acknowledgements),
+            "messages_per_holder": len(acknowledgements) // len(holders),
+            "seconds": round((max(r.started_ns for r in acknowledgements) - last_confirmation) / 1e9, 3)}
 
 
 async def _all_or_first_failure(peers: PeerChannels, holders: list[Identity], session_id: str, envelope, failed: str):
