@@ -166,3 +166,40 @@ def test_a_prepared_share_past_the_commit_window_is_gone(monkeypatch):
     twin = commit(net, range(1, HOLDERS + 1))
     assert len(twin.refused) == HOLDERS and not stored
     assert all("no prepared share" in reason for *_, reason in twin.refused)
+
+
+def test_the_commit_costs_one_broadcast_round_among_the_holders_and_one_client_message_each(monkeypatch):
+    """The closed form docs/performance-dkg.md states: the acknowledgement is ℓ(ℓ − 1) messages of one 32-byte digest
+    (as many as the confirmation), and the commit ℓ messages from the client, nothing among the holders."""
+    from collections import Counter
+
+    from mpdp.wire.envelope import identities, unwrap
+
+    class CountingStages(InProcessNetwork):
+        def __init__(self, *args):
+            super().__init__(*args)
+            self.stages: Counter = Counter()
+            self.sizes: Counter = Counter()
+
+        def deliver(self, envelope):
+            sender, receiver = identities(envelope)
+            _, kind, body = unwrap(envelope, self.registries[receiver])
+            if kind == "round":
+                self.stages[body.stage] += 1
+                self.sizes[body.stage] += sum(len(v) for v in body.values)
+            super().deliver(envelope)
+
+    plant_primes(monkeypatch, BITS, HOLDERS, BATCH)
+    stored: dict = {}
+    plain = _network(stored)
+    net = CountingStages(plain.session_id, plain.registries, random.Random(5))
+    for j in range(1, HOLDERS + 1):
+        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=HOLDERS,
+                                                                         threshold=THRESHOLD, batch=BATCH))
+    net.run()
+    pairs = HOLDERS * (HOLDERS - 1)
+    assert net.stages[messages.ACKNOWLEDGEMENT] == net.stages[messages.CONFIRMATION] == pairs
+    assert pairs * 32 <= net.sizes[messages.ACKNOWLEDGEMENT] <= pairs * 33  # a sign byte when the top bit is set
+    twin = commit(net, range(1, HOLDERS + 1))
+    assert twin.messages == Counter({("client", "party", "Step/keygen/commit"): HOLDERS}), twin.messages
+    assert sorted(stored) == [1, 2, 3]
