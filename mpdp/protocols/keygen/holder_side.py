@@ -7,8 +7,8 @@ Commit (docs/distributed-keygen.md, "Commit"): once the confirmation checked the
 holder acknowledged the same digest, the share is prepared (kept in memory, prepared.PreparedShares)
 and the side is DONE, publishing the public key and digest to the client. Nothing is written here:
 the client's commit, in its own session (commit_side), writes it. From then on only the client may
-abort this side, which drops the prepared share: another holder can no longer withdraw it from one
-holder and not from the others. An abort before (a DkgAborted from any check, a refused message, a
+abort this side, which drops the prepared share: no other holder can withdraw it from one holder
+and not from the others. An abort before (a DkgAborted from any check, a refused message, a
 holder gone past the deadline) ends the session at every holder and prepares nothing.
 """
 
