@@ -92,3 +92,81 @@ def test_deferred_is_prepares_alone_and_leaves_no_key_from_an_earlier_deployment
     assert all(path.exists() for path in stale)
     assert deal_into_bundles(3, 1024, holders, public, overwrite=True, method="deferred") == (3, 3)
     assert not any(path.exists() for path in stale)
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_a_commit_refused_at_one_holder_is_rolled_back_by_the_holders_that_wrote(tmp_path, monkeypatch):
+    """Over real processes: holders 1 and 2 get the client's commit and write their shares; holder 3 then gets a
+    commit with another digest and refuses it. The launcher withdraws, and the holders' own processes remove what
+    they wrote (the launcher's clean-up is switched off here to see that): the holders end alike, with nothing."""
+    from mpdp.sessions.identity import party
+
+    directory = tmp_path / "keys"
+    everyone = distributed_keygen._all_or_first_failure
+    written: list[list[str]] = []
+
+    async def commit_one_by_one(peers, holders, session_id, envelope, failed):
+        if not session_id.endswith("-commit"):
+            return await everyone(peers, holders, session_id, envelope, failed)
+        replies = await everyone(peers, holders[:2], session_id, envelope, failed)
+        written.append(sorted(p.name for p in directory.glob("key_share_*")))
+
+        def other_digest(holder):
+            message = envelope(holder)
+            message.keygen.commit.digest = bytes(32)
+            return message
+
+        return replies + await everyone(peers, holders[2:], session_id, other_digest, failed)
+
+    monkeypatch.setattr(distributed_keygen, "_all_or_first_failure", commit_one_by_one)
+    monkeypatch.setattr(distributed_keygen, "_remove_partial", lambda *args: None)
+    with pytest.raises(RuntimeError, match=f"commit failed: {party(3)}: INVALID_ARGUMENT: the commit names another digest"):
+        distributed_keygen.ceremony(*_paths(directory), 2, 1024)
+    assert written == [[keyfiles.share_file_name(1), keyfiles.share_file_name(2)]]
+    assert not list(directory.glob("*.json"))
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_a_key_holders_abort_of_a_prepared_holder_is_refused_over_the_wire_and_the_commit_goes_through(tmp_path,
+                                                                                                     monkeypatch):
+    """Over real processes, with holder 3's own certificate: once every holder has prepared, holder 3 tells holder 1
+    (not holder 2) to abort. Refused (PERMISSION_DENIED: only the client decides for a prepared holder), so the
+    client's commit reaches all alike and every share is written, of one key."""
+    import grpc
+
+    from mpdp.proto.v1 import common_pb2, role_pb2_grpc
+    from mpdp.sessions.identity import party
+    from mpdp.wire.channels import PeerChannels
+    from mpdp.wire.traffic import TrafficLog
+
+    directory = tmp_path / "keys"
+    make_topology, everyone = distributed_keygen._topology, distributed_keygen._all_or_first_failure
+    seen: dict = {}
+
+    def keep_topology(*args):
+        seen["topology"] = make_topology(*args)
+        return seen["topology"]
+
+    async def third_aborts_first(peers, holders, session_id, envelope, failed):
+        if session_id.endswith("-commit"):
+            topology = seen["topology"]
+            third = PeerChannels(party(3), topology.addresses, TrafficLog(), topology.tls_for(party(3)),
+                                 hosts=topology.principals)
+            try:
+                await role_pb2_grpc.RoleStub(third.channel(party(1))).AbortSession(common_pb2.AbortRequest(
+                    session_id=session_id.removesuffix("-commit"), reason="holder 3 says abort",
+                    sender=str(party(3)), receiver=str(party(1))), timeout=10)
+            except grpc.aio.AioRpcError as error:
+                seen["refusal"] = error.code()
+            finally:
+                await third.close()
+        return await everyone(peers, holders, session_id, envelope, failed)
+
+    monkeypatch.setattr(distributed_keygen, "_topology", keep_topology)
+    monkeypatch.setattr(distributed_keygen, "_all_or_first_failure", third_aborts_first)
+    distributed_keygen.ceremony(*_paths(directory), 2, 1024)
+    assert seen["refusal"] == grpc.StatusCode.PERMISSION_DENIED
+    public = keyfiles.load_public_key(directory / keyfiles.PUBLIC_KEY_FILE)
+    assert all(keyfiles.load_key_share(directory / keyfiles.share_file_name(j)).public == public for j in (1, 2, 3))

@@ -209,7 +209,18 @@ def test_a_wrong_additive_share_of_d_is_caught_by_the_confirmation(modulus_agree
     assert all(h.result is None for h in ceremony.holders)
 
 
-@pytest.mark.parametrize("stage", [messages.INVERSE, messages.EXPONENT_WRAP, messages.CONFIRMATION])
+def test_an_acknowledgement_of_another_digest_names_its_holder_and_no_holder_keeps_a_share(modulus_agreed):
+    """The commit's first step: a holder that acknowledges anything but the digest every other holder computed (its
+    own view of the transcript or key differs, or it lies) stops every holder before any share is output."""
+    ceremony = _resume(modulus_agreed, _tamper(messages.ACKNOWLEDGEMENT, 3, BROADCAST, lambda v: (v[0] ^ 1,)))
+    with pytest.raises(DkgAborted, match="acknowledged another") as error:
+        ceremony.run()
+    assert error.value.culprit == 3
+    assert all(h.result is None and h.digest is None for h in ceremony.holders)
+
+
+@pytest.mark.parametrize("stage", [messages.INVERSE, messages.EXPONENT_WRAP, messages.CONFIRMATION,
+                                   messages.ACKNOWLEDGEMENT])
 def test_a_holder_that_drops_out_aborts_the_ceremony_cleanly(modulus_agreed, stage):
     gone = 2
 

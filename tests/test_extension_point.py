@@ -168,7 +168,7 @@ def _entries():
     return [dppp.protocol(unused), du.protocol(unused), hamm.protocol(unused), pathak.protocol(unused),
             aggregator_dppp.protocol(unused, [], []), aggregator_du.protocol(unused, [], []),
             aggregator_hamm.protocol(unused, [], []), curator_hamm.protocol(unused), curator_pathak.protocol(unused),
-            holder_protocol([1, 2], unused), secure_sum.party_protocol(unused),
+            holder_protocol([1, 2], unused, unused), secure_sum.party_protocol(unused),
             secure_sum.aggregator_protocol(unused, [], [])]
 
 
@@ -176,7 +176,7 @@ def test_every_kind_a_proto_declares_reaches_a_handler_or_the_client():
     """Across the roles, the kinds the sides take and those only the client receives are exactly the proto's."""
     from mpdp.sessions.protocol import message_kinds
 
-    to_client = {"result", "test_record", "published", "public_key", "total", "pool_filled"}
+    to_client = {"result", "test_record", "published", "public_key", "committed", "total", "pool_filled"}
     taken: dict[str, set[str]] = {}
     for entry in _entries():
         assert all(set(side.handlers) <= entry.takes for side in entry.sides)

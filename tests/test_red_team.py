@@ -392,16 +392,14 @@ def test_the_distributed_ceremony_leaves_every_secret_private_and_nothing_else(t
     assert not [p for p in out.rglob(".*.tmp")]
 
 
-@pytest.mark.xfail(strict=True, reason="a malicious key holder splits the ceremony's outcome: it sends holder 2 a "
-                   "bad confirmation and holder 1 a good one, so holder 1 stores its share and reports the key while "
-                   "holder 2 aborts. Nothing is gained (no decryption without holder 2; the launcher and open-keygen "
-                   "see the failure, and `keygen`/`up` remove the shares), but it does not abort everywhere: in "
-                   "compose holder 1 keeps a share of a key nobody uses. Closing it needs a commit step: each holder "
-                   "keeps its share only when the client, having seen the same key from all, says so")
 def test_one_malicious_key_holder_cannot_make_one_holder_keep_a_share_while_another_aborts(monkeypatch):
+    """The malicious holder 3 sends holder 2 a bad confirmation and holder 1 a good one. Holder 2 aborts and so
+    never acknowledges; holder 1 then lacks an acknowledgement, prepares nothing, and the client has no agreed
+    digest to commit: neither honest holder keeps a share (docs/distributed-keygen.md, "Commit")."""
     import random
 
     from mpdp.proto.v1 import keygen_pb2
+    from mpdp.protocols.keygen import decision
     from mpdp.protocols.keygen.protocol import NAME, holder_protocol
     from mpdp.sessions.identity import CLIENT
     from mpdp.wire.envelope import identities, unwrap, wrap
@@ -421,7 +419,8 @@ def test_one_malicious_key_holder_cannot_make_one_holder_keep_a_share_while_anot
 
     plant_primes(monkeypatch, BITS, 3, 8)
     stored: dict = {}
-    protocol = holder_protocol([1, 2, 3], lambda me, share: stored.__setitem__(me.id, share))
+    protocol = holder_protocol([1, 2, 3], lambda me, share: stored.__setitem__(me.id, share),
+                               lambda me: stored.pop(me.id, None))
     net = ThirdHolderEquivocates("keygen-split", {party(j): {NAME: protocol} for j in (1, 2, 3)}, random.Random(1))
     for j in (1, 2, 3):
         net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
@@ -429,6 +428,9 @@ def test_one_malicious_key_holder_cannot_make_one_holder_keep_a_share_while_anot
     outcomes = {j: net.sides[party(j)].state.name for j in (1, 2)}
     assert net.sides[party(2)].state.name == "ABORTED"  # the bad confirmation is caught
     assert 1 not in stored and outcomes[1] != "DONE", f"honest holders disagree: {outcomes}, stored {sorted(stored)}"
+    reports = [side.result()[1] for side in net.sides.values() if side.result() is not None]
+    with pytest.raises(ValueError, match="prepared"):
+        decision.decide(reports, 3)
 
 
 @pytest.mark.parametrize("stage", ["products", "sieved", "inverse-products", "exponent-wrap", "key-shares"])
@@ -458,7 +460,8 @@ def test_a_key_holder_that_equivocates_on_a_broadcast_leaves_no_share_anywhere(m
 
     plant_primes(monkeypatch, BITS, 3, 8)
     stored: dict = {}
-    protocol = holder_protocol([1, 2, 3], lambda me, share: stored.__setitem__(me.id, share))
+    protocol = holder_protocol([1, 2, 3], lambda me, share: stored.__setitem__(me.id, share),
+                               lambda me: stored.pop(me.id, None))
     net = ThirdHolderEquivocates("keygen-equivocation", {party(j): {NAME: protocol} for j in (1, 2, 3)},
                                  random.Random(2))
     for j in (1, 2, 3):
@@ -468,15 +471,141 @@ def test_a_key_holder_that_equivocates_on_a_broadcast_leaves_no_share_anywhere(m
     assert not {1, 2} & set(stored) and "DONE" not in outcomes.values(), (outcomes, sorted(stored))
 
 
+def _keygen_against(monkeypatch, session: str, tamper, seed: int = 3):
+    """Three holders over the twin of the network, holder 3's messages to holder 2 passed through `tamper(body)`
+    (the body to deliver, or None: withheld). Returns (network, the shares written, the holders' registry)."""
+    import random
+
+    from mpdp.proto.v1 import keygen_pb2
+    from mpdp.protocols.keygen.protocol import NAME, holder_protocol
+    from mpdp.sessions.identity import CLIENT
+    from mpdp.wire.envelope import identities, unwrap, wrap
+    from mpdp.wire.twin import InProcessNetwork
+    from tests.test_dkg import plant_primes
+
+    class ThirdHolderCheats(InProcessNetwork):
+        def deliver(self, envelope):
+            sender, receiver = identities(envelope)
+            if (sender, receiver) == (party(3), party(2)):
+                protocol, kind, body = unwrap(envelope, self.registries[receiver])
+                if kind == "round" and body.stage == "acknowledgement":
+                    body = tamper(body)
+                    if body is None:
+                        return
+                    envelope = wrap(self.session_id, sender, receiver, protocol, kind, body)
+            super().deliver(envelope)
+
+    plant_primes(monkeypatch, BITS, 3, 8)
+    stored: dict = {}
+    protocol = holder_protocol([1, 2, 3], lambda me, share: stored.__setitem__(me.id, share),
+                               lambda me: stored.pop(me.id, None))
+    registries = {party(j): {NAME: protocol} for j in (1, 2, 3)}
+    net = ThirdHolderCheats(session, registries, random.Random(seed))
+    for j in (1, 2, 3):
+        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
+    net.run()
+    return net, stored, registries
+
+
+def _client_commits(net, registries, holders, session="keygen-commit"):
+    """What an honest client does: commit at every holder if all prepared the same digest (decision.decide)."""
+    import random
+
+    from mpdp.proto.v1 import keygen_pb2
+    from mpdp.protocols.keygen import decision
+    from mpdp.protocols.keygen.protocol import NAME
+    from mpdp.sessions.identity import CLIENT
+    from mpdp.wire.twin import InProcessNetwork
+
+    reports = [net.sides[party(j)].result()[1] for j in holders if net.sides[party(j)].result() is not None]
+    _, digest = decision.decide(reports, 3)
+    twin = InProcessNetwork(session, registries, random.Random(1))
+    for j in holders:
+        twin.send(CLIENT, party(j), NAME, "commit", keygen_pb2.KeygenCommit(ceremony=net.session_id, digest=digest))
+    twin.run()
+    return twin
+
+
+def test_a_key_holder_that_acknowledges_another_digest_to_one_holder_leaves_no_share_anywhere(monkeypatch):
+    """Equivocation at the acknowledgement itself: holder 3 sends holder 1 the true digest and holder 2 another.
+    Holder 2 aborts naming holder 3; holder 1 has every acknowledgement and prepares its share, in memory only.
+    The client then lacks holder 2's report and commits nothing; its withdrawal drops holder 1's prepared share,
+    after which not even a commit with the true digest writes it. Holder 3 can neither commit nor withdraw."""
+    from mpdp.proto.v1 import keygen_pb2
+    from mpdp.sessions.errors import ProtocolError
+    from mpdp.sessions.identity import CLIENT
+
+    def other_digest(body):
+        body.values[0] = bytes([body.values[0][0]]) + bytes(b ^ 0xFF for b in body.values[0][1:])
+        return body
+
+    net, stored, registries = _keygen_against(monkeypatch, "keygen-ack-equivocation", other_digest)
+    first, second = net.sides[party(1)], net.sides[party(2)]
+    assert second.state.name == "ABORTED" and "key holder 3" in second.abort_reason
+    assert first.state.name == "DONE" and not stored  # prepared, nothing written
+    with pytest.raises(ValueError, match="2 of 3 key holders prepared"):
+        _client_commits(net, registries, (1, 3))
+    assert not first.may_abort(party(3)) and not first.may_abort(party(2)) and first.may_abort(CLIENT)
+    digest = first.result()[1].digest
+    opener = registries[party(1)]["keygen"]
+    forged = opener.open("keygen-forged-commit", party(1), party(3), "commit", None)
+    with pytest.raises(ProtocolError, match="may not commit"):
+        forged.receive(party(3), "commit", keygen_pb2.KeygenCommit(ceremony=net.session_id, digest=digest))
+    first.abort("the client discards the key generation", withdraw_result=True)  # the client's withdrawal
+    late = opener.open("keygen-late-commit", party(1), CLIENT, "commit", None)
+    with pytest.raises(ProtocolError, match="no prepared share"):
+        late.receive(CLIENT, "commit", keygen_pb2.KeygenCommit(ceremony=net.session_id, digest=digest))
+    assert not stored and late.state.name == "OPEN"
+
+
+def test_a_key_holder_that_withholds_its_acknowledgement_from_one_holder_leaves_no_share_anywhere(monkeypatch):
+    """Holder 3 acknowledges to holder 1 only. Holder 1 prepares; holder 2 waits and, at its deadline, aborts
+    (the timeout rule: no decision from the client within the deadline is a discard). The client has no report
+    from holder 2 and commits nothing, so no share is written; had holder 3 then told holder 1 to abort, it would
+    be refused (only the client decides for a prepared holder)."""
+    from mpdp.sessions.errors import ProtocolError
+
+    net, stored, registries = _keygen_against(monkeypatch, "keygen-ack-withheld", lambda body: None)
+    first, second = net.sides[party(1)], net.sides[party(2)]
+    assert first.state.name == "DONE" and second.state.name == "RUNNING" and second.result() is None
+    with pytest.raises(ProtocolError, match="timed out"):
+        second.on_deadline()
+    second.abort("the session's deadline passed")
+    with pytest.raises(ValueError, match="2 of 3 key holders prepared"):
+        _client_commits(net, registries, (1, 3))
+    assert not stored and not first.may_abort(party(3))
+
+
+def test_a_key_holder_that_aborts_one_prepared_holder_cannot_split_the_commit(monkeypatch):
+    """Holder 3 acknowledges to both honest holders, then sends holder 2 an abort and holder 1 nothing. Holder 2 is
+    prepared, so the abort is refused (may_abort), and the client's commit reaches both alike: the honest holders
+    keep shares of one key and it decrypts. A client that rolls back one commit removes that share again."""
+    from mpdp.cryptocore.threshold import decrypt
+
+    net, stored, registries = _keygen_against(monkeypatch, "keygen-abort-one", lambda body: body)
+    first, second = net.sides[party(1)], net.sides[party(2)]
+    assert first.state.name == second.state.name == "DONE"
+    assert not second.may_abort(party(3))  # what the host asks before it lets a peer's abort through
+    twin = _client_commits(net, registries, (1, 2, 3))
+    assert not twin.refused and sorted(stored) == [1, 2, 3]
+    public = stored[1].public
+    assert stored[2].public == public
+    c = public.encryptor.encrypt(77)
+    assert decrypt(public, c, [stored[j].partial_decrypt(c, b"x") for j in (1, 2)], b"x") == (77, {})
+    twin.sides[party(2)].abort("another holder refused its commit", withdraw_result=True)  # the client rolls back
+    assert sorted(stored) == [1, 3]
+
+
 def test_a_replayed_or_stale_keygen_round_is_refused_and_changes_nothing():
     """The one malicious holder replays its own round-1 message and sends one of a round already past: each is
     refused with a clear status, and the holder's buffer and round stay as they were."""
     from mpdp.proto.v1 import keygen_pb2
     from mpdp.protocols.keygen.holder_side import KeygenHolderSide
+    from mpdp.protocols.keygen.prepared import PreparedShares
     from mpdp.sessions.errors import ProtocolError
     from mpdp.sessions.identity import CLIENT
 
-    side = KeygenHolderSide("keygen-replay", party(1), [1, 2, 3], lambda share: None)
+    side = KeygenHolderSide("keygen-replay", party(1), [1, 2, 3], PreparedShares())
     side.start_keygen(CLIENT, keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
     first = keygen_pb2.KeygenRound(stage="candidates", attempt=1, round=1, values=[b"\x01"] * 24)
     side.take_round(party(2), first)

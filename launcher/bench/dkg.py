@@ -40,6 +40,8 @@ def measure(bits: int, holders: int, bound: int | None = None, batch: int | None
         "batch": batch or default_batch(bits, holders, bound),
         "wall_s_all_holders_in_one_process": round(wall, 1), "cpu_s_all_holders": round(cpu, 1),
         "critical_path_s": round(figures.critical_path_seconds, 1),
+        # the commit's first step: checking every holder's digest (the digest is made with the confirmation)
+        "acknowledgement_critical_path_ms": round(1000 * figures.stage_seconds.get(messages.ACKNOWLEDGEMENT, 0.0), 3),
         "cpu_s_per_holder_max": round(max(h.cpu_seconds for h in per_holder), 1),
         "messages_per_holder_max": max(h.messages_sent for h in per_holder),
         "mb_sent_per_holder_max": round(max(h.bytes_sent for h in per_holder) / 1e6, 1),

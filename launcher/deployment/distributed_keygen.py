@@ -3,10 +3,10 @@ protocol, docs/distributed-keygen.md), each as its own process over mutual TLS.
 
 The launcher starts one `serve party --keygen-only` process per key holder on loopback, with a
 CA and certificates made for this ceremony alone, opens the session at every holder and waits
-for each one's public key. Each holder writes only its own key_share_i.json; the launcher checks
-that every holder reports the same public key and writes public_key.json. On any failure the
-holders abort, the launcher stops them and the share files they wrote are removed: nothing partial
-stays. (Holders on one machine, started by one launcher, share its trust: separate machines, each
+for each one to prepare its share; only when every holder reports the same public key and digest
+does it commit (docs/distributed-keygen.md, "Commit"): each holder then writes only its own
+key_share_i.json, and the launcher writes public_key.json. On any failure the launcher withdraws the
+ceremony at every holder, stops them and removes the share files they wrote: nothing partial stays. (Holders on one machine, started by one launcher, share its trust: separate machines, each
 with its own certificate, make the separation real; see the page for what compose needs.)
 """
 
@@ -22,14 +22,16 @@ import tempfile
 import time
 from pathlib import Path
 
+import grpc
+
 from launcher.deployment import certs
 from launcher.deployment.health import is_serving
 from launcher.progress import progress
 from mpdp.cryptocore import keyfiles, secret_files
 from mpdp.cryptocore.threshold import ThresholdPublicKey
 from mpdp.deployments.topology import RoleEntry, Topology
-from mpdp.proto.v1 import keygen_pb2, role_pb2_grpc
-from mpdp.protocols.keygen import codec
+from mpdp.proto.v1 import common_pb2, keygen_pb2, role_pb2_grpc
+from mpdp.protocols.keygen import decision
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from mpdp.wire.channels import PeerChannels
 from mpdp.wire.identity import Principal
@@ -81,45 +83,106 @@ def _wait_serving(topology: Topology, holders: list[Identity], work: Path) -> No
 
 
 async def _open_everywhere(topology: Topology, holders: list[Identity], session_id: str,
-                           opening: keygen_pb2.KeygenOpen) -> tuple[list, dict]:
-    """Each holder's reply; the first failure (an abort, a holder gone) ends the wait for all of them.
-    Then what each holder sent, as the receiving holders recorded it."""
-    from mpdp.proto.v1 import common_pb2
-
+                           opening: keygen_pb2.KeygenOpen) -> tuple[ThresholdPublicKey, dict]:
+    """The ceremony and its commit (docs/distributed-keygen.md, "Commit"): open at every holder and wait until each
+    has prepared its share; commit only if all prepared the same key and digest, in a session of its own at every
+    holder; if any step fails, withdraw everywhere (prepared shares dropped, written ones rolled back). Returns the
+    key and figures: the candidates tried, what each holder sent (as the receiving holders recorded it), and what
+    the acknowledgement stage and the commit cost."""
     own_log = TrafficLog()
     peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
+    commit_id = f"{session_id}-commit"
+    committing = False
     try:
-        tasks = [asyncio.ensure_future(role_pb2_grpc.RoleStub(peers.channel(h)).AwaitResult(
-            codec_envelope(session_id, h, opening), timeout=CEREMONY_TIMEOUT_S)) for h in holders]
-        _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        for task in pending:
-            task.cancel()
-        failures = [f"{h}: {task.exception()}" for h, task in zip(holders, tasks)
-                    if task.done() and not task.cancelled() and task.exception() is not None]
-        if failures:
-            raise RuntimeError("distributed key generation failed: " + "; ".join(failures)[:2000])
-        replies = [task.result() for task in tasks]
-        traffic = await asyncio.gather(*(
-            role_pb2_grpc.RoleStub(peers.channel(h)).GetTraffic(common_pb2.SessionRef(session=session_id), timeout=10)
-            for h in holders), return_exceptions=True)
+        replies = await _all_or_first_failure(peers, holders, session_id, lambda h: codec_envelope(
+            session_id, h, keygen_pb2.KeygenMessage(open=opening)), "distributed key generation failed")
+        try:
+            public, digest = decision.decide([r.keygen.public_key for r in replies], len(holders))
+        except ValueError as error:
+            raise RuntimeError(f"distributed key generation failed: {error}") from None
+        committing = True
+        commit = keygen_pb2.KeygenMessage(commit=keygen_pb2.KeygenCommit(ceremony=session_id, digest=digest))
+        started = time.perf_counter()
+        await _all_or_first_failure(peers, holders, commit_id, lambda h: codec_envelope(commit_id, h, commit),
+                                    "the key holders' commit failed")
+        commit_seconds = time.perf_counter() - started
+        traffic = {ref: await asyncio.gather(*(role_pb2_grpc.RoleStub(peers.channel(h)).GetTraffic(
+            common_pb2.SessionRef(session=ref), timeout=10) for h in holders), return_exceptions=True)
+            for ref in (session_id, commit_id)}
+    except BaseException:
+        await _withdraw(peers, holders, [session_id] + ([commit_id] if committing else []))
+        raise
     finally:
         await peers.close()
+    records = {ref: [record for reply in replies_ if not isinstance(reply, BaseException) for record in reply.records
+                     if record.observed_by == "server"] for ref, replies_ in traffic.items()}
     sent: dict = {}
-    for reply in traffic:
-        if isinstance(reply, BaseException):
-            continue
-        for record in reply.records:
-            if record.observed_by == "server" and record.from_role == "party":
-                entry = sent.setdefault(f"party/{record.from_id}", {"messages": 0, "bytes": 0})
-                entry["messages"] += 1
-                entry["bytes"] += record.request_bytes
-    return replies, sent
+    for record in records[session_id]:
+        if record.from_role == "party":
+            entry = sent.setdefault(f"party/{record.from_id}", {"messages": 0, "bytes": 0})
+            entry["messages"] += 1
+            entry["bytes"] += record.request_bytes
+    figures = {"candidates_tried": replies[0].keygen.public_key.candidates_tried, "sent_by_holder": sent,
+               "acknowledgement": _acknowledgement_figures(records[session_id]),
+               "commit": {"messages": len(records[commit_id]),
+                          "request_bytes": sum(r.request_bytes for r in records[commit_id]),
+                          "response_bytes": sum(r.response_bytes for r in records[commit_id]),
+                          "seconds": round(commit_seconds, 3)}}
+    return public, figures
 
 
-def codec_envelope(session_id: str, receiver: Identity, opening: keygen_pb2.KeygenOpen):
+def _acknowledgement_figures(records) -> dict:
+    """The acknowledgement stage as the receiving holders recorded it: each holder's messages to another leave in
+    order, so a pair's last one is the acknowledgement and the one before it the confirmation. Seconds: from the
+    last confirmation to the last acknowledgement to start."""
+    pairs: dict[tuple[int, int], list] = {}
+    for record in records:
+        if record.from_role == "party" and record.to_role == "party":
+            pairs.setdefault((record.from_id, record.to_id), []).append(record)
+    if not pairs or any(len(sent) < 2 for sent in pairs.values()):
+        return {}
+    ordered = [sorted(sent, key=lambda r: r.started_ns) for sent in pairs.values()]
+    acknowledgements = [sent[-1] for sent in ordered]
+    last_confirmation = max(sent[-2].started_ns for sent in ordered)
+    holders = {r.from_id for r in acknowledgements}
+    return {"messages": len(acknowledgements), "bytes": sum(r.request_bytes for r in acknowledgements),
+            "messages_per_holder": len(acknowledgements) // len(holders),
+            "seconds": round((max(r.started_ns for r in acknowledgements) - last_confirmation) / 1e9, 3)}
+
+
+async def _all_or_first_failure(peers: PeerChannels, holders: list[Identity], session_id: str, envelope, failed: str):
+    """Every holder's reply to its envelope; the first failure (an abort, a holder gone) ends the wait for all."""
+    tasks = [asyncio.ensure_future(role_pb2_grpc.RoleStub(peers.channel(h)).AwaitResult(
+        envelope(h), timeout=CEREMONY_TIMEOUT_S)) for h in holders]
+    _, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    for task in pending:
+        task.cancel()
+    failures = [f"{h}: {_reason(task.exception())}" for h, task in zip(holders, tasks)
+                if task.done() and not task.cancelled() and task.exception() is not None]
+    if failures or pending:
+        raise RuntimeError(f"{failed}: " + "; ".join(failures)[:2000])
+    return [task.result() for task in tasks]
+
+
+def _reason(error) -> str:
+    """A refusal's status and text, without gRPC's debug string."""
+    if isinstance(error, grpc.aio.AioRpcError):
+        return f"{error.code().name}: {error.details()}"
+    return str(error)
+
+
+async def _withdraw(peers: PeerChannels, holders: list[Identity], session_ids: list[str]) -> None:
+    """The client's discard: abort the ceremony (a prepared share is dropped) and the commit (a written share is
+    removed) at every holder. Best effort: a holder gone has nothing prepared in memory any more."""
+    await asyncio.gather(*(role_pb2_grpc.RoleStub(peers.channel(h)).AbortSession(common_pb2.AbortRequest(
+        session_id=session_id, reason="the client discards the key generation", sender=str(CLIENT),
+        receiver=str(h)), timeout=10) for h in holders for session_id in session_ids), return_exceptions=True)
+
+
+def codec_envelope(session_id: str, receiver: Identity, message: keygen_pb2.KeygenMessage):
     from launcher.client import to_role
 
-    return to_role(session_id, receiver, keygen=keygen_pb2.KeygenMessage(open=opening))
+    return to_role(session_id, receiver, keygen=message)
 
 
 def _remove_partial(public_paths: list[Path], shares: list[Path], before: dict[Path, int]) -> None:
@@ -159,12 +222,8 @@ def ceremony(shares: dict[int, Path], public_paths: list[Path], threshold: int, 
             _wait_serving(topology, identities, work)
             progress(f"{holders} key holders serving; generating a {bits}-bit key among them")
             opening = keygen_pb2.KeygenOpen(bits=bits, holders=holders, threshold=threshold, batch=batch)
-            replies, traffic = asyncio.run(_open_everywhere(topology, identities, f"keygen-{secrets.token_hex(8)}",
-                                                            opening))
-            keys: list[ThresholdPublicKey] = [codec.public_key_from_proto(r.keygen.public_key) for r in replies]
-            if any(key != keys[0] for key in keys):
-                raise RuntimeError("the key holders report different public keys")
-            public = keys[0]
+            public, figures = asyncio.run(_open_everywhere(topology, identities, f"keygen-{secrets.token_hex(8)}",
+                                                           opening))
             for path in paths:
                 share = keyfiles.load_key_share(path)
                 if share.public != public:
@@ -173,15 +232,13 @@ def ceremony(shares: dict[int, Path], public_paths: list[Path], threshold: int, 
             for path in public_paths:
                 secret_files.write_file(Path(path), encoded, mode=secret_files.PUBLIC_MODE, overwrite=overwrite)
             written = True
-            candidates = replies[0].keygen.public_key.candidates_tried
         finally:
             stop(pids)
             if not written:
                 _remove_partial([Path(p) for p in public_paths], paths, before)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime  # the holders, once reaped
-    return {"seconds": round(time.perf_counter() - started, 1), "holders_cpu_s": round(cpu, 1),
-            "candidates_tried": candidates, "sent_by_holder": traffic}
+    return {"seconds": round(time.perf_counter() - started, 1), "holders_cpu_s": round(cpu, 1), **figures}
 
 
 def open_at_holders(topology: Topology, bits: int, public_paths: list[Path], startup_timeout: float) -> dict:
@@ -201,12 +258,8 @@ def open_at_holders(topology: Topology, bits: int, public_paths: list[Path], sta
     progress(f"{len(holders)} key holders serving; generating a {bits}-bit key among them")
     started = time.perf_counter()
     opening = keygen_pb2.KeygenOpen(bits=bits, holders=len(holders), threshold=default_threshold(len(holders)))
-    replies, traffic = asyncio.run(_open_everywhere(topology, holders, f"keygen-{secrets.token_hex(8)}", opening))
-    keys = [codec.public_key_from_proto(r.keygen.public_key) for r in replies]
-    if any(key != keys[0] for key in keys):
-        raise RuntimeError("the key holders report different public keys")
-    encoded = json.dumps(keyfiles.public_key_to_dict(keys[0]), indent=2).encode()
+    public, figures = asyncio.run(_open_everywhere(topology, holders, f"keygen-{secrets.token_hex(8)}", opening))
+    encoded = json.dumps(keyfiles.public_key_to_dict(public), indent=2).encode()
     for path in public_paths:
         secret_files.write_file(Path(path), encoded, mode=secret_files.PUBLIC_MODE, overwrite=True)
-    return {"seconds": round(time.perf_counter() - started, 1), "key_id": keys[0].key_id.hex()[:16],
-            "candidates_tried": replies[0].keygen.public_key.candidates_tried, "sent_by_holder": traffic}
+    return {"seconds": round(time.perf_counter() - started, 1), "key_id": public.key_id.hex()[:16], **figures}

@@ -120,4 +120,5 @@ def _distributed(shares: dict[int, Path], public_paths: list[Path], threshold: i
     sent = ", ".join(f"{holder} {entry['messages']} messages {entry['bytes'] / 1e6:.1f} MB"
                      for holder, entry in sorted(figures["sent_by_holder"].items()))
     progress(f"distributed key generation: {figures['seconds']} s, holders' CPU {figures['holders_cpu_s']} s, "
-             f"{figures['candidates_tried']} candidates; sent: {sent}")
+             f"{figures['candidates_tried']} candidates; sent: {sent}; of which the acknowledgements "
+             f"{figures['acknowledgement']}, then the commit {figures['commit']}")

@@ -80,8 +80,8 @@ def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: st
     return protocols(own.__getitem__), public_key.key_id.hex()
 
 
-# `--once`: how long a holder keeps serving after it stored its share, so that the client collects the public key
-# (the result is handed out within mpdp.wire.host.SETTLE_WAIT_S of the last stage)
+# `--once`: how long a holder keeps serving after it wrote its share (the client's commit), so that the client
+# collects the commit's result or rolls it back (the result is handed out within mpdp.wire.host.SETTLE_WAIT_S)
 ONCE_LINGER_S = 15.0
 
 
@@ -109,9 +109,18 @@ def _keygen_protocols(topology: Topology, number: int, once: bool = False):
                                     mode=secret_files.PUBLIC_MODE, overwrite=True)
             threading.Timer(ONCE_LINGER_S, os.kill, (os.getpid(), signal.SIGTERM)).start()
 
+    def discard(me) -> None:
+        """The client rolled the commit back (another holder refused its own): the share goes, and the public key
+        beside it with `once`."""
+        path = topology.entry(me).key_share
+        if path is not None:
+            path.unlink(missing_ok=True)
+        if once:
+            topology.public_key.unlink(missing_ok=True)
+
     if party(number) != topology.principal_of(party(number)).identities[0] or number not in topology.key_holders:
         raise ValueError(f"party {number} is not a key holder hosted alone")
-    return {"keygen": holder_protocol(topology.key_holders, store)}, ""
+    return {"keygen": holder_protocol(topology.key_holders, store, discard)}, ""
 
 
 def _aggregator_protocols(topology: Topology):

@@ -34,6 +34,7 @@ class CeremonyFigures:
     candidates_tried: int = 0
     biprimality_tests: int = 0
     holders: dict[int, HolderFigures] = field(default_factory=dict)
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # critical path by the stage whose messages were taken
 
 
 class InProcess:
@@ -77,11 +78,14 @@ class InProcess:
         """Rounds until every holder is done, or until the messages of stage `until` are in flight."""
         while any(h.result is None for h in self.holders) and (until is None or self.stage != until):
             self.figures.rounds += 1
+            stage = self.stage
             inboxes = self._deliver()
             before = {h.index: self.figures.holders[h.index].cpu_seconds for h in self.holders}
             self._outgoing = {h.index: self._step(h, lambda h=h: h.receive(inboxes[h.index])) for h in self.holders}
-            self.figures.critical_path_seconds += max(self.figures.holders[h.index].cpu_seconds - before[h.index]
-                                                      for h in self.holders)
+            slowest = max(self.figures.holders[h.index].cpu_seconds - before[h.index] for h in self.holders)
+            self.figures.critical_path_seconds += slowest
+            if stage is not None:
+                self.figures.stage_seconds[stage] = self.figures.stage_seconds.get(stage, 0.0) + slowest
         first = self.holders[0]
         self.figures.attempts = first.attempt
         self.figures.candidates_tried = first.candidates_tried

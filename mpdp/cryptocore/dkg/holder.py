@@ -4,7 +4,8 @@
 sent for the current stage and returns the next stage's messages, until `result` holds this
 holder's KeyShare. Every holder takes the same public decisions from the same broadcasts, so
 the holders move through the stages in lockstep (messages.STAGES). Any inconsistency raises
-DkgAborted; nothing is output until the confirmation stage has checked the whole key.
+DkgAborted; nothing is output until the confirmation stage has checked the whole key and every
+holder has acknowledged the same digest of it (the first step of the commit: docs/distributed-keygen.md).
 
 Secrets: this holder's a_i, b_i, p_i, q_i (per candidate), φ_i, β_i, U_i, x_i and its polynomial;
 never p, q, φ(n) or d, which exist only as sums over all holders.
@@ -75,6 +76,7 @@ class Holder:
         self.candidates_tried = 0
         self.biprimality_tests = 0
         self.result: KeyShare | None = None
+        self.digest: bytes | None = None  # what every holder acknowledged, with `result`
         self._transcript = transcript.Transcript(bits, holders, threshold)
         self._own_broadcast: tuple[int, ...] | None = None
         self._own_private: tuple[int, ...] | None = None
@@ -174,6 +176,7 @@ class Holder:
             messages.INVERSE: self._on_inverse, messages.INVERSE_PRODUCTS: self._on_inverse_products,
             messages.EXPONENT: self._on_exponent, messages.EXPONENT_WRAP: self._on_exponent_wrap,
             messages.KEY_SHARES: self._on_key_shares, messages.CONFIRMATION: self._on_confirmation,
+            messages.ACKNOWLEDGEMENT: self._on_acknowledgement,
         }[self.stage]
         return handler(broadcasts, privates)
 
@@ -413,6 +416,18 @@ class Holder:
                 plaintext = None
             if plaintext != self._message:
                 raise DkgAborted("the shares do not decrypt the confirmation ciphertext")
+        self._digest = transcript.acknowledgement(self._transcript, public)
+        return self._emit(messages.ACKNOWLEDGEMENT, broadcast=[int.from_bytes(self._digest, "big")])
+
+    def _on_acknowledgement(self, broadcasts, privates) -> list[Message]:
+        """Commit, step 1: every holder passed the confirmation on this very key. A holder that saw another key (an
+        equivocating broadcast) or none (it aborted) cannot have sent this digest, so nobody reaches `result`."""
+        own = int.from_bytes(self._digest, "big")
+        for holder, (digest,) in enumerate(self._column(broadcasts, 1, 0, 1 << (8 * transcript.DIGEST_BYTES)),
+                                           start=1):
+            if digest != own:
+                raise DkgAborted("acknowledged another transcript or key", holder)
+        self.digest = self._digest
         self.result = self._share
         self.stage = None
         return []

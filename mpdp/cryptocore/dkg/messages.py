@@ -25,14 +25,16 @@ EXPONENT = "exponent"  # private: BGW shares mod n²·F of φ_i, U_i and zero
 EXPONENT_WRAP = "exponent-wrap"  # broadcast: top bits of each additive share of φ·U
 KEY_SHARES = "key-shares"  # private g_j(i), broadcast Feldman commitments
 CONFIRMATION = "confirmation"  # broadcast: v_i and a proven partial decryption of a test ciphertext
+ACKNOWLEDGEMENT = "acknowledgement"  # broadcast: the digest of the transcript and public key this holder accepted
 
 # (broadcast?, private?): what every other holder sends in each stage.
 EXPECTS = {SIEVE: (False, True), SIEVE_RESHARE: (False, True), CANDIDATES: (False, True), PRODUCTS: (True, False), SIEVED: (True, False), BIPRIMALITY: (True, False),
            INVERSE: (False, True), INVERSE_PRODUCTS: (True, False), EXPONENT: (False, True),
-           EXPONENT_WRAP: (True, False), KEY_SHARES: (True, True), CONFIRMATION: (True, False)}
+           EXPONENT_WRAP: (True, False), KEY_SHARES: (True, True), CONFIRMATION: (True, False),
+           ACKNOWLEDGEMENT: (True, False)}
 
 STAGES = (SIEVE, SIEVE_RESHARE, CANDIDATES, PRODUCTS, SIEVED, BIPRIMALITY, INVERSE, INVERSE_PRODUCTS, EXPONENT, EXPONENT_WRAP,
-          KEY_SHARES, CONFIRMATION)
+          KEY_SHARES, CONFIRMATION, ACKNOWLEDGEMENT)
 
 
 @dataclass(frozen=True)

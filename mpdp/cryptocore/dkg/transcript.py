@@ -1,5 +1,5 @@
 """Public values every holder derives alike from the broadcasts so far (a random oracle):
-v, h_s and the confirmation ciphertext. None of them can be picked by one holder, because the
+v, h_s, the confirmation ciphertext and the digest every holder acknowledges. None of them can be picked by one holder, because the
 broadcasts that fix them (n, θ, ζ) are fixed by every holder's shares together."""
 
 from __future__ import annotations
@@ -66,3 +66,18 @@ def confirmation(transcript: Transcript, n: int) -> tuple[int, int]:
     message = transcript.integer("confirmation/message", n)
     r = transcript.unit("confirmation/randomness", n)
     return message, int((1 + message * n) * gmpy2.powmod(r, n, nsquare) % nsquare)
+
+
+DIGEST_BYTES = 32
+
+
+def acknowledgement(transcript: Transcript, public) -> bytes:
+    """What a holder acknowledges (docs/distributed-keygen.md, "Commit"): the transcript so far and the whole public
+    key, so two holders with the same digest hold shares of one key with the same verification keys."""
+    seed = transcript._digest.copy()
+    values = [public.n, public.threshold, public.verification_base, public.hs, *public.verification_keys]
+    seed.update(b"acknowledgement/" + len(values).to_bytes(4, "big"))
+    for value in values:
+        data = int(value).to_bytes((int(value).bit_length() + 8) // 8, "big", signed=True)
+        seed.update(len(data).to_bytes(4, "big") + data)
+    return seed.digest()

@@ -33,27 +33,47 @@ class KeygenRound(_message.Message):
     def __init__(self, stage: _Optional[str] = ..., attempt: _Optional[int] = ..., round: _Optional[int] = ..., broadcast: _Optional[bool] = ..., values: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class KeygenPublicKey(_message.Message):
-    __slots__ = ("n", "threshold", "v", "verification_keys", "hs", "candidates_tried")
+    __slots__ = ("n", "threshold", "v", "verification_keys", "hs", "candidates_tried", "digest")
     N_FIELD_NUMBER: _ClassVar[int]
     THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     V_FIELD_NUMBER: _ClassVar[int]
     VERIFICATION_KEYS_FIELD_NUMBER: _ClassVar[int]
     HS_FIELD_NUMBER: _ClassVar[int]
     CANDIDATES_TRIED_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
     n: bytes
     threshold: int
     v: bytes
     verification_keys: _containers.RepeatedScalarFieldContainer[bytes]
     hs: bytes
     candidates_tried: int
-    def __init__(self, n: _Optional[bytes] = ..., threshold: _Optional[int] = ..., v: _Optional[bytes] = ..., verification_keys: _Optional[_Iterable[bytes]] = ..., hs: _Optional[bytes] = ..., candidates_tried: _Optional[int] = ...) -> None: ...
+    digest: bytes
+    def __init__(self, n: _Optional[bytes] = ..., threshold: _Optional[int] = ..., v: _Optional[bytes] = ..., verification_keys: _Optional[_Iterable[bytes]] = ..., hs: _Optional[bytes] = ..., candidates_tried: _Optional[int] = ..., digest: _Optional[bytes] = ...) -> None: ...
+
+class KeygenCommit(_message.Message):
+    __slots__ = ("ceremony", "digest")
+    CEREMONY_FIELD_NUMBER: _ClassVar[int]
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    ceremony: str
+    digest: bytes
+    def __init__(self, ceremony: _Optional[str] = ..., digest: _Optional[bytes] = ...) -> None: ...
+
+class KeygenCommitted(_message.Message):
+    __slots__ = ("digest",)
+    DIGEST_FIELD_NUMBER: _ClassVar[int]
+    digest: bytes
+    def __init__(self, digest: _Optional[bytes] = ...) -> None: ...
 
 class KeygenMessage(_message.Message):
-    __slots__ = ("open", "round", "public_key")
+    __slots__ = ("open", "round", "public_key", "commit", "committed")
     OPEN_FIELD_NUMBER: _ClassVar[int]
     ROUND_FIELD_NUMBER: _ClassVar[int]
     PUBLIC_KEY_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_FIELD_NUMBER: _ClassVar[int]
+    COMMITTED_FIELD_NUMBER: _ClassVar[int]
     open: KeygenOpen
     round: KeygenRound
     public_key: KeygenPublicKey
-    def __init__(self, open: _Optional[_Union[KeygenOpen, _Mapping]] = ..., round: _Optional[_Union[KeygenRound, _Mapping]] = ..., public_key: _Optional[_Union[KeygenPublicKey, _Mapping]] = ...) -> None: ...
+    commit: KeygenCommit
+    committed: KeygenCommitted
+    def __init__(self, open: _Optional[_Union[KeygenOpen, _Mapping]] = ..., round: _Optional[_Union[KeygenRound, _Mapping]] = ..., public_key: _Optional[_Union[KeygenPublicKey, _Mapping]] = ..., commit: _Optional[_Union[KeygenCommit, _Mapping]] = ..., committed: _Optional[_Union[KeygenCommitted, _Mapping]] = ...) -> None: ...

@@ -3,24 +3,27 @@
 The client opens the session at every holder; from then on the holders talk to each other only.
 Messages of the stage after the current one are kept until that stage starts (a holder that got
 everything earlier may be one stage ahead, never more), so buffering is bounded by one stage.
-The share is handed to `store` only after the confirmation stage checked the whole key; an
-abort (a DkgAborted from any check, a refused message, a holder gone past the deadline) ends
-the session at every holder and stores nothing.
+Commit (docs/distributed-keygen.md, "Commit"): once the confirmation checked the whole key and every
+holder acknowledged the same digest, the share is prepared (kept in memory, prepared.PreparedShares)
+and the side is DONE, publishing the public key and digest to the client. Nothing is written here:
+the client's commit, in its own session (commit_side), writes it. From then on only the client may
+abort this side, which drops the prepared share: no other holder can withdraw it from one holder
+and not from the others. An abort before (a DkgAborted from any check, a refused message, a
+holder gone past the deadline) ends the session at every holder and prepares nothing.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
 
 from mpdp.cryptocore.dkg.errors import DkgAborted
 from mpdp.cryptocore.dkg.holder import MAX_BATCH, MAX_HOLDERS, MIN_HOLDERS, Holder
 from mpdp.cryptocore.dkg.messages import BROADCAST, Message
 from mpdp.cryptocore.key_checks import MAX_KEY_BITS
-from mpdp.cryptocore.threshold import KeyShare
 from mpdp.proto.v1 import keygen_pb2
 from mpdp.protocols.keygen import codec
-from mpdp.sessions.errors import denied, invalid
+from mpdp.protocols.keygen.prepared import PreparedShares
+from mpdp.sessions.errors import ProtocolError, denied, invalid
 from mpdp.sessions.identity import CLIENT, Identity, party
 from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.side import RoleSide, handles
@@ -39,9 +42,9 @@ class KeygenHolderSide(RoleSide):
     State = State
     deadline_seconds = 3600.0  # the modulus search is random: minutes at 2048 bits
 
-    def __init__(self, session_id: str, me: Identity, committee: list[int], store: Callable[[KeyShare], None]):
+    def __init__(self, session_id: str, me: Identity, committee: list[int], prepared: PreparedShares):
         super().__init__(session_id, State.OPEN)
-        self.identity, self.committee, self.store = me, committee, store
+        self.identity, self.committee, self.prepared = me, committee, prepared
         self.holder: Holder | None = None
         self._pending: dict[int, list[Message]] = {}
         self._seen: set[tuple[int, int, bool]] = set()  # (round, sender, broadcast)
@@ -50,6 +53,17 @@ class KeygenHolderSide(RoleSide):
     @property
     def participants(self) -> list[Identity]:
         return [party(j) for j in self.committee if j != self.identity.id]
+
+    def may_abort(self, sender: Identity) -> bool:
+        """Once prepared, the client's decision alone: a holder's late abort would drop this share and not the
+        others' (the split the commit exists to prevent)."""
+        if self.state is State.DONE:
+            return sender == CLIENT
+        return super().may_abort(sender)
+
+    def _forget(self) -> None:
+        self.prepared.drop(self.identity, self.session_id)
+        self._public = None
 
     @handles("open")
     def start_keygen(self, sender: Identity, body) -> list[Outbound]:
@@ -105,9 +119,19 @@ class KeygenHolderSide(RoleSide):
             except DkgAborted as error:
                 self.fail(str(error))
         if holder.result is not None and self.state is State.RUNNING:
-            self.store(holder.result)
-            self._public = codec.public_key_to_proto(holder.result.public, holder.candidates_tried)
-            self._advance(State.RUNNING, State.DONE, "confirmation")
+            assert holder.digest is not None
+            try:
+                self.prepared.put(self.identity, self.session_id, holder.result, holder.digest)
+            except ProtocolError as error:
+                self.fail(str(error))
+            public = codec.public_key_to_proto(holder.result.public, holder.candidates_tried)
+            public.digest = holder.digest
+            try:
+                self._advance(State.RUNNING, State.DONE, "acknowledgement")
+            except ProtocolError:  # aborted meanwhile: its _forget ran before the share was put
+                self.prepared.drop(self.identity, self.session_id)
+                raise
+            self._public = public
         return outbound
 
     def _send(self, messages: list[Message]) -> list[Outbound]:
@@ -119,4 +143,4 @@ class KeygenHolderSide(RoleSide):
         return outbound
 
     def result(self):
-        return ("public_key", self._public) if self._public is not None else None
+        return ("public_key", self._public) if self._public is not None and self.state is State.DONE else None

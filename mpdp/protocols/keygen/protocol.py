@@ -6,17 +6,26 @@ from collections.abc import Callable
 
 from mpdp.cryptocore.threshold import KeyShare
 from mpdp.proto.v1 import keygen_pb2
+from mpdp.protocols.keygen.commit_side import KeygenCommitSide
 from mpdp.protocols.keygen.holder_side import KeygenHolderSide
+from mpdp.protocols.keygen.prepared import PreparedShares
 from mpdp.sessions.identity import Identity
 from mpdp.sessions.protocol import RoleProtocol
 
 NAME = "keygen"
 
 
-def holder_protocol(committee: list[int], store: Callable[[Identity, KeyShare], None]) -> RoleProtocol:
+def holder_protocol(committee: list[int], store: Callable[[Identity, KeyShare], None],
+                    discard: Callable[[Identity], None], prepared: PreparedShares | None = None) -> RoleProtocol:
     """A round may open the session: a holder opened earlier can be first to reach this one (holder_side).
-    `store(me, share)` keeps holder me's share (a file next to its process, say) once the key is confirmed."""
-    return RoleProtocol(NAME, keygen_pb2.KeygenMessage, frozenset({"open", "round"}),
-                        lambda session_id, me, sender, kind, body: KeygenHolderSide(
-                            session_id, me, committee, lambda share: store(me, share)),
-                        (KeygenHolderSide,), frozenset({"open", "round"}))
+    A commit opens its own session (commit_side). `store(me, share)` writes holder me's share (a file next to its
+    process, say) when the client commits it; `discard(me)` removes it again when the client rolls it back."""
+    shares = prepared if prepared is not None else PreparedShares()
+
+    def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body):
+        if kind == "commit":
+            return KeygenCommitSide(session_id, me, shares, lambda share: store(me, share), lambda: discard(me))
+        return KeygenHolderSide(session_id, me, committee, shares)
+
+    return RoleProtocol(NAME, keygen_pb2.KeygenMessage, frozenset({"open", "round", "commit"}), open_side,
+                        (KeygenHolderSide, KeygenCommitSide), frozenset({"open", "round", "commit"}))
