@@ -21,6 +21,41 @@ class DemoDeployment:
     why: str = ""
 
 
+@dataclass(frozen=True)
+class DemoSettings:
+    """The session options a protocol runs at in the demo where `run`'s defaults would not learn on the demo's data
+    (measured: docs/demo.md). They are the demo's defaults of its `--<protocol>-…` flags, so a flag still overrides
+    them, and the demo prints each beside `run`'s default with `why` before the first session."""
+
+    options: dict
+    why: str
+
+
+def _shown(option, value) -> str:
+    flag = f"--{option.name}"
+    return flag if option.keywords.get("action") == "store_true" else f"{flag} {value:g}" \
+        if isinstance(value, float) else f"{flag} {value}"
+
+
+def settings_lines(args, protocols) -> list[str]:
+    """Where the demo's session options differ from `mpdp run`'s defaults: the values in force and why."""
+    from launcher.protocol import protocol_arguments
+
+    lines = []
+    for protocol in protocols:
+        if protocol.demo_settings is None:
+            continue
+        options = {option.destination: option for option in protocol.options()}
+        seen = protocol_arguments(args, protocol)
+        changed = [(options[dest], getattr(seen, dest)) for dest in protocol.demo_settings.options
+                   if getattr(seen, dest) != options[dest].keywords.get("default")]
+        if changed:
+            stated = ", ".join(f"{_shown(option, value)} (`mpdp run {protocol.name}`: "
+                               f"{option.keywords.get('default')})" for option, value in changed)
+            lines.append(f"  {protocol.name}: {stated}: {protocol.demo_settings.why}")
+    return ["the demo's settings where `mpdp run`'s defaults would not learn on this data:", *lines] if lines else []
+
+
 def _session(run_dir: Path, args, protocol, run_session, options: dict | None = None) -> None:
     from launcher.protocol import protocol_arguments
 
@@ -48,8 +83,14 @@ def run(args, dataset, run_session, stop_on_signals) -> int:
     from mpdp.privacy.ledger import UNLIMITED
 
     started = time.perf_counter()
-    shared = [p for p in PROTOCOLS.values() if p.in_demo and p.demo_deployment is None]
-    own = [p for p in PROTOCOLS.values() if p.in_demo and p.demo_deployment is not None]
+    chosen = [p for p in PROTOCOLS.values() if p.in_demo and (dataset.classes == 2 or not p.binary_only)]
+    for protocol in PROTOCOLS.values():
+        if protocol.in_demo and protocol not in chosen:
+            print(f"{protocol.name}: not run: it takes two classes and {dataset.name} has {dataset.classes}")
+    shared = [p for p in chosen if p.demo_deployment is None]
+    own = [p for p in chosen if p.demo_deployment is not None]
+    for stated in settings_lines(args, chosen):
+        print(stated, flush=True)
     # Throw-away deployments on a public data set that run every protocol: no budget to keep; the roles die
     # with this process.
     with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as root, stop_on_signals():
