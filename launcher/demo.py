@@ -31,10 +31,10 @@ class DemoSettings:
     why: str
 
 
-def _shown(option, value) -> str:
-    flag = f"--{option.name}"
-    return flag if option.keywords.get("action") == "store_true" else f"{flag} {value:g}" \
-        if isinstance(value, float) else f"{flag} {value}"
+def _value(option, value) -> str:
+    if option.keywords.get("action") == "store_true":
+        return "on" if value else "off"
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def settings_lines(args, protocols) -> list[str]:
@@ -47,13 +47,26 @@ def settings_lines(args, protocols) -> list[str]:
             continue
         options = {option.destination: option for option in protocol.options()}
         seen = protocol_arguments(args, protocol)
-        changed = [(options[dest], getattr(seen, dest)) for dest in protocol.demo_settings.options
-                   if getattr(seen, dest) != options[dest].keywords.get("default")]
+        changed = [(options[dest], value) for dest, value in protocol.demo_settings.options.items()
+                   if getattr(seen, dest) == value != options[dest].keywords.get("default")]  # not the user's own
         if changed:
-            stated = ", ".join(f"{_shown(option, value)} (`mpdp run {protocol.name}`: "
-                               f"{option.keywords.get('default')})" for option, value in changed)
+            stated = ", ".join(f"--{protocol.name}-{option.name} {_value(option, value)} (`mpdp run {protocol.name}`: "
+                               f"{_value(option, option.keywords.get('default'))})" for option, value in changed)
             lines.append(f"  {protocol.name}: {stated}: {protocol.demo_settings.why}")
     return ["the demo's settings where `mpdp run`'s defaults would not learn on this data:", *lines] if lines else []
+
+
+def protocols_for(dataset) -> tuple[list, list[str]]:
+    """The demo's protocols that can run on `dataset`, in registry order, and a line for each that cannot."""
+    from launcher.registry import PROTOCOLS
+
+    chosen, skipped = [], []
+    for protocol in (p for p in PROTOCOLS.values() if p.in_demo):
+        if protocol.binary_only and dataset.classes != 2:
+            skipped.append(f"{protocol.name}: not run: it takes two classes and {dataset.name} has {dataset.classes}")
+        else:
+            chosen.append(protocol)
+    return chosen, skipped
 
 
 def _session(run_dir: Path, args, protocol, run_session, options: dict | None = None) -> None:
@@ -79,14 +92,12 @@ def _holds_a_quorum(parties: int, per_process: int) -> bool:
 def run(args, dataset, run_session, stop_on_signals) -> int:
     from launcher.deployment import processes
     from launcher.noise_check import demo_lines
-    from launcher.registry import PROTOCOLS
     from mpdp.privacy.ledger import UNLIMITED
 
     started = time.perf_counter()
-    chosen = [p for p in PROTOCOLS.values() if p.in_demo and (dataset.classes == 2 or not p.binary_only)]
-    for protocol in PROTOCOLS.values():
-        if protocol.in_demo and protocol not in chosen:
-            print(f"{protocol.name}: not run: it takes two classes and {dataset.name} has {dataset.classes}")
+    chosen, skipped = protocols_for(dataset)
+    for stated in skipped:
+        print(stated)
     shared = [p for p in chosen if p.demo_deployment is None]
     own = [p for p in chosen if p.demo_deployment is not None]
     for stated in settings_lines(args, chosen):
