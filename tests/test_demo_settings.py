@@ -77,3 +77,23 @@ def test_a_two_class_protocol_is_skipped_on_more_classes_and_says_so():
     chosen, skipped = demo.protocols_for(digits)
     assert "du" not in {p.name for p in chosen} and {"dppp", "pathak", "hamm"} <= {p.name for p in chosen}
     assert skipped == ["du: not run: it takes two classes and digits has 10"]
+
+
+def test_the_same_model_baseline_is_cut_as_the_release_is(breast_cancer, tmp_path):
+    """At the demo's Pathak λ = 0.1 the scores sit near the intercept: cut at 0, the non-private model reads near the
+    majority class while the release, cut on the public rows, does not; the baseline is cut by the same rule."""
+    from mpdp.learning import datasets, evaluation
+
+    args, dataset = breast_cancer
+    split, client_data, _ = deployment(PROTOCOLS["pathak"], args, dataset, 0)
+    files = []
+    for number, (x, y) in enumerate(split.teacher_parts, start=1):
+        datasets.save_part(tmp_path / f"party_{number}.npz", x, y, 2)
+        files.append(tmp_path / f"party_{number}.npz")
+    cut = evaluation.baselines(files, client_data, regularization=0.1)
+    at_zero = evaluation.baselines(files, {**client_data, "public_features": client_data["public_features"][:0]},
+                                   regularization=0.1)
+    assert "cut on the public rows" in cut["same_model"]["model"] and "cut" not in at_zero["same_model"]["model"]
+    assert cut["same_model"]["auc"] == at_zero["same_model"]["auc"]  # the same model; only the cut differs
+    assert cut["same_model"]["accuracy"] > cut["majority_class_rate"] + 0.15
+    assert cut["same_model"]["balanced_accuracy"] > at_zero["same_model"]["balanced_accuracy"] + 0.1
