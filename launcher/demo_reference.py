@@ -132,7 +132,7 @@ def distribution(name: str, args: argparse.Namespace, dataset, draws: int, first
 
 
 def line(name: str, figures: dict) -> str:
-    return (f"{name}: {figures['draws']} draws, beats the majority class in {figures['beats_majority']:.0%}; accuracy "
+    return (f"{name}: {figures['draws']} draws, beats the majority class in {figures['beats_majority']:.1%}; accuracy "
             f"mean {figures['accuracy_mean']:.1%} (5th percentile {figures['accuracy_p5']:.1%}, min "
             f"{figures['accuracy_min']:.1%}), balanced {figures['balanced_mean']:.1%}; majority "
             f"{figures['majority_mean']:.1%}; margin mean {100 * figures['margin_mean']:+.1f} points, 5th "

@@ -61,7 +61,7 @@ def test_demo_runs_and_stops_everything():
     # every protocol: its settings stated where they are the demo's own, its check before running (none warns), its
     # result beside the three baselines with one draw's spread
     assert "the demo's settings where `mpdp run`'s defaults would not learn" in demo.stdout
-    assert "--pathak-lambda 0.1" in demo.stdout and "--du-epsilon 6" in demo.stdout
+    assert "--pathak-lambda 0.3" in demo.stdout and "--du-epsilon 6" in demo.stdout
     assert "WARNING (before running)" not in demo.stderr and "CANNOT learn" not in demo.stdout
     for title in ("DPPP on breast-cancer", "Pathak–Rane–Raj on breast-cancer", "Hamm–Cao–Belkin on breast-cancer",
                   "Du–Li–Li on breast-cancer"):

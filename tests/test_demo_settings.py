@@ -62,7 +62,7 @@ def test_pathak_at_runs_default_lambda_falls_below_the_majority_class_on_some_dr
 def test_the_demo_states_each_setting_that_differs_from_runs_default():
     lines = demo.settings_lines(demo_arguments(), PROTOCOLS.values())
     text = "\n".join(lines)
-    assert "--pathak-lambda 0.1 (`mpdp run pathak`: 0.01)" in text
+    assert "--pathak-lambda 0.3 (`mpdp run pathak`: 0.01)" in text
     assert "--hamm-lambda 0.01 (`mpdp run hamm`: 0.0001)" in text and "--hamm-noisy-counts on" in text
     assert "--du-epsilon 6 (`mpdp run du`: 1)" in text and "composed ε of 6" in text
     assert all(PROTOCOLS[name].demo_settings.why in text for name in CHECKED)
@@ -80,7 +80,7 @@ def test_a_two_class_protocol_is_skipped_on_more_classes_and_says_so():
 
 
 def test_the_same_model_baseline_is_cut_as_the_release_is(breast_cancer, tmp_path):
-    """At the demo's Pathak λ = 0.1 the scores sit near the intercept: cut at 0, the non-private model reads near the
+    """At the demo's Pathak λ = 0.3 the scores sit near the intercept: cut at 0, the non-private model reads near the
     majority class while the release, cut on the public rows, does not; the baseline is cut by the same rule."""
     from mpdp.learning import datasets, evaluation
 
@@ -90,9 +90,9 @@ def test_the_same_model_baseline_is_cut_as_the_release_is(breast_cancer, tmp_pat
     for number, (x, y) in enumerate(split.teacher_parts, start=1):
         datasets.save_part(tmp_path / f"party_{number}.npz", x, y, 2)
         files.append(tmp_path / f"party_{number}.npz")
-    cut = evaluation.baselines(files, client_data, regularization=0.1)
+    cut = evaluation.baselines(files, client_data, regularization=0.3)
     at_zero = evaluation.baselines(files, {**client_data, "public_features": client_data["public_features"][:0]},
-                                   regularization=0.1)
+                                   regularization=0.3)
     assert "cut on the public rows" in cut["same_model"]["model"] and "cut" not in at_zero["same_model"]["model"]
     assert cut["same_model"]["auc"] == at_zero["same_model"]["auc"]  # the same model; only the cut differs
     assert cut["same_model"]["accuracy"] > cut["majority_class_rate"] + 0.15
