@@ -195,7 +195,7 @@ PROTOCOL = LauncherProtocol(
     faults=Faults(received=FAULTS_RECEIVED, sent=FAULTS_SENT, session=fault_session),
     audit_noise="laplace-paper",
     # Breast cancer, 1 000 random splits, one noise draw each (the reference; docs/demo.md): at λ = 0.01 the noise
-    # is 1.4× the model bound and about a quarter of releases fell below the majority class; at λ = 0.3 none did.
+    # is 1.4× the model bound and about a quarter of releases fell below the majority class; at λ = 0.3, 2 did.
     demo_settings=DemoSettings(
         {"regularization": 0.3},
         why="on ~380 training rows the noise at λ = 0.01 is 1.4× the largest model (one draw decides); at λ = 0.3 "
