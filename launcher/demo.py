@@ -123,11 +123,13 @@ def run(args, dataset, run_session, stop_on_signals) -> int:
             own_dir = Path(root) / protocol.name
             print(f"\nstarting {plan.parties} logical parties of {protocol.name} in "
                   f"{-(-plan.parties // plan.parties_per_process)} processes ({plan.why}) …", flush=True)
-            processes.up(own_dir, plan.parties, args.bits, dataset, args.seed, model=plan.model,
-                         parties_per_process=plan.parties_per_process, split=args.split,
-                         aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True,
-                         single_operator=_holds_a_quorum(plan.parties, plan.parties_per_process))
+            own_topology = processes.up(own_dir, plan.parties, args.bits, dataset, args.seed, model=plan.model,
+                                        parties_per_process=plan.parties_per_process, split=args.split,
+                                        aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True,
+                                        single_operator=_holds_a_quorum(plan.parties, plan.parties_per_process))
             try:
+                print("\n".join(demo_lines(args, own_topology, processes.RunDirectory(own_dir).client_data,
+                                            [protocol])), flush=True)
                 _session(own_dir, args, protocol, run_session, plan.options)
             finally:
                 processes.down(own_dir)

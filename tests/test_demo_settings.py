@@ -97,3 +97,23 @@ def test_the_same_model_baseline_is_cut_as_the_release_is(breast_cancer, tmp_pat
     assert cut["same_model"]["auc"] == at_zero["same_model"]["auc"]  # the same model; only the cut differs
     assert cut["same_model"]["accuracy"] > cut["majority_class_rate"] + 0.15
     assert cut["same_model"]["balanced_accuracy"] > at_zero["same_model"]["balanced_accuracy"] + 0.1
+
+
+def test_hamms_noisy_counts_are_checked_before_running_and_the_fix_named(breast_cancer):
+    """The count noise's std per soft target falls as 1/M; Charlie's fit keeps √(d/N) of it. At the demo's M = 60
+    it is below the ½ margin; at M = 20 (91 % of reference draws above the majority class, docs/demo.md) the check
+    says one draw decides and names M."""
+    from types import SimpleNamespace
+
+    from launcher.deployment.processes import split_data
+
+    args, dataset = breast_cancer
+    seen = protocol_arguments(args, PROTOCOLS["hamm"])
+    found = {}
+    for parties in (20, 60):
+        _, client_data = split_data(dataset, parties, 0, "even", None)
+        found[parties] = noise_check.estimate("hamm", seen, SimpleNamespace(parties=[None] * parties, colluding=1),
+                                              client_data)
+    assert found[60]["ratio"] < 1 and not found[60]["warnings"]
+    assert 1 < found[20]["ratio"] < 3.5 and "raise M" in found[20]["warnings"][0]
+    assert 2.5 < found[20]["ratio"] / found[60]["ratio"] < 3.5  # 1/M
