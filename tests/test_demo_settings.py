@@ -1,6 +1,6 @@
 """`mpdp demo`'s settings learn on its data: no demo protocol's pre-run noise check warns at them, and through the
 in-process references its networked sessions equal (launcher/demo_reference.py) Pathak, Hamm and Du each beat the
-majority class on 20 random splits with their own noise draws. The 300-draw distributions are in docs/demo.md."""
+majority class on 20 random splits with their own noise draws. The 1 000-draw distributions are in docs/demo.md."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from launcher import demo, noise_check
 from launcher.demo_reference import PROTOCOLS as CHECKED
-from launcher.demo_reference import deployment, demo_arguments, distribution, load_dataset
+from launcher.demo_reference import demo_arguments, deployment, distribution, load_dataset
 from launcher.protocol import protocol_arguments
 from launcher.registry import PROTOCOLS
 
