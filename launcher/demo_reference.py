@@ -63,11 +63,21 @@ def _scored(split, test_scores: np.ndarray, public_scores: np.ndarray) -> dict:
     return {**found, "majority": evaluation.majority_rate(split.test_labels)}
 
 
+def pathak_parameters(args: argparse.Namespace, parties: int, dimension: int):
+    """As `run pathak` builds them from its options (its module is reached through the registry only)."""
+    from mpdp.protocols.pathak.parameters import PathakParameters
+
+    return PathakParameters(
+        epsilon=args.epsilon, delta=args.delta, regularization=args.regularization, mechanism=args.mechanism,
+        calibration=args.calibration, parties=parties, dimension=dimension, n_min=args.n_min,
+        deadline_seconds=args.deadline, noise_source=args.noise_source,
+        calibrate_to=args.calibrate_to or ("n_min" if args.noise_source == "distributed" else "n_1"))
+
+
 def pathak(args: argparse.Namespace, split, draw: int) -> dict:
-    from launcher.protocols.pathak.commands import parameters
     from mpdp.protocols.pathak import reference
 
-    chosen = parameters(args, len(split.teacher_parts), split.test_features.shape[1])
+    chosen = pathak_parameters(args, len(split.teacher_parts), split.test_features.shape[1])
     w = reference.seeded_release(chosen, list(split.teacher_parts), draw + 1)  # the noise of noise_seed = draw + 1
     return _scored(split, split.test_features @ w, split.public_features @ w)
 

@@ -117,3 +117,12 @@ def test_hamms_noisy_counts_are_checked_before_running_and_the_fix_named(breast_
     assert found[60]["ratio"] < 1 and not found[60]["warnings"]
     assert 1 < found[20]["ratio"] < 3.5 and "raise M" in found[20]["warnings"][0]
     assert 2.5 < found[20]["ratio"] / found[60]["ratio"] < 3.5  # 1/M
+
+
+@pytest.mark.parametrize("argv", [[], ["--pathak-noise-source", "distributed", "--pathak-mechanism", "gaussian"]])
+def test_the_reference_builds_pathaks_parameters_as_run_does(argv):
+    from launcher.demo_reference import pathak_parameters
+    from launcher.protocols.pathak.commands import parameters
+
+    seen = protocol_arguments(demo_arguments(argv), PROTOCOLS["pathak"])
+    assert pathak_parameters(seen, 5, 31) == parameters(seen, 5, 31)
