@@ -178,8 +178,8 @@ PROTOCOL = LauncherProtocol(
         parties=60, parties_per_process=30, model="logistic-exact",
         why="Hamm's noise falls as 1/M: at 5 parties it is about 1 000× the model; 60 logical parties on this host "
             "with noisy counts can learn"),
-    # Breast cancer, 60 logical parties, noisy counts at ε = 1, 300 random splits with one noise draw each (the
-    # reference; docs/demo.md): at λ = 1e-4 2 % of releases fell below the majority class; at λ = 1e-2 none did.
+    # Breast cancer, 60 logical parties, noisy counts at ε = 1, 1 000 random splits with one noise draw each (the
+    # reference; docs/demo.md): at λ = 1e-4 1 % of releases fell below the majority class; at λ = 1e-2 none did.
     demo_settings=DemoSettings(
         {"noisy_counts": True, "regularization": 1e-2},
         why="the noise is on the counts (Charlie's view is DP too) and the release is post-processing of them, so "
