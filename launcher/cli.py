@@ -754,6 +754,9 @@ def _add_demo_command(commands) -> None:
             Option("report", {"type": Path, "help": f"write {protocol.name}'s JSON report here"}).add_to(demo, protocol.name)
             for option in protocol.options():
                 option.add_to(demo, protocol.name)
+            if protocol.demo_settings is not None:  # the demo's own defaults; each flag still overrides its own
+                demo.set_defaults(**{f"{protocol.name}__{dest}": value
+                                     for dest, value in protocol.demo_settings.options.items()})
     demo.set_defaults(handler=_demo)
 
 

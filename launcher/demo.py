@@ -21,6 +21,54 @@ class DemoDeployment:
     why: str = ""
 
 
+@dataclass(frozen=True)
+class DemoSettings:
+    """The session options a protocol runs at in the demo where `run`'s defaults would not learn on the demo's data
+    (measured: docs/demo.md). They are the demo's defaults of its `--<protocol>-…` flags, so a flag still overrides
+    them, and the demo prints each beside `run`'s default with `why` before the first session."""
+
+    options: dict
+    why: str
+
+
+def _value(option, value) -> str:
+    if option.keywords.get("action") == "store_true":
+        return "on" if value else "off"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def settings_lines(args, protocols) -> list[str]:
+    """Where the demo's session options differ from `mpdp run`'s defaults: the values in force and why."""
+    from launcher.protocol import protocol_arguments
+
+    lines = []
+    for protocol in protocols:
+        if protocol.demo_settings is None:
+            continue
+        options = {option.destination: option for option in protocol.options()}
+        seen = protocol_arguments(args, protocol)
+        changed = [(options[dest], value) for dest, value in protocol.demo_settings.options.items()
+                   if getattr(seen, dest) == value != options[dest].keywords.get("default")]  # not the user's own
+        if changed:
+            stated = ", ".join(f"--{protocol.name}-{option.name} {_value(option, value)} (`mpdp run {protocol.name}`: "
+                               f"{_value(option, option.keywords.get('default'))})" for option, value in changed)
+            lines.append(f"  {protocol.name}: {stated}: {protocol.demo_settings.why}")
+    return ["the demo's settings where `mpdp run`'s defaults would not learn on this data:", *lines] if lines else []
+
+
+def protocols_for(dataset) -> tuple[list, list[str]]:
+    """The demo's protocols that can run on `dataset`, in registry order, and a line for each that cannot."""
+    from launcher.registry import PROTOCOLS
+
+    chosen, skipped = [], []
+    for protocol in (p for p in PROTOCOLS.values() if p.in_demo):
+        if protocol.binary_only and dataset.classes != 2:
+            skipped.append(f"{protocol.name}: not run: it takes two classes and {dataset.name} has {dataset.classes}")
+        else:
+            chosen.append(protocol)
+    return chosen, skipped
+
+
 def _session(run_dir: Path, args, protocol, run_session, options: dict | None = None) -> None:
     from launcher.protocol import protocol_arguments
 
@@ -44,12 +92,16 @@ def _holds_a_quorum(parties: int, per_process: int) -> bool:
 def run(args, dataset, run_session, stop_on_signals) -> int:
     from launcher.deployment import processes
     from launcher.noise_check import demo_lines
-    from launcher.registry import PROTOCOLS
     from mpdp.privacy.ledger import UNLIMITED
 
     started = time.perf_counter()
-    shared = [p for p in PROTOCOLS.values() if p.in_demo and p.demo_deployment is None]
-    own = [p for p in PROTOCOLS.values() if p.in_demo and p.demo_deployment is not None]
+    chosen, skipped = protocols_for(dataset)
+    for stated in skipped:
+        print(stated)
+    shared = [p for p in chosen if p.demo_deployment is None]
+    own = [p for p in chosen if p.demo_deployment is not None]
+    for stated in settings_lines(args, chosen):
+        print(stated, flush=True)
     # Throw-away deployments on a public data set that run every protocol: no budget to keep; the roles die
     # with this process.
     with tempfile.TemporaryDirectory(prefix="mpdp-demo-") as root, stop_on_signals():
@@ -71,11 +123,13 @@ def run(args, dataset, run_session, stop_on_signals) -> int:
             own_dir = Path(root) / protocol.name
             print(f"\nstarting {plan.parties} logical parties of {protocol.name} in "
                   f"{-(-plan.parties // plan.parties_per_process)} processes ({plan.why}) …", flush=True)
-            processes.up(own_dir, plan.parties, args.bits, dataset, args.seed, model=plan.model,
-                         parties_per_process=plan.parties_per_process, split=args.split,
-                         aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True,
-                         single_operator=_holds_a_quorum(plan.parties, plan.parties_per_process))
+            own_topology = processes.up(own_dir, plan.parties, args.bits, dataset, args.seed, model=plan.model,
+                                        parties_per_process=plan.parties_per_process, split=args.split,
+                                        aux_fraction=args.aux_fraction, budget=UNLIMITED, foreground=True,
+                                        single_operator=_holds_a_quorum(plan.parties, plan.parties_per_process))
             try:
+                print("\n".join(demo_lines(args, own_topology, processes.RunDirectory(own_dir).client_data,
+                                            [protocol])), flush=True)
                 _session(own_dir, args, protocol, run_session, plan.options)
             finally:
                 processes.down(own_dir)

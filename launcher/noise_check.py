@@ -30,9 +30,11 @@ def _party_sizes(client_data: dict) -> list[int]:
     return [int(v) for v in np.atleast_1d(sizes)] if sizes is not None else []
 
 
-def hamm(args, parties: int, client_data: dict) -> dict | None:
-    if getattr(args, "noisy_counts", False) or math.isinf(args.epsilon):
+def hamm(args, parties: int, client_data: dict, colluding: int = 1) -> dict | None:
+    if math.isinf(args.epsilon):
         return None
+    if getattr(args, "noisy_counts", False):
+        return hamm_counts(args, parties, client_data, colluding)
     classes = int(client_data["classes"])
     weights = _dimension(client_data) * (1 if classes == 2 else classes)
     per_party = (2.0 if classes == 2 else math.sqrt(2)) / args.regularization  # one party's model moves w by Δ·M
@@ -45,6 +47,29 @@ def hamm(args, parties: int, client_data: dict) -> dict | None:
            "use --method soft (its sensitivity falls as 1/M) or raise λ")
     return _check("Hamm output perturbation", noise, signal, f"D·Δ/ε = {weights}·{per_party:.3g}/({voters}·ε)",
                   fix, parties)
+
+
+def hamm_counts(args, parties: int, client_data: dict, colluding: int = 1) -> dict | None:
+    """Noisy counts: each soft target α = count/M carries noise of std √(M·N_i)/(2M) (M shares Bin(N_i, ½)); Charlie's
+    fit over N public points keeps about the share d/N of it (the projection on a d-dimensional model), so
+    σ_α·√(d/N) against the largest target margin ½. λ-free: the release is post-processing of the counts."""
+    if getattr(args, "count_noise", "binomial") != "binomial":
+        return None
+    from mpdp.protocols.hamm.parameters import DEFAULT_HONEST_FRACTION, HammParameters
+
+    points, d = len(client_data.get("public_features", ())), _dimension(client_data)
+    if points < 1:
+        return None
+    chosen = HammParameters("soft", args.epsilon, args.delta, args.regularization, int(client_data["classes"]),
+                            parties, points, d, True, False, DEFAULT_HONEST_FRACTION, bytes(32),
+                            colluding=colluding)
+    target_std = math.sqrt(parties * chosen.tosses_per_party) / (2 * parties)
+    noise = target_std * math.sqrt(min(1.0, d / points))
+    return _check("Hamm noisy counts", noise, 0.5,
+                  f"a soft target's noise std √(M·N_i)/(2M) = {target_std:.3g} with N_i = {chosen.tosses_per_party}, "
+                  f"× √(d/N) = √({d}/{points}) for Charlie's fit, against the largest target margin ½",
+                  "raise M (logical parties; the noise falls as 1/M: `mpdp up --parties … --parties-per-process …`) "
+                  "or ε", parties, signal_name="the largest soft-target margin", short="target margin")
 
 
 def pathak(args, parties: int, client_data: dict) -> dict | None:
@@ -77,10 +102,10 @@ def du(args, parties: int, client_data: dict) -> dict | None:
 
 
 def _check(what: str, noise: float, signal: float, formula: str, fix: str, parties: int,
-           signal_name: str = "the largest model the regulariser allows") -> dict:
+           signal_name: str = "the largest model the regulariser allows", short: str = "model bound") -> dict:
     ratio = noise / signal
     result: dict = {"release": what, "expected_noise_norm": noise, "signal_bound": signal, "ratio": ratio,
-              "formula": formula, "parties": parties, "warnings": []}
+                    "signal": short, "formula": formula, "parties": parties, "warnings": []}
     if ratio > NOISY:
         verdict = ("it cannot learn" if ratio > TOO_NOISY else
                    "one noise draw decides the result (`--repeat R` shows the spread)")
@@ -113,7 +138,7 @@ def dppp(args, parties: int, client_data: dict, colluding: int = 1) -> dict | No
                   f"unanimous margin K = {parties}",
                   "more teachers: each data owner splits its rows among several (`mpdp up --parties 5 "
                   "--teachers-per-party 4`: K = 20; the margin grows with K, the noise as √K), or raise ε",
-                  parties, signal_name="the unanimous vote's margin")
+                  parties, signal_name="the unanimous vote's margin", short="unanimous margin")
 
 
 CHECKS = {"hamm": hamm, "pathak": pathak, "du": du, "dppp": dppp}
@@ -123,6 +148,8 @@ def estimate(protocol: str, args, topology, client_data: dict) -> dict:
     check = CHECKS.get(protocol)
     if protocol == "dppp":  # N_i depends on how many teachers one principal hosts
         found = dppp(args, len(topology.parties), client_data, topology.colluding)
+    elif protocol == "hamm":  # so does N_i of noisy counts
+        found = hamm(args, len(topology.parties), client_data, getattr(topology, "colluding", 1))
     else:
         found = check(args, len(topology.parties), client_data) if check else None
     return found or {"warnings": []}
@@ -131,8 +158,8 @@ def estimate(protocol: str, args, topology, client_data: dict) -> dict:
 def line(check: dict) -> str | None:
     if "ratio" not in check:
         return None
-    return (f"noise check ({check['release']}): expected ‖noise‖ {check['expected_noise_norm']:.3g} against a model "
-            f"bound {check['signal_bound']:.3g} ({check['ratio']:.2g}×)")
+    return (f"noise check ({check['release']}): expected ‖noise‖ {check['expected_noise_norm']:.3g} against a "
+            f"{check.get('signal', 'model bound')} {check['signal_bound']:.3g} ({check['ratio']:.2g}×)")
 
 
 def demo_lines(args, topology, client_data_path, protocols) -> list[str]:
@@ -141,7 +168,7 @@ def demo_lines(args, topology, client_data_path, protocols) -> list[str]:
     from launcher.protocol import protocol_arguments
 
     client_data = client.load_client_data(client_data_path)
-    lines = ["before running: expected noise against the model's bound, per protocol"]
+    lines = ["before running: each release's expected noise against its signal, per protocol"]
     for protocol in protocols:
         check = estimate(protocol.name, protocol_arguments(args, protocol), topology, client_data)
         if "ratio" not in check:

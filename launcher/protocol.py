@@ -93,7 +93,8 @@ class LauncherProtocol:
     `options` are the session's options (lazily built: choices may need imports);
     `run(args, topology, client_data)` runs one session and returns its report;
     `summary(report)` is what the user reads. `in_demo` protocols run in `mpdp demo`,
-    in registry order, with their options prefixed by the protocol's name (on `demo_deployment` when set).
+    in registry order, with their options prefixed by the protocol's name (on `demo_deployment` when set; at
+    `demo_settings`' defaults when set).
     `bench`, `scale` and `faults` put it in `mpdp bench <name>`, `mpdp bench scale` and the hardening fault
     matrix; `audit_noise` (its default mechanism) in `mpdp audit`.
     """
@@ -106,6 +107,8 @@ class LauncherProtocol:
     experiment: Experiment | None = None
     in_demo: bool = True
     demo_deployment: Any = None  # launcher.demo.DemoDeployment: the demo runs it on a deployment of its own
+    demo_settings: Any = None  # launcher.demo.DemoSettings: the demo's defaults where `run`'s cannot learn there
+    binary_only: bool = False  # two classes only: the demo skips it on other data sets and says so
     bench: Bench | None = None
     scale: Scale | None = None
     faults: Faults | None = None

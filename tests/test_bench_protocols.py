@@ -101,5 +101,5 @@ def test_bench_startup_reports_memory_at_rest_and_health_beside_its_floors(tmp_p
     assert health["vs_imports_floor"] == pytest.approx(cpu["mpdp_health"]["median"] / cpu["health_imports"]["median"])
     assert health["target_met"] == (cpu["mpdp_health"]["median"] <= 0.3)
     assert health["bytecode"]["modules"] >= 5 and 0 <= health["bytecode"]["cached"] <= health["bytecode"]["modules"]
-    assert busy["calls"] > 0 and busy["failures"] == 0 and set(busy["session_wall_s"]) == {"dppp", "pathak", "hamm"}
+    assert busy["calls"] > 0 and busy["failures"] == 0 and set(busy["session_wall_s"]) == {"dppp", "pathak", "hamm", "du"}
     assert "mpdp health is the imports' floor" in result.stdout

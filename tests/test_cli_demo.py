@@ -58,6 +58,17 @@ def test_demo_runs_and_stops_everything():
     demo = _mpdp("demo", "--bits", "1024", "--parties", "3", "--dppp-queries", "5")
     assert demo.returncode == 0, demo.stderr
     assert "every process stopped" in demo.stdout
+    # every protocol: its settings stated where they are the demo's own, its check before running (none warns), its
+    # result beside the three baselines with one draw's spread
+    assert "the demo's settings where `mpdp run`'s defaults would not learn" in demo.stdout
+    assert "--pathak-lambda 0.3" in demo.stdout and "--du-epsilon 6" in demo.stdout
+    assert "WARNING (before running)" not in demo.stderr and "CANNOT learn" not in demo.stdout
+    for title in ("DPPP on breast-cancer", "Pathak–Rane–Raj on breast-cancer", "Hamm–Cao–Belkin on breast-cancer",
+                  "Du–Li–Li on breast-cancer"):
+        assert title in demo.stdout
+    rows = [line.strip() for line in demo.stdout.splitlines()]
+    for row in ("always the majority class ", "same model, non-private ", "tuned, non-private ", "one draw's spread "):
+        assert sum(line.startswith(row) for line in rows) == 4, row
     assert _serving_processes("mpdp-demo-") == []
 
 
