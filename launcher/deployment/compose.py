@@ -139,10 +139,23 @@ def health_command(role: str, number: int) -> list[str]:
             "--timeout", str(HEALTH_RPC_S)]
 
 
+def demo_flags(protocol: str) -> str:
+    """The `mpdp demo` settings of a protocol (launcher/demo.py, DemoSettings) as `run` flags."""
+    from launcher.registry import PROTOCOLS
+
+    entry = PROTOCOLS[protocol]
+    if entry.demo_settings is None:
+        return ""
+    flags = {option.destination: option.name for option in entry.options()}
+    return "".join(f" --{flags[dest]}" if value is True else f" --{flags[dest]} {value}"
+                   for dest, value in entry.demo_settings.options.items() if value is not False)
+
+
 def demo_command() -> list[str]:
     run = f"--topology {TOPOLOGY} --client-data {CLIENT_DATA}"
     # Both within each party's default budget (ε = 10, δ = 1e-5 per data set): DPPP's defaults alone fill it.
-    return ["sh", "-c", f"mpdp run dppp {run} --epsilon 5 --delta 5e-6 && mpdp run pathak {run}"]
+    return ["sh", "-c", f"mpdp run dppp {run} --epsilon 5 --delta 5e-6{demo_flags('dppp')} && "
+                        f"mpdp run pathak {run}{demo_flags('pathak')}"]
 
 
 def _own_bundle(service: str) -> list[str]:
