@@ -54,7 +54,7 @@ class DpppTeacherSide(VoterSide):
             raise invalid(f"an ensemble of {parameters.ensemble} models needs at least {parameters.ensemble} rows; "
                           f"party {own.id} holds {len(own.labels)}")
         super().__init__(session_id, own, parameters, features)
-        self._model_votes: np.ndarray | None = None  # T × Q one-hot rows, kept for the proven ballot
+        self._model_votes: np.ndarray | None = None  # proven votes: Q·T one-hot rows, until the ballot proves them
         # The aggregator waits up to one deadline for votes and two for partial decryptions (t holders
         # first, then everyone left); with verifiable noise three more: the reveals, the flips, and slack.
         self.deadline_seconds = (6 if parameters.verifiable_noise else 3) * round_deadline_s + 30
@@ -70,8 +70,8 @@ class DpppTeacherSide(VoterSide):
                        for model in ensemble_of(self.own.model, self.parameters.ensemble)]
         if self.own.fault == "noise-skew":  # test mode only: every label pushed to the next class
             predictions = [(p + 1) % classes for p in predictions]
-        # Row-major (query, model): the proven ballot's order (vote_proofs/votes.py).
-        self._model_votes = np.stack([one_hot(p, classes) for p in predictions], axis=1).reshape(-1, classes)
+        if self.parameters.proven_votes:  # row-major (query, model): the proven ballot's order (vote_proofs/votes.py)
+            self._model_votes = np.stack([one_hot(p, classes) for p in predictions], axis=1).reshape(-1, classes)
         return ensemble.ballot(predictions, classes)
 
     @property
@@ -79,9 +79,11 @@ class DpppTeacherSide(VoterSide):
         return self.parameters.ensemble
 
     def proven_slots(self, votes: np.ndarray) -> np.ndarray:
-        """Each model's one-hot vote, T per query: each proven on its own, their sum the ballot's counts."""
-        assert self._model_votes is not None and self._model_votes.shape[0] == votes.shape[0] * self.ballot_copies
-        return self._model_votes
+        """Each model's one-hot vote, T per query: each proven on its own, their sum the ballot's counts. Handed
+        over once: the side keeps no plaintext vote."""
+        slots, self._model_votes = self._model_votes, None
+        assert slots is not None and slots.shape[0] == votes.shape[0] * self.ballot_copies
+        return slots
 
     def cast_votes(self) -> dppp_pb2.DpppVotes:
         """Step 2; with verifiable noise, commitments to the votes and to the noise bits (`_commit`)."""
@@ -116,11 +118,14 @@ class DpppTeacherSide(VoterSide):
         cast = votes + noise
         if self.own.fault == "vote-two-ones":  # test mode only: one vote more than T in query 0, unproven
             cast[0, 1 if votes[0, 0] else 0] += 1
-        elif self.own.fault == "ballot-stuffed":  # test mode only: 1000 more in query 0's first slot, unproven
-            cast[0, 0] += 1000
         return cast
 
     def _encrypt(self, cast: np.ndarray) -> list[bytes]:
+        if self.own.fault == "ballot-stuffed":  # test mode only: query 0's first count beyond K·(T + N_i), unproven
+            public_key, p = self.own.public_key, self.parameters
+            plaintexts = p.layout(public_key.n).pack(cast.ravel().tolist())
+            plaintexts[0] += p.teachers * (p.ensemble + p.share_range) + 1  # slot 0: the lowest bits
+            return [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(m)) for m in plaintexts]
         if self.parameters.packed:
             return super()._encrypt(cast)
         # The paper's layout is the measured baseline: plain phe encryption (r^n mod n²) as well.
