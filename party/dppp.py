@@ -12,9 +12,9 @@ import numpy as np
 from mpdp.cryptocore import ciphertext as ct
 from mpdp.cryptocore.key_checks import check_key_id
 from mpdp.cryptocore.precomputed_powers import PowerPool
+from mpdp.learning import ensemble
 from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
 from mpdp.protocols.dppp.parameters import DpppParameters
-from mpdp.learning import ensemble
 from mpdp.protocols.dppp.reference import one_hot
 from mpdp.sessions.errors import denied, invalid
 from mpdp.sessions.identity import AGGREGATOR, Identity

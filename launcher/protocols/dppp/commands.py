@@ -211,6 +211,9 @@ def bench_options() -> list[Option]:
         Option("verifiable-rounds", {"type": int, "default": None,
                                      "help": "measured rounds of each at --verifiable-queries (default: --rounds; 0 "
                                              "skips them)"}),
+        Option("ensemble", {"type": int, "default": 1,
+                            "help": "T models per teacher in every round (default 1, the one-model protocol; `run "
+                                    f"dppp` takes {ENSEMBLE_DEFAULT}): a proven ballot carries Q·T proofs"}),
         Option("json", {"type": Path, "help": "also write the figures to this JSON file"}),
     ]
 
@@ -221,7 +224,8 @@ def run_bench(args: argparse.Namespace) -> int:
     warn_small_key(args.bits)
     report = bench_dppp.run(args.teachers, args.classes, args.queries, args.bits, args.rounds, args.warmup,
                             args.paper_queries, args.paper_rounds, proven_rounds=args.proven_rounds,
-                            verifiable_queries=args.verifiable_queries, verifiable_rounds=args.verifiable_rounds)
+                            verifiable_queries=args.verifiable_queries, verifiable_rounds=args.verifiable_rounds,
+                            ensemble=args.ensemble)
     print(bench_dppp.summary(report))
     write_json(args.json, report)
     return 0

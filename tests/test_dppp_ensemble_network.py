@@ -18,7 +18,7 @@ from tests import synthetic_table
 from tests.deployment import Deployment
 from tests.test_dppp_network import closed_form_counts, observed_counts
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.network]
 
 OWNERS = 5  # `mpdp up`'s default
 SEED = 2  # the split on which one model per teacher left the student at chance (AUC 0.526)
