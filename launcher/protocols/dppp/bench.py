@@ -74,17 +74,17 @@ def _unit_costs(public_key) -> dict:
             "partial_decryption_exponent_bits": exponent_bits}
 
 
-def _proof_costs(public_key, teachers: int, classes: int, queries: int = 20) -> dict:
-    """Seconds per query for one teacher's one-hot proofs (C + 1 fixed-base exponentiations: the vote and C
+def _proof_costs(public_key, teachers: int, classes: int, queries: int = 20, ensemble: int = 1) -> dict:
+    """Seconds per query for one teacher's T one-hot proofs (C + 1 fixed-base exponentiations each: the vote and C
     commitments) and for the aggregator's combined check of them, on this machine now."""
     from mpdp.cryptocore import membership_proof
     from mpdp.vote_proofs import votes as vote_proofs
 
     layout = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, 2 / 3, True, public_key.key_id,
-                                               proven_votes=True).layout(public_key.n)
-    lists = vote_proofs.choices(layout, queries, classes)
+                                               proven_votes=True, ensemble=ensemble).layout(public_key.n)
+    lists = vote_proofs.choices(layout, queries, classes, ensemble)
     key = vote_proofs.proof_key(public_key)
-    picks = [secrets.randbelow(classes) for _ in range(queries)]
+    picks = [secrets.randbelow(classes) for _ in range(queries * ensemble)]
     membership_proof.encrypt_and_prove(key, lists[:1], picks[:1], b"bench")  # the table, once per key
     started = time.perf_counter()
     ciphertexts, proofs = membership_proof.encrypt_and_prove(key, lists, picks, b"bench")
@@ -179,7 +179,7 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
         paper = _summary_of(_rounds(target, paper_queries, False, paper_rounds, "paper layout", ensemble=ensemble),
                             paper_queries)
         units = _unit_costs(public_key)
-        proof_units = _proof_costs(public_key, teachers, classes) if proven_rounds else None
+        proof_units = _proof_costs(public_key, teachers, classes, ensemble=ensemble) if proven_rounds else None
     per_teacher = parameters.layout(public_key.n).plaintexts_needed(parameters.values)
     threshold = public_key.threshold
     floor_round_s = (teachers * per_teacher * units["fixed_base_encryption_s"]
