@@ -193,3 +193,26 @@ def test_a_host_trains_each_ensemble_once_and_keeps_it():
     assert all(np.array_equal(m.predict(queries), e) for m, e in zip(models_4, expected))
     with pytest.raises(ProtocolError, match="at least 61 rows"):
         teacher.ensemble(61)
+
+
+def test_one_model_per_teacher_sends_todays_messages_and_an_ensemble_as_many_ciphertexts(threshold_key):
+    """T = 1 over the twin network: the closed-form message counts of a one-model round, one packed ballot of
+    ⌈Q·C / slots⌉ ciphertexts per teacher; T = 8 sends the same messages with as many ciphertexts each."""
+    public, shares = threshold_key
+    sizes: dict[int, list[int]] = {}
+    for size in (1, 8):
+        parameters = _parameters(public, ensemble=size)
+        net, _ = _round(public, shares, parameters)
+        assert net.sides[AGGREGATOR].state.name == "DONE"
+        k, t = TEACHERS, public.threshold
+        assert net.messages == {("client", "aggregator", "Step/dppp/open"): 1,
+                                ("aggregator", "party", "Step/dppp/queries"): k,
+                                ("party", "aggregator", "Step/dppp/votes"): k,
+                                ("aggregator", "party", "Step/dppp/decryption_request"): t,
+                                ("party", "aggregator", "Step/dppp/partial_decryptions"): t,
+                                ("aggregator", "party", "Step/dppp/stand_down"): len(HOLDERS) - t}
+        request = net.sides[AGGREGATOR].request
+        sizes[size] = [len(c.ciphertexts.values) for c in request.contributions]
+        assert np.all(net.sides[party(1)].drawn.votes.sum(axis=1) == size)
+    per_teacher = _parameters(public, ensemble=1).layout(public.n).plaintexts_needed(QUERIES * CLASSES)
+    assert sizes[1] == sizes[8] == [per_teacher] * TEACHERS
