@@ -111,9 +111,9 @@ def test_a_proven_ballot_carries_t_proofs_per_query_and_more_than_t_votes_is_nam
 
 
 def test_unproven_a_ballot_beyond_the_feasible_range_aborts_and_one_vote_more_passes(threshold_key):
-    """Without proofs the aggregator sees only the decrypted sum: 1000 votes more in one slot leave the feasible
-    range [0, K′T + Σ N_i] and the round aborts releasing nothing; one vote more (T + 1 in a query) stays inside
-    it and is counted, as docs/data-and-metrics.md says."""
+    """Without proofs the aggregator sees only the decrypted sum: a slot stuffed beyond K·(T + N_i) leaves the
+    feasible range [0, K′T + Σ N_i] and the round aborts releasing nothing; one vote more (T + 1 in a query)
+    stays inside it and is counted, as docs/data-and-metrics.md says."""
     public, shares = threshold_key
     parameters = _parameters(public)
     net, _ = _round(public, shares, parameters, {2: "ballot-stuffed"})
