@@ -108,6 +108,9 @@ def test_a_proven_ballot_carries_t_proofs_per_query_and_more_than_t_votes_is_nam
     assert list(result.contributors) == [1, 4, 5]
     assert np.array_equal(_released(net), noisy_histograms([t.drawn.votes for t in honest],
                                                             [t.drawn.noise for t in honest], parameters.share_range))
+    ballot = DpppTeacherSide("s2", _resources(public, shares, 1), parameters, np.zeros((QUERIES, 4)), 60.0).cast_votes()
+    assert len(ballot.proven.proofs) == len(ballot.proven.ciphertexts.values) == QUERIES * T
+    assert all(len(proof.commitments) == CLASSES for proof in ballot.proven.proofs)
 
 
 def test_unproven_a_ballot_beyond_the_feasible_range_aborts_and_one_vote_more_passes(threshold_key):
