@@ -198,7 +198,7 @@ def test_a_host_trains_each_ensemble_once_and_keeps_it():
         teacher.ensemble(61)
 
 
-def test_one_model_per_teacher_sends_todays_messages_and_an_ensemble_as_many_ciphertexts(threshold_key):
+def test_one_model_per_teacher_sends_the_closed_form_messages_and_an_ensemble_as_many_ciphertexts(threshold_key):
     """T = 1 over the twin network: the closed-form message counts of a one-model round, one packed ballot of
     ⌈Q·C / slots⌉ ciphertexts per teacher; T = 8 sends the same messages with as many ciphertexts each."""
     public, shares = threshold_key
