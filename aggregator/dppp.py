@@ -134,8 +134,8 @@ class DpppAggregatorSide(RoleSide):
             raise denied(f"{sender} may not send DPPP '{kind}' messages")
 
     def _accept_proven(self, teacher: int, body: dppp_pb2.DpppVotes) -> list[Outbound]:
-        """Step 2 with proven votes: shapes, the signature on the folded vector, then every one-hot proof, then
-        the folded vector to the sum. A teacher whose proofs fail is excluded by name; the round goes on if
+        """Step 2 with proven votes: shapes, the signature on the folded vector, then every one-hot proof (T per
+        query: one per model of the teacher's ensemble), then the folded vector to the sum. A teacher whose proofs fail is excluded by name; the round goes on if
         enough others contribute."""
         if teacher not in self.teachers:
             raise denied(f"party {teacher} does not contribute to this sum")
@@ -146,9 +146,10 @@ class DpppAggregatorSide(RoleSide):
         p = self.parameters
         shape = (self.public_key, self.layout, p.queries, p.classes, p.share_range, body.votes, body.proven)
         # the signature on the folded vector (products: cheap) before the proofs
-        self.collector.check(teacher, vote_proofs.folded(*shape), body.signature)
+        self.collector.check(teacher, vote_proofs.folded(*shape, p.ensemble), body.signature)
         try:
-            folded = vote_proofs.check_and_fold(*shape, vote_proofs.context("dppp", self.session_id, teacher))
+            folded = vote_proofs.check_and_fold(*shape, vote_proofs.context("dppp", self.session_id, teacher),
+                                                p.ensemble)
         except MembershipProofInvalid as error:
             self.rejected_votes[teacher] = f"vote proof failed: {error}"
             self.collector.mark_absent(teacher, self.rejected_votes[teacher])
@@ -175,7 +176,7 @@ class DpppAggregatorSide(RoleSide):
         count = p.values * p.share_range
         try:
             vote_values = vote_proofs.checked(self.public_key, self.layout, p.queries, p.classes, body.proven,
-                                              vote_proofs.context("dppp", self.session_id, teacher))
+                                              vote_proofs.context("dppp", self.session_id, teacher), p.ensemble)
         except MembershipProofInvalid as error:
             return self._reject(teacher, f"vote proof failed: {error}")
         if body.pooled:
@@ -229,7 +230,7 @@ class DpppAggregatorSide(RoleSide):
         for teacher, (vote_values, bit_values, _) in self.committed.items():
             coins = noise_bits.coin_bits(coin, teacher, len(bit_values))
             self.flipped[teacher] = noise_bits.fold(self.public_key, self.layout, p.queries, p.classes, p.share_range,
-                                                    vote_values, bit_values, coins)
+                                                    vote_values, bit_values, coins, p.ensemble)
         self._advance(State.REVEALING, State.FLIPPING, "drawing the joint coin")
         self.flip_started = time.monotonic()
         self.timer.lap("reveal_coin")
@@ -343,17 +344,18 @@ class DpppAggregatorSide(RoleSide):
         return [Outbound(party(h), "stand_down", stand_down) for h in self.combiner.unasked]
 
     def _check_feasible(self, counts: np.ndarray) -> None:
-        """Honest teachers give each count in [0, K′ + Σ N_i] and each query's total in [K′, K′ + C·Σ N_i]
-        (one one-hot vote and C Binomial shares each). Anything else means stuffed votes: abort, release nothing."""
+        """Honest teachers give each count in [0, K′T + Σ N_i] and each query's total in [K′T, K′T + C·Σ N_i]
+        (T one-hot votes and C Binomial shares each). Anything else means stuffed votes: abort, release nothing."""
         contributors = len(self.collector.contributors)
+        votes = contributors * self.parameters.ensemble
         noise = contributors * self.parameters.share_range
         totals = counts.sum(axis=1)
-        if counts.min() < 0 or counts.max() > contributors + noise:
-            self.fail(f"decrypted counts outside the feasible range [0, {contributors + noise}] "
-                       f"(K′ = {contributors}, Σ N_i = {noise}): a teacher's votes are malformed")
-        if totals.min() < contributors or totals.max() > contributors + self.parameters.classes * noise:
-            self.fail("a query's decrypted votes do not add up to one vote per contributor: a teacher's votes are "
-                       "malformed")
+        if counts.min() < 0 or counts.max() > votes + noise:
+            self.fail(f"decrypted counts outside the feasible range [0, {votes + noise}] "
+                       f"(K′T = {votes}, Σ N_i = {noise}): a teacher's votes are malformed")
+        if totals.min() < votes or totals.max() > votes + self.parameters.classes * noise:
+            self.fail(f"a query's decrypted votes do not add up to T = {self.parameters.ensemble} votes per "
+                      "contributor: a teacher's votes are malformed")
 
     def _or_abort(self, step: Callable):
         try:

@@ -1,4 +1,4 @@
-"""How often the demo's Pathak, Hamm and Du results beat the majority class at the demo's settings: each through the
+"""How often the demo's Pathak, DPPP, Hamm and Du results beat the majority class at the demo's settings: each through the
 in-process reference its networked session equals (mpdp/protocols/<name>/reference.py), on the demo's split of the
 demo's data, over many random splits and noise draws, cut on the public rows as the clients cut (docs/demo.md).
 
@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-PROTOCOLS = ("pathak", "hamm", "du")
+PROTOCOLS = ("pathak", "dppp", "hamm", "du")
 KEY_ID = bytes(32)  # the references never encrypt; the parameters still name a key
 
 
@@ -101,6 +101,32 @@ def hamm(args: argparse.Namespace, split, draw: int, colluding: int, model: str)
     return _scored(split, split.test_features @ w, aux @ w)
 
 
+def dppp(args: argparse.Namespace, split, draw: int) -> dict:
+    """Each teacher's T models on T disjoint parts of its rows (party/teachers.py), their summed votes plus
+    Bin(N_i, ½) shares, the student trained on the noisy labels as the client trains it."""
+    from mpdp.learning import ensemble, evaluation, models
+    from mpdp.protocols.dppp import reference
+    from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
+
+    queries = split.public_features[:min(args.queries, len(split.public_features))]
+    classes = int(max(split.test_labels.max(), *(y.max() for _, y in split.teacher_parts))) + 1
+    parameters = DpppParameters.with_minimal_noise(args.epsilon, args.delta, len(queries), classes,
+                                                   len(split.teacher_parts), DEFAULT_HONEST_FRACTION, True, KEY_ID,
+                                                   ensemble=args.ensemble)
+    votes = [np.array([m.predict(queries) for m in ensemble.train(models.DEFAULT_TEACHER_MODEL, x, y, classes,
+                                                                   args.ensemble)])
+             for x, y in split.teacher_parts]
+    labels = reference.labels(reference.simulate_round(votes, classes, parameters.calibration.tosses_per_teacher,
+                                                       np.random.default_rng(draw)))
+    student = models.train(models.DEFAULT_STUDENT_MODEL, queries, labels)
+    if len(student.classes_) < 2:  # one class for every row: as the client reports it
+        predictions = np.full(len(split.test_labels), student.classes_[0])
+        return {**evaluation.metrics(split.test_labels, predictions),
+                "majority": evaluation.majority_rate(split.test_labels)}
+    return _scored(split, student.decision_function(split.test_features),
+                   student.decision_function(split.public_features))
+
+
 def du(args: argparse.Namespace, split, draw: int) -> dict:
     from mpdp.protocols.du import reference
     from mpdp.protocols.du.objectives import augment
@@ -126,7 +152,7 @@ def release(name: str, args: argparse.Namespace, dataset, split_seed: int, draw:
     seen = protocol_arguments(args, protocol)
     if name == "hamm":
         return hamm(seen, split, draw, topology.colluding, protocol.demo_deployment.model)
-    return {"pathak": pathak, "du": du}[name](seen, split, draw)
+    return {"pathak": pathak, "dppp": dppp, "du": du}[name](seen, split, draw)
 
 
 def distribution(name: str, args: argparse.Namespace, dataset, draws: int, first_seed: int = 0) -> dict:

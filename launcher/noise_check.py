@@ -115,9 +115,10 @@ def _check(what: str, noise: float, signal: float, formula: str, fix: str, parti
 
 
 def dppp(args, parties: int, client_data: dict, colluding: int = 1) -> dict | None:
-    """A unanimous vote's margin is K; the difference of two noisy counts has std √(K·N_i/2) (Bin(N_i, ½) from
-    every teacher), which depends on ε, δ and Q, not on K. Their ratio is the noise against the signal. N_i is
-    calibrated against one principal's `colluding` teachers, as the client will."""
+    """A unanimous vote's margin is T·K (K teachers, each ballot the votes of its T models); the difference of two
+    noisy counts has std √(K·N_i/2) (Bin(N_i, ½) from every teacher), which depends on ε, δ and Q, not on K or
+    T. Their ratio is the noise against the signal. N_i is calibrated against one principal's `colluding`
+    teachers, as the client will."""
     if getattr(args, "noise", "binomial") != "binomial":
         return None
     from mpdp.privacy.binomial import BinomialCalibration
@@ -132,12 +133,14 @@ def dppp(args, parties: int, client_data: dict, colluding: int = 1) -> dict | No
     if not isinstance(calibration, BinomialCalibration):
         return None
     tosses = calibration.tosses_per_teacher
+    size = getattr(args, "ensemble", 1)
     noise = math.sqrt(parties * tosses / 2)
-    return _check("DPPP vote histogram", noise, parties,
+    margin = size * parties
+    return _check("DPPP vote histogram", noise, margin,
                   f"std √(K·N_i/2) of a count difference, N_i = {tosses} over {queries} queries, against the "
-                  f"unanimous margin K = {parties}",
-                  "more teachers: each data owner splits its rows among several (`mpdp up --parties 5 "
-                  "--teachers-per-party 4`: K = 20; the margin grows with K, the noise as √K), or raise ε",
+                  f"unanimous margin T·K = {size}·{parties}",
+                  f"a larger ensemble per teacher (`--ensemble {max(2 * size, 4)}`: the margin grows with T, the "
+                  "noise does not), more teachers, or a larger ε",
                   parties, signal_name="the unanimous vote's margin", short="unanimous margin")
 
 

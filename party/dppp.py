@@ -12,6 +12,7 @@ import numpy as np
 from mpdp.cryptocore import ciphertext as ct
 from mpdp.cryptocore.key_checks import check_key_id
 from mpdp.cryptocore.precomputed_powers import PowerPool
+from mpdp.learning import ensemble
 from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
 from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.protocols.dppp.reference import one_hot
@@ -25,6 +26,7 @@ from mpdp.vote_proofs import votes as vote_proofs
 from mpdp.vote_proofs.noise_pool import Pools
 from party.dppp_pool import DpppPoolTeacherSide
 from party.resources import PartyResources
+from party.teachers import ensemble_of
 from party.voter import State, VoterSide
 
 MAX_DEADLINE_S = 3600.0
@@ -48,7 +50,11 @@ class DpppTeacherSide(VoterSide):
         if features.shape[0] != parameters.queries:
             raise invalid(f"{features.shape[0]} query rows but {parameters.queries} queries declared")
         parameters.layout(own.public_key.n)  # session start: the slot widths must fit
+        if parameters.ensemble > len(own.labels):  # before any training
+            raise invalid(f"an ensemble of {parameters.ensemble} models needs at least {parameters.ensemble} rows; "
+                          f"party {own.id} holds {len(own.labels)}")
         super().__init__(session_id, own, parameters, features)
+        self._model_votes: np.ndarray | None = None  # proven votes: Q·T one-hot rows, until the ballot proves them
         # The aggregator waits up to one deadline for votes and two for partial decryptions (t holders
         # first, then everyone left); with verifiable noise three more: the reveals, the flips, and slack.
         self.deadline_seconds = (6 if parameters.verifiable_noise else 3) * round_deadline_s + 30
@@ -58,11 +64,26 @@ class DpppTeacherSide(VoterSide):
         return [AGGREGATOR]
 
     def votes(self) -> np.ndarray:
-        """Step 2: f_i(x_q), one-hot."""
-        predictions = np.asarray(self.own.model.predict(self.features), dtype=int)
+        """Step 2: Σ_t onehot(f_i,t(x_q)) over the teacher's T models (f_i(x_q), one-hot, when T = 1)."""
+        classes = self.parameters.classes
+        predictions = [np.asarray(model.predict(self.features), dtype=int)
+                       for model in ensemble_of(self.own.model, self.parameters.ensemble)]
         if self.own.fault == "noise-skew":  # test mode only: every label pushed to the next class
-            predictions = (predictions + 1) % self.parameters.classes
-        return one_hot(predictions, self.parameters.classes)
+            predictions = [(p + 1) % classes for p in predictions]
+        if self.parameters.proven_votes:  # row-major (query, model): the proven ballot's order (vote_proofs/votes.py)
+            self._model_votes = np.stack([one_hot(p, classes) for p in predictions], axis=1).reshape(-1, classes)
+        return ensemble.ballot(predictions, classes)
+
+    @property
+    def ballot_copies(self) -> int:
+        return self.parameters.ensemble
+
+    def proven_slots(self, votes: np.ndarray) -> np.ndarray:
+        """Each model's one-hot vote, T per query: each proven on its own, their sum the ballot's counts. Handed
+        over once: the side keeps no plaintext vote."""
+        slots, self._model_votes = self._model_votes, None
+        assert slots is not None and slots.shape[0] == votes.shape[0] * self.ballot_copies
+        return slots
 
     def cast_votes(self) -> dppp_pb2.DpppVotes:
         """Step 2; with verifiable noise, commitments to the votes and to the noise bits (`_commit`)."""
@@ -95,11 +116,16 @@ class DpppTeacherSide(VoterSide):
 
     def _cast(self, votes: np.ndarray, noise: np.ndarray) -> np.ndarray:
         cast = votes + noise
-        if self.own.fault == "vote-two-ones":  # test mode only: a second 1 in query 0, unproven
+        if self.own.fault == "vote-two-ones":  # test mode only: one vote more than T in query 0, unproven
             cast[0, 1 if votes[0, 0] else 0] += 1
         return cast
 
     def _encrypt(self, cast: np.ndarray) -> list[bytes]:
+        if self.own.fault == "ballot-stuffed":  # test mode only: query 0's first count beyond K·(T + N_i), unproven
+            public_key, p = self.own.public_key, self.parameters
+            plaintexts = p.layout(public_key.n).pack(cast.ravel().tolist())
+            plaintexts[0] += p.teachers * (p.ensemble + p.share_range) + 1  # slot 0: the lowest bits
+            return [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(m)) for m in plaintexts]
         if self.parameters.packed:
             return super()._encrypt(cast)
         # The paper's layout is the measured baseline: plain phe encryption (r^n mod n²) as well.

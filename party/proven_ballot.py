@@ -25,13 +25,16 @@ class Ballot:
 
 
 def cast(own: PartyResources, protocol: str, session_id: str, parameters, rows: int, width: int,
-         votes: np.ndarray, noise: np.ndarray) -> Ballot:
+         votes: np.ndarray, noise: np.ndarray, copies: int = 1) -> Ballot:
+    """`votes`: the (rows·copies) × width one-hot (or bit) votes to prove; `noise`: rows × width shares."""
     public_key = own.public_key
     layout = parameters.layout(public_key.n)
     noise_ciphertexts = vote_proofs.noise_ciphertexts(public_key, layout, noise, parameters.share_range)
-    proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context(protocol, session_id, own.id))
+    proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context(protocol, session_id, own.id),
+                              copies=copies)
     if own.fault in MALICIOUS_VOTES:  # test mode only
         proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, own.fault == "vote-stuffed")
-    folded = vote_proofs.folded(public_key, layout, rows, width, parameters.share_range, noise_ciphertexts, proven)
+    folded = vote_proofs.folded(public_key, layout, rows, width, parameters.share_range, noise_ciphertexts, proven,
+                                copies)
     signature = signed(own, SumSlot.of(protocol, session_id, parameters), public_key.key_id, list(folded.values))
     return Ballot(noise_ciphertexts, proven, signature)

@@ -102,6 +102,16 @@ class VoterSide(RoleSide):
         raise NotImplementedError
 
     @property
+    def ballot_copies(self) -> int:
+        """Proven votes per row of a ballot (DPPP's ensemble: T); one by default."""
+        return 1
+
+    def proven_slots(self, votes: np.ndarray) -> np.ndarray:
+        """The one-hot (or bit) votes a proven ballot proves, `ballot_copies` per row, row-major; their sum per row
+        is `votes`."""
+        return votes
+
+    @property
     def min_contributors(self) -> int:
         raise NotImplementedError
 
@@ -137,7 +147,8 @@ class VoterSide(RoleSide):
         noise = self._draw_noise(votes)
         if parameters.proven_votes:
             rows, width = self.ballot_shape
-            ballot = proven_ballot.cast(self.own, self.protocol, self.session_id, parameters, rows, width, votes, noise)
+            ballot = proven_ballot.cast(self.own, self.protocol, self.session_id, parameters, rows, width,
+                                        self.proven_slots(votes), noise, self.ballot_copies)
             message = self.votes_message(tosses=parameters.share_range, proven=ballot.proven, votes=ballot.noise,
                                          signature=ballot.signature)
         else:
@@ -188,8 +199,9 @@ class VoterSide(RoleSide):
         Returns the votes message's fields."""
         p, public_key = self.parameters, self.own.public_key
         layout, tosses = p.layout(public_key.n), p.share_range
-        proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context(self.protocol, self.session_id, self.own.id),
-                                  self.vote_powers)
+        proven = vote_proofs.cast(public_key, layout, self.proven_slots(votes),
+                                  vote_proofs.context(self.protocol, self.session_id, self.own.id), self.vote_powers,
+                                  self.ballot_copies)
         fields: dict = {"proven": proven}
         spent = self.noise_pool.take_next(votes.size * tosses) if self.noise_pool is not None else None
         if spent is not None:
@@ -242,7 +254,7 @@ class VoterSide(RoleSide):
         rows, width = self.ballot_shape
         coins = noise_bits.coin_bits(seed, self.own.id, mine.bits.size)
         folded = noise_bits.fold(public_key, p.layout(public_key.n), rows, width, p.share_range, mine.vote_values,
-                                 mine.bit_values, coins)
+                                 mine.bit_values, coins, self.ballot_copies)
         signature = signed(self.own, self.slot, public_key.key_id, list(folded.values))
         self._advance(State.REVEALED, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
         if self.own.test_mode:  # the share the coin made of its bits, for the test record only

@@ -40,6 +40,16 @@ def test_non_one_hot_votes_are_rejected_by_name_and_the_round_goes_on(four):
     assert np.array_equal(np.array(result["histograms"]), _reference(four, report, [1, 4]))
 
 
+def test_an_ensemble_ballot_with_more_than_t_votes_in_a_query_is_rejected_by_name(four):
+    """T = 4 proven votes per query: one model's vote with a second 1 (T + 1 votes in query 0) or 1000 fails its
+    proof; the sender is named and the others' round released."""
+    report = four.run_dppp(proven_votes=True, honest_fraction=0.5, ensemble=4)
+    result = report["result"]
+    assert sorted(result["rejected_votes"]) == ["2", "3"] and result["contributors"] == [1, 4]
+    assert all("vote proof failed" in reason for reason in result["rejected_votes"].values())
+    assert np.array_equal(np.array(result["histograms"]), _reference(four, report, [1, 4]))
+
+
 def test_without_proofs_a_second_one_in_the_feasible_range_passes_unnoticed(four):
     report = four.run_dppp(honest_fraction=0.5)
     result = report["result"]

@@ -101,9 +101,11 @@ def _horner(values: Sequence[int], slot_bits: int, nsquare) -> gmpy2.mpz:
 
 
 def fold(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: int, tosses: int,
-         vote_values: Sequence[int], bit_values: Sequence[int], coins: np.ndarray) -> common_pb2.Ciphertexts:
-    """Per plaintext: Enc(bias) · K · F^(−1) · Enc(Σ flipped bits at their places) · Π its rows' votes, where K and F
-    are the slots' kept and flipped bit products packed by Horner's rule."""
+         vote_values: Sequence[int], bit_values: Sequence[int], coins: np.ndarray, copies: int = 1
+         ) -> common_pb2.Ciphertexts:
+    """Per plaintext: Enc(bias) · K · F^(−1) · Enc(Σ flipped bits at their places) · Π its rows' votes (`copies`
+    proven votes per row, row-major), where K and F are the slots' kept and flipped bit products packed by
+    Horner's rule."""
     n, nsquare = public_key.n, public_key.paillier.nsquare
     per_plaintext, slot_bits = layout.slots_per_plaintext, layout.slot_bits
     slots = rows * width
@@ -127,8 +129,8 @@ def fold(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: i
         packed_flipped = _horner(flipped[first:last], slot_bits, nsquare)
         plain = (1 + (bias + shift) % n * n) % nsquare
         result.append(int(plain * packed_kept * gmpy2.invert(packed_flipped, nsquare) % nsquare))
-    for row, vote in enumerate(vote_values):
-        index = vote_proofs.plaintext_of_row(layout, row, width)
+    for index_of_vote, vote in enumerate(vote_values):
+        index = vote_proofs.plaintext_of_row(layout, index_of_vote // copies, width)
         result[index] = result[index] * vote % nsquare
     return ciphertexts_to_proto(public_key, result)
 

@@ -29,14 +29,15 @@ DEADLINE_S = 600.0  # per stage: a loaded machine checks ten teachers' committed
 
 
 def _rounds(target, queries: int, packed: bool, count: int, label: str, proven_votes: bool = False,
-            verifiable_noise: bool = False) -> list[dict]:
+            verifiable_noise: bool = False, ensemble: int = 1) -> list[dict]:
     rounds = []
     meter = CpuMeter(target.pids())
     for number in range(1, count + 1):
         meter.start()
         report = asyncio.run(dppp_client.run_dppp_session(target.topology, target.client_data, EPSILON, DELTA,
                                                           queries, packed=packed, proven_votes=proven_votes,
-                                                          verifiable_noise=verifiable_noise, deadline_s=DEADLINE_S))
+                                                          verifiable_noise=verifiable_noise, deadline_s=DEADLINE_S,
+                                                          ensemble=ensemble))
         cpu = meter.stop()
         timing = report["timing"]
         rounds.append({"wall_s": timing["client_round_trip"], "labels_per_s": queries / timing["client_round_trip"],
@@ -73,17 +74,17 @@ def _unit_costs(public_key) -> dict:
             "partial_decryption_exponent_bits": exponent_bits}
 
 
-def _proof_costs(public_key, teachers: int, classes: int, queries: int = 20) -> dict:
-    """Seconds per query for one teacher's one-hot proofs (C + 1 fixed-base exponentiations: the vote and C
+def _proof_costs(public_key, teachers: int, classes: int, queries: int = 20, ensemble: int = 1) -> dict:
+    """Seconds per query for one teacher's T one-hot proofs (C + 1 fixed-base exponentiations each: the vote and C
     commitments) and for the aggregator's combined check of them, on this machine now."""
     from mpdp.cryptocore import membership_proof
     from mpdp.vote_proofs import votes as vote_proofs
 
     layout = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, 2 / 3, True, public_key.key_id,
-                                               proven_votes=True).layout(public_key.n)
-    lists = vote_proofs.choices(layout, queries, classes)
+                                               proven_votes=True, ensemble=ensemble).layout(public_key.n)
+    lists = vote_proofs.choices(layout, queries, classes, ensemble)
     key = vote_proofs.proof_key(public_key)
-    picks = [secrets.randbelow(classes) for _ in range(queries)]
+    picks = [secrets.randbelow(classes) for _ in range(queries * ensemble)]
     membership_proof.encrypt_and_prove(key, lists[:1], picks[:1], b"bench")  # the table, once per key
     started = time.perf_counter()
     ciphertexts, proofs = membership_proof.encrypt_and_prove(key, lists, picks, b"bench")
@@ -93,12 +94,12 @@ def _proof_costs(public_key, teachers: int, classes: int, queries: int = 20) -> 
     return {"prove_s_per_query": (proved - started) / queries, "verify_s_per_query": (verified - proved) / queries}
 
 
-def _fill(target, bits: int, queries: int, classes: int, label: str) -> dict:
+def _fill(target, bits: int, votes: int, classes: int, label: str) -> dict:
     """The offline phase: every teacher makes `bits` committed bits, the aggregator verifies them into its pool; and
-    each teacher makes the exponentiations of one round's vote proofs."""
+    each teacher makes the exponentiations of one round's `votes` vote proofs (Q·T)."""
     meter = CpuMeter(target.pids())
     meter.start()
-    filled = asyncio.run(dppp_client.fill_noise_pools(target.topology, bits, deadline_s=DEADLINE_S, votes=queries,
+    filled = asyncio.run(dppp_client.fill_noise_pools(target.topology, bits, deadline_s=DEADLINE_S, votes=votes,
                                                       classes=classes))
     cpu = meter.stop()
     if filled["rejected"]:
@@ -109,13 +110,13 @@ def _fill(target, bits: int, queries: int, classes: int, label: str) -> dict:
             "bytes": sum(r["request_bytes"] + r["response_bytes"] for r in filled["traffic"])}
 
 
-def _verifiable(target, public_key, teachers: int, classes: int, queries: int, count: int) -> dict:
+def _verifiable(target, public_key, teachers: int, classes: int, queries: int, count: int, ensemble: int = 1) -> dict:
     """At Q = `queries` (N_i·Q·C committed bits per teacher grow as Q², so verifiable rounds take fewer queries):
     packed, proven votes, verifiable noise with bits made in the round, and verifiable noise with bits from the
     pool (online; each such round's bits filled just before it, the fill timed apart as the offline phase), one
     warm-up round each, then `count` rounds of each, interleaved so that the machine's load falls on all alike."""
     bits = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, 2 / 3, True, public_key.key_id,
-                                             proven_votes=True, verifiable_noise=True)
+                                             proven_votes=True, verifiable_noise=True, ensemble=ensemble)
     bits_per_round = bits.values * bits.share_range
     kinds = {"packed": {}, "proven_votes": {"proven_votes": True}, "verifiable_noise": {"verifiable_noise": True},
              "verifiable_pooled": {"verifiable_noise": True}}
@@ -123,8 +124,8 @@ def _verifiable(target, public_key, teachers: int, classes: int, queries: int, c
 
     def one(name: str, label: str) -> list[dict]:
         if name == "verifiable_pooled":  # the pools are empty otherwise: each pooled round spends what it filled
-            fills.append(_fill(target, bits_per_round, queries, classes, f"offline fill before {label}"))
-        return _rounds(target, queries, True, 1, label, **kinds[name])
+            fills.append(_fill(target, bits_per_round, bits.proven_rows, classes, f"offline fill before {label}"))
+        return _rounds(target, queries, True, 1, label, ensemble=ensemble, **kinds[name])
 
     for name in kinds:
         one(name, f"{name} warm-up (Q = {queries})")
@@ -147,9 +148,11 @@ def _verifiable(target, public_key, teachers: int, classes: int, queries: int, c
 
 def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2048, rounds: int = 5,
         warmup: int = 2, paper_queries: int = 10, paper_rounds: int = 2, seed: int = 1,
-        proven_rounds: int | None = None, verifiable_queries: int = 20, verifiable_rounds: int | None = None) -> dict:
+        proven_rounds: int | None = None, verifiable_queries: int = 20, verifiable_rounds: int | None = None,
+        ensemble: int = 1) -> dict:
     """`proven_rounds` (default: `rounds`) rounds with proven votes, in the same run after one warm-up round;
-    `verifiable_rounds` (default: `rounds`) rounds each of packed, proven and verifiable at `verifiable_queries`."""
+    `verifiable_rounds` (default: `rounds`) rounds each of packed, proven and verifiable at `verifiable_queries`;
+    every round with `ensemble` models per teacher (a proven ballot carries Q·T proofs)."""
     proven_rounds = rounds if proven_rounds is None else proven_rounds
     verifiable_rounds = rounds if verifiable_rounds is None else verifiable_rounds
     rows = max(6 * max(queries, paper_queries) + 600, 60 * teachers)
@@ -161,20 +164,22 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
         public_key = keyfiles.load_public_key(target.run.path / target.topology.public_key)
         search_started = time.perf_counter()
         parameters = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, 2 / 3, True,
-                                                       public_key.key_id)
+                                                       public_key.key_id, ensemble=ensemble)
         search_s = time.perf_counter() - search_started  # the client's once-per-parameter-set search
-        cold = _rounds(target, queries, True, warmup, "warm-up")
-        packed = _summary_of(_rounds(target, queries, True, rounds, "packed"), queries)
+        cold = _rounds(target, queries, True, warmup, "warm-up", ensemble=ensemble)
+        packed = _summary_of(_rounds(target, queries, True, rounds, "packed", ensemble=ensemble), queries)
         proven = None
         if proven_rounds:
-            proven_warmup = _rounds(target, queries, True, 1, "proven votes warm-up", proven_votes=True)
-            proven = {**_summary_of(_rounds(target, queries, True, proven_rounds, "proven votes", proven_votes=True),
-                                    queries), "warmup": proven_warmup}
-        verifiable = (_verifiable(target, public_key, teachers, classes, verifiable_queries, verifiable_rounds)
-                      if verifiable_rounds else None)
-        paper = _summary_of(_rounds(target, paper_queries, False, paper_rounds, "paper layout"), paper_queries)
+            proven_warmup = _rounds(target, queries, True, 1, "proven votes warm-up", proven_votes=True,
+                                    ensemble=ensemble)
+            proven = {**_summary_of(_rounds(target, queries, True, proven_rounds, "proven votes", proven_votes=True,
+                                            ensemble=ensemble), queries), "warmup": proven_warmup}
+        verifiable = (_verifiable(target, public_key, teachers, classes, verifiable_queries, verifiable_rounds,
+                                  ensemble) if verifiable_rounds else None)
+        paper = _summary_of(_rounds(target, paper_queries, False, paper_rounds, "paper layout", ensemble=ensemble),
+                            paper_queries)
         units = _unit_costs(public_key)
-        proof_units = _proof_costs(public_key, teachers, classes) if proven_rounds else None
+        proof_units = _proof_costs(public_key, teachers, classes, ensemble=ensemble) if proven_rounds else None
     per_teacher = parameters.layout(public_key.n).plaintexts_needed(parameters.values)
     threshold = public_key.threshold
     floor_round_s = (teachers * per_teacher * units["fixed_base_encryption_s"]
@@ -190,6 +195,7 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
         "setup": {"teachers": teachers, "classes": classes, "queries": queries, "bits": bits,
                   "key_holders": public_key.holders, "threshold": threshold, "cores": cores, "epsilon": EPSILON,
                   "delta": DELTA, "dataset": dataset.name, "rows": rows, "teacher_model": "logistic",
+                  "ensemble": ensemble,
                   "startup_s": startup_s, "client_noise_search_s": search_s,
                   "total_tosses": parameters.total_tosses, "tosses_per_teacher": parameters.share_range},
         "warmup": cold,
@@ -231,7 +237,9 @@ def summary(report: dict) -> str:
     setup, packed, paper, floor, ratios = (report[k] for k in ("setup", "packed", "paper_layout", "floor", "ratios"))
     stages = packed["rounds"][len(packed["rounds"]) // 2]["stages_s"]
     lines = [
-        f"DPPP over loopback: K = {setup['teachers']} teachers, C = {setup['classes']} classes, Q = "
+        f"DPPP over loopback: K = {setup['teachers']} teachers"
+        + (f" of T = {setup['ensemble']} models each" if setup.get("ensemble", 1) > 1 else "")
+        + f", C = {setup['classes']} classes, Q = "
         f"{setup['queries']} queries per round, {setup['bits']}-bit key, t = {setup['threshold']} of "
         f"{setup['key_holders']} holders, {setup['cores']} cores",
         f"  packed layout       {packed['labels_per_s']:8.1f} labels/s   (median of {len(packed['rounds'])} rounds, "

@@ -26,7 +26,7 @@ from mpdp.wire.traffic import TrafficLog
 async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float, delta: float, queries: int,
                            packed: bool = True, honest_fraction: float = DEFAULT_HONEST_FRACTION,
                            deadline_s: float = 300.0, session_id: str | None = None, noise: str = "binomial",
-                           proven_votes: bool = False, verifiable_noise: bool = False) -> dict:
+                           proven_votes: bool = False, verifiable_noise: bool = False, ensemble: int = 1) -> dict:
     public_key = keyfiles.load_public_key(topology.public_key)
     public_features = client_data["public_features"]
     if not 1 <= queries <= len(public_features):
@@ -38,10 +38,11 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     parameters = DpppParameters.with_minimal_noise(epsilon, delta, queries, classes, len(topology.parties),
                                                    honest_fraction, packed, public_key.key_id, noise,
                                                    proven_votes or verifiable_noise, verifiable_noise,
-                                                   colluding=topology.colluding)
+                                                   colluding=topology.colluding, ensemble=ensemble)
     search_s = time.perf_counter() - started
     session_id = session_id or secrets.token_hex(8)
-    progress(f"DPPP (session id {session_id}): {queries} queries, {len(topology.parties)} teachers, ε={epsilon}, δ={delta}")
+    progress(f"DPPP (session id {session_id}): {queries} queries, {len(topology.parties)} teachers"
+             + (f" of {ensemble} models each" if ensemble > 1 else "") + f", ε={epsilon}, δ={delta}")
     request = dppp_pb2.DpppRoundRequest(parameters=parameters.to_proto(),
                                         features=matrix_to_proto(public_features[:queries]),
                                         deadline_seconds=deadline_s)
@@ -66,7 +67,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
             "key_bits": public_key.n.bit_length(), "queries": queries, "classes": classes,
             "epsilon": epsilon, "delta": delta, "honest_fraction": honest_fraction, "packed": packed, "noise": noise,
             "proven_votes": proven_votes or verifiable_noise, "verifiable_noise": verifiable_noise,
-            "colluding": parameters.colluding, "deadline_s": deadline_s,
+            "colluding": parameters.colluding, "ensemble": ensemble, "deadline_s": deadline_s,
         },
         "result": {
             "labels": labels.tolist(),
@@ -81,7 +82,9 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
             "rejected_votes": {str(r.holder): r.reason for r in result.rejected_votes},
         },
         "privacy": {"unit": "one training record of one teacher (replacement)",
-                    "sensitivity": "L1 2, L2 √2 per query (two histogram coordinates move by 1)",
+                    "sensitivity": "L1 2, L2 √2 per query (two histogram coordinates move by 1)"
+                                   + (f"; the record is in one of the teacher's {ensemble} parts: it moves one "
+                                      "model's vote" if ensemble > 1 else ""),
                     **parameters.calibration.report(len(result.contributors))},
         "traffic": traffic["summary"],
         "traffic_detail": traffic["detail"],

@@ -6,21 +6,27 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from launcher.demo import DemoDeployment
 from launcher.options import key_bits, warn_small_key, write_json
 from launcher.protocol import Bench, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.summary import traffic_lines
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
+
+ENSEMBLE_DEFAULT = 8
+QUERIES_DEFAULT = 100
 
 
 def session_options() -> list[Option]:
     return [
         Option("epsilon", {"type": float, "default": 10.0, "help": "budget of the whole run, all queries composed"}),
         Option("delta", {"type": float, "default": 1e-5}),
-        # 20: with the demo's 5 teachers, ε = 10 over 20 queries gives labels that mostly agree with the plain vote
-        # (80 % on breast cancer) and a student well above the majority rate; 40 did not (65 %, below it).
-        Option("queries", {"type": int, "default": 20,
-                           "help": "public points to label (default 20; every query spends budget)"}),
+        # QUERIES_DEFAULT and ENSEMBLE_DEFAULT: chosen together by the sweep in docs/data-and-metrics.md ("DPPP: each
+        # party's ensemble of teachers"): more queries cost noise per query, the ensemble's margin T·K pays for it.
+        Option("queries", {"type": int, "default": QUERIES_DEFAULT,
+                           "help": f"public points to label (default {QUERIES_DEFAULT}; every query spends budget)"}),
+        Option("ensemble", {"type": int, "default": ENSEMBLE_DEFAULT,
+                            "help": f"T models per teacher, each trained on one of T disjoint parts of its rows; its "
+                                    f"ballot sums their votes (default {ENSEMBLE_DEFAULT}; 1: one model on all rows). "
+                                    "The sensitivity and the noise stay those of one vote per teacher"}),
         Option("no-packing", {"action": "store_true", "help": "the paper's layout, one plain phe ciphertext per (query, class): the baseline"}),
         Option("noise", {"choices": ["binomial", "skellam"], "default": "binomial",
                          "help": "the teachers' noise shares: Bin(N_i, ½) (the paper's) or Sk(μ/K′) (privacy.md)"}),
@@ -50,8 +56,9 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
         offline = asyncio.run(fill_noise_pools(topology, *_round_bits(topology, client_data, args, queries)))
     report = asyncio.run(run_dppp_session(topology, client_data, args.epsilon, args.delta, queries,
                                           packed=not args.no_packing, deadline_s=args.deadline, noise=args.noise,
-                                          proven_votes=args.proven_votes, verifiable_noise=args.verifiable_noise))
-    agreement = plain_vote_agreement(topology, client_data, report["result"]["labels"])
+                                          proven_votes=args.proven_votes, verifiable_noise=args.verifiable_noise,
+                                          ensemble=args.ensemble))
+    agreement = plain_vote_agreement(topology, client_data, report["result"]["labels"], args.ensemble)
     if agreement is not None:
         report["evaluator_view"] = {"label_agreement_with_plain_vote": agreement,
                                     "note": "operator only: the teachers' models retrained from their data files"}
@@ -61,7 +68,7 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
 
 
 def _round_bits(topology, client_data: dict, args: argparse.Namespace, queries: int) -> tuple[int, float, None, int, int]:
-    """fill_noise_pools' arguments for one round: N_i·Q·C bits, the deadline, Q votes of C classes."""
+    """fill_noise_pools' arguments for one round: N_i·Q·C bits, the deadline, Q·T votes of C classes."""
     from mpdp.cryptocore import keyfiles
     from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 
@@ -69,16 +76,17 @@ def _round_bits(topology, client_data: dict, args: argparse.Namespace, queries: 
     parameters = DpppParameters.with_minimal_noise(args.epsilon, args.delta, queries, classes, len(topology.parties),
                                                    honest_fraction=DEFAULT_HONEST_FRACTION, packed=True,
                                                    key_id=keyfiles.load_public_key(topology.public_key).key_id,
-                                                   proven_votes=True, verifiable_noise=True)
-    return parameters.values * parameters.share_range, 5 * args.deadline, None, queries, classes
+                                                   proven_votes=True, verifiable_noise=True, ensemble=args.ensemble)
+    return (parameters.values * parameters.share_range, 5 * args.deadline, None, parameters.proven_rows, classes)
 
 
-def plain_vote_agreement(topology, client_data: dict, released: list[int]) -> float | None:
-    """How often the released labels equal the teachers' non-private plurality vote (ties to the lowest class,
-    as the released argmax); None when the party data files are not here."""
+def plain_vote_agreement(topology, client_data: dict, released: list[int], ensemble_size: int = 1) -> float | None:
+    """How often the released labels equal the teachers' non-private plurality vote (every model of every
+    teacher's ensemble; ties to the lowest class, as the released argmax); None when the party data files are
+    not here."""
     import numpy as np
 
-    from mpdp.learning import datasets, models
+    from mpdp.learning import datasets, ensemble, models
 
     entries = [entry for entry in topology.parties if entry.data is not None and Path(entry.data).is_file()]
     if len(entries) != len(topology.parties):
@@ -91,15 +99,18 @@ def plain_vote_agreement(topology, client_data: dict, released: list[int]) -> fl
     votes = np.zeros((len(released), classes), dtype=int)
     for entry in entries:
         features, labels, _ = datasets.load_part(entry.data)
-        model = models.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
-        votes[np.arange(len(released)), np.asarray(model.predict(queries), dtype=int)] += 1
+        for model in ensemble.train(entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes,
+                                    ensemble_size):
+            votes[np.arange(len(released)), np.asarray(model.predict(queries), dtype=int)] += 1
     return float(np.mean(np.argmax(votes, axis=1) == np.asarray(released)))
 
 
 def summary(report: Report) -> str:
     p, r, privacy, timing = report["parameters"], report["result"], report["privacy"], report["timing"]
     lines = [
-        f"DPPP on {p['dataset']}: {p['teachers']} teachers, {p['key_holders']} key holders (t = {p['threshold']}), "
+        f"DPPP on {p['dataset']}: {p['teachers']} teachers"
+        + (f" of {p['ensemble']} models each" if p.get("ensemble", 1) > 1 else "")
+        + f", {p['key_holders']} key holders (t = {p['threshold']}), "
         f"{p['key_bits']}-bit threshold Paillier, {'packed' if p['packed'] else 'unpacked'} votes",
         f"  privacy: (ε = {privacy['epsilon']}, δ = {privacy['delta']}) over {privacy['queries']} queries; "
         f"ε per query {privacy['epsilon_per_query']:.3f}; unit: {privacy['unit']}",
@@ -199,6 +210,9 @@ def bench_options() -> list[Option]:
         Option("verifiable-rounds", {"type": int, "default": None,
                                      "help": "measured rounds of each at --verifiable-queries (default: --rounds; 0 "
                                              "skips them)"}),
+        Option("ensemble", {"type": int, "default": 1,
+                            "help": "T models per teacher in every round (default 1, the one-model protocol; `run "
+                                    f"dppp` takes {ENSEMBLE_DEFAULT}): a proven ballot carries Q·T proofs"}),
         Option("json", {"type": Path, "help": "also write the figures to this JSON file"}),
     ]
 
@@ -209,7 +223,8 @@ def run_bench(args: argparse.Namespace) -> int:
     warn_small_key(args.bits)
     report = bench_dppp.run(args.teachers, args.classes, args.queries, args.bits, args.rounds, args.warmup,
                             args.paper_queries, args.paper_rounds, proven_rounds=args.proven_rounds,
-                            verifiable_queries=args.verifiable_queries, verifiable_rounds=args.verifiable_rounds)
+                            verifiable_queries=args.verifiable_queries, verifiable_rounds=args.verifiable_rounds,
+                            ensemble=args.ensemble)
     print(bench_dppp.summary(report))
     write_json(args.json, report)
     return 0
@@ -230,11 +245,4 @@ PROTOCOL = LauncherProtocol(
                         "party": ["Step/dppp/votes", "Step/dppp/partial_decryptions"]},
                   session=fault_session),
     audit_noise="binomial",
-    # A unanimous vote's margin is K while the count noise at ε = 10 over 20 queries has std ≈ 4 whatever K:
-    # with 5 teachers about one label in five flips, and the student fell below the majority class on some splits.
-    # Simulated on breast cancer (8 splits, the reference round): 10 teachers gave +13 to +41 points over it.
-    demo_deployment=DemoDeployment(
-        parties=20, parties_per_process=4, model="logistic-balanced",
-        why="DPPP's vote margin grows with the number of teachers and its noise does not: 5 data owners, each "
-            "with 4 teachers on disjoint parts of its rows (`mpdp up --teachers-per-party 4`)"),
 )

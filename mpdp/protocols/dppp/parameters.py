@@ -34,6 +34,7 @@ MAX_VERIFIABLE_NOISE_BITS = 16_000  # N_i·Q·C committed bits, about 3.7 kB eac
 MIN_DELTA = 1e-15
 DEFAULT_HONEST_FRACTION = 2 / 3
 MAX_TEACHERS = 100_000
+MAX_ENSEMBLE = 64  # T: models per teacher; a proven ballot carries T·Q one-hot proofs
 NOISES = ("binomial", "skellam")
 
 
@@ -58,6 +59,7 @@ class DpppParameters:
     proven_votes: bool = False  # one-hot proofs on votes sent apart from the noise (malicious-party.md)
     verifiable_noise: bool = False  # shares are committed bits flipped by a joint coin (malicious-party.md)
     colluding: int = COLLUDING_CONTRIBUTORS  # c: the most teachers one principal hosts (every party checks its own)
+    ensemble: int = 1  # T: models per teacher, each on one of T disjoint parts of its rows; its ballot sums their votes
 
     def __post_init__(self):
         if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON):
@@ -74,6 +76,11 @@ class DpppParameters:
             raise invalid(f"Q·C = {self.queries * self.classes} values exceed what one message carries ({MAX_VALUES})")
         if not (math.isfinite(self.honest_fraction) and 1 / self.teachers <= self.honest_fraction <= 1):
             raise invalid("τ must be in [1/K, 1]: at least one contributor must be counted on")
+        if not 1 <= self.ensemble <= MAX_ENSEMBLE:
+            raise invalid(f"the ensemble T must be in [1, {MAX_ENSEMBLE}] models per teacher")
+        if self.proven_votes and self.queries * self.ensemble * self.classes > MAX_VALUES:
+            raise invalid(f"Q·T·C = {self.queries * self.ensemble * self.classes} proven vote branches exceed what one "
+                          f"message carries ({MAX_VALUES})")
         if len(self.key_id) != 32:
             raise invalid("key id must be 32 bytes")
         try:
@@ -107,25 +114,29 @@ class DpppParameters:
                            honest_fraction: float, packed: bool, key_id: bytes,
                            noise: str = "binomial", proven_votes: bool = False,
                            verifiable_noise: bool = False,
-                           colluding: int = COLLUDING_CONTRIBUTORS) -> "DpppParameters":
+                           colluding: int = COLLUDING_CONTRIBUTORS, ensemble: int = 1) -> "DpppParameters":
         """The client's side of the calibration: search the smallest N or μ (seconds, once per parameter set)."""
         if noise == "skellam":
             grid = minimal_grid(epsilon, delta, 2 * queries)  # a query moves two counts by 1
             return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, 0, noise, grid,
-                       proven_votes, verifiable_noise, colluding)
+                       proven_votes, verifiable_noise, colluding, ensemble)
         total = minimal_tosses(epsilon, delta, queries)
         return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, total,
-                   noise, 0, proven_votes, verifiable_noise, colluding)
+                   noise, 0, proven_votes, verifiable_noise, colluding, ensemble)
 
     @classmethod
     def from_proto(cls, message: dppp_pb2.DpppParameters) -> "DpppParameters":
-        """Field by field: the message and this class share their field names (an unset c is one, proto3's 0)."""
+        """Field by field: the message and this class share their field names (an unset c or T is one, proto3's 0)."""
         values = {f.name: getattr(message, f.name) for f in fields(cls)}
         values["colluding"] = values["colluding"] or COLLUDING_CONTRIBUTORS
+        values["ensemble"] = values["ensemble"] or 1
         return cls(**values)
 
     def to_proto(self) -> dppp_pb2.DpppParameters:
-        return dppp_pb2.DpppParameters(**{f.name: getattr(self, f.name) for f in fields(self)})
+        """T = 1 stays proto3's unset 0: a one-model session's messages are byte for byte those without the field."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values["ensemble"] = 0 if self.ensemble == 1 else self.ensemble
+        return dppp_pb2.DpppParameters(**values)
 
     @cached_property
     def calibration(self) -> BinomialCalibration | SkellamCalibration:
@@ -177,9 +188,14 @@ class DpppParameters:
         """Slots in one teacher's message: one per (query, class)."""
         return self.queries * self.classes
 
+    @property
+    def proven_rows(self) -> int:
+        """Proven one-hot votes in one teacher's ballot: T per query."""
+        return self.queries * self.ensemble
+
     def layout(self, n: int) -> SlotLayout:
-        """Slots wide enough for K summands of votes + shifted noise in [0, range + 1]."""
-        value_bits = (self.share_range + 1).bit_length() + 1
+        """Slots wide enough for K summands of a count in [0, T] + a shifted share in [0, range]."""
+        value_bits = (self.share_range + self.ensemble).bit_length() + 1
         if self.proven_votes:  # a query's C slots in one plaintext: its vote folds into one ciphertext
             return aligned(SlotLayout.for_modulus(n, value_bits, self.teachers), self.classes)
         if self.packed:

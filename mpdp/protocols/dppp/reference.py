@@ -1,6 +1,7 @@
 """In-process reference computation of a DPPP round: the histogram the network must produce.
 
-Σ_{i∈S} (one-hot votes_i + noise_i) − Σ_{i∈S} N_i/2, then argmax. Encryption
+Σ_{i∈S} (votes_i + noise_i) − Σ_{i∈S} N_i/2, then argmax; votes_i is teacher i's ballot, the sum of its T
+models' one-hot votes (one-hot when T = 1). Encryption
 and threshold decryption do not change this value, so the networked result
 must equal it exactly for the same votes and noise.
 """
@@ -8,6 +9,8 @@ must equal it exactly for the same votes and noise.
 from __future__ import annotations
 
 import numpy as np
+
+from mpdp.learning import ensemble
 
 
 def one_hot(predictions: np.ndarray, classes: int) -> np.ndarray:
@@ -31,9 +34,16 @@ def labels(histograms: np.ndarray) -> np.ndarray:
     return np.argmax(histograms, axis=1)
 
 
+def ballot(predictions: np.ndarray, classes: int) -> np.ndarray:
+    """A teacher's ballot from its model's predictions (Q) or its ensemble's (T × Q)."""
+    predictions = np.asarray(predictions, dtype=int)
+    return one_hot(predictions, classes) if predictions.ndim == 1 else ensemble.ballot(list(predictions), classes)
+
+
 def simulate_round(predictions: list[np.ndarray], classes: int, tosses_per_teacher: int, rng: np.random.Generator) -> np.ndarray:
-    """Reference round without cryptography (experiment runner's simulation mode)."""
-    votes = [one_hot(p, classes) for p in predictions]
+    """Reference round without cryptography (experiment runner's simulation mode); each teacher's predictions are
+    its model's (Q) or its ensemble's (T × Q)."""
+    votes = [ballot(p, classes) for p in predictions]
     noise = [rng.binomial(tosses_per_teacher, 0.5, size=v.shape) for v in votes]
     return noisy_histograms(votes, noise, tosses_per_teacher)
 
@@ -42,5 +52,5 @@ def simulate_skellam_round(predictions: list[np.ndarray], classes: int, share_mu
                            rng: np.random.Generator) -> np.ndarray:
     """The same with Sk(μ/K′) shares, untruncated (simulation mode: truncation at B changes a draw with
     probability below δ/1000)."""
-    votes = [one_hot(p, classes) for p in predictions]
+    votes = [ballot(p, classes) for p in predictions]
     return np.sum([v + rng.poisson(share_mu / 2, v.shape) - rng.poisson(share_mu / 2, v.shape) for v in votes], axis=0)
