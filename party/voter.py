@@ -262,6 +262,8 @@ class VoterSide(RoleSide):
         p, public_key = self.parameters, self.own.public_key
         rows, width = self.ballot_shape
         coins = noise_bits.coin_bits(seed, self.own.id, mine.bits.size)
+        if self.own.fault == "sign-unflipped":  # test mode only: its bits as committed, for a colluding aggregator
+            coins = np.zeros_like(coins)
         folded = noise_bits.fold(public_key, p.layout(public_key.n), rows, width, p.share_range, mine.vote_values,
                                  mine.bit_values, coins)
         signature = signed(self.own, self.slot, public_key.key_id, list(folded.values))
