@@ -19,6 +19,7 @@ from mpdp.proto.v1 import dppp_pb2
 from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from mpdp.sessions.identity import AGGREGATOR, CLIENT
 from mpdp.sessions.matrices import matrix_to_proto
+from mpdp.vote_proofs import influence
 from mpdp.wire.channels import PeerChannels
 from mpdp.wire.traffic import TrafficLog
 
@@ -83,6 +84,9 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
         "privacy": {"unit": "one training record of one teacher (replacement)",
                     "sensitivity": "L1 2, L2 √2 per query (two histogram coordinates move by 1)",
                     **parameters.calibration.report(len(result.contributors))},
+        "malicious_party": influence.one_voter("teacher", proven_votes or verifiable_noise, verifiable_noise,
+                                               parameters.share_range,
+                                               len(result.contributors), classes),
         "traffic": traffic["summary"],
         "traffic_detail": traffic["detail"],
         "traffic_client_observed": traffic["client_observed"],
