@@ -293,6 +293,9 @@ def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: lis
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()
         parameters.check_verifiable_size()
+        if parameters.proven_votes:  # before any work: the holders' request must fit one message
+            well_formed.check_size(public_key, parameters.parties, parameters.aux_points, parameters.vote_width,
+                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0)
         return HammAggregatorSide(session_id, parameters, body, public_key, voters, key_holders, keys)
 
     return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"queries"}), open_side, (HammAggregatorSide,),

@@ -199,3 +199,12 @@ def test_a_coin_share_replaced_after_the_reveals_is_refused(threshold_key, issue
         with pytest.raises(ProtocolError) as raised:
             round_.decrypt(holder)
         assert raised.value.kind is Kind.ABORTED and "party 3's coin share does not open" in str(raised.value)
+
+
+def test_a_session_whose_holder_request_would_not_fit_one_message_is_refused_at_the_start(threshold_key):
+    """At 1024 bits a committed bit with its proof is about 1 kB: 10 voters of 1 600 bits fit, of 16 000 do not."""
+    public, _ = threshold_key
+    well_formed.check_size(public, 10, 20, 10, 1_600)
+    with pytest.raises(ProtocolError) as raised:
+        well_formed.check_size(public, 10, 200, 10, 16_000)
+    assert raised.value.kind is Kind.INVALID_ARGUMENT and "label fewer queries" in str(raised.value)

@@ -201,7 +201,10 @@ def verify_all(key: ProofKey, groups: Sequence[Claims]) -> None:
         raise MembershipProofInvalid("a ciphertext or commitment is not a unit of Z*_(n²)")
     # Σ ρ·z against Π a^ρ · Π V^(Σ_c ρ·e) · (1+n)^(−Σ ρ·e·m_c)
     exponent, plaintext_part = 0, 0
-    commitment_bases, commitment_weights, cipher_bases, cipher_weights = [], [], [], []
+    commitment_bases: list[int] = []
+    commitment_weights: list[int] = []
+    cipher_bases: list[int] = []
+    cipher_weights: list[int] = []
     for group in groups:
         for values, proof in zip(group.choices, group.proofs):
             weight = 0

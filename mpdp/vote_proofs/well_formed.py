@@ -33,6 +33,24 @@ from mpdp.threshold_sum.codec import ciphertexts_from_proto, ciphertexts_to_prot
 from mpdp.vote_proofs import joint_coin, noise_bits, noise_pool
 from mpdp.vote_proofs import votes as vote_proofs
 
+REQUEST_BUDGET_BYTES = 60 * 2**20  # one decryption request, below the transport's 64 MiB message limit (wire/channels.py)
+
+
+def check_size(public_key: ThresholdPublicKey, voters: int, votes_per_voter: int, width: int, bits_per_voter: int
+               ) -> None:
+    """At session start (invalid): every voter's proven votes and committed bits, with their proofs, reach each key
+    holder in one request, which must fit one message. A bit costs a ciphertext, two commitments, two challenges
+    and two responses (about 1.9 kB at 2048 bits, 3.7 kB at 4096); a vote of `width` branches likewise."""
+    key = vote_proofs.proof_key(public_key)
+    ciphertext = 2 * ((public_key.n.bit_length() + 7) // 8)
+    branch = ciphertext + mp.CHALLENGE_BITS // 8 + (key.response_bits + 7) // 8 + 6  # field tags and lengths
+    per_bit, per_vote = ciphertext + 2 * branch, ciphertext + (width + 1 if width == 1 else width) * branch
+    needed = voters * (votes_per_voter * per_vote + bits_per_voter * per_bit)
+    if needed > REQUEST_BUDGET_BYTES:
+        raise invalid(f"the key holders' request would carry {needed / 2**20:.0f} MiB of proven votes and committed "
+                      f"bits ({voters} voters, {bits_per_voter} bits each), over {REQUEST_BUDGET_BYTES // 2**20} MiB: "
+                      "label fewer queries (points) per round")
+
 
 class NotWellFormed(Exception):
     """A contribution is not what its proofs and commitments make it: the holder decrypts nothing."""
