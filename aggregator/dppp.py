@@ -181,10 +181,12 @@ class DpppAggregatorSide(RoleSide):
             except ProtocolError as error:
                 return self._reject(teacher, f"noise pool: {error}")
             bit_values = spent.values
-            evidence = well_formed.of_pooled(self.public_key, body.proven, spent, body.signature)
+            evidence = well_formed.of_pooled(self.public_key, body.proven, spent, body.signature,
+                                             p.holders_check_bits)
         else:
             bit_values = ciphertexts_from_proto(self.public_key, body.noise_bits.ciphertexts, count)
-            evidence = well_formed.of_commitments(body.proven, body.noise_bits, body.signature)
+            evidence = well_formed.of_commitments(body.proven, body.noise_bits, body.signature,
+                                                 p.holders_check_bits)
         digest = noise_bits.commitment_digest(self.public_key, vote_values, bit_values)
         try:
             authenticate_commitment(self.collector.keys, self.collector.slot, teacher, self.public_key.key_id, digest,
@@ -415,7 +417,8 @@ def protocol(public_key: ThresholdPublicKey, teachers: list[int], key_holders: l
         parameters.calibrate()
         if parameters.proven_votes:  # before any work: the holders' request must fit one message
             well_formed.check_size(public_key, parameters.teachers, parameters.queries, parameters.classes,
-                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0)
+                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0,
+                                   parameters.holders_check_bits)
         return DpppAggregatorSide(session_id, parameters, body.features, deadline, public_key, teachers, key_holders,
                                   time.perf_counter() - started, keys, pools)
 

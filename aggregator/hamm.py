@@ -142,7 +142,8 @@ class HammAggregatorSide(RoleSide):
         except MembershipProofInvalid as error:
             return self._reject(voter, f"noise bit proof failed: {error}")
         self.committed[voter] = (vote_values, bit_values, joint_coin.Entry(voter, digest, bytes(body.coin_commitment)))
-        self.evidence[voter] = well_formed.of_commitments(body.proven, body.noise_bits, body.signature)
+        self.evidence[voter] = well_formed.of_commitments(body.proven, body.noise_bits, body.signature,
+                                                 p.holders_check_bits)
         return self.poll()
 
     def _reject(self, voter: int, reason: str) -> list[Outbound]:
@@ -295,7 +296,8 @@ def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: lis
         parameters.check_verifiable_size()
         if parameters.proven_votes:  # before any work: the holders' request must fit one message
             well_formed.check_size(public_key, parameters.parties, parameters.aux_points, parameters.vote_width,
-                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0)
+                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0,
+                                   parameters.holders_check_bits)
         return HammAggregatorSide(session_id, parameters, body, public_key, voters, key_holders, keys)
 
     return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"queries"}), open_side, (HammAggregatorSide,),

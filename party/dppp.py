@@ -161,7 +161,8 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         parameters.calibrate()  # each party derives N_i itself (cached per parameter set, bounded)
         if parameters.proven_votes:  # before any work: the holders' request must fit one message
             well_formed.check_size(own.public_key, parameters.teachers, parameters.queries, parameters.classes,
-                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0)
+                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0,
+                                   parameters.holders_check_bits)
         own.admit(session_id, "dppp", parameters.guarantee())  # its own policy, before any work on its data
         side = DpppTeacherSide(session_id, own, parameters, features, body.deadline_seconds)
         if parameters.verifiable_noise:

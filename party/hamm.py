@@ -120,7 +120,8 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         parameters.check_verifiable_size()
         if parameters.proven_votes:  # before any work: the holders' request must fit one message
             well_formed.check_size(own.public_key, parameters.parties, parameters.aux_points, parameters.vote_width,
-                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0)
+                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0,
+                                   parameters.holders_check_bits)
         own.admit(session_id, "hamm", parameters.guarantee())  # its own policy, before any work on its data
         parameters.layout(own.public_key.n)  # the slot widths must fit
         side = HammPartySide(session_id, own, parameters, features, body.deadline_seconds)

@@ -190,7 +190,7 @@ class VoterSide(RoleSide):
         p, public_key = self.parameters, self.own.public_key
         rows, width = self.ballot_shape
         ballots = well_formed.Ballots(self.protocol, self.session_id, p.layout(public_key.n), rows, width,
-                                      p.share_range, p.verifiable_noise, self.votes_per_row)
+                                      p.share_range, p.verifiable_noise, p.holders_check_bits, self.votes_per_row)
         well_formed.check(public_key, ballots, self.slot, self.own.contribution_keys, request, self.voters)
 
     # ------------------------------------------------------------------ verifiable noise (docs/malicious-party.md)

@@ -119,7 +119,7 @@ def test_an_unflipped_contribution_the_aggregator_accepted_is_decrypted_nowhere(
             body = votes[teacher]
             request.contributions.add(sender=teacher, ciphertexts=fold, signature=flipped[teacher].signature,
                                       well_formed=well_formed.of_commitments(body.proven, body.noise_bits,
-                                                                             body.signature))
+                                                                             body.signature, False))
         _refused_everywhere(hostile, session, request)
     report = four.run_dppp(queries=QUERIES)
     assert report["result"]["contributors"] == TEACHERS

@@ -25,12 +25,19 @@ def test_proven_votes_with_unverified_noise_leave_the_noise_free():
 
 
 def test_proven_votes_and_verifiable_noise_leave_one_vote_and_a_fair_share_even_with_the_aggregator():
-    stated = one_voter("teacher", True, True, TOSSES, K, CLASSES)
+    stated = one_voter("teacher", True, True, TOSSES, K, CLASSES, holders_check_bits=True)
     assert stated["mode"] == "proven votes, verifiable noise"
     assert stated["steer_per_count"] == 0 and stated["steer_per_row_total"] == 0
     assert f"Bin({TOSSES}, ½)" in stated["noise"]
     assert stated["with_a_colluding_aggregator"].startswith("none beyond the above")
     assert "flips" in stated["with_a_colluding_aggregator"]
+
+
+def test_without_the_holders_checking_bits_the_aggregator_could_pass_an_accomplices_non_bits():
+    stated = one_voter("teacher", True, True, TOSSES, K, CLASSES)
+    assert stated["steer_per_count"] == 0  # alone, its share is fair
+    assert stated["with_a_colluding_aggregator"].startswith("unbounded in the noise")
+    assert "--holders-check-bits" in stated["with_a_colluding_aggregator"]
 
 
 def test_hamm_proven_votes_without_noisy_counts_are_one_proven_vote_per_point():

@@ -49,11 +49,12 @@ class Round:
     """One in-process DPPP round: every message between the aggregator side and the teacher sides is delivered,
     except the decryption request, which the test holds."""
 
-    def __init__(self, threshold_key, issued, verifiable: bool, faults: dict[int, str] | None = None):
+    def __init__(self, threshold_key, issued, verifiable: bool, faults: dict[int, str] | None = None,
+                 check_bits: bool = False):
         public, shares = threshold_key
         self.parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, QUERIES, CLASSES, len(TEACHERS), 2 / 3, True,
                                                             public.key_id, proven_votes=True,
-                                                            verifiable_noise=verifiable)
+                                                            verifiable_noise=verifiable, holders_check_bits=check_bits)
         self.parameters.calibrate()
         model = LogisticRegression().fit(FEATURES, [0, 1, 1, 0])
         faults = faults or {}
@@ -152,17 +153,34 @@ def _commit_all(round_: Round, skip_checks_of: int | None = None) -> None:
             bits = [int.from_bytes(v, "big") for v in body.noise_bits.ciphertexts.values]
             digest = noise_bits.commitment_digest(round_.public, votes, bits)
             agg.committed[teacher] = (votes, bits, joint_coin.Entry(teacher, digest, bytes(body.coin_commitment)))
-            agg.evidence[teacher] = well_formed.of_commitments(body.proven, body.noise_bits, body.signature)
+            agg.evidence[teacher] = well_formed.of_commitments(body.proven, body.noise_bits, body.signature,
+                                                                  round_.parameters.holders_check_bits)
             continue
         outbound = round_.aggregator.receive(party(teacher), "votes", body)
     round_.deliver(outbound)
 
 
-def test_commitments_whose_bit_proofs_the_aggregator_skipped_are_refused(threshold_key, issued):
-    round_ = Round(threshold_key, issued, True, {ACCOMPLICE: "noise-bit-bad"})
+def test_commitments_whose_bit_proofs_the_aggregator_skipped_are_refused_where_the_holders_check_bits(threshold_key,
+                                                                                                         issued):
+    round_ = Round(threshold_key, issued, True, {ACCOMPLICE: "noise-bit-bad"}, check_bits=True)
     _commit_all(round_, skip_checks_of=ACCOMPLICE)
     assert [c.sender for c in round_.request.contributions] == list(TEACHERS)
+    assert all(len(c.well_formed.noise_bits.proofs) == len(c.well_formed.noise_bits.ciphertexts.values)
+               for c in round_.request.contributions)
     _refused_by_every_holder(round_, "proofs fail")
+
+
+def test_without_holders_check_bits_the_bits_proofs_stay_with_the_aggregator(threshold_key, issued):
+    """What the report states for that mode: the request carries the bits without their proofs, and a non-bit the
+    aggregator let through is decrypted; an honest aggregator still excludes the teacher by name."""
+    round_ = Round(threshold_key, issued, True, {ACCOMPLICE: "noise-bit-bad"})
+    _commit_all(round_, skip_checks_of=ACCOMPLICE)
+    assert not any(c.well_formed.noise_bits.proofs for c in round_.request.contributions)
+    (answer,) = round_.decrypt(1)
+    assert answer.kind == "partial_decryptions"
+    honest = Round(threshold_key, issued, True, {ACCOMPLICE: "noise-bit-bad"})
+    _commit_all(honest)
+    assert "noise bit proof failed" in honest.aggregator.rejected_votes[ACCOMPLICE]
 
 
 def test_an_unflipped_contribution_the_aggregator_accepted_is_refused(threshold_key, issued):
@@ -204,7 +222,8 @@ def test_a_coin_share_replaced_after_the_reveals_is_refused(threshold_key, issue
 def test_a_session_whose_holder_request_would_not_fit_one_message_is_refused_at_the_start(threshold_key):
     """At 1024 bits a committed bit with its proof is about 1 kB: 10 voters of 1 600 bits fit, of 16 000 do not."""
     public, _ = threshold_key
-    well_formed.check_size(public, 10, 20, 10, 1_600)
+    well_formed.check_size(public, 10, 20, 10, 1_600, True)
+    well_formed.check_size(public, 10, 200, 10, 16_000, False)  # ciphertexts alone: about 256 bytes each
     with pytest.raises(ProtocolError) as raised:
-        well_formed.check_size(public, 10, 200, 10, 16_000)
+        well_formed.check_size(public, 10, 200, 10, 16_000, True)
     assert raised.value.kind is Kind.INVALID_ARGUMENT and "label fewer queries" in str(raised.value)

@@ -7,7 +7,8 @@ teachers vote, the aggregator checks and folds (CPU seconds of its `votes`, `rev
 key holder checks the decryption request (`vote_proofs/well_formed.check`: CPU seconds, and the request's bytes
 beside those of the same request without the holders' evidence). Contributions are unsigned here (no certificates
 in process): the K ECDSA checks a holder adds with them cost well under a millisecond each. Both modes run: proven
-votes, and proven votes with verifiable noise (bits made in the round; pooled bits carry the same proofs)."""
+votes; proven votes with verifiable noise; and that with `holders_check_bits` (bits made in the round; pooled bits
+carry the same proofs)."""
 
 from __future__ import annotations
 
@@ -31,9 +32,10 @@ from party.resources import PartyResources
 EPSILON, DELTA = 10.0, 1e-5
 
 
-def _round(public, shares, teachers: int, classes: int, queries: int, verifiable: bool) -> dict:
+def _round(public, shares, teachers: int, classes: int, queries: int, verifiable: bool, check_bits: bool) -> dict:
     parameters = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, DEFAULT_HONEST_FRACTION,
-                                                   True, public.key_id, proven_votes=True, verifiable_noise=verifiable)
+                                                   True, public.key_id, proven_votes=True, verifiable_noise=verifiable,
+                                                   holders_check_bits=check_bits)
     parameters.calibrate()
     rng = np.random.default_rng(1)
     features = rng.normal(size=(max(4 * classes, queries), 4))
@@ -67,13 +69,14 @@ def _round(public, shares, teachers: int, classes: int, queries: int, verifiable
     holder = sides[1]
     rows, width = holder.ballot_shape
     ballots = well_formed.Ballots("dppp", "bench", parameters.layout(public.n), rows, width, parameters.share_range,
-                                  verifiable)
+                                  verifiable, check_bits)
     started = time.process_time()
     well_formed.check(public, ballots, holder.slot, None, request, teachers)
     holder_cpu = time.process_time() - started
     bare = threshold_sum_pb2.DecryptionRequest(contributions=[threshold_sum_pb2.Contribution(
         sender=c.sender, ciphertexts=c.ciphertexts, signature=c.signature) for c in request.contributions])
-    return {"mode": "proven votes, verifiable noise" if verifiable else "proven votes",
+    mode = "proven votes" + (", verifiable noise" if verifiable else "") + (", holders check bits" if check_bits else "")
+    return {"mode": mode,
             "tosses_per_teacher": parameters.share_range,
             "bits_per_teacher": parameters.values * parameters.share_range if verifiable else 0,
             "aggregator_check_cpu_s": aggregator_cpu, "holder_check_cpu_s": holder_cpu,
@@ -87,7 +90,8 @@ def run(bits: int, teachers: int, classes: int, queries: int) -> dict:
     keygen_s = time.perf_counter() - started
     return {"bits": bits, "teachers": teachers, "classes": classes, "queries": queries, "epsilon": EPSILON,
             "keygen_s": keygen_s,
-            "modes": [_round(public, shares, teachers, classes, queries, verifiable) for verifiable in (False, True)]}
+            "modes": [_round(public, shares, teachers, classes, queries, verifiable, check_bits)
+                      for verifiable, check_bits in ((False, False), (True, False), (True, True))]}
 
 
 def summary(report: dict) -> str:

@@ -6,14 +6,15 @@ contributors, N_i tosses each and C slots per row. Without proofs anything that 
 aggregator's check (each count in [0, K′ + Σ N_i], each row's total in [K′, K′ + C·Σ N_i]); an unproven noise
 ciphertext is as free as an unproven vote. With proven votes and verifiable noise a voter adds one one-hot vote per
 row and a fair Bin(N_i, ½) share per slot, like an honest one; the key holders check that before they decrypt, so
-an aggregator colluding with it changes nothing.
+an aggregator colluding with it changes nothing, provided the holders also check the committed bits' proofs
+(`holders_check_bits`).
 """
 
 from __future__ import annotations
 
 
-def one_voter(role: str, proven_votes: bool, verifiable_noise: bool, tosses: int, contributors: int, width: int
-              ) -> dict:
+def one_voter(role: str, proven_votes: bool, verifiable_noise: bool, tosses: int, contributors: int, width: int,
+              holders_check_bits: bool = False) -> dict:
     """`role` names the voter ("teacher", "voter"); `tosses` is N_i (0: no noise shares); `width` the slots per row
     (C, or 1 for a binary vote). `steer_per_count`: how far it can move one decrypted count from where an honest
     voter's vote and fair share would put it, in the worst case; `steer_per_row_total`: likewise a row's total."""
@@ -48,6 +49,10 @@ def one_voter(role: str, proven_votes: bool, verifiable_noise: bool, tosses: int
     elif tosses and not verifiable_noise:
         collusion = ("unbounded in the noise: every key holder checks the vote proofs before it decrypts, but the noise "
                      "ciphertexts are unproven and the feasibility check is the aggregator's own")
+    elif verifiable_noise and not holders_check_bits:
+        collusion = ("unbounded in the noise: every key holder checks the vote proofs, the signed commitments, the "
+                     "joint coin and every flip before it decrypts, but the committed bits' proofs only the "
+                     "aggregator checks (no --holders-check-bits), and a non-bit v flips to 1 − v")
     else:
         collusion = ("none beyond the above: every key holder checks each contribution's vote proofs"
                      + (", signed commitments, bit proofs, joint coin and flips" if verifiable_noise else "")

@@ -5,10 +5,11 @@ The aggregator checks the proofs when the votes come in, but an aggregator collu
 voter's proofs, or take a flipped contribution the voter folded without the coin. So each contribution reaches the
 key holders with what makes it well formed (`WellFormed`), and a holder recomputes the contribution from it:
 - proven votes: every vote ciphertext's one-hot proof, folded into the voter's noise ciphertexts;
-- verifiable noise: the voter's signature on its commitment digest (made before the coin existed), the vote and bit
-  proofs (pooled bits carry the proofs of their upload), the entries of the joint coin and every revealed share
-  opening its entry, and the fold of the bits as the coin flips them (a flip is Enc(1)·c^(−1): public and
-  deterministic) with the votes.
+- verifiable noise: the voter's signature on its commitment digest (made before the coin existed), the vote proofs,
+  the entries of the joint coin and every revealed share opening its entry, and the fold of the bits as the coin
+  flips them (a flip is Enc(1)·c^(−1): public and deterministic) with the votes; with `holders_check_bits` also
+  every bit's proof (pooled bits carry the proofs of their upload), which otherwise the aggregator alone checks:
+  each holder would repeat the aggregator's whole check (docs/malicious-party.md gives the figures).
 Cheap checks first (counts, signatures, digests, the coin's hashes), then every proof of every contributor in one
 random linear combination, then the folds. The result must equal the ciphertexts the voter signed, byte for byte;
 otherwise the sum is not what the voters sent, and the holder decrypts nothing.
@@ -36,15 +37,16 @@ from mpdp.vote_proofs import votes as vote_proofs
 REQUEST_BUDGET_BYTES = 60 * 2**20  # one decryption request, below the transport's 64 MiB message limit (wire/channels.py)
 
 
-def check_size(public_key: ThresholdPublicKey, voters: int, votes_per_voter: int, width: int, bits_per_voter: int
-               ) -> None:
+def check_size(public_key: ThresholdPublicKey, voters: int, votes_per_voter: int, width: int, bits_per_voter: int,
+               check_bits: bool) -> None:
     """At session start (invalid): every voter's proven votes and committed bits, with their proofs, reach each key
     holder in one request, which must fit one message. A bit costs a ciphertext, two commitments, two challenges
     and two responses (about 1.9 kB at 2048 bits, 3.7 kB at 4096); a vote of `width` branches likewise."""
     key = vote_proofs.proof_key(public_key)
     ciphertext = 2 * ((public_key.n.bit_length() + 7) // 8)
     branch = ciphertext + mp.CHALLENGE_BITS // 8 + (key.response_bits + 7) // 8 + 6  # field tags and lengths
-    per_bit, per_vote = ciphertext + 2 * branch, ciphertext + (width + 1 if width == 1 else width) * branch
+    per_bit = ciphertext + (2 * branch if check_bits else 0)
+    per_vote = ciphertext + (width + 1 if width == 1 else width) * branch
     needed = voters * (votes_per_voter * per_vote + bits_per_voter * per_bit)
     if needed > REQUEST_BUDGET_BYTES:
         raise invalid(f"the key holders' request would carry {needed / 2**20:.0f} MiB of proven votes and committed "
@@ -66,6 +68,7 @@ class Ballots:
     width: int
     share_range: int
     verifiable_noise: bool
+    check_bits: bool = False  # the committed bits' proofs too (`holders_check_bits`)
     votes_per_row: int = 1
 
     @property
@@ -81,16 +84,23 @@ def of_proven(noise: common_pb2.Ciphertexts, votes: common_pb2.ProvenVotes) -> t
 
 
 def of_commitments(votes: common_pb2.ProvenVotes, bits: common_pb2.ProvenVotes,
-                   signature: threshold_sum_pb2.ContributionSignature) -> threshold_sum_pb2.WellFormed:
-    """Verifiable noise: the votes, the bits with their proofs, and the voter's signature on its commitment."""
+                   signature: threshold_sum_pb2.ContributionSignature, check_bits: bool) -> threshold_sum_pb2.WellFormed:
+    """Verifiable noise: the votes, the bits (with their proofs if the holders check them), and the voter's
+    signature on its commitment."""
+    if not check_bits:
+        bits = common_pb2.ProvenVotes(ciphertexts=bits.ciphertexts)
     return threshold_sum_pb2.WellFormed(votes=votes, noise_bits=bits, commitment_signature=signature)
 
 
 def of_pooled(public_key: ThresholdPublicKey, votes: common_pb2.ProvenVotes, spent,
-              signature: threshold_sum_pb2.ContributionSignature) -> threshold_sum_pb2.WellFormed:
-    """Verifiable noise with pooled bits: as `of_commitments`, each bit with its proof as uploaded, and each bit's
-    upload's first position (its proof's context)."""
-    bits = common_pb2.ProvenVotes(ciphertexts=ciphertexts_to_proto(public_key, spent.values), proofs=spent.proofs)
+              signature: threshold_sum_pb2.ContributionSignature, check_bits: bool) -> threshold_sum_pb2.WellFormed:
+    """Verifiable noise with pooled bits: as `of_commitments`; if the holders check the bits, each with its proof as
+    uploaded and each one's upload's first position (its proof's context)."""
+    ciphertexts = ciphertexts_to_proto(public_key, spent.values)
+    if not check_bits:
+        return threshold_sum_pb2.WellFormed(votes=votes, noise_bits=common_pb2.ProvenVotes(ciphertexts=ciphertexts),
+                                            commitment_signature=signature)
+    bits = common_pb2.ProvenVotes(ciphertexts=ciphertexts, proofs=spent.proofs)
     return threshold_sum_pb2.WellFormed(votes=votes, noise_bits=bits, commitment_signature=signature,
                                         pool_first=spent.first, pool_uploads=spent.uploads)
 
@@ -146,10 +156,11 @@ def _parse(public_key: ThresholdPublicKey, ballots: Ballots, contribution: thres
     if ballots.verifiable_noise:
         if evidence.noise.values:
             raise invalid(f"party {sender}'s contribution carries noise ciphertexts beside its committed bits")
-        if len(evidence.noise_bits.proofs) != ballots.bits:
+        proofs_expected = ballots.bits if ballots.check_bits else 0
+        if len(evidence.noise_bits.proofs) != proofs_expected:
             raise invalid(f"party {sender}'s contribution has {len(evidence.noise_bits.proofs)} bit proofs for "
-                          f"{ballots.bits} bits")
-        if len(evidence.pool_uploads) not in (0, ballots.bits):
+                          f"{ballots.bits} bits; the session's holders check {proofs_expected}")
+        if len(evidence.pool_uploads) not in ((0, ballots.bits) if ballots.check_bits else (0,)):
             raise invalid(f"party {sender}'s pooled bits name {len(evidence.pool_uploads)} uploads for {ballots.bits}")
         bits = ciphertexts_from_proto(public_key, evidence.noise_bits.ciphertexts, ballots.bits)
         bit_proofs = vote_proofs.proofs_from_proto(public_key, evidence.noise_bits, 1)
@@ -186,7 +197,7 @@ def _claims(public_key: ThresholdPublicKey, ballots: Ballots, p: _Parsed) -> lis
     choices = [rows[index // ballots.votes_per_row] for index in range(len(p.votes))]
     groups = [mp.Claims(p.votes, choices, p.vote_proofs,
                         vote_proofs.context(ballots.protocol, ballots.session_id, p.sender))]
-    if not ballots.verifiable_noise:
+    if not ballots.check_bits:
         return groups
     if not p.uploads:  # made in the round
         return groups + [mp.Claims(p.bits, [noise_bits.BIT] * len(p.bits), p.bit_proofs,
