@@ -227,3 +227,45 @@ def test_a_session_whose_holder_request_would_not_fit_one_message_is_refused_at_
     with pytest.raises(ProtocolError) as raised:
         well_formed.check_size(public, 10, 200, 10, 16_000, True)
     assert raised.value.kind is Kind.INVALID_ARGUMENT and "label fewer queries" in str(raised.value)
+
+
+def _pooled_round(threshold_key, issued, tampered: int | None) -> Round:
+    """Every teacher's pool holds two uploads, the round's bits spanning both (the second from its middle on, its
+    proofs' indices offset); `tampered`'s first upload has a bit of 3, which the colluding aggregator let in."""
+    from mpdp.vote_proofs import noise_pool
+    from mpdp.vote_proofs.noise_pool import NoisePool, Pools
+
+    round_ = Round(threshold_key, issued, True, check_bits=True)
+    pools = Pools()
+    round_.aggregator.pools = pools
+    count = round_.parameters.values * round_.parameters.share_range
+    half, skipped = count // 2, 3
+    rng = np.random.default_rng(0)
+    for teacher, side in round_.teachers.items():
+        side.noise_pool = NoisePool()
+        for first, size in ((0, half), (half, count - half + skipped)):
+            bits = rng.integers(0, 2, size)
+            proven, values = noise_bits.commit(round_.public, bits, noise_pool.context(round_.public.key_id, teacher,
+                                                                                         first))
+            if teacher == tampered and first == 0:
+                proven = noise_bits.tampered_bit(round_.public, proven)
+                values = [int.from_bytes(v, "big") for v in proven.ciphertexts.values]
+            side.noise_pool.append(first, values, bits=[int(b) for b in bits])
+            pools.of(teacher).append(first, values, proofs=list(proven.proofs))
+    return round_
+
+
+def test_pooled_bits_carry_their_uploads_proofs_to_the_holders(threshold_key, issued):
+    round_ = _pooled_round(threshold_key, issued, None)
+    _commit_all(round_)
+    assert all(len(set(c.well_formed.pool_uploads)) == 2 for c in round_.request.contributions)
+    for holder in TEACHERS:
+        (answer,) = round_.decrypt(holder)
+        assert answer.kind == "partial_decryptions"
+
+
+def test_a_pooled_non_bit_the_aggregator_let_in_is_refused_where_the_holders_check_bits(threshold_key, issued):
+    round_ = _pooled_round(threshold_key, issued, ACCOMPLICE)
+    _commit_all(round_)
+    assert [c.sender for c in round_.request.contributions] == list(TEACHERS)
+    _refused_by_every_holder(round_, "proofs fail")
