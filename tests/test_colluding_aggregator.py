@@ -124,3 +124,35 @@ def test_an_unflipped_contribution_the_aggregator_accepted_is_decrypted_nowhere(
     report = four.run_dppp(queries=QUERIES)
     assert report["result"]["contributors"] == TEACHERS
     assert report["malicious_party"]["mode"] == "unproven votes"
+
+
+@pytest.mark.network
+def test_with_holders_check_bits_pooled_bits_are_checked_at_every_holder_and_the_round_equals_its_reference(pool):
+    """Over real processes: one round's bits filled offline (the skewer's all ones), then a round that spends them
+    with `--holders-check-bits`: every asked holder checks every pooled bit's upload proof before decrypting, the
+    histograms equal the teachers' recorded votes and flipped shares, and the report states no collusion gap."""
+    import asyncio
+
+    from launcher.protocols.dppp import client as dppp_client
+    from mpdp.protocols.dppp.reference import noisy_histograms
+
+    five = pool.get(5, {5: "noise-skew"})
+    public = keyfiles.load_public_key(five.topology.public_key)
+    parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, QUERIES, 2, 5, DEFAULT_HONEST_FRACTION, True,
+                                                   public.key_id, proven_votes=True, verifiable_noise=True)
+    count = parameters.values * parameters.share_range
+    filled = asyncio.run(dppp_client.fill_noise_pools(five.topology, count, votes=QUERIES, classes=2))
+    assert filled["rejected"] == {}
+    report = five.run_dppp(queries=QUERIES, verifiable_noise=True, holders_check_bits=True, deadline_s=120.0)
+    result = report["result"]
+    assert result["contributors"] == [1, 2, 3, 4, 5] and result["rejected_votes"] == {}
+    records = five.test_records(report["session_id"])
+    votes = [np.array(records[i].votes).reshape(QUERIES, 2) for i in range(1, 6)]
+    noise = [np.array(records[i].noise).reshape(QUERIES, 2) for i in range(1, 6)]
+    assert np.array_equal(np.array(result["histograms"]),
+                          noisy_histograms(votes, noise, report["privacy"]["tosses_per_teacher"]))
+    pooled = {row["rpc"]: row for row in report["traffic"]}
+    # the holders' requests carry every pooled bit with its upload's proof (a ciphertext and two commitments)
+    assert pooled["Step/dppp/decryption_request"]["request_bytes"] > 3 * 5 * count * 3 * 250
+    assert report["parameters"]["holders_check_bits"] is True
+    assert report["malicious_party"]["with_a_colluding_aggregator"].startswith("none beyond the above")
