@@ -1,5 +1,5 @@
 """What a key holder checks before it decrypts proven votes or verifiable noise (mpdp/vote_proofs/well_formed.py),
-in process: DPPP rounds between the real aggregator side and teacher sides with signed contributions, where the
+in process (DPPP, and Hamm's voters likewise): DPPP rounds between the real aggregator side and teacher sides with signed contributions, where the
 aggregator colludes with teacher 2 — it takes a ballot whose one-hot proof fails, commitments whose bit proofs
 fail, or a flipped contribution folded without the coin. Every holder refuses, naming teacher 2, and releases
 nothing; the honest rounds decrypt."""
@@ -269,3 +269,86 @@ def test_a_pooled_non_bit_the_aggregator_let_in_is_refused_where_the_holders_che
     _commit_all(round_)
     assert [c.sender for c in round_.request.contributions] == list(TEACHERS)
     _refused_by_every_holder(round_, "proofs fail")
+
+
+# ---------------------------------------------------------------------------------------------- Hamm
+
+def _hamm_round(threshold_key, issued, verifiable: bool, faults: dict[int, str]):
+    """Hamm's aggregator and voter sides (noisy counts, binary votes on 4 points, signed contributions)."""
+    from aggregator.hamm import HammAggregatorSide
+    from mpdp.proto.v1 import hamm_pb2
+    from mpdp.protocols.hamm.parameters import HammParameters
+    from party.hamm import HammPartySide
+
+    public, shares = threshold_key
+    parameters = HammParameters("vote", 10.0, 1e-5, 0.01, 2, len(TEACHERS), len(FEATURES), 2, True, False, 2 / 3,
+                                public.key_id, proven_votes=True, verifiable_noise=verifiable)
+    parameters.calibrate()
+    model = LogisticRegression().fit(FEATURES, [0, 1, 1, 0])
+    voters = {i: HammPartySide("h", PartyResources(i, public, shares[i - 1], model, FEATURES, np.array([0, 1, 1, 0]),
+                                                   test_mode=True, fault=faults.get(i),
+                                                   contribution_keys=_keys(issued, party(i))),
+                               parameters, FEATURES, 60.0) for i in TEACHERS}
+    queries = hamm_pb2.HammQueries(parameters=parameters.to_proto(), features=matrix_to_proto(FEATURES),
+                                   deadline_seconds=60)
+    aggregator = HammAggregatorSide("h", parameters, queries, public, list(TEACHERS), list(TEACHERS),
+                                    _keys(issued, AGGREGATOR))
+    return parameters, voters, aggregator
+
+
+def _hamm_deliver(voters, aggregator, outbound) -> threshold_sum_pb2.DecryptionRequest | None:
+    request = None
+    queue = list(outbound)
+    while queue:
+        message = queue.pop(0)
+        if message.kind == "decryption_request":
+            request = message.body
+        elif message.to.role == "party":
+            for answer in voters[message.to.id].receive(AGGREGATOR, message.kind, message.body):
+                queue.extend(aggregator.receive(message.to, answer.kind, answer.body))
+    return request
+
+
+def test_hamm_a_ballot_whose_proof_the_aggregator_skipped_is_refused(threshold_key, issued):
+    parameters, voters, aggregator = _hamm_round(threshold_key, issued, False, {ACCOMPLICE: "vote-two-ones"})
+    public = threshold_key[0]
+    outbound = []
+    for number, side in voters.items():
+        body = side.cast_votes()
+        if number == ACCOMPLICE:
+            folded = vote_proofs.folded(public, parameters.layout(public.n), parameters.aux_points,
+                                        parameters.vote_width, parameters.share_range, body.votes, body.proven)
+            aggregator.collector.accept(number, folded, body.signature, well_formed.of_proven(body.votes, body.proven))
+            continue
+        outbound += aggregator.receive(party(number), "votes", body)
+    request = _hamm_deliver(voters, aggregator, outbound)
+    assert request is not None and [c.sender for c in request.contributions] == list(TEACHERS)
+    for holder in TEACHERS:
+        with pytest.raises(ProtocolError) as raised:
+            voters[holder].receive(AGGREGATOR, "decryption_request", request)
+        assert raised.value.kind is Kind.ABORTED and f"party {ACCOMPLICE}" in str(raised.value)
+
+
+def test_hamm_an_unflipped_contribution_the_aggregator_accepted_is_refused(threshold_key, issued):
+    parameters, voters, aggregator = _hamm_round(threshold_key, issued, True, {ACCOMPLICE: "sign-unflipped"})
+    original_flip = aggregator._flip
+
+    def colluding_flip():  # the accomplice's fold as it signed it: its bits as committed
+        outbound = original_flip()
+        public = threshold_key[0]
+        votes, bits, _ = aggregator.committed[ACCOMPLICE]
+        aggregator.flipped[ACCOMPLICE] = noise_bits.fold(public, parameters.layout(public.n), parameters.aux_points,
+                                                         parameters.vote_width, parameters.share_range, votes, bits,
+                                                         np.zeros(len(bits), dtype=np.int64))
+        return outbound
+
+    aggregator._flip = colluding_flip
+    outbound = []
+    for number, side in voters.items():
+        outbound = aggregator.receive(party(number), "votes", side.cast_votes()) or outbound
+    request = _hamm_deliver(voters, aggregator, outbound)
+    assert request is not None and [c.sender for c in request.contributions] == list(TEACHERS)
+    for holder in TEACHERS:
+        with pytest.raises(ProtocolError) as raised:
+            voters[holder].receive(AGGREGATOR, "decryption_request", request)
+        assert raised.value.kind is Kind.ABORTED and "as the joint coin flips them" in str(raised.value)
