@@ -33,6 +33,7 @@ from mpdp.threshold_sum.binding import ContributionKeys, SumSlot, authenticate_c
 from mpdp.threshold_sum.codec import ciphertexts_from_proto, ciphertexts_to_proto
 from mpdp.vote_proofs import joint_coin, noise_bits, noise_pool
 from mpdp.vote_proofs import votes as vote_proofs
+from mpdp.vote_proofs.noise_pool import Spent
 
 REQUEST_BUDGET_BYTES = 60 * 2**20  # one decryption request, below the transport's 64 MiB message limit (wire/channels.py)
 
@@ -92,7 +93,7 @@ def of_commitments(votes: common_pb2.ProvenVotes, bits: common_pb2.ProvenVotes,
     return threshold_sum_pb2.WellFormed(votes=votes, noise_bits=bits, commitment_signature=signature)
 
 
-def of_pooled(public_key: ThresholdPublicKey, votes: common_pb2.ProvenVotes, spent,
+def of_pooled(public_key: ThresholdPublicKey, votes: common_pb2.ProvenVotes, spent: Spent,
               signature: threshold_sum_pb2.ContributionSignature, check_bits: bool) -> threshold_sum_pb2.WellFormed:
     """Verifiable noise with pooled bits: as `of_commitments`; if the holders check the bits, each with its proof as
     uploaded and each one's upload's first position (its proof's context)."""
@@ -140,7 +141,7 @@ def check(public_key: ThresholdPublicKey, ballots: Ballots, slot: SumSlot, keys:
 
 
 def _parse(public_key: ThresholdPublicKey, ballots: Ballots, contribution: threshold_sum_pb2.Contribution) -> _Parsed:
-    """Counts and lengths of one contribution's evidence, before any parsing into integers."""
+    """One contribution's evidence: its counts and lengths (invalid), then its numbers."""
     sender, evidence = contribution.sender, contribution.well_formed
     votes = ballots.rows * ballots.votes_per_row
     if not contribution.HasField("well_formed"):
