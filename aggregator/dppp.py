@@ -34,11 +34,12 @@ from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.protocol import RoleProtocol
 from mpdp.sessions.side import RoleSide, handles
 from mpdp.sessions.stages import StageTimer
-from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
+from mpdp.threshold_sum.binding import ContributionKeys, SumSlot, authenticate_commitment
+from mpdp.threshold_sum.codec import ciphertexts_from_proto
 from mpdp.threshold_sum.collector import SumCollector
 from mpdp.threshold_sum.combiner import SumCombiner
 from mpdp.threshold_sum.context import proof_context
-from mpdp.vote_proofs import joint_coin, noise_bits
+from mpdp.vote_proofs import joint_coin, noise_bits, well_formed
 from mpdp.vote_proofs import votes as vote_proofs
 from mpdp.vote_proofs.noise_pool import Pools
 
@@ -81,6 +82,7 @@ class DpppAggregatorSide(RoleSide):
         self.revealed: dict[int, bytes] = {}  # verifiable noise: coin shares, each opening its commitment
         self.reveal_started = 0.0
         self.flipped: dict[int, common_pb2.Ciphertexts] = {}  # verifiable noise: each teacher's folded contribution
+        self.evidence: dict[int, threshold_sum_pb2.WellFormed] = {}  # verifiable noise: what the holders check
         self.flip_started = 0.0
         self.widened = False  # the decryption deadline passed once and every holder left was asked
         self.released: dppp_pb2.DpppRoundResult | None = None
@@ -116,7 +118,7 @@ class DpppAggregatorSide(RoleSide):
         self._require(State.FLIPPING, "flipped contributions")
         if sender.id not in self.flipped:
             raise precondition(f"party {sender.id} was sent no coin")
-        self.collector.accept(sender.id, self.flipped[sender.id], body.signature)
+        self.collector.accept(sender.id, self.flipped[sender.id], body.signature, self.evidence[sender.id])
         return self.poll()
 
     @handles("partial_decryptions")
@@ -154,22 +156,17 @@ class DpppAggregatorSide(RoleSide):
             self.rejected_votes[teacher] = f"vote proof failed: {error}"
             self.collector.mark_absent(teacher, self.rejected_votes[teacher])
             return self.poll()
-        self.collector.accept(teacher, folded, body.signature)
+        self.collector.accept(teacher, folded, body.signature, well_formed.of_proven(body.votes, body.proven))
         return self.poll()
 
     def _accept_commitments(self, teacher: int, body: dppp_pb2.DpppVotes) -> list[Outbound]:
-        """Step 2 with verifiable noise: shapes, then the one-hot proofs, then the bits: the pool's next positions
-        (verified when uploaded) or bits made in the round, whose proofs are checked here. A teacher whose proofs
-        fail, or that names pool positions not in the pool, is excluded by name; the round goes on if enough
-        others contribute."""
-        if teacher not in self.teachers:
-            raise denied(f"party {teacher} does not contribute to this sum")
-        if teacher in self.rejected_votes:
-            raise precondition(f"party {teacher} was excluded: {self.rejected_votes[teacher]}")
-        if teacher in self.committed:
-            raise precondition(f"party {teacher} already committed (replay)")
-        if body.votes.values or body.signature.signature or len(body.coin_commitment) != 32:
-            raise invalid("verifiable noise takes committed bits and a 32-byte coin commitment, no noise ciphertexts")
+        """Step 2 with verifiable noise: the guards, the one-hot proofs, the bits (the pool's next positions,
+        verified when uploaded, or bits made in the round), the teacher's signature on its commitments, then the
+        round's bit proofs. A teacher whose signature or proofs fail, or that names pool positions not in the pool,
+        is excluded by name; the round goes on if enough others contribute. What the key holders check again
+        (vote_proofs/well_formed.py) is kept for the decryption request."""
+        joint_coin.admit_commitment(teacher, self.teachers, self.rejected_votes, self.committed,
+                                    len(body.votes.values), bytes(body.coin_commitment))
         if body.pooled == bool(body.noise_bits.proofs):
             raise invalid("verifiable noise takes either pooled bits or bits made in the round, one of the two")
         p = self.parameters
@@ -181,17 +178,30 @@ class DpppAggregatorSide(RoleSide):
             return self._reject(teacher, f"vote proof failed: {error}")
         if body.pooled:
             try:
-                bit_values = self.pools.of(teacher).take(body.pool_first, count).values
+                spent = self.pools.of(teacher).take(body.pool_first, count)
             except ProtocolError as error:
                 return self._reject(teacher, f"noise pool: {error}")
+            bit_values = spent.values
+            evidence = well_formed.of_pooled(self.public_key, body.proven, spent, body.signature,
+                                             p.holders_check_bits)
         else:
+            bit_values = ciphertexts_from_proto(self.public_key, body.noise_bits.ciphertexts, count)
+            evidence = well_formed.of_commitments(body.proven, body.noise_bits, body.signature,
+                                                 p.holders_check_bits)
+        digest = noise_bits.commitment_digest(self.public_key, vote_values, bit_values)
+        try:
+            authenticate_commitment(self.collector.keys, self.collector.slot, teacher, self.public_key.key_id, digest,
+                                    body.signature)
+        except ProtocolError as error:
+            return self._reject(teacher, f"commitments not signed: {error}")
+        if not body.pooled:
             try:
-                bit_values = noise_bits.check(self.public_key, count, body.noise_bits,
-                                              noise_bits.context("dppp", self.session_id, teacher))
+                noise_bits.check(self.public_key, count, body.noise_bits,
+                                 noise_bits.context("dppp", self.session_id, teacher))
             except MembershipProofInvalid as error:
                 return self._reject(teacher, f"noise bit proof failed: {error}")
-        digest = noise_bits.commitment_digest(self.public_key, vote_values, bit_values)
         self.committed[teacher] = (vote_values, bit_values, joint_coin.Entry(teacher, digest, bytes(body.coin_commitment)))
+        self.evidence[teacher] = evidence
         return self.poll()
 
     @handles("reveal")
@@ -300,6 +310,10 @@ class DpppAggregatorSide(RoleSide):
     def _close_collection(self) -> list[Outbound]:
         """Step 3–4: C = Π_{i∈S} Enc_i; every holder asked gets the same signed votes and computes C itself."""
         self.request = self._or_abort(self.collector.close)
+        if self.parameters.verifiable_noise:  # the holders recompute the coin and every flip
+            self.request.coin_entries.CopyFrom(joint_coin.entries_to_proto([self.committed[t][2]
+                                                                            for t in sorted(self.committed)]))
+            self.request.coin_shares.CopyFrom(joint_coin.shares_to_proto(self.revealed))
         self.combiner = SumCombiner(self.public_key, self.key_holders, self.collector.aggregate,
                                     proof_context("dppp", self.session_id), ask_threshold_first=True)
         if self.state is State.FLIPPING:
@@ -373,6 +387,7 @@ class DpppAggregatorSide(RoleSide):
         self.committed.clear()
         self.revealed.clear()
         self.flipped.clear()
+        self.evidence.clear()
         if self.combiner is not None:
             self.combiner.forget()
         self.released = None
@@ -402,6 +417,10 @@ def protocol(public_key: ThresholdPublicKey, teachers: list[int], key_holders: l
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         started = time.perf_counter()
         parameters.calibrate()
+        if parameters.proven_votes:  # before any work: the holders' request must fit one message
+            well_formed.check_size(public_key, parameters.teachers, parameters.queries, parameters.classes,
+                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0,
+                                   parameters.holders_check_bits)
         return DpppAggregatorSide(session_id, parameters, body.features, deadline, public_key, teachers, key_holders,
                                   time.perf_counter() - started, keys, pools)
 

@@ -99,7 +99,7 @@ class DpppPoolAggregatorSide(RoleSide):
         try:
             values = noise_bits.check(self.public_key, self.bits, body.bits,
                                       noise_pool.context(self.public_key.key_id, teacher, body.first))
-            self.pools.of(teacher).append(body.first, values)
+            self.pools.of(teacher).append(body.first, values, proofs=list(body.bits.proofs))
         except MembershipProofInvalid as error:
             self.rejected[teacher] = f"noise bit proof failed: {error}"
         except ProtocolError as error:  # a wrong count, or a concurrent fill took these positions

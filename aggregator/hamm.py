@@ -27,9 +27,10 @@ from mpdp.sessions.matrices import matrix_from_proto
 from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.protocol import RoleProtocol
 from mpdp.sessions.side import RoleSide, handles
-from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
+from mpdp.threshold_sum.binding import ContributionKeys, SumSlot, authenticate_commitment
+from mpdp.threshold_sum.codec import ciphertexts_from_proto
 from mpdp.threshold_sum.collector import SumCollector
-from mpdp.vote_proofs import joint_coin, noise_bits
+from mpdp.vote_proofs import joint_coin, noise_bits, well_formed
 from mpdp.vote_proofs import votes as vote_proofs
 
 MAX_DEADLINE_S = 3600.0
@@ -66,6 +67,7 @@ class HammAggregatorSide(RoleSide):
         self.committed: dict[int, tuple[list[int], list[int], joint_coin.Entry]] = {}  # verifiable noise
         self.revealed: dict[int, bytes] = {}
         self.flipped: dict[int, common_pb2.Ciphertexts] = {}
+        self.evidence: dict[int, threshold_sum_pb2.WellFormed] = {}  # verifiable noise: what the holders check
         self.phase_started = 0.0
 
     @property
@@ -112,33 +114,36 @@ class HammAggregatorSide(RoleSide):
             self.rejected_votes[voter] = f"vote proof failed: {error}"
             self.collector.mark_absent(voter, self.rejected_votes[voter])
             return self.poll()
-        self.collector.accept(voter, folded, body.signature)
+        self.collector.accept(voter, folded, body.signature, well_formed.of_proven(body.votes, body.proven))
         return self.poll()
 
     def _accept_commitments(self, voter: int, body: hamm_pb2.HammVotes) -> list[Outbound]:
-        """Step 2 with verifiable noise: shapes, then the vote proofs, then the bit proofs. A voter whose proofs
-        fail is excluded by name; the session goes on if enough others contribute."""
-        if voter not in self.voters:
-            raise denied(f"party {voter} does not contribute to this sum")
-        if voter in self.rejected_votes:
-            raise precondition(f"party {voter} was excluded: {self.rejected_votes[voter]}")
-        if voter in self.committed:
-            raise precondition(f"party {voter} already committed (replay)")
-        if body.votes.values or body.signature.signature or len(body.coin_commitment) != 32:
-            raise invalid("verifiable noise takes committed bits and a 32-byte coin commitment, no noise ciphertexts")
+        """Step 2 with verifiable noise: the guards, the vote proofs, the voter's signature on its commitments, then
+        the bit proofs. A voter whose signature or proofs fail is excluded by name; the session goes on if enough
+        others contribute. What the key holders check again (vote_proofs/well_formed.py) is kept for them."""
+        joint_coin.admit_commitment(voter, self.voters, self.rejected_votes, self.committed, len(body.votes.values),
+                                    bytes(body.coin_commitment))
         p = self.parameters
+        count = p.values * p.share_range
         try:
             vote_values = vote_proofs.checked(self.public_key, p.layout(self.public_key.n), p.aux_points,
                                               p.vote_width, body.proven, vote_proofs.context("hamm", self.session_id, voter))
         except MembershipProofInvalid as error:
             return self._reject(voter, f"vote proof failed: {error}")
+        bit_values = ciphertexts_from_proto(self.public_key, body.noise_bits.ciphertexts, count)
+        digest = noise_bits.commitment_digest(self.public_key, vote_values, bit_values)
         try:
-            bit_values = noise_bits.check(self.public_key, p.values * p.share_range, body.noise_bits,
-                                          noise_bits.context("hamm", self.session_id, voter))
+            authenticate_commitment(self.collector.keys, self.collector.slot, voter, self.public_key.key_id, digest,
+                                    body.signature)
+        except ProtocolError as error:
+            return self._reject(voter, f"commitments not signed: {error}")
+        try:
+            noise_bits.check(self.public_key, count, body.noise_bits, noise_bits.context("hamm", self.session_id, voter))
         except MembershipProofInvalid as error:
             return self._reject(voter, f"noise bit proof failed: {error}")
-        digest = noise_bits.commitment_digest(self.public_key, vote_values, bit_values)
         self.committed[voter] = (vote_values, bit_values, joint_coin.Entry(voter, digest, bytes(body.coin_commitment)))
+        self.evidence[voter] = well_formed.of_commitments(body.proven, body.noise_bits, body.signature,
+                                                 p.holders_check_bits)
         return self.poll()
 
     def _reject(self, voter: int, reason: str) -> list[Outbound]:
@@ -165,7 +170,7 @@ class HammAggregatorSide(RoleSide):
         self._require(State.FLIPPING, "flipped contributions")
         if sender.id not in self.flipped:
             raise precondition(f"party {sender.id} was sent no coin")
-        self.collector.accept(sender.id, self.flipped[sender.id], body.signature)
+        self.collector.accept(sender.id, self.flipped[sender.id], body.signature, self.evidence[sender.id])
         return self.poll()
 
     def _ask_reveals(self) -> list[Outbound]:
@@ -252,6 +257,9 @@ class HammAggregatorSide(RoleSide):
             if error.kind is Kind.ABORTED:
                 self.abort(str(error))
             raise
+        if self.parameters.verifiable_noise:  # the holders recompute the coin and every flip
+            request.coin_entries.CopyFrom(joint_coin.entries_to_proto([self.committed[v][2] for v in sorted(self.committed)]))
+            request.coin_shares.CopyFrom(joint_coin.shares_to_proto(self.revealed))
         self._advance(self.state, State.HANDED_ON, "handing the aggregate on")
         self.collector.forget()
         aggregate = hamm_pb2.HammAggregate(request=request, asked=self.key_holders, rejected_votes=[
@@ -264,6 +272,7 @@ class HammAggregatorSide(RoleSide):
         self.committed.clear()
         self.revealed.clear()
         self.flipped.clear()
+        self.evidence.clear()
 
 
 def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: list[int],
@@ -285,6 +294,10 @@ def protocol(public_key: ThresholdPublicKey, voters: list[int], key_holders: lis
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()
         parameters.check_verifiable_size()
+        if parameters.proven_votes:  # before any work: the holders' request must fit one message
+            well_formed.check_size(public_key, parameters.parties, parameters.aux_points, parameters.vote_width,
+                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0,
+                                   parameters.holders_check_bits)
         return HammAggregatorSide(session_id, parameters, body, public_key, voters, key_holders, keys)
 
     return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"queries"}), open_side, (HammAggregatorSide,),

@@ -1,10 +1,12 @@
-"""Pieces every protocol's summary shares: the release beside its baselines, and its warnings."""
+"""Pieces every protocol's summary shares: the release beside its baselines, what one malicious party can do, and
+its warnings."""
 
 from __future__ import annotations
 
 import math
 
 from mpdp.learning.evaluation import IMBALANCED
+from mpdp.vote_proofs import influence
 
 
 def traffic_lines(traffic: list[dict], heading: str = "  traffic (each RPC counted once):") -> list[str]:
@@ -96,6 +98,8 @@ def context_lines(report: dict) -> list[str]:
             if value is not None:
                 text = _rate(value, lead) + f" — {value['model']}" if isinstance(value, dict) else value
                 lines.append(f"    {label:<32} {text}")
+    if "malicious_party" in report:
+        lines.append(influence.summary_line(report["malicious_party"]))
     for warning in report.get("warnings", []):
         lines.append(f"  WARNING: {warning}")
     agreement = report.get("evaluator_view", {}).get("label_agreement_with_plain_vote")

@@ -20,6 +20,7 @@ from mpdp.sessions.matrices import shared_matrix_from_proto
 from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.protocol import RoleProtocol
 from mpdp.sessions.side import handles
+from mpdp.vote_proofs import well_formed
 from party.resources import PartyResources
 from party.voter import State, VoterSide
 
@@ -117,6 +118,10 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()  # each party derives N_i itself (cached per parameter set, bounded)
         parameters.check_verifiable_size()
+        if parameters.proven_votes:  # before any work: the holders' request must fit one message
+            well_formed.check_size(own.public_key, parameters.parties, parameters.aux_points, parameters.vote_width,
+                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0,
+                                   parameters.holders_check_bits)
         own.admit(session_id, "hamm", parameters.guarantee())  # its own policy, before any work on its data
         parameters.layout(own.public_key.n)  # the slot widths must fit
         side = HammPartySide(session_id, own, parameters, features, body.deadline_seconds)

@@ -4,6 +4,8 @@ one partial decryption per ciphertext and one proof for all of them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions.errors import precondition
 from mpdp.sessions.integers import int_to_bytes
@@ -14,7 +16,9 @@ from party.resources import PartyResources
 
 def proven_partials(own: PartyResources, request: threshold_sum_pb2.DecryptionRequest, slot: SumSlot, parties: int,
                     min_contributors: int, ciphertext_count: int,
-                    proof_context: bytes) -> threshold_sum_pb2.PartialDecryptions:
+                    proof_context: bytes,
+                    well_formed: Callable[[threshold_sum_pb2.DecryptionRequest], None] | None = None
+                    ) -> threshold_sum_pb2.PartialDecryptions:
     if own.key_share is None:
         raise precondition(f"party {own.id} holds no key share")
     public_key = own.public_key
@@ -23,7 +27,7 @@ def proven_partials(own: PartyResources, request: threshold_sum_pb2.DecryptionRe
         raise precondition(f"a key with t = {public_key.threshold} of {holders} holders does not bound decryption; "
                            f"it needs t > {holders // 2}")
     aggregate, _ = decryption.check_request(public_key, request, slot, own.contribution_keys, parties,
-                                            min_contributors, ciphertext_count)
+                                            min_contributors, ciphertext_count, well_formed)
     partials = decryption.partial_decryptions(own.key_share, aggregate, proof_context)
     if own.fault == "tamper-partial-decryption":  # test mode only: a share whose proof must fail
         partials.values[0] = int_to_bytes(int.from_bytes(partials.values[0], "big") * 2 % public_key.paillier.nsquare)

@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 REFUSED = "refused by the party's privacy policy"  # all an opener learns of a refusal: no reason, no spending
 FAULTS = ("tamper-partial-decryption", "crash-after-spend", "vote-two-ones", "vote-stuffed", "ballot-stuffed",
           "stage3-offset", "du-claim-records", "du-theta-outside",
-          "no-noise-share", "noise-skew", "noise-bit-bad", "coin-grind")  # protocol-level faults; transport faults are mpdp/wire/faults.py's
+          "no-noise-share", "noise-skew", "noise-bit-bad", "coin-grind",
+          "sign-unflipped")  # protocol-level faults; transport faults are mpdp/wire/faults.py's
 
 
 @dataclass

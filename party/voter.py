@@ -25,9 +25,9 @@ from mpdp.sessions.errors import denied, invalid, precondition
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, Identity
 from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.side import RoleSide, handles
-from mpdp.threshold_sum.binding import SumSlot
+from mpdp.threshold_sum.binding import SumSlot, commitment_signature_for
 from mpdp.threshold_sum.context import proof_context
-from mpdp.vote_proofs import joint_coin, noise_bits
+from mpdp.vote_proofs import joint_coin, noise_bits, well_formed
 from mpdp.vote_proofs import votes as vote_proofs
 from mpdp.vote_proofs.noise_pool import NoisePool
 from party import proven_ballot
@@ -180,11 +180,24 @@ class VoterSide(RoleSide):
             raise precondition(f"party {self.own.id} holds no key share")
         self._require(State.VOTED, "partial decryption")
         p = self.parameters
-        partials = proven_partials(self.own, request, self.slot, self.voters, self.min_contributors,
-                                   p.layout(self.own.public_key.n).plaintexts_needed(p.values),
-                                   proof_context(self.protocol, self.session_id))
+        try:
+            partials = proven_partials(self.own, request, self.slot, self.voters, self.min_contributors,
+                                       p.layout(self.own.public_key.n).plaintexts_needed(p.values),
+                                       proof_context(self.protocol, self.session_id),
+                                       self._check_well_formed if p.proven_votes else None)
+        except well_formed.NotWellFormed as error:
+            self.fail(f"{error}: key holder {self.own.id} decrypts nothing and the session releases nothing")
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")  # not aborted meanwhile
         return partials
+
+    def _check_well_formed(self, request: threshold_sum_pb2.DecryptionRequest) -> None:
+        """Every contribution's proofs, commitments and fold, again, here (vote_proofs/well_formed.py): an
+        aggregator colluding with a voter could have skipped them."""
+        p, public_key = self.parameters, self.own.public_key
+        rows, width = self.ballot_shape
+        ballots = well_formed.Ballots(self.protocol, self.session_id, p.layout(public_key.n), rows, width,
+                                      p.share_range, p.verifiable_noise, p.holders_check_bits, self.ballot_copies)
+        well_formed.check(public_key, ballots, self.slot, self.own.contribution_keys, request, self.voters)
 
     # ------------------------------------------------------------------ verifiable noise (docs/malicious-party.md)
     def _noise_bits(self, votes: np.ndarray, tosses: int) -> np.ndarray:
@@ -221,6 +234,9 @@ class VoterSide(RoleSide):
                                        noise_bits.commitment_digest(public_key, vote_values, bit_values),
                                        joint_coin.draw_share())
         fields["coin_commitment"] = self.commitments.entry(self.session_id, self.own.id).coin_commitment
+        # signed before the coin exists: the key holders check the coin flipped these commitments and no others
+        fields["signature"] = commitment_signature_for(self.own.contribution_keys, self.slot, self.own.id,
+                                                       public_key.key_id, self.commitments.digest)
         self._advance(State.VOTING, State.COMMITTED, "committing to votes and noise bits")
         return fields
 
@@ -253,6 +269,8 @@ class VoterSide(RoleSide):
         p, public_key = self.parameters, self.own.public_key
         rows, width = self.ballot_shape
         coins = noise_bits.coin_bits(seed, self.own.id, mine.bits.size)
+        if self.own.fault == "sign-unflipped":  # test mode only: its bits as committed, for a colluding aggregator
+            coins = np.zeros_like(coins)
         folded = noise_bits.fold(public_key, p.layout(public_key.n), rows, width, p.share_range, mine.vote_values,
                                  mine.bit_values, coins, self.ballot_copies)
         signature = signed(self.own, self.slot, public_key.key_id, list(folded.values))

@@ -240,6 +240,14 @@ def test_message_and_byte_counts_k3_verifiable_noise(pool):
     assert 3 * 32 <= rows["Step/dppp/reveal"]["request_bytes"] < 3 * (32 + 64)
     assert rows["Step/dppp/shares"]["request_bytes"] < 3 * 3 * (4 + 32 + 8) + 3 * 64
     assert rows["Step/dppp/flipped"]["request_bytes"] < 3 * (SIGNED + 64)
+    # Each of the t = 3 holders gets every teacher's vote ciphertexts with their proofs and its bit ciphertexts
+    # (their proofs stay with the aggregator without --holders-check-bits), its signed commitment and flipped
+    # contribution, and the coin's entries and shares (docs/malicious-party.md, "Checked where it is decrypted").
+    per_teacher_min = (bits + queries) * (width - 2) + queries * 2 * (width - 2)  # the votes and their commitments
+    per_teacher_max = bits * (width + 8) + queries * per_bit_max + 4 * (width + 8) + 2 * (SIGNED + 16)
+    coin = 3 * (4 + 32 + 32 + 12) + 3 * (4 + 32 + 8)
+    decryption = rows["Step/dppp/decryption_request"]["request_bytes"]
+    assert 3 * 3 * per_teacher_min <= decryption < 3 * (3 * per_teacher_max + coin + 64)
 
 
 def test_key_holders_killed_after_voting_do_not_stop_the_round(pool):

@@ -186,3 +186,21 @@ def test_the_aggregator_keeps_a_reveal_only_from_a_committed_holder_once_and_onl
     with pytest.raises(ProtocolError, match="replay"):
         joint_coin.take_reveal("s", entries, revealed, 1, share)
     assert revealed == {1: share}
+
+
+def test_the_aggregator_admits_a_voters_commitments_once_and_only_from_a_voter_of_the_session():
+    """The guards DPPP's and Hamm's aggregators share: each refusal names its reason and nothing is kept."""
+    from mpdp.sessions.errors import Kind
+
+    voters, excluded, committed = [1, 2, 3], {2: "vote proof failed"}, {3}
+    joint_coin.admit_commitment(1, voters, excluded, committed, 0, b"c" * 32)
+    cases = [((4, 0, b"c" * 32), Kind.PERMISSION_DENIED, "does not contribute"),
+             ((2, 0, b"c" * 32), Kind.FAILED_PRECONDITION, "was excluded: vote proof failed"),
+             ((3, 0, b"c" * 32), Kind.FAILED_PRECONDITION, "already committed"),
+             ((1, 1, b"c" * 32), Kind.INVALID_ARGUMENT, "no noise ciphertexts"),
+             ((1, 0, b"c" * 31), Kind.INVALID_ARGUMENT, "32-byte coin commitment")]
+    for (voter, noise, coin_commitment), kind, reason in cases:
+        with pytest.raises(ProtocolError, match=reason) as raised:
+            joint_coin.admit_commitment(voter, voters, excluded, committed, noise, coin_commitment)
+        assert raised.value.kind is kind
+    assert excluded == {2: "vote proof failed"} and committed == {3}

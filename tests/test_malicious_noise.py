@@ -195,7 +195,8 @@ def test_run_with_fill_pool_fills_the_round_first_and_spends_it(five):
     from launcher.protocols.dppp.commands import run_session
 
     args = argparse.Namespace(epsilon=10.0, delta=1e-5, queries=QUERIES, no_packing=False, deadline=DEADLINE_S,
-                              noise="binomial", proven_votes=False, verifiable_noise=True, fill_pool=True, ensemble=1)
+                              noise="binomial", proven_votes=False, verifiable_noise=True, fill_pool=True, ensemble=1,
+                              holders_check_bits=False)
     report = run_session(args, five.topology, five.client_data)
     count = _bits_per_round(five, QUERIES, 2)
     offline = report["offline_fill"]

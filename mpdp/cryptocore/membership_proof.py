@@ -163,37 +163,62 @@ def _check_shapes(key: ProofKey, ciphertexts: Sequence[int], choices: Sequence[S
             raise MembershipProofInvalid("a proof's numbers are out of range")
 
 
+@dataclass(frozen=True)
+class Claims:
+    """One sender's ciphertexts, their lists and proofs, under one context; proof i hashes index first_index + i."""
+    ciphertexts: Sequence[int]
+    choices: Sequence[Sequence[int]]
+    proofs: Sequence[MembershipProof]
+    context: bytes
+    first_index: int = 0
+
+
 def verify(key: ProofKey, ciphertexts: Sequence[int], choices: Sequence[Sequence[int]],
            proofs: Sequence[MembershipProof], context: bytes) -> None:
     """Raises MembershipProofInvalid unless every ciphertext is shown to encrypt a value of its list. Shapes and
     hashes first, then one combination of every branch."""
-    _check_shapes(key, ciphertexts, choices, proofs)
+    verify_all(key, [Claims(ciphertexts, choices, proofs, context)])
+
+
+def verify_all(key: ProofKey, groups: Sequence[Claims]) -> None:
+    """`verify` for several groups (senders, contexts) in one random linear combination: one exponentiation of h_s
+    for all of them. A failure names no group: a caller that must name the sender checks the groups one by one."""
+    for number, group in enumerate(groups):
+        _check_shapes(key, group.ciphertexts, group.choices, group.proofs)
+        for index, (ciphertext, values, proof) in enumerate(zip(group.ciphertexts, group.choices, group.proofs)):
+            if sum(proof.challenges) % 2**CHALLENGE_BITS != _challenge(
+                    key, group.context, group.first_index + index, ciphertext, values, proof.commitments):
+                raise MembershipProofInvalid(f"ciphertext {group.first_index + index}: the challenges do not add up "
+                                             "to the hash")
     n, nsquare = key.n, key.nsquare
     units = gmpy2.mpz(1)  # a number shares a factor with n = pq iff the product of all of them does
-    for index, (ciphertext, values, proof) in enumerate(zip(ciphertexts, choices, proofs)):
-        if sum(proof.challenges) % 2**CHALLENGE_BITS != \
-                _challenge(key, context, index, ciphertext, values, proof.commitments):
-            raise MembershipProofInvalid(f"ciphertext {index}: the challenges do not add up to the hash")
-        units = units * ciphertext % n
-        for a in proof.commitments:
-            units = units * a % n
+    for group in groups:
+        for ciphertext, proof in zip(group.ciphertexts, group.proofs):
+            units = units * ciphertext % n
+            for a in proof.commitments:
+                units = units * a % n
     if gmpy2.gcd(units, n) != 1:
         raise MembershipProofInvalid("a ciphertext or commitment is not a unit of Z*_(n²)")
     # Σ ρ·z against Π a^ρ · Π V^(Σ_c ρ·e) · (1+n)^(−Σ ρ·e·m_c)
     exponent, plaintext_part = 0, 0
-    commitment_bases, commitment_weights, cipher_weights = [], [], []
-    for values, proof in zip(choices, proofs):
-        weight = 0
-        for value, a, e, z in zip(values, proof.commitments, proof.challenges, proof.responses):
-            rho = secrets.randbits(BATCH_BITS)
-            exponent += rho * z
-            plaintext_part += rho * e * value
-            weight += rho * e
-            commitment_bases.append(a)
-            commitment_weights.append(rho)
-        cipher_weights.append(weight)
+    commitment_bases: list[int] = []
+    commitment_weights: list[int] = []
+    cipher_bases: list[int] = []
+    cipher_weights: list[int] = []
+    for group in groups:
+        for values, proof in zip(group.choices, group.proofs):
+            weight = 0
+            for value, a, e, z in zip(values, proof.commitments, proof.challenges, proof.responses):
+                rho = secrets.randbits(BATCH_BITS)
+                exponent += rho * z
+                plaintext_part += rho * e * value
+                weight += rho * e
+                commitment_bases.append(a)
+                commitment_weights.append(rho)
+            cipher_weights.append(weight)
+        cipher_bases.extend(group.ciphertexts)
     right = _g_power(key, -plaintext_part)
-    for bases, weights in ((commitment_bases, commitment_weights), (list(ciphertexts), cipher_weights)):
+    for bases, weights in ((commitment_bases, commitment_weights), (cipher_bases, cipher_weights)):
         for start in range(0, len(bases), CHUNK):  # bounds the multi-exponentiation's working set
             right = right * multi_powmod(bases[start:start + CHUNK], weights[start:start + CHUNK], nsquare) % nsquare
     if gmpy2.powmod(key.hs, exponent, nsquare) != right:

@@ -21,6 +21,7 @@ from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions.errors import denied
 
 DOMAIN = b"mpdp/threshold-sum/contribution/v1"
+COMMITMENT_DOMAIN = b"mpdp/threshold-sum/commitment/v1"
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,16 @@ class SumSlot:
     def digest(self, sender: int, key_id: bytes, ciphertexts: Sequence[bytes]) -> bytes:
         """SHA-256(domain ‖ protocol ‖ session ‖ sender ‖ slot ‖ terms ‖ key id ‖ ciphertexts), each field
         length-prefixed."""
+        return self._digest(DOMAIN, sender, key_id, ciphertexts)
+
+    def commitment_digest(self, sender: int, key_id: bytes, commitment: bytes) -> bytes:
+        """The same binding for a commitment made before the joint coin (verifiable noise): its own domain, so a
+        signature on one is never a signature on a contribution."""
+        return self._digest(COMMITMENT_DOMAIN, sender, key_id, [commitment])
+
+    def _digest(self, domain: bytes, sender: int, key_id: bytes, ciphertexts: Sequence[bytes]) -> bytes:
         hasher = hashlib.sha256()
-        fields = [DOMAIN, self.protocol.encode(), self.session_id.encode(), sender.to_bytes(4, "big"),
+        fields = [domain, self.protocol.encode(), self.session_id.encode(), sender.to_bytes(4, "big"),
                   self.slot.to_bytes(8, "big"), self.terms, key_id, *ciphertexts]
         for field in fields:
             hasher.update(len(field).to_bytes(4, "big"))
@@ -80,6 +89,21 @@ def signature_for(keys: ContributionKeys | None, slot: SumSlot, sender: int, key
     if keys is None:
         return threshold_sum_pb2.ContributionSignature()
     return keys.sign(slot.digest(sender, key_id, ciphertexts))
+
+
+def commitment_signature_for(keys: ContributionKeys | None, slot: SumSlot, sender: int, key_id: bytes,
+                             commitment: bytes) -> threshold_sum_pb2.ContributionSignature:
+    """The contributor's signature on its commitment digest (empty without keys)."""
+    if keys is None:
+        return threshold_sum_pb2.ContributionSignature()
+    return keys.sign(slot.commitment_digest(sender, key_id, commitment))
+
+
+def authenticate_commitment(keys: ContributionKeys | None, slot: SumSlot, sender: int, key_id: bytes,
+                            commitment: bytes, signature: threshold_sum_pb2.ContributionSignature) -> None:
+    """Refuse a commitment not signed by its sender for this slot (nothing to check without keys)."""
+    if keys is not None:
+        keys.check(sender, slot.commitment_digest(sender, key_id, commitment), signature)
 
 
 def authenticate(keys: ContributionKeys | None, slot: SumSlot, sender: int, key_id: bytes, ciphertexts: Sequence[bytes],

@@ -40,11 +40,13 @@ class SumCollector:
         return values
 
     def accept(self, contributor: int, message: common_pb2.Ciphertexts,
-               signature: threshold_sum_pb2.ContributionSignature) -> None:
-        """The holders would refuse the whole sum for one badly signed contribution: refuse it here instead."""
+               signature: threshold_sum_pb2.ContributionSignature,
+               well_formed: threshold_sum_pb2.WellFormed | None = None) -> None:
+        """The holders would refuse the whole sum for one badly signed contribution: refuse it here instead.
+        `well_formed` (proven votes, verifiable noise) goes with it to the holders, who check it again."""
         values = self.check(contributor, message, signature)
         self.contributions[contributor] = (values, threshold_sum_pb2.Contribution(
-            sender=contributor, ciphertexts=message, signature=signature))
+            sender=contributor, ciphertexts=message, signature=signature, well_formed=well_formed))
 
     def mark_absent(self, contributor: int, reason: str) -> None:
         if contributor not in self.contributions:

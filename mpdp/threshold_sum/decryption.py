@@ -5,6 +5,8 @@ state machine sees to that."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mpdp.cryptocore import ciphertext as ct
 from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
 from mpdp.privacy.collusion import MIN_CONTRIBUTORS  # crypto.md: a single contribution is never decryptable
@@ -46,14 +48,18 @@ def aggregate_of(public_key: ThresholdPublicKey, request: threshold_sum_pb2.Decr
 
 
 def check_request(public_key: ThresholdPublicKey, request: threshold_sum_pb2.DecryptionRequest, slot: SumSlot,
-                  keys: ContributionKeys | None, parties: int, min_contributors: int,
-                  ciphertext_count: int) -> tuple[list[int], list[int]]:
+                  keys: ContributionKeys | None, parties: int, min_contributors: int, ciphertext_count: int,
+                  well_formed: Callable[[threshold_sum_pb2.DecryptionRequest], None] | None = None
+                  ) -> tuple[list[int], list[int]]:
     """(C, S) if every contribution is its sender's, for this slot; refused otherwise. The signatures are
-    checked after the cheap checks and before C is computed (K ECDSA checks cost less than the product)."""
+    checked after the cheap checks and before C is computed (K ECDSA checks cost less than the product); then
+    the protocol's own check that each contribution is well formed (`well_formed`: proofs, folds), if it has one."""
     _check_shape(request, parties, min_contributors, ciphertext_count)
     for contribution in request.contributions:
         authenticate(keys, slot, contribution.sender, bytes(contribution.ciphertexts.key_id),
                      list(contribution.ciphertexts.values), contribution.signature)
+    if well_formed is not None:
+        well_formed(request)
     return _product(public_key, request, ciphertext_count)
 
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 
 from mpdp.proto.v1 import threshold_sum_pb2
-from mpdp.sessions.errors import invalid, precondition
+from mpdp.sessions.errors import denied, invalid, precondition
 
 SHARE_BYTES = 32
 COMMITMENT_TAG = b"mpdp/joint-coin/share-commitment/v1"
@@ -59,6 +59,21 @@ def opens(session_id: str, entry: Entry, share: bytes) -> bool:
 def check_reveal(session_id: str, entry: Entry, share: bytes) -> None:
     if not opens(session_id, entry, share):
         raise RevealMismatch(f"party {entry.holder}'s coin share does not open its commitment")
+
+
+def admit_commitment(voter: int, voters: Container[int], excluded: Mapping[int, str], committed: Container[int],
+                     noise_ciphertexts: int, coin_commitment: bytes) -> None:
+    """The aggregator's step 2 guards for one voter's commitments, before any proof is checked: a voter of the
+    session (denied otherwise), not excluded and not yet committed (a replay), with no noise ciphertexts beside its
+    bits and a 32-byte coin commitment (invalid otherwise). Refused, nothing changes."""
+    if voter not in voters:
+        raise denied(f"party {voter} does not contribute to this sum")
+    if voter in excluded:
+        raise precondition(f"party {voter} was excluded: {excluded[voter]}")
+    if voter in committed:
+        raise precondition(f"party {voter} already committed (replay)")
+    if noise_ciphertexts or len(coin_commitment) != 32:
+        raise invalid("verifiable noise takes committed bits and a 32-byte coin commitment, no noise ciphertexts")
 
 
 def take_reveal(session_id: str, entries: Mapping[int, Entry], revealed: dict[int, bytes], holder: int,

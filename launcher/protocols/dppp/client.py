@@ -19,6 +19,7 @@ from mpdp.proto.v1 import dppp_pb2
 from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from mpdp.sessions.identity import AGGREGATOR, CLIENT
 from mpdp.sessions.matrices import matrix_to_proto
+from mpdp.vote_proofs import influence
 from mpdp.wire.channels import PeerChannels
 from mpdp.wire.traffic import TrafficLog
 
@@ -26,7 +27,8 @@ from mpdp.wire.traffic import TrafficLog
 async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float, delta: float, queries: int,
                            packed: bool = True, honest_fraction: float = DEFAULT_HONEST_FRACTION,
                            deadline_s: float = 300.0, session_id: str | None = None, noise: str = "binomial",
-                           proven_votes: bool = False, verifiable_noise: bool = False, ensemble: int = 1) -> dict:
+                           proven_votes: bool = False, verifiable_noise: bool = False, ensemble: int = 1,
+                           holders_check_bits: bool = False) -> dict:
     public_key = keyfiles.load_public_key(topology.public_key)
     public_features = client_data["public_features"]
     if not 1 <= queries <= len(public_features):
@@ -38,7 +40,8 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     parameters = DpppParameters.with_minimal_noise(epsilon, delta, queries, classes, len(topology.parties),
                                                    honest_fraction, packed, public_key.key_id, noise,
                                                    proven_votes or verifiable_noise, verifiable_noise,
-                                                   colluding=topology.colluding, ensemble=ensemble)
+                                                   colluding=topology.colluding, ensemble=ensemble,
+                                                   holders_check_bits=holders_check_bits)
     search_s = time.perf_counter() - started
     session_id = session_id or secrets.token_hex(8)
     progress(f"DPPP (session id {session_id}): {queries} queries, {len(topology.parties)} teachers"
@@ -67,6 +70,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
             "key_bits": public_key.n.bit_length(), "queries": queries, "classes": classes,
             "epsilon": epsilon, "delta": delta, "honest_fraction": honest_fraction, "packed": packed, "noise": noise,
             "proven_votes": proven_votes or verifiable_noise, "verifiable_noise": verifiable_noise,
+            "holders_check_bits": holders_check_bits,
             "colluding": parameters.colluding, "ensemble": ensemble, "deadline_s": deadline_s,
         },
         "result": {
@@ -86,6 +90,9 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
                                    + (f"; the record is in one of the teacher's {ensemble} parts: it moves one "
                                       "model's vote" if ensemble > 1 else ""),
                     **parameters.calibration.report(len(result.contributors))},
+        "malicious_party": influence.one_voter("teacher", proven_votes or verifiable_noise, verifiable_noise,
+                                               parameters.share_range,
+                                               len(result.contributors), classes, holders_check_bits),
         "traffic": traffic["summary"],
         "traffic_detail": traffic["detail"],
         "traffic_client_observed": traffic["client_observed"],

@@ -37,6 +37,11 @@ def session_options() -> list[Option]:
                                     "help": "each teacher commits to its noise bits before a joint coin flips them, so "
                                             "its share is Bin(N_i, ½) whatever it chose; implies --proven-votes "
                                             "(docs/malicious-party.md)"}),
+        Option("holders-check-bits", {"action": "store_true",
+                                      "help": "with --verifiable-noise: every key holder checks every committed bit's "
+                                              "proof too, so an aggregator colluding with one teacher cannot pass it "
+                                              "non-bits (each holder repeats the aggregator's check; "
+                                              "docs/malicious-party.md)"}),
         Option("fill-pool", {"action": "store_true",
                              "help": "with --verifiable-noise: first fill every teacher's noise pool with this round's "
                                      "committed bits and vote exponentiations (the offline phase, timed apart; no "
@@ -57,7 +62,7 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
     report = asyncio.run(run_dppp_session(topology, client_data, args.epsilon, args.delta, queries,
                                           packed=not args.no_packing, deadline_s=args.deadline, noise=args.noise,
                                           proven_votes=args.proven_votes, verifiable_noise=args.verifiable_noise,
-                                          ensemble=args.ensemble))
+                                          ensemble=args.ensemble, holders_check_bits=args.holders_check_bits))
     agreement = plain_vote_agreement(topology, client_data, report["result"]["labels"], args.ensemble)
     if agreement is not None:
         report["evaluator_view"] = {"label_agreement_with_plain_vote": agreement,

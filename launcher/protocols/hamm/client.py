@@ -18,18 +18,20 @@ from mpdp.proto.v1 import hamm_pb2
 from mpdp.protocols.hamm.parameters import DEFAULT_HONEST_FRACTION, HammParameters
 from mpdp.protocols.hamm.release import Release
 from mpdp.sessions.identity import CURATOR
+from mpdp.vote_proofs import influence
 
 
 def session_parameters(topology: Topology, client_data: dict, method: str, epsilon: float, delta: float,
                        regularization: float, noisy_counts: bool = False, protect_aux: bool = False,
                        honest_fraction: float = DEFAULT_HONEST_FRACTION, count_noise: str = "binomial",
-                       proven_votes: bool = False, verifiable_noise: bool = False) -> HammParameters:
+                       proven_votes: bool = False, verifiable_noise: bool = False,
+                       holders_check_bits: bool = False) -> HammParameters:
     public_key = keyfiles.load_public_key(topology.public_key)
     aux = client_data["public_features"]
     return HammParameters(method, epsilon, delta, regularization, int(client_data["classes"]), len(topology.parties),
                           aux.shape[0], aux.shape[1], noisy_counts, protect_aux, honest_fraction, public_key.key_id,
                           count_noise, proven_votes or verifiable_noise, verifiable_noise,
-                          topology.colluding)
+                          topology.colluding, holders_check_bits)
 
 
 async def run_hamm_session(topology: Topology, client_data: dict, parameters: HammParameters,
@@ -59,7 +61,8 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
             "epsilon": None if parameters.epsilon == float("inf") else parameters.epsilon,
             "delta": parameters.delta, "lambda": parameters.regularization, "noisy_counts": parameters.noisy_counts,
             "protect_aux": parameters.protect_aux, "honest_fraction": parameters.honest_fraction,
-            "count_noise": parameters.count_noise,
+            "count_noise": parameters.count_noise, "proven_votes": parameters.proven_votes,
+            "verifiable_noise": parameters.verifiable_noise, "holders_check_bits": parameters.holders_check_bits,
             "key_bits": keyfiles.load_public_key(topology.public_key).n.bit_length(), "deadline_s": deadline_s,
         },
         "result": {
@@ -74,6 +77,10 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
             "rejected_votes": {str(r.holder): r.reason for r in result.rejected_votes},
         },
         "privacy": Release(parameters, result.voters).report(),
+        "malicious_party": influence.one_voter("voter", parameters.proven_votes, parameters.verifiable_noise,
+                                               parameters.share_range if parameters.noisy_counts else 0,
+                                               len(result.contributors), parameters.vote_width,
+                                               parameters.holders_check_bits),
         "traffic": traffic["summary"],
         "traffic_detail": traffic["detail"],
         "traffic_client_observed": traffic["client_observed"],

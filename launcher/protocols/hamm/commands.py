@@ -41,6 +41,11 @@ def session_options() -> list[Option]:
                                     "help": "with --noisy-counts: each party commits to its noise bits before a joint "
                                             "coin flips them, so its share is Bin(N_i, ½) whatever it chose; implies "
                                             "--proven-votes (docs/malicious-party.md)"}),
+        Option("holders-check-bits", {"action": "store_true",
+                                      "help": "with --verifiable-noise: every key holder checks every committed bit's "
+                                              "proof too, so an aggregator colluding with one party cannot pass it "
+                                              "non-bits (each holder repeats the aggregator's check; "
+                                              "docs/malicious-party.md)"}),
         Option("deadline", {"type": float, "default": 300.0, "help": "vote collection deadline, seconds"}),
     ]
 
@@ -51,7 +56,8 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
     parameters = session_parameters(topology, client_data, args.method, args.epsilon, args.delta,
                                     args.regularization, args.noisy_counts, args.protect_aux,
                                     count_noise=args.count_noise, proven_votes=args.proven_votes,
-                                    verifiable_noise=args.verifiable_noise)
+                                    verifiable_noise=args.verifiable_noise,
+                                    holders_check_bits=args.holders_check_bits)
     report = asyncio.run(run_hamm_session(topology, client_data, parameters, args.deadline))
     report["evaluator_view"] = evaluator_view(topology, client_data, report)
     return report

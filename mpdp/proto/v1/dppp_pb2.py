@@ -26,7 +26,7 @@ from mpdp.proto.v1 import common_pb2 as mpdp_dot_proto_dot_v1_dot_common__pb2
 from mpdp.proto.v1 import threshold_sum_pb2 as mpdp_dot_proto_dot_v1_dot_threshold__sum__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18mpdp/proto/v1/dppp.proto\x12\x07mpdp.v1\x1a\x1ampdp/proto/v1/common.proto\x1a!mpdp/proto/v1/threshold_sum.proto\"\xad\x02\n\x0e\x44pppParameters\x12\x0f\n\x07\x65psilon\x18\x01 \x01(\x01\x12\r\n\x05\x64\x65lta\x18\x02 \x01(\x01\x12\x0f\n\x07queries\x18\x03 \x01(\r\x12\x0f\n\x07\x63lasses\x18\x04 \x01(\r\x12\x10\n\x08teachers\x18\x05 \x01(\r\x12\x17\n\x0fhonest_fraction\x18\x06 \x01(\x01\x12\x0e\n\x06packed\x18\x07 \x01(\x08\x12\x0e\n\x06key_id\x18\x08 \x01(\x0c\x12\x14\n\x0ctotal_tosses\x18\t \x01(\x04\x12\r\n\x05noise\x18\n \x01(\t\x12\x14\n\x0cskellam_grid\x18\x0b \x01(\r\x12\x14\n\x0cproven_votes\x18\x0c \x01(\x08\x12\x18\n\x10verifiable_noise\x18\r \x01(\x08\x12\x11\n\tcolluding\x18\x0e \x01(\r\x12\x10\n\x08\x65nsemble\x18\x0f \x01(\r\"|\n\x10\x44pppRoundRequest\x12+\n\nparameters\x18\x02 \x01(\x0b\x32\x17.mpdp.v1.DpppParameters\x12!\n\x08\x66\x65\x61tures\x18\x03 \x01(\x0b\x32\x0f.mpdp.v1.Matrix\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\x04 \x01(\x01\"w\n\x0b\x44pppQueries\x12+\n\nparameters\x18\x02 \x01(\x0b\x32\x17.mpdp.v1.DpppParameters\x12!\n\x08\x66\x65\x61tures\x18\x03 \x01(\x0b\x32\x0f.mpdp.v1.Matrix\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\x04 \x01(\x01\"\x80\x02\n\tDpppVotes\x12\x0e\n\x06tosses\x18\x03 \x01(\x04\x12#\n\x05votes\x18\x04 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x31\n\tsignature\x18\x05 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\x12$\n\x06proven\x18\x06 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12(\n\nnoise_bits\x18\x07 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12\x17\n\x0f\x63oin_commitment\x18\x08 \x01(\x0c\x12\x0e\n\x06pooled\x18\t \x01(\x08\x12\x12\n\npool_first\x18\n \x01(\x04\"v\n\x0c\x44pppPoolFill\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\x0c\n\x04\x62its\x18\x02 \x01(\r\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\x03 \x01(\x01\x12\x19\n\x11randomness_powers\x18\x04 \x01(\r\x12\x13\n\x0bmask_powers\x18\x05 \x01(\r\"o\n\x0f\x44pppPoolRequest\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\r\n\x05\x66irst\x18\x02 \x01(\x04\x12\r\n\x05\x63ount\x18\x03 \x01(\r\x12\x19\n\x11randomness_powers\x18\x04 \x01(\r\x12\x13\n\x0bmask_powers\x18\x05 \x01(\r\"A\n\x0c\x44pppPoolBits\x12\r\n\x05\x66irst\x18\x01 \x01(\x04\x12\"\n\x04\x62its\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\"\x88\x01\n\x0e\x44pppPoolFilled\x12&\n\x06levels\x18\x01 \x03(\x0b\x32\x16.mpdp.v1.DpppPoolLevel\x12(\n\x08rejected\x18\x02 \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\x12$\n\x06timing\x18\x03 \x03(\x0b\x32\x14.mpdp.v1.StageTiming\"A\n\rDpppPoolLevel\x12\x0f\n\x07teacher\x18\x01 \x01(\r\x12\x11\n\tavailable\x18\x02 \x01(\x04\x12\x0c\n\x04next\x18\x03 \x01(\x04\"\xbc\x02\n\x0f\x44pppRoundResult\x12\x0f\n\x07queries\x18\x02 \x01(\r\x12\x0f\n\x07\x63lasses\x18\x03 \x01(\r\x12\x12\n\nhistograms\x18\x04 \x03(\x03\x12\x0e\n\x06labels\x18\x05 \x03(\r\x12\x14\n\x0c\x63ontributors\x18\x06 \x03(\r\x12\x12\n\ndecryptors\x18\x07 \x03(\r\x12(\n\x08rejected\x18\x08 \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\x12$\n\x06timing\x18\t \x03(\x0b\x32\x14.mpdp.v1.StageTiming\x12\x1a\n\x12tosses_per_teacher\x18\n \x01(\x04\x12\x1d\n\x15total_tosses_required\x18\x0b \x01(\x04\x12.\n\x0erejected_votes\x18\x0c \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\".\n\x0e\x44pppTestRecord\x12\r\n\x05votes\x18\x02 \x03(\r\x12\r\n\x05noise\x18\x03 \x03(\x04\"\x0f\n\rDpppStandDown\"\xec\x05\n\x0b\x44pppMessage\x12)\n\x04open\x18\x01 \x01(\x0b\x32\x19.mpdp.v1.DpppRoundRequestH\x00\x12\'\n\x07queries\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.DpppQueriesH\x00\x12#\n\x05votes\x18\x03 \x01(\x0b\x32\x12.mpdp.v1.DpppVotesH\x00\x12\x38\n\x12\x64\x65\x63ryption_request\x18\x04 \x01(\x0b\x32\x1a.mpdp.v1.DecryptionRequestH\x00\x12:\n\x13partial_decryptions\x18\x05 \x01(\x0b\x32\x1b.mpdp.v1.PartialDecryptionsH\x00\x12*\n\x06result\x18\x06 \x01(\x0b\x32\x18.mpdp.v1.DpppRoundResultH\x00\x12.\n\x0btest_record\x18\x07 \x01(\x0b\x32\x17.mpdp.v1.DpppTestRecordH\x00\x12,\n\nstand_down\x18\x08 \x01(\x0b\x32\x16.mpdp.v1.DpppStandDownH\x00\x12(\n\x04\x63oin\x18\t \x01(\x0b\x32\x18.mpdp.v1.CoinCommitmentsH\x00\x12/\n\x07\x66lipped\x18\n \x01(\x0b\x32\x1c.mpdp.v1.FlippedContributionH\x00\x12%\n\x06reveal\x18\x0b \x01(\x0b\x32\x13.mpdp.v1.CoinRevealH\x00\x12%\n\x06shares\x18\x0c \x01(\x0b\x32\x13.mpdp.v1.CoinSharesH\x00\x12%\n\x04\x66ill\x18\r \x01(\x0b\x32\x15.mpdp.v1.DpppPoolFillH\x00\x12\x30\n\x0cpool_request\x18\x0e \x01(\x0b\x32\x18.mpdp.v1.DpppPoolRequestH\x00\x12*\n\tpool_bits\x18\x0f \x01(\x0b\x32\x15.mpdp.v1.DpppPoolBitsH\x00\x12.\n\x0bpool_filled\x18\x10 \x01(\x0b\x32\x17.mpdp.v1.DpppPoolFilledH\x00\x42\x06\n\x04\x62odyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18mpdp/proto/v1/dppp.proto\x12\x07mpdp.v1\x1a\x1ampdp/proto/v1/common.proto\x1a!mpdp/proto/v1/threshold_sum.proto\"\xc9\x02\n\x0e\x44pppParameters\x12\x0f\n\x07\x65psilon\x18\x01 \x01(\x01\x12\r\n\x05\x64\x65lta\x18\x02 \x01(\x01\x12\x0f\n\x07queries\x18\x03 \x01(\r\x12\x0f\n\x07\x63lasses\x18\x04 \x01(\r\x12\x10\n\x08teachers\x18\x05 \x01(\r\x12\x17\n\x0fhonest_fraction\x18\x06 \x01(\x01\x12\x0e\n\x06packed\x18\x07 \x01(\x08\x12\x0e\n\x06key_id\x18\x08 \x01(\x0c\x12\x14\n\x0ctotal_tosses\x18\t \x01(\x04\x12\r\n\x05noise\x18\n \x01(\t\x12\x14\n\x0cskellam_grid\x18\x0b \x01(\r\x12\x14\n\x0cproven_votes\x18\x0c \x01(\x08\x12\x18\n\x10verifiable_noise\x18\r \x01(\x08\x12\x11\n\tcolluding\x18\x0e \x01(\r\x12\x10\n\x08\x65nsemble\x18\x0f \x01(\r\x12\x1a\n\x12holders_check_bits\x18\x14 \x01(\x08\"|\n\x10\x44pppRoundRequest\x12+\n\nparameters\x18\x02 \x01(\x0b\x32\x17.mpdp.v1.DpppParameters\x12!\n\x08\x66\x65\x61tures\x18\x03 \x01(\x0b\x32\x0f.mpdp.v1.Matrix\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\x04 \x01(\x01\"w\n\x0b\x44pppQueries\x12+\n\nparameters\x18\x02 \x01(\x0b\x32\x17.mpdp.v1.DpppParameters\x12!\n\x08\x66\x65\x61tures\x18\x03 \x01(\x0b\x32\x0f.mpdp.v1.Matrix\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\x04 \x01(\x01\"\x80\x02\n\tDpppVotes\x12\x0e\n\x06tosses\x18\x03 \x01(\x04\x12#\n\x05votes\x18\x04 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x31\n\tsignature\x18\x05 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\x12$\n\x06proven\x18\x06 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12(\n\nnoise_bits\x18\x07 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12\x17\n\x0f\x63oin_commitment\x18\x08 \x01(\x0c\x12\x0e\n\x06pooled\x18\t \x01(\x08\x12\x12\n\npool_first\x18\n \x01(\x04\"v\n\x0c\x44pppPoolFill\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\x0c\n\x04\x62its\x18\x02 \x01(\r\x12\x18\n\x10\x64\x65\x61\x64line_seconds\x18\x03 \x01(\x01\x12\x19\n\x11randomness_powers\x18\x04 \x01(\r\x12\x13\n\x0bmask_powers\x18\x05 \x01(\r\"o\n\x0f\x44pppPoolRequest\x12\x0e\n\x06key_id\x18\x01 \x01(\x0c\x12\r\n\x05\x66irst\x18\x02 \x01(\x04\x12\r\n\x05\x63ount\x18\x03 \x01(\r\x12\x19\n\x11randomness_powers\x18\x04 \x01(\r\x12\x13\n\x0bmask_powers\x18\x05 \x01(\r\"A\n\x0c\x44pppPoolBits\x12\r\n\x05\x66irst\x18\x01 \x01(\x04\x12\"\n\x04\x62its\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\"\x88\x01\n\x0e\x44pppPoolFilled\x12&\n\x06levels\x18\x01 \x03(\x0b\x32\x16.mpdp.v1.DpppPoolLevel\x12(\n\x08rejected\x18\x02 \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\x12$\n\x06timing\x18\x03 \x03(\x0b\x32\x14.mpdp.v1.StageTiming\"A\n\rDpppPoolLevel\x12\x0f\n\x07teacher\x18\x01 \x01(\r\x12\x11\n\tavailable\x18\x02 \x01(\x04\x12\x0c\n\x04next\x18\x03 \x01(\x04\"\xbc\x02\n\x0f\x44pppRoundResult\x12\x0f\n\x07queries\x18\x02 \x01(\r\x12\x0f\n\x07\x63lasses\x18\x03 \x01(\r\x12\x12\n\nhistograms\x18\x04 \x03(\x03\x12\x0e\n\x06labels\x18\x05 \x03(\r\x12\x14\n\x0c\x63ontributors\x18\x06 \x03(\r\x12\x12\n\ndecryptors\x18\x07 \x03(\r\x12(\n\x08rejected\x18\x08 \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\x12$\n\x06timing\x18\t \x03(\x0b\x32\x14.mpdp.v1.StageTiming\x12\x1a\n\x12tosses_per_teacher\x18\n \x01(\x04\x12\x1d\n\x15total_tosses_required\x18\x0b \x01(\x04\x12.\n\x0erejected_votes\x18\x0c \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\".\n\x0e\x44pppTestRecord\x12\r\n\x05votes\x18\x02 \x03(\r\x12\r\n\x05noise\x18\x03 \x03(\x04\"\x0f\n\rDpppStandDown\"\xec\x05\n\x0b\x44pppMessage\x12)\n\x04open\x18\x01 \x01(\x0b\x32\x19.mpdp.v1.DpppRoundRequestH\x00\x12\'\n\x07queries\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.DpppQueriesH\x00\x12#\n\x05votes\x18\x03 \x01(\x0b\x32\x12.mpdp.v1.DpppVotesH\x00\x12\x38\n\x12\x64\x65\x63ryption_request\x18\x04 \x01(\x0b\x32\x1a.mpdp.v1.DecryptionRequestH\x00\x12:\n\x13partial_decryptions\x18\x05 \x01(\x0b\x32\x1b.mpdp.v1.PartialDecryptionsH\x00\x12*\n\x06result\x18\x06 \x01(\x0b\x32\x18.mpdp.v1.DpppRoundResultH\x00\x12.\n\x0btest_record\x18\x07 \x01(\x0b\x32\x17.mpdp.v1.DpppTestRecordH\x00\x12,\n\nstand_down\x18\x08 \x01(\x0b\x32\x16.mpdp.v1.DpppStandDownH\x00\x12(\n\x04\x63oin\x18\t \x01(\x0b\x32\x18.mpdp.v1.CoinCommitmentsH\x00\x12/\n\x07\x66lipped\x18\n \x01(\x0b\x32\x1c.mpdp.v1.FlippedContributionH\x00\x12%\n\x06reveal\x18\x0b \x01(\x0b\x32\x13.mpdp.v1.CoinRevealH\x00\x12%\n\x06shares\x18\x0c \x01(\x0b\x32\x13.mpdp.v1.CoinSharesH\x00\x12%\n\x04\x66ill\x18\r \x01(\x0b\x32\x15.mpdp.v1.DpppPoolFillH\x00\x12\x30\n\x0cpool_request\x18\x0e \x01(\x0b\x32\x18.mpdp.v1.DpppPoolRequestH\x00\x12*\n\tpool_bits\x18\x0f \x01(\x0b\x32\x15.mpdp.v1.DpppPoolBitsH\x00\x12.\n\x0bpool_filled\x18\x10 \x01(\x0b\x32\x17.mpdp.v1.DpppPoolFilledH\x00\x42\x06\n\x04\x62odyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,29 +34,29 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mpdp.proto.v1.dppp_pb2', _g
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_DPPPPARAMETERS']._serialized_start=101
-  _globals['_DPPPPARAMETERS']._serialized_end=402
-  _globals['_DPPPROUNDREQUEST']._serialized_start=404
-  _globals['_DPPPROUNDREQUEST']._serialized_end=528
-  _globals['_DPPPQUERIES']._serialized_start=530
-  _globals['_DPPPQUERIES']._serialized_end=649
-  _globals['_DPPPVOTES']._serialized_start=652
-  _globals['_DPPPVOTES']._serialized_end=908
-  _globals['_DPPPPOOLFILL']._serialized_start=910
-  _globals['_DPPPPOOLFILL']._serialized_end=1028
-  _globals['_DPPPPOOLREQUEST']._serialized_start=1030
-  _globals['_DPPPPOOLREQUEST']._serialized_end=1141
-  _globals['_DPPPPOOLBITS']._serialized_start=1143
-  _globals['_DPPPPOOLBITS']._serialized_end=1208
-  _globals['_DPPPPOOLFILLED']._serialized_start=1211
-  _globals['_DPPPPOOLFILLED']._serialized_end=1347
-  _globals['_DPPPPOOLLEVEL']._serialized_start=1349
-  _globals['_DPPPPOOLLEVEL']._serialized_end=1414
-  _globals['_DPPPROUNDRESULT']._serialized_start=1417
-  _globals['_DPPPROUNDRESULT']._serialized_end=1733
-  _globals['_DPPPTESTRECORD']._serialized_start=1735
-  _globals['_DPPPTESTRECORD']._serialized_end=1781
-  _globals['_DPPPSTANDDOWN']._serialized_start=1783
-  _globals['_DPPPSTANDDOWN']._serialized_end=1798
-  _globals['_DPPPMESSAGE']._serialized_start=1801
-  _globals['_DPPPMESSAGE']._serialized_end=2549
+  _globals['_DPPPPARAMETERS']._serialized_end=430
+  _globals['_DPPPROUNDREQUEST']._serialized_start=432
+  _globals['_DPPPROUNDREQUEST']._serialized_end=556
+  _globals['_DPPPQUERIES']._serialized_start=558
+  _globals['_DPPPQUERIES']._serialized_end=677
+  _globals['_DPPPVOTES']._serialized_start=680
+  _globals['_DPPPVOTES']._serialized_end=936
+  _globals['_DPPPPOOLFILL']._serialized_start=938
+  _globals['_DPPPPOOLFILL']._serialized_end=1056
+  _globals['_DPPPPOOLREQUEST']._serialized_start=1058
+  _globals['_DPPPPOOLREQUEST']._serialized_end=1169
+  _globals['_DPPPPOOLBITS']._serialized_start=1171
+  _globals['_DPPPPOOLBITS']._serialized_end=1236
+  _globals['_DPPPPOOLFILLED']._serialized_start=1239
+  _globals['_DPPPPOOLFILLED']._serialized_end=1375
+  _globals['_DPPPPOOLLEVEL']._serialized_start=1377
+  _globals['_DPPPPOOLLEVEL']._serialized_end=1442
+  _globals['_DPPPROUNDRESULT']._serialized_start=1445
+  _globals['_DPPPROUNDRESULT']._serialized_end=1761
+  _globals['_DPPPTESTRECORD']._serialized_start=1763
+  _globals['_DPPPTESTRECORD']._serialized_end=1809
+  _globals['_DPPPSTANDDOWN']._serialized_start=1811
+  _globals['_DPPPSTANDDOWN']._serialized_end=1826
+  _globals['_DPPPMESSAGE']._serialized_start=1829
+  _globals['_DPPPMESSAGE']._serialized_end=2577
 # @@protoc_insertion_point(module_scope)

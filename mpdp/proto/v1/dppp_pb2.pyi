@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class DpppParameters(_message.Message):
-    __slots__ = ("epsilon", "delta", "queries", "classes", "teachers", "honest_fraction", "packed", "key_id", "total_tosses", "noise", "skellam_grid", "proven_votes", "verifiable_noise", "colluding", "ensemble")
+    __slots__ = ("epsilon", "delta", "queries", "classes", "teachers", "honest_fraction", "packed", "key_id", "total_tosses", "noise", "skellam_grid", "proven_votes", "verifiable_noise", "colluding", "ensemble", "holders_check_bits")
     EPSILON_FIELD_NUMBER: _ClassVar[int]
     DELTA_FIELD_NUMBER: _ClassVar[int]
     QUERIES_FIELD_NUMBER: _ClassVar[int]
@@ -25,6 +25,7 @@ class DpppParameters(_message.Message):
     VERIFIABLE_NOISE_FIELD_NUMBER: _ClassVar[int]
     COLLUDING_FIELD_NUMBER: _ClassVar[int]
     ENSEMBLE_FIELD_NUMBER: _ClassVar[int]
+    HOLDERS_CHECK_BITS_FIELD_NUMBER: _ClassVar[int]
     epsilon: float
     delta: float
     queries: int
@@ -40,7 +41,8 @@ class DpppParameters(_message.Message):
     verifiable_noise: bool
     colluding: int
     ensemble: int
-    def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., teachers: _Optional[int] = ..., honest_fraction: _Optional[float] = ..., packed: _Optional[bool] = ..., key_id: _Optional[bytes] = ..., total_tosses: _Optional[int] = ..., noise: _Optional[str] = ..., skellam_grid: _Optional[int] = ..., proven_votes: _Optional[bool] = ..., verifiable_noise: _Optional[bool] = ..., colluding: _Optional[int] = ..., ensemble: _Optional[int] = ...) -> None: ...
+    holders_check_bits: bool
+    def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., teachers: _Optional[int] = ..., honest_fraction: _Optional[float] = ..., packed: _Optional[bool] = ..., key_id: _Optional[bytes] = ..., total_tosses: _Optional[int] = ..., noise: _Optional[str] = ..., skellam_grid: _Optional[int] = ..., proven_votes: _Optional[bool] = ..., verifiable_noise: _Optional[bool] = ..., colluding: _Optional[int] = ..., ensemble: _Optional[int] = ..., holders_check_bits: _Optional[bool] = ...) -> None: ...
 
 class DpppRoundRequest(_message.Message):
     __slots__ = ("parameters", "features", "deadline_seconds")

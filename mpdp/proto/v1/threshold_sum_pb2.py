@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from mpdp.proto.v1 import common_pb2 as mpdp_dot_proto_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!mpdp/proto/v1/threshold_sum.proto\x12\x07mpdp.v1\x1a\x1ampdp/proto/v1/common.proto\"?\n\x15\x43ontributionSignature\x12\x11\n\tsignature\x18\x01 \x01(\x0c\x12\x13\n\x0b\x63\x65rtificate\x18\x02 \x01(\x0c\"|\n\x0c\x43ontribution\x12\x0e\n\x06sender\x18\x01 \x01(\r\x12)\n\x0b\x63iphertexts\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x31\n\tsignature\x18\x03 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\"M\n\x11\x44\x65\x63ryptionRequest\x12,\n\rcontributions\x18\x03 \x03(\x0b\x32\x15.mpdp.v1.ContributionJ\x04\x08\x01\x10\x02J\x04\x08\x02\x10\x03\"O\n\x12PartialDecryptions\x12\x0e\n\x06values\x18\x02 \x03(\x0c\x12\x11\n\tchallenge\x18\x03 \x01(\x0c\x12\x10\n\x08response\x18\x04 \x01(\x0cJ\x04\x08\x01\x10\x02\"/\n\rRejectedShare\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\t\"6\n\x0f\x43oinCommitments\x12#\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x12.mpdp.v1.CoinEntry\"O\n\tCoinEntry\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x19\n\x11\x63ommitment_digest\x18\x02 \x01(\x0c\x12\x17\n\x0f\x63oin_commitment\x18\x03 \x01(\x0c\"\x1b\n\nCoinReveal\x12\r\n\x05share\x18\x01 \x01(\x0c\"0\n\nCoinShares\x12\"\n\x06shares\x18\x01 \x03(\x0b\x32\x12.mpdp.v1.CoinShare\"*\n\tCoinShare\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\r\n\x05share\x18\x02 \x01(\x0c\"H\n\x13\x46lippedContribution\x12\x31\n\tsignature\x18\x01 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignatureb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!mpdp/proto/v1/threshold_sum.proto\x12\x07mpdp.v1\x1a\x1ampdp/proto/v1/common.proto\"?\n\x15\x43ontributionSignature\x12\x11\n\tsignature\x18\x01 \x01(\x0c\x12\x13\n\x0b\x63\x65rtificate\x18\x02 \x01(\x0c\"\xa6\x01\n\x0c\x43ontribution\x12\x0e\n\x06sender\x18\x01 \x01(\r\x12)\n\x0b\x63iphertexts\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x31\n\tsignature\x18\x03 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\x12(\n\x0bwell_formed\x18\x04 \x01(\x0b\x32\x13.mpdp.v1.WellFormed\"\xe8\x01\n\nWellFormed\x12#\n\x05votes\x18\x01 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12#\n\x05noise\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12(\n\nnoise_bits\x18\x03 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12<\n\x14\x63ommitment_signature\x18\x04 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\x12\x12\n\npool_first\x18\x05 \x01(\x04\x12\x14\n\x0cpool_uploads\x18\x06 \x03(\x04\"\xa7\x01\n\x11\x44\x65\x63ryptionRequest\x12,\n\rcontributions\x18\x03 \x03(\x0b\x32\x15.mpdp.v1.Contribution\x12.\n\x0c\x63oin_entries\x18\x04 \x01(\x0b\x32\x18.mpdp.v1.CoinCommitments\x12(\n\x0b\x63oin_shares\x18\x05 \x01(\x0b\x32\x13.mpdp.v1.CoinSharesJ\x04\x08\x01\x10\x02J\x04\x08\x02\x10\x03\"O\n\x12PartialDecryptions\x12\x0e\n\x06values\x18\x02 \x03(\x0c\x12\x11\n\tchallenge\x18\x03 \x01(\x0c\x12\x10\n\x08response\x18\x04 \x01(\x0cJ\x04\x08\x01\x10\x02\"/\n\rRejectedShare\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\t\"6\n\x0f\x43oinCommitments\x12#\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x12.mpdp.v1.CoinEntry\"O\n\tCoinEntry\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x19\n\x11\x63ommitment_digest\x18\x02 \x01(\x0c\x12\x17\n\x0f\x63oin_commitment\x18\x03 \x01(\x0c\"\x1b\n\nCoinReveal\x12\r\n\x05share\x18\x01 \x01(\x0c\"0\n\nCoinShares\x12\"\n\x06shares\x18\x01 \x03(\x0b\x32\x12.mpdp.v1.CoinShare\"*\n\tCoinShare\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\r\n\x05share\x18\x02 \x01(\x0c\"H\n\x13\x46lippedContribution\x12\x31\n\tsignature\x18\x01 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignatureb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,24 +34,26 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_CONTRIBUTIONSIGNATURE']._serialized_start=74
   _globals['_CONTRIBUTIONSIGNATURE']._serialized_end=137
-  _globals['_CONTRIBUTION']._serialized_start=139
-  _globals['_CONTRIBUTION']._serialized_end=263
-  _globals['_DECRYPTIONREQUEST']._serialized_start=265
-  _globals['_DECRYPTIONREQUEST']._serialized_end=342
-  _globals['_PARTIALDECRYPTIONS']._serialized_start=344
-  _globals['_PARTIALDECRYPTIONS']._serialized_end=423
-  _globals['_REJECTEDSHARE']._serialized_start=425
-  _globals['_REJECTEDSHARE']._serialized_end=472
-  _globals['_COINCOMMITMENTS']._serialized_start=474
-  _globals['_COINCOMMITMENTS']._serialized_end=528
-  _globals['_COINENTRY']._serialized_start=530
-  _globals['_COINENTRY']._serialized_end=609
-  _globals['_COINREVEAL']._serialized_start=611
-  _globals['_COINREVEAL']._serialized_end=638
-  _globals['_COINSHARES']._serialized_start=640
-  _globals['_COINSHARES']._serialized_end=688
-  _globals['_COINSHARE']._serialized_start=690
-  _globals['_COINSHARE']._serialized_end=732
-  _globals['_FLIPPEDCONTRIBUTION']._serialized_start=734
-  _globals['_FLIPPEDCONTRIBUTION']._serialized_end=806
+  _globals['_CONTRIBUTION']._serialized_start=140
+  _globals['_CONTRIBUTION']._serialized_end=306
+  _globals['_WELLFORMED']._serialized_start=309
+  _globals['_WELLFORMED']._serialized_end=541
+  _globals['_DECRYPTIONREQUEST']._serialized_start=544
+  _globals['_DECRYPTIONREQUEST']._serialized_end=711
+  _globals['_PARTIALDECRYPTIONS']._serialized_start=713
+  _globals['_PARTIALDECRYPTIONS']._serialized_end=792
+  _globals['_REJECTEDSHARE']._serialized_start=794
+  _globals['_REJECTEDSHARE']._serialized_end=841
+  _globals['_COINCOMMITMENTS']._serialized_start=843
+  _globals['_COINCOMMITMENTS']._serialized_end=897
+  _globals['_COINENTRY']._serialized_start=899
+  _globals['_COINENTRY']._serialized_end=978
+  _globals['_COINREVEAL']._serialized_start=980
+  _globals['_COINREVEAL']._serialized_end=1007
+  _globals['_COINSHARES']._serialized_start=1009
+  _globals['_COINSHARES']._serialized_end=1057
+  _globals['_COINSHARE']._serialized_start=1059
+  _globals['_COINSHARE']._serialized_end=1101
+  _globals['_FLIPPEDCONTRIBUTION']._serialized_start=1103
+  _globals['_FLIPPEDCONTRIBUTION']._serialized_end=1175
 # @@protoc_insertion_point(module_scope)

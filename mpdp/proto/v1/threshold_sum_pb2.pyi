@@ -16,20 +16,42 @@ class ContributionSignature(_message.Message):
     def __init__(self, signature: _Optional[bytes] = ..., certificate: _Optional[bytes] = ...) -> None: ...
 
 class Contribution(_message.Message):
-    __slots__ = ("sender", "ciphertexts", "signature")
+    __slots__ = ("sender", "ciphertexts", "signature", "well_formed")
     SENDER_FIELD_NUMBER: _ClassVar[int]
     CIPHERTEXTS_FIELD_NUMBER: _ClassVar[int]
     SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    WELL_FORMED_FIELD_NUMBER: _ClassVar[int]
     sender: int
     ciphertexts: _common_pb2.Ciphertexts
     signature: ContributionSignature
-    def __init__(self, sender: _Optional[int] = ..., ciphertexts: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[ContributionSignature, _Mapping]] = ...) -> None: ...
+    well_formed: WellFormed
+    def __init__(self, sender: _Optional[int] = ..., ciphertexts: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[ContributionSignature, _Mapping]] = ..., well_formed: _Optional[_Union[WellFormed, _Mapping]] = ...) -> None: ...
+
+class WellFormed(_message.Message):
+    __slots__ = ("votes", "noise", "noise_bits", "commitment_signature", "pool_first", "pool_uploads")
+    VOTES_FIELD_NUMBER: _ClassVar[int]
+    NOISE_FIELD_NUMBER: _ClassVar[int]
+    NOISE_BITS_FIELD_NUMBER: _ClassVar[int]
+    COMMITMENT_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIRST_FIELD_NUMBER: _ClassVar[int]
+    POOL_UPLOADS_FIELD_NUMBER: _ClassVar[int]
+    votes: _common_pb2.ProvenVotes
+    noise: _common_pb2.Ciphertexts
+    noise_bits: _common_pb2.ProvenVotes
+    commitment_signature: ContributionSignature
+    pool_first: int
+    pool_uploads: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, votes: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., noise: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., noise_bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., commitment_signature: _Optional[_Union[ContributionSignature, _Mapping]] = ..., pool_first: _Optional[int] = ..., pool_uploads: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class DecryptionRequest(_message.Message):
-    __slots__ = ("contributions",)
+    __slots__ = ("contributions", "coin_entries", "coin_shares")
     CONTRIBUTIONS_FIELD_NUMBER: _ClassVar[int]
+    COIN_ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    COIN_SHARES_FIELD_NUMBER: _ClassVar[int]
     contributions: _containers.RepeatedCompositeFieldContainer[Contribution]
-    def __init__(self, contributions: _Optional[_Iterable[_Union[Contribution, _Mapping]]] = ...) -> None: ...
+    coin_entries: CoinCommitments
+    coin_shares: CoinShares
+    def __init__(self, contributions: _Optional[_Iterable[_Union[Contribution, _Mapping]]] = ..., coin_entries: _Optional[_Union[CoinCommitments, _Mapping]] = ..., coin_shares: _Optional[_Union[CoinShares, _Mapping]] = ...) -> None: ...
 
 class PartialDecryptions(_message.Message):
     __slots__ = ("values", "challenge", "response")

@@ -60,6 +60,7 @@ class DpppParameters:
     verifiable_noise: bool = False  # shares are committed bits flipped by a joint coin (malicious-party.md)
     colluding: int = COLLUDING_CONTRIBUTORS  # c: the most teachers one principal hosts (every party checks its own)
     ensemble: int = 1  # T: models per teacher, each on one of T disjoint parts of its rows; its ballot sums their votes
+    holders_check_bits: bool = False  # every key holder checks the committed bits' proofs too (malicious-party.md)
 
     def __post_init__(self):
         if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON):
@@ -93,6 +94,8 @@ class DpppParameters:
             raise invalid("proven votes take the packed layout")
         if self.verifiable_noise and not (self.proven_votes and self.noise == "binomial"):
             raise invalid("verifiable noise takes proven votes and Binomial shares (a Skellam share is no sum of bits)")
+        if self.holders_check_bits and not self.verifiable_noise:
+            raise invalid("the key holders check committed bits only with verifiable noise")
         if self.noise == "skellam":
             if self.total_tosses or not 0 <= self.skellam_grid <= MAX_SKELLAM_GRID:
                 raise invalid(f"Skellam noise takes a grid index in [0, {MAX_SKELLAM_GRID}] and no N")
@@ -114,15 +117,16 @@ class DpppParameters:
                            honest_fraction: float, packed: bool, key_id: bytes,
                            noise: str = "binomial", proven_votes: bool = False,
                            verifiable_noise: bool = False,
-                           colluding: int = COLLUDING_CONTRIBUTORS, ensemble: int = 1) -> "DpppParameters":
+                           colluding: int = COLLUDING_CONTRIBUTORS, ensemble: int = 1,
+                           holders_check_bits: bool = False) -> "DpppParameters":
         """The client's side of the calibration: search the smallest N or μ (seconds, once per parameter set)."""
         if noise == "skellam":
             grid = minimal_grid(epsilon, delta, 2 * queries)  # a query moves two counts by 1
             return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, 0, noise, grid,
-                       proven_votes, verifiable_noise, colluding, ensemble)
+                       proven_votes, verifiable_noise, colluding, ensemble, holders_check_bits)
         total = minimal_tosses(epsilon, delta, queries)
         return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, total,
-                   noise, 0, proven_votes, verifiable_noise, colluding, ensemble)
+                   noise, 0, proven_votes, verifiable_noise, colluding, ensemble, holders_check_bits)
 
     @classmethod
     def from_proto(cls, message: dppp_pb2.DpppParameters) -> "DpppParameters":

@@ -57,6 +57,7 @@ class HammParameters:
     proven_votes: bool = False  # one-hot (binary: bit) proofs on votes sent apart from the noise
     verifiable_noise: bool = False  # noise shares are committed bits flipped by a joint coin (malicious-party.md)
     colluding: int = COLLUDING_CONTRIBUTORS  # c: the most voters one principal hosts (every party checks its own)
+    holders_check_bits: bool = False  # every key holder checks the committed bits' proofs too (malicious-party.md)
 
     def __post_init__(self):
         if self.method not in METHODS:
@@ -88,6 +89,8 @@ class HammParameters:
         if self.verifiable_noise and not (self.proven_votes and self.noisy_counts and self.count_noise == "binomial"):
             raise invalid("verifiable noise takes proven votes and noisy counts with Binomial shares (a Skellam share "
                           "is no sum of bits)")
+        if self.holders_check_bits and not self.verifiable_noise:
+            raise invalid("the key holders check committed bits only with verifiable noise")
         try:  # only noisy counts share noise among the voters
             check_colluding(self.min_contributors, self.colluding if self.noisy_counts else COLLUDING_CONTRIBUTORS)
             if self.colluding < COLLUDING_CONTRIBUTORS:
