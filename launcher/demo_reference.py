@@ -105,6 +105,7 @@ def dppp(args: argparse.Namespace, split, draw: int) -> dict:
     """Each teacher's T models on T disjoint parts of its rows (party/teachers.py), their summed votes plus
     Bin(N_i, ½) shares, the student trained on the noisy labels as the client trains it."""
     from mpdp.learning import ensemble, evaluation, models
+    from mpdp.privacy.binomial import BinomialCalibration
     from mpdp.protocols.dppp import reference
     from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 
@@ -116,7 +117,9 @@ def dppp(args: argparse.Namespace, split, draw: int) -> dict:
     votes = [np.array([m.predict(queries) for m in ensemble.train(models.DEFAULT_TEACHER_MODEL, x, y, classes,
                                                                    args.ensemble)])
              for x, y in split.teacher_parts]
-    labels = reference.labels(reference.simulate_round(votes, classes, parameters.calibration.tosses_per_teacher,
+    calibration = parameters.calibration
+    assert isinstance(calibration, BinomialCalibration)  # the demo's noise: binomial shares
+    labels = reference.labels(reference.simulate_round(votes, classes, calibration.tosses_per_teacher,
                                                        np.random.default_rng(draw)))
     student = models.train(models.DEFAULT_STUDENT_MODEL, queries, labels)
     if len(student.classes_) < 2:  # one class for every row: as the client reports it
