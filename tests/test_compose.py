@@ -66,6 +66,19 @@ def test_each_service_mounts_only_its_own_bundle_as_its_own_uid():
         assert bundle_name(name) == name and not any(name in v for v in services["party-1"]["volumes"])
 
 
+def test_the_dealer_files_keygen_deals_the_key_in_seconds():
+    """prepare's default (3 or more parties) is the holders' ceremony, which keygen would run inside its one
+    container, every share in it, for minutes at 2048 bits: the dealer's file must ask prepare for the dealer."""
+    from launcher.cli import _keygen_method, build_parser
+
+    for parties in (3, 5):
+        command = yaml.safe_load(render(parties))["services"]["keygen"]["command"]
+        args = build_parser("prepare").parse_args(command[1:])
+        assert _keygen_method(args) == "dealer"
+    command = yaml.safe_load(render(5, keygen="distributed"))["services"]["prepare"]["command"]
+    assert _keygen_method(build_parser("prepare").parse_args(command[1:])) == "deferred"
+
+
 def _localise(command: list[str], service: str, deployment: Path, addresses: dict[str, str]) -> list[str]:
     """The compose command of `service` with its bundle paths and service hosts replaced for one machine.
 
@@ -152,7 +165,8 @@ def test_distributed_keygen_runs_in_the_holders_containers_each_with_its_own_bun
     assert [v.split(":")[0] for v in opener["volumes"]] == [volume_name(s) for s in ("demo", "aggregator", "curator")]
     for name in ("aggregator", "curator"):
         assert list(services[name]["depends_on"]) == ["open-keygen"]
-    assert "--keygen" not in render(5) and "holder-1" not in yaml.safe_load(render(5))["services"]
+    dealer = yaml.safe_load(render(5))["services"]
+    assert "holder-1" not in dealer and "open-keygen" not in dealer and "--keygen" in dealer["keygen"]["command"]
 
 
 def test_parties_beyond_the_key_holders_get_the_public_key_and_nothing_else():

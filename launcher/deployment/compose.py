@@ -79,8 +79,8 @@ def _services(parties: int) -> list[str]:
 def keygen_command(parties: int, keygen: str = "dealer", bits: int | None = None) -> list[str]:
     # --force: every `compose up` deals a fresh key into the volumes (replaced atomically); deferred removes the old.
     command = ["mpdp", "prepare", "--parties", str(parties), "--out", BUNDLES, "--listen-host", "0.0.0.0", "--force"]
-    if keygen == "distributed":
-        command += ["--keygen", DEFERRED]
+    # prepare's own default is the holders' ceremony; here it would run inside this one container
+    command += ["--keygen", DEFERRED if keygen == "distributed" else "dealer"]
     if bits is not None:
         command += ["--bits", str(bits)]
     for role, number in _roles(parties):
