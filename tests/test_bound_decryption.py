@@ -313,3 +313,17 @@ def test_one_contribution_is_refused_even_when_the_session_names_a_threshold_of_
         sender=1, ciphertexts=wire, signature=signature)])
     with pytest.raises(ProtocolError, match="insufficient noise: 1 contributors, need 2"):
         decryption.check_request(public, request, slot, keys, parties=5, min_contributors=1, ciphertext_count=1)
+
+
+def test_a_sum_short_of_contributors_names_why_the_others_are_missing():
+    """The client's one line says why (a party over its privacy budget), not only how many came."""
+    from mpdp.threshold_sum.collector import SumCollector
+
+    collector = SumCollector(None, [1, 2, 3, 4, 5], 1, 4, SumSlot("dppp", "s"))  # no key needed to refuse
+    for number in (1, 2, 3):
+        collector.mark_absent(number, "over the budget: δ 1e-05 > 1e-05")
+    collector.mark_absent(4, "sent no votes by the deadline")
+    with pytest.raises(ProtocolError) as refused:
+        collector.close()
+    assert "0 of 5 parties contributed, need 4" in str(refused.value)
+    assert "parties 1, 2, 3: over the budget" in str(refused.value) and "4: sent no votes" in str(refused.value)

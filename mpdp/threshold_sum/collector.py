@@ -52,6 +52,18 @@ class SumCollector:
         if contributor not in self.contributions:
             self.absent[contributor] = reason
 
+    def absent_reasons(self, shown: int = 3) -> str:
+        """Why the missing parties are missing (a refusal's own words, e.g. over its privacy budget), so the
+        client's one line names the cause and not only the count."""
+        if not self.absent:
+            return ""
+        by_reason: dict[str, list[int]] = {}
+        for party, reason in sorted(self.absent.items()):
+            by_reason.setdefault(reason[:200], []).append(party)
+        parts = [f"{', '.join(map(str, parties))}: {reason}" for reason, parties in list(by_reason.items())[:shown]]
+        more = f"; {len(by_reason) - shown} other reasons" if len(by_reason) > shown else ""
+        return f" (parties {'; parties '.join(parts)}{more})"
+
     @property
     def all_in(self) -> bool:
         return len(self.contributions) + len(self.absent) >= len(self.expected)
@@ -60,7 +72,7 @@ class SumCollector:
         """C = Π_{i∈S} Enc_i (what every holder recomputes), and the request carrying each contribution."""
         if len(self.contributions) < self.min_contributors:
             raise aborted(f"insufficient noise: {len(self.contributions)} of {len(self.expected)} parties contributed, "
-                          f"need {self.min_contributors}")
+                          f"need {self.min_contributors}{self.absent_reasons()}")
         self.contributors = sorted(self.contributions)
         columns = zip(*(self.contributions[c][0] for c in self.contributors))
         self.aggregate = [ct.add(self.public_key.paillier, *column) for column in columns]
