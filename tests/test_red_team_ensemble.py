@@ -54,3 +54,47 @@ def test_a_proven_ensemble_session_whose_holders_request_cannot_travel_is_refuse
             parameters=parameters.to_proto(), features=matrix_to_proto(features), deadline_seconds=60))
     assert refused.value.kind is Kind.INVALID_ARGUMENT
     assert spent == []  # no budget spent on it
+
+
+def test_unsigned_evidence_costs_a_key_holder_no_proof_check(threshold_key, monkeypatch):
+    """Proven votes without verifiable noise: what makes a contribution well formed (its vote ciphertexts, their
+    proofs, its noise ciphertexts) travels unsigned beside the signed contribution. An active aggregator attaches
+    another teacher's evidence to a genuinely signed contribution: the holder used to check every proof of every
+    contributor (the whole ensemble's K·Q·T one-hot proofs, and again per contributor to name one) before finding
+    that the evidence does not fold to what was signed. It now folds first (products, no exponentiation) and
+    refuses without a proof check."""
+    import random
+
+    from mpdp.cryptocore import membership_proof
+    from mpdp.proto.v1 import role_pb2
+    from mpdp.wire.envelope import unwrap
+    from mpdp.wire.twin import InProcessNetwork
+    from tests.test_dppp_ensemble_ballot import CLASSES as C
+    from tests.test_dppp_ensemble_ballot import QUERIES as Q
+    from tests.test_dppp_ensemble_ballot import TEACHERS as K
+    from tests.test_dppp_ensemble_ballot import _parameters, _resources
+
+    public, shares = threshold_key
+    parameters = _parameters(public, proven_votes=True)
+    own = {party(i): _resources(public, shares, i) for i in range(1, K + 1)}
+    registries = {identity: party_protocols(own.__getitem__) for identity in own}
+    registries[AGGREGATOR] = aggregator_protocols(public, list(range(1, K + 1)), list(range(1, K + 1)))
+    net = InProcessNetwork("evidence", registries, random.Random(3))
+    net.send(CLIENT, AGGREGATOR, "dppp", "open", dppp_pb2.DpppRoundRequest(
+        parameters=parameters.to_proto(), features=matrix_to_proto(np.random.default_rng(1).normal(size=(Q, 4))),
+        deadline_seconds=60))
+    queue = net._queues[(AGGREGATOR, party(1))]
+    net.run(stop_when=lambda n: any(role_pb2.Envelope.FromString(raw).dppp.HasField("decryption_request")
+                                    for raw in queue))
+    raw = next(raw for raw in queue if role_pb2.Envelope.FromString(raw).dppp.HasField("decryption_request"))
+    _, kind, request = unwrap(role_pb2.Envelope.FromString(raw), registries[party(1)])
+    assert kind == "decryption_request" and C and len(request.contributions) >= 2
+
+    first, second = request.contributions[0], request.contributions[1]
+    first.well_formed.CopyFrom(second.well_formed)  # valid proofs, under another sender's context and fold
+    checked = []
+    real = membership_proof.verify_all
+    monkeypatch.setattr(membership_proof, "verify_all", lambda *a, **k: checked.append(1) or real(*a, **k))
+    with pytest.raises(ProtocolError, match="not the fold"):
+        net.sides[party(1)].receive(AGGREGATOR, "decryption_request", request)
+    assert checked == []
