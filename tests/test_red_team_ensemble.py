@@ -98,3 +98,40 @@ def test_unsigned_evidence_costs_a_key_holder_no_proof_check(threshold_key, monk
     with pytest.raises(ProtocolError, match="not the fold"):
         net.sides[party(1)].receive(AGGREGATOR, "decryption_request", request)
     assert checked == []
+
+
+@pytest.mark.parametrize("squatter", ["holder", "outsider"])
+def test_a_refused_keygen_opener_leaves_no_session_the_client_would_meet(monkeypatch, squatter):
+    """A key holder (or any other authenticated role) sends `commit` in the ceremony's session id before the client
+    opens it. The commit is refused, but a commit side used to stay registered under that id, so the client's `open`
+    then met a side that takes no opening and the ceremony failed. Now the opener is checked before any side exists:
+    the refusal leaves nothing, and the ceremony and its commit go through."""
+    import random
+
+    from mpdp.proto.v1 import keygen_pb2
+    from mpdp.protocols.keygen.holder_side import State
+    from mpdp.protocols.keygen.protocol import NAME
+    from mpdp.sessions.identity import CURATOR
+    from mpdp.wire.twin import InProcessNetwork
+    from tests.test_keygen_protocol import BATCH, BITS, HOLDERS, THRESHOLD, _network, commit
+    from tests.test_dkg import plant_primes
+
+    plant_primes(monkeypatch, BITS, HOLDERS, BATCH)
+    stored: dict = {}
+    net = _network(stored)
+    sender = party(2) if squatter == "holder" else CURATOR
+    squat = keygen_pb2.KeygenCommit(ceremony="keygen-other", digest=bytes(32))
+    twin = InProcessNetwork(net.session_id, net.registries, random.Random(1))
+    twin.registries = {**net.registries, sender: net.registries[party(1)]}
+    twin.sides = net.sides  # the same holders: one host per holder
+    twin.send(sender, party(1), NAME, "commit", squat)
+    twin.run()
+    assert twin.refused and "may not commit" in twin.refused[0][3]
+    assert party(1) not in net.sides
+    for j in range(1, HOLDERS + 1):
+        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=HOLDERS,
+                                                                         threshold=THRESHOLD, batch=BATCH))
+    net.run()
+    assert not net.refused, net.refused
+    assert all(net.sides[party(j)].state is State.DONE for j in range(1, HOLDERS + 1))
+    assert not commit(net, range(1, HOLDERS + 1)).refused and sorted(stored) == [1, 2, 3]
