@@ -417,10 +417,7 @@ def protocol(public_key: ThresholdPublicKey, teachers: list[int], key_holders: l
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         started = time.perf_counter()
         parameters.calibrate()
-        if parameters.proven_votes:  # before any work: the holders' request must fit one message
-            well_formed.check_size(public_key, parameters.teachers, parameters.queries, parameters.classes,
-                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0,
-                                   parameters.holders_check_bits)
+        parameters.check_holders_request(public_key)  # before any work: the holders' request fits one message
         return DpppAggregatorSide(session_id, parameters, body.features, deadline, public_key, teachers, key_holders,
                                   time.perf_counter() - started, keys, pools)
 

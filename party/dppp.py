@@ -23,7 +23,6 @@ from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.protocol import RoleProtocol
 from mpdp.sessions.side import handles
 from mpdp.vote_proofs import votes as vote_proofs
-from mpdp.vote_proofs import well_formed
 from mpdp.vote_proofs.noise_pool import Pools
 from party.dppp_pool import DpppPoolTeacherSide
 from party.resources import PartyResources
@@ -185,10 +184,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         if not 0 < body.deadline_seconds <= MAX_DEADLINE_S:
             raise invalid(f"deadline must be in (0, {MAX_DEADLINE_S}] seconds")
         parameters.calibrate()  # each party derives N_i itself (cached per parameter set, bounded)
-        if parameters.proven_votes:  # before any work: the holders' request must fit one message
-            well_formed.check_size(own.public_key, parameters.teachers, parameters.queries, parameters.classes,
-                                   parameters.values * parameters.share_range if parameters.verifiable_noise else 0,
-                                   parameters.holders_check_bits)
+        parameters.check_holders_request(own.public_key)  # before any work: the holders' request fits one message
         own.admit(session_id, "dppp", parameters.guarantee())  # its own policy, before any work on its data
         side = DpppTeacherSide(session_id, own, parameters, features, body.deadline_seconds)
         if parameters.verifiable_noise:

@@ -10,9 +10,11 @@ key holders with what makes it well formed (`WellFormed`), and a holder recomput
   flips them (a flip is Enc(1)·c^(−1): public and deterministic) with the votes; with `holders_check_bits` also
   every bit's proof (pooled bits carry the proofs of their upload), which otherwise the aggregator alone checks:
   each holder would repeat the aggregator's whole check (docs/malicious-party.md gives the figures).
-Cheap checks first (counts, signatures, digests, the coin's hashes), then every proof of every contributor in one
-random linear combination, then the folds. The result must equal the ciphertexts the voter signed, byte for byte;
-otherwise the sum is not what the voters sent, and the holder decrypts nothing.
+Cheap checks first (counts, signatures, digests, the coin's hashes), then the folds, then every proof of every
+contributor in one random linear combination. A fold must equal the ciphertexts the voter signed, byte for byte;
+otherwise the sum is not what the voters sent, and the holder decrypts nothing. The folds come before the proofs
+because without verifiable noise the evidence travels unsigned: evidence that is not what was signed must cost
+no exponentiation.
 
 A row may carry several proven votes (`votes_per_row`, fixed by the session's parameters): each is proven one-hot
 on its own and all fold into the row's plaintext.
@@ -127,17 +129,17 @@ def check(public_key: ThresholdPublicKey, ballots: Ballots, slot: SumSlot, keys:
     lengths) and NotWellFormed, naming the sender, for a contribution its evidence does not make."""
     parsed = [_parse(public_key, ballots, c) for c in request.contributions]
     seed = _coin(public_key, ballots, slot, keys, request, parsed, voters) if ballots.verifiable_noise else b""
+    for p in parsed:  # products only: evidence that is not what was signed costs no proof check
+        if _recomputed(public_key, ballots, p, seed) != p.signed:
+            raise NotWellFormed(f"party {p.sender}'s contribution is not the fold of its proven votes"
+                                + (" and its noise bits as the joint coin flips them" if ballots.verifiable_noise else
+                                   " and its noise ciphertexts"))
     groups = [group for p in parsed for group in _claims(public_key, ballots, p)]
     try:
         mp.verify_all(vote_proofs.proof_key(public_key), groups)
     except MembershipProofInvalid as error:
         _name_the_culprit(public_key, ballots, parsed)
         raise NotWellFormed(f"the contributions' proofs fail: {error}") from None
-    for p in parsed:
-        if _recomputed(public_key, ballots, p, seed) != p.signed:
-            raise NotWellFormed(f"party {p.sender}'s contribution is not the fold of its proven votes"
-                                + (" and its noise bits as the joint coin flips them" if ballots.verifiable_noise else
-                                   " and its noise ciphertexts"))
 
 
 def _parse(public_key: ThresholdPublicKey, ballots: Ballots, contribution: threshold_sum_pb2.Contribution) -> _Parsed:

@@ -25,6 +25,7 @@ from mpdp.privacy.skellam import MAX_GRID as MAX_SKELLAM_GRID
 from mpdp.privacy.skellam import TRUNCATION_SHARE_OF_DELTA, SkellamCalibration, minimal_grid, sample_shares
 from mpdp.proto.v1 import dppp_pb2
 from mpdp.sessions.errors import invalid
+from mpdp.vote_proofs import well_formed
 from mpdp.vote_proofs.votes import aligned
 
 MAX_QUERIES = 100_000
@@ -196,6 +197,14 @@ class DpppParameters:
     def proven_rows(self) -> int:
         """Proven one-hot votes in one teacher's ballot: T per query."""
         return self.queries * self.ensemble
+
+    def check_holders_request(self, public_key) -> None:
+        """At session start (invalid), with proven votes: the key holders' request, K ballots of Q·T proven votes
+        (T per query, not one) and their committed bits, must fit one message."""
+        if self.proven_votes:
+            well_formed.check_size(public_key, self.teachers, self.proven_rows, self.classes,
+                                   self.values * self.share_range if self.verifiable_noise else 0,
+                                   self.holders_check_bits)
 
     def layout(self, n: int) -> SlotLayout:
         """Slots wide enough for K summands of a count in [0, T] + a shifted share in [0, range]."""

@@ -9,7 +9,8 @@ from mpdp.proto.v1 import keygen_pb2
 from mpdp.protocols.keygen.commit_side import KeygenCommitSide
 from mpdp.protocols.keygen.holder_side import KeygenHolderSide
 from mpdp.protocols.keygen.prepared import PreparedShares
-from mpdp.sessions.identity import Identity
+from mpdp.sessions.errors import denied
+from mpdp.sessions.identity import CLIENT, Identity
 from mpdp.sessions.protocol import RoleProtocol
 
 NAME = "keygen"
@@ -23,6 +24,12 @@ def holder_protocol(committee: list[int], store: Callable[[Identity, KeyShare], 
     shares = prepared if prepared is not None else PreparedShares()
 
     def open_side(session_id: str, me: Identity, sender: Identity, kind: str, body):
+        # Who may send the opening kind, before a side exists: a refused opener leaves no session behind that
+        # the client's own opening or commit would then meet.
+        if kind in ("open", "commit") and sender != CLIENT:
+            raise denied(f"{sender} may not {kind} a key generation")
+        if kind == "round" and (sender.role != "party" or sender.id not in committee or sender == me):
+            raise denied(f"{sender} is not another key holder of this committee")
         if kind == "commit":
             return KeygenCommitSide(session_id, me, shares, lambda share: store(me, share), lambda: discard(me))
         return KeygenHolderSide(session_id, me, committee, shares)
