@@ -49,7 +49,8 @@ def lines(dataset) -> list[str]:
             text.append(f"  bounds: {report['schema']}")
         if report["median_row_norm"] < 0.1:
             text.append("  WARNING: the median row keeps less than a tenth of the unit ball: every regularised model "
-                        "will learn little beyond the intercept; give public bounds (--schema) or --scaling public")
+                        "will learn little beyond the intercept; give public bounds (--schema)"
+                        + ("" if report["rule"].startswith("public") else " or --scaling public"))
     return text
 
 
