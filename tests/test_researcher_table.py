@@ -131,3 +131,15 @@ def test_pathak_and_du_at_their_defaults_learn_a9a(tmp_path, source):
         found = release(split, 0)
         assert found["auc"] > 0.8, (release.__name__, found)
         assert found["balanced_accuracy"] > 0.7, (release.__name__, found)
+
+
+def test_up_says_when_clipping_scaled_most_rows(tmp_path):
+    from launcher import data_report
+
+    path = tmp_path / "binary.libsvm"
+    path.write_text("".join(f"{k % 2} 1:1 2:1 {3 + k % 3}:1\n" for k in range(12)))
+    lines = data_report.lines(datasets.load(str(path), intercept=True))
+    assert "rows clipped to the unit ball: 100.0%" in "\n".join(lines)
+    assert any(line.strip().startswith("most rows were longer than the ball") for line in lines)
+    kept = data_report.lines(datasets.load(str(_one_hot_table(tmp_path / "t.csv")), label="y", intercept=True))
+    assert not any("most rows were longer" in line for line in kept)
