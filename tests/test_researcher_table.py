@@ -143,3 +143,11 @@ def test_up_says_when_clipping_scaled_most_rows(tmp_path):
     assert any(line.strip().startswith("most rows were longer than the ball") for line in lines)
     kept = data_report.lines(datasets.load(str(_one_hot_table(tmp_path / "t.csv")), label="y", intercept=True))
     assert not any("most rows were longer" in line for line in kept)
+
+
+def test_rows_at_norm_one_by_construction_are_not_counted_clipped(tmp_path):
+    path = tmp_path / "ones.csv"
+    path.write_text("a,b,c,y\n" + "".join(f"{k % 2},{(k // 2) % 2},1,{k % 3 == 0}\n" for k in range(30)))
+    data = datasets.load(str(path), label="y", intercept=True)
+    assert data.scaling["rows_clipped_share"] == 0.0 and data.scaling["median_row_norm"] == pytest.approx(1.0)
+    assert np.linalg.norm(data.features, axis=1).max() <= 1.0

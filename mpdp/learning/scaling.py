@@ -159,8 +159,9 @@ def into_unit_ball(columns: Sequence[Column], values: Sequence, intercept: bool)
         names.append("intercept")
     features = np.hstack(blocks)
     norms = np.linalg.norm(features, axis=1)
-    clipped = norms > 1
-    features[clipped] /= norms[clipped, None]
+    over = norms > 1
+    features[over] /= norms[over, None]
+    clipped = norms > 1 + 1e-9  # a row of norm 1 up to rounding was not clipped: every block at its bound
     report = {
         "rule": "public per-column bounds, each column block × 1/√(columns" + (" + 1 for the intercept)" if intercept
                                                                                 else ")")
