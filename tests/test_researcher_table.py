@@ -151,3 +151,31 @@ def test_rows_at_norm_one_by_construction_are_not_counted_clipped(tmp_path):
     data = datasets.load(str(path), label="y", intercept=True)
     assert data.scaling["rows_clipped_share"] == 0.0 and data.scaling["median_row_norm"] == pytest.approx(1.0)
     assert np.linalg.norm(data.features, axis=1).max() <= 1.0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not A9A_DIR, reason="a9a is not shipped: set $MPDP_DATA_DIR to a directory holding it")
+def test_the_tuned_baseline_is_within_a_point_of_scikit_learns_own_pipeline():
+    """evaluation.tuned on the unit-ball features against StandardScaler + LogisticRegressionCV on the raw
+    features, on the same training and test rows (the split `split_for_teachers` makes)."""
+    from sklearn.datasets import load_svmlight_files
+    from sklearn.linear_model import LogisticRegressionCV
+    from sklearn.metrics import accuracy_score, roc_auc_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from mpdp.learning import evaluation
+
+    data = datasets.load("a9a", data_dir=A9A_DIR, intercept=True)
+    directory = Path(A9A_DIR) / "a9a" if (Path(A9A_DIR) / "a9a" / "a9a").exists() else Path(A9A_DIR)
+    xa, ya, xt, yt = load_svmlight_files([str(directory / "a9a"), str(directory / "a9a.t")], n_features=123)
+    raw = np.vstack([xa.toarray(), xt.toarray()])
+    order = np.random.default_rng(0).permutation(len(data.labels))
+    cut = int(round(2 / 3 * len(order)))
+    train, test = order[:cut], np.array_split(order[cut:], 2)[1]
+    y = data.labels
+    ours = evaluation.tuned(data.features[train], y[train])
+    theirs = make_pipeline(StandardScaler(), LogisticRegressionCV(Cs=20, cv=5, max_iter=5000)).fit(raw[train], y[train])
+    for metric in (lambda m, x: accuracy_score(y[test], m.predict(x[test])),
+                   lambda m, x: roc_auc_score(y[test], m.decision_function(x[test]))):
+        assert metric(ours, data.features) > metric(theirs, raw) - 0.01
