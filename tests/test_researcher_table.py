@@ -179,3 +179,19 @@ def test_the_tuned_baseline_is_within_a_point_of_scikit_learns_own_pipeline():
     for metric in (lambda m, x: accuracy_score(y[test], m.predict(x[test])),
                    lambda m, x: roc_auc_score(y[test], m.decision_function(x[test]))):
         assert metric(ours, data.features) > metric(theirs, raw) - 0.01
+
+
+def test_a_du_round_short_of_uploads_names_the_parties_refusals(threshold_key):
+    from aggregator.du import DuServerSide
+    from mpdp.proto.v1 import du_pb2
+    from mpdp.sessions.errors import ProtocolError
+    from mpdp.sessions.identity import CLIENT, party
+    from tests.test_du_sessions import HOLDERS, _parameters
+
+    public, _ = threshold_key
+    server = DuServerSide("refused", _parameters(public, secure=True), 30.0, 0, public, HOLDERS, HOLDERS)
+    server.receive(CLIENT, "open", du_pb2.DuOpen())
+    for number in HOLDERS[:-1]:
+        server.on_undeliverable(party(number), "model", f"PERMISSION_DENIED: {REFUSED}")
+    with pytest.raises(ProtocolError, match=r"0 uploads, 4 needed \(parties 1, 2, 3, 4, 5: PERMISSION_DENIED: refused"):
+        server.on_undeliverable(party(5), "model", f"PERMISSION_DENIED: {REFUSED}")
