@@ -213,7 +213,8 @@ class DuServerSide(RoleSide):
         self.dropped += sorted(self.absent)
         self.active = contributors
         if len(contributors) < p.min_contributors:
-            self.fail(f"round {self.round}: {len(contributors)} uploads, {p.min_contributors} needed")
+            why = self.collector.absent_reasons() if self.collector is not None else ""
+            self.fail(f"round {self.round}: {len(contributors)} uploads, {p.min_contributors} needed{why}")
         if not p.secure_aggregation:
             return self._advance_round(server.weighted_average(self.uploads))
         assert self.collector is not None

@@ -821,8 +821,14 @@ def _user_error(error: Exception) -> str | None:
 
     grpc = sys.modules.get("grpc")
     if grpc is not None and isinstance(error, grpc.RpcError) and hasattr(error, "code"):
+        from party.resources import REFUSED
+
         hint = " (are the roles running? `mpdp ps` lists them, `mpdp up` starts them)" \
             if error.code() == grpc.StatusCode.UNAVAILABLE else ""
+        if REFUSED in (error.details() or ""):
+            # A party tells the opener nothing more; its operator can see why.
+            hint = (" (a party refuses a session over its privacy budget, or a mechanism it does not accept; "
+                    "`mpdp budget` shows what each has spent, its log says why)")
         return f"{error.code().name}: {error.details()}{hint}"
     if isinstance(error, (OSError, CryptoError, StartupError, ProtocolError, ValueError)):
         return str(error)

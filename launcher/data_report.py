@@ -45,11 +45,15 @@ def lines(dataset) -> list[str]:
         text.append(f"  intercept: {report.get('intercept', 'none')}")
         text.append(f"  rows clipped to the unit ball: {report['rows_clipped_share']:.1%}; median row norm "
                     f"{report['median_row_norm']:.3f}")
+        if report["rows_clipped_share"] > 0.5:
+            text.append("  most rows were longer than the ball: each was scaled onto it on its own, as --scaling "
+                        "unit-rows would (a linear model reads the direction, which is kept)")
         if "schema" in report:
             text.append(f"  bounds: {report['schema']}")
         if report["median_row_norm"] < 0.1:
             text.append("  WARNING: the median row keeps less than a tenth of the unit ball: every regularised model "
-                        "will learn little beyond the intercept; give public bounds (--schema) or --scaling public")
+                        "will learn little beyond the intercept; give public bounds (--schema)"
+                        + ("" if report["rule"].startswith("public") else " or --scaling public"))
     return text
 
 

@@ -5,6 +5,7 @@ ball (`public`: per-column public bounds and each row on its own, mpdp/learning/
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
@@ -179,9 +180,9 @@ def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
             has_gaps = bool(np.isnan(cells).any())
             if isinstance(given, public.Categorical):
                 raise ValueError(f"{schema_path}: column {name!r} is numeric in {path.name}, categorical in the schema")
-            column = given or public.Numeric(name)
+            column = given or _default_numeric(name, cells)
             if has_gaps and not column.missing:
-                column = public.Numeric(name, column.low, column.high, column.log, True)
+                column = dataclasses.replace(column, missing=True)
             columns.append(column)
             values.append(cells)
         else:
@@ -195,9 +196,21 @@ def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
     scaled = public.into_unit_ball(columns, values, intercept)
     report = {**scaled.report, "schema": str(schema_path) if schema_path else
               "none given: column types, categorical levels and which columns have gaps read from the table; "
-              "numeric columns on the type's default (no bounds read from the data)",
+              "numeric columns on the type's default (no bounds read from the data; a 0/1 column an indicator on [0, 1])",
               "schema_document": public.schema_document(columns)}
     return Dataset(path.stem, scaled.features, labels, names, str(path), intercept, tuple(table.warnings), report)
+
+
+def _default_numeric(name: str, cells: np.ndarray):
+    """A column without a schema entry: 0/1 values only are an indicator, on the type's bounds [0, 1] (its
+    default log scale would keep 1 at 0.05 of its block: a one-hot-encoded table would hold no signal); any other
+    numeric column on the default log scale."""
+    from mpdp.learning import scaling as public
+
+    present = cells[~np.isnan(cells)]
+    if present.size and np.isin(present, (0.0, 1.0)).all():
+        return public.Numeric(name, 0.0, 1.0, indicator=True)
+    return public.Numeric(name)
 
 
 def _libsvm(path: Path, scaling: str, intercept: bool) -> Dataset:

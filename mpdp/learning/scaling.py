@@ -4,6 +4,7 @@ assumes ‖x‖₂ ≤ 1).
 Every column is mapped into [−1, 1] by a rule that reads no statistic of the rows:
 - numeric with public bounds [low, high] (a schema): clipped to them, then linear, or log1p for a
   heavy-tailed column (`"log": true`), onto [−1, 1];
+- a numeric column of 0/1 values only, without bounds: an indicator, linear on [0, 1] (its type's bounds);
 - numeric without bounds (the type's default): sign(x)·log1p(|x|)/log1p(10^6), clipped to [−1, 1] — values up
   to a million keep their order of magnitude, larger ones are clipped;
 - categorical: one-hot over its levels (a cell outside them is all zeros);
@@ -39,6 +40,7 @@ class Numeric:
     high: float | None = None
     log: bool = False  # log1p between the bounds (heavy-tailed non-negative columns)
     missing: bool = False  # a missing-indicator feature
+    indicator: bool = False  # a 0/1 column without a schema entry: [0, 1] are its type's bounds
 
     def __post_init__(self):
         if (self.low is None) != (self.high is None):
@@ -50,7 +52,8 @@ class Numeric:
         if self.low is None:
             rule = f"sign·log1p(|x|)/log1p({DEFAULT_MAGNITUDE:g}) (no public bounds given)"
         else:
-            rule = f"{'log1p' if self.log else 'linear'} on public bounds [{self.low:g}, {self.high:g}]"
+            source = "an indicator's" if self.indicator else "public"
+            rule = f"{'log1p' if self.log else 'linear'} on {source} bounds [{self.low:g}, {self.high:g}]"
         return rule + (", missing indicator" if self.missing else "")
 
     def encode(self, values: np.ndarray) -> np.ndarray:
@@ -156,8 +159,9 @@ def into_unit_ball(columns: Sequence[Column], values: Sequence, intercept: bool)
         names.append("intercept")
     features = np.hstack(blocks)
     norms = np.linalg.norm(features, axis=1)
-    clipped = norms > 1
-    features[clipped] /= norms[clipped, None]
+    over = norms > 1
+    features[over] /= norms[over, None]
+    clipped = norms > 1 + 1e-9  # a row of norm 1 up to rounding was not clipped: every block at its bound
     report = {
         "rule": "public per-column bounds, each column block × 1/√(columns" + (" + 1 for the intercept)" if intercept
                                                                                 else ")")

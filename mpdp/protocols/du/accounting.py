@@ -73,9 +73,15 @@ def rounds_for_budget(epsilon_total: float, per_round: float) -> int:
     return max(1, math.floor(epsilon_total / per_round))
 
 
+# The exact composition's δ is charged only when it saves this share of the basic ε: at few rounds it saves
+# almost nothing (5 rounds of ε = 1: 5 − 5e-5) and its δ alone fills a default budget's (docs/privacy-budget.md).
+DELTA_WORTH = 0.01
+
+
 def guarantee(parameters: DuParameters) -> Guarantee:
     """What each party spends on its data in one run (its ledger's entry): the round limit R charged, as the
-    report's composition does; no finite ε for `none` and OFPA."""
+    report's composition does; no finite ε for `none` and OFPA; pure ε (δ = 0) unless the exact composition at δ
+    saves a share DELTA_WORTH of it."""
     p = parameters
     effective = per_round_effective(p) if p.private else None
     if effective is None:
@@ -84,6 +90,6 @@ def guarantee(parameters: DuParameters) -> Guarantee:
     composed = composed_exactly(effective, p.rounds, p.delta) if p.delta > 0 else basic
     pld = {"kind": "pure", "epsilon": effective, "count": p.rounds}
     proven = p.method not in PAPER_METHODS  # du.md: OFAA is "paper calibration, not proven DP"
-    if composed < basic:
+    if composed < basic * (1 - DELTA_WORTH):
         return Guarantee(composed, p.delta, f"du {p.method}, {p.rounds} rounds", pld, proven=proven)
     return Guarantee(basic, 0.0, f"du {p.method}, {p.rounds} rounds", pld, proven=proven)
