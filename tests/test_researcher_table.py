@@ -97,7 +97,7 @@ class _Refused(grpc.RpcError):
         return grpc.StatusCode.ABORTED
 
     def details(self):
-        return f"session 1f aborted: round 0: 0 uploads, 4 needed (parties 1, 2: PERMISSION_DENIED: {REFUSED})"
+        return f"session a1f0 aborted: round 0: 0 uploads, 4 needed (parties 1, 2: PERMISSION_DENIED: {REFUSED})"
 
 
 def test_a_refusal_says_where_its_reason_is():
