@@ -28,9 +28,9 @@ class _Untouchable:
 
 def test_a_proven_ensemble_session_whose_holders_request_cannot_travel_is_refused_at_the_start(threshold_key):
     """Proven votes, K = 5, Q = 500, C = 10, T = 10: the holders' request carries K·Q·T proven votes (T per query),
-    about 10 times what Q votes would. Q·T·C stays within one teacher's message, so every role used to accept the
-    session, and each teacher proved 5 000 ballots and spent its budget on a round whose decryption request could
-    never reach a holder. Every role now counts T proven votes per query and refuses it before any work."""
+    about 10 times what Q votes would. Q·T·C stays within one teacher's message, but counting Q votes would let
+    each teacher prove 5 000 ballots and spend its budget on a round whose decryption request can never reach a
+    holder. Every role counts T proven votes per query and refuses the session before any work."""
     public, shares = threshold_key
     parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id,
                                                    proven_votes=True, ensemble=T)
@@ -59,10 +59,9 @@ def test_a_proven_ensemble_session_whose_holders_request_cannot_travel_is_refuse
 def test_unsigned_evidence_costs_a_key_holder_no_proof_check(threshold_key, monkeypatch):
     """Proven votes without verifiable noise: what makes a contribution well formed (its vote ciphertexts, their
     proofs, its noise ciphertexts) travels unsigned beside the signed contribution. An active aggregator attaches
-    another teacher's evidence to a genuinely signed contribution: the holder used to check every proof of every
-    contributor (the whole ensemble's K·Q·T one-hot proofs, and again per contributor to name one) before finding
-    that the evidence does not fold to what was signed. It now folds first (products, no exponentiation) and
-    refuses without a proof check."""
+    another teacher's evidence to a genuinely signed contribution, to make the holder check every proof of every
+    contributor (the whole ensemble's K·Q·T one-hot proofs, and again per contributor to name one) and blame an
+    honest party. The holder folds first (products, no exponentiation) and refuses without a proof check."""
     import random
 
     from mpdp.cryptocore import membership_proof
@@ -102,9 +101,8 @@ def test_unsigned_evidence_costs_a_key_holder_no_proof_check(threshold_key, monk
 @pytest.mark.parametrize("squatter", ["holder", "outsider"])
 def test_a_refused_keygen_opener_leaves_no_session_the_client_would_meet(monkeypatch, squatter):
     """A key holder (or any other authenticated role) sends `commit` in the ceremony's session id before the client
-    opens it. The commit is refused, but a commit side used to stay registered under that id, so the client's `open`
-    then met a side that takes no opening and the ceremony failed. Now the opener is checked before any side exists:
-    the refusal leaves nothing, and the ceremony and its commit go through."""
+    opens it, so that a commit side under that id would meet the client's `open` and fail the ceremony. The opener
+    is checked before any side exists: the refusal leaves nothing, and the ceremony and its commit go through."""
     import random
 
     from mpdp.proto.v1 import keygen_pb2

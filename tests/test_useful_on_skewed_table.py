@@ -1,6 +1,6 @@
 """On a skewed table (heavy tails, a 40-level categorical column, missing cells, 88 % "no"), DPPP (each teacher's
 ballot its ensemble's votes), Pathak and Du at their defaults give a release that ranks rows (AUC well above 0.5) and beats the majority class on balanced
-accuracy; on breast cancer, Du's private release no longer predicts one class. Through the in-process references
+accuracy; on breast cancer, Du's private release does not predict one class. Through the in-process references
 the networked sessions equal (mpdp/protocols/dppp/reference.py, mpdp/protocols/pathak/reference.py, mpdp/protocols/du/reference.py), with the clients' own
 threshold rule (mpdp/learning/threshold.py) and the deployment's default teacher and student."""
 
