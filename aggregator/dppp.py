@@ -34,7 +34,7 @@ from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.protocol import RoleProtocol
 from mpdp.sessions.side import RoleSide, handles
 from mpdp.sessions.stages import StageTimer
-from mpdp.threshold_sum.binding import ContributionKeys, SumSlot, authenticate_commitment
+from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
 from mpdp.threshold_sum.codec import ciphertexts_from_proto
 from mpdp.threshold_sum.collector import SumCollector
 from mpdp.threshold_sum.combiner import SumCombiner
@@ -190,8 +190,7 @@ class DpppAggregatorSide(RoleSide):
                                                  p.holders_check_bits)
         digest = noise_bits.commitment_digest(self.public_key, vote_values, bit_values)
         try:
-            authenticate_commitment(self.collector.keys, self.collector.slot, teacher, self.public_key.key_id, digest,
-                                    body.signature)
+            self.collector.authenticate_commitment(teacher, digest, body.signature)
         except ProtocolError as error:
             return self._reject(teacher, f"commitments not signed: {error}")
         if not body.pooled:

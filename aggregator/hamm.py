@@ -27,7 +27,7 @@ from mpdp.sessions.matrices import matrix_from_proto
 from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.protocol import RoleProtocol
 from mpdp.sessions.side import RoleSide, handles
-from mpdp.threshold_sum.binding import ContributionKeys, SumSlot, authenticate_commitment
+from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
 from mpdp.threshold_sum.codec import ciphertexts_from_proto
 from mpdp.threshold_sum.collector import SumCollector
 from mpdp.vote_proofs import joint_coin, noise_bits, well_formed
@@ -133,8 +133,7 @@ class HammAggregatorSide(RoleSide):
         bit_values = ciphertexts_from_proto(self.public_key, body.noise_bits.ciphertexts, count)
         digest = noise_bits.commitment_digest(self.public_key, vote_values, bit_values)
         try:
-            authenticate_commitment(self.collector.keys, self.collector.slot, voter, self.public_key.key_id, digest,
-                                    body.signature)
+            self.collector.authenticate_commitment(voter, digest, body.signature)
         except ProtocolError as error:
             return self._reject(voter, f"commitments not signed: {error}")
         try:

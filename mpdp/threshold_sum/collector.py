@@ -7,7 +7,7 @@ from mpdp.cryptocore import ciphertext as ct
 from mpdp.cryptocore.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import common_pb2, threshold_sum_pb2
 from mpdp.sessions.errors import aborted, denied, precondition
-from mpdp.threshold_sum.binding import ContributionKeys, SumSlot, authenticate
+from mpdp.threshold_sum.binding import ContributionKeys, SumSlot, authenticate, authenticate_commitment
 from mpdp.threshold_sum.codec import ciphertexts_from_proto
 
 
@@ -47,6 +47,11 @@ class SumCollector:
         values = self.check(contributor, message, signature)
         self.contributions[contributor] = (values, threshold_sum_pb2.Contribution(
             sender=contributor, ciphertexts=message, signature=signature, well_formed=well_formed))
+
+    def authenticate_commitment(self, contributor: int, digest: bytes,
+                                signature: threshold_sum_pb2.ContributionSignature) -> None:
+        """Refuse committed noise bits (their digest) not signed by `contributor` for this sum (verifiable noise)."""
+        authenticate_commitment(self.keys, self.slot, contributor, self.public_key.key_id, digest, signature)
 
     def mark_absent(self, contributor: int, reason: str) -> None:
         if contributor not in self.contributions:
