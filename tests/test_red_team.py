@@ -360,6 +360,18 @@ def test_a_du_proof_holds_only_for_its_own_session_sender_round_and_statement(th
         proven_upload.check(public, p, upload, moved, proven_upload.context("s", 1, 0))
 
 
+def _three_holders_storing(monkeypatch):
+    """Three holders' keygen protocol on planted primes, each holder's written share kept in `stored`."""
+    from mpdp.protocols.keygen.protocol import holder_protocol
+    from tests.test_dkg import plant_primes
+
+    plant_primes(monkeypatch, BITS, 3, 8)
+    stored: dict = {}
+    protocol = holder_protocol([1, 2, 3], lambda me, share: stored.__setitem__(me.id, share),
+                               lambda me: stored.pop(me.id, None))
+    return protocol, stored
+
+
 @pytest.mark.network
 @pytest.mark.slow
 def test_the_distributed_ceremony_leaves_every_secret_private_and_nothing_else(tmp_path):
@@ -400,11 +412,10 @@ def test_one_malicious_key_holder_cannot_make_one_holder_keep_a_share_while_anot
 
     from mpdp.proto.v1 import keygen_pb2
     from mpdp.protocols.keygen import decision
-    from mpdp.protocols.keygen.protocol import NAME, holder_protocol
+    from mpdp.protocols.keygen.protocol import NAME
     from mpdp.sessions.identity import CLIENT
     from mpdp.wire.envelope import identities, unwrap, wrap
     from mpdp.wire.twin import InProcessNetwork
-    from tests.test_dkg import plant_primes
 
     class ThirdHolderEquivocates(InProcessNetwork):
         def deliver(self, envelope):
@@ -417,10 +428,7 @@ def test_one_malicious_key_holder_cannot_make_one_holder_keep_a_share_while_anot
                     envelope = wrap(self.session_id, sender, receiver, protocol, kind, body)
             super().deliver(envelope)
 
-    plant_primes(monkeypatch, BITS, 3, 8)
-    stored: dict = {}
-    protocol = holder_protocol([1, 2, 3], lambda me, share: stored.__setitem__(me.id, share),
-                               lambda me: stored.pop(me.id, None))
+    protocol, stored = _three_holders_storing(monkeypatch)
     net = ThirdHolderEquivocates("keygen-split", {party(j): {NAME: protocol} for j in (1, 2, 3)}, random.Random(1))
     for j in (1, 2, 3):
         net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
@@ -441,11 +449,10 @@ def test_a_key_holder_that_equivocates_on_a_broadcast_leaves_no_share_anywhere(m
     import random
 
     from mpdp.proto.v1 import keygen_pb2
-    from mpdp.protocols.keygen.protocol import NAME, holder_protocol
+    from mpdp.protocols.keygen.protocol import NAME
     from mpdp.sessions.identity import CLIENT
     from mpdp.wire.envelope import identities, unwrap, wrap
     from mpdp.wire.twin import InProcessNetwork
-    from tests.test_dkg import plant_primes
 
     class ThirdHolderEquivocates(InProcessNetwork):
         def deliver(self, envelope):
@@ -458,10 +465,7 @@ def test_a_key_holder_that_equivocates_on_a_broadcast_leaves_no_share_anywhere(m
                     envelope = wrap(self.session_id, sender, receiver, protocol, kind, body)
             super().deliver(envelope)
 
-    plant_primes(monkeypatch, BITS, 3, 8)
-    stored: dict = {}
-    protocol = holder_protocol([1, 2, 3], lambda me, share: stored.__setitem__(me.id, share),
-                               lambda me: stored.pop(me.id, None))
+    protocol, stored = _three_holders_storing(monkeypatch)
     net = ThirdHolderEquivocates("keygen-equivocation", {party(j): {NAME: protocol} for j in (1, 2, 3)},
                                  random.Random(2))
     for j in (1, 2, 3):
@@ -477,11 +481,10 @@ def _keygen_against(monkeypatch, session: str, tamper, seed: int = 3):
     import random
 
     from mpdp.proto.v1 import keygen_pb2
-    from mpdp.protocols.keygen.protocol import NAME, holder_protocol
+    from mpdp.protocols.keygen.protocol import NAME
     from mpdp.sessions.identity import CLIENT
     from mpdp.wire.envelope import identities, unwrap, wrap
     from mpdp.wire.twin import InProcessNetwork
-    from tests.test_dkg import plant_primes
 
     class ThirdHolderCheats(InProcessNetwork):
         def deliver(self, envelope):
@@ -495,10 +498,7 @@ def _keygen_against(monkeypatch, session: str, tamper, seed: int = 3):
                     envelope = wrap(self.session_id, sender, receiver, protocol, kind, body)
             super().deliver(envelope)
 
-    plant_primes(monkeypatch, BITS, 3, 8)
-    stored: dict = {}
-    protocol = holder_protocol([1, 2, 3], lambda me, share: stored.__setitem__(me.id, share),
-                               lambda me: stored.pop(me.id, None))
+    protocol, stored = _three_holders_storing(monkeypatch)
     registries = {party(j): {NAME: protocol} for j in (1, 2, 3)}
     net = ThirdHolderCheats(session, registries, random.Random(seed))
     for j in (1, 2, 3):
