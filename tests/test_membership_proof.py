@@ -3,7 +3,9 @@ cannot be proven (the sender's best effort, hashed over the honest list, fails t
 not move to another ciphertext, context, list or key."""
 
 import dataclasses
+import secrets
 
+import gmpy2
 import pytest
 
 from mpdp.cryptocore import membership_proof as mp
@@ -79,3 +81,57 @@ def test_out_of_range_numbers_are_refused_before_any_exponentiation(threshold_ke
                 dataclasses.replace(proof, commitments=proof.commitments[:3])):
         with pytest.raises(mp.MembershipProofInvalid, match="range|one commitment"):
             mp.verify(key, ciphertexts, [LIST], [bad], b"ctx")
+
+
+# The security level docs/crypto.md and the module state: challenges of 128 bits, masks 128 bits wider than
+# e·r. Written out here, not imported, so that a change of the module's constants is a change this test sees.
+DOCUMENTED_CHALLENGE_BITS = 128
+DOCUMENTED_HIDING_BITS = 128
+
+
+def test_honest_challenges_sum_to_a_hash_of_the_documented_length(threshold_key):
+    """The challenges of each proof add up to a hash of CHALLENGE_BITS: over 16 proofs at least one sum lies in the
+    top 2^−8 of the documented range (all 16 missing it: 2^−128)."""
+    key = _key(threshold_key[0])
+    _, proofs = mp.encrypt_and_prove(key, [LIST[:2]] * 16, [0, 1] * 8, b"ctx")
+    sums = [sum(proof.challenges) % 2**DOCUMENTED_CHALLENGE_BITS for proof in proofs]
+    assert max(sums) >= 2 ** (DOCUMENTED_CHALLENGE_BITS - 8)
+
+
+def test_a_forger_grinding_two_to_the_nineteen_hashes_gets_no_false_proof_accepted(threshold_key):
+    """Soundness against grinding: a sender encrypts a value off the list, simulates every branch with challenges
+    it chose (their sum below 2^16) and re-randomises one commitment (a·h_s, z + 1: still consistent) until the
+    hash agrees with that sum in its low 16 bits, about 2^16 tries. With 16-bit challenges that is a proof the
+    verifier accepts; with 128-bit ones the full hash still differs."""
+    key = _key(threshold_key[0])
+    choices, plaintext = LIST[:2], LIST[0] + LIST[1]
+    nsquare = key.nsquare
+    ciphertext = int(mp._g_power(key, plaintext) * mp._table(key).pow(3) % nsquare)
+    challenges = [secrets.randbits(14) for _ in choices]
+    responses = [secrets.randbits(key.mask_bits) for _ in choices]
+    commitments = [int(gmpy2.powmod(key.hs, z, nsquare) * gmpy2.powmod(ciphertext * mp._g_power(key, -m), -e, nsquare)
+                       % nsquare) for m, e, z in zip(choices, challenges, responses)]
+    target, hs = sum(challenges), gmpy2.mpz(key.hs)
+    for _ in range(1 << 19):
+        if mp._challenge(key, b"ctx", 0, ciphertext, choices, commitments) % 2**16 == target:
+            break
+        commitments[0] = int(commitments[0] * hs % nsquare)
+        responses[0] += 1
+    forged = mp.MembershipProof(tuple(commitments), tuple(challenges), tuple(responses))
+    with pytest.raises(mp.MembershipProofInvalid, match="do not add up"):
+        mp.verify(key, [ciphertext], [choices], [forged], b"ctx")
+
+
+def test_responses_hide_the_randomness_by_the_documented_margin(threshold_key):
+    """z = w + e·r with w uniform below 2^(|r| + 128 + 128): the mask w a verifier holding r would recover is spread
+    over that whole range (about half of 64 draws in its top half; outside 8..56: < 2^−30), so z's distribution
+    is the same for every r up to 2^−128. The largest r (every bit set) makes any shortfall of the mask show."""
+    key = _key(threshold_key[0])
+    top = key.randomness_bits + DOCUMENTED_CHALLENGE_BITS + DOCUMENTED_HIDING_BITS
+    r = (1 << key.randomness_bits) - 1
+    picks = [0, 1] * 32
+    _, proofs = mp.encrypt_and_prove(key, [LIST[:2]] * len(picks), picks, b"ctx", randomness=[r] * len(picks))
+    masks = [proof.responses[pick] - r * proof.challenges[pick] for proof, pick in zip(proofs, picks)]
+    assert all(0 <= w < 1 << top for w in masks)
+    assert 8 <= sum(w >> (top - 1) for w in masks) <= 56
+    assert len(set(masks)) == len(masks)
