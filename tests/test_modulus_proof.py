@@ -28,15 +28,17 @@ def test_a_proof_is_about_its_own_modulus(keypair, other_keypair):
         verify(other_keypair.public.n, prove(private.p, private.q))
 
 
-def _best_effort(primes: list[int]) -> ModulusProof:
-    """A cheater who knows every factor: takes a root wherever one exists and sends 1 elsewhere."""
+def _best_effort(primes: list[int], w: int | None = None) -> ModulusProof:
+    """A cheater who knows every factor: takes a root wherever one exists and sends 1 elsewhere (with the first w of
+    Jacobi symbol −1 unless given one)."""
     n = 1
     for prime in primes:
         n *= prime
     phi = 1
     for prime in primes:
         phi *= prime - 1
-    w = next(value for value in range(2, 10_000) if gmpy2.jacobi(value, n) == -1)
+    if w is None:
+        w = next(value for value in range(2, 10_000) if gmpy2.jacobi(value, n) == -1)
     fourth_roots, selectors, nth_roots = [], [], []
     for y in modulus_proof._challenges(n, w):
         nth_roots.append(int(gmpy2.powmod(y, gmpy2.invert(n, phi), n)) if gmpy2.gcd(n, phi) == 1 else 1)
@@ -98,3 +100,35 @@ def test_an_owner_with_a_small_factor_still_gets_a_proof():
     small, large = 1019, blum_prime(200)
     for _ in range(40):
         modulus_proof.verify(small * large, modulus_proof.prove(small, large))
+
+
+DOCUMENTED_SOUNDNESS_BITS = 80  # "all ROUNDS with at most 2^−80" (docs/crypto.md, the module)
+
+
+def test_an_honest_proof_has_the_rounds_of_the_documented_soundness(keypair):
+    """Each round halves a cheater's chance, so 2^−80 takes at least 80 rounds."""
+    private = keypair.private
+    assert len(prove(private.p, private.q).nth_roots) >= DOCUMENTED_SOUNDNESS_BITS
+
+
+def test_a_cheater_grinding_w_gets_no_three_prime_modulus_accepted():
+    """A cheater who knows the three factors of n (each ≡ 3 mod 4, so n-th roots exist) has a fourth root of one of
+    ±y, ±wy for about half the challenges y. It grinds w (each w gives fresh challenges) until every round of its
+    proof has one, then submits: with few rounds that takes a handful of tries; with the documented rounds none of
+    256 tries gets there (each fails at its first rootless round, checked here by Legendre symbols alone)."""
+    primes = [blum_prime(176), blum_prime(176), blum_prime(176)]
+    n = primes[0] * primes[1] * primes[2]
+    rounds_passed = rounds_checked = 0
+    candidates = (w for w in range(2, 1 << 20) if gmpy2.jacobi(w, n) == -1)
+    for _ in range(256):
+        w = next(candidates)
+        for y in modulus_proof._challenges(n, w):
+            rounds_checked += 1
+            if not any(all(gmpy2.legendre((-1) ** (s & 1) * pow(w, s >> 1) * y % n, p) == 1 for p in primes)
+                       for s in range(4)):
+                break
+            rounds_passed += 1
+        else:
+            with pytest.raises(InvalidKey):
+                verify(n, _best_effort(primes, w))
+    assert 0.3 < rounds_passed / rounds_checked < 0.7  # the cheater's per-round odds are about ½, as stated
