@@ -25,15 +25,27 @@ CONTEXT = b"dkg-test"
 BATCH = 8
 
 
+def _share_range(bits: int, holders: int) -> tuple[int, int]:
+    """[low, high): the values ≡ 3 (mod 4) whose additive shares candidates.candidate_share could draw."""
+    half = bits // 2
+    low = (1 << (half - 1)) + (1 << (half - 2)) + 3
+    return low, low + (4 << candidates.share_bits(bits, holders)) - 4 * holders
+
+
 def _planted_prime(bits: int, holders: int) -> list[int]:
     """Additive shares (holder 1 first) of a prime ≡ 3 (mod 4) that candidates.candidate_share could draw."""
-    half, width = bits // 2, candidates.share_bits(bits, holders)
-    offset = (1 << (half - 1)) + (1 << (half - 2)) + 3
+    offset, high = _share_range(bits, holders)
     while True:
-        prime = int(gmpy2.next_prime(offset + 4 * secrets.randbits(width)))
-        if prime % 4 == 3 and prime < offset + (4 << width) - 4 * holders:
+        prime = int(gmpy2.next_prime(offset + 4 * secrets.randbits(candidates.share_bits(bits, holders))))
+        if prime % 4 == 3 and prime < high:
             break
-    rest = (prime - offset) // 4
+    return _split(prime, bits, holders)
+
+
+def _split(value: int, bits: int, holders: int) -> list[int]:
+    """Random additive shares of `value` (in _share_range), holder 1's ≡ 3 and the others' ≡ 0 (mod 4)."""
+    offset, _ = _share_range(bits, holders)
+    rest = (value - offset) // 4
     cuts = sorted(secrets.randbelow(rest + 1) for _ in range(holders - 1))
     parts = [b - a for a, b in zip([0, *cuts], [*cuts, rest])]
     return [offset + 4 * parts[0]] + [4 * part for part in parts[1:]]
@@ -287,6 +299,74 @@ def test_biprimality_rejects_a_product_with_a_composite_factor():
     shares = {1: (real - 4 * 1000, q - 4 * 2000), 2: (4 * 1000, 4 * 2000)}
     assert all(passes(r) for r in range(10))
     assert math.gcd(n, 3 * 5 * 7) == 1
+
+
+def _fooling_pair(bits: int, holders: int) -> tuple[int, int]:
+    """(p, q), both in _share_range: p = p1·p2·p3 with p_i = 2·a·b_i + 1 prime (a, b_i odd: each ≡ 3 mod 4) and
+    q prime with (q − 1)/2 a multiple of every (p_i − 1)/2. Then g^(φ′/4) with φ′ = (p − 1)(q − 1) is
+    (g/p1), (g/p2), (g/p3), (g/q) modulo the four primes, whose product is (g/n) = 1: Boneh–Franklin's test
+    passes when all four agree, for one base in four. The common factor a keeps the lcm small enough for q to
+    fit."""
+    low, high = _share_range(bits, holders)
+
+    def prime_of_form(a: int, start: int, stop: int) -> int:
+        while True:
+            value = 2 * a * ((start // (2 * a) + secrets.randbelow((stop - start) // (2 * a))) | 1) + 1
+            if start <= value < stop and gmpy2.is_prime(value):
+                return value
+
+    a = secrets.randbits(24) | (1 << 23) | 1
+    third = bits // 6
+    p1, p2 = prime_of_form(a, 1 << third, 1 << (third + 1)), prime_of_form(a, 1 << third, 1 << (third + 1))
+    p3 = prime_of_form(a, -(-low // (p1 * p2)), high // (p1 * p2))
+    q = prime_of_form(math.lcm(p1 - 1, p2 - 1, p3 - 1) // 2, low, high)
+    return p1 * p2 * p3, q
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_the_holders_refuse_a_composite_that_passes_one_biprimality_test_in_four():
+    """Every candidate of the first attempt is n = p·q with p a product of three primes built to pass one
+    Boneh–Franklin test in four (_fooling_pair), drawn again until it passes the first test with the base the
+    holders will derive for its place in the batch. Every one goes on to the repetitions (a BIPRIMALITY round
+    each), which refuse it (each passes with chance ¼), and the holders start a second attempt: no holder sends
+    anything for the key of a composite."""
+    holders, batch = 3, 4
+
+    def passing_first_test(k: int) -> tuple[int, int]:
+        while True:
+            p, q = _fooling_pair(BITS, holders)
+            n = p * q
+            g = biprimality.test_base(n, (1).to_bytes(4, "big") + k.to_bytes(4, "big"), 0)
+            if biprimality.passes(n, [biprimality.test_value(n, g, p, q, 1)]):
+                return p, q
+
+    pairs = [[_split(value, BITS, holders) for value in passing_first_test(k)] for k in range(batch)]
+    draws = {index: 0 for index in range(1, holders + 1)}
+
+    def draw(bits, holders, index, residue, modulus):  # candidate k's p is draw k, its q draw batch + k
+        count, draws[index] = draws[index], draws[index] + 1
+        return pairs[count % batch][count // batch][index - 1]
+
+    stages: list[tuple[str, int]] = []
+
+    def watch(message):
+        stages.append((message.stage, message.attempt))
+        if message.attempt > 1 or message.stage == messages.INVERSE:
+            raise _Stop
+        return message
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(candidates, "candidate_share", draw)
+        ceremony = InProcess(BITS, holders, 2, batch=batch)
+        ceremony.intercept = watch
+        with pytest.raises(_Stop):
+            ceremony.run()
+    assert stages[-1] == (messages.SIEVE, 2)
+    assert messages.INVERSE not in {stage for stage, _ in stages}
+    assert sum(stage == messages.BIPRIMALITY for stage, _ in stages) == batch * holders  # each holder's broadcast
 
 
 def _sieve_inputs(seen: list[Message], holders: int, modulus: int, chains: int) -> list[list[int]]:
