@@ -11,6 +11,7 @@ import pytest
 
 from mpdp.cryptocore import keyfiles
 from mpdp.cryptocore.dkg import biprimality, candidates, integer_sharing, messages, shamir, sieve
+from mpdp.cryptocore.dkg import holder as holder_module
 from mpdp.cryptocore.dkg.ceremony import InProcess, run_in_process
 from mpdp.cryptocore.dkg.errors import DkgAborted
 from mpdp.cryptocore.dkg.holder import Holder
@@ -367,6 +368,28 @@ def test_the_holders_refuse_a_composite_that_passes_one_biprimality_test_in_four
     assert stages[-1] == (messages.SIEVE, 2)
     assert messages.INVERSE not in {stage for stage, _ in stages}
     assert sum(stage == messages.BIPRIMALITY for stage, _ in stages) == batch * holders  # each holder's broadcast
+
+
+DOCUMENTED_SHARING_SLACK_BITS = 80  # coefficients in [0, 2^80·Δ·n²F) (docs/distributed-keygen.md, "key-shares")
+
+
+def test_integer_shares_hide_the_dealt_value_by_the_documented_slack():
+    """One holder's point g(1) = x + c_1 (t = 2, ℓ = 3, Δ = 6) of x = 0 and of x = N₂ (an additive share of d can
+    be that large): with c_1 uniform below 2^80·Δ·N₂ the two are 2^−80-close, so shares of N₂ land above every
+    one of 1000 shares of 0 as often as a 1001st draw of the same law would (about once; 20 or more: ≈ 10^−6).
+    With no slack (c_1 below Δ·N₂) a sixth of them do: the share tells x. The masks span the documented
+    width."""
+    holders, threshold = 3, 2
+    modulus = ((secrets.randbits(BITS) | 1 << (BITS - 1)) ** 2) * holder_module.exponent_factor()  # N₂ = n²·F
+    bound = integer_sharing.coefficient_bound(modulus, holders)
+
+    def first_shares(secret: int) -> list[int]:
+        return [integer_sharing.deal(secret, threshold, holders, bound)[1][0] for _ in range(1000)]
+
+    of_zero, of_top = first_shares(0), first_shares(modulus)
+    assert sum(share > max(of_zero) for share in of_top) < 20
+    width = DOCUMENTED_SHARING_SLACK_BITS + (math.factorial(holders) * modulus).bit_length()
+    assert max(of_zero).bit_length() >= width - 2 and all(share < 1 << width for share in of_zero)
 
 
 def _sieve_inputs(seen: list[Message], holders: int, modulus: int, chains: int) -> list[list[int]]:
