@@ -35,6 +35,21 @@ def test_the_coin_depends_on_every_entry_and_share():
         joint_coin.coin(SESSION, entries, {h: s for h, s in shares.items() if h != 2})
 
 
+def test_the_coin_changes_with_any_one_revealed_share(monkeypatch):
+    """The revealed shares are what makes the coin unknown until every entry is fixed: a coin of the entries alone
+    is known to the last holder to commit, which could grind its entry for the coin it wants (and the verifiable
+    noise would be its choice). With the openings set aside, changing one holder's share alone changes the coin,
+    for each holder."""
+    entries, shares = _round(holders=(1, 2, 3, 4))
+    monkeypatch.setattr(joint_coin, "check_reveal", lambda session_id, entry, share: None)
+    coin = joint_coin.coin(SESSION, entries, shares)
+    coins = {coin}
+    for holder in shares:
+        for changed in (joint_coin.draw_share(), bytes(a ^ b for a, b in zip(shares[holder], b"\x01" + bytes(31)))):
+            coins.add(joint_coin.coin(SESSION, entries, {**shares, holder: changed}))
+    assert len(coins) == 1 + 2 * len(shares)
+
+
 def test_a_share_opens_only_its_own_commitment():
     entries, shares = _round()
     assert all(joint_coin.opens(SESSION, e, shares[e.holder]) for e in entries)
