@@ -115,6 +115,25 @@ def test_each_planted_bug_is_caught_by_the_exact_check(protocol, noise, broken, 
     assert report["exact"]["epsilon"] == pytest.approx(true_epsilon, abs=0.01)
 
 
+@pytest.mark.parametrize("protocol, unknown, true_epsilon", [("dppp", 6, 1.035), ("hamm", 13, 1.039)])
+def test_a_calibration_that_forgets_the_colluding_share_is_caught(monkeypatch, protocol, unknown, true_epsilon):
+    """N divided among all m shares of the fewest decryptable sum (N/m each) instead of the m − c the malicious
+    principal does not know: the sum the adversary sees less its own share carries (m − 1)·N/m tosses, short of
+    N. The exact check counts the shares from the worst sum's transcript, not from the calibration's collusion
+    arithmetic, so it sees the true ε (DPPP at K = 10: 1.035 where counting with the calibration read 0.949)."""
+    from mpdp.privacy import binomial, collusion
+
+    def all_shares(min_contributors, colluding=1):
+        return collusion.decryptable_minimum(min_contributors)
+
+    for module in (binomial, audit):  # DPPP's calibration, and the audit's copy of Hamm's N_i
+        monkeypatch.setattr(module, "calibrated_contributors", all_shares)
+    report = audit.run(protocol, "binomial", 1.0, 1e-5, 100, None)  # the exact check decides; the fewest trials
+    assert report["exact"]["exceeds_claim"] and report["exceeds_claim"]
+    assert report["exact"]["epsilon"] == pytest.approx(true_epsilon, abs=0.005)
+    assert report["setting"]["contributors"] == unknown  # ⌈τK⌉ of K = 10 teachers (M = 20 parties), less one
+
+
 @pytest.mark.parametrize("protocol, broken", [("dppp", "no-noise"), ("dppp", "coarse-grid"), ("hamm", "coarse-grid")])
 def test_broken_mechanisms_are_caught_far_above_the_claim(protocol, broken):
     """The coarse grid (every share ×K, as Pathak's first release) has all the noise, yet the sum mod K is a

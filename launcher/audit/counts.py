@@ -3,7 +3,9 @@
 1. Exact check (mpdp/privacy/exact_audit.py): the accountant applied to the noise the sampler really draws with —
    the tosses N_i or Skellam μ_i of the `ShareSampler` the releases are drawn from, checked against its own
    draws — summed over the contributors counted, at the sensitivity of the spec (mpdp/privacy/spec_sensitivity.py)
-   or the one measured on the neighbouring data sets, whichever is larger, against the claimed (ε, δ).
+   or the one measured on the neighbouring data sets, whichever is larger, against the claimed (ε, δ). The
+   contributors counted are those of the worst decryptable sum's transcript that the adversary does not host,
+   counted here (`WorstSum`), not taken from the collusion arithmetic the calibration uses.
 2. Empirical bound (mpdp/privacy/audit.py): the releases run many times on two neighbouring data sets with the real
    noise samplers (the in-process reference computation: the networked release equals it exactly, as the
    integration tests check), threshold attacks and the histogram estimator, and the Clopper–Pearson 95 % lower
@@ -12,8 +14,8 @@
 A claim fails when the exact ε exceeds it or the empirical lower bound does; the command then exits 1.
 
 - DPPP: one query, two classes; the neighbour replaces one record of teacher 1 so that its retrained vote
-  moves (launcher/audit/neighbours.py). Exactly ⌈τK⌉ teachers contribute (the fewest the calibration allows:
-  the worst case).
+  moves (launcher/audit/neighbours.py). Exactly ⌈τK⌉ teachers contribute (the fewest the key holders decrypt:
+  the worst case), c of them the malicious principal's (`WorstSum`).
 - Hamm with noisy counts (binary): the neighbour replaces party 1's data (its labels flipped, retrained), moving
   its votes on the N public points.
 
@@ -34,12 +36,7 @@ from launcher.progress import progress
 from mpdp.privacy import spec_sensitivity
 from mpdp.privacy.audit import AuditResult, epsilon_lower_bound, histogram_statistic, hockey_stick, resolution
 from mpdp.privacy.binomial import BinomialCalibration, minimal_tosses_for_shifts, sample_binomial
-from mpdp.privacy.collusion import (
-    COLLUDING_CONTRIBUTORS,
-    calibrated_contributors,
-    check_colluding,
-    decryptable_minimum,
-)
+from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS, calibrated_contributors, check_colluding
 from mpdp.privacy.exact_audit import (
     ExactCheck,
     binomial_log_pmf,
@@ -48,6 +45,7 @@ from mpdp.privacy.exact_audit import (
     skellam_log_pmf,
 )
 from mpdp.privacy.skellam import SkellamCalibration, minimal_grid, sample_shares
+from mpdp.threshold_sum.decryption import MIN_CONTRIBUTORS
 
 BROKEN = {
     "no-noise": "no noise at all",
@@ -182,20 +180,40 @@ def exact_check(sampler: ShareSampler, contributors: int, spec_shifts: list[int]
                       tolerance=1e-4 * len([s for s in used if s]) + 1e-9)
 
 
-def counted(contributors_expected: int, colluding: int) -> tuple[int, str]:
-    """The contributors a decryptable sum holds that the aggregator and one malicious principal (hosting `colluding`
-    of them) cannot subtract, and why that many."""
-    minimum = decryptable_minimum(math.ceil(HONEST_FRACTION * contributors_expected - 1e-9))
-    check_colluding(minimum, colluding)
-    less = ("one malicious party's share" if colluding == 1
-            else f"one malicious owner's {colluding} shares ({colluding} per data owner)")
-    return calibrated_contributors(minimum, colluding), (f"a decryptable sum holds {minimum} of {contributors_expected}, "
-                                                         f"less {less}")
+@dataclass(frozen=True)
+class WorstSum:
+    """The decryptable sum the audit releases, as its transcript would show it: who contributed, and which of them
+    the malicious principal hosts. The count of noise shares the exact check sums is read off this, not asked of
+    the calibration it audits (a calibration that divides N among the wrong number of shares is then seen)."""
+
+    senders: tuple[int, ...]  # contributors whose ballots the sum holds; sender 1 holds the neighbouring record
+    hosted: frozenset[int]  # those the malicious principal runs: it knows their votes and shares and subtracts them
+
+    @classmethod
+    def fewest(cls, contributors_expected: int, colluding: int) -> "WorstSum":
+        """The aggregator's worst case: the fewest contributions a key holder decrypts a sum of (⌈τK⌉, never fewer
+        than MIN_CONTRIBUTORS: mpdp/threshold_sum/decryption.py), the principal's c among them, the victim not."""
+        check_colluding(math.ceil(HONEST_FRACTION * contributors_expected - 1e-9), colluding)
+        size = max(MIN_CONTRIBUTORS, math.ceil(HONEST_FRACTION * contributors_expected - 1e-9))
+        senders = tuple(range(1, size + 1))
+        return cls(senders, frozenset(senders[size - colluding:]))
+
+    @property
+    def unknown(self) -> int:
+        """Shares in the sum that neither the aggregator nor the principal knows: what the adversary's view of the
+        release (the sum less everything it hosts) carries as noise."""
+        return sum(sender not in self.hosted for sender in self.senders)
+
+    def why(self, contributors_expected: int) -> str:
+        whose = ("one malicious party's share" if len(self.hosted) == 1 else
+                 f"one malicious owner's {len(self.hosted)} shares ({len(self.hosted)} per data owner)")
+        return f"a decryptable sum holds {len(self.senders)} of {contributors_expected}, less {whose}"
 
 
 def audit_dppp(noise: str, epsilon: float, delta: float, trials: int, teachers: int = 10,
                broken: str | None = None, colluding: int = COLLUDING_CONTRIBUTORS) -> dict:
-    contributors, why = counted(teachers, colluding)
+    worst = WorstSum.fewest(teachers, colluding)
+    contributors, why = worst.unknown, worst.why(teachers)
     sampler, claim = share_sampler(noise, epsilon, delta, 2, teachers, 2, broken, teachers, colluding=colluding)
     votes_d, votes_d_prime, neighbour = audit_neighbours.dppp_votes(teachers, contributors)
     on_d, draws = _releases(votes_d, sampler, contributors, trials)
@@ -218,7 +236,8 @@ def audit_dppp(noise: str, epsilon: float, delta: float, trials: int, teachers: 
 
 def audit_hamm(noise: str, epsilon: float, delta: float, trials: int, parties: int = 20, points: int = 10,
                broken: str | None = None, colluding: int = COLLUDING_CONTRIBUTORS) -> dict:
-    contributors, why = counted(parties, colluding)
+    worst = WorstSum.fewest(parties, colluding)
+    contributors, why = worst.unknown, worst.why(parties)
     sampler, claim = share_sampler(noise, epsilon, delta, points, parties, points, broken, parties, hamm=True,
                                    colluding=colluding)
     votes_d, votes_d_prime, neighbour = audit_neighbours.hamm_votes(parties, contributors, points)
