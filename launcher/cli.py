@@ -381,10 +381,10 @@ def _resolve_run(args):
 
 def _run_session(protocol, args) -> dict:
     from launcher import session_report
-    from launcher.summary import context_lines
+    from launcher.summary import session_summary
 
     report = session_report.run(protocol, args, *_resolve_run(args))
-    print_summary("\n".join([protocol.summary(report), *context_lines(report)]), args.report)
+    print_summary(session_summary(protocol.summary(report), report), args.report)
     write_json(args.report, report)
     return report
 

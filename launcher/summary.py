@@ -48,6 +48,15 @@ def _counted(privacy: dict) -> str:
     return f": {privacy['contributors_counted']}, a decryptable sum's less {why}"
 
 
+def session_summary(protocol_summary: str, report: dict) -> str:
+    """A session's summary: the protocol's heading, then what one malicious party could have moved (a reader weighs
+    the result knowing it: in DPPP's default mode one teacher sending legal values can flip labels), then the
+    protocol's own lines and the context every summary ends with."""
+    heading, _, body = protocol_summary.partition("\n")
+    stated = [influence.summary_line(report["malicious_party"])] if "malicious_party" in report else []
+    return "\n".join([heading, *stated, *([body] if body else []), *context_lines(report)])
+
+
 def context_lines(report: dict) -> list[str]:
     """What every summary ends with: the data and split, privacy asked vs delivered, the baselines."""
     lines = []
@@ -98,8 +107,6 @@ def context_lines(report: dict) -> list[str]:
             if value is not None:
                 text = _rate(value, lead) + f" — {value['model']}" if isinstance(value, dict) else value
                 lines.append(f"    {label:<32} {text}")
-    if "malicious_party" in report:
-        lines.append(influence.summary_line(report["malicious_party"]))
     for warning in report.get("warnings", []):
         lines.append(f"  WARNING: {warning}")
     agreement = report.get("evaluator_view", {}).get("label_agreement_with_plain_vote")

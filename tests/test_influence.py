@@ -1,10 +1,13 @@
 """What the DPPP and Hamm reports state one malicious teacher (voter) can do, per mode (mpdp/vote_proofs/influence.py),
 and the summary line that carries it."""
 
-from launcher.summary import context_lines
+import pytest
+
+from launcher.summary import session_summary
 from mpdp.vote_proofs.influence import one_voter
 
 K, TOSSES, CLASSES = 5, 14, 2  # the defaults' K = 5, C = 2 and N_i of ε = 10 over Q = 20
+REPORTED_TOSSES = 638  # N = N_i of the reported case (K = 3 teachers, T = 8): the line printed 1917, the check passes 1938
 
 
 def test_unproven_votes_are_bounded_only_by_the_feasible_range_and_not_at_all_with_the_aggregator():
@@ -46,8 +49,60 @@ def test_hamm_proven_votes_without_noisy_counts_are_one_proven_vote_per_point():
     assert stated["with_a_colluding_aggregator"].startswith("none beyond the above")
 
 
-def test_the_summary_states_it():
-    lines = context_lines({"malicious_party": one_voter("teacher", True, False, TOSSES, K, CLASSES)})
-    assert any(line.startswith("  one malicious teacher (proven votes, unverified noise): moves any count by up to "
-                               f"{K + K * TOSSES}") for line in lines)
-    assert not any("malicious" in line for line in context_lines({}))
+def test_the_summary_states_it_before_the_result():
+    stated = one_voter("teacher", True, False, TOSSES, K, CLASSES)
+    lines = session_summary("DPPP on a9a: …\n  noisy labels agree with the truth on 90.0% of queries",
+                            {"malicious_party": stated}).splitlines()
+    assert lines[1].startswith("  one malicious teacher (proven votes, unverified noise): moves any count by up to "
+                               f"{K + K * TOSSES}")
+    assert "noisy labels" in lines[2]
+    assert f"(more than a row's whole vote, K′T = {K}: it can flip any label)" in lines[1]
+    assert not any("malicious" in line for line in session_summary("heading", {}).splitlines())
+
+
+def _largest_accepted(counts_of, public, parameters, contributors: int) -> int:
+    """The largest value v for which the DPPP aggregator's own feasibility check passes counts_of(v), found by
+    bisection over real aggregator sides (a refused one aborts, so each probe gets a fresh side)."""
+    import numpy as np
+
+    from aggregator.dppp import DpppAggregatorSide
+    from mpdp.sessions.errors import ProtocolError
+    from mpdp.sessions.matrices import matrix_to_proto
+
+    def accepts(value: int) -> bool:
+        side = DpppAggregatorSide("s", parameters, matrix_to_proto(np.zeros((parameters.queries, 3))), 60.0, public,
+                                  list(range(1, parameters.teachers + 1)), [1, 2, 3])
+        side.collector.contributors = list(range(1, contributors + 1))  # as if these K′ contributed
+        try:
+            side._check_feasible(np.array(counts_of(value), dtype=object))
+        except ProtocolError:
+            return False
+        return True
+
+    low, high = 0, 1 << 16
+    assert accepts(low) and not accepts(high)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if accepts(middle) else (low, middle)
+    return low
+
+
+@pytest.mark.parametrize("teachers, contributors, ensemble", [(3, 3, 8), (5, 4, 8), (5, 5, 1)])
+def test_the_stated_steer_is_what_the_aggregators_check_lets_through(threshold_key, teachers, contributors, ensemble):
+    """The line's numbers against the DPPP aggregator's feasibility check itself, on two classes: the largest count
+    it passes (the other class at K′T) is `steer_per_count`; a row's total ranges over `steer_per_row_total` (the
+    largest total it passes with the row split evenly, less the smallest, K′T). K = 3 and T = 8 with N_i = 638 is the
+    case the line once got wrong, leaving T out (1917 where the check passes 1938)."""
+    from mpdp.protocols.dppp.parameters import DpppParameters
+
+    public, _ = threshold_key
+    parameters = DpppParameters(10.0, 1e-5, 100, 2, teachers, 2 / 3, True, public.key_id, REPORTED_TOSSES,
+                                ensemble=ensemble)
+    stated = one_voter("teacher", False, False, parameters.share_range, contributors, 2, votes_per_row=ensemble)
+    votes = contributors * ensemble
+    assert _largest_accepted(lambda v: [[v, votes]] * 100, public, parameters, contributors) == stated["steer_per_count"]
+    spread = _largest_accepted(lambda v: [[votes // 2 + v, votes - votes // 2 + v]] * 100, public, parameters,
+                               contributors)  # totals K′T + 2v, each count well inside its range
+    assert 2 * spread == stated["steer_per_row_total"]
+    if (teachers, ensemble) == (3, 8):
+        assert stated["steer_per_count"] == 1938
