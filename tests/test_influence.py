@@ -56,7 +56,7 @@ def test_the_summary_states_it_before_the_result():
     assert lines[1].startswith("  one malicious teacher (proven votes, unverified noise): moves any count by up to "
                                f"{K + K * TOSSES}")
     assert "noisy labels" in lines[2]
-    assert f"(more than a row's whole vote, K′T = {K}: it can flip any label)" in lines[1]
+    assert f"(a row holds K′T = {K} votes: any majority can be reversed)" in lines[1]
     assert not any("malicious" in line for line in session_summary("heading", {}).splitlines())
 
 

@@ -5,10 +5,10 @@ Counts are the decrypted per-slot counts (DPPP: per query and class; Hamm: per p
 contributors, T votes each per row (DPPP's ensemble; 1 for Hamm), N_i tosses each and C slots per row. Without
 proofs anything that keeps the counts feasible passes the aggregator's check (each count in [0, K′T + Σ N_i], each
 row's total in [K′T, K′T + C·Σ N_i]: `aggregator/dppp.py`, tests/test_influence.py holds the two equal); an
-unproven noise ciphertext is as free as an unproven vote. With proven votes and verifiable noise a voter adds one one-hot vote per
-row and a fair Bin(N_i, ½) share per slot, like an honest one; the key holders check that before they decrypt, so
-an aggregator colluding with it changes nothing, provided the holders also check the committed bits' proofs
-(`holders_check_bits`).
+unproven noise ciphertext is as free as an unproven vote. With proven votes and verifiable noise a voter adds T
+one-hot votes per row and a fair Bin(N_i, ½) share per slot, like an honest one; the key holders check that before
+they decrypt, so an aggregator colluding with it changes nothing, provided the holders also check the committed
+bits' proofs (`holders_check_bits`).
 """
 
 from __future__ import annotations
@@ -81,6 +81,6 @@ def summary_line(influence: dict) -> str:
              f"{influence['steer_per_row_total']}")
     votes = influence.get("votes_per_row_total")
     if votes and influence["steer_per_count"] >= votes:
-        steer += f" (more than a row's whole vote, K′T = {votes}: it can flip any label)"
+        steer += f" (a row holds K′T = {votes} votes: any majority can be reversed)"
     return (f"  one malicious {influence['role']} ({influence['mode']}): moves {steer}; with a colluding aggregator: "
             f"{influence['with_a_colluding_aggregator'].split(':')[0]}")
