@@ -193,13 +193,18 @@ def test_another_partys_ledger_is_not_this_ones(tmp_path):
         Ledger(mine, 1).check_writable()
 
 
-def test_a_crash_between_the_line_and_its_head_over_counts(tmp_path):
-    """The appended line is durable before the head names it: a head one line behind is accepted."""
+def test_a_crash_between_the_line_and_its_head_rolls_the_line_back(tmp_path, caplog):
+    """The head is an append's commit point: a whole line after the one it names was never acknowledged (spend
+    had not returned, nothing was released on it), so readers ignore it and the next writer removes it."""
     data, ledger = _spent(tmp_path)
     head = head_path(data).read_bytes()
+    before = ledger_path(data).read_bytes()
     ledger.spend("s3", "pathak", Guarantee(1.0, 0.0, "pure"))
     head_path(data).write_bytes(head)
-    assert [entry["session"] for entry in Ledger(data, 1).entries()] == ["s0", "s1", "s2", "s3"]
+    assert [entry["session"] for entry in Ledger(data, 1).entries()] == ["s0", "s1", "s2"]
+    with caplog.at_level("WARNING", logger="mpdp.privacy.ledger"):
+        Ledger(data, 1).check_writable()
+    assert ledger_path(data).read_bytes() == before and "rolled back" in caplog.text
 
 
 def test_provision_keeps_a_spent_ledger_and_sets_owner_only_modes(tmp_path):
