@@ -251,3 +251,50 @@ def test_kill_9_of_an_appending_process_leaves_a_ledger_that_opens_with_every_ac
         assert ledger_path(data).stat().st_size == _verified_length(data)
         assert set(acknowledged) <= set(sessions)
         assert len(sessions) == len(set(sessions))
+
+
+@pytest.fixture
+def small_tmpfs(tmp_path):
+    """A 256 KiB tmpfs (root only: it is mounted and unmounted here), to fill for real."""
+    mount = tmp_path / "tmpfs"
+    mount.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", str(mount)],
+                                           capture_output=True).returncode != 0:
+        pytest.skip("mounting a tmpfs needs root")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
+
+
+def test_a_real_full_tmpfs_refuses_without_charging_and_serves_once_space_is_back(small_tmpfs):
+    """Appends of 10 KB entries to a tmpfs left with 0 to 5 free pages: the kernel writes short or refuses;
+    each spend is charged and returned, or refused with RESOURCE_EXHAUSTED and recorded nowhere; deleting the
+    filler lets the party start and spend again."""
+    data = _data(small_tmpfs)
+    filler = small_tmpfs / "filler"
+    large = Guarantee(1.0, 0.0, "pure " + "x" * 10_000, {"kind": "pure", "epsilon": 1.0, "count": 1})
+    party = _party(Ledger(data, 1, UNLIMITED))
+    charged, refused = [], 0
+    for attempt in range(12):
+        handle = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:  # fill the disk, then free `attempt % 6` pages
+            while os.write(handle, b"\0" * 4096):
+                pass
+        except OSError as error:
+            assert error.errno == errno.ENOSPC
+        finally:
+            os.close(handle)
+        os.truncate(filler, max(0, filler.stat().st_size - 4096 * (attempt % 6)))
+        try:
+            party.spend(f"s{attempt}", "dppp", large)
+            charged.append(f"s{attempt}")
+        except ProtocolError as refusal:
+            assert refusal.kind is Kind.RESOURCE_EXHAUSTED and "nothing was charged" in str(refusal)
+            refused += 1
+        assert _sessions(data) == charged
+    assert refused and charged  # both really happened
+    filler.unlink()
+    Ledger(data, 1, UNLIMITED).check_writable()
+    _party(Ledger(data, 1, UNLIMITED)).spend("after", "dppp", large)
+    assert _sessions(data) == [*charged, "after"]
