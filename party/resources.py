@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
@@ -12,7 +13,7 @@ import numpy as np
 
 from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
 from mpdp.privacy.composition import Guarantee
-from mpdp.privacy.ledger import BudgetExceeded, Ledger, LedgerError, LedgerUnwritable, describe
+from mpdp.privacy.ledger import BudgetExceeded, Disk, Ledger, LedgerError, LedgerUnwritable, describe
 from mpdp.sessions.errors import Kind, ProtocolError, denied, exhausted, invalid, precondition
 from mpdp.threshold_sum.binding import ContributionKeys
 
@@ -22,7 +23,13 @@ REFUSED = "refused by the party's privacy policy"  # all an opener learns of a r
 FAULTS = ("tamper-partial-decryption", "crash-after-spend", "vote-two-ones", "vote-stuffed", "ballot-stuffed",
           "stage3-offset", "du-claim-records", "du-theta-outside",
           "no-noise-share", "noise-skew", "noise-bit-bad", "coin-grind",
-          "sign-unflipped")  # protocol-level faults; transport faults are mpdp/wire/faults.py's
+          "sign-unflipped", "ledger-no-space")  # protocol-level faults; transport faults are mpdp/wire/faults.py's
+
+
+class _FullDisk(Disk):
+    @staticmethod
+    def write(handle, data):  # type: ignore[override]
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
 @dataclass
@@ -48,6 +55,8 @@ class PartyResources:
             raise ValueError("fault injection needs test mode")
         if self.fault and self.fault not in FAULTS:
             raise ValueError(f"unknown fault {self.fault!r}")
+        if self.fault == "ledger-no-space" and self.ledger is not None:  # test mode: the ledger's disk is full
+            self.ledger.disk = _FullDisk()
 
     def check_colluding(self, colluding: int) -> None:
         """Before any work on the data: a session calibrated for fewer contributors per principal than this

@@ -81,8 +81,8 @@ def _party(ledger: Ledger) -> PartyResources:
     return PartyResources(1, None, None, None, np.zeros((1, 1)), np.zeros(1), ledger=ledger)
 
 
-def _sessions(data) -> list[str]:
-    return [entry["session"] for entry in Ledger(data, 1).entries()]
+def _sessions(data, number: int = 1) -> list[str]:
+    return [entry["session"] for entry in Ledger(data, number).entries()]
 
 
 @pytest.fixture
@@ -298,3 +298,25 @@ def test_a_real_full_tmpfs_refuses_without_charging_and_serves_once_space_is_bac
     Ledger(data, 1, UNLIMITED).check_writable()
     _party(Ledger(data, 1, UNLIMITED)).spend("after", "dppp", large)
     assert _sessions(data) == [*charged, "after"]
+
+
+@pytest.mark.network
+def test_a_party_whose_disk_is_full_refuses_with_resource_exhausted_and_serves_once_space_is_back(tmp_path):
+    """Party 2's ledger cannot take a line (test mode: every write is ENOSPC). A Pathak session fails with
+    party 2's own RESOURCE_EXHAUSTED reason, and nothing is recorded in party 2's ledger; restarted on a disk
+    with space (no hand repair), it takes the next session and is charged for it."""
+    import grpc
+
+    from launcher.deployment import processes
+    from mpdp.sessions.identity import party
+    from tests.deployment import deployment
+
+    with deployment(tmp_path, 3, faults={2: "ledger-no-space"}) as d:
+        full = d.topology.entry(party(2)).data
+        with pytest.raises(grpc.RpcError) as failed:
+            d.run_pathak(session_id="full")
+        assert "party 2 cannot record the session in its privacy ledger: no space left" in failed.value.details()
+        assert _sessions(full, 2) == []
+        processes.restart(d.run.path, party(2), test_mode=True)
+        d.run_pathak(session_id="space-again")
+        assert _sessions(full, 2) == ["space-again"]
