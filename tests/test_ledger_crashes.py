@@ -330,3 +330,27 @@ def test_a_party_whose_disk_is_full_refuses_with_resource_exhausted_and_serves_o
         processes.restart(d.run.path, party(2), test_mode=True)
         d.run_pathak(session_id="space-again")
         assert _sessions(full, 2) == ["space-again"]
+
+
+def test_a_reader_without_the_lock_never_sees_a_torn_or_short_ledger_during_appends(memory_path):
+    """`mpdp budget`, and a party's check for a reused session id, read without the lock while appends run."""
+    import threading
+
+    data = _data(memory_path)
+    done = threading.Event()
+    seen: list[int] = []
+
+    def append():
+        ledger = Ledger(data, 1, UNLIMITED)
+        for number in range(150):
+            ledger.spend(f"s{number}", "pathak", SPEND)
+        done.set()
+
+    writer = threading.Thread(target=append)
+    writer.start()
+    try:
+        while not done.is_set():
+            seen.append(len(Ledger(data, 1).entries()))  # raises LedgerError on anything it cannot accept
+    finally:
+        writer.join()
+    assert seen == sorted(seen) and len(_sessions(data)) == 150

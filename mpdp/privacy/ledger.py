@@ -267,8 +267,10 @@ class Ledger:
         try:
             if self.path.stat().st_size > MAX_LEDGER_BYTES:
                 raise LedgerError(f"{self.path} is larger than a ledger can be")
-            raw = self.path.read_bytes()
+            # The head first: an append writes its line before it replaces the head, so a reader without the lock
+            # sees at most a line past the head (an unacknowledged tail), never a head past the file.
             head = json.loads(self.head.read_bytes())
+            raw = self.path.read_bytes()
         except FileNotFoundError as error:
             raise LedgerError(f"the privacy ledger {error.filename} is missing: a ledger is made when the deployment "
                               "is prepared and never started afresh; restore it (with its head)") from None
