@@ -362,7 +362,10 @@ class Ledger:
     def _exclusive(self):
         lock_path = str(self.path) + ".lock"
         with self._lock:
-            handle = os.open(lock_path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+            try:
+                handle = os.open(lock_path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+            except OSError as error:  # e.g. no room for the lock file's entry on a full disk
+                raise self._unwritable(error, charged=False) from None
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX)
                 yield
