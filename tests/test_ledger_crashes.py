@@ -332,8 +332,8 @@ def test_a_party_whose_disk_is_full_refuses_with_resource_exhausted_and_serves_o
         assert _sessions(full, 2) == ["space-again"]
 
 
-def test_a_reader_without_the_lock_never_sees_a_torn_or_short_ledger_during_appends(memory_path):
-    """`mpdp budget`, and a party's check for a reused session id, read without the lock while appends run."""
+def test_a_reader_never_mistakes_an_append_in_progress_for_tampering(memory_path):
+    """`mpdp budget`, and a party's check for a reused session id, read (under a shared lock) while appends run."""
     import threading
 
     data = _data(memory_path)

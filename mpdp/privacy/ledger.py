@@ -267,8 +267,8 @@ class Ledger:
         try:
             if self.path.stat().st_size > MAX_LEDGER_BYTES:
                 raise LedgerError(f"{self.path} is larger than a ledger can be")
-            # The head first: an append writes its line before it replaces the head, so a reader without the lock
-            # sees at most a line past the head (an unacknowledged tail), never a head past the file.
+            # The head first: an append writes its line before it replaces the head, so even a reader without
+            # the lock would see lines past the head (never a head past the file).
             head = json.loads(self.head.read_bytes())
             raw = self.path.read_bytes()
         except FileNotFoundError as error:
@@ -351,23 +351,28 @@ class Ledger:
                            "automatically: restore it or move it away deliberately")
 
     def entries(self) -> list[dict]:
-        """The spends, oldest first (the header excluded), after checking the chain and the head."""
-        return [json.loads(line) for line in self._read()[1:]]
+        """The spends, oldest first (the header excluded), after checking the chain and the head. Under a shared
+        lock: no append is half done while it reads (a tail past the head is then only a crash's)."""
+        with self._exclusive(shared=True):
+            return [json.loads(line) for line in self._read()[1:]]
 
     def total(self, extra: Guarantee | None = None) -> Composed:
         guarantees = [Guarantee.from_json(entry["guarantee"]) for entry in self.entries()]
         return compose(guarantees + ([extra] if extra is not None else []))
 
     @contextmanager
-    def _exclusive(self):
+    def _exclusive(self, shared: bool = False):
+        """The ledger's lock (a file beside it): exclusive for a writer, shared for a reader."""
         lock_path = str(self.path) + ".lock"
         with self._lock:
             try:
                 handle = os.open(lock_path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
+            except FileNotFoundError:
+                raise LedgerError(f"the privacy ledger's directory {self.path.parent} is missing") from None
             except OSError as error:  # e.g. no room for the lock file's entry on a full disk
                 raise self._unwritable(error, charged=False) from None
             try:
-                fcntl.flock(handle, fcntl.LOCK_EX)
+                fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
                 yield
             finally:
                 os.close(handle)  # releases the lock
