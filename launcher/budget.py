@@ -81,6 +81,10 @@ def next_sessions(rows: list[dict], protocols: dict, shape) -> list[dict]:
         parties = []
         for row in rows:
             budget = _budget(row["budget"])
+            if budget.unlimited:  # nothing to compose: the party admits it (an unproven one only if allowed)
+                parties.append({"party": row["party"], "admitted": not charge.unproven, "epsilon": None,
+                                "delta": None})
+                continue
             total = _composed([*(Guarantee.from_json(e["guarantee"]) for e in row["entries"]), charge])
             parties.append({"party": row["party"], "admitted": budget.allows(total) and not charge.unproven,
                             "epsilon": total.epsilon, "delta": total.delta})
@@ -115,7 +119,8 @@ def summary(rows: list[dict], upcoming: list[dict] | None = None) -> str:
                    else f"admitted by parties {_numbers(admitted)}, refused by {_numbers(refused)}")
         if answer["unproven"]:
             verdict += " (no proven ε: only parties started with --allow-unproven take it)"
-        after = f"; spent with it {describe(Composed(*totals.pop(), ''))}" if len(totals) == 1 else ""
+        after = (f"; spent with it {describe(Composed(*totals.pop(), ''))}"
+                 if len(totals) == 1 and None not in next(iter(totals)) else "")
         lines.append(f"  {answer['protocol']:<7} {describe(charge)} ({charge.mechanism}): {verdict}{after}")
     return "\n".join(lines)
 

@@ -89,3 +89,22 @@ def test_budget_as_json_is_json_all_the_way_down(prepared):
     for upcoming in report["next_sessions"]:
         assert Guarantee.from_json(upcoming["charge"]).epsilon > 0
         assert [party["admitted"] for party in upcoming["parties"]] == [True] * 3
+
+
+def test_budget_learns_the_protocols_and_their_charges_from_the_registry_it_is_given():
+    """`next_sessions` knows no protocol by name: a registry of one made-up protocol is all it reports; a party
+    with no limit admits it without composing, one at its limit refuses it."""
+    from launcher import budget
+    from launcher.protocol import LauncherProtocol, Option
+
+    made_up = LauncherProtocol("made-up", "", lambda: [Option("epsilon", {"type": float, "default": 2.0})],
+                               lambda *_: {}, lambda _: "",
+                               charge=lambda args, shape: Guarantee(args.epsilon * shape.parties, 0.0, "made-up",
+                                                                    {"kind": "pure", "epsilon": 1.0, "count": 1}))
+    spent = Guarantee(19.0, 0.0, "earlier", {"kind": "pure", "epsilon": 19.0, "count": 1})
+    rows = [{"party": 1, "budget": "inf", "entries": []},
+            {"party": 2, "budget": [20.0, 2e-5], "entries": [{"guarantee": spent.to_json()}]}]
+    [answer] = budget.next_sessions(rows, {"made-up": made_up}, DeploymentShape(3, 1, bytes(32), {}))
+    assert answer["protocol"] == "made-up" and answer["charge"]["epsilon"] == 6.0
+    assert [(party["party"], party["admitted"]) for party in answer["parties"]] == [(1, True), (2, False)]
+    assert "admitted by parties 1, refused by 2" in budget.summary([], [answer])
