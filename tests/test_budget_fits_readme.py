@@ -48,8 +48,9 @@ def test_the_readme_commands_in_their_order_at_their_defaults_fit_the_default_bu
     for number, args in enumerate(runs):
         charge = PROTOCOLS[args.protocol].charge(args, shape)
         assert isinstance(charge, Guarantee) and not charge.unproven
-        ledger.spend(f"readme-{number}", args.protocol, charge)  # BudgetExceeded if the default does not fit
+        total = ledger.spend(f"readme-{number}", args.protocol, charge)  # BudgetExceeded if the default does not fit
     assert [entry["protocol"] for entry in ledger.entries()] == [args.protocol for args in runs]
+    assert f"spend ε ≈ {total.epsilon:.1f}, δ ≈ {total.delta:.0e}".replace("e-05", "e-5") in README.read_text()
 
 
 @pytest.fixture(scope="module")
