@@ -354,3 +354,21 @@ def test_a_reader_never_mistakes_an_append_in_progress_for_tampering(memory_path
     finally:
         writer.join()
     assert seen == sorted(seen) and len(_sessions(data)) == 150
+
+
+def test_a_read_only_copy_of_a_ledger_can_be_read_but_not_spent_from(tmp_path, monkeypatch):
+    """An auditor's read-only copy (the lock file cannot be made: EROFS): readers read without the lock; a
+    writer refuses, saying why."""
+    data = _data(tmp_path)
+    Ledger(data, 1, UNLIMITED).spend("s0", "pathak", SPEND)
+    real_open = os.open
+
+    def read_only(path, flags, *args):
+        if str(path).endswith(".lock") and flags & (os.O_WRONLY | os.O_CREAT):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return real_open(path, flags, *args)
+
+    monkeypatch.setattr(os, "open", read_only)
+    assert _sessions(data) == ["s0"]
+    with pytest.raises(LedgerUnwritable, match="Read-only file system"):
+        Ledger(data, 1, UNLIMITED).spend("s1", "pathak", SPEND)

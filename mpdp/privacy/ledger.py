@@ -365,17 +365,23 @@ class Ledger:
         """The ledger's lock (a file beside it): exclusive for a writer, shared for a reader."""
         lock_path = str(self.path) + ".lock"
         with self._lock:
+            handle: int | None = None
             try:
                 handle = os.open(lock_path, os.O_WRONLY | os.O_CREAT, FILE_MODE)
-            except FileNotFoundError:
-                raise LedgerError(f"the privacy ledger's directory {self.path.parent} is missing") from None
-            except OSError as error:  # e.g. no room for the lock file's entry on a full disk
-                raise self._unwritable(error, charged=False) from None
+            except OSError as error:
+                # A reader that cannot make the lock file (a read-only copy, a missing ledger) reads without it:
+                # nothing can append there, and reading the head first still never shows a head past the file.
+                if not shared and isinstance(error, FileNotFoundError):
+                    raise LedgerError(f"the privacy ledger's directory {self.path.parent} is missing") from None
+                if not shared:  # e.g. no room for the lock file's entry on a full disk
+                    raise self._unwritable(error, charged=False) from None
             try:
-                fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+                if handle is not None:
+                    fcntl.flock(handle, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
                 yield
             finally:
-                os.close(handle)  # releases the lock
+                if handle is not None:
+                    os.close(handle)  # releases the lock
 
     def _within_budget(self, lines: list[bytes], guarantee: Guarantee) -> Composed | None:
         """The total with `guarantee` if the budget allows it (None when unlimited: nothing to compose),
