@@ -60,8 +60,8 @@ def _composed(guarantees: list[Guarantee]) -> Composed:
 
 
 def _left(budget: Budget, total: Composed) -> dict:
-    """δ adds up, so δ left is exact; ε composes below its sum, so what is left is an upper bound on what one more
-    session may ask (`next_sessions` composes each candidate exactly)."""
+    """δ adds up, so δ left is exact; ε does not compose additively, so ε left is a guide (`next_sessions` composes
+    each candidate as the party does)."""
     if budget.unlimited:
         return {"epsilon": None, "delta": None, "unlimited": True}
     epsilon = None if total.epsilon is None else max(0.0, budget.epsilon - total.epsilon)
@@ -106,7 +106,8 @@ def summary(rows: list[dict], upcoming: list[dict] | None = None) -> str:
     if any(not row["sessions"] for row in rows):
         lines.append("* no session recorded yet: the default budget is shown; the party's own is its `serve --budget`")
     lines.append("unit: one record of the party's data set (replacement); composition by dp-accounting PLDs where "
-                 "the mechanisms allow, basic otherwise; ε left is the budget's ε less the composed ε spent")
+                 "the mechanisms allow, basic otherwise; ε left is the budget's ε less the composed ε spent (a guide: ε "
+                 "does not compose additively)")
     if upcoming is None:
         return "\n".join(lines)
     lines.append("the next session of each protocol at its defaults (`mpdp run NAME`), as each party charges it:")
