@@ -104,7 +104,7 @@ def _add_budget_option(parser) -> None:
     parser.add_argument("--budget", type=_budget, metavar="ε,δ",
                         help="each party's privacy budget for its data set, composed over every session it takes "
                              "part in (its ledger is a file next to the data); a session that would exceed it is "
-                             "refused. Default: 10,1e-5; `inf` for no limit (spending still recorded)")
+                             "refused. Default: 20,2e-5; `inf` for no limit (spending still recorded)")
     parser.add_argument("--allow-unproven", action="store_true",
                         help="the parties take mechanisms without a proven ε (Du's OFPA/OFAA, Pathak's "
                              "laplace-paper, non-private runs); refused otherwise")
@@ -320,14 +320,29 @@ def _down(args) -> int:
 def _budget_command(args) -> int:
     from launcher import budget
     from launcher.deployment import processes
+    from mpdp.deployments.topology import Topology
 
     run = processes.RunDirectory(args.run_dir)
     topology = args.topology or run.topology
     if not Path(topology).exists():
         raise SystemExit(f"mpdp: error: no topology at {topology}: pass --run-dir of a deployment or --topology")
     rows = budget.ledgers(topology)
-    print_summary(budget.summary(rows), args.json)
-    write_json(args.json, {"parties": rows})
+    client_data = args.client_data or run.client_data
+    upcoming = None
+    if Path(client_data).exists():
+        from launcher import client
+        from launcher.protocol import DeploymentShape
+        from launcher.registry import PROTOCOLS
+
+        shape = DeploymentShape.of(Topology.load(topology), client.load_client_data(client_data))
+        upcoming = budget.next_sessions(rows, PROTOCOLS, shape)
+    report = {"parties": rows, "next_sessions": upcoming}
+    text = budget.summary(rows, upcoming)
+    if upcoming is None:
+        text += f"\n(no client data at {client_data}: pass --client-data for what the next sessions would cost)"
+    print_summary(text, args.json)
+    write_json(args.json, report)
+    args.json_report = report  # `--format json`: the report itself, not its text
     return 0
 
 
@@ -699,9 +714,13 @@ def _add_down_command(commands) -> None:
 
 
 def _add_budget_command(commands) -> None:
-    spent = commands.add_parser("budget", help="every party's privacy ledger: sessions and the composed (ε, δ) spent")
+    spent = commands.add_parser("budget", help="every party's privacy ledger: sessions, the composed (ε, δ) spent, "
+                                                "what is left, and what the next default session of each protocol "
+                                                "would cost")
     spent.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     spent.add_argument("--topology", type=Path, help="a topology elsewhere (default: the run directory's)")
+    spent.add_argument("--client-data", type=Path, help="the client's data of that topology (default: the run "
+                                                         "directory's), for what the next sessions would cost")
     spent.add_argument("--json", type=Path, help="write every ledger entry here")
     spent.set_defaults(handler=_budget_command)
 

@@ -87,6 +87,29 @@ class Faults:
 
 
 @dataclass(frozen=True)
+class DeploymentShape:
+    """What a session's charge to each party depends on besides its options: the deployment's parties, the most
+    one principal hosts, its key's id, and the client's data (public points, classes, dimension, party sizes)."""
+
+    parties: int
+    colluding: int
+    key_id: bytes
+    client_data: dict
+
+    @classmethod
+    def of(cls, topology, client_data: dict) -> "DeploymentShape":
+        from mpdp.cryptocore import keyfiles
+
+        return cls(len(topology.parties), topology.colluding, keyfiles.load_public_key(topology.public_key).key_id,
+                   client_data)
+
+
+# What one session with these options charges each party (its ledger's entry, an
+# mpdp.privacy.composition.Guarantee), derived by the code the parties derive it with.
+Charge = Callable[[argparse.Namespace, DeploymentShape], Any]
+
+
+@dataclass(frozen=True)
 class LauncherProtocol:
     """How the launcher runs one protocol against a running deployment.
 
@@ -96,7 +119,8 @@ class LauncherProtocol:
     in registry order, with their options prefixed by the protocol's name (on `demo_deployment` when set; at
     `demo_settings`' defaults when set).
     `bench`, `scale` and `faults` put it in `mpdp bench <name>`, `mpdp bench scale` and the hardening fault
-    matrix; `audit_noise` (its default mechanism) in `mpdp audit`.
+    matrix; `audit_noise` (its default mechanism) in `mpdp audit`; `charge` in `mpdp budget` (what its next
+    session at the defaults would cost).
     """
 
     name: str
@@ -113,6 +137,15 @@ class LauncherProtocol:
     scale: Scale | None = None
     faults: Faults | None = None
     audit_noise: str | None = None
+    charge: Charge | None = None
+
+
+def session_arguments(protocol: LauncherProtocol, argv: list[str] | tuple[str, ...] = ()) -> argparse.Namespace:
+    """The protocol's session options as `mpdp run <name> ARGV` parses them (its defaults when ARGV is empty)."""
+    parser = argparse.ArgumentParser(prog=f"mpdp run {protocol.name}", add_help=False)
+    for option in protocol.options():
+        option.add_to(parser)
+    return parser.parse_args(list(argv))
 
 
 def protocol_arguments(args: argparse.Namespace, protocol: LauncherProtocol) -> argparse.Namespace:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import signal
@@ -12,8 +13,8 @@ import numpy as np
 
 from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
 from mpdp.privacy.composition import Guarantee
-from mpdp.privacy.ledger import BudgetExceeded, Ledger, LedgerError, describe
-from mpdp.sessions.errors import ProtocolError, denied, invalid, precondition
+from mpdp.privacy.ledger import BudgetExceeded, Disk, Ledger, LedgerError, LedgerUnwritable, describe
+from mpdp.sessions.errors import Kind, ProtocolError, denied, exhausted, invalid, precondition
 from mpdp.threshold_sum.binding import ContributionKeys
 
 log = logging.getLogger(__name__)
@@ -22,7 +23,13 @@ REFUSED = "refused by the party's privacy policy"  # all an opener learns of a r
 FAULTS = ("tamper-partial-decryption", "crash-after-spend", "vote-two-ones", "vote-stuffed", "ballot-stuffed",
           "stage3-offset", "du-claim-records", "du-theta-outside",
           "no-noise-share", "noise-skew", "noise-bit-bad", "coin-grind",
-          "sign-unflipped")  # protocol-level faults; transport faults are mpdp/wire/faults.py's
+          "sign-unflipped", "ledger-no-space")  # protocol-level faults; transport faults are mpdp/wire/faults.py's
+
+
+class _FullDisk(Disk):
+    @staticmethod
+    def write(handle, data):  # type: ignore[override]
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
 
 @dataclass
@@ -48,6 +55,8 @@ class PartyResources:
             raise ValueError("fault injection needs test mode")
         if self.fault and self.fault not in FAULTS:
             raise ValueError(f"unknown fault {self.fault!r}")
+        if self.fault == "ledger-no-space" and self.ledger is not None:  # test mode: the ledger's disk is full
+            self.ledger.disk = _FullDisk()
 
     def check_colluding(self, colluding: int) -> None:
         """Before any work on the data: a session calibrated for fewer contributors per principal than this
@@ -83,6 +92,8 @@ class PartyResources:
             total = self.ledger.spend(session_id, protocol, guarantee)
         except BudgetExceeded as error:
             raise self.refuse(session_id, protocol, f"over the budget: {error}") from None
+        except LedgerUnwritable as error:
+            raise self.unrecorded(session_id, protocol, error) from None
         except (LedgerError, OSError) as error:
             raise self.refuse(session_id, protocol, f"the ledger cannot be used: {error}") from None
         log.info("party %d spent %s on %s (%s)%s", self.id, describe(guarantee), protocol, guarantee.mechanism,
@@ -94,6 +105,19 @@ class PartyResources:
         if guarantee.unproven and not self.allow_unproven:
             raise self.refuse(session_id, protocol, f"{guarantee.mechanism} has no proven ε and this party's "
                                                     "operator did not allow unproven mechanisms")
+
+    def unrecorded(self, session_id: str, protocol: str, error: LedgerUnwritable) -> ProtocolError:
+        """The ledger could not take the entry: the session does not open here. Not a policy decision, and the
+        opener can act on it (retry once the operator freed space), so it says what happened; a disk's state
+        says nothing about the data."""
+        log.error("party %d could not record %s session %s: %s", self.id, protocol, session_id, error)
+        charged = ("its entry stays recorded (the failure came after its commit point)" if error.charged
+                   else "nothing was charged")
+        if error.no_space:
+            return exhausted(f"party {self.id} cannot record the session in its privacy ledger: no space left on "
+                             f"its disk; {charged}; the session did not open there")
+        return ProtocolError(Kind.UNAVAILABLE, f"party {self.id} cannot record the session in its privacy ledger: "
+                                               f"an I/O error on its disk; {charged}; the session did not open there")
 
     def refuse(self, session_id: str, protocol: str, reason: str) -> ProtocolError:
         """The one refusal the opener sees; the reason (spending included) stays in this party's log."""

@@ -97,29 +97,30 @@ def test_the_proven_mechanisms_need_no_permission():
 
 
 def test_the_default_budget_takes_k_sessions_and_refuses_the_next_without_numbers(tmp_path, caplog):
-    """ε = 1 output perturbation (δ = 0): the default ε = 10 takes ten sessions and refuses the eleventh; the
+    """ε = 1 output perturbation (δ = 0): the default ε = 20 takes twenty sessions and refuses the next; the
     refusal carries the fixed text only, the party's log the spending."""
-    assert DEFAULT_BUDGET == Budget(10.0, 1e-5)
+    assert DEFAULT_BUDGET == Budget(20.0, 2e-5)
     data = _data(tmp_path)
     own = PartyResources(1, None, None, None, np.zeros((1, 1)), np.zeros(1), ledger=Ledger(data, 1))
     guarantee = _hamm(1.0).guarantee()
-    for number in range(10):
+    for number in range(20):
         own.admit(f"s{number}", "hamm", guarantee)
         own.spend(f"s{number}", "hamm", guarantee)
     before = ledger_path(data).read_bytes()
-    refusal = _refused(lambda: own.admit("s10", "hamm", guarantee))
-    _refused(lambda: own.spend("s10", "hamm", guarantee))
+    refusal = _refused(lambda: own.admit("s20", "hamm", guarantee))
+    _refused(lambda: own.spend("s20", "hamm", guarantee))
     assert not re.search(r"\d", str(refusal))
     assert ledger_path(data).read_bytes() == before
-    assert "over the budget" in caplog.text and "spent ε = 10" in caplog.text
+    assert "over the budget" in caplog.text and "spent ε = 20" in caplog.text
 
 
-def test_the_default_delta_takes_one_session_of_delta_1e_5(tmp_path):
+def test_the_default_delta_takes_two_sessions_of_delta_1e_5(tmp_path):
     data = _data(tmp_path)
     own = PartyResources(1, None, None, None, np.zeros((1, 1)), np.zeros(1), ledger=Ledger(data, 1))
     dppp_default = Guarantee(10.0, 1e-5, "dppp binomial shares")  # DPPP's default run: ε = 10, δ = 1e-5
     own.spend("first", "dppp", dppp_default)
-    _refused(lambda: own.admit("second", "dppp", Guarantee(0.1, 1e-6, "x")))
+    own.spend("second", "dppp", dppp_default)
+    _refused(lambda: own.admit("third", "dppp", Guarantee(0.1, 1e-6, "x")))
 
 
 def test_unlimited_is_asked_for_explicitly():
@@ -193,13 +194,18 @@ def test_another_partys_ledger_is_not_this_ones(tmp_path):
         Ledger(mine, 1).check_writable()
 
 
-def test_a_crash_between_the_line_and_its_head_over_counts(tmp_path):
-    """The appended line is durable before the head names it: a head one line behind is accepted."""
+def test_a_crash_between_the_line_and_its_head_rolls_the_line_back(tmp_path, caplog):
+    """The head is an append's commit point: a whole line after the one it names was never acknowledged (spend
+    had not returned, nothing was released on it), so readers ignore it and the next writer removes it."""
     data, ledger = _spent(tmp_path)
     head = head_path(data).read_bytes()
+    before = ledger_path(data).read_bytes()
     ledger.spend("s3", "pathak", Guarantee(1.0, 0.0, "pure"))
     head_path(data).write_bytes(head)
-    assert [entry["session"] for entry in Ledger(data, 1).entries()] == ["s0", "s1", "s2", "s3"]
+    assert [entry["session"] for entry in Ledger(data, 1).entries()] == ["s0", "s1", "s2"]
+    with caplog.at_level("WARNING", logger="mpdp.privacy.ledger"):
+        Ledger(data, 1).check_writable()
+    assert ledger_path(data).read_bytes() == before and "rolled back" in caplog.text
 
 
 def test_provision_keeps_a_spent_ledger_and_sets_owner_only_modes(tmp_path):
@@ -318,12 +324,12 @@ def test_a_party_enforces_its_policy_over_real_processes(tmp_path):
         assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED and REFUSED in refused.value.details()
         assert all(Ledger(entry.data, entry.identity.id).entries() == [] for entry in d.topology.parties)
 
-        one = d.pathak_parameters(epsilon=4.0).guarantee()
+        one = d.pathak_parameters(epsilon=8.0).guarantee()
         fits = max(k for k in range(1, 10) if DEFAULT_BUDGET.allows(compose([one] * k)))
         for number in range(fits):
-            d.run_pathak(session_id=f"fits-{number}", epsilon=4.0)
+            d.run_pathak(session_id=f"fits-{number}", epsilon=8.0)
         with pytest.raises(grpc.RpcError) as refused:
-            d.run_pathak(session_id="over", epsilon=4.0)
+            d.run_pathak(session_id="over", epsilon=8.0)
         assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
         assert REFUSED in refused.value.details() and not re.search(r"ε|budget|spent", refused.value.details())
         for entry in d.topology.parties:
@@ -332,7 +338,7 @@ def test_a_party_enforces_its_policy_over_real_processes(tmp_path):
         report = tmp_path / "budget.json"
         assert main(["budget", "--run-dir", str(d.run.path), "--json", str(report)]) == 0
         rows = json.loads(report.read_text())["parties"]
-        assert [row["sessions"] for row in rows] == [fits] * 3 and rows[0]["budget"] == [10.0, 1e-5]
+        assert [row["sessions"] for row in rows] == [fits] * 3 and rows[0]["budget"] == [20.0, 2e-5]
 
         ledger_path(d.topology.entry(party(3)).data).unlink()
         with pytest.raises(StartupError, match="party/3"):

@@ -77,7 +77,7 @@ def test_du_at_its_defaults_asks_pure_epsilon_and_fits_after_pathak(tmp_path):
     data_file = tmp_path / "party_1.npz"
     data_file.write_bytes(b"rows")
     provision(data_file, 1)
-    ledger = Ledger(data_file, 1)  # the default budget ε = 10, δ = 1e-5
+    ledger = Ledger(data_file, 1)  # the default budget
     ledger.spend("pathak-session", "pathak", Guarantee(1.0, 9.1e-13, "pathak l2-laplace"))
     ledger.spend("du-session", "du", at_defaults)
     assert [entry["session"] for entry in ledger.entries()] == ["pathak-session", "du-session"]

@@ -153,7 +153,7 @@ def demo_flags(protocol: str) -> str:
 
 def demo_command() -> list[str]:
     run = f"--topology {TOPOLOGY} --client-data {CLIENT_DATA}"
-    # Both within each party's default budget (ε = 10, δ = 1e-5 per data set): DPPP's defaults alone fill it.
+    # Both within each party's default budget (ε = 20, δ = 2e-5 per data set; docs/privacy-budget.md).
     return ["sh", "-c", f"mpdp run dppp {run} --epsilon 5 --delta 5e-6{demo_flags('dppp')} && "
                         f"mpdp run pathak {run}{demo_flags('pathak')}"]
 

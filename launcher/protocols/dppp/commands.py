@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from launcher.options import key_bits, warn_small_key, write_json
-from launcher.protocol import Bench, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocol import Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.summary import traffic_lines
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
 
@@ -70,6 +70,18 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
     if offline is not None:
         report["offline_fill"] = offline
     return report
+
+
+def charge(args: argparse.Namespace, shape: DeploymentShape):
+    """What one round with these options charges each teacher: its parameters as `run_session` makes them."""
+    from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
+
+    queries = min(args.queries, len(shape.client_data["public_features"]))
+    return DpppParameters.with_minimal_noise(args.epsilon, args.delta, queries, int(shape.client_data["classes"]),
+                                             shape.parties, DEFAULT_HONEST_FRACTION, not args.no_packing, shape.key_id,
+                                             args.noise, args.proven_votes or args.verifiable_noise,
+                                             args.verifiable_noise, colluding=shape.colluding, ensemble=args.ensemble,
+                                             holders_check_bits=args.holders_check_bits).guarantee()
 
 
 def _round_bits(topology, client_data: dict, args: argparse.Namespace, queries: int) -> tuple[int, float, None, int, int]:
@@ -249,5 +261,6 @@ PROTOCOL = LauncherProtocol(
                   sent={"aggregator": ["Step/dppp/queries", "Step/dppp/decryption_request"],
                         "party": ["Step/dppp/votes", "Step/dppp/partial_decryptions"]},
                   session=fault_session),
+    charge=charge,
     audit_noise="binomial",
 )

@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from launcher.demo import DemoSettings
-from launcher.protocol import Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocol import DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.summary import traffic_lines
 
 
@@ -37,6 +37,20 @@ def session_options() -> list[Option]:
                                            "help": "run a paper calibration that does not deliver the ε asked for "
                                                    "(refused without this flag)"}),
     ]
+
+
+def charge(args: argparse.Namespace, shape: DeploymentShape):
+    """What one run with these options charges every party (its round limit R charged): its parameters as
+    `session_parameters` makes them for `run_session`."""
+    from mpdp.protocols.du import accounting
+    from mpdp.protocols.du.parameters import DEFAULT_HONEST_FRACTION, MAX_RECORDS, DuParameters
+
+    sizes = shape.client_data.get("party_sizes", ())
+    return accounting.guarantee(DuParameters(
+        args.method, args.epsilon, args.delta, args.rounds, args.tolerance, args.local_epochs, args.learning_rate,
+        args.regularization, shape.parties, shape.client_data["test_features"].shape[1], args.bound,
+        args.secure_aggregation, DEFAULT_HONEST_FRACTION, shape.key_id, args.batch_size,
+        int(max(sizes)) if len(sizes) else MAX_RECORDS))
 
 
 def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
@@ -158,5 +172,6 @@ PROTOCOL = LauncherProtocol(
                   sent={"aggregator": ["Step/du/model", "Step/du/decryption_request"],
                         "party": ["Step/du/upload", "Step/du/partial_decryptions"]},
                   session=fault_session),
+    charge=charge,
     audit_noise="functional",
 )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from launcher.demo import DemoDeployment, DemoSettings
 from launcher.options import DEFAULT_KEY_BITS, key_bits
-from launcher.protocol import Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocol import DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.summary import traffic_lines
 
 
@@ -48,6 +48,19 @@ def session_options() -> list[Option]:
                                               "docs/malicious-party.md)"}),
         Option("deadline", {"type": float, "default": 300.0, "help": "vote collection deadline, seconds"}),
     ]
+
+
+def charge(args: argparse.Namespace, shape: DeploymentShape):
+    """What one session with these options charges every party: its parameters as `session_parameters` makes
+    them for `run_session`."""
+    from mpdp.protocols.hamm.parameters import DEFAULT_HONEST_FRACTION, HammParameters
+
+    aux = shape.client_data["public_features"]
+    return HammParameters(args.method, args.epsilon, args.delta, args.regularization,
+                          int(shape.client_data["classes"]), shape.parties, aux.shape[0], aux.shape[1],
+                          args.noisy_counts, args.protect_aux, DEFAULT_HONEST_FRACTION, shape.key_id, args.count_noise,
+                          args.proven_votes or args.verifiable_noise, args.verifiable_noise, shape.colluding,
+                          args.holders_check_bits).guarantee()
 
 
 def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
@@ -200,5 +213,6 @@ PROTOCOL = LauncherProtocol(
                         "aggregator": ["Step/hamm/queries", "Step/hamm/decryption_request", "Step/hamm/aggregate"],
                         "party": ["Step/hamm/votes", "Step/hamm/partial_decryptions"]},
                   session=fault_session),
+    charge=charge,
     audit_noise="binomial",
 )

@@ -9,7 +9,7 @@ from pathlib import Path
 from launcher.demo import DemoSettings
 from launcher.options import key_bits, warn_small_key, write_json
 from launcher.progress import progress
-from launcher.protocol import Bench, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocol import Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.summary import traffic_lines
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
 
@@ -49,6 +49,11 @@ def parameters(args: argparse.Namespace, parties: int, dimension: int):
         deadline_seconds=args.deadline, noise_source=args.noise_source,
         calibrate_to=args.calibrate_to or ("n_min" if args.noise_source == "distributed" else "n_1"),
     )
+
+
+def charge(args: argparse.Namespace, shape: DeploymentShape):
+    """What one session with these options charges every party: its parameters as `run_session` makes them."""
+    return parameters(args, shape.parties, shape.client_data["test_features"].shape[1]).guarantee()
 
 
 def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
@@ -193,6 +198,7 @@ PROTOCOL = LauncherProtocol(
     bench=Bench("a Pathak session's wall time by stage for several K", bench_options, run_bench),
     scale=Scale(sizes=(5, 10, 20, 32), parties_per_process=1, rows_per_party=60, session=scale_session),
     faults=Faults(received=FAULTS_RECEIVED, sent=FAULTS_SENT, session=fault_session),
+    charge=charge,
     audit_noise="laplace-paper",
     # Breast cancer, 1 000 random splits, one noise draw each (the reference; docs/demo.md): at λ = 0.01 the noise
     # is 1.4× the model bound and about a quarter of releases fell below the majority class; at λ = 0.3, 2 did.
