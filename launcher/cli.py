@@ -339,6 +339,18 @@ def _trace(args) -> int:
     return 0
 
 
+def _report(args) -> int:
+    import json
+
+    from launcher import html_report
+
+    report = json.loads(args.html.read_text())
+    out = args.out or args.html.with_suffix(".html")
+    html_report.write(report, out, f"mpdp report --html {args.html}")
+    print(f"session page: {out}")
+    return 0
+
+
 def _ps(args) -> int:
     from launcher.deployment import processes
 
@@ -386,6 +398,11 @@ def _run_session(protocol, args) -> dict:
     report = session_report.run(protocol, args, *_resolve_run(args))
     print_summary("\n".join([protocol.summary(report), *context_lines(report)]), args.report)
     write_json(args.report, report)
+    if getattr(args, "html", None) is not None:
+        from launcher import html_report
+
+        html_report.write(report, args.html, f"mpdp run {protocol.name} … --html {args.html}")
+        print_summary(f"session page: {args.html}", args.report)
     return report
 
 
@@ -715,6 +732,15 @@ def _add_trace_command(commands) -> None:
     chart.set_defaults(handler=_trace)
 
 
+def _add_report_command(commands) -> None:
+    page = commands.add_parser("report", help="a session's JSON report as one self-contained HTML page: sequence "
+                                              "chart, traffic beside the closed form, privacy, baselines, warnings")
+    page.add_argument("--html", type=Path, required=True, metavar="REPORT.json",
+                      help="a report written by `mpdp run … --report FILE`")
+    page.add_argument("--out", type=Path, help="the page (default: the report's path with .html)")
+    page.set_defaults(handler=_report)
+
+
 def _add_ps_command(commands) -> None:
     ps = commands.add_parser("ps", help="list the mpdp role servers running on this machine, and a run directory's "
                                         "Ray actors")
@@ -733,6 +759,8 @@ def _add_run_command(commands) -> None:
         _add_deployment_options(session)
         session.add_argument("--report", type=Path, help="write the JSON report here (`-`: standard output, the "
                                                          "summary then goes to standard error)")
+        session.add_argument("--html", type=Path, metavar="FILE",
+                             help="also write the session's report as one self-contained HTML page here")
         session.add_argument("--repeat", type=int, default=1, metavar="R",
                              help="run R sessions; the summary gives mean ± std beside the baselines")
         for option in protocol.options():
@@ -794,7 +822,7 @@ COMMANDS = {
     "run": _add_run_command, "demo": _add_demo_command, "up": _add_up_command, "down": _add_down_command,
     "ps": _add_ps_command, "prepare": _add_prepare_command, "serve": _add_serve_command,
     "health": _add_health_command, "compose": _add_compose_command, "open-keygen": _add_open_keygen_command, "keygen": _add_keygen_command,
-    "budget": _add_budget_command, "trace": _add_trace_command, "audit": _add_audit_command,
+    "budget": _add_budget_command, "trace": _add_trace_command, "report": _add_report_command, "audit": _add_audit_command,
     "experiment": _add_experiment_command, "bench": _add_bench_command,
 }
 

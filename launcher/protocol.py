@@ -96,7 +96,8 @@ class LauncherProtocol:
     in registry order, with their options prefixed by the protocol's name (on `demo_deployment` when set; at
     `demo_settings`' defaults when set).
     `bench`, `scale` and `faults` put it in `mpdp bench <name>`, `mpdp bench scale` and the hardening fault
-    matrix; `audit_noise` (its default mechanism) in `mpdp audit`.
+    matrix; `audit_noise` (its default mechanism) in `mpdp audit`; `closed_form` beside the traffic of
+    `mpdp report --html`.
     """
 
     name: str
@@ -113,6 +114,9 @@ class LauncherProtocol:
     scale: Scale | None = None
     faults: Faults | None = None
     audit_noise: str | None = None
+    # The messages of one session per (from role, to role, rpc), from its report's public parameters: the
+    # closed form `mpdp report --html` sets beside the observed traffic.
+    closed_form: Callable[[Report], dict[tuple[str, str, str], int]] | None = None
 
 
 def protocol_arguments(args: argparse.Namespace, protocol: LauncherProtocol) -> argparse.Namespace:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from launcher.options import key_bits, warn_small_key, write_json
 from launcher.protocol import Bench, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocols.dppp.closed_form import closed_form
 from launcher.summary import traffic_lines
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
 
@@ -249,5 +250,6 @@ PROTOCOL = LauncherProtocol(
                   sent={"aggregator": ["Step/dppp/queries", "Step/dppp/decryption_request"],
                         "party": ["Step/dppp/votes", "Step/dppp/partial_decryptions"]},
                   session=fault_session),
+    closed_form=closed_form,
     audit_noise="binomial",
 )

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from launcher.demo import DemoSettings
 from launcher.protocol import Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocols.du.closed_form import closed_form
 from launcher.summary import traffic_lines
 
 
@@ -158,5 +159,6 @@ PROTOCOL = LauncherProtocol(
                   sent={"aggregator": ["Step/du/model", "Step/du/decryption_request"],
                         "party": ["Step/du/upload", "Step/du/partial_decryptions"]},
                   session=fault_session),
+    closed_form=closed_form,
     audit_noise="functional",
 )
