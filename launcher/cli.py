@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from launcher import run_config
 from launcher.options import key_bits, print_summary, show_defaults, warn_small_key, write_json
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
 
@@ -395,7 +396,10 @@ def _run_session(protocol, args) -> dict:
     from launcher import session_report
     from launcher.summary import context_lines
 
+    from launcher import run_config
+
     report = session_report.run(protocol, args, *_resolve_run(args))
+    report["config"] = run_config.record(args)
     print_summary("\n".join([protocol.summary(report), *context_lines(report)]), args.report)
     write_json(args.report, report)
     if getattr(args, "html", None) is not None:
@@ -654,6 +658,7 @@ def _add_up_command(commands) -> None:
     up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
     _add_dataset_options(up)
+    run_config.add_option(up)
     up.set_defaults(handler=_up)
 
 
@@ -765,6 +770,7 @@ def _add_run_command(commands) -> None:
                              help="run R sessions; the summary gives mean ± std beside the baselines")
         for option in protocol.options():
             option.add_to(session)
+        run_config.add_option(session)
         session.set_defaults(handler=_run)
 
 
@@ -785,6 +791,7 @@ def _add_demo_command(commands) -> None:
             if protocol.demo_settings is not None:  # the demo's own defaults; each flag still overrides its own
                 demo.set_defaults(**{f"{protocol.name}__{dest}": value
                                      for dest, value in protocol.demo_settings.options.items()})
+    run_config.add_option(demo)
     demo.set_defaults(handler=_demo)
 
 
@@ -798,11 +805,13 @@ def _add_experiment_command(commands) -> None:
             reproduce = experiments.add_parser(protocol.name, help=protocol.experiment.help)
             for option in protocol.experiment.options():
                 option.add_to(reproduce)
+            run_config.add_option(reproduce)
             reproduce.set_defaults(handler=protocol.experiment.run)
     every = experiments.add_parser("all", help="every experiment into OUT/<protocol>/, each with a README.md")
     every.add_argument("--out", type=Path, required=True)
     every.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
     every.add_argument("--quick", action="store_true", help="tiny sizes: checks the files, not a result")
+    run_config.add_option(every)
     every.set_defaults(handler=_experiment_all)
     table = experiments.add_parser("table", help="docs/reproduction.md's tables from the stored JSON (check, "
                                                  "--write, --summary)")
@@ -872,7 +881,7 @@ def main(argv: list[str] | None = None) -> int:
     if as_json:
         args = json_output.parse(build_parser(command), argv)
         return 2 if args is None else json_output.run(args.handler, args, _user_error)
-    args = build_parser(command).parse_args(argv)
+    args = run_config.parse(build_parser(command), argv)
     try:
         return args.handler(args)
     except KeyboardInterrupt:  # SIGINT, or SIGTERM in a foreground run: what it started is already stopped
