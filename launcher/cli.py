@@ -396,8 +396,6 @@ def _run_session(protocol, args) -> dict:
     from launcher import session_report
     from launcher.summary import context_lines
 
-    from launcher import run_config
-
     report = session_report.run(protocol, args, *_resolve_run(args))
     report["config"] = run_config.record(args)
     print_summary("\n".join([protocol.summary(report), *context_lines(report)]), args.report)
