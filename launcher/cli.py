@@ -839,11 +839,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     command's. One command's parser is all a call needs: `mpdp health`, run every 10 s by each container's
     health check, neither builds the others nor imports the protocols' packages, which run, demo and
     experiment do."""
-    parser = argparse.ArgumentParser(prog="mpdp", description="Privacy-preserving multiparty learning over gRPC")
+    from launcher import json_output
+
+    parser = json_output.Parser(prog="mpdp", description="Privacy-preserving multiparty learning over gRPC")
     commands = parser.add_subparsers(dest="command", required=True)
     for name, add_command in COMMANDS.items():
         if command not in COMMANDS or command == name:
             add_command(commands)
+    json_output.add_option(parser)
     show_defaults(parser)
     return parser
 
@@ -873,13 +876,17 @@ def _user_error(error: Exception) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     from launcher import json_output
 
-    as_json, argv = json_output.requested(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
     os.umask(0o077)  # every file a role or the launcher writes (logs, ledgers, reports) is its owner's alone
-    command = next((word for word in argv if not word.startswith("-")), None)
-    if as_json:
-        args = json_output.parse(build_parser(command), argv)
-        return 2 if args is None else json_output.run(args.handler, args, _user_error)
-    args = run_config.parse(build_parser(command), argv)
+    command = json_output.command_of(argv)
+    try:
+        args = run_config.parse(build_parser(command), argv)
+    except (json_output.Refused, run_config.ConfigError) as refused:
+        if isinstance(refused, run_config.ConfigError):  # one line: a usage would hide which setting is wrong
+            print(f"mpdp: error: {refused}", file=sys.stderr)
+        return json_output.refusal(str(refused)) if json_output.wanted(argv) else 2
+    if args.format == "json":
+        return json_output.run(args.handler, args, _user_error)
     try:
         return args.handler(args)
     except KeyboardInterrupt:  # SIGINT, or SIGTERM in a foreground run: what it started is already stopped

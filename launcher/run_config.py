@@ -104,10 +104,7 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
     path = finder.parse_known_args(argv)[0].config
     if path is None:
         return parser.parse_args(argv)
-    try:
-        settings = defaults(chosen, path)
-    except ConfigError as error:
-        chosen.exit(2, f"mpdp: error: {error}\n")  # one line: the usage would hide which key is wrong
+    settings = defaults(chosen, path)  # a ConfigError: the caller's one line (text or JSON)
     for action in chosen._actions:
         if action.dest in settings:
             action.required = False  # the file gives it
@@ -119,7 +116,7 @@ def parse(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespac
 
 def record(args: argparse.Namespace) -> dict:
     """What a report keeps of the configuration it ran: every option's value, and the file's settings if any."""
-    skipped = {"handler", "config", "config_settings", "json_report"}
+    skipped = {"handler", "config", "config_settings", "json_report", "format"}
     options = {key: value if isinstance(value, (bool, int, float, str, type(None))) else str(value)
                for key, value in sorted(vars(args).items()) if key not in skipped and not callable(value)}
     return {"options": options, **({"file": args.config_settings} if getattr(args, "config_settings", None) else {})}

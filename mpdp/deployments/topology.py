@@ -23,8 +23,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-import tomli_w
-
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
 from mpdp.wire.identity import Principal
 from mpdp.wire.tls import TlsFiles
@@ -199,6 +197,8 @@ class Topology:
                    single_operator=bool(data.get("single_operator", False)))
 
     def dump(self, path: Path) -> None:
+        import tomli_w  # here: `mpdp health`, which loads topologies every few seconds, never writes one
+
         path = Path(path)
         base = path.parent.resolve()
 
