@@ -32,6 +32,7 @@ def _bench_hardening(args) -> int:
                                  full_faults=args.faults == "full")
     print(bench_hardening.summary(report))
     write_json(args.json, report)
+    args.json_report = report
     return 0
 
 
@@ -42,6 +43,7 @@ def _bench_startup(args) -> int:
     report = bench_startup.run(args.parties, args.bits, args.calls, args.dataset, args.data_dir)
     print(bench_startup.summary(report))
     write_json(args.json, report)
+    args.json_report = report
     return 0
 
 
@@ -58,6 +60,7 @@ def _bench_scale(args) -> int:
     report = bench_scale.run(args.protocols.split(","), sizes, args.bits)
     print(bench_scale.summary(report))
     write_json(args.json, report)
+    args.json_report = report
     return 0
 
 
@@ -73,6 +76,7 @@ def _audit(args) -> int:
                                                        args.delta, args.wire_sample, args.bits)
     print_summary(audit.summary(report), args.json)
     write_json(args.json, report)
+    args.json_report = report
     return 1 if report["exceeds_claim"] or not report.get("wire_sample", {"matches": True})["matches"] else 0
 
 
@@ -89,6 +93,7 @@ def _bench(args) -> int:
     report = bench_crypto.run(args.bits, args.repeat)
     print(bench_crypto.summary(report))
     write_json(args.json, report)
+    args.json_report = report
     return 0
 
 
@@ -337,6 +342,7 @@ def _trace(args) -> int:
 
     text, picture = trace.write(args.report, args.out, args.format)
     print(f"sequence chart: {text} (Mermaid) and {picture}")
+    args.json_report = {"mermaid": str(text), "picture": str(picture)}
     return 0
 
 
@@ -349,6 +355,7 @@ def _report(args) -> int:
     out = args.out or args.html.with_suffix(".html")
     html_report.write(report, out, f"mpdp report --html {args.html}")
     print(f"session page: {out}")
+    args.json_report = {"page": str(out)}
     return 0
 
 
@@ -359,10 +366,13 @@ def _ps(args) -> int:
     for command, pid in sorted(servers.items(), key=lambda item: item[1]):
         print(f"{pid:>8}  {command}")
     print(f"{len(servers)} mpdp role servers running" + ("; `mpdp down --all` stops them" if servers else ""))
+    args.json_report = {"servers": [{"pid": pid, "command": command} for command, pid in sorted(servers.items(),
+                                                                                              key=lambda item: item[1])]}
     if (processes.RunDirectory(args.run_dir).path / "ray.json").exists():
         from launcher.deployment import ray_hosts
 
         actors = ray_hosts.describe(args.run_dir)
+        args.json_report["ray_actors"] = actors
         for actor in actors:
             memory = f"{actor['rss_kb'] / 1024:.0f} MiB (peak {actor['peak_kb'] / 1024:.0f})" if "rss_kb" in actor else ""
             print(f"  {actor['principal']:<14} {'running' if actor['running'] else 'NOT RUNNING':<12} "
@@ -437,7 +447,15 @@ def _demo(args) -> int:
 
     check_parties(args.parties)
     warn_small_key(args.bits)
-    return demo.run(args, _load_dataset(args), _run_session, _stop_on_signals)
+    reports: dict[str, dict] = {}
+
+    def run_session(protocol, session_args) -> dict:
+        reports[protocol.name] = _run_session(protocol, session_args)
+        return reports[protocol.name]
+
+    code = demo.run(args, _load_dataset(args), run_session, _stop_on_signals)
+    args.json_report = {"reports": reports}  # `--format json`: every session's report
+    return code
 
 
 def _add_bench_dataset_options(parser, default: str, help_text: str) -> None:

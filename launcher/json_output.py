@@ -77,6 +77,24 @@ def refusal(message: str) -> int:
     return 2
 
 
+def plain(value):
+    """`value` as JSON has it all the way down: NaN and ±∞ (an undefined AUC, an unlimited budget) as null,
+    NumPy numbers and arrays as numbers and lists, tuples as lists, anything else (a path) as its text."""
+    import math
+
+    if isinstance(value, dict):
+        return {str(key): plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(item) for item in value]
+    if hasattr(value, "tolist"):  # NumPy
+        return plain(value.tolist())
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    return str(value)
+
+
 def run(handler, args, user_error) -> int:
     """The handler with its printed text captured; its report (if it left one on `args.json_report`) or that
     text in the answer."""
@@ -102,6 +120,6 @@ def run(handler, args, user_error) -> int:
             raise
         answer = {"success": False, "error": message}
     print(captured.getvalue(), end="", file=sys.stderr)
-    json.dump(answer, sys.stdout, indent=2, default=str)
+    json.dump(plain(answer), sys.stdout, indent=2, allow_nan=False)
     print()
     return code if answer["success"] else 2
