@@ -176,7 +176,7 @@ def _ledger(report: dict) -> str:
     return _table(["party", "sessions", "ε composed", "δ composed", "composition", "budget"], cells)
 
 
-def _scored(report: dict) -> list[tuple[str, dict]]:
+def beside_baselines(report: dict) -> list[tuple[str, dict]]:
     """(name, metrics) of the release and of every baseline the report holds."""
     metrics = report.get("result", {}).get("test_metrics")
     baselines = report.get("baselines") or {}
@@ -190,13 +190,14 @@ def _scored(report: dict) -> list[tuple[str, dict]]:
     return scored
 
 
-def _plot(scored: list[tuple[str, dict]], title: str) -> str:
-    import matplotlib
-
-    matplotlib.use("Agg")
+def baselines_figure(report: dict, axis=None):
+    """The release beside its baselines as horizontal bars (accuracy, balanced accuracy, AUC) on `axis` (a new
+    figure's when None); returns the axis."""
     import matplotlib.pyplot as plt
 
-    figure, axis = plt.subplots(figsize=(8, 0.9 + 0.55 * len(scored)))
+    scored = beside_baselines(report)
+    if axis is None:
+        axis = plt.subplots(figsize=(8, 0.9 + 0.55 * len(scored)))[1]
     height = 0.8 / len(METRICS)
     for index, (key, label) in enumerate(METRICS):
         values = [metrics.get(key, 0.0) for _, metrics in scored]
@@ -209,7 +210,19 @@ def _plot(scored: list[tuple[str, dict]], title: str) -> str:
     axis.invert_yaxis()
     axis.set_xlim(0, 1.1)
     axis.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=len(METRICS))
-    axis.set_title(title, fontsize=9)
+    rows = (report.get("baselines") or {}).get("test_rows")
+    axis.set_title(f"{report.get('protocol', '')} on the same {rows} test rows" if rows else "on the test rows",
+                   fontsize=9)
+    return axis
+
+
+def _plot(report: dict) -> str:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure = baselines_figure(report).figure
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
     plt.close(figure)
@@ -217,18 +230,15 @@ def _plot(scored: list[tuple[str, dict]], title: str) -> str:
 
 
 def _result(report: dict) -> str:
-    scored = _scored(report)
+    scored = beside_baselines(report)
     if not scored:
         return '<p class="note">This report holds no test metrics.</p>'
-    baselines = report.get("baselines") or {}
     cells = []
     for index, (name, metrics) in enumerate(scored):
         figure = "result" if index == 0 else f"baseline{index}"
         cells.append([_escape(name)] + [_figure(f"{figure}-{key}", metrics[key]) if key in metrics else "—"
                                         for key, _ in METRICS])
-    rows = baselines.get("test_rows")
-    title = f"on the same {rows} test rows" if rows else "on the test rows"
-    return _plot(scored, title) + _table(["", *(label for _, label in METRICS)], cells)
+    return _plot(report) + _table(["", *(label for _, label in METRICS)], cells)
 
 
 def _warnings(report: dict) -> str:
