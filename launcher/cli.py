@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+from launcher import run_config
 from launcher.options import key_bits, print_summary, show_defaults, warn_small_key, write_json
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
 
@@ -31,6 +32,7 @@ def _bench_hardening(args) -> int:
                                  full_faults=args.faults == "full")
     print(bench_hardening.summary(report))
     write_json(args.json, report)
+    args.json_report = report
     return 0
 
 
@@ -41,6 +43,7 @@ def _bench_startup(args) -> int:
     report = bench_startup.run(args.parties, args.bits, args.calls, args.dataset, args.data_dir)
     print(bench_startup.summary(report))
     write_json(args.json, report)
+    args.json_report = report
     return 0
 
 
@@ -57,6 +60,7 @@ def _bench_scale(args) -> int:
     report = bench_scale.run(args.protocols.split(","), sizes, args.bits)
     print(bench_scale.summary(report))
     write_json(args.json, report)
+    args.json_report = report
     return 0
 
 
@@ -72,6 +76,7 @@ def _audit(args) -> int:
                                                        args.delta, args.wire_sample, args.bits)
     print_summary(audit.summary(report), args.json)
     write_json(args.json, report)
+    args.json_report = report
     return 1 if report["exceeds_claim"] or not report.get("wire_sample", {"matches": True})["matches"] else 0
 
 
@@ -88,6 +93,7 @@ def _bench(args) -> int:
     report = bench_crypto.run(args.bits, args.repeat)
     print(bench_crypto.summary(report))
     write_json(args.json, report)
+    args.json_report = report
     return 0
 
 
@@ -351,6 +357,20 @@ def _trace(args) -> int:
 
     text, picture = trace.write(args.report, args.out, args.format)
     print(f"sequence chart: {text} (Mermaid) and {picture}")
+    args.json_report = {"mermaid": str(text), "picture": str(picture)}
+    return 0
+
+
+def _report(args) -> int:
+    import json
+
+    from launcher import html_report
+
+    report = json.loads(args.html.read_text())
+    out = args.out or args.html.with_suffix(".html")
+    html_report.write(report, out, f"mpdp report --html {args.html}")
+    print(f"session page: {out}")
+    args.json_report = {"page": str(out)}
     return 0
 
 
@@ -361,10 +381,13 @@ def _ps(args) -> int:
     for command, pid in sorted(servers.items(), key=lambda item: item[1]):
         print(f"{pid:>8}  {command}")
     print(f"{len(servers)} mpdp role servers running" + ("; `mpdp down --all` stops them" if servers else ""))
+    args.json_report = {"servers": [{"pid": pid, "command": command} for command, pid in sorted(servers.items(),
+                                                                                              key=lambda item: item[1])]}
     if (processes.RunDirectory(args.run_dir).path / "ray.json").exists():
         from launcher.deployment import ray_hosts
 
         actors = ray_hosts.describe(args.run_dir)
+        args.json_report["ray_actors"] = actors
         for actor in actors:
             memory = f"{actor['rss_kb'] / 1024:.0f} MiB (peak {actor['peak_kb'] / 1024:.0f})" if "rss_kb" in actor else ""
             print(f"  {actor['principal']:<14} {'running' if actor['running'] else 'NOT RUNNING':<12} "
@@ -399,8 +422,14 @@ def _run_session(protocol, args) -> dict:
     from launcher.summary import session_summary
 
     report = session_report.run(protocol, args, *_resolve_run(args))
+    report["config"] = run_config.record(args)
     print_summary(session_summary(protocol.summary(report), report), args.report)
     write_json(args.report, report)
+    if getattr(args, "html", None) is not None:
+        from launcher import html_report
+
+        html_report.write(report, args.html, f"mpdp run {protocol.name} … --html {args.html}")
+        print_summary(f"session page: {args.html}", args.report)
     return report
 
 
@@ -433,7 +462,15 @@ def _demo(args) -> int:
 
     check_parties(args.parties)
     warn_small_key(args.bits)
-    return demo.run(args, _load_dataset(args), _run_session, _stop_on_signals)
+    reports: dict[str, dict] = {}
+
+    def run_session(protocol, session_args) -> dict:
+        reports[protocol.name] = _run_session(protocol, session_args)
+        return reports[protocol.name]
+
+    code = demo.run(args, _load_dataset(args), run_session, _stop_on_signals)
+    args.json_report = {"reports": reports}  # `--format json`: every session's report
+    return code
 
 
 def _add_bench_dataset_options(parser, default: str, help_text: str) -> None:
@@ -652,6 +689,7 @@ def _add_up_command(commands) -> None:
     up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
     _add_dataset_options(up)
+    run_config.add_option(up)
     up.set_defaults(handler=_up)
 
 
@@ -734,6 +772,15 @@ def _add_trace_command(commands) -> None:
     chart.set_defaults(handler=_trace)
 
 
+def _add_report_command(commands) -> None:
+    page = commands.add_parser("report", help="a session's JSON report as one self-contained HTML page: sequence "
+                                              "chart, traffic beside the closed form, privacy, baselines, warnings")
+    page.add_argument("--html", type=Path, required=True, metavar="REPORT.json",
+                      help="a report written by `mpdp run … --report FILE`")
+    page.add_argument("--out", type=Path, help="the page (default: the report's path with .html)")
+    page.set_defaults(handler=_report)
+
+
 def _add_ps_command(commands) -> None:
     ps = commands.add_parser("ps", help="list the mpdp role servers running on this machine, and a run directory's "
                                         "Ray actors")
@@ -752,10 +799,13 @@ def _add_run_command(commands) -> None:
         _add_deployment_options(session)
         session.add_argument("--report", type=Path, help="write the JSON report here (`-`: standard output, the "
                                                          "summary then goes to standard error)")
+        session.add_argument("--html", type=Path, metavar="FILE",
+                             help="also write the session's report as one self-contained HTML page here")
         session.add_argument("--repeat", type=int, default=1, metavar="R",
                              help="run R sessions; the summary gives mean ± std beside the baselines")
         for option in protocol.options():
             option.add_to(session)
+        run_config.add_option(session)
         session.set_defaults(handler=_run)
 
 
@@ -776,6 +826,7 @@ def _add_demo_command(commands) -> None:
             if protocol.demo_settings is not None:  # the demo's own defaults; each flag still overrides its own
                 demo.set_defaults(**{f"{protocol.name}__{dest}": value
                                      for dest, value in protocol.demo_settings.options.items()})
+    run_config.add_option(demo)
     demo.set_defaults(handler=_demo)
 
 
@@ -789,11 +840,13 @@ def _add_experiment_command(commands) -> None:
             reproduce = experiments.add_parser(protocol.name, help=protocol.experiment.help)
             for option in protocol.experiment.options():
                 option.add_to(reproduce)
+            run_config.add_option(reproduce)
             reproduce.set_defaults(handler=protocol.experiment.run)
     every = experiments.add_parser("all", help="every experiment into OUT/<protocol>/, each with a README.md")
     every.add_argument("--out", type=Path, required=True)
     every.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
     every.add_argument("--quick", action="store_true", help="tiny sizes: checks the files, not a result")
+    run_config.add_option(every)
     every.set_defaults(handler=_experiment_all)
     table = experiments.add_parser("table", help="docs/reproduction.md's tables from the stored JSON (check, "
                                                  "--write, --summary)")
@@ -813,7 +866,7 @@ COMMANDS = {
     "run": _add_run_command, "demo": _add_demo_command, "up": _add_up_command, "down": _add_down_command,
     "ps": _add_ps_command, "prepare": _add_prepare_command, "serve": _add_serve_command,
     "health": _add_health_command, "compose": _add_compose_command, "open-keygen": _add_open_keygen_command, "keygen": _add_keygen_command,
-    "budget": _add_budget_command, "trace": _add_trace_command, "audit": _add_audit_command,
+    "budget": _add_budget_command, "trace": _add_trace_command, "report": _add_report_command, "audit": _add_audit_command,
     "experiment": _add_experiment_command, "bench": _add_bench_command,
 }
 
@@ -823,11 +876,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     command's. One command's parser is all a call needs: `mpdp health`, run every 10 s by each container's
     health check, neither builds the others nor imports the protocols' packages, which run, demo and
     experiment do."""
-    parser = argparse.ArgumentParser(prog="mpdp", description="Privacy-preserving multiparty learning over gRPC")
+    from launcher import json_output
+
+    parser = json_output.Parser(prog="mpdp", description="Privacy-preserving multiparty learning over gRPC")
     commands = parser.add_subparsers(dest="command", required=True)
     for name, add_command in COMMANDS.items():
         if command not in COMMANDS or command == name:
             add_command(commands)
+    json_output.add_option(parser)
     show_defaults(parser)
     return parser
 
@@ -857,13 +913,17 @@ def _user_error(error: Exception) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     from launcher import json_output
 
-    as_json, argv = json_output.requested(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
     os.umask(0o077)  # every file a role or the launcher writes (logs, ledgers, reports) is its owner's alone
-    command = next((word for word in argv if not word.startswith("-")), None)
-    if as_json:
-        args = json_output.parse(build_parser(command), argv)
-        return 2 if args is None else json_output.run(args.handler, args, _user_error)
-    args = build_parser(command).parse_args(argv)
+    command = json_output.command_of(argv)
+    try:
+        args = run_config.parse(build_parser(command), argv)
+    except (json_output.Refused, run_config.ConfigError) as refused:
+        if isinstance(refused, run_config.ConfigError):  # one line: a usage would hide which setting is wrong
+            print(f"mpdp: error: {refused}", file=sys.stderr)
+        return json_output.refusal(str(refused)) if json_output.wanted(argv) else 2
+    if args.format == "json":
+        return json_output.run(args.handler, args, _user_error)
     try:
         return args.handler(args)
     except KeyboardInterrupt:  # SIGINT, or SIGTERM in a foreground run: what it started is already stopped

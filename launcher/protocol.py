@@ -120,7 +120,7 @@ class LauncherProtocol:
     `demo_settings`' defaults when set).
     `bench`, `scale` and `faults` put it in `mpdp bench <name>`, `mpdp bench scale` and the hardening fault
     matrix; `audit_noise` (its default mechanism) in `mpdp audit`; `charge` in `mpdp budget` (what its next
-    session at the defaults would cost).
+    session at the defaults would cost); `closed_form` beside the traffic of `mpdp report --html`.
     """
 
     name: str
@@ -138,6 +138,9 @@ class LauncherProtocol:
     faults: Faults | None = None
     audit_noise: str | None = None
     charge: Charge | None = None
+    # The messages of one session per (from role, to role, rpc), from its report's public parameters: the
+    # closed form `mpdp report --html` sets beside the observed traffic.
+    closed_form: Callable[[Report], dict[tuple[str, str, str], int]] | None = None
 
 
 def session_arguments(protocol: LauncherProtocol, argv: list[str] | tuple[str, ...] = ()) -> argparse.Namespace:

@@ -9,8 +9,10 @@ json`, everything stopped on exit or error.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -75,7 +77,13 @@ class Deployment:
         args = argparse.Namespace(**values, repeat=repeat, run_dir=self.run_dir, topology=None, client_data=None,
                                   dataset=None, split=None, parties=None, report=None)
         client_data = client.load_client_data(RunDirectory(self.run_dir).client_data)
-        return Report(session_report.run(entry, args, self.topology, client_data))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # a script: the session runs its own event loop here
+            return Report(session_report.run(entry, args, self.topology, client_data))
+        # A notebook's kernel already runs an event loop in this thread: the session's runs in a thread of its own.
+        with ThreadPoolExecutor(1, thread_name_prefix="mpdp-session") as worker:
+            return Report(worker.submit(session_report.run, entry, args, self.topology, client_data).result())
 
 
 @contextmanager

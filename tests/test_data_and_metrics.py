@@ -3,6 +3,7 @@ data, noise checks before running, and the one-line messages at `up`."""
 
 import json
 from argparse import Namespace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -214,7 +215,7 @@ def test_format_json_answers_success_or_the_error(capsys):
     answer = json.loads(capsys.readouterr().out)
     assert answer == {"success": False, "error": "--parties 1: every protocol needs at least 2 parties (one party is "
                                                  "central learning)"}
-    assert json_output.requested(["run", "du", "--format=json"]) == (True, ["run", "du"])
+    assert cli.build_parser("run").parse_args(["run", "du", "--format=json"]).format == "json"  # an ordinary option
 
 
 def test_format_json_answers_a_refusal_and_a_bad_option_as_json(capsys, tmp_path):
@@ -224,3 +225,17 @@ def test_format_json_answers_a_refusal_and_a_bad_option_as_json(capsys, tmp_path
     assert cli.main(["run", "dppp", "--epsilon", "many", "--format", "json"]) == 2
     answer = json.loads(capsys.readouterr().out)
     assert answer["success"] is False and "--epsilon" in answer["error"] and "invalid float" in answer["error"]
+
+
+def test_format_json_is_json_all_the_way_down(capsys, tmp_path):
+    import math
+
+    assert json_output.plain({"auc": float("nan"), "budget": math.inf, "w": np.array([1.5, 2.0]), "n": np.int64(3),
+                              "path": tmp_path, "pair": (1, 2)}) == \
+        {"auc": None, "budget": None, "w": [1.5, 2.0], "n": 3, "path": str(tmp_path), "pair": [1, 2]}
+    report = tmp_path / "dppp.json"
+    report.write_text((Path(__file__).resolve().parent.parent / "docs/results/baselines/breast-cancer_dppp.json")
+                      .read_text())
+    assert cli.main(["report", "--html", str(report), "--format", "json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer == {"success": True, "report": {"page": str(report.with_suffix(".html"))}}

@@ -110,3 +110,15 @@ def test_the_traffic_log_is_bounded():
     for name in ("t", "u", "v"):
         log.add(name, ok)
     assert log.records("s") == [] and len(log.records("v")) == 1  # oldest session forgotten
+
+
+def test_a_topology_whose_paths_hold_a_backslash_and_a_quote_round_trips(tmp_path):
+    odd = tmp_path / 'a "quoted" dir\\with\\backslashes'
+    odd.mkdir()
+    topology = Topology(public_key=odd / "public_key.json", insecure=True, single_operator=True,
+                        roles=(RoleEntry(AGGREGATOR, "127.0.0.1:1"), RoleEntry(CURATOR, "127.0.0.1:2"),
+                               RoleEntry(party(1), "127.0.0.1:3", data=odd / 'party "1".npz', model='m\\"x',
+                                         key_share=tmp_path / "elsewhere\\k.json", key_holder=True)))
+    path = tmp_path / "topology.toml"
+    topology.dump(path)
+    assert Topology.load(path) == topology

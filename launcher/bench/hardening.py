@@ -14,7 +14,7 @@ from pathlib import Path
 
 from launcher.bench import attacks as hardening
 from launcher.deployment import processes
-from launcher.progress import progress
+from launcher.progress import progress, steps
 from launcher.protocols.dppp import client as dppp_client
 from launcher.protocols.pathak.client import run_pathak_session
 from mpdp.sessions.identity import AGGREGATOR, CURATOR, party
@@ -91,10 +91,10 @@ def run(bits: int = 1024, parties: int = 3, cases_per_rpc: int = 200, sessions: 
             for index in range(warm):
                 asyncio.run(pathak(f"warm-p{index}") if index % 2 == 0 else dppp(f"warm-d{index}"))
             before = hardening.resources(run_directory)
-            for index in range(sessions):
-                asyncio.run(pathak(f"growth-p{index}") if index % 2 == 0 else dppp(f"growth-d{index}"))
-                if (index + 1) % 20 == 0:
-                    progress(f"{index + 1}/{sessions} sequential sessions")
+            with steps(sessions, "sequential sessions") as done:
+                for index in range(sessions):
+                    asyncio.run(pathak(f"growth-p{index}") if index % 2 == 0 else dppp(f"growth-d{index}"))
+                    done.advance()
             after = hardening.resources(run_directory)
             report["growth"] = {"sessions": sessions, "after_warm_up": warm, "before": before, "after": after,
                                 "growth": hardening.growth(before, after)}

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from launcher.bench.deployment import CpuMeter, deployment, peak_rss_mb, resident_mb, synthetic_dataset
-from launcher.progress import progress
+from launcher.progress import progress, steps
 from launcher.protocol import Scale
 
 AUX_POINTS = 100  # the curator's X_aux, the same at every K (protocols whose `Scale` has public points)
@@ -79,7 +79,11 @@ def run(protocols: list[str], sizes: dict[str, list[int]] | None = None, bits: i
     results: dict[str, Any] = {"bits": bits, "protocols": {}}
     for protocol in protocols:
         scale = entries[protocol]
-        points = [_measure(protocol, scale, k, bits, seed) for k in sizes[protocol]]
+        points = []
+        with steps(len(sizes[protocol]), f"{protocol}: deployments of K = {', '.join(map(str, sizes[protocol]))}") as done:
+            for k in sizes[protocol]:
+                points.append(_measure(protocol, scale, k, bits, seed))
+                done.advance(f"K = {k}")
         ks = [p["parties"] for p in points]
         exponents = {metric: growth_exponent(ks, [p[metric] for p in points]) if len(ks) > 1 else math.nan
                      for metric in ("wall_s", "cpu_s", "messages", "bytes")}

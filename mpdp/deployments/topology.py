@@ -197,6 +197,8 @@ class Topology:
                    single_operator=bool(data.get("single_operator", False)))
 
     def dump(self, path: Path) -> None:
+        import tomli_w  # here: `mpdp health`, which loads topologies every few seconds, never writes one
+
         path = Path(path)
         base = path.parent.resolve()
 
@@ -204,28 +206,28 @@ class Topology:
             value = Path(value).resolve()
             return str(value.relative_to(base)) if value.is_relative_to(base) else str(value)
 
-        lines = [f"version = {FORMAT_VERSION}", f'public_key = "{relative(self.public_key)}"']
+        document: dict = {"version": FORMAT_VERSION, "public_key": relative(self.public_key)}
         if self.insecure:
-            lines.append("insecure = true")
+            document["insecure"] = True
         if self.single_operator:
-            lines.append("single_operator = true")
+            document["single_operator"] = True
         for name in ("ca_certificate", "client_certificate", "client_key"):
             if getattr(self, name) is not None:
-                lines.append(f'{name} = "{relative(getattr(self, name))}"')
-        lines.append("")
+                document[name] = relative(getattr(self, name))
+        roles = []
         for entry in self.roles:
-            lines += ["[[roles]]", f'role = "{entry.identity.role}"', f"id = {entry.identity.id}",
-                      f'address = "{entry.address}"']
+            role: dict = {"role": entry.identity.role, "id": entry.identity.id, "address": entry.address}
             if entry.listen:
-                lines.append(f'listen = "{entry.listen}"')
+                role["listen"] = entry.listen
             for name in ("key_share", "data", "certificate", "key"):
                 if getattr(entry, name) is not None:
-                    lines.append(f'{name} = "{relative(getattr(entry, name))}"')
+                    role[name] = relative(getattr(entry, name))
             if entry.model:
-                lines.append(f'model = "{entry.model}"')
+                role["model"] = entry.model
             if entry.host:
-                lines.append(f'host = "{entry.host}"')
+                role["host"] = entry.host
             if entry.key_holder:
-                lines.append("key_holder = true")
-            lines.append("")
-        path.write_text("\n".join(lines))
+                role["key_holder"] = True
+            roles.append(role)
+        document["roles"] = roles
+        path.write_text(tomli_w.dumps(document))  # the library escapes a path holding a backslash or a quote

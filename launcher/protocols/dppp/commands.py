@@ -8,6 +8,7 @@ from pathlib import Path
 
 from launcher.options import key_bits, warn_small_key, write_json
 from launcher.protocol import Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocols.dppp.closed_form import closed_form
 from launcher.summary import traffic_lines
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
 
@@ -262,5 +263,6 @@ PROTOCOL = LauncherProtocol(
                         "party": ["Step/dppp/votes", "Step/dppp/partial_decryptions"]},
                   session=fault_session),
     charge=charge,
+    closed_form=closed_form,
     audit_noise="binomial",
 )

@@ -22,6 +22,7 @@ import numpy as np
 
 from launcher.experiment_plots import majority_accuracy, majority_line
 from launcher.experiment_threads import single_blas_thread
+from launcher.progress import steps
 from mpdp.learning import datasets, models
 from mpdp.privacy.binomial import BinomialCalibration
 from mpdp.privacy.skellam import SkellamCalibration, minimal_grid
@@ -103,13 +104,15 @@ def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None
     context = (predictions, dataset.classes, teachers, queries, public, split, truth, argmax_labels(plain_votes))
     base = {"centralized": {"mean": centralized, "std": 0.0}, "distributed-non-private": {"mean": distributed, "std": 0.0}}
     points = []
-    for epsilon in epsilons:
-        point = {**_point(context, epsilon, delta, runs, seeds.spawn(1)[0]), **base}
-        points.append(point)
-        print(f"    ε = {epsilon:<6g} N = {point['total_tosses']:<7d} μ = {point['skellam_mu']:<8.1f} "
-              f"DPPP {point['dppp']['mean']:.3f} (σ {point['noise_std']['dppp']:.1f})  "
-              f"Skellam {point['dppp-skellam']['mean']:.3f} (σ {point['noise_std']['dppp-skellam']:.1f})  "
-              f"LDP {point['ldp']['mean']:.3f}  standalone {point['standalone']['mean']:.3f}", file=sys.stderr, flush=True)
+    with steps(len(epsilons), f"{name}: ε sweep") as done:
+        for epsilon in epsilons:
+            point = {**_point(context, epsilon, delta, runs, seeds.spawn(1)[0]), **base}
+            points.append(point)
+            print(f"    ε = {epsilon:<6g} N = {point['total_tosses']:<7d} μ = {point['skellam_mu']:<8.1f} "
+                  f"DPPP {point['dppp']['mean']:.3f} (σ {point['noise_std']['dppp']:.1f})  "
+                  f"Skellam {point['dppp-skellam']['mean']:.3f} (σ {point['noise_std']['dppp-skellam']:.1f})  "
+                  f"LDP {point['ldp']['mean']:.3f}  standalone {point['standalone']['mean']:.3f}", file=sys.stderr, flush=True)
+            done.advance(f"ε = {epsilon:g}")
     delta_points = []  # the paper's Figure 3: δ varied at one ε
     for factor in delta_factors:
         point = {**_point(context, delta_epsilon, delta * factor, runs, seeds.spawn(1)[0]), **base}

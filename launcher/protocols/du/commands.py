@@ -8,6 +8,7 @@ from pathlib import Path
 
 from launcher.demo import DemoSettings
 from launcher.protocol import DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocols.du.closed_form import closed_form
 from launcher.summary import traffic_lines
 
 
@@ -173,5 +174,6 @@ PROTOCOL = LauncherProtocol(
                         "party": ["Step/du/upload", "Step/du/partial_decryptions"]},
                   session=fault_session),
     charge=charge,
+    closed_form=closed_form,
     audit_noise="functional",
 )

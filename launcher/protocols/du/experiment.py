@@ -21,6 +21,7 @@ import numpy as np
 
 from launcher.experiment_plots import majority_line
 from launcher.experiment_threads import single_blas_thread
+from launcher.progress import steps
 from mpdp.learning import datasets
 from mpdp.protocols.du import accounting, reference
 from mpdp.protocols.du.objectives import augment
@@ -81,15 +82,17 @@ def run_dataset(name: str, data_dir, epsilons: list[float], trials: int, rounds:
                               "party_rows": [len(y) for _, y in parts], "test_rows": len(test[1]),
                               "majority_error": float(min(np.mean(test[1]), 1 - np.mean(test[1]))),
                               "epsilon_sweep": [], "cardinality_sweep": [], "dimensionality_sweep": []}
-    for index, epsilon in enumerate(epsilons):
-        point: dict[str, Any] = {"epsilon": epsilon}
-        for method in METHODS:
-            parameters = _parameters(method, epsilon, dimension, rounds, epochs, regularization)
-            point[method] = {**_runs(parameters, parts, test, trials, seed, (0, index)),
-                             "epsilon_composed_basic": accounting.report(parameters, rounds).get("epsilon_composed_basic")}
-        result["epsilon_sweep"].append(point)
-        print(f"    {name} ε = {epsilon:g}: " + ", ".join(f"{m} {point[m]['mean']:.3f}" for m in METHODS),
-              file=sys.stderr, flush=True)
+    with steps(len(epsilons), f"{name}: ε sweep") as done:
+        for index, epsilon in enumerate(epsilons):
+            point: dict[str, Any] = {"epsilon": epsilon}
+            for method in METHODS:
+                parameters = _parameters(method, epsilon, dimension, rounds, epochs, regularization)
+                point[method] = {**_runs(parameters, parts, test, trials, seed, (0, index)),
+                                 "epsilon_composed_basic": accounting.report(parameters, rounds).get("epsilon_composed_basic")}
+            result["epsilon_sweep"].append(point)
+            print(f"    {name} ε = {epsilon:g}: " + ", ".join(f"{m} {point[m]['mean']:.3f}" for m in METHODS),
+                  file=sys.stderr, flush=True)
+            done.advance(f"ε = {epsilon:g}")
     if not sweeps:  # Figure 2 only: the cardinality and dimension sweeps' lists stay empty
         return result
     rng = np.random.default_rng(seed)

@@ -9,6 +9,7 @@ from pathlib import Path
 from launcher.demo import DemoDeployment, DemoSettings
 from launcher.options import DEFAULT_KEY_BITS, key_bits
 from launcher.protocol import DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocols.hamm.closed_form import closed_form
 from launcher.summary import traffic_lines
 
 
@@ -214,5 +215,6 @@ PROTOCOL = LauncherProtocol(
                         "party": ["Step/hamm/votes", "Step/hamm/partial_decryptions"]},
                   session=fault_session),
     charge=charge,
+    closed_form=closed_form,
     audit_noise="binomial",
 )

@@ -28,6 +28,7 @@ import numpy as np
 
 from launcher.experiment_plots import majority_line
 from launcher.experiment_threads import single_blas_thread
+from launcher.progress import steps
 from mpdp.learning import datasets, models
 from mpdp.protocols.hamm import baselines, reference
 from mpdp.protocols.hamm.charlie import eta_source, train_and_release
@@ -80,8 +81,12 @@ class Setting:
         self.parts, self.aux = split.teacher_parts, split.public_features
         self.test = (split.test_features, split.test_labels)
         classes = self.dataset.classes
-        self.models = [models.train("logistic-exact", x, y, classes) for x, y in self.parts]
-        self.votes = [vote_slots(model.predict(self.aux), classes) for model in self.models]
+        self.models, self.votes = [], []
+        with steps(len(self.parts), f"{name}: M = {len(self.parts)} local classifiers trained and voting") as done:
+            for x, y in self.parts:
+                self.models.append(models.train("logistic-exact", x, y, classes))
+                self.votes.append(vote_slots(self.models[-1].predict(self.aux), classes))
+                done.advance()
 
     def counts(self) -> np.ndarray:
         return reference.counts(self.parameters("soft", math.inf), self.votes)
@@ -115,25 +120,27 @@ def run_dataset(setting: Setting, inverse_epsilons: list[float], trials: int) ->
                                          random.Random(0)).trained for method in ("soft", "vote")}
     average = baselines.averaged(setting.models)
     points = []
-    for inverse in inverse_epsilons:
-        epsilon = _epsilon(inverse)
-        runs = 1 if inverse == 0 else trials
-        point: dict[str, Any] = {"inverse_epsilon": inverse, "epsilon": None if inverse == 0 else epsilon}
-        for method in PRIVATE:
-            accuracies = []
-            for trial in range(runs):
-                source = random.Random(f"mpdp/experiment/hamm/{setting.seed}/{name}/{method}/{inverse}/{trial}")
-                if method == "avg":
-                    weights = baselines.avg_release(average, classes, setting.parties, setting.regularization,
-                                                    epsilon, source)
-                else:
-                    release = Release(setting.parameters(method, epsilon), setting.parties)
-                    weights = trained[method] + release.sample(source).reshape(trained[method].shape)
-                accuracies.append(baselines.accuracy(weights, test_x, test_y))
-            point[method] = _summary(accuracies)
-        points.append(point)
-        print(f"    {name} 1/ε = {inverse:g}: " + ", ".join(f"{m} {point[m]['mean']:.3f}" for m in PRIVATE),
-              file=sys.stderr, flush=True)
+    with steps(len(inverse_epsilons), f"{name}: 1/ε sweep") as done:
+        for inverse in inverse_epsilons:
+            epsilon = _epsilon(inverse)
+            runs = 1 if inverse == 0 else trials
+            point: dict[str, Any] = {"inverse_epsilon": inverse, "epsilon": None if inverse == 0 else epsilon}
+            for method in PRIVATE:
+                accuracies = []
+                for trial in range(runs):
+                    source = random.Random(f"mpdp/experiment/hamm/{setting.seed}/{name}/{method}/{inverse}/{trial}")
+                    if method == "avg":
+                        weights = baselines.avg_release(average, classes, setting.parties, setting.regularization,
+                                                        epsilon, source)
+                    else:
+                        release = Release(setting.parameters(method, epsilon), setting.parties)
+                        weights = trained[method] + release.sample(source).reshape(trained[method].shape)
+                    accuracies.append(baselines.accuracy(weights, test_x, test_y))
+                point[method] = _summary(accuracies)
+            points.append(point)
+            print(f"    {name} 1/ε = {inverse:g}: " + ", ".join(f"{m} {point[m]['mean']:.3f}" for m in PRIVATE),
+                  file=sys.stderr, flush=True)
+            done.advance(f"1/ε = {inverse:g}")
     sensitivities = {
         "vote": Release(setting.parameters("vote", 1.0), setting.parties).sensitivity,
         "soft": Release(setting.parameters("soft", 1.0), setting.parties).sensitivity,
