@@ -21,16 +21,16 @@ SIGNED = 1024  # a contribution's ECDSA signature and its sender's certificate (
 
 
 def closed_form_counts(teachers: int, holders: int, failed_holders: int = 0, crashed_holders: int = 0,
-                       verifiable_noise: bool = False) -> Counter:
+                       verifiable_noise: bool = False, threshold: int | None = None) -> Counter:
     """Messages per (from, to, rpc) in one round: query delivery, steps 2, 4 and 5, and the stand-downs; with
     verifiable noise also steps 2b–2d (every entry of the joint coin to each committed teacher and its coin share
     back, every share to each and its flipped contribution back).
 
-    t = ⌊2ℓ/3⌋ + 1 holders are asked first and one more for each that fails (a bad share or a crash); a
-    holder that dies on receiving step 4 is still sent it, but never sends step 5; holders never asked
-    are told to stand down.
+    t holders (the key's; by default ⌊2ℓ/3⌋ + 1) are asked first and one more for each that fails (a bad share
+    or a crash); a holder that dies on receiving step 4 is still sent it, but never sends step 5; holders never
+    asked are told to stand down.
     """
-    asked = min(holders, default_threshold(holders) + failed_holders)
+    asked = min(holders, (threshold or default_threshold(holders)) + failed_holders)
     return Counter({
         ("client", "aggregator", "AwaitResult/dppp/open"): 1,
         ("aggregator", "party", "Step/dppp/queries"): teachers,

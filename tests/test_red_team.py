@@ -12,26 +12,29 @@ from launcher.deployment import processes
 from mpdp.cryptocore import keyfiles, threshold
 from mpdp.learning import datasets
 from mpdp.sessions.identity import party
+from mpdp.threshold_sum.quorums import QuorumError
+from mpdp.wire.identity import Principal
 
 BITS = 1024
 
 
 def test_no_party_process_holds_a_decrypting_quorum_of_shares(tmp_path):
-    """`up --parties 5 --parties-per-process 4`: t = 4 of 5 holders, and party/1-4's bundle would hold shares 1..4.
+    """One process hosting parties 1–4 of 5, with t = 4 of 5 holders: party/1-4's bundle would hold shares 1..4.
     The attack: that host's operator decrypts party 5's ciphertext with its own files and nobody else. Refused
-    before any key exists, unless the operator says one operator runs those parties (a simulation)."""
-    parties, per_process = 5, 4
-    hosts = processes.party_hosts(parties, per_process)
-    with pytest.raises(processes.QuorumHostError, match="party/1-4 would hold 4 key shares"):
+    before any key exists (2t > ℓ + c fails), unless the operator says one operator runs those parties (a
+    simulation)."""
+    parties, first_host = 5, Principal("party", 1, 4)
+    hosts = {party(j): first_host if j <= 4 else Principal.of(party(j)) for j in range(1, parties + 1)}
+    with pytest.raises(QuorumError, match=r"t = 4 of ℓ = 5 key holders, c = 4 held by one principal: need 2t > ℓ \+ c"):
         processes.prepare(tmp_path / "refused", parties, BITS, datasets.load("breast-cancer"),
-                          processes.loopback_addresses(parties, hosts), seed=3, hosts=hosts)
+                          processes.loopback_addresses(parties, hosts), seed=3, hosts=hosts, threshold=4)
     assert not list((tmp_path / "refused").rglob("key_share_*")) and not list((tmp_path / "refused").rglob("*.pem"))
 
     topology = processes.prepare(tmp_path / "run", parties, BITS, datasets.load("breast-cancer"),
-                                 processes.loopback_addresses(parties, hosts), seed=3, hosts=hosts,
+                                 processes.loopback_addresses(parties, hosts), seed=3, hosts=hosts, threshold=4,
                                  single_operator=True)
     public = keyfiles.load_public_key(topology.public_key)
-    host_bundle = processes.RunDirectory(tmp_path / "run").bundle(hosts[party(1)])
+    host_bundle = processes.RunDirectory(tmp_path / "run").bundle(first_host)
     shares = [keyfiles.load_key_share(path) for path in sorted(host_bundle.glob("key_share_*"))]
     secret_vote = secrets.randbelow(1 << 32)
     victims_ciphertext = public.encryptor.encrypt(secret_vote)  # what party 5 would send, under the joint key
@@ -39,12 +42,13 @@ def test_no_party_process_holds_a_decrypting_quorum_of_shares(tmp_path):
     assert threshold.combine(public, partials) == secret_vote  # what --single-operator states: one operator
 
 
-def test_a_process_below_the_threshold_is_accepted(tmp_path):
-    """Three logical parties per process with t = 4 of 5: no host holds a quorum, nothing to refuse."""
+def test_a_process_below_the_threshold_is_accepted_at_the_threshold_its_shares_need(tmp_path):
+    """`--parties-per-process 3` of 5: parties 1–3 hold three shares, so the default rises from ⌊2ℓ/3⌋ + 1 = 4 to
+    5 (2t > ℓ + c); no host holds a quorum."""
     hosts = processes.party_hosts(5, 3)
     topology = processes.prepare(tmp_path / "run", 5, BITS, datasets.load("breast-cancer"),
                                  processes.loopback_addresses(5, hosts), seed=3, hosts=hosts)
-    assert keyfiles.load_public_key(topology.public_key).threshold == 4
+    assert keyfiles.load_public_key(topology.public_key).threshold == 5
 
 
 @pytest.mark.parametrize("noise", ["binomial", "skellam"])
@@ -705,12 +709,13 @@ def test_charlie_gets_no_more_than_a_tournaments_k_minus_1_comparisons(keypair, 
 
 @pytest.mark.parametrize("method", ["dealer", "distributed"])
 def test_no_key_is_made_with_a_threshold_that_does_not_bound_decryption(tmp_path, monkeypatch, method):
-    """The same key through the launcher: `keygen`/`prepare`/`up --threshold 1` (or any t ≤ ℓ/2) would hand
-    every holder, the malicious party included, a share that decrypts alone. Refused before any file exists."""
+    """The same key through the launcher: `keygen`/`prepare --threshold 1` would hand every holder, the malicious
+    party included, a share that decrypts alone; t ≤ (ℓ + 1)/2 lets two subsets of one sum be decrypted with the
+    malicious party's share in both. Refused before any file exists."""
     from launcher.deployment import distributed_keygen, keygen
 
     monkeypatch.setattr(distributed_keygen, "_spawn", lambda *a: pytest.fail("a holder was started"))
-    for t in (1, 2):
+    for t in (1, 2, 3):  # 3 of 5: two sets of three holders share one, and it may be the malicious party
         with pytest.raises(ValueError, match="threshold"):
             keygen.ceremony(5, tmp_path / "keys", BITS, threshold=t, method=method)
         with pytest.raises(ValueError, match="threshold"):
