@@ -308,12 +308,12 @@ def test_hamm_proven_votes_badly_signed_cost_the_aggregator_no_proof_check(thres
     assert list(aggregator.collector.contributions) == [1] and checked == [1]
 
 
-@pytest.mark.parametrize("threshold", [0, 1, 2])
+@pytest.mark.parametrize("threshold", [0, 1, 2, 3])
 def test_a_key_holder_takes_no_part_in_a_key_that_does_not_bound_decryption(threshold):
-    """An opening of the distributed key generation with t ≤ ℓ/2 (here ℓ = 5): with t = 1 every holder, the one
+    """An opening of the distributed key generation with 2t ≤ ℓ + 1 (here ℓ = 5): with t = 1 every holder, the one
     malicious party included, decrypts every contribution alone; with t = 2 two disjoint pairs could each decrypt
-    another subset of one sum. Holders decrypt only under t > ℓ/2 (party/key_holder.py): each refuses to make
-    such a key at all, before any work."""
+    another subset of one sum, and with t = 3 two triples sharing only the malicious holder could. Each holder
+    refuses to make such a key at all, before any work (mpdp.threshold_sum.quorums)."""
     from mpdp.proto.v1 import keygen_pb2
     from mpdp.protocols.keygen.holder_side import KeygenHolderSide
     from mpdp.sessions.errors import ProtocolError
@@ -435,7 +435,7 @@ def test_one_malicious_key_holder_cannot_make_one_holder_keep_a_share_while_anot
     protocol, stored = _three_holders_storing(monkeypatch)
     net = ThirdHolderEquivocates("keygen-split", {party(j): {NAME: protocol} for j in (1, 2, 3)}, random.Random(1))
     for j in (1, 2, 3):
-        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
+        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=3, batch=8))
     net.run()
     outcomes = {j: net.sides[party(j)].state.name for j in (1, 2)}
     assert net.sides[party(2)].state.name == "ABORTED"  # the bad confirmation is caught
@@ -473,7 +473,7 @@ def test_a_key_holder_that_equivocates_on_a_broadcast_leaves_no_share_anywhere(m
     net = ThirdHolderEquivocates("keygen-equivocation", {party(j): {NAME: protocol} for j in (1, 2, 3)},
                                  random.Random(2))
     for j in (1, 2, 3):
-        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
+        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=3, batch=8))
     net.run()
     outcomes = {j: net.sides[party(j)].state.name for j in (1, 2)}
     assert not {1, 2} & set(stored) and "DONE" not in outcomes.values(), (outcomes, sorted(stored))
@@ -506,7 +506,7 @@ def _keygen_against(monkeypatch, session: str, tamper, seed: int = 3):
     registries = {party(j): {NAME: protocol} for j in (1, 2, 3)}
     net = ThirdHolderCheats(session, registries, random.Random(seed))
     for j in (1, 2, 3):
-        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
+        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=3, batch=8))
     net.run()
     return net, stored, registries
 
@@ -594,7 +594,7 @@ def test_a_key_holder_that_aborts_one_prepared_holder_cannot_split_the_commit(mo
     public = stored[1].public
     assert stored[2].public == public
     c = public.encryptor.encrypt(77)
-    assert decrypt(public, c, [stored[j].partial_decrypt(c, b"x") for j in (1, 2)], b"x") == (77, {})
+    assert decrypt(public, c, [stored[j].partial_decrypt(c, b"x") for j in (1, 2, 3)], b"x") == (77, {})
     twin.sides[party(2)].abort("another holder refused its commit", withdraw_result=True)  # the client rolls back
     assert sorted(stored) == [1, 3]
 
@@ -609,7 +609,7 @@ def test_a_replayed_or_stale_keygen_round_is_refused_and_changes_nothing():
     from mpdp.sessions.identity import CLIENT
 
     side = KeygenHolderSide("keygen-replay", party(1), [1, 2, 3], PreparedShares())
-    side.start_keygen(CLIENT, keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
+    side.start_keygen(CLIENT, keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=3, batch=8))
     first = keygen_pb2.KeygenRound(stage="candidates", attempt=1, round=1, values=[b"\x01"] * 24)
     side.take_round(party(2), first)
     before = (side.holder.round, {r: list(m) for r, m in side._pending.items()})
