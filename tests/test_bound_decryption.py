@@ -220,6 +220,36 @@ def test_a_colluding_key_holder_gets_no_second_subset_of_a_slot_at_the_default_t
 
 
 @pytest.mark.network
+def test_a_session_the_client_did_not_open_spends_nothing_at_any_party(attack):
+    """The hostile aggregator opens DPPP sessions at every party by itself: unsigned, signed with its own
+    certificate, and carrying the client's signature of the `target` session. Every party refuses each with
+    PERMISSION_DENIED before any work, and no party's ledger (read from its own file) changes."""
+    from mpdp.sessions import opening
+
+    def ledgers() -> dict[int, list]:
+        return {i: Ledger(attack.d.topology.entry(party(i)).data, i).entries() for i in range(1, K + 1)}
+
+    before = ledgers()
+    tls = attack.d.topology.tls_for(AGGREGATOR)
+    parameters = DpppParameters.from_proto(attack.dppp_queries.parameters)
+    features = attack.dppp_queries.features.SerializeToString(deterministic=True)
+    own = opening.sign(ContributionSigner.from_files(tls.key, tls.certificate), "dppp", "by-itself", parameters,
+                       features)
+    reused = attack.hostile.client_signed("target", "dppp", attack.dppp_queries).client_signature
+    for signature in (None, own, reused):
+        queries = dppp_pb2.DpppQueries()
+        queries.CopyFrom(attack.dppp_queries)
+        if signature is not None:
+            queries.client_signature.CopyFrom(signature)
+        for number in range(1, K + 1):
+            with pytest.raises(grpc.RpcError) as refused:
+                attack.hostile.step(party(number), "by-itself", dppp=dppp_pb2.DpppMessage(queries=queries))
+            assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED and "client" in refused.value.details()
+    assert attack.released("by-itself") == {} and attack.hostile.received("by-itself", "votes") == {}
+    assert ledgers() == before
+
+
+@pytest.mark.network
 def test_after_the_attacks_an_honest_round_succeeds(attack):
     attack.close()  # the real aggregator serves again
     report = attack.d.run_dppp(queries=4)

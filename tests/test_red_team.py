@@ -11,9 +11,10 @@ import pytest
 from launcher.deployment import processes
 from mpdp.cryptocore import keyfiles, threshold
 from mpdp.learning import datasets
-from mpdp.sessions.identity import party
+from mpdp.sessions.identity import CLIENT, party
 from mpdp.threshold_sum.quorums import QuorumError
 from mpdp.wire.identity import Principal
+from tests.hostile_aggregator import client_signature_from
 
 BITS = 1024
 
@@ -118,7 +119,7 @@ def test_dppp_holders_refuse_contributions_made_under_other_parameters(threshold
 
     public, shares = threshold_key  # t = 3 of 5: holders 3, 4 and 5 decrypt without the victims
     teachers, queries, epsilon, delta = 5, 4, 5.0, 1e-5
-    certs.issue(tmp_path, [party(i) for i in range(1, teachers + 1)])
+    certs.issue(tmp_path, [party(i) for i in range(1, teachers + 1)] + [CLIENT])
 
     def keys(i: int) -> ContributionKeys:
         cert, key = certs.certificate_files(tmp_path, party(i))
@@ -137,8 +138,12 @@ def test_dppp_holders_refuse_contributions_made_under_other_parameters(threshold
     told = {1: parameters(1.0), 2: parameters(1.0), 3: parameters(0.2), 4: parameters(0.2), 5: parameters(0.2)}
     sides, votes = {}, {}
     for i, p in told.items():  # the hostile aggregator opens one session id, with two sets of parameters
+        # each signed by the client, as if its key were in the wrong hands: the binding alone must refuse
+        signature = client_signature_from(tmp_path, "dppp", "split", p,
+                                          matrix_to_proto(features).SerializeToString(deterministic=True))
         sides[i] = opener.open("split", party(i), AGGREGATOR, "queries", dppp_pb2.DpppQueries(
-            parameters=p.to_proto(), features=matrix_to_proto(features), deadline_seconds=60))
+            parameters=p.to_proto(), features=matrix_to_proto(features), deadline_seconds=60,
+            client_signature=signature))
         votes[i] = sides[i].cast_votes()
     assert told[1].calibration.tosses_per_teacher * 2 < told[1].calibration.total_tosses  # 2N/5 < N
     request = threshold_sum_pb2.DecryptionRequest(contributions=[threshold_sum_pb2.Contribution(
@@ -212,7 +217,7 @@ def _signing_keys(tmp_path, parties: int):
     from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
     from mpdp.threshold_sum.binding import ContributionKeys
 
-    certs.issue(tmp_path, [party(i) for i in range(1, parties + 1)])
+    certs.issue(tmp_path, [party(i) for i in range(1, parties + 1)] + [CLIENT])
     verifier = ContributionVerifier.from_file(tmp_path / certs.CA_FILE)
 
     def keys(i: int | None) -> ContributionKeys:
@@ -285,7 +290,8 @@ def test_hamm_proven_votes_badly_signed_cost_the_aggregator_no_proof_check(thres
     keys = _signing_keys(tmp_path, 5)
     p = HammParameters("vote", 1.0, 1e-5, 0.01, 2, 5, 4, 3, True, False, 0.6, public.key_id, "binomial", True)
     queries = hamm_pb2.HammQueries(parameters=p.to_proto(), features=matrix_to_proto(np.zeros((4, 3))),
-                                   deadline_seconds=60)
+                                   deadline_seconds=60, client_signature=client_signature_from(
+                                       tmp_path, "hamm", "hamm-signature-first", p))
     own = {party(i): PartyResources(i, public, shares[i - 1], _FixedTeacher(), np.zeros((10, 3)), np.zeros(10),
                                     test_mode=True, contribution_keys=keys(i)) for i in (1, 2)}
     opener = protocol(own.__getitem__)
