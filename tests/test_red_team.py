@@ -52,6 +52,38 @@ def test_a_process_below_the_threshold_is_accepted_at_the_threshold_its_shares_n
     assert keyfiles.load_public_key(topology.public_key).threshold == 5
 
 
+def test_a_key_holder_refuses_to_serve_a_key_whose_quorums_one_host_could_split():
+    """What a holder checks of 2t > ℓ + c itself, at start: t and ℓ from its key, c from its bundle's topology (which
+    names every key holder and its host). A bundle assembled by hand around a t = 4 of 5 key with parties 1–3 in
+    one process is refused; so is t = 3 with every party alone; t = 5 with the shared host, or a single-operator
+    simulation, serves."""
+    import dataclasses
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from launcher.deployment.serve import check_quorums
+    from mpdp.deployments.topology import RoleEntry, Topology
+    from mpdp.sessions.identity import AGGREGATOR, CURATOR
+
+    def topology(hosts: list[tuple[int, int]]) -> Topology:
+        roles = [RoleEntry(AGGREGATOR, "127.0.0.1:1"), RoleEntry(CURATOR, "127.0.0.1:2")]
+        for port, (first, last) in enumerate(hosts, start=10):
+            roles += [RoleEntry(party(i), f"127.0.0.1:{port}", key_holder=True,
+                                host=f"party/{first}-{last}" if last > first else None)
+                      for i in range(first, last + 1)]
+        return Topology(Path("public.json"), tuple(roles), insecure=True)
+
+    shared, alone = topology([(1, 3), (4, 4), (5, 5)]), topology([(i, i) for i in range(1, 6)])
+    key = lambda t: SimpleNamespace(threshold=t, holders=5)  # noqa: E731
+    with pytest.raises(QuorumError, match="c = 3"):
+        check_quorums(shared, key(4))
+    with pytest.raises(QuorumError, match="c = 1"):
+        check_quorums(alone, key(3))
+    check_quorums(shared, key(5))
+    check_quorums(alone, key(4))
+    check_quorums(dataclasses.replace(shared, single_operator=True), key(4))
+
+
 @pytest.mark.parametrize("noise", ["binomial", "skellam"])
 def test_a_decryptable_dppp_sum_keeps_full_noise_without_one_colluding_teacher(noise):
     """An active aggregator with the one malicious teacher the threat model allows names K = 10, τ = 0.2 and asks

@@ -37,7 +37,8 @@ def check(threshold: int, holders: int, colluding: int = 1) -> None:
     if low > holders:
         raise QuorumError(
             f"one principal holds {colluding} of the {holders} key shares: no threshold t ≤ {holders} gives "
-            f"2t > ℓ + c, so two subsets of one sum could be decrypted; spread the key holders over more processes")
+            f"2t > ℓ + c, so it could have two subsets of one sum decrypted (or decrypt alone); put fewer parties in "
+            "one process, or pass --single-operator if one operator runs them all anyway (a simulation)")
     if not low <= threshold <= holders:
         raise QuorumError(
             f"threshold t = {threshold} of ℓ = {holders} key holders, c = {colluding} held by one principal: need "
