@@ -159,7 +159,7 @@ def _host_sizes(parties: int, per_process: int, holders: int) -> list[int]:
         rest = max(0, parties - holders - room)
         if holder_processes + -(-rest // per_process) > processes:
             continue
-        # the holder processes share the parties as evenly as `shares` allows, the last one takes what is left
+        # `shares` holders to each holder process; the last one also takes non-holders, up to P
         sizes = [shares] * (holder_processes - 1) + [last_holders + min(room, parties - holders)]
         sizes += [min(per_process, rest - i) for i in range(0, rest, per_process)]
         return sizes

@@ -55,6 +55,8 @@ def check(verifier: ContributionVerifier | None, protocol: str, session_id: str,
     """PERMISSION_DENIED unless the client signed this opening (nothing to check without a verifier)."""
     if verifier is None:
         return
+    if not signature.signature:
+        raise denied(f"the client did not sign this {protocol} session's opening: it carries no signature")
     try:
         name = verifier.verify(digest(protocol, session_id, parameters, public_inputs), bytes(signature.signature),
                                bytes(signature.certificate))
