@@ -52,6 +52,39 @@ def test_a_process_below_the_threshold_is_accepted_at_the_threshold_its_shares_n
     assert keyfiles.load_public_key(topology.public_key).threshold == 5
 
 
+def test_no_layout_up_accepts_lets_one_principal_split_the_honest_holders_into_two_quorums():
+    """Every `up --parties K --parties-per-process P` with K ≤ 20: the threshold the launcher picks (or its refusal)
+    against the colluding principal's c shares. Two subsets of one slot each reach t partials when the ℓ − c honest
+    holders split into two groups of t − c; with consecutive hosts and t = ⌊2ℓ/3⌋ + 1 (accepted when c < t) that
+    was open in 55 of these layouts (35 with 2 ≤ P, K ≤ 16), among them K = 7, P = 3 (t = 5, c = 3) and K = 4,
+    P = 2 (t = 3, c = 2). None is open at the threshold the launcher picks, which counts c."""
+    from launcher.deployment.keygen import committee_size
+
+    def split(holders: int, colluding: int, t: int) -> bool:
+        return 2 * (t - colluding) <= holders - colluding
+
+    consecutive_exposed, exposed, refused = [], [], []
+    for parties in range(2, 21):
+        holders = committee_size(parties)
+        for per_process in range(1, parties + 1):
+            old_c, old_t = min(per_process, holders), 2 * holders // 3 + 1
+            if old_c < old_t and split(holders, old_c, old_t):
+                consecutive_exposed.append((parties, per_process))
+            hosts = processes.party_hosts(parties, per_process)
+            colluding = max([1] + [sum(hosts[party(j)] == host for j in range(1, holders + 1))
+                                   for host in set(hosts.values())])
+            try:
+                t = processes.check_quorum_hosts(hosts, holders, None)
+            except QuorumError:
+                refused.append((parties, per_process))
+                continue
+            if split(holders, colluding, t) or colluding >= t:
+                exposed.append((parties, per_process, t, colluding))
+    assert {(7, 3), (4, 2), (5, 3)} <= set(consecutive_exposed)
+    assert exposed == []
+    assert all(per_process >= committee_size(parties) for parties, per_process in refused)  # one host holds all
+
+
 def test_a_key_holder_refuses_to_serve_a_key_whose_quorums_one_host_could_split():
     """What a holder checks of 2t > ℓ + c itself, at start: t and ℓ from its key, c from its bundle's topology (which
     names every key holder and its host). A bundle assembled by hand around a t = 4 of 5 key with parties 1–3 in
