@@ -62,11 +62,14 @@ class DpppAggregatorSide(RoleSide):
 
     def __init__(self, session_id: str, parameters: DpppParameters, features: common_pb2.Matrix, deadline_s: float,
                  public_key: ThresholdPublicKey, teachers: list[int], key_holders: list[int], calibration_s: float = 0.0,
-                 keys: ContributionKeys | None = None, pools: Pools | None = None):
+                 keys: ContributionKeys | None = None, pools: Pools | None = None,
+                 client_signature: threshold_sum_pb2.ContributionSignature | None = None):
         super().__init__(session_id, State.OPEN)
         self.identity = Identity("aggregator", 0)
         self.parameters = parameters
         self.features = features
+        # the client's signature on the opening, forwarded unchanged: no teacher answers without it (sessions.opening)
+        self.client_signature = client_signature or threshold_sum_pb2.ContributionSignature()
         self.deadline_seconds = deadline_s
         self.public_key = public_key
         self.teachers = list(teachers)
@@ -253,7 +256,7 @@ class DpppAggregatorSide(RoleSide):
             raise denied(f"{sender} may not open a DPPP round")
         self._advance(State.OPEN, State.COLLECTING, "opening")
         queries = dppp_pb2.DpppQueries(parameters=self.parameters.to_proto(), features=self.features,
-                                       deadline_seconds=self.deadline_seconds)
+                                       deadline_seconds=self.deadline_seconds, client_signature=self.client_signature)
         return [Outbound(party(t), "queries", queries) for t in self.teachers]
 
     def poll(self) -> list[Outbound]:
@@ -418,7 +421,7 @@ def protocol(public_key: ThresholdPublicKey, teachers: list[int], key_holders: l
         parameters.calibrate()
         parameters.check_holders_request(public_key)  # before any work: the holders' request fits one message
         return DpppAggregatorSide(session_id, parameters, body.features, deadline, public_key, teachers, key_holders,
-                                  time.perf_counter() - started, keys, pools)
+                                  time.perf_counter() - started, keys, pools, client_signature=body.client_signature)
 
     return RoleProtocol("dppp", dppp_pb2.DpppMessage, frozenset({"open", "fill"}), open_side,
                         (DpppAggregatorSide, DpppPoolAggregatorSide),

@@ -49,9 +49,12 @@ class DuServerSide(RoleSide):
 
     def __init__(self, session_id: str, parameters: DuParameters, round_deadline_s: float, noise_seed: int,
                  public_key: ThresholdPublicKey, parties: list[int], key_holders: list[int],
-                 keys: ContributionKeys | None = None):
+                 keys: ContributionKeys | None = None,
+                 client_signature: threshold_sum_pb2.ContributionSignature | None = None):
         super().__init__(session_id, State.ROUND)
         self.identity = Identity("aggregator", 0)
+        # the client's signature on the opening, sent with round 0's model: no party starts without it
+        self.client_signature = client_signature or threshold_sum_pb2.ContributionSignature()
         self.parameters = parameters
         self.round_deadline_s = round_deadline_s
         self.deadline_seconds = round_deadline_s  # checked against the current round's start
@@ -163,6 +166,8 @@ class DuServerSide(RoleSide):
                                           SumSlot.of("du", self.session_id, p, self.round), self.keys)
         model = du_pb2.DuModel(parameters=p.to_proto(), round=self.round, theta=self.theta.tolist(),
                                round_deadline_seconds=self.round_deadline_s, noise_seed=self.noise_seed)
+        if self.round == 0:
+            model.client_signature.CopyFrom(self.client_signature)
         return [Outbound(party(number), "model", model) for number in self.active]
 
     def poll(self) -> list[Outbound]:
@@ -320,7 +325,7 @@ def protocol(public_key: ThresholdPublicKey, parties: list[int], key_holders: li
         if parameters.secure_aggregation:
             encoding.layout(parameters, public_key.n)
         return DuServerSide(session_id, parameters, body.round_deadline_seconds, body.noise_seed, public_key,
-                          parties, key_holders, keys)
+                          parties, key_holders, keys, client_signature=body.client_signature)
 
     return RoleProtocol("du", du_pb2.DuMessage, frozenset({"open"}), open_side, (DuServerSide,),
                         frozenset({"open", "upload", "partial_decryptions"}))

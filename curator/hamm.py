@@ -47,9 +47,11 @@ class HammCuratorSide(RoleSide):
 
     def __init__(self, session_id: str, parameters: HammParameters, aux_features: np.ndarray, deadline_s: float,
                  public_key: ThresholdPublicKey, parties: list[int], key_holders: list[int], source: random.Random,
-                 test_mode: bool):
+                 test_mode: bool, client_signature: threshold_sum_pb2.ContributionSignature | None = None):
         super().__init__(session_id, State.COUNTING)
         self.identity = CURATOR
+        # the client's signature on the opening, forwarded unchanged: no party answers without it (sessions.opening)
+        self.client_signature = client_signature or threshold_sum_pb2.ContributionSignature()
         self.parameters = parameters
         self.aux_features = aux_features
         self.query_deadline_s = deadline_s
@@ -88,7 +90,7 @@ class HammCuratorSide(RoleSide):
         self._opened = True
         queries = hamm_pb2.HammQueries(parameters=self.parameters.to_proto(),
                                        features=matrix_to_proto(self.aux_features),
-                                       deadline_seconds=self.query_deadline_s)
+                                       deadline_seconds=self.query_deadline_s, client_signature=self.client_signature)
         return [Outbound(AGGREGATOR, "queries", queries)]
 
     @handles("aggregate")
@@ -237,7 +239,8 @@ def protocol(own: CuratorResources) -> RoleProtocol:
         parameters.calibrate()
         parameters.layout(public_key.n)
         return HammCuratorSide(session_id, parameters, aux_features, body.deadline_seconds, public_key, parties,
-                           own.key_holders, eta_source(body.noise_seed), own.test_mode)
+                           own.key_holders, eta_source(body.noise_seed), own.test_mode,
+                           client_signature=body.client_signature)
 
     return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"open"}), open_side, (HammCuratorSide,),
                         frozenset({"open", "aggregate", "partial_decryptions", "holder_unreachable"}))

@@ -138,9 +138,6 @@ def _keygen(args) -> int:
     from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 
     warn_small_key(args.bits)
-    if args.threshold is not None and not args.parties // 2 < args.threshold <= args.parties:
-        raise ValueError(f"--threshold must be more than half the {args.parties} holders (and at most all): key holders "
-                         f"decrypt one sum per round only if no two disjoint groups of t exist")
     started = time.perf_counter()
     paths, threshold, holders = ceremony(args.parties, args.out, args.bits, args.threshold, overwrite=args.force,
                                          method=args.keygen)
@@ -640,7 +637,7 @@ def _add_keygen_command(commands) -> None:
     keygen.add_argument("--parties", type=int, required=True)
     keygen.add_argument("--out", type=Path, required=True)
     keygen.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
-    keygen.add_argument("--threshold", type=int, help="t (default ⌊2ℓ/3⌋ + 1)")
+    keygen.add_argument("--threshold", type=int, help="t (default ⌊2ℓ/3⌋ + 1; at least the smallest t with 2t > ℓ + 1)")
     keygen.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
     _add_keygen_method_option(keygen, default="dealer")
     keygen.set_defaults(handler=_keygen)

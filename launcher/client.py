@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from mpdp.deployments.topology import Topology
-from mpdp.proto.v1 import common_pb2, role_pb2, role_pb2_grpc
+from mpdp.proto.v1 import common_pb2, role_pb2, role_pb2_grpc, threshold_sum_pb2
 from mpdp.sessions.identity import CLIENT, Identity
 from mpdp.wire.channels import PeerChannels
 from mpdp.wire.traffic import TrafficLog, merge_views, summarise, traffic_reply
@@ -59,6 +59,19 @@ async def collect_traffic(peers: PeerChannels, topology: Topology, session_id: s
     # A retried message keeps its call id: the caller's view counts it once too (its last attempt).
     attempts = {row["call_id"] or f"client-{index}": row for index, row in enumerate(client_side)}
     return {"summary": summarise(merged), "detail": merged, "client_observed": summarise(list(attempts.values()))}
+
+
+def opening_signature(topology: Topology, protocol: str, session_id: str, parameters,
+                      public_inputs: bytes = b"") -> threshold_sum_pb2.ContributionSignature:
+    """The client's signature on a session's opening (mpdp.sessions.opening), with its own TLS key, over the
+    parameters as every party will decode them; empty in a plaintext deployment."""
+    from mpdp.cryptocore.contribution_signature import ContributionSigner
+    from mpdp.sessions import opening
+
+    tls = topology.tls_for(CLIENT)
+    signer = None if tls is None else ContributionSigner.from_files(tls.key, tls.certificate)
+    decoded = type(parameters).from_proto(parameters.to_proto())
+    return opening.sign(signer, protocol, session_id, decoded, public_inputs)
 
 
 async def await_result(topology: Topology, session_id: str, receiver: Identity, timeout: float,

@@ -81,12 +81,18 @@ def _session(run_dir: Path, args, protocol, run_session, options: dict | None = 
 
 
 def _holds_a_quorum(parties: int, per_process: int) -> bool:
-    """Whether one process would hold t key shares: only then is the deployment one operator's simulation
-    (`--single-operator`); otherwise each process is a data owner and the noise is calibrated against one."""
-    from launcher.deployment.keygen import committee_size, default_threshold
+    """Whether no threshold keeps one decryptable sum per slot against the shares one process would hold
+    (2t > ℓ + c for no t ≤ ℓ): only then is the deployment one operator's simulation (`--single-operator`);
+    otherwise each process is a data owner and the noise is calibrated against one."""
+    from launcher.deployment.keygen import committee_size
+    from launcher.deployment.processes import party_hosts
+    from mpdp.sessions.identity import party
+    from mpdp.threshold_sum import quorums
 
     committee = committee_size(parties)
-    return min(per_process, committee) >= default_threshold(committee)
+    hosts = party_hosts(parties, per_process)
+    colluding = quorums.most_shares([hosts[party(number)] for number in range(1, committee + 1)])
+    return quorums.smallest_threshold(committee, colluding) > committee
 
 
 def run(args, dataset, run_session, stop_on_signals) -> int:

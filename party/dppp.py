@@ -175,6 +175,8 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         if kind == "pool_request":
             return DpppPoolTeacherSide(session_id, own, pools.of(own.id), powers_of(own), body)
         parameters = DpppParameters.from_proto(body.parameters)
+        own.check_opening("dppp", session_id, parameters, body.client_signature,
+                          body.features.SerializeToString(deterministic=True))
         check_key_id(own.public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
         own.check_colluding(parameters.colluding)  # its own topology's c, not the opener's
         features = shared_matrix_from_proto(body.features)  # one copy per host

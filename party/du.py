@@ -162,6 +162,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
             raise denied(f"{sender} may not open a Du run at a party; the server does")
         own = resources(me)
         parameters = DuParameters.from_proto(body.parameters)
+        own.check_opening("du", session_id, parameters, body.client_signature)
         check_key_id(own.public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
         if body.round != 0 or body.final:
             raise precondition("a Du run opens with round 0")

@@ -103,6 +103,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
             raise denied(f"{sender} may not open a Hamm session at a party; the aggregator does")
         own = resources(me)
         parameters = HammParameters.from_proto(body.parameters)
+        own.check_opening("hamm", session_id, parameters, body.client_signature)  # X_aux is Charlie's: unsigned
         check_key_id(own.public_key.key_id, parameters.key_id)  # cheap checks before any expensive work
         own.check_colluding(parameters.colluding)  # its own topology's c, not the opener's
         if not 1 <= own.id <= parameters.parties:

@@ -23,7 +23,9 @@ def proven_partials(own: PartyResources, request: threshold_sum_pb2.DecryptionRe
         raise precondition(f"party {own.id} holds no key share")
     public_key = own.public_key
     holders = len(public_key.verification_keys)
-    if 2 * public_key.threshold <= holders:  # two disjoint groups could each decrypt a different subset of one slot
+    # Two disjoint groups could each decrypt a different subset of one slot. The full condition, 2t > ℓ + c with the
+    # shares one principal holds, needs the layout: a serving holder checks it at start (serve.check_quorums).
+    if 2 * public_key.threshold <= holders:
         raise precondition(f"a key with t = {public_key.threshold} of {holders} holders does not bound decryption; "
                            f"it needs t > {holders // 2}")
     aggregate, _ = decryption.check_request(public_key, request, slot, own.contribution_keys, parties,

@@ -14,6 +14,8 @@ import numpy as np
 from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
 from mpdp.privacy.composition import Guarantee
 from mpdp.privacy.ledger import BudgetExceeded, Disk, Ledger, LedgerError, LedgerUnwritable, describe
+from mpdp.proto.v1 import threshold_sum_pb2
+from mpdp.sessions import opening
 from mpdp.sessions.errors import Kind, ProtocolError, denied, exhausted, invalid, precondition
 from mpdp.threshold_sum.binding import ContributionKeys
 
@@ -57,6 +59,13 @@ class PartyResources:
             raise ValueError(f"unknown fault {self.fault!r}")
         if self.fault == "ledger-no-space" and self.ledger is not None:  # test mode: the ledger's disk is full
             self.ledger.disk = _FullDisk()
+
+    def check_opening(self, protocol: str, session_id: str, parameters,
+                      signature: threshold_sum_pb2.ContributionSignature, public_inputs: bytes = b"") -> None:
+        """First of all, before any work or charge: the client signed this session's opening, whoever forwarded it
+        (mpdp.sessions.opening; nothing to check without keys: a plaintext deployment or an in-process twin)."""
+        verifier = self.contribution_keys.verifier if self.contribution_keys is not None else None
+        opening.check(verifier, protocol, session_id, parameters, signature, public_inputs)
 
     def check_colluding(self, colluding: int) -> None:
         """Before any work on the data: a session calibrated for fewer contributors per principal than this

@@ -1,6 +1,7 @@
 """An active aggregator for attack tests: the real aggregator process is stopped and this server takes its
-address and certificate. It opens DPPP and Hamm sessions at the parties, keeps every contribution they send
-it, and asks key holders to decrypt whatever it likes."""
+address and certificate. It opens DPPP and Hamm sessions at the parties — with the client's signature on the
+opening, as if the client had asked for them (`client_signed`) — keeps every contribution they send it, and asks
+key holders to decrypt whatever it likes."""
 
 from __future__ import annotations
 
@@ -93,11 +94,46 @@ class HostileAggregator:
                     raise TimeoutError(f"{kind} from {sorted(set(senders) - set(got))} never arrived in {session_id}")
                 self.recorder.changed.wait(0.5)
 
+    def client_signed(self, session_id: str, protocol: str, queries):
+        return client_signed(self.deployment.topology, session_id, protocol, queries)
+
     def open(self, session_id: str, protocol: str, queries, parties: list[int]) -> dict[int, object]:
-        """Step 1 of DPPP or Hamm at `parties`; returns their signed votes."""
+        """Step 1 of DPPP or Hamm at `parties`, signed by the client; returns their signed votes."""
         from mpdp.proto.v1 import dppp_pb2, hamm_pb2
 
         message_type = {"dppp": dppp_pb2.DpppMessage, "hamm": hamm_pb2.HammMessage}[protocol]
+        queries = self.client_signed(session_id, protocol, queries)
         for number in parties:
             self.step(party(number), session_id, **{protocol: message_type(queries=queries)})
         return self.wait_for(session_id, "votes", parties)
+
+
+def client_signed(topology, session_id: str, protocol: str, queries):
+    """A copy of DPPP's or Hamm's `queries` with the client's signature on this session's opening (the test plays
+    the client, which asked for it)."""
+    from launcher.client import opening_signature
+    from mpdp.protocols.dppp.parameters import DpppParameters
+    from mpdp.protocols.hamm.parameters import HammParameters
+
+    signed = type(queries)()
+    signed.CopyFrom(queries)
+    if protocol == "dppp":
+        signature = opening_signature(topology, "dppp", session_id, DpppParameters.from_proto(queries.parameters),
+                                      queries.features.SerializeToString(deterministic=True))
+    else:
+        signature = opening_signature(topology, "hamm", session_id, HammParameters.from_proto(queries.parameters))
+    signed.client_signature.CopyFrom(signature)
+    return signed
+
+
+def client_signature_from(directory, protocol: str, session_id: str, parameters, public_inputs: bytes = b""):
+    """The client's signature on an opening, with the client certificate `certs.issue` made in `directory`
+    (in-process twins that check signatures)."""
+    from launcher.deployment import certs
+    from mpdp.cryptocore.contribution_signature import ContributionSigner
+    from mpdp.sessions import opening
+    from mpdp.sessions.identity import CLIENT
+
+    certificate, key = certs.certificate_files(directory, CLIENT)
+    return opening.sign(ContributionSigner.from_files(key, certificate), protocol, session_id, parameters,
+                        public_inputs)

@@ -27,7 +27,7 @@ from mpdp.sessions.errors import Kind, ProtocolError
 from mpdp.sessions.identity import AGGREGATOR, Identity, party
 from mpdp.sessions.matrices import matrix_to_proto
 from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
-from mpdp.threshold_sum.codec import ciphertexts_to_proto
+from mpdp.threshold_sum.codec import ciphertexts_from_proto, ciphertexts_to_proto
 from party.resources import PartyResources
 from tests.deployment import deployment
 from tests.hostile_aggregator import HostileAggregator
@@ -82,11 +82,12 @@ class Attack:
             everyone)
         self.target = self.hostile.open("target", "dppp", self.dppp_queries, everyone)
 
-    def ask(self, contributions: list[threshold_sum_pb2.Contribution], session_id: str = "target") -> grpc.StatusCode:
-        """Ask the holder to decrypt; its status (OK if it accepted)."""
+    def ask(self, contributions: list[threshold_sum_pb2.Contribution], session_id: str = "target",
+            holder: int = HOLDER) -> grpc.StatusCode:
+        """Ask a holder to decrypt; its status (OK if it accepted)."""
         request = threshold_sum_pb2.DecryptionRequest(contributions=contributions)
         try:
-            self.hostile.step(party(HOLDER), session_id, dppp=dppp_pb2.DpppMessage(decryption_request=request))
+            self.hostile.step(party(holder), session_id, dppp=dppp_pb2.DpppMessage(decryption_request=request))
         except grpc.RpcError as error:
             return error.code()
         return grpc.StatusCode.OK
@@ -187,6 +188,65 @@ def test_a_second_subset_in_the_same_slot_is_refused(attack):
     subset = [contribution(i, attack.target[i]) for i in (1, 2, 3, 5)]
     assert attack.ask(subset) in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ABORTED)
     assert list(attack.released()) == [HOLDER]
+
+
+@pytest.mark.network
+def test_a_colluding_key_holder_gets_no_second_subset_of_a_slot_at_the_default_threshold(attack):
+    """Party 1 holds a key share and colludes: it partially decrypts whatever the aggregator asks. The aggregator
+    splits the four honest holders between two subsets of one slot, S1 = {1, 2, 3, 4} and S2 = {2, 3, 4, 5}
+    (S2 − S1 + x1 would be party 5's votes with only its own noise share). At t = 4 of 5, the default and the
+    smallest `keygen` accepts with c = 1 (2t > ℓ + c), each honest holder answers one subset only: neither
+    subset reaches t partial decryptions beyond the one the colluder adds."""
+    from launcher.deployment import keygen
+    from mpdp.threshold_sum.quorums import QuorumError, smallest_threshold
+
+    assert attack.public.threshold == 4 == smallest_threshold(K, 1)
+    with pytest.raises(QuorumError):  # before any key generation
+        keygen.ceremony(K, attack.d.topology.public_key.parent / "never", 1024, threshold=3)
+    subsets = {"S1": [1, 2, 3, 4], "S2": [2, 3, 4, 5]}
+    asked_first = {2: "S1", 3: "S1", 4: "S2", 5: "S2"}
+    answered: dict[str, set[int]] = {"S1": {1}, "S2": {1}}  # the colluder's own partials go to both
+    for holder, name in asked_first.items():
+        assert attack.ask([contribution(i, attack.earlier[i]) for i in subsets[name]], "earlier", holder) == \
+            grpc.StatusCode.OK
+        answered[name].add(holder)
+    attack.hostile.wait_for("earlier", "partial_decryptions", list(asked_first))
+    for holder, name in asked_first.items():  # the other subset, at every honest holder
+        other = "S2" if name == "S1" else "S1"
+        assert attack.ask([contribution(i, attack.earlier[i]) for i in subsets[other]], "earlier", holder) in \
+            (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ABORTED)
+    assert sorted(attack.released("earlier")) == [2, 3, 4, 5]  # one answer each, no more
+    assert all(len(holders) < attack.public.threshold for holders in answered.values())
+
+
+@pytest.mark.network
+def test_a_session_the_client_did_not_open_spends_nothing_at_any_party(attack):
+    """The hostile aggregator opens DPPP sessions at every party by itself: unsigned, signed with its own
+    certificate, and carrying the client's signature of the `target` session. Every party refuses each with
+    PERMISSION_DENIED before any work, and no party's ledger (read from its own file) changes."""
+    from mpdp.sessions import opening
+
+    def ledgers() -> dict[int, list]:
+        return {i: Ledger(attack.d.topology.entry(party(i)).data, i).entries() for i in range(1, K + 1)}
+
+    before = ledgers()
+    tls = attack.d.topology.tls_for(AGGREGATOR)
+    parameters = DpppParameters.from_proto(attack.dppp_queries.parameters)
+    features = attack.dppp_queries.features.SerializeToString(deterministic=True)
+    own = opening.sign(ContributionSigner.from_files(tls.key, tls.certificate), "dppp", "by-itself", parameters,
+                       features)
+    reused = attack.hostile.client_signed("target", "dppp", attack.dppp_queries).client_signature
+    for signature in (None, own, reused):
+        queries = dppp_pb2.DpppQueries()
+        queries.CopyFrom(attack.dppp_queries)
+        if signature is not None:
+            queries.client_signature.CopyFrom(signature)
+        for number in range(1, K + 1):
+            with pytest.raises(grpc.RpcError) as refused:
+                attack.hostile.step(party(number), "by-itself", dppp=dppp_pb2.DpppMessage(queries=queries))
+            assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED and "client" in refused.value.details()
+    assert attack.released("by-itself") == {} and attack.hostile.received("by-itself", "votes") == {}
+    assert ledgers() == before
 
 
 @pytest.mark.network
@@ -327,3 +387,65 @@ def test_a_sum_short_of_contributors_names_why_the_others_are_missing():
         collector.close()
     assert "0 of 5 parties contributed, need 4" in str(refused.value)
     assert "parties 1, 2, 3: over the budget" in str(refused.value) and "4: sent no votes" in str(refused.value)
+
+
+def test_a_colluding_key_holder_got_two_subsets_of_one_slot_decrypted_with_t_3_of_5(threshold_key, tmp_path):
+    """The key `keygen --threshold 3` made for five holders before 2t > ℓ + c was required (here made through
+    mpdp.cryptocore, below the launcher's check). Du with secure aggregation, in process, every holder's real side:
+    party 1 holds a share and colludes with the aggregator. Holders 2 and 3 each decrypt round 0 once, for
+    S1 = {1, 2, 3, 4}; holders 4 and 5 each once, for S2 = {2, 3, 4, 5}; party 1's share decrypts both. Each
+    subset has t = 3 partial decryptions: both sums open, and S2 − S1 + x1 is party 5's upload alone, with only
+    its own noise share. The launcher refuses that key before any exists."""
+    from launcher.deployment import keygen
+    from mpdp.cryptocore.threshold import PartialDecryption, combine
+    from mpdp.proto.v1 import du_pb2
+    from mpdp.protocols.du.parameters import DuParameters
+    from mpdp.threshold_sum.quorums import QuorumError
+    from party.du import DuPartySide
+
+    public, shares = threshold_key
+    assert (public.threshold, public.holders) == (3, 5)
+    with pytest.raises(QuorumError, match=r"threshold t = 3 of ℓ = 5 key holders, c = 1"):
+        keygen.ceremony(5, tmp_path / "keys", 1024, threshold=3)
+    assert not (tmp_path / "keys").exists()
+    directory = tmp_path / "du-certs"
+    certs.issue(directory, [party(i) for i in range(1, 6)])
+    rng = np.random.default_rng(7)  # small parts: what is shown is the decryption, not the training
+    parts = {i: (rng.uniform(-0.5, 0.5, (20, 4)), rng.integers(0, 2, 20)) for i in range(1, 6)}
+    parameters = DuParameters(method="functional", epsilon=1.0, delta=1e-5, rounds=1, tolerance=0.0, local_epochs=1,
+                              learning_rate=1.0, regularization=0.01, parties=5, dimension=4, bound=50.0,
+                              secure_aggregation=True, honest_fraction=2 / 3, key_id=public.key_id)
+    sides = {i: DuPartySide("du-split", PartyResources(i, public, shares[i - 1], None, *parts[i], test_mode=True,
+                                                        contribution_keys=_keys(directory, party(i))),
+                            parameters, 30.0, 0) for i in range(1, 6)}
+    model = du_pb2.DuModel(parameters=parameters.to_proto(), round=0, theta=[0.0] * parameters.weights)
+    uploads = {i: side.receive(AGGREGATOR, "model", model)[0].body for i, side in sides.items()}
+    count = len(uploads[1].encrypted.values)
+
+    def request(subset: list[int]) -> du_pb2.DuDecryptionRequest:
+        return du_pb2.DuDecryptionRequest(round=0, request=threshold_sum_pb2.DecryptionRequest(contributions=[
+            threshold_sum_pb2.Contribution(sender=i, ciphertexts=uploads[i].encrypted, signature=uploads[i].signature)
+            for i in subset]))
+
+    def product(subset: list[int]) -> list[int]:
+        columns = zip(*[ciphertexts_from_proto(public, uploads[i].encrypted, count) for i in subset])
+        return [ct.add(public.paillier, *column) for column in columns]
+
+    checked = min(2, count)  # ciphertexts looked at: enough to see both sums open
+
+    def opened(subset: list[int], honest: tuple[int, int]) -> list[int]:
+        partials = {1: [shares[0].partial_decrypt(c).value for c in product(subset)[:checked]]}
+        for holder in honest:  # each honest holder's one answer in this round, from its own side
+            [answer] = sides[holder].receive(AGGREGATOR, "decryption_request", request(subset))
+            partials[holder] = [int.from_bytes(v, "big") for v in answer.body.partials.values]
+        return [combine(public, [PartialDecryption(h, values[j]) for h, values in partials.items()])
+                for j in range(checked)]
+
+    first, second = opened([1, 2, 3, 4], (2, 3)), opened([2, 3, 4, 5], (4, 5))
+
+    def plain(sender: int) -> list[int]:  # the test's own view, with three honest shares
+        return [combine(public, [shares[k].partial_decrypt(c) for k in (1, 2, 3)])
+                for c in ciphertexts_from_proto(public, uploads[sender].encrypted, count)[:checked]]
+
+    own, victim = plain(1), plain(5)
+    assert [(b - a + x) % public.n for a, b, x in zip(first, second, own)] == victim

@@ -16,21 +16,22 @@ from mpdp.sessions.identity import AGGREGATOR, CLIENT, party
 from mpdp.sessions.matrices import matrix_to_proto
 from tests.deployment import deployment, envelope
 from tests.dppp_faults import FAULTS_K5, FAULTS_K8, TAMPERER
+from tests.hostile_aggregator import client_signed
 
 SIGNED = 1024  # a contribution's ECDSA signature and its sender's certificate (DER), with framing: < 1 KiB
 
 
 def closed_form_counts(teachers: int, holders: int, failed_holders: int = 0, crashed_holders: int = 0,
-                       verifiable_noise: bool = False) -> Counter:
+                       verifiable_noise: bool = False, threshold: int | None = None) -> Counter:
     """Messages per (from, to, rpc) in one round: query delivery, steps 2, 4 and 5, and the stand-downs; with
     verifiable noise also steps 2b–2d (every entry of the joint coin to each committed teacher and its coin share
     back, every share to each and its flipped contribution back).
 
-    t = ⌊2ℓ/3⌋ + 1 holders are asked first and one more for each that fails (a bad share or a crash); a
-    holder that dies on receiving step 4 is still sent it, but never sends step 5; holders never asked
-    are told to stand down.
+    t holders (the key's; by default ⌊2ℓ/3⌋ + 1) are asked first and one more for each that fails (a bad share
+    or a crash); a holder that dies on receiving step 4 is still sent it, but never sends step 5; holders never
+    asked are told to stand down.
     """
-    asked = min(holders, default_threshold(holders) + failed_holders)
+    asked = min(holders, (threshold or default_threshold(holders)) + failed_holders)
     return Counter({
         ("client", "aggregator", "AwaitResult/dppp/open"): 1,
         ("aggregator", "party", "Step/dppp/queries"): teachers,
@@ -186,7 +187,11 @@ def test_bad_input_gets_a_clear_status_and_changes_nothing(five):
         == grpc.StatusCode.PERMISSION_DENIED
     assert _status(lambda: step(party(1), _dppp("q1", party(1), party(2), queries=queries), party(2))) \
         == grpc.StatusCode.PERMISSION_DENIED
-    # A delivery from the aggregator's certificate is accepted once; the replay is refused.
+    # Unsigned by the client, a delivery from the aggregator's certificate is refused; signed, it is accepted once
+    # and the replay is refused.
+    assert _status(lambda: step(party(1), _dppp("q1", party(1), AGGREGATOR, queries=queries), AGGREGATOR)) \
+        == grpc.StatusCode.PERMISSION_DENIED
+    queries = client_signed(five.topology, "q1", "dppp", queries)
     step(party(1), _dppp("q1", party(1), AGGREGATOR, queries=queries), AGGREGATOR)
     # (The aggregator knows no session q1, so the teacher's votes are undeliverable and it may already have
     # ended its side quietly: the replay is refused either way.)
@@ -276,7 +281,9 @@ def test_costly_requests_are_refused_after_cheap_checks(five):
     request = _round_request(five, parameters={**tiny, "key_id": b"\x01" * 32}).dppp.open
     queries = dppp_pb2.DpppQueries(parameters=request.parameters, features=request.features, deadline_seconds=10)
     with pytest.raises(grpc.RpcError) as refused:
-        five.call(party(1), RoleStub, "Step", _dppp("costly-2", party(1), AGGREGATOR, queries=queries), AGGREGATOR)
+        five.call(party(1), RoleStub, "Step", _dppp("costly-2", party(1), AGGREGATOR,
+                                                    queries=client_signed(five.topology, "costly-2", "dppp", queries)),
+                  AGGREGATOR)
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT and "key id" in refused.value.details()
     with pytest.raises(grpc.RpcError) as refused:
         five.call(AGGREGATOR, RoleStub, "AwaitResult", _round_request(five, parameters=tiny, session_id="costly-3"),

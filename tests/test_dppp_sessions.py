@@ -277,7 +277,10 @@ def test_session_start_checks(threshold_key, other_keypair):
 
 
 def test_default_threshold():
-    assert [default_threshold(n) for n in (1, 3, 5, 8, 16)] == [1, 3, 4, 6, 11]
+    """⌊2ℓ/3⌋ + 1, raised to 2t > ℓ + c when one principal holds c shares; one holder alone has none (2 > ℓ)."""
+    assert [default_threshold(n) for n in (1, 3, 5, 7, 8, 16)] == [2, 3, 4, 5, 6, 11]
+    assert [default_threshold(7, c) for c in (1, 2, 3, 4)] == [5, 5, 6, 6]
+    assert default_threshold(16, 10) == 14
 
 
 def test_unpacked_layout_has_one_slot_per_ciphertext(threshold_key):

@@ -17,7 +17,7 @@ from mpdp.sessions.identity import CLIENT, party
 from mpdp.wire.twin import InProcessNetwork
 from tests.test_dkg import plant_primes
 
-BITS, HOLDERS, THRESHOLD, BATCH = 1024, 3, 2, 8
+BITS, HOLDERS, THRESHOLD, BATCH = 1024, 3, 3, 8  # 2t > ℓ + 1: three holders need all three
 
 
 def _network(stored, committee=(1, 2, 3), seed=5, prepared=None):
@@ -59,7 +59,7 @@ def test_holders_generate_one_key_over_the_role_host_and_each_keeps_its_share(mo
     assert all(twin.sides[party(j)].result()[0] == "committed" for j in range(1, HOLDERS + 1))
     assert sorted(stored) == [1, 2, 3] and all(share.public == public for share in stored.values())
     c = public.encryptor.encrypt(2024)
-    assert decrypt(public, c, [stored[j].partial_decrypt(c, b"x") for j in (1, 3)], b"x") == (2024, {})
+    assert decrypt(public, c, [stored[j].partial_decrypt(c, b"x") for j in (1, 2, 3)], b"x") == (2024, {})
     # holders talk to each other only; the client's messages are the openings
     assert set(role for role, _, _ in net.messages) == {"client", "party"}
 
@@ -69,7 +69,7 @@ def test_an_opening_that_does_not_match_the_committee_or_comes_from_a_holder_is_
     net = _network(stored)
     net.send(CLIENT, party(1), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=5, threshold=3))
     net.send(party(2), party(3), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2))
-    net.send(CLIENT, party(2), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=1 << 20))
+    net.send(CLIENT, party(2), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=3, batch=1 << 20))
     net.run()
     reasons = sorted(reason for *_, reason in net.refused)
     assert len(reasons) == 3 and not stored
@@ -81,7 +81,7 @@ def test_an_opening_that_does_not_match_the_committee_or_comes_from_a_holder_is_
 def test_a_round_from_outside_the_committee_or_far_ahead_is_refused_and_changes_nothing(stage_round):
     stored: dict = {}
     net = _network(stored)
-    net.send(CLIENT, party(1), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=BATCH))
+    net.send(CLIENT, party(1), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=3, batch=BATCH))
     net.run()
     side = net.sides[party(1)]
     before = side.holder.round

@@ -7,6 +7,7 @@ import grpc
 import pytest
 
 from launcher.deployment import processes
+from mpdp.cryptocore import keyfiles
 from mpdp.proto.v1 import common_pb2, dppp_pb2
 from mpdp.proto.v1.role_pb2_grpc import RoleStub
 from mpdp.sessions.identity import AGGREGATOR, party
@@ -33,7 +34,10 @@ def test_five_parties_in_two_processes_run_every_protocol_with_the_closed_form_c
         assert {str(d.topology.principal_of(party(j))) for j in range(1, 6)} == {"party/1-3", "party/4-5"}
         dppp = d.run_dppp(queries=5)
         assert dppp["result"]["contributors"] == [1, 2, 3, 4, 5]
-        assert observed_counts(dppp) == closed_form_counts(5, 5)  # messages stay per logical party
+        # parties 1–3 hold three of the five shares: 2t > ℓ + 3 makes t = 5 (mpdp.threshold_sum.quorums)
+        threshold = keyfiles.load_public_key(d.topology.public_key).threshold
+        assert threshold == 5
+        assert observed_counts(dppp) == closed_form_counts(5, 5, threshold=threshold)  # messages stay per logical party
         _, hamm = run_hamm(d, seed=4)
         assert hamm["result"]["voters"] == 5 and observed_counts(hamm) == hamm_closed_form(5, 5)
         _, du = run_du(d, secure=True, rounds=2)

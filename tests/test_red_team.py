@@ -11,27 +11,31 @@ import pytest
 from launcher.deployment import processes
 from mpdp.cryptocore import keyfiles, threshold
 from mpdp.learning import datasets
-from mpdp.sessions.identity import party
+from mpdp.sessions.identity import CLIENT, party
+from mpdp.threshold_sum.quorums import QuorumError
+from mpdp.wire.identity import Principal
+from tests.hostile_aggregator import client_signature_from
 
 BITS = 1024
 
 
 def test_no_party_process_holds_a_decrypting_quorum_of_shares(tmp_path):
-    """`up --parties 5 --parties-per-process 4`: t = 4 of 5 holders, and party/1-4's bundle would hold shares 1..4.
+    """One process hosting parties 1–4 of 5, with t = 4 of 5 holders: party/1-4's bundle would hold shares 1..4.
     The attack: that host's operator decrypts party 5's ciphertext with its own files and nobody else. Refused
-    before any key exists, unless the operator says one operator runs those parties (a simulation)."""
-    parties, per_process = 5, 4
-    hosts = processes.party_hosts(parties, per_process)
-    with pytest.raises(processes.QuorumHostError, match="party/1-4 would hold 4 key shares"):
+    before any key exists (2t > ℓ + c fails), unless the operator says one operator runs those parties (a
+    simulation)."""
+    parties, first_host = 5, Principal("party", 1, 4)
+    hosts = {party(j): first_host if j <= 4 else Principal.of(party(j)) for j in range(1, parties + 1)}
+    with pytest.raises(QuorumError, match=r"t = 4 of ℓ = 5 key holders, c = 4 held by one principal: need 2t > ℓ \+ c"):
         processes.prepare(tmp_path / "refused", parties, BITS, datasets.load("breast-cancer"),
-                          processes.loopback_addresses(parties, hosts), seed=3, hosts=hosts)
+                          processes.loopback_addresses(parties, hosts), seed=3, hosts=hosts, threshold=4)
     assert not list((tmp_path / "refused").rglob("key_share_*")) and not list((tmp_path / "refused").rglob("*.pem"))
 
     topology = processes.prepare(tmp_path / "run", parties, BITS, datasets.load("breast-cancer"),
-                                 processes.loopback_addresses(parties, hosts), seed=3, hosts=hosts,
+                                 processes.loopback_addresses(parties, hosts), seed=3, hosts=hosts, threshold=4,
                                  single_operator=True)
     public = keyfiles.load_public_key(topology.public_key)
-    host_bundle = processes.RunDirectory(tmp_path / "run").bundle(hosts[party(1)])
+    host_bundle = processes.RunDirectory(tmp_path / "run").bundle(first_host)
     shares = [keyfiles.load_key_share(path) for path in sorted(host_bundle.glob("key_share_*"))]
     secret_vote = secrets.randbelow(1 << 32)
     victims_ciphertext = public.encryptor.encrypt(secret_vote)  # what party 5 would send, under the joint key
@@ -39,12 +43,78 @@ def test_no_party_process_holds_a_decrypting_quorum_of_shares(tmp_path):
     assert threshold.combine(public, partials) == secret_vote  # what --single-operator states: one operator
 
 
-def test_a_process_below_the_threshold_is_accepted(tmp_path):
-    """Three logical parties per process with t = 4 of 5: no host holds a quorum, nothing to refuse."""
+def test_a_process_below_the_threshold_is_accepted_at_the_threshold_its_shares_need(tmp_path):
+    """`--parties-per-process 3` of 5: parties 1–3 hold three shares, so the default rises from ⌊2ℓ/3⌋ + 1 = 4 to
+    5 (2t > ℓ + c); no host holds a quorum."""
     hosts = processes.party_hosts(5, 3)
     topology = processes.prepare(tmp_path / "run", 5, BITS, datasets.load("breast-cancer"),
                                  processes.loopback_addresses(5, hosts), seed=3, hosts=hosts)
-    assert keyfiles.load_public_key(topology.public_key).threshold == 4
+    assert keyfiles.load_public_key(topology.public_key).threshold == 5
+
+
+def test_no_layout_up_accepts_lets_one_principal_split_the_honest_holders_into_two_quorums():
+    """Every `up --parties K --parties-per-process P` with K ≤ 20: the threshold the launcher picks (or its refusal)
+    against the colluding principal's c shares. Two subsets of one slot each reach t partials when the ℓ − c honest
+    holders split into two groups of t − c; with consecutive hosts and t = ⌊2ℓ/3⌋ + 1 (accepted when c < t) that
+    was open in 55 of these layouts (35 with 2 ≤ P, K ≤ 16), among them K = 7, P = 3 (t = 5, c = 3) and K = 4,
+    P = 2 (t = 3, c = 2). None is open at the threshold the launcher picks, which counts c."""
+    from launcher.deployment.keygen import committee_size
+
+    def split(holders: int, colluding: int, t: int) -> bool:
+        return 2 * (t - colluding) <= holders - colluding
+
+    consecutive_exposed, exposed, refused = [], [], []
+    for parties in range(2, 21):
+        holders = committee_size(parties)
+        for per_process in range(1, parties + 1):
+            old_c, old_t = min(per_process, holders), 2 * holders // 3 + 1
+            if old_c < old_t and split(holders, old_c, old_t):
+                consecutive_exposed.append((parties, per_process))
+            hosts = processes.party_hosts(parties, per_process)
+            colluding = max([1] + [sum(hosts[party(j)] == host for j in range(1, holders + 1))
+                                   for host in set(hosts.values())])
+            try:
+                t = processes.check_quorum_hosts(hosts, holders, None)
+            except QuorumError:
+                refused.append((parties, per_process))
+                continue
+            if split(holders, colluding, t) or colluding >= t:
+                exposed.append((parties, per_process, t, colluding))
+    assert {(7, 3), (4, 2), (5, 3)} <= set(consecutive_exposed)
+    assert exposed == []
+    assert all(per_process >= committee_size(parties) for parties, per_process in refused)  # one host holds all
+
+
+def test_a_key_holder_refuses_to_serve_a_key_whose_quorums_one_host_could_split():
+    """What a holder checks of 2t > ℓ + c itself, at start: t and ℓ from its key, c from its bundle's topology (which
+    names every key holder and its host). A bundle assembled by hand around a t = 4 of 5 key with parties 1–3 in
+    one process is refused; so is t = 3 with every party alone; t = 5 with the shared host, or a single-operator
+    simulation, serves."""
+    import dataclasses
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from launcher.deployment.serve import check_quorums
+    from mpdp.deployments.topology import RoleEntry, Topology
+    from mpdp.sessions.identity import AGGREGATOR, CURATOR
+
+    def topology(hosts: list[tuple[int, int]]) -> Topology:
+        roles = [RoleEntry(AGGREGATOR, "127.0.0.1:1"), RoleEntry(CURATOR, "127.0.0.1:2")]
+        for port, (first, last) in enumerate(hosts, start=10):
+            roles += [RoleEntry(party(i), f"127.0.0.1:{port}", key_holder=True,
+                                host=f"party/{first}-{last}" if last > first else None)
+                      for i in range(first, last + 1)]
+        return Topology(Path("public.json"), tuple(roles), insecure=True)
+
+    shared, alone = topology([(1, 3), (4, 4), (5, 5)]), topology([(i, i) for i in range(1, 6)])
+    key = lambda t: SimpleNamespace(threshold=t, holders=5)  # noqa: E731
+    with pytest.raises(QuorumError, match="c = 3"):
+        check_quorums(shared, key(4))
+    with pytest.raises(QuorumError, match="c = 1"):
+        check_quorums(alone, key(3))
+    check_quorums(shared, key(5))
+    check_quorums(alone, key(4))
+    check_quorums(dataclasses.replace(shared, single_operator=True), key(4))
 
 
 @pytest.mark.parametrize("noise", ["binomial", "skellam"])
@@ -114,7 +184,7 @@ def test_dppp_holders_refuse_contributions_made_under_other_parameters(threshold
 
     public, shares = threshold_key  # t = 3 of 5: holders 3, 4 and 5 decrypt without the victims
     teachers, queries, epsilon, delta = 5, 4, 5.0, 1e-5
-    certs.issue(tmp_path, [party(i) for i in range(1, teachers + 1)])
+    certs.issue(tmp_path, [party(i) for i in range(1, teachers + 1)] + [CLIENT])
 
     def keys(i: int) -> ContributionKeys:
         cert, key = certs.certificate_files(tmp_path, party(i))
@@ -133,8 +203,12 @@ def test_dppp_holders_refuse_contributions_made_under_other_parameters(threshold
     told = {1: parameters(1.0), 2: parameters(1.0), 3: parameters(0.2), 4: parameters(0.2), 5: parameters(0.2)}
     sides, votes = {}, {}
     for i, p in told.items():  # the hostile aggregator opens one session id, with two sets of parameters
+        # each signed by the client, as if its key were in the wrong hands: the binding alone must refuse
+        signature = client_signature_from(tmp_path, "dppp", "split", p,
+                                          matrix_to_proto(features).SerializeToString(deterministic=True))
         sides[i] = opener.open("split", party(i), AGGREGATOR, "queries", dppp_pb2.DpppQueries(
-            parameters=p.to_proto(), features=matrix_to_proto(features), deadline_seconds=60))
+            parameters=p.to_proto(), features=matrix_to_proto(features), deadline_seconds=60,
+            client_signature=signature))
         votes[i] = sides[i].cast_votes()
     assert told[1].calibration.tosses_per_teacher * 2 < told[1].calibration.total_tosses  # 2N/5 < N
     request = threshold_sum_pb2.DecryptionRequest(contributions=[threshold_sum_pb2.Contribution(
@@ -208,7 +282,7 @@ def _signing_keys(tmp_path, parties: int):
     from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
     from mpdp.threshold_sum.binding import ContributionKeys
 
-    certs.issue(tmp_path, [party(i) for i in range(1, parties + 1)])
+    certs.issue(tmp_path, [party(i) for i in range(1, parties + 1)] + [CLIENT])
     verifier = ContributionVerifier.from_file(tmp_path / certs.CA_FILE)
 
     def keys(i: int | None) -> ContributionKeys:
@@ -281,7 +355,8 @@ def test_hamm_proven_votes_badly_signed_cost_the_aggregator_no_proof_check(thres
     keys = _signing_keys(tmp_path, 5)
     p = HammParameters("vote", 1.0, 1e-5, 0.01, 2, 5, 4, 3, True, False, 0.6, public.key_id, "binomial", True)
     queries = hamm_pb2.HammQueries(parameters=p.to_proto(), features=matrix_to_proto(np.zeros((4, 3))),
-                                   deadline_seconds=60)
+                                   deadline_seconds=60, client_signature=client_signature_from(
+                                       tmp_path, "hamm", "hamm-signature-first", p))
     own = {party(i): PartyResources(i, public, shares[i - 1], _FixedTeacher(), np.zeros((10, 3)), np.zeros(10),
                                     test_mode=True, contribution_keys=keys(i)) for i in (1, 2)}
     opener = protocol(own.__getitem__)
@@ -304,12 +379,12 @@ def test_hamm_proven_votes_badly_signed_cost_the_aggregator_no_proof_check(thres
     assert list(aggregator.collector.contributions) == [1] and checked == [1]
 
 
-@pytest.mark.parametrize("threshold", [0, 1, 2])
+@pytest.mark.parametrize("threshold", [0, 1, 2, 3])
 def test_a_key_holder_takes_no_part_in_a_key_that_does_not_bound_decryption(threshold):
-    """An opening of the distributed key generation with t ≤ ℓ/2 (here ℓ = 5): with t = 1 every holder, the one
+    """An opening of the distributed key generation with 2t ≤ ℓ + 1 (here ℓ = 5): with t = 1 every holder, the one
     malicious party included, decrypts every contribution alone; with t = 2 two disjoint pairs could each decrypt
-    another subset of one sum. Holders decrypt only under t > ℓ/2 (party/key_holder.py): each refuses to make
-    such a key at all, before any work."""
+    another subset of one sum, and with t = 3 two triples sharing only the malicious holder could. Each holder
+    refuses to make such a key at all, before any work (mpdp.threshold_sum.quorums)."""
     from mpdp.proto.v1 import keygen_pb2
     from mpdp.protocols.keygen.holder_side import KeygenHolderSide
     from mpdp.sessions.errors import ProtocolError
@@ -431,7 +506,7 @@ def test_one_malicious_key_holder_cannot_make_one_holder_keep_a_share_while_anot
     protocol, stored = _three_holders_storing(monkeypatch)
     net = ThirdHolderEquivocates("keygen-split", {party(j): {NAME: protocol} for j in (1, 2, 3)}, random.Random(1))
     for j in (1, 2, 3):
-        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
+        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=3, batch=8))
     net.run()
     outcomes = {j: net.sides[party(j)].state.name for j in (1, 2)}
     assert net.sides[party(2)].state.name == "ABORTED"  # the bad confirmation is caught
@@ -469,7 +544,7 @@ def test_a_key_holder_that_equivocates_on_a_broadcast_leaves_no_share_anywhere(m
     net = ThirdHolderEquivocates("keygen-equivocation", {party(j): {NAME: protocol} for j in (1, 2, 3)},
                                  random.Random(2))
     for j in (1, 2, 3):
-        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
+        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=3, batch=8))
     net.run()
     outcomes = {j: net.sides[party(j)].state.name for j in (1, 2)}
     assert not {1, 2} & set(stored) and "DONE" not in outcomes.values(), (outcomes, sorted(stored))
@@ -502,7 +577,7 @@ def _keygen_against(monkeypatch, session: str, tamper, seed: int = 3):
     registries = {party(j): {NAME: protocol} for j in (1, 2, 3)}
     net = ThirdHolderCheats(session, registries, random.Random(seed))
     for j in (1, 2, 3):
-        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
+        net.send(CLIENT, party(j), NAME, "open", keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=3, batch=8))
     net.run()
     return net, stored, registries
 
@@ -590,7 +665,7 @@ def test_a_key_holder_that_aborts_one_prepared_holder_cannot_split_the_commit(mo
     public = stored[1].public
     assert stored[2].public == public
     c = public.encryptor.encrypt(77)
-    assert decrypt(public, c, [stored[j].partial_decrypt(c, b"x") for j in (1, 2)], b"x") == (77, {})
+    assert decrypt(public, c, [stored[j].partial_decrypt(c, b"x") for j in (1, 2, 3)], b"x") == (77, {})
     twin.sides[party(2)].abort("another holder refused its commit", withdraw_result=True)  # the client rolls back
     assert sorted(stored) == [1, 3]
 
@@ -605,7 +680,7 @@ def test_a_replayed_or_stale_keygen_round_is_refused_and_changes_nothing():
     from mpdp.sessions.identity import CLIENT
 
     side = KeygenHolderSide("keygen-replay", party(1), [1, 2, 3], PreparedShares())
-    side.start_keygen(CLIENT, keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=2, batch=8))
+    side.start_keygen(CLIENT, keygen_pb2.KeygenOpen(bits=BITS, holders=3, threshold=3, batch=8))
     first = keygen_pb2.KeygenRound(stage="candidates", attempt=1, round=1, values=[b"\x01"] * 24)
     side.take_round(party(2), first)
     before = (side.holder.round, {r: list(m) for r, m in side._pending.items()})
@@ -705,12 +780,13 @@ def test_charlie_gets_no_more_than_a_tournaments_k_minus_1_comparisons(keypair, 
 
 @pytest.mark.parametrize("method", ["dealer", "distributed"])
 def test_no_key_is_made_with_a_threshold_that_does_not_bound_decryption(tmp_path, monkeypatch, method):
-    """The same key through the launcher: `keygen`/`prepare`/`up --threshold 1` (or any t ≤ ℓ/2) would hand
-    every holder, the malicious party included, a share that decrypts alone. Refused before any file exists."""
+    """The same key through the launcher: `keygen`/`prepare --threshold 1` would hand every holder, the malicious
+    party included, a share that decrypts alone; t ≤ (ℓ + 1)/2 lets two subsets of one sum be decrypted with the
+    malicious party's share in both. Refused before any file exists."""
     from launcher.deployment import distributed_keygen, keygen
 
     monkeypatch.setattr(distributed_keygen, "_spawn", lambda *a: pytest.fail("a holder was started"))
-    for t in (1, 2):
+    for t in (1, 2, 3):  # 3 of 5: two sets of three holders share one, and it may be the malicious party
         with pytest.raises(ValueError, match="threshold"):
             keygen.ceremony(5, tmp_path / "keys", BITS, threshold=t, method=method)
         with pytest.raises(ValueError, match="threshold"):

@@ -33,6 +33,7 @@ from mpdp.deployments.topology import RoleEntry, Topology
 from mpdp.proto.v1 import common_pb2, keygen_pb2, role_pb2_grpc
 from mpdp.protocols.keygen import decision
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
+from mpdp.threshold_sum import quorums
 from mpdp.wire.channels import PeerChannels
 from mpdp.wire.identity import Principal
 from mpdp.wire.traffic import TrafficLog
@@ -257,7 +258,9 @@ def open_at_holders(topology: Topology, bits: int, public_paths: list[Path], sta
         time.sleep(0.5)
     progress(f"{len(holders)} key holders serving; generating a {bits}-bit key among them")
     started = time.perf_counter()
-    opening = keygen_pb2.KeygenOpen(bits=bits, holders=len(holders), threshold=default_threshold(len(holders)))
+    colluding = 1 if topology.single_operator else quorums.most_shares(topology.principal_of(h) for h in holders)
+    opening = keygen_pb2.KeygenOpen(bits=bits, holders=len(holders),
+                                    threshold=default_threshold(len(holders), colluding))
     public, figures = asyncio.run(_open_everywhere(topology, holders, f"keygen-{secrets.token_hex(8)}", opening))
     encoded = json.dumps(keyfiles.public_key_to_dict(public), indent=2).encode()
     for path in public_paths:

@@ -15,6 +15,7 @@ from launcher.deployment import bundles
 from mpdp.cryptocore import keyfiles, secret_files
 from mpdp.cryptocore.threshold import generate_threshold_key
 from mpdp.protocols.dppp.parameters import default_threshold
+from mpdp.threshold_sum import quorums
 
 MAX_COMMITTEE = 16
 
@@ -36,18 +37,17 @@ def default_method(parties: int) -> str:
 DEFERRED = "deferred"
 
 
-def check_threshold(threshold: int, holders: int) -> None:
-    """t > ℓ/2, before any key exists: the holders decrypt under no other key (party/key_holder.py), and with
-    t = 1 any one holder, the malicious party too, would decrypt every contribution alone."""
-    if not holders // 2 < threshold <= holders:
-        raise ValueError(f"the threshold must be in ({holders // 2}, {holders}] for {holders} key holders, "
-                         f"not {threshold}: with t ≤ ℓ/2 key holders decrypt nothing (and t = 1 lets any one alone)")
+def check_threshold(threshold: int, holders: int, colluding: int = 1) -> None:
+    """2t > ℓ + c, before any key exists (mpdp.threshold_sum.quorums): any two decrypting sets of holders share an
+    honest one, who decrypts once per slot, whatever the c shares of one principal do."""
+    quorums.check(threshold, holders, colluding)
 
 
 def ceremony(parties: int, directory: Path, bits: int, threshold: int | None = None,
              overwrite: bool = False, method: str = "dealer") -> tuple[list[Path], int, int]:
     """Every share in one 0700 directory: the dealer's output of `mpdp keygen`, handed out one file per holder
-    (`method` "distributed": the holders' own ceremony writes them)."""
+    (`method` "distributed": the holders' own ceremony writes them). Each party gets its own certificate, so the
+    most shares one principal holds is the malicious party's one (c = 1)."""
     holders = committee_size(parties)
     threshold = threshold or default_threshold(holders)
     check_threshold(threshold, holders)
@@ -66,11 +66,13 @@ def _encode(data: dict) -> bytes:
 
 
 def deal_into_bundles(parties: int, bits: int, holder_bundles: dict[int, Path], public_bundles: list[Path],
-                      threshold: int | None = None, overwrite: bool = False, method: str = "dealer") -> tuple[int, int]:
-    """The public key into every bundle, share j only into holder j's; returns (t, holders)."""
+                      threshold: int | None = None, overwrite: bool = False, method: str = "dealer",
+                      colluding: int = 1) -> tuple[int, int]:
+    """The public key into every bundle, share j only into holder j's; returns (t, holders). `colluding`: the
+    most shares one principal's bundles hold."""
     holders = committee_size(parties)
-    threshold = threshold or default_threshold(holders)
-    check_threshold(threshold, holders)
+    threshold = threshold or default_threshold(holders, colluding)
+    check_threshold(threshold, holders, colluding)
     if sorted(holder_bundles) != list(range(1, holders + 1)):
         raise ValueError(f"key holders are parties 1..{holders}")
     targets = [holder_bundles[j] / keyfiles.share_file_name(j) for j in holder_bundles]

@@ -29,6 +29,7 @@ from mpdp.learning import datasets
 from mpdp.privacy import ledger
 from mpdp.privacy.ledger import Budget
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
+from mpdp.threshold_sum import quorums
 from mpdp.wire.identity import Principal
 
 PROCESSES_FILE = "processes.json"
@@ -132,14 +133,37 @@ def split_data(dataset: datasets.Dataset, parties: int, seed: int | None, split_
 
 
 def party_hosts(parties: int, per_process: int = 1) -> dict[Identity, Principal]:
-    """Parties 1..K in consecutive groups of `per_process`, one process (principal) per group."""
+    """Parties 1..K in ⌈K/P⌉ processes of at most P consecutive parties, laid out so that the fewest key shares
+    (parties 1..ℓ) share a process: c, the most shares one principal holds, decides which thresholds keep one
+    decryptable sum per slot (mpdp.threshold_sum.quorums)."""
     if per_process < 1:
         raise ValueError("--parties-per-process must be at least 1")
-    hosts = {}
-    for first in range(1, parties + 1, per_process):
-        principal = Principal("party", first, min(parties, first + per_process - 1))
+    sizes = _host_sizes(parties, per_process, committee_size(parties))
+    hosts, first = {}, 1
+    for size in sizes:
+        principal = Principal("party", first, first + size - 1)
         hosts.update({identity: principal for identity in principal.identities})
+        first += size
     return hosts
+
+
+def _host_sizes(parties: int, per_process: int, holders: int) -> list[int]:
+    """Process sizes, in party order: the holders 1..ℓ at most `shares` to a process for the smallest `shares`
+    that still fits K parties into ⌈K/P⌉ processes of at most P (the last holders' process fills up with
+    non-holders), then the rest P at a time."""
+    processes = -(-parties // per_process)
+    for shares in range(1, per_process + 1):
+        holder_processes = -(-holders // shares)
+        last_holders = holders - shares * (holder_processes - 1)
+        room = per_process - last_holders  # non-holders beside the last holders
+        rest = max(0, parties - holders - room)
+        if holder_processes + -(-rest // per_process) > processes:
+            continue
+        # `shares` holders to each holder process; the last one also takes non-holders, up to P
+        sizes = [shares] * (holder_processes - 1) + [last_holders + min(room, parties - holders)]
+        sizes += [min(per_process, rest - i) for i in range(0, rest, per_process)]
+        return sizes
+    raise AssertionError("P parties to a process always fit")  # shares = P is the consecutive layout
 
 
 def bundle_topology(topology: Topology, principal: Principal, directory: Path) -> Topology:
@@ -161,29 +185,22 @@ def bundle_topology(topology: Topology, principal: Principal, directory: Path) -
                     client_key=topology.client_key if is_client else None)
 
 
-class QuorumHostError(ValueError):
-    """One process would hold a decrypting quorum of key shares."""
-
-
-def check_quorum_hosts(principals: dict[Identity, Principal], holders: int, threshold: int,
-                       single_operator: bool = False) -> None:
-    """Key holders are parties 1..holders wherever they are hosted: a process with t of their shares decrypts
-    alone, which no check at a key holder can stop. Refused unless the operator says one operator runs those
-    parties anyway (a simulation), and then said."""
-    shares: dict[Principal, int] = {}
-    for number in range(1, holders + 1):
-        host = principals[party(number)]
-        shares[host] = shares.get(host, 0) + 1
-    for host, count in sorted(shares.items()):
-        if count < threshold:
-            continue
-        if not single_operator:
-            raise QuorumHostError(
-                f"{host} would hold {count} key shares (t = {threshold}) and could decrypt alone: keep "
-                f"--parties-per-process below {threshold}, or pass --single-operator if one operator runs these "
-                "parties anyway (a simulation)")
-        print(f"warning: --single-operator: {host} holds {count} key shares (t = {threshold}) and can decrypt "
-              "alone; its parties are not separate data owners", file=sys.stderr)
+def check_quorum_hosts(principals: dict[Identity, Principal], holders: int, threshold: int | None,
+                       single_operator: bool = False) -> int:
+    """The threshold for this layout (`threshold`, or the default for its c), refused unless 2t > ℓ + c: with c
+    the most shares one process holds, two decrypting sets of holders then share an honest one, who decrypts
+    once per slot (mpdp.threshold_sum.quorums). `single_operator`: one operator runs every logical party and
+    holds their shares anyway (a simulation); its logical parties stand for separate owners, so c = 1, said."""
+    hosts = [principals[party(number)] for number in range(1, holders + 1)]
+    colluding = 1 if single_operator else quorums.most_shares(hosts)
+    chosen = threshold or default_threshold(holders, colluding)
+    check_threshold(chosen, holders, colluding)
+    for host in sorted(set(hosts)):
+        count = hosts.count(host)
+        if count >= chosen:  # only with single_operator: otherwise c < t
+            print(f"warning: --single-operator: {host} holds {count} key shares (t = {chosen}) and can decrypt "
+                  "alone; its parties are not separate data owners", file=sys.stderr)
+    return chosen
 
 
 def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list[tuple[np.ndarray, np.ndarray]],
@@ -197,8 +214,7 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
     model_names(model)  # a mistake fails before the key ceremony
     principals = {identity: (hosts or {}).get(identity) or Principal.of(identity) for identity in addresses}
     committee = committee_size(len(parts))
-    check_threshold(threshold or default_threshold(committee), committee)  # before anything is written
-    check_quorum_hosts(principals, committee, threshold or default_threshold(committee), single_operator)
+    threshold = check_quorum_hosts(principals, committee, threshold, single_operator)  # before anything is written
     with bundles.private_umask():
         bundles.private_directory(run.path)
         directories = {principal: bundles.private_directory(run.bundle(principal))

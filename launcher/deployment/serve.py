@@ -74,10 +74,27 @@ def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: st
 
     public_key = keyfiles.load_public_key(topology.public_key)
     hosted = topology.principal_of(party(number)).identities
+    if any(me.id in topology.key_holders for me in hosted):
+        check_quorums(topology, public_key)
     teachers = HostTeachers()
     own = {me: _party_resources(topology, me, public_key, teachers, test_mode, fault, budget, allow_unproven)
            for me in hosted}
     return protocols(own.__getitem__), public_key.key_id.hex()
+
+
+def check_quorums(topology: Topology, public_key) -> None:
+    """What a key holder can check of 2t > ℓ + c itself (mpdp.threshold_sum.quorums): t and ℓ from the key, c from
+    its bundle's topology, which names every key holder and the process hosting it. Refused at start, before any
+    request: a holder of a key whose quorums one principal could split would decrypt a second subset's sum."""
+    from mpdp.sessions.identity import party
+    from mpdp.threshold_sum import quorums
+
+    if topology.key_holders != list(range(1, public_key.holders + 1)):
+        raise ValueError(f"the topology's key holders {topology.key_holders} do not match the key's "
+                         f"{public_key.holders} holders")
+    colluding = 1 if topology.single_operator else quorums.most_shares(
+        topology.principal_of(party(number)) for number in topology.key_holders)
+    quorums.check(public_key.threshold, public_key.holders, colluding)
 
 
 # `--once`: how long a holder keeps serving after it wrote its share (the client's commit), so that the client

@@ -10,7 +10,7 @@ import time
 import grpc
 import numpy as np
 
-from launcher.client import await_result, role_stub, to_role
+from launcher.client import await_result, opening_signature, role_stub, to_role
 from launcher.progress import progress
 from mpdp.cryptocore import keyfiles
 from mpdp.deployments.topology import Topology
@@ -46,9 +46,11 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     session_id = session_id or secrets.token_hex(8)
     progress(f"DPPP (session id {session_id}): {queries} queries, {len(topology.parties)} teachers"
              + (f" of {ensemble} models each" if ensemble > 1 else "") + f", ε={epsilon}, δ={delta}")
-    request = dppp_pb2.DpppRoundRequest(parameters=parameters.to_proto(),
-                                        features=matrix_to_proto(public_features[:queries]),
-                                        deadline_seconds=deadline_s)
+    features = matrix_to_proto(public_features[:queries])
+    request = dppp_pb2.DpppRoundRequest(parameters=parameters.to_proto(), features=features,
+                                        deadline_seconds=deadline_s, client_signature=opening_signature(
+                                            topology, "dppp", session_id, parameters,
+                                            features.SerializeToString(deterministic=True)))
     reply, traffic, round_s = await await_result(topology, session_id, AGGREGATOR, 5 * deadline_s + 60,
                                                  dppp=dppp_pb2.DpppMessage(open=request))
     result = reply.dppp.result

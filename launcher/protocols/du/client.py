@@ -7,7 +7,7 @@ import secrets
 
 import numpy as np
 
-from launcher.client import await_result
+from launcher.client import await_result, opening_signature
 from launcher.progress import progress
 from mpdp.cryptocore import keyfiles
 from mpdp.deployments.topology import Topology
@@ -39,7 +39,8 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
              f"{parameters.rounds} rounds, K = {parameters.parties}"
              + (", secure aggregation" if parameters.secure_aggregation else ""))
     opening = du_pb2.DuOpen(parameters=parameters.to_proto(), round_deadline_seconds=round_deadline_s,
-                            noise_seed=noise_seed)
+                            noise_seed=noise_seed,
+                            client_signature=opening_signature(topology, "du", session_id, parameters))
     reply, traffic, round_trip = await await_result(topology, session_id, AGGREGATOR,
                                                     parameters.rounds * 3 * round_deadline_s + 60,
                                                     du=du_pb2.DuMessage(open=opening))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from launcher.client import await_result
+from launcher.client import await_result, opening_signature
 from launcher.progress import progress
 from mpdp.cryptocore import keyfiles
 from mpdp.deployments.topology import Topology
@@ -39,7 +39,8 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
     session_id = session_id or secrets.token_hex(8)
     progress(f"Hamm (session id {session_id}): M = {parameters.parties} parties vote on N = {parameters.aux_points} "
              f"points; {parameters.method}, ε = {parameters.epsilon}, λ = {parameters.regularization}")
-    opening = hamm_pb2.HammOpen(parameters=parameters.to_proto(), deadline_seconds=deadline_s, noise_seed=noise_seed)
+    opening = hamm_pb2.HammOpen(parameters=parameters.to_proto(), deadline_seconds=deadline_s, noise_seed=noise_seed,
+                                client_signature=opening_signature(topology, "hamm", session_id, parameters))
     reply, traffic, round_s = await await_result(topology, session_id, CURATOR, 3 * deadline_s + 60,
                                                  hamm=hamm_pb2.HammMessage(open=opening))
     result = reply.hamm.result

@@ -45,24 +45,28 @@ class DpppParameters(_message.Message):
     def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., teachers: _Optional[int] = ..., honest_fraction: _Optional[float] = ..., packed: _Optional[bool] = ..., key_id: _Optional[bytes] = ..., total_tosses: _Optional[int] = ..., noise: _Optional[str] = ..., skellam_grid: _Optional[int] = ..., proven_votes: _Optional[bool] = ..., verifiable_noise: _Optional[bool] = ..., colluding: _Optional[int] = ..., ensemble: _Optional[int] = ..., holders_check_bits: _Optional[bool] = ...) -> None: ...
 
 class DpppRoundRequest(_message.Message):
-    __slots__ = ("parameters", "features", "deadline_seconds")
+    __slots__ = ("parameters", "features", "deadline_seconds", "client_signature")
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     FEATURES_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     parameters: DpppParameters
     features: _common_pb2.Matrix
     deadline_seconds: float
-    def __init__(self, parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
+    client_signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ..., client_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class DpppQueries(_message.Message):
-    __slots__ = ("parameters", "features", "deadline_seconds")
+    __slots__ = ("parameters", "features", "deadline_seconds", "client_signature")
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     FEATURES_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     parameters: DpppParameters
     features: _common_pb2.Matrix
     deadline_seconds: float
-    def __init__(self, parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
+    client_signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ..., client_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class DpppVotes(_message.Message):
     __slots__ = ("tosses", "votes", "signature", "proven", "noise_bits", "coin_commitment", "pooled", "pool_first")

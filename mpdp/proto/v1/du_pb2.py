@@ -26,7 +26,7 @@ from mpdp.proto.v1 import common_pb2 as mpdp_dot_proto_dot_v1_dot_common__pb2
 from mpdp.proto.v1 import threshold_sum_pb2 as mpdp_dot_proto_dot_v1_dot_threshold__sum__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16mpdp/proto/v1/du.proto\x12\x07mpdp.v1\x1a\x1ampdp/proto/v1/common.proto\x1a!mpdp/proto/v1/threshold_sum.proto\"\xc7\x02\n\x0c\x44uParameters\x12\x0e\n\x06method\x18\x01 \x01(\t\x12\x0f\n\x07\x65psilon\x18\x02 \x01(\x01\x12\r\n\x05\x64\x65lta\x18\x03 \x01(\x01\x12\x0e\n\x06rounds\x18\x04 \x01(\r\x12\x11\n\ttolerance\x18\x05 \x01(\x01\x12\x14\n\x0clocal_epochs\x18\x06 \x01(\r\x12\x15\n\rlearning_rate\x18\x07 \x01(\x01\x12\x16\n\x0eregularization\x18\x08 \x01(\x01\x12\x0f\n\x07parties\x18\t \x01(\r\x12\x11\n\tdimension\x18\n \x01(\r\x12\r\n\x05\x62ound\x18\x0b \x01(\x01\x12\x1a\n\x12secure_aggregation\x18\x0c \x01(\x08\x12\x17\n\x0fhonest_fraction\x18\r \x01(\x01\x12\x0e\n\x06key_id\x18\x0e \x01(\x0c\x12\x12\n\nbatch_size\x18\x0f \x01(\r\x12\x13\n\x0brecords_cap\x18\x10 \x01(\x04\"g\n\x06\x44uOpen\x12)\n\nparameters\x18\x01 \x01(\x0b\x32\x15.mpdp.v1.DuParameters\x12\x1e\n\x16round_deadline_seconds\x18\x02 \x01(\x01\x12\x12\n\nnoise_seed\x18\x03 \x01(\x04\"\x95\x01\n\x07\x44uModel\x12)\n\nparameters\x18\x01 \x01(\x0b\x32\x15.mpdp.v1.DuParameters\x12\r\n\x05round\x18\x02 \x01(\r\x12\r\n\x05theta\x18\x03 \x03(\x01\x12\r\n\x05\x66inal\x18\x04 \x01(\x08\x12\x1e\n\x16round_deadline_seconds\x18\x05 \x01(\x01\x12\x12\n\nnoise_seed\x18\x06 \x01(\x04\"\xbb\x01\n\x08\x44uUpload\x12\r\n\x05round\x18\x01 \x01(\r\x12\x0f\n\x07records\x18\x02 \x01(\x04\x12\r\n\x05theta\x18\x03 \x03(\x01\x12\'\n\tencrypted\x18\x04 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x31\n\tsignature\x18\x05 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\x12$\n\x05proof\x18\x06 \x01(\x0b\x32\x15.mpdp.v1.DuRangeProof\"\xb7\x01\n\x0c\x44uRangeProof\x12\"\n\x04\x62its\x18\x01 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12,\n\nbit_proofs\x18\x02 \x03(\x0b\x32\x18.mpdp.v1.MembershipProof\x12&\n\x08products\x18\x03 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12-\n\x0eproduct_proofs\x18\x04 \x03(\x0b\x32\x15.mpdp.v1.ProductProof\"L\n\x0cProductProof\x12\x11\n\tchallenge\x18\x01 \x01(\x0c\x12\t\n\x01z\x18\x02 \x01(\x0c\x12\r\n\x05z_rho\x18\x03 \x01(\x0c\x12\x0f\n\x07z_sigma\x18\x04 \x01(\x0c\"Q\n\x13\x44uDecryptionRequest\x12\r\n\x05round\x18\x01 \x01(\r\x12+\n\x07request\x18\x02 \x01(\x0b\x32\x1a.mpdp.v1.DecryptionRequest\"T\n\x14\x44uPartialDecryptions\x12\r\n\x05round\x18\x01 \x01(\r\x12-\n\x08partials\x18\x02 \x01(\x0b\x32\x1b.mpdp.v1.PartialDecryptions\"R\n\x07\x44uRound\x12\r\n\x05round\x18\x01 \x01(\r\x12\x14\n\x0cparticipants\x18\x02 \x03(\r\x12\x11\n\tstep_norm\x18\x03 \x01(\x01\x12\x0f\n\x07seconds\x18\x04 \x01(\x01\"\xf0\x01\n\x08\x44uResult\x12\r\n\x05theta\x18\x01 \x03(\x01\x12\x0e\n\x06rounds\x18\x02 \x01(\r\x12\x0f\n\x07stopped\x18\x03 \x01(\t\x12!\n\x07history\x18\x04 \x03(\x0b\x32\x10.mpdp.v1.DuRound\x12\x0f\n\x07\x64ropped\x18\x05 \x03(\r\x12$\n\x06timing\x18\x06 \x03(\x0b\x32\x14.mpdp.v1.StageTiming\x12(\n\x08rejected\x18\x07 \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\x12\x30\n\x10rejected_uploads\x18\x08 \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\"/\n\x0c\x44uTestRecord\x12\x0f\n\x07uploads\x18\x01 \x03(\x01\x12\x0e\n\x06rounds\x18\x02 \x01(\r\"\xc9\x02\n\tDuMessage\x12\x1f\n\x04open\x18\x01 \x01(\x0b\x32\x0f.mpdp.v1.DuOpenH\x00\x12!\n\x05model\x18\x02 \x01(\x0b\x32\x10.mpdp.v1.DuModelH\x00\x12#\n\x06upload\x18\x03 \x01(\x0b\x32\x11.mpdp.v1.DuUploadH\x00\x12:\n\x12\x64\x65\x63ryption_request\x18\x04 \x01(\x0b\x32\x1c.mpdp.v1.DuDecryptionRequestH\x00\x12<\n\x13partial_decryptions\x18\x05 \x01(\x0b\x32\x1d.mpdp.v1.DuPartialDecryptionsH\x00\x12#\n\x06result\x18\x06 \x01(\x0b\x32\x11.mpdp.v1.DuResultH\x00\x12,\n\x0btest_record\x18\x07 \x01(\x0b\x32\x15.mpdp.v1.DuTestRecordH\x00\x42\x06\n\x04\x62odyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16mpdp/proto/v1/du.proto\x12\x07mpdp.v1\x1a\x1ampdp/proto/v1/common.proto\x1a!mpdp/proto/v1/threshold_sum.proto\"\xc7\x02\n\x0c\x44uParameters\x12\x0e\n\x06method\x18\x01 \x01(\t\x12\x0f\n\x07\x65psilon\x18\x02 \x01(\x01\x12\r\n\x05\x64\x65lta\x18\x03 \x01(\x01\x12\x0e\n\x06rounds\x18\x04 \x01(\r\x12\x11\n\ttolerance\x18\x05 \x01(\x01\x12\x14\n\x0clocal_epochs\x18\x06 \x01(\r\x12\x15\n\rlearning_rate\x18\x07 \x01(\x01\x12\x16\n\x0eregularization\x18\x08 \x01(\x01\x12\x0f\n\x07parties\x18\t \x01(\r\x12\x11\n\tdimension\x18\n \x01(\r\x12\r\n\x05\x62ound\x18\x0b \x01(\x01\x12\x1a\n\x12secure_aggregation\x18\x0c \x01(\x08\x12\x17\n\x0fhonest_fraction\x18\r \x01(\x01\x12\x0e\n\x06key_id\x18\x0e \x01(\x0c\x12\x12\n\nbatch_size\x18\x0f \x01(\r\x12\x13\n\x0brecords_cap\x18\x10 \x01(\x04\"\xa1\x01\n\x06\x44uOpen\x12)\n\nparameters\x18\x01 \x01(\x0b\x32\x15.mpdp.v1.DuParameters\x12\x1e\n\x16round_deadline_seconds\x18\x02 \x01(\x01\x12\x12\n\nnoise_seed\x18\x03 \x01(\x04\x12\x38\n\x10\x63lient_signature\x18\x04 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\"\xcf\x01\n\x07\x44uModel\x12)\n\nparameters\x18\x01 \x01(\x0b\x32\x15.mpdp.v1.DuParameters\x12\r\n\x05round\x18\x02 \x01(\r\x12\r\n\x05theta\x18\x03 \x03(\x01\x12\r\n\x05\x66inal\x18\x04 \x01(\x08\x12\x1e\n\x16round_deadline_seconds\x18\x05 \x01(\x01\x12\x12\n\nnoise_seed\x18\x06 \x01(\x04\x12\x38\n\x10\x63lient_signature\x18\x07 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\"\xbb\x01\n\x08\x44uUpload\x12\r\n\x05round\x18\x01 \x01(\r\x12\x0f\n\x07records\x18\x02 \x01(\x04\x12\r\n\x05theta\x18\x03 \x03(\x01\x12\'\n\tencrypted\x18\x04 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x31\n\tsignature\x18\x05 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\x12$\n\x05proof\x18\x06 \x01(\x0b\x32\x15.mpdp.v1.DuRangeProof\"\xb7\x01\n\x0c\x44uRangeProof\x12\"\n\x04\x62its\x18\x01 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12,\n\nbit_proofs\x18\x02 \x03(\x0b\x32\x18.mpdp.v1.MembershipProof\x12&\n\x08products\x18\x03 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12-\n\x0eproduct_proofs\x18\x04 \x03(\x0b\x32\x15.mpdp.v1.ProductProof\"L\n\x0cProductProof\x12\x11\n\tchallenge\x18\x01 \x01(\x0c\x12\t\n\x01z\x18\x02 \x01(\x0c\x12\r\n\x05z_rho\x18\x03 \x01(\x0c\x12\x0f\n\x07z_sigma\x18\x04 \x01(\x0c\"Q\n\x13\x44uDecryptionRequest\x12\r\n\x05round\x18\x01 \x01(\r\x12+\n\x07request\x18\x02 \x01(\x0b\x32\x1a.mpdp.v1.DecryptionRequest\"T\n\x14\x44uPartialDecryptions\x12\r\n\x05round\x18\x01 \x01(\r\x12-\n\x08partials\x18\x02 \x01(\x0b\x32\x1b.mpdp.v1.PartialDecryptions\"R\n\x07\x44uRound\x12\r\n\x05round\x18\x01 \x01(\r\x12\x14\n\x0cparticipants\x18\x02 \x03(\r\x12\x11\n\tstep_norm\x18\x03 \x01(\x01\x12\x0f\n\x07seconds\x18\x04 \x01(\x01\"\xf0\x01\n\x08\x44uResult\x12\r\n\x05theta\x18\x01 \x03(\x01\x12\x0e\n\x06rounds\x18\x02 \x01(\r\x12\x0f\n\x07stopped\x18\x03 \x01(\t\x12!\n\x07history\x18\x04 \x03(\x0b\x32\x10.mpdp.v1.DuRound\x12\x0f\n\x07\x64ropped\x18\x05 \x03(\r\x12$\n\x06timing\x18\x06 \x03(\x0b\x32\x14.mpdp.v1.StageTiming\x12(\n\x08rejected\x18\x07 \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\x12\x30\n\x10rejected_uploads\x18\x08 \x03(\x0b\x32\x16.mpdp.v1.RejectedShare\"/\n\x0c\x44uTestRecord\x12\x0f\n\x07uploads\x18\x01 \x03(\x01\x12\x0e\n\x06rounds\x18\x02 \x01(\r\"\xc9\x02\n\tDuMessage\x12\x1f\n\x04open\x18\x01 \x01(\x0b\x32\x0f.mpdp.v1.DuOpenH\x00\x12!\n\x05model\x18\x02 \x01(\x0b\x32\x10.mpdp.v1.DuModelH\x00\x12#\n\x06upload\x18\x03 \x01(\x0b\x32\x11.mpdp.v1.DuUploadH\x00\x12:\n\x12\x64\x65\x63ryption_request\x18\x04 \x01(\x0b\x32\x1c.mpdp.v1.DuDecryptionRequestH\x00\x12<\n\x13partial_decryptions\x18\x05 \x01(\x0b\x32\x1d.mpdp.v1.DuPartialDecryptionsH\x00\x12#\n\x06result\x18\x06 \x01(\x0b\x32\x11.mpdp.v1.DuResultH\x00\x12,\n\x0btest_record\x18\x07 \x01(\x0b\x32\x15.mpdp.v1.DuTestRecordH\x00\x42\x06\n\x04\x62odyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,26 +35,26 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_DUPARAMETERS']._serialized_start=99
   _globals['_DUPARAMETERS']._serialized_end=426
-  _globals['_DUOPEN']._serialized_start=428
-  _globals['_DUOPEN']._serialized_end=531
-  _globals['_DUMODEL']._serialized_start=534
-  _globals['_DUMODEL']._serialized_end=683
-  _globals['_DUUPLOAD']._serialized_start=686
-  _globals['_DUUPLOAD']._serialized_end=873
-  _globals['_DURANGEPROOF']._serialized_start=876
-  _globals['_DURANGEPROOF']._serialized_end=1059
-  _globals['_PRODUCTPROOF']._serialized_start=1061
-  _globals['_PRODUCTPROOF']._serialized_end=1137
-  _globals['_DUDECRYPTIONREQUEST']._serialized_start=1139
-  _globals['_DUDECRYPTIONREQUEST']._serialized_end=1220
-  _globals['_DUPARTIALDECRYPTIONS']._serialized_start=1222
-  _globals['_DUPARTIALDECRYPTIONS']._serialized_end=1306
-  _globals['_DUROUND']._serialized_start=1308
-  _globals['_DUROUND']._serialized_end=1390
-  _globals['_DURESULT']._serialized_start=1393
-  _globals['_DURESULT']._serialized_end=1633
-  _globals['_DUTESTRECORD']._serialized_start=1635
-  _globals['_DUTESTRECORD']._serialized_end=1682
-  _globals['_DUMESSAGE']._serialized_start=1685
-  _globals['_DUMESSAGE']._serialized_end=2014
+  _globals['_DUOPEN']._serialized_start=429
+  _globals['_DUOPEN']._serialized_end=590
+  _globals['_DUMODEL']._serialized_start=593
+  _globals['_DUMODEL']._serialized_end=800
+  _globals['_DUUPLOAD']._serialized_start=803
+  _globals['_DUUPLOAD']._serialized_end=990
+  _globals['_DURANGEPROOF']._serialized_start=993
+  _globals['_DURANGEPROOF']._serialized_end=1176
+  _globals['_PRODUCTPROOF']._serialized_start=1178
+  _globals['_PRODUCTPROOF']._serialized_end=1254
+  _globals['_DUDECRYPTIONREQUEST']._serialized_start=1256
+  _globals['_DUDECRYPTIONREQUEST']._serialized_end=1337
+  _globals['_DUPARTIALDECRYPTIONS']._serialized_start=1339
+  _globals['_DUPARTIALDECRYPTIONS']._serialized_end=1423
+  _globals['_DUROUND']._serialized_start=1425
+  _globals['_DUROUND']._serialized_end=1507
+  _globals['_DURESULT']._serialized_start=1510
+  _globals['_DURESULT']._serialized_end=1750
+  _globals['_DUTESTRECORD']._serialized_start=1752
+  _globals['_DUTESTRECORD']._serialized_end=1799
+  _globals['_DUMESSAGE']._serialized_start=1802
+  _globals['_DUMESSAGE']._serialized_end=2131
 # @@protoc_insertion_point(module_scope)

@@ -45,30 +45,34 @@ class DuParameters(_message.Message):
     def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., rounds: _Optional[int] = ..., tolerance: _Optional[float] = ..., local_epochs: _Optional[int] = ..., learning_rate: _Optional[float] = ..., regularization: _Optional[float] = ..., parties: _Optional[int] = ..., dimension: _Optional[int] = ..., bound: _Optional[float] = ..., secure_aggregation: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., batch_size: _Optional[int] = ..., records_cap: _Optional[int] = ...) -> None: ...
 
 class DuOpen(_message.Message):
-    __slots__ = ("parameters", "round_deadline_seconds", "noise_seed")
+    __slots__ = ("parameters", "round_deadline_seconds", "noise_seed", "client_signature")
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     ROUND_DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     NOISE_SEED_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     parameters: DuParameters
     round_deadline_seconds: float
     noise_seed: int
-    def __init__(self, parameters: _Optional[_Union[DuParameters, _Mapping]] = ..., round_deadline_seconds: _Optional[float] = ..., noise_seed: _Optional[int] = ...) -> None: ...
+    client_signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, parameters: _Optional[_Union[DuParameters, _Mapping]] = ..., round_deadline_seconds: _Optional[float] = ..., noise_seed: _Optional[int] = ..., client_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class DuModel(_message.Message):
-    __slots__ = ("parameters", "round", "theta", "final", "round_deadline_seconds", "noise_seed")
+    __slots__ = ("parameters", "round", "theta", "final", "round_deadline_seconds", "noise_seed", "client_signature")
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     ROUND_FIELD_NUMBER: _ClassVar[int]
     THETA_FIELD_NUMBER: _ClassVar[int]
     FINAL_FIELD_NUMBER: _ClassVar[int]
     ROUND_DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     NOISE_SEED_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     parameters: DuParameters
     round: int
     theta: _containers.RepeatedScalarFieldContainer[float]
     final: bool
     round_deadline_seconds: float
     noise_seed: int
-    def __init__(self, parameters: _Optional[_Union[DuParameters, _Mapping]] = ..., round: _Optional[int] = ..., theta: _Optional[_Iterable[float]] = ..., final: _Optional[bool] = ..., round_deadline_seconds: _Optional[float] = ..., noise_seed: _Optional[int] = ...) -> None: ...
+    client_signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, parameters: _Optional[_Union[DuParameters, _Mapping]] = ..., round: _Optional[int] = ..., theta: _Optional[_Iterable[float]] = ..., final: _Optional[bool] = ..., round_deadline_seconds: _Optional[float] = ..., noise_seed: _Optional[int] = ..., client_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class DuUpload(_message.Message):
     __slots__ = ("round", "records", "theta", "encrypted", "signature", "proof")

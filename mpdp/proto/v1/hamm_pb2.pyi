@@ -47,24 +47,28 @@ class HammParameters(_message.Message):
     def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., classes: _Optional[int] = ..., parties: _Optional[int] = ..., aux_points: _Optional[int] = ..., dimension: _Optional[int] = ..., noisy_counts: _Optional[bool] = ..., protect_aux: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., count_noise: _Optional[str] = ..., proven_votes: _Optional[bool] = ..., verifiable_noise: _Optional[bool] = ..., colluding: _Optional[int] = ..., holders_check_bits: _Optional[bool] = ...) -> None: ...
 
 class HammOpen(_message.Message):
-    __slots__ = ("parameters", "deadline_seconds", "noise_seed")
+    __slots__ = ("parameters", "deadline_seconds", "noise_seed", "client_signature")
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     NOISE_SEED_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     parameters: HammParameters
     deadline_seconds: float
     noise_seed: int
-    def __init__(self, parameters: _Optional[_Union[HammParameters, _Mapping]] = ..., deadline_seconds: _Optional[float] = ..., noise_seed: _Optional[int] = ...) -> None: ...
+    client_signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, parameters: _Optional[_Union[HammParameters, _Mapping]] = ..., deadline_seconds: _Optional[float] = ..., noise_seed: _Optional[int] = ..., client_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class HammQueries(_message.Message):
-    __slots__ = ("parameters", "features", "deadline_seconds")
+    __slots__ = ("parameters", "features", "deadline_seconds", "client_signature")
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     FEATURES_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     parameters: HammParameters
     features: _common_pb2.Matrix
     deadline_seconds: float
-    def __init__(self, parameters: _Optional[_Union[HammParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
+    client_signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, parameters: _Optional[_Union[HammParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ..., client_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class HammVotes(_message.Message):
     __slots__ = ("tosses", "votes", "signature", "proven", "noise_bits", "coin_commitment")

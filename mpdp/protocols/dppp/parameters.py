@@ -25,6 +25,7 @@ from mpdp.privacy.skellam import MAX_GRID as MAX_SKELLAM_GRID
 from mpdp.privacy.skellam import TRUNCATION_SHARE_OF_DELTA, SkellamCalibration, minimal_grid, sample_shares
 from mpdp.proto.v1 import dppp_pb2
 from mpdp.sessions.errors import invalid
+from mpdp.threshold_sum import quorums
 from mpdp.vote_proofs import well_formed
 from mpdp.vote_proofs.votes import aligned
 
@@ -39,9 +40,10 @@ MAX_ENSEMBLE = 64  # T: models per teacher; a proven ballot carries T·Q one-hot
 NOISES = ("binomial", "skellam")
 
 
-def default_threshold(holders: int) -> int:
-    """t = ⌊2ℓ/3⌋ + 1: tolerates fewer than a third of the key holders missing."""
-    return 2 * holders // 3 + 1
+def default_threshold(holders: int, colluding: int = 1) -> int:
+    """t = ⌊2ℓ/3⌋ + 1 (fewer than a third of the key holders missing), at least the smallest t with 2t > ℓ + c
+    (mpdp.threshold_sum.quorums)."""
+    return quorums.default_threshold(holders, colluding)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from mpdp.sessions.errors import ProtocolError, denied, invalid
 from mpdp.sessions.identity import CLIENT, Identity, party
 from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.side import RoleSide, handles
+from mpdp.threshold_sum import quorums
 
 MAX_BITS = 4096  # an 8192-bit key would take hours
 
@@ -72,9 +73,10 @@ class KeygenHolderSide(RoleSide):
             raise denied(f"{sender} may not open a key generation")
         if body.holders != len(self.committee) or not MIN_HOLDERS <= body.holders <= MAX_HOLDERS:
             raise invalid(f"this committee has {len(self.committee)} key holders, the request says {body.holders}")
-        if not body.holders // 2 < body.threshold <= body.holders:  # what a holder needs to decrypt (key_holder)
-            raise invalid(f"need {body.holders // 2} < threshold ≤ {body.holders}: with t ≤ ℓ/2 two disjoint groups "
-                          "of holders could each decrypt, and with t = 1 any one holder alone")
+        try:  # 2t > ℓ + 1: two decrypting sets share an honest holder, even with the malicious party's share
+            quorums.check(body.threshold, body.holders)
+        except quorums.QuorumError as error:
+            raise invalid(str(error)) from None
         if body.bits > min(MAX_BITS, MAX_KEY_BITS) or body.batch > MAX_BATCH:
             raise invalid(f"at most {MAX_BITS}-bit keys and {MAX_BATCH} candidates per attempt")
         try:
