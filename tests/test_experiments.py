@@ -36,14 +36,38 @@ def test_the_tables_print_what_the_json_holds(tmp_path):
             (tmp_path / protocol / source.name).write_text(source.read_text())
     du = json.loads((tmp_path / "du" / "du_report.json").read_text())
     du["datasets"][0]["epsilon_sweep"][0]["functional"]["mean"] = 0.123456
+    du["datasets"][0]["epsilon_sweep"][0]["ofpa"]["mean"] = 0.111111
     du["datasets"][0]["majority_error"] = 0.4321
     (tmp_path / "du" / "du_report.json").write_text(json.dumps(du))
     reports = experiment_table.load(tmp_path)
     table, short = experiment_table.render(reports), experiment_table.summary(reports)
-    assert "| 0.123 |" in table and "majority class 0.432" in table and "functional 0.123" in short
+    assert "| 0.123 |" in table and "majority class 0.432" in table and "OFPA 0.111" in short
     assert table != experiment_table.render(experiment_table.load())
     (tmp_path / "du" / "du_report.json").unlink()
     assert "No stored report: `mpdp experiment du" in experiment_table.render(experiment_table.load(tmp_path))
+
+
+def test_each_claims_verdict_is_read_from_the_json_and_says_why_it_fails(tmp_path):
+    """The README's verdicts are computed: Hamm's private claim reads NOT reproduced with the bound that proves it,
+    and reads reproduced once the stored soft and avg sit above indiv; Du's Fig. 5 is read from CPU time per party."""
+    reports = experiment_table.load()
+    short, page = experiment_table.summary(reports).splitlines(), experiment_table.render(reports).splitlines()
+    hamm = next(line for line in short if line.startswith("| Hamm | soft, avg above indiv"))
+    assert "**NOT reproduced**" in hamm and "score noise 245 > score bound 189" in hamm
+    full = next(line for line in page if "soft, avg above indiv" in line)
+    assert "√(2 ln 6/λ) = 189" in full and "= 245 at 1/ε = 1" in full
+    assert "w* is the majority class" in next(line for line in short if line.startswith("| Pathak"))
+    du = next(line for line in short if "Fig. 5" in line)
+    assert "**NOT reproduced**: same CPU time" in du and " ms (breast-cancer)" in du
+    (tmp_path / "hamm").mkdir()
+    report = json.loads((RESULTS / "hamm" / "hamm_report.json").read_text())
+    har = next(result for result in report["datasets"] if result["dataset"] == "har")
+    for point in har["points"]:
+        for method in ("soft", "avg"):
+            point[method]["mean"] = har["non_private_splits"]["indiv"]["mean"] + 0.01
+    (tmp_path / "hamm" / "hamm_report.json").write_text(json.dumps(report))
+    claim, *_ = experiment_table._hamm_claims(experiment_table.load(tmp_path)["hamm"])
+    assert claim.claim.startswith("soft, avg above indiv") and claim.verdict == "reproduced" and not claim.why
 
 
 def test_the_summary_fits_the_readme():
