@@ -149,13 +149,14 @@ def _dppp_lines(report: dict | None) -> list[list[str]]:
 
 
 def _dppp_measured(report: dict) -> str:
-    rows = ["| data | teachers | ε | released labels right: DPPP / LDP / standalone | student: DPPP | "
+    rows = ["| data | teachers | ε (one query's) | released labels right: DPPP / LDP / standalone | student: DPPP | "
             "majority class (labels / test) |", "| --- | --- | --- | --- | --- | --- |"]
     sweeps = ["| data | ε | δ = 1/n | smallest δ | DPPP's labels at 1/n / smallest |", "| --- | --- | --- | --- | --- |"]
     for result in report["datasets"]:
         for point in result["points"]:
             labels = point["label_accuracy"]
-            rows.append(f"| {result['dataset']} | {result['teachers']} | {_g(point['epsilon'])} | "
+            one = f" ({point['epsilon_per_query']:.2g})" if "epsilon_per_query" in point else ""
+            rows.append(f"| {result['dataset']} | {result['teachers']} | {_g(point['epsilon'])}{one} | "
                         + " / ".join(_f(labels[name]["mean"]) for name in ("dppp", "ldp", "standalone"))
                         + f" | {_f(point['dppp']['mean'])} | {_f(result['majority_label_accuracy'])} / "
                           f"{_f(result['majority_test_accuracy'])} |")
@@ -164,17 +165,22 @@ def _dppp_measured(report: dict) -> str:
             sweeps.append(f"| {result['dataset']} | {_g(result['delta_sweep_epsilon'])} | {sweep[0]['delta']:.2e} | "
                           f"{sweep[-1]['delta']:.2e} | {_f(sweep[0]['label_accuracy']['dppp']['mean'])} / "
                           f"{_f(sweep[-1]['label_accuracy']['dppp']['mean'])} |")
-    shares = ["| data | ε | N (Binomial) | μ (Skellam) | noise σ Binomial / Skellam | labels right Binomial / Skellam |",
-              "| --- | --- | --- | --- | --- | --- |"]
+    shares = ["| data | ε | N (Binomial) | μ (Skellam) | noise σ Binomial / Skellam (needed) | labels right Binomial / "
+              "Skellam |", "| --- | --- | --- | --- | --- | --- |"]
     for result in report["datasets"]:
         for point in result["points"]:
             if "dppp-skellam" in point["label_accuracy"]:
                 shares.append(f"| {result['dataset']} | {_g(point['epsilon'])} | {point['total_tosses']} | "
                               f"{point['skellam_mu']:.1f} | {point['noise_std']['dppp']:.1f} / "
-                              f"{point['noise_std']['dppp-skellam']:.1f} | "
-                              f"{_f(point['label_accuracy']['dppp']['mean'])} / "
+                              f"{point['noise_std']['dppp-skellam']:.1f}"
+                              + (f" ({point['noise_std_needed']:.1f})" if "noise_std_needed" in point else "")
+                              + f" | {_f(point['label_accuracy']['dppp']['mean'])} / "
                               f"{_f(point['label_accuracy']['dppp-skellam']['mean'])} |")
-    return (f"Accuracy, mean of {report['datasets'][0]['runs']} runs:\n\n" + "\n".join(rows)
+    tau = report.get("honest_fraction")
+    sizing = (f"each teacher's share sized for τ = {_g(tau)} and one colluding teacher" if tau is not None else
+              "each teacher's share sized for τ = 2/3 and one colluding teacher")
+    return (f"Accuracy, mean of {report['datasets'][0]['runs']} runs; {sizing}; ε over all "
+            f"{report['datasets'][0]['queries']} queries:\n\n" + "\n".join(rows)
             + "\n\nFigure 3 (accuracy of DPPP's released labels as δ falls):\n\n" + "\n".join(sweeps)
             + "\n\nBinomial shares (the paper's) beside Skellam shares, calibrated to the same (ε, δ):\n\n"
             + "\n".join(shares))
@@ -412,10 +418,10 @@ def _dppp_claims(report: dict | None) -> list[Claim]:
     first = results[0]
     top = max(first["points"], key=lambda point: point["epsilon"])
     labels = top["label_accuracy"]
-    one_query = f", one query {top['epsilon_per_query']:.2g}" if "epsilon_per_query" in top else ""
+    one_query = f" ({top['epsilon_per_query']:.2g}/query)" if "epsilon_per_query" in top else ""
     return [Claim(
         claim, REPRODUCED if not lost else f"{total - len(lost)} of {total} points",
-        f"τ = {_g(tau)}; the rest at chance" if tau is not None and lost else "the rest at chance" if lost else "",
+        (f"τ = {_g(tau)}; " if tau is not None else "") + f"{len(lost)} at chance" if lost else "",
         f"{shares}; ε is all {first['queries']} queries composed"
         + (f"; not at {', '.join(lost)}: there every framework's labels are at or near chance and 10 runs' "
            "spread is wider than the gap" if lost else ""),
@@ -455,7 +461,7 @@ def _hamm_claims(report: dict | None) -> list[Claim]:
         tenth = points[0.1]
         lines.append(Claim(
             claim, REPRODUCED if holds else NOT_REPRODUCED,
-            "" if holds else f"at chance from 1/ε = 0.1; proven: score noise {noise:.0f} > score bound {bound:.0f}",
+            "" if holds else f"at chance from 1/ε = 0.1; proven: score noise {noise:.0f} > bound {bound:.0f}",
             "" if holds else
             (f"every private method is at chance from 1/ε = 0.1. Proven, not only observed: the noise on a class "
              f"score has std √(D + 1)·Δ/ε = {noise:.0f} at 1/ε = 1 (soft), above the largest score unit-ball data "
@@ -476,7 +482,7 @@ def _hamm_claims(report: dict | None) -> list[Claim]:
         few, many = A9A_PRIVATE_ROWS / max(PAPER_PARTIES["a9a"]), A9A_PRIVATE_ROWS / min(PAPER_PARTIES["a9a"])
         lines.append(Claim(
             "the same at M ≥ 5 000 (Figs. 3–4)", NOT_REPRODUCED,
-            f"a9a leaves {few:.1f} – {many:.1f} rows a party",
+            f"a9a: {few:.1f}–{many:.1f} rows a party",
             "KDD-99 and the URL data are not shipped; a9a, the stand-in, leaves each party "
             f"{few:.1f} – {many:.1f} rows there (the paper: 9 – 22), where even the non-private soft, avg and vote "
             "answer the majority class: the claims cannot be tested, so those panels are not stored",
