@@ -1,9 +1,12 @@
 """Before any cryptography: the expected noise of a release against the signal it perturbs, from public
-quantities only (ε, λ, d, K, the party sizes the operator chose), with the fix when the noise swamps the model.
+quantities only (ε, λ, d, K, C, the party sizes the operator chose), with the fix when the noise swamps the model.
 
-Signal: a λ-regularised logistic model on rows in the unit ball has ‖w‖ ≤ √(2·ln 2/λ) (its objective at w = 0
-is ln 2 ≥ λ/2‖w‖²), a bound that reads no data. Output perturbation with L2 sensitivity Δ adds η with
-E‖η‖ = D·Δ/ε (l2-laplace: ‖η‖ ~ Gamma(D, Δ/ε)); the check states that against the bound.
+Signal: a λ-regularised logistic (C = 2) or softmax model on rows in the unit ball has ‖w‖ ≤ √(2·ln C/λ): its
+objective at w = 0 is ln C, the minimiser's is no larger, and the loss is non-negative, so λ/2‖w‖² ≤ ln C. The
+bound reads no data. Output perturbation with L2 sensitivity Δ adds η with E‖η‖ = D·Δ/ε (l2-laplace: a
+uniform direction, ‖η‖ ~ Gamma(D, Δ/ε)). What a prediction sees is η·x: on a unit row its standard deviation
+is √(E‖η‖²/D) = √(D + 1)·Δ/ε, while the model's score w·x is at most ‖w‖. Hamm's check compares those two;
+Pathak's still compares the norms.
 """
 
 from __future__ import annotations
@@ -17,8 +20,15 @@ TOO_NOISY = 3.0  # three times that: the release cannot learn
 TARGET = 0.5  # the fix aims at noise half the model's bound
 
 
-def weight_bound(regularization: float) -> float:
-    return math.sqrt(2 * math.log(2) / regularization)
+def weight_bound(regularization: float, classes: int = 2) -> float:
+    """The largest ‖w‖ the regulariser allows a C-class logistic/softmax minimiser on unit-ball rows."""
+    return math.sqrt(2 * math.log(max(2, classes)) / regularization)
+
+
+def score_noise(weights: int, sensitivity: float, epsilon: float) -> float:
+    """Standard deviation of η·x on a unit row x for l2-laplace noise on D weights: E‖η‖² = D(D + 1)(Δ/ε)²,
+    spread evenly over the D directions."""
+    return math.sqrt(weights + 1) * sensitivity / epsilon
 
 
 def _dimension(client_data: dict) -> int:
@@ -39,14 +49,18 @@ def hamm(args, parties: int, client_data: dict, colluding: int = 1) -> dict | No
     weights = _dimension(client_data) * (1 if classes == 2 else classes)
     per_party = (2.0 if classes == 2 else math.sqrt(2)) / args.regularization  # one party's model moves w by Δ·M
     voters = parties if args.method == "soft" else 1
-    noise = weights * per_party / voters / args.epsilon
-    signal = weight_bound(args.regularization)
-    needed = math.ceil(weights * per_party / (TARGET * signal * args.epsilon)) if args.method == "soft" else None
+    noise = score_noise(weights, per_party / voters, args.epsilon)
+    signal = weight_bound(args.regularization, classes)
+    needed = (math.ceil(score_noise(weights, per_party, args.epsilon) / (TARGET * signal))
+              if args.method == "soft" else None)
     fix = (f"raise M (logical parties: `mpdp up --parties {needed} --parties-per-process {max(1, needed // 4)}`) "
            f"or λ (--lambda; noise ∝ 1/(Mλ), the model bound ∝ 1/√λ)" if needed else
            "use --method soft (its sensitivity falls as 1/M) or raise λ")
-    return _check("Hamm output perturbation", noise, signal, f"D·Δ/ε = {weights}·{per_party:.3g}/({voters}·ε)",
-                  fix, parties)
+    return _check("Hamm output perturbation", noise, signal,
+                  f"std of the noise on a class score √(D + 1)·Δ/ε = √({weights} + 1)·{per_party:.3g}/({voters}·ε) "
+                  f"against the largest score √(2·ln {classes}/λ)", fix, parties,
+                  signal_name="the largest score the regulariser allows", short="score bound",
+                  noise_name="noise std on a class score")
 
 
 def hamm_counts(args, parties: int, client_data: dict, colluding: int = 1) -> dict | None:
@@ -102,14 +116,15 @@ def du(args, parties: int, client_data: dict) -> dict | None:
 
 
 def _check(what: str, noise: float, signal: float, formula: str, fix: str, parties: int,
-           signal_name: str = "the largest model the regulariser allows", short: str = "model bound") -> dict:
+           signal_name: str = "the largest model the regulariser allows", short: str = "model bound",
+           noise_name: str = "expected ‖noise‖") -> dict:
     ratio = noise / signal
-    result: dict = {"release": what, "expected_noise_norm": noise, "signal_bound": signal, "ratio": ratio,
-                    "signal": short, "formula": formula, "parties": parties, "warnings": []}
+    result: dict = {"release": what, "noise": noise, "noise_name": noise_name, "signal_bound": signal,
+                    "ratio": ratio, "signal": short, "formula": formula, "parties": parties, "warnings": []}
     if ratio > NOISY:
         verdict = ("it cannot learn" if ratio > TOO_NOISY else
                    "one noise draw decides the result (`--repeat R` shows the spread)")
-        result["warnings"].append(f"{what}: at M = {parties} the expected noise is {ratio:.3g}× {signal_name} "
+        result["warnings"].append(f"{what}: at M = {parties} the {noise_name} is {ratio:.3g}× {signal_name} "
                                   f"({formula}); {verdict}: {fix}")
     return result
 
@@ -161,7 +176,7 @@ def estimate(protocol: str, args, topology, client_data: dict) -> dict:
 def line(check: dict) -> str | None:
     if "ratio" not in check:
         return None
-    return (f"noise check ({check['release']}): expected ‖noise‖ {check['expected_noise_norm']:.3g} against a "
+    return (f"noise check ({check['release']}): {check['noise_name']} {check['noise']:.3g} against a "
             f"{check.get('signal', 'model bound')} {check['signal_bound']:.3g} ({check['ratio']:.2g}×)")
 
 

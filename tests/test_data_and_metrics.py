@@ -166,6 +166,24 @@ def test_hamm_at_five_parties_and_small_lambda_is_refused_as_unlearnable_with_th
         {"warnings": []}
 
 
+def test_hamm_multiclass_compares_the_noise_on_a_class_score_with_the_ln_c_bound():
+    """HAR as the paper runs it (M = 1 000, 50 features, 6 classes, λ = 10⁻⁴): the noise on a class score has std
+    √(300 + 1)·√2/(Mλ)/ε = 245 at ε = 1 against the largest score √(2 ln 6/λ) = 189, so one draw decides; the M
+    the fix names brings it to half the bound."""
+    args = Namespace(noisy_counts=False, epsilon=1.0, regularization=1e-4, method="soft")
+    har = {"test_features": np.zeros((2, 50)), "classes": 6}
+    check = noise_check.estimate("hamm", args, _Topology(1000), har)
+    assert check["signal_bound"] == pytest.approx(np.sqrt(2 * np.log(6) / 1e-4)) == pytest.approx(189.3, abs=0.1)
+    assert check["noise"] == pytest.approx(np.sqrt(301) * np.sqrt(2) / (1000 * 1e-4)) == pytest.approx(245.4, abs=0.1)
+    assert 1 < check["ratio"] < 3 and "one noise draw decides" in check["warnings"][0]
+    assert "noise std on a class score" in noise_check.line(check)
+    needed = int(check["warnings"][0].split("--parties ")[1].split()[0])
+    fixed = noise_check.estimate("hamm", args, _Topology(needed), har)
+    assert fixed["ratio"] <= noise_check.TARGET < noise_check.estimate("hamm", args, _Topology(needed - 1), har)["ratio"]
+    binary = noise_check.estimate("hamm", args, _Topology(1000), {"test_features": np.zeros((2, 123)), "classes": 2})
+    assert binary["noise"] == pytest.approx(222.7, abs=0.1) and binary["signal_bound"] == pytest.approx(117.7, abs=0.1)
+
+
 def test_pathak_noise_falls_with_the_smallest_party_and_lambda():
     def ratio(sizes, lam):
         args = Namespace(epsilon=1.0, regularization=lam, calibration="tight")

@@ -168,6 +168,9 @@ def experiment_options() -> list[Option]:
         Option("delta-factors", {"type": float, "nargs": "+", "default": [1.0, 1e-1, 1e-2, 1e-3, 1e-4],
                                  "help": "Figure 3: δ as these multiples of the default δ"}),
         Option("delta-epsilon", {"type": float, "default": 2.0, "help": "Figure 3: the ε of the δ sweep"}),
+        Option("honest-fraction", {"type": float, "default": 1.0,
+                                   "help": "τ: the fraction of teachers each share's noise counts on (the paper: 1; "
+                                           "the system's sessions: 2/3)"}),
         Option("seed", {"type": int, "default": 2026}),
     ]
 
@@ -179,16 +182,19 @@ def run_experiment(args: argparse.Namespace) -> int:
     names = args.datasets.split(",") if args.datasets else ["breast-cancer", "digits"]
     if not args.datasets and data_directory(args.data_dir) is not None:
         names.append("a9a")
+    if not 0 < args.honest_fraction <= 1:
+        raise ValueError("--honest-fraction must be in (0, 1]")
     if min(args.delta_factors) <= 0 or max(args.delta_factors) > 1 or args.delta_epsilon <= 0:
         raise ValueError("--delta-factors must be in (0, 1] (δ no larger than the default) and --delta-epsilon > 0")
     report = experiment_dppp.run(args.out, names, args.epsilons, args.runs, args.queries, args.delta,
-                                 args.model, args.data_dir, args.seed, args.delta_factors, args.delta_epsilon)
+                                 args.model, args.data_dir, args.seed, args.delta_factors, args.delta_epsilon,
+                                 args.honest_fraction)
     for result in report["datasets"]:
         print(f"{result['dataset']}: {result['teachers']} teachers, {result['queries']} queries "
               f"(plot {args.out / result['plot']})")
         for point in result["points"]:
             row = "  ".join(f"{f} {point[f]['mean']:.3f}" for f in experiment_dppp.FRAMEWORKS)
-            print(f"  ε={point['epsilon']:<6g} {row}")
+            print(f"  ε={point['epsilon']:<6g} (one query {point['epsilon_per_query']:.3g}) {row}")
     print(f"report written to {args.out / 'dppp_report.json'}")
     return 0
 

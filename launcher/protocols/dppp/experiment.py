@@ -24,7 +24,8 @@ from launcher.experiment_plots import majority_accuracy, majority_line
 from launcher.experiment_threads import single_blas_thread
 from launcher.progress import steps
 from mpdp.learning import datasets, models
-from mpdp.privacy.binomial import BinomialCalibration
+from mpdp.privacy.binomial import BinomialCalibration, epsilon_for
+from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS
 from mpdp.privacy.skellam import SkellamCalibration, minimal_grid
 from mpdp.protocols.dppp.reference import labels as argmax_labels
 from mpdp.protocols.dppp.reference import one_hot, simulate_round, simulate_skellam_round
@@ -37,6 +38,10 @@ STAND_INS = {"digits": "handwritten digits (8×8) stand in for MNIST",
 # Figure 3: δ from the paper's 1/n (the weakest defensible δ) down by powers of ten, at one ε.
 DELTA_FACTORS = (1.0, 1e-1, 1e-2, 1e-3, 1e-4)
 DELTA_SWEEP_EPSILON = 2.0
+# The paper sets τ = 1 ("assuming no compromised teachers", Section 7): every teacher's share is N/K. The
+# system's floor is one colluding teacher (mpdp.privacy.collusion), so at τ = 1 each share is N/(K − 1) and
+# the K shares together carry K/(K − 1) of the variance N/4 the (ε, δ) needs (1.05× at K = 20).
+PAPER_HONEST_FRACTION = 1.0
 
 
 def _student_accuracy(public_features, labels, split) -> float:
@@ -44,12 +49,13 @@ def _student_accuracy(public_features, labels, split) -> float:
     return models.accuracy(student, split.test_features, split.test_labels)
 
 
-def _point(context, epsilon: float, delta: float, runs: int, seeds: np.random.SeedSequence) -> dict[str, Any]:
+def _point(context, epsilon: float, delta: float, runs: int, seeds: np.random.SeedSequence,
+           honest_fraction: float) -> dict[str, Any]:
     """One (ε, δ): every private framework's released labels and student over `runs` independent noise draws."""
     predictions, classes, teachers, queries, public, split, truth, plain_labels = context
-    calibration = BinomialCalibration.minimal(epsilon, delta, queries, teachers, 2 / 3)
+    calibration = BinomialCalibration.minimal(epsilon, delta, queries, teachers, honest_fraction)
     total, share = calibration.total_tosses, calibration.tosses_per_teacher
-    skellam = SkellamCalibration(epsilon, delta, queries, 2, teachers, 2 / 3, queries * classes,
+    skellam = SkellamCalibration(epsilon, delta, queries, 2, teachers, honest_fraction, queries * classes,
                                  minimal_grid(epsilon, delta, 2 * queries))
     streams = seeds.spawn(4 * runs)
     scores: dict[str, list[float]] = {"ldp": [], "standalone": [], "dppp": [], "dppp-skellam": []}
@@ -67,7 +73,12 @@ def _point(context, epsilon: float, delta: float, runs: int, seeds: np.random.Se
         for key, histograms in (("dppp", dppp), ("dppp-skellam", with_skellam)):
             agreement[key].append(float(np.mean(argmax_labels(histograms) == plain_labels)))
     point: dict[str, Any] = {
-        "epsilon": epsilon, "delta": delta, "total_tosses": total, "tosses_per_teacher": share,
+        "epsilon": epsilon, "delta": delta,
+        # What one query alone gives with the same N tosses at the same δ (ε above is all queries composed).
+        "epsilon_per_query": epsilon_for(total, delta, 1),
+        "total_tosses": total, "tosses_per_teacher": share,
+        # Every teacher contributes in the simulation; the (ε, δ) needs N/4 per count.
+        "noise_std_needed": float(np.sqrt(total / 4)),
         "skellam_mu": skellam.mu, "skellam_mu_per_teacher": skellam.share_mu,
         # Every teacher contributes in the simulation: K·N_i/4 and K·μ/K′ of variance per count.
         "noise_std": {"dppp": float(np.sqrt(teachers * share / 4)),
@@ -83,7 +94,7 @@ def _point(context, epsilon: float, delta: float, runs: int, seeds: np.random.Se
 
 def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None, delta: float | None,
                 teacher_model: str, data_dir, seed: int, delta_factors=DELTA_FACTORS,
-                delta_epsilon: float = DELTA_SWEEP_EPSILON) -> dict:
+                delta_epsilon: float = DELTA_SWEEP_EPSILON, honest_fraction: float = PAPER_HONEST_FRACTION) -> dict:
     dataset = datasets.load(name, data_dir=data_dir)
     teachers = PAPER_TEACHERS.get(name, 20)
     seeds = np.random.SeedSequence(seed)
@@ -106,22 +117,22 @@ def run_dataset(name: str, epsilons: list[float], runs: int, queries: int | None
     points = []
     with steps(len(epsilons), f"{name}: ε sweep") as done:
         for epsilon in epsilons:
-            point = {**_point(context, epsilon, delta, runs, seeds.spawn(1)[0]), **base}
+            point = {**_point(context, epsilon, delta, runs, seeds.spawn(1)[0], honest_fraction), **base}
             points.append(point)
-            print(f"    ε = {epsilon:<6g} N = {point['total_tosses']:<7d} μ = {point['skellam_mu']:<8.1f} "
+            print(f"    ε = {epsilon:<6g} (per query {point['epsilon_per_query']:.3g}) N = {point['total_tosses']:<7d} μ = {point['skellam_mu']:<8.1f} "
                   f"DPPP {point['dppp']['mean']:.3f} (σ {point['noise_std']['dppp']:.1f})  "
                   f"Skellam {point['dppp-skellam']['mean']:.3f} (σ {point['noise_std']['dppp-skellam']:.1f})  "
                   f"LDP {point['ldp']['mean']:.3f}  standalone {point['standalone']['mean']:.3f}", file=sys.stderr, flush=True)
             done.advance(f"ε = {epsilon:g}")
     delta_points = []  # the paper's Figure 3: δ varied at one ε
     for factor in delta_factors:
-        point = {**_point(context, delta_epsilon, delta * factor, runs, seeds.spawn(1)[0]), **base}
+        point = {**_point(context, delta_epsilon, delta * factor, runs, seeds.spawn(1)[0], honest_fraction), **base}
         point["delta_factor"] = factor
         delta_points.append(point)
         print(f"    ε = {delta_epsilon:g}, δ = {delta * factor:.1e}: DPPP labels "
               f"{point['label_accuracy']['dppp']['mean']:.3f}", file=sys.stderr, flush=True)
     return {"dataset": name, "stand_in": STAND_INS.get(name, ""), "teachers": teachers, "queries": queries,
-            "delta": delta, "delta_sweep_epsilon": delta_epsilon, "delta_sweep": delta_points,
+            "delta": delta, "honest_fraction": honest_fraction, "delta_sweep_epsilon": delta_epsilon, "delta_sweep": delta_points,
             "majority_label_accuracy": majority_accuracy(truth),
             "majority_test_accuracy": majority_accuracy(split.test_labels), "teacher_model": teacher_model,
             "student_model": models.DEFAULT_STUDENT_MODEL,
@@ -159,8 +170,13 @@ def plot(result: dict, path: Path) -> None:
     majority_line(axes, result["majority_test_accuracy"])
     for axis in (labels_axis, axes):
         axis.set_xscale("log")
-        axis.set_xlabel("ε (all queries composed)")
+        axis.set_xlabel(f"ε (all {result['queries']} queries composed)")
         axis.legend(fontsize=6)
+        if "epsilon_per_query" in result["points"][0]:  # the same points, read as one query's ε
+            top = axis.secondary_xaxis("top")
+            top.set_xticks(epsilons, [f"{p['epsilon_per_query']:.2g}" for p in result["points"]], fontsize=7)
+            top.minorticks_off()
+            top.set_xlabel("ε of one query (same N, same δ)", fontsize=8)
     sweep = result.get("delta_sweep", [])
     deltas = [p["delta"] for p in sweep]
     for framework in private:  # the paper's Figure 3: δ varied at one ε
@@ -173,8 +189,9 @@ def plot(result: dict, path: Path) -> None:
     delta_axis.set_xlabel(f"δ at ε = {result.get('delta_sweep_epsilon', '?')} (largest: 1/n)")
     delta_axis.set_ylabel("accuracy of the released labels")
     delta_axis.legend(fontsize=6)
-    figure.suptitle(f"DPPP on {result['dataset']}: {result['teachers']} teachers, {result['queries']} queries; "
-                    f"bands: ±1 std over {result['runs']} runs", fontsize=10)
+    shares = (f"τ = {result['honest_fraction']:g}" if "honest_fraction" in result else "τ = 2/3")
+    figure.suptitle(f"DPPP on {result['dataset']}: {result['teachers']} teachers, {result['queries']} queries, "
+                    f"{shares}, δ = {result['delta']:.2g}; bands: ±1 std over {result['runs']} runs", fontsize=10)
     figure.tight_layout()
     figure.savefig(path, dpi=120)
     plt.close(figure)
@@ -183,14 +200,15 @@ def plot(result: dict, path: Path) -> None:
 @single_blas_thread
 def run(out: Path, dataset_names: list[str], epsilons: list[float], runs: int, queries: int | None,
         delta: float | None, teacher_model: str, data_dir, seed: int, delta_factors=DELTA_FACTORS,
-        delta_epsilon: float = DELTA_SWEEP_EPSILON) -> dict:
+        delta_epsilon: float = DELTA_SWEEP_EPSILON, honest_fraction: float = PAPER_HONEST_FRACTION) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     report: dict[str, Any] = {"experiment": "dppp", "mode": "simulation (reference computation, seeded streams)",
-              "frameworks": list(FRAMEWORKS), "epsilons": epsilons, "seed": seed, "datasets": []}
+              "frameworks": list(FRAMEWORKS), "epsilons": epsilons, "seed": seed,
+              "honest_fraction": honest_fraction, "colluding": COLLUDING_CONTRIBUTORS, "datasets": []}
     for name in dataset_names:
         result = run_dataset(name, epsilons, runs, queries, delta, teacher_model, data_dir, seed, delta_factors,
-                             delta_epsilon)
+                             delta_epsilon, honest_fraction)
         plot_path = out / f"dppp_{name}.png"
         plot(result, plot_path)
         result["plot"] = plot_path.name

@@ -296,9 +296,14 @@ def plot(report: dict, out: Path) -> str:
         axis.set_title(f"{result['dataset']}: M = {result['parties']}, {result['classes']} classes, "
                        f"~{result['rows_per_party']:.0f} rows per party", fontsize=9)
         axis.legend(fontsize=7, loc="lower left")
-        noise = result["expected_noise_norm_at_epsilon_1"]["soft"]
-        axis.text(0.98, 0.6, f"private methods at chance: soft: E‖η‖ = {noise / 10:.3g} at 1/ε = 0.1\nvs ‖w_s‖ = "
-                              f"{result['model_norms']['soft']:.3g}", transform=axis.transAxes, ha="right",
+        # What a prediction sees: η·x on a unit row has std √(D + 1)·Δ/ε (docs/reproduction.md), against the
+        # model's score, at most ‖w_s‖ and never above √(2 ln C/λ).
+        weights = result["dimension"] * (1 if result["classes"] == 2 else result["classes"])
+        score_noise = math.sqrt(weights + 1) * result["sensitivities"]["soft"]
+        bound = math.sqrt(2 * math.log(result["classes"]) / report["lambda"])
+        axis.text(0.98, 0.6, f"soft: noise on a class score, std √(D + 1)·Δ/ε:\n{score_noise / 10:.3g} at 1/ε = 0.1, "
+                              f"{score_noise:.3g} at 1/ε = 1\nvs ‖w_s‖ = {result['model_norms']['soft']:.3g} "
+                              f"(at most √(2 ln C/λ) = {bound:.0f})", transform=axis.transAxes, ha="right",
                   va="center", fontsize=7, bbox={"facecolor": "white", "edgecolor": "grey"})
     figure.suptitle(f"Hamm et al. (in-process reference; sampled points checked over the wire): λ = {report['lambda']}, "
                     f"{report['trials_private']} trials per private point (bars: ±1 std)", fontsize=10)
