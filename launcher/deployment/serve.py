@@ -21,7 +21,7 @@ from mpdp.wire.traffic import TrafficLog
 log = logging.getLogger(__name__)
 
 
-def _contribution_keys(topology: Topology, me, signs: bool):
+def contribution_keys(topology: Topology, me, signs: bool):
     """The role's signer of its threshold-sum contributions (its TLS key) and the verifier of everyone's
     (the deployment CA); None in a plaintext deployment (crypto.md, "Bound decryption")."""
     from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
@@ -61,7 +61,7 @@ def _party_resources(topology: Topology, me, public_key, teachers, test_mode: bo
     model = teachers.add(me.id, entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
     log.info("%s: privacy budget %s per data set%s", me, budget, "; unproven mechanisms allowed" if allow_unproven else "")
     return PartyResources(me.id, public_key, key_share, model, features, labels, test_mode, fault, ledger,
-                          allow_unproven, _contribution_keys(topology, me, signs=True), topology.colluding)
+                          allow_unproven, contribution_keys(topology, me, signs=True), topology.colluding)
 
 
 def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None, budget: Budget,
@@ -132,7 +132,7 @@ def _aggregator_protocols(topology: Topology):
     if key_holders != list(range(1, public_key.holders + 1)):
         raise ValueError(f"the topology's key holders {key_holders} do not match the key's {public_key.holders} holders")
     teachers = [entry.identity.id for entry in topology.parties]
-    keys = _contribution_keys(topology, AGGREGATOR, signs=False)
+    keys = contribution_keys(topology, AGGREGATOR, signs=False)
     return protocols(public_key, teachers, key_holders, keys=keys), public_key.key_id.hex()
 
 

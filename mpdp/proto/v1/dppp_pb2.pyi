@@ -141,7 +141,7 @@ class DpppPoolLevel(_message.Message):
     def __init__(self, teacher: _Optional[int] = ..., available: _Optional[int] = ..., next: _Optional[int] = ...) -> None: ...
 
 class DpppRoundResult(_message.Message):
-    __slots__ = ("queries", "classes", "histograms", "labels", "contributors", "decryptors", "rejected", "timing", "tosses_per_teacher", "total_tosses_required", "rejected_votes")
+    __slots__ = ("queries", "classes", "histograms", "labels", "contributors", "decryptors", "rejected", "timing", "tosses_per_teacher", "total_tosses_required", "rejected_votes", "evidence", "blamed")
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     CLASSES_FIELD_NUMBER: _ClassVar[int]
     HISTOGRAMS_FIELD_NUMBER: _ClassVar[int]
@@ -153,6 +153,8 @@ class DpppRoundResult(_message.Message):
     TOSSES_PER_TEACHER_FIELD_NUMBER: _ClassVar[int]
     TOTAL_TOSSES_REQUIRED_FIELD_NUMBER: _ClassVar[int]
     REJECTED_VOTES_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
+    BLAMED_FIELD_NUMBER: _ClassVar[int]
     queries: int
     classes: int
     histograms: _containers.RepeatedScalarFieldContainer[int]
@@ -164,7 +166,17 @@ class DpppRoundResult(_message.Message):
     tosses_per_teacher: int
     total_tosses_required: int
     rejected_votes: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
-    def __init__(self, queries: _Optional[int] = ..., classes: _Optional[int] = ..., histograms: _Optional[_Iterable[int]] = ..., labels: _Optional[_Iterable[int]] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_teacher: _Optional[int] = ..., total_tosses_required: _Optional[int] = ..., rejected_votes: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ...) -> None: ...
+    evidence: _threshold_sum_pb2.SumEvidence
+    blamed: _containers.RepeatedCompositeFieldContainer[DpppBlamed]
+    def __init__(self, queries: _Optional[int] = ..., classes: _Optional[int] = ..., histograms: _Optional[_Iterable[int]] = ..., labels: _Optional[_Iterable[int]] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_teacher: _Optional[int] = ..., total_tosses_required: _Optional[int] = ..., rejected_votes: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., evidence: _Optional[_Union[_threshold_sum_pb2.SumEvidence, _Mapping]] = ..., blamed: _Optional[_Iterable[_Union[DpppBlamed, _Mapping]]] = ...) -> None: ...
+
+class DpppBlamed(_message.Message):
+    __slots__ = ("teacher", "votes")
+    TEACHER_FIELD_NUMBER: _ClassVar[int]
+    VOTES_FIELD_NUMBER: _ClassVar[int]
+    teacher: int
+    votes: DpppVotes
+    def __init__(self, teacher: _Optional[int] = ..., votes: _Optional[_Union[DpppVotes, _Mapping]] = ...) -> None: ...
 
 class DpppTestRecord(_message.Message):
     __slots__ = ("votes", "noise")

@@ -1,0 +1,138 @@
+"""The DPPP client's own check of the aggregator's result (docs/client-checks.md), in process: one honest round
+(teacher 3 absent, so a count can be inflated) is checked as released, then altered as a hostile aggregator
+would alter it; every alteration fails the check with a line naming the aggregator."""
+
+import numpy as np
+import pytest
+
+from aggregator.dppp import DpppAggregatorSide
+from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
+from mpdp.protocols.dppp.parameters import DpppParameters
+from mpdp.protocols.dppp.release import check_round
+from mpdp.sessions.errors import Kind, ProtocolError
+from mpdp.sessions.identity import CLIENT, party
+from mpdp.sessions.matrices import matrix_to_proto
+from party.dppp import DpppTeacherSide
+from tests.test_dppp_sessions import CLASSES, HOLDERS, QUERIES, TEACHERS, _resources
+
+SESSION = "checked"
+
+
+@pytest.fixture(scope="module")
+def released(threshold_key):
+    """(parameters, public key, the aggregator's result) of an honest round without teacher 3."""
+    public, shares = threshold_key
+    parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
+    parameters.calibrate()
+    features = np.random.default_rng(5).normal(size=(QUERIES, 4))
+    teachers = [DpppTeacherSide(SESSION, _resources(public, shares, i), parameters, features, 60.0)
+                for i in range(1, TEACHERS + 1)]
+    rnd = DpppAggregatorSide(SESSION, parameters, matrix_to_proto(features), 60.0, public,
+                             list(range(1, TEACHERS + 1)), HOLDERS)
+    rnd.receive(CLIENT, "open", dppp_pb2.DpppRoundRequest())
+    for teacher in teachers:
+        if teacher.own.id != 3:
+            rnd.receive(party(teacher.own.id), "votes", teacher.cast_votes())
+    requests = rnd.on_undeliverable(party(3), "queries", "unreachable")
+    for outbound in requests:
+        holder = outbound.to.id
+        rnd.receive(party(holder), "partial_decryptions", teachers[holder - 1].partially_decrypt(outbound.body))
+    assert rnd.state.name == "DONE"
+    return parameters, public, rnd.result()[1]
+
+
+def _check(released, result=None):
+    parameters, public, honest = released
+    return check_round(parameters, public, SESSION, None, HOLDERS, honest if result is None else result)
+
+
+def _copy(released) -> dppp_pb2.DpppRoundResult:
+    result = dppp_pb2.DpppRoundResult()
+    result.CopyFrom(released[2])
+    return result
+
+
+def _lie(released, result) -> str:
+    with pytest.raises(ProtocolError) as raised:
+        _check(released, result)
+    assert raised.value.kind is Kind.ABORTED
+    message = str(raised.value)
+    assert message.startswith("the aggregator lied") and message.endswith("nothing is released")
+    return message
+
+
+def test_an_honest_result_is_what_the_client_computes(released):
+    checked = _check(released)
+    honest = released[2]
+    assert checked.contributors == [1, 2, 4, 5] == list(honest.contributors)
+    assert checked.histograms.ravel().tolist() == list(honest.histograms)
+    assert checked.labels.tolist() == list(honest.labels) and checked.decryptors == list(honest.decryptors)
+    assert checked.rejected_votes == {} and checked.rejected_shares == {}
+
+
+def test_forged_labels_are_detected(released):
+    result = _copy(released)
+    result.labels[0] = (result.labels[0] + 1) % CLASSES
+    assert "labels" in _lie(released, result)
+    result = _copy(released)  # histograms forged to agree with the forged labels
+    histograms = np.array(result.histograms).reshape(QUERIES, CLASSES)
+    histograms[0, (result.labels[0] + 1) % CLASSES] += 1000
+    del result.histograms[:]
+    result.histograms.extend(histograms.ravel().tolist())
+    result.labels[0] = (result.labels[0] + 1) % CLASSES
+    assert "histograms" in _lie(released, result)
+
+
+def test_an_inflated_contributor_count_is_detected(released):
+    result = _copy(released)
+    result.contributors[:] = [1, 2, 3, 4, 5]
+    assert "contributors" in _lie(released, result)
+    result = _copy(released)  # teacher 3 given teacher 2's votes: no longer the product the holders decrypted
+    forged = threshold_sum_pb2.Contribution()
+    forged.CopyFrom(result.evidence.request.contributions[1])
+    forged.sender = 3
+    result.evidence.request.contributions.insert(2, forged)
+    result.contributors[:] = [1, 2, 3, 4, 5]
+    _lie(released, result)
+
+
+def test_a_deflated_contributor_count_is_detected(released):
+    result = _copy(released)
+    result.contributors[:] = [1, 2, 4]
+    assert "contributors" in _lie(released, result)
+    result = _copy(released)  # the evidence made to agree: then the holders' proofs are over another C
+    del result.evidence.request.contributions[3]
+    result.contributors[:] = [1, 2, 4]
+    _lie(released, result)
+
+
+def test_an_altered_contribution_or_a_swapped_proof_is_detected(released):
+    result = _copy(released)
+    contributions = result.evidence.request.contributions
+    contributions[0].ciphertexts.values[0] = contributions[1].ciphertexts.values[0]
+    _lie(released, result)
+    result = _copy(released)
+    answers = result.evidence.answers
+    first, second = threshold_sum_pb2.PartialDecryptions(), threshold_sum_pb2.PartialDecryptions()
+    first.CopyFrom(answers[0].partials)
+    second.CopyFrom(answers[1].partials)
+    answers[0].partials.challenge, answers[1].partials.challenge = second.challenge, first.challenge
+    assert "partial decryptions" in _lie(released, result)
+
+
+def test_false_blame_is_detected(released):
+    result = _copy(released)  # unproven votes have no check a teacher could fail
+    result.rejected_votes.add(holder=3, reason="vote proof failed: branch 0")
+    assert "unproven votes have none" in _lie(released, result)
+    result = _copy(released)
+    result.rejected_votes.add(holder=2, reason="vote proof failed: branch 0")
+    assert "counted its contribution" in _lie(released, result)
+    result = _copy(released)  # a key holder named as failing whose partial decryptions verify
+    result.rejected.add(holder=result.decryptors[0], reason="proof failed")
+    assert "partial decryptions failed" in _lie(released, result)
+
+
+def test_a_result_without_evidence_is_refused(released):
+    result = _copy(released)
+    result.ClearField("evidence")
+    assert "no evidence" in _lie(released, result)
