@@ -76,7 +76,7 @@ class DpppAggregatorSide(RoleSide):
         self.combiner: SumCombiner | None = None
         self.request: threshold_sum_pb2.DecryptionRequest | None = None
         self.rejected_votes: dict[int, str] = {}  # teachers whose vote (or noise bit) proofs failed
-        self.blamed_votes: dict[int, dppp_pb2.DpppVotes] = {}  # proven votes: the failing votes, for the client
+        self.blamed_votes: dict[int, dppp_pb2.DpppVotes] = {}  # the failing votes as they came, for the client
         self.pools = pools if pools is not None else Pools()  # verifiable noise: each teacher's offline bits
         self.committed: dict[int, tuple[list[int], list[int], joint_coin.Entry]] = {}  # verifiable noise
         self.revealed: dict[int, bytes] = {}  # verifiable noise: coin shares, each opening its commitment
@@ -176,12 +176,12 @@ class DpppAggregatorSide(RoleSide):
             vote_values = vote_proofs.checked(self.public_key, self.layout, p.queries, p.classes, body.proven,
                                               vote_proofs.context("dppp", self.session_id, teacher), p.ensemble)
         except MembershipProofInvalid as error:
-            return self._reject(teacher, f"vote proof failed: {error}")
+            return self._reject(teacher, f"vote proof failed: {error}", body)
         if body.pooled:
             try:
                 spent = self.pools.of(teacher).take(body.pool_first, count)
             except ProtocolError as error:
-                return self._reject(teacher, f"noise pool: {error}")
+                return self._reject(teacher, f"noise pool: {error}", body)
             bit_values = spent.values
             evidence = well_formed.of_pooled(self.public_key, body.proven, spent, body.signature,
                                              p.holders_check_bits)
@@ -193,13 +193,13 @@ class DpppAggregatorSide(RoleSide):
         try:
             self.collector.authenticate_commitment(teacher, digest, body.signature)
         except ProtocolError as error:
-            return self._reject(teacher, f"commitments not signed: {error}")
+            return self._reject(teacher, f"commitments not signed: {error}", body)
         if not body.pooled:
             try:
                 noise_bits.check(self.public_key, count, body.noise_bits,
                                  noise_bits.context("dppp", self.session_id, teacher))
             except MembershipProofInvalid as error:
-                return self._reject(teacher, f"noise bit proof failed: {error}")
+                return self._reject(teacher, f"noise bit proof failed: {error}", body)
         self.committed[teacher] = (vote_values, bit_values, joint_coin.Entry(teacher, digest, bytes(body.coin_commitment)))
         self.evidence[teacher] = evidence
         return self.poll()
@@ -215,8 +215,9 @@ class DpppAggregatorSide(RoleSide):
             self.fail(f"party {sender.id}'s coin share does not open its commitment: the round releases nothing")
         return self.poll()
 
-    def _reject(self, teacher: int, reason: str) -> list[Outbound]:
+    def _reject(self, teacher: int, reason: str, body: dppp_pb2.DpppVotes) -> list[Outbound]:
         self.rejected_votes[teacher] = reason
+        self.blamed_votes[teacher] = body  # the client repeats the check (docs/client-checks.md)
         self.collector.mark_absent(teacher, reason)
         return self.poll()
 

@@ -21,24 +21,43 @@ SESSION = "checked"
 @pytest.fixture(scope="module")
 def released(threshold_key):
     """(parameters, public key, the aggregator's result) of an honest round without teacher 3."""
+    return _round(threshold_key, False, {}, absent=3)[:3]
+
+
+@pytest.fixture(scope="module")
+def proven(threshold_key):
+    """A proven-votes round in which teacher 2 votes twice in a query (its proof fails) and teacher 3 is absent."""
+    return _round(threshold_key, True, {2: "vote-two-ones"}, absent=3)
+
+
+def _round(threshold_key, proven: bool, faults: dict[int, str], absent: int | None = None):
+    """(parameters, public key, the aggregator's result, every teacher's votes message) of a round in process."""
     public, shares = threshold_key
-    parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id)
+    honest_fraction = 1 / 2 if proven else 2 / 3  # proven: two of five out, three must be enough
+    parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, honest_fraction, True,
+                                                   public.key_id, proven_votes=proven)
     parameters.calibrate()
     features = np.random.default_rng(5).normal(size=(QUERIES, 4))
-    teachers = [DpppTeacherSide(SESSION, _resources(public, shares, i), parameters, features, 60.0)
-                for i in range(1, TEACHERS + 1)]
+    teachers = []
+    for i in range(1, TEACHERS + 1):
+        own = _resources(public, shares, i)
+        own.fault = faults.get(i)
+        teachers.append(DpppTeacherSide(SESSION, own, parameters, features, 60.0))
     rnd = DpppAggregatorSide(SESSION, parameters, matrix_to_proto(features), 60.0, public,
                              list(range(1, TEACHERS + 1)), HOLDERS)
     rnd.receive(CLIENT, "open", dppp_pb2.DpppRoundRequest())
-    for teacher in teachers:
-        if teacher.own.id != 3:
-            rnd.receive(party(teacher.own.id), "votes", teacher.cast_votes())
-    requests = rnd.on_undeliverable(party(3), "queries", "unreachable")
+    votes = {teacher.own.id: teacher.cast_votes() for teacher in teachers}
+    requests = []
+    for teacher, message in votes.items():
+        if teacher != absent:
+            requests = rnd.receive(party(teacher), "votes", message)
+    if absent is not None:
+        requests = rnd.on_undeliverable(party(absent), "queries", "unreachable")
     for outbound in requests:
         holder = outbound.to.id
         rnd.receive(party(holder), "partial_decryptions", teachers[holder - 1].partially_decrypt(outbound.body))
     assert rnd.state.name == "DONE"
-    return parameters, public, rnd.result()[1]
+    return parameters, public, rnd.result()[1], votes
 
 
 def _check(released, result=None):
@@ -136,3 +155,19 @@ def test_a_result_without_evidence_is_refused(released):
     result = _copy(released)
     result.ClearField("evidence")
     assert "no evidence" in _lie(released, result)
+
+
+def test_proven_votes_blame_is_repeated_by_the_client(proven):
+    parameters, public, result, votes = proven
+    checked = _check(proven[:3])
+    assert list(checked.rejected_votes) == [2] and "vote proof failed" in checked.rejected_votes[2]
+    assert checked.contributors == [1, 4, 5]
+    lying = dppp_pb2.DpppRoundResult()  # teacher 3's genuine votes, which the aggregator dropped, named as failing
+    lying.CopyFrom(result)
+    lying.rejected_votes.add(holder=3, reason="vote proof failed: branch 1")
+    lying.blamed.add(teacher=3, votes=votes[3])
+    assert "which verify" in _lie(proven[:3], lying)
+    lying = dppp_pb2.DpppRoundResult()  # a blame without the votes it rests on
+    lying.CopyFrom(result)
+    del lying.blamed[:]
+    assert "without its votes" in _lie(proven[:3], lying)

@@ -15,9 +15,11 @@ from mpdp.proto.v1 import dppp_pb2
 from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.protocols.dppp.reference import labels as argmax_labels
 from mpdp.sessions.errors import ProtocolError, aborted
-from mpdp.threshold_sum.binding import ContributionKeys, SumSlot, authenticate
+from mpdp.threshold_sum.binding import ContributionKeys, SumSlot, authenticate, authenticate_commitment
+from mpdp.threshold_sum.codec import ciphertexts_from_proto
 from mpdp.threshold_sum.context import proof_context
 from mpdp.threshold_sum.release_check import check_rejected_shares, compare, lie, verify_sum
+from mpdp.vote_proofs import noise_bits
 from mpdp.vote_proofs import votes as vote_proofs
 
 AGGREGATOR = "aggregator"
@@ -60,7 +62,7 @@ class CheckedRound:
     decryptors: list[int]
     rejected_shares: dict[int, str]  # holders whose forwarded partial decryptions failed their proof here
     rejected_votes: dict[int, str]  # teachers whose forwarded votes failed a check repeated here
-    unverified_blame: dict[int, str]  # verifiable noise: exclusions the client cannot repeat, not blamed
+    unverified_blame: dict[int, str]  # exclusions the client cannot repeat: the aggregator's word, no one blamed
 
 
 def check_round(parameters: DpppParameters, public_key: ThresholdPublicKey, session_id: str,
@@ -97,9 +99,10 @@ def check_round(parameters: DpppParameters, public_key: ThresholdPublicKey, sess
 def _check_blame(p: DpppParameters, public_key: ThresholdPublicKey, session_id: str, keys: ContributionKeys | None,
                  slot: SumSlot, result: dppp_pb2.DpppRoundResult, contributors: list[int]
                  ) -> tuple[dict[int, str], dict[int, str]]:
-    """Every teacher named as failing: its votes, as it signed them, fail the check the aggregator names. A
-    blame the client can repeat and that does not hold is a lie; one it cannot repeat (verifiable noise's pool
-    and commitment checks) is reported as the aggregator's word and blames no one."""
+    """Every teacher named as failing: the check the aggregator names, repeated on the votes it forwards, which
+    their sender signed. A blame that does not hold is a lie. One the client cannot repeat (pooled noise bits,
+    which only the aggregator's pool holds, or a signature that fails: the aggregator could have altered it) is
+    reported as the aggregator's word and blames no one."""
     claimed = {r.holder: r.reason for r in result.rejected_votes}
     if len(claimed) != len(result.rejected_votes):
         raise lie(AGGREGATOR, "it named a teacher as failing twice")
@@ -111,32 +114,80 @@ def _check_blame(p: DpppParameters, public_key: ThresholdPublicKey, session_id: 
     if claimed and not p.proven_votes:
         raise lie(AGGREGATOR, f"it named teachers {sorted(claimed)} as failing a vote check, and unproven votes "
                               "have none")
-    if p.verifiable_noise:
-        return {}, claimed
     forwarded = {b.teacher: b.votes for b in result.blamed}
     verified: dict[int, str] = {}
+    unverified: dict[int, str] = {}
     for teacher, reason in sorted(claimed.items()):
         if teacher not in forwarded:
             raise lie(AGGREGATOR, f"it named teacher {teacher} as failing ({reason}) without its votes")
-        verified[teacher] = _repeat_vote_check(p, public_key, session_id, keys, slot, teacher, forwarded[teacher])
-    return verified, {}
+        votes = forwarded[teacher]
+        if p.verifiable_noise and votes.pooled:
+            unverified[teacher] = f"the aggregator's word, not repeatable by the client: {reason}"
+            continue
+        repeat = _repeat_commitment_check if p.verifiable_noise else _repeat_vote_check
+        outcome = repeat(p, public_key, session_id, keys, slot, teacher, votes)
+        if outcome is None:
+            unverified[teacher] = f"the aggregator's word, signature not verifiable: {reason}"
+        else:
+            verified[teacher] = outcome
+    return verified, unverified
+
+
+AS_FORWARDED = ("repeated by the client on the votes as forwarded; the proofs are not signed, so this shows "
+                "the aggregator forwarded failing proofs with the teacher's signed ciphertexts")
 
 
 def _repeat_vote_check(p: DpppParameters, public_key: ThresholdPublicKey, session_id: str,
-                       keys: ContributionKeys | None, slot: SumSlot, teacher: int, votes: dppp_pb2.DpppVotes) -> str:
+                       keys: ContributionKeys | None, slot: SumSlot, teacher: int, votes: dppp_pb2.DpppVotes
+                       ) -> str | None:
     """The aggregator's proven-votes check (aggregator/dppp.py, `_accept_proven`) on the forwarded votes: the
     teacher's signature on the folded vector, then its one-hot proofs, which must fail."""
     layout = p.layout(public_key.n)
     shape = (public_key, layout, p.queries, p.classes, p.share_range, votes.votes, votes.proven)
     try:
         folded = vote_proofs.folded(*shape, p.ensemble)
-        authenticate(keys, slot, teacher, bytes(folded.key_id), list(folded.values), votes.signature)
     except (ProtocolError, CryptoError) as error:
-        raise lie(AGGREGATOR, f"the votes it forwarded as teacher {teacher}'s are not that teacher's ({error})") from None
+        return f"votes malformed ({error}); {AS_FORWARDED}"
+    try:
+        authenticate(keys, slot, teacher, bytes(folded.key_id), list(folded.values), votes.signature)
+    except ProtocolError:
+        return None
     try:
         vote_proofs.check_and_fold(*shape, vote_proofs.context("dppp", session_id, teacher), p.ensemble)
     except MembershipProofInvalid as error:
-        return f"vote proof failed (repeated by the client): {error}"
+        return f"vote proof failed: {error} ({AS_FORWARDED})"
     except (ProtocolError, CryptoError) as error:
-        return f"votes malformed (repeated by the client): {error}"
+        return f"votes malformed ({error}); {AS_FORWARDED}"
     raise lie(AGGREGATOR, f"it named teacher {teacher} as failing its vote proofs, which verify")
+
+
+def _repeat_commitment_check(p: DpppParameters, public_key: ThresholdPublicKey, session_id: str,
+                             keys: ContributionKeys | None, slot: SumSlot, teacher: int, votes: dppp_pb2.DpppVotes
+                             ) -> str | None:
+    """Verifiable noise, bits made in the round (aggregator/dppp.py, `_accept_commitments`): the teacher's
+    signature on its commitments, then its vote proofs and its bit proofs, one of which must fail."""
+    layout = p.layout(public_key.n)
+    count = p.values * p.share_range
+    try:
+        vote_values = ciphertexts_from_proto(public_key, votes.proven.ciphertexts, p.queries * p.ensemble)
+        bit_values = ciphertexts_from_proto(public_key, votes.noise_bits.ciphertexts, count)
+    except (ProtocolError, CryptoError) as error:
+        return f"commitments malformed ({error}); {AS_FORWARDED}"
+    digest = noise_bits.commitment_digest(public_key, vote_values, bit_values)
+    try:
+        authenticate_commitment(keys, slot, teacher, public_key.key_id, digest, votes.signature)
+    except ProtocolError:
+        return None
+    checks = [("vote proof failed", lambda: vote_proofs.checked(public_key, layout, p.queries, p.classes, votes.proven,
+                                                                 vote_proofs.context("dppp", session_id, teacher),
+                                                                 p.ensemble)),
+              ("noise bit proof failed", lambda: noise_bits.check(public_key, count, votes.noise_bits,
+                                                                  noise_bits.context("dppp", session_id, teacher)))]
+    for name, check in checks:
+        try:
+            check()
+        except MembershipProofInvalid as error:
+            return f"{name}: {error} ({AS_FORWARDED})"
+        except (ProtocolError, CryptoError) as error:
+            return f"{name}, malformed: {error} ({AS_FORWARDED})"
+    raise lie(AGGREGATOR, f"it named teacher {teacher} as failing a check of its commitments, which all verify")
