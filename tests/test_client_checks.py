@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from aggregator.dppp import DpppAggregatorSide
-from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
+from mpdp.proto.v1 import dppp_pb2, hamm_pb2, threshold_sum_pb2
 from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.protocols.dppp.release import check_round
 from mpdp.sessions.errors import Kind, ProtocolError
@@ -171,3 +171,43 @@ def test_proven_votes_blame_is_repeated_by_the_client(proven):
     lying.CopyFrom(result)
     del lying.blamed[:]
     assert "without its votes" in _lie(proven[:3], lying)
+
+
+# ------------------------------------------------------------------------------------- Hamm: Charlie releases
+
+def _hamm_with_aggregate(threshold_key, alter):
+    """A Hamm session in the twin whose aggregate, on its way to Charlie, is altered by `alter`; Charlie's side."""
+    from mpdp.proto.v1 import role_pb2
+    from mpdp.sessions.identity import AGGREGATOR, CURATOR
+    from tests.test_hamm_sessions import _aux, _network, _parameters
+
+    public, _ = threshold_key
+    net, _ = _network(threshold_key, 5, 2, _aux())
+    net.send(CLIENT, CURATOR, "hamm", "open", hamm_pb2.HammOpen(parameters=_parameters(public, 5, 2).to_proto(),
+                                                                deadline_seconds=30, noise_seed=11))
+    queue = net._queues[(AGGREGATOR, CURATOR)]
+    net.run(stop_when=lambda n: any(role_pb2.Envelope.FromString(e).hamm.HasField("aggregate") for e in queue))
+    for index, raw in enumerate(queue):
+        envelope = role_pb2.Envelope.FromString(raw)
+        if envelope.hamm.HasField("aggregate"):
+            alter(envelope.hamm.aggregate)
+            queue[index] = envelope.SerializeToString()
+    try:
+        net.run()
+    except ProtocolError as error:  # Charlie's last step failed outside a delivery: the twin passes it on
+        assert error.kind is Kind.ABORTED
+    return net.sides[CURATOR]
+
+
+def test_charlie_refuses_blame_where_votes_carry_no_proof(threshold_key):
+    charlie = _hamm_with_aggregate(threshold_key, lambda aggregate: aggregate.rejected_votes.add(
+        holder=5, reason="vote proof failed: branch 0"))
+    assert charlie.state.name == "ABORTED" and charlie.result() is None
+    assert charlie.abort_reason.startswith("the aggregator lied") and "unproven votes have none" in charlie.abort_reason
+
+
+def test_charlie_refuses_a_contributor_it_did_not_get_votes_from(threshold_key):
+    def inflate(aggregate):  # party 5's votes dropped from what Charlie is sent: another C than the holders'
+        del aggregate.request.contributions[4]
+    charlie = _hamm_with_aggregate(threshold_key, inflate)
+    assert charlie.state.name == "ABORTED" and charlie.result() is None

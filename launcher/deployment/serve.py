@@ -152,7 +152,7 @@ def _curator_protocols(topology: Topology, test_mode: bool):
     aux_file = topology.entry(CURATOR).data
     aux_features = OnFirstUse(lambda: datasets.load_public(aux_file)) if aux_file is not None else None
     own = CuratorResources(zeta, public_key, [entry.identity.id for entry in topology.parties], topology.key_holders,
-                           aux_features, test_mode)
+                           aux_features, test_mode, contribution_keys(topology, CURATOR, signs=False))
     return protocols(own), public_key.key_id.hex()
 
 
