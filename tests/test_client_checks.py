@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from aggregator.dppp import DpppAggregatorSide
-from mpdp.proto.v1 import dppp_pb2, hamm_pb2, threshold_sum_pb2
+from mpdp.proto.v1 import dppp_pb2, du_pb2, hamm_pb2, threshold_sum_pb2
 from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.protocols.dppp.release import check_round
 from mpdp.sessions.errors import Kind, ProtocolError
@@ -211,3 +211,59 @@ def test_charlie_refuses_a_contributor_it_did_not_get_votes_from(threshold_key):
         del aggregate.request.contributions[4]
     charlie = _hamm_with_aggregate(threshold_key, inflate)
     assert charlie.state.name == "ABORTED" and charlie.result() is None
+
+
+# ------------------------------------------------------------------------------ Du: the server combines, the client checks
+
+@pytest.fixture(scope="module")
+def du_released(threshold_key):
+    """(parameters, public key, result) of a 2-round secure-aggregation Du run in the twin."""
+    from mpdp.protocols.du.parameters import DuParameters
+    from tests.test_du_sessions import _network, _run
+
+    parts = [(np.random.default_rng(i).normal(size=(20, 4)) / 4, np.arange(20) % 2) for i in range(5)]
+    public, _ = threshold_key
+    parameters = DuParameters(method="ofaa", epsilon=1.0, delta=1e-5, rounds=2, tolerance=0.0, local_epochs=1,
+                              learning_rate=1.0, regularization=0.01, parties=5, dimension=4, bound=50.0,
+                              secure_aggregation=True, honest_fraction=2 / 3, key_id=public.key_id)
+    return parameters, public, _run(_network(threshold_key, parts), parameters)
+
+
+def _du_check(du_released, result=None):
+    from mpdp.protocols.du.release import check_result
+
+    parameters, public, honest = du_released
+    return check_result(parameters, public, "du", None, HOLDERS, honest if result is None else result)
+
+
+def _du_lie(du_released, alter) -> str:
+    result = du_pb2.DuResult()
+    result.CopyFrom(du_released[2])
+    alter(result)
+    with pytest.raises(ProtocolError) as raised:
+        _du_check(du_released, result)
+    assert str(raised.value).startswith("the server (aggregator) lied")
+    return str(raised.value)
+
+
+def test_the_du_client_recomputes_every_round(du_released):
+    checked = _du_check(du_released)
+    assert checked["participants"] == {0: [1, 2, 3, 4, 5], 1: [1, 2, 3, 4, 5]} and checked["rejected_shares"] == {}
+
+
+def test_du_lies_are_detected(du_released):
+    def theta(result):
+        result.theta[0] += 2**-20
+    assert "final θ" in _du_lie(du_released, theta)
+
+    def inflate(result):  # a round's participant added
+        del result.history[1].participants[4]
+    assert "participants" in _du_lie(du_released, inflate)
+
+    def dropped(result):  # a round's upload dropped from its evidence: the holders decrypted another C
+        del result.evidence[0].evidence.request.contributions[2]
+    _du_lie(du_released, dropped)
+
+    def no_evidence(result):
+        del result.evidence[1]
+    assert "one sum's evidence per round" in _du_lie(du_released, no_evidence)
