@@ -96,7 +96,7 @@ class LauncherProtocol:
     in registry order, with their options prefixed by the protocol's name (on `demo_deployment` when set; at
     `demo_settings`' defaults when set).
     `bench`, `scale` and `faults` put it in `mpdp bench <name>`, `mpdp bench scale` and the hardening fault
-    matrix; `audit_noise` (its default mechanism) in `mpdp audit`.
+    matrix; `audit_noise` (its default mechanism) in `mpdp audit`; `verify` in `mpdp verify`.
     """
 
     name: str
@@ -113,6 +113,9 @@ class LauncherProtocol:
     scale: Scale | None = None
     faults: Faults | None = None
     audit_noise: str | None = None
+    # `mpdp verify`: (report, CA certificate PEM or None, pinned threshold public key or None) -> what was checked,
+    # one line each; raises ValueError on the first check that fails.
+    verify: Callable[[Report, bytes | None, Any], list[str]] | None = None
 
 
 def protocol_arguments(args: argparse.Namespace, protocol: LauncherProtocol) -> argparse.Namespace:

@@ -2,10 +2,14 @@
 code and certificate, its released result altered) is caught by the real client code, which releases nothing
 and names the aggregator (docs/client-checks.md). One shared deployment; its honest aggregator comes back after."""
 
+import base64
+import json
 import secrets
 
 import pytest
 
+from launcher.cli import main
+from mpdp.proto.v1 import dppp_pb2
 from mpdp.sessions.errors import Kind, ProtocolError
 from mpdp.sessions.identity import AGGREGATOR
 from tests.dppp_faults import FAULTS_K5
@@ -51,3 +55,73 @@ def test_the_same_deployment_releases_an_honest_round(liar):
     report = liar.run_dppp(session_id=f"honest-{secrets.token_hex(4)}", queries=6)
     assert report["result"]["contributors"] == [1, 2, 3, 4, 5]
     assert report["timing"]["client_checks"] > 0
+
+
+# ---------------------------------------------------------------- `mpdp verify` on a report of this deployment
+
+@pytest.fixture(scope="module")
+def honest_report(liar):
+    return liar.run_dppp(session_id=f"verified-{secrets.token_hex(4)}", queries=6)
+
+
+def _verify(tmp_path, report) -> int:
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    return main(["verify", str(path)])
+
+
+def _altered(report, change_result=None, change_report=None):
+    copy = json.loads(json.dumps(report))
+    if change_result is not None:
+        result = dppp_pb2.DpppRoundResult.FromString(base64.b64decode(copy["transcript"]["result"]))
+        change_result(result)
+        copy["transcript"]["result"] = base64.b64encode(result.SerializeToString()).decode()
+    if change_report is not None:
+        change_report(copy)
+    return copy
+
+
+def test_verify_accepts_the_honest_report(tmp_path, honest_report, capsys):
+    assert _verify(tmp_path, honest_report) == 0
+    out = capsys.readouterr().out
+    assert "verified" in out and "message counts match the closed form" in out
+
+
+def _drop(result):
+    del result.evidence.request.contributions[0]
+
+
+def _duplicate(result):
+    result.evidence.request.contributions.append(result.evidence.request.contributions[0])
+
+
+def _alter(result):
+    contributions = result.evidence.request.contributions
+    contributions[0].ciphertexts.values[0] = contributions[1].ciphertexts.values[0]
+
+
+def _swap_proofs(result):
+    first, second = result.evidence.answers[0].partials, result.evidence.answers[1].partials
+    first.response, second.response = second.response, first.response
+
+
+def _relabel(result):
+    result.labels[0] = (result.labels[0] + 1) % result.classes
+
+
+def _label_in_report(report):
+    report["result"]["labels"][0] = 1 - report["result"]["labels"][0]
+
+
+def _epsilon_in_report(report):
+    report["privacy"]["epsilon_all_queries"] *= 0.9
+
+
+@pytest.mark.parametrize("change_result, change_report", [
+    (_drop, None), (_duplicate, None), (_alter, None), (_swap_proofs, None), (_relabel, None),
+    (None, _label_in_report), (None, _epsilon_in_report)],
+    ids=["dropped", "duplicated", "altered", "swapped-proof", "wrong-label-transcript", "wrong-label-report",
+         "wrong-epsilon"])
+def test_verify_rejects_an_altered_report(tmp_path, honest_report, change_result, change_report, capsys):
+    assert _verify(tmp_path, _altered(honest_report, change_result, change_report)) == 1
+    assert "does not verify" in capsys.readouterr().err

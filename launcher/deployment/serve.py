@@ -21,26 +21,28 @@ from mpdp.wire.traffic import TrafficLog
 log = logging.getLogger(__name__)
 
 
+def speaks_for(name: str, sender: int) -> bool:
+    """A certificate named `name` may sign party `sender`'s contributions (its principal covers it)."""
+    from mpdp.sessions.identity import party
+    from mpdp.wire.identity import Principal
+
+    try:
+        return Principal.parse(name).covers(party(sender))
+    except ValueError:
+        return False
+
+
 def contribution_keys(topology: Topology, me, signs: bool):
     """The role's signer of its threshold-sum contributions (its TLS key) and the verifier of everyone's
     (the deployment CA); None in a plaintext deployment (crypto.md, "Bound decryption")."""
     from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
-    from mpdp.sessions.identity import party
     from mpdp.threshold_sum.binding import ContributionKeys
-    from mpdp.wire.identity import Principal
 
     tls = topology.tls_for(me)
     if tls is None:
         return None
-
-    def covers(name: str, sender: int) -> bool:
-        try:
-            return Principal.parse(name).covers(party(sender))
-        except ValueError:
-            return False
-
     signer = ContributionSigner.from_files(tls.key, tls.certificate) if signs else None
-    return ContributionKeys(ContributionVerifier.from_file(tls.ca), covers, signer)
+    return ContributionKeys(ContributionVerifier.from_file(tls.ca), speaks_for, signer)
 
 
 def _party_resources(topology: Topology, me, public_key, teachers, test_mode: bool, fault: str | None,

@@ -4,14 +4,18 @@ released labels, trains and evaluates the student, and builds the report
 
 from __future__ import annotations
 
+import functools
+import json
 import secrets
 import time
+from pathlib import Path
 
 import grpc
 import numpy as np
 
 from launcher.client import await_result, role_stub, to_role
 from launcher.progress import progress
+from launcher.protocols.dppp.transcript import transcript
 from mpdp.cryptocore import keyfiles
 from mpdp.deployments.topology import Topology
 from mpdp.learning import evaluation, models, threshold
@@ -30,7 +34,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
                            deadline_s: float = 300.0, session_id: str | None = None, noise: str = "binomial",
                            proven_votes: bool = False, verifiable_noise: bool = False, ensemble: int = 1,
                            holders_check_bits: bool = False) -> dict:
-    public_key = keyfiles.load_public_key(topology.public_key)
+    public_key = _public_key(topology.public_key)
     public_features = client_data["public_features"]
     if not 1 <= queries <= len(public_features):
         if len(public_features) == 0:
@@ -98,10 +102,23 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
                                                parameters.share_range,
                                                len(checked.contributors), classes, holders_check_bits),
         "traffic": traffic["summary"],
+        "transcript": transcript(public_key, topology.ca_certificate.read_bytes() if topology.ca_certificate else None,
+                                 parameters, session_id, topology.key_holders, result),
         "traffic_detail": traffic["detail"],
         "traffic_client_observed": traffic["client_observed"],
         "timing": timing,
     }
+
+
+@functools.lru_cache(maxsize=4)
+def _key_of(content: bytes):
+    return keyfiles.public_key_from_dict(json.loads(content))
+
+
+def _public_key(path):
+    """The threshold public key, one object per key file content for the process's life: its fixed-base table
+    (every proof check raises v to a response) is built once, not once per session."""
+    return _key_of(Path(path).read_bytes())
 
 
 CLIENT_CHECKS = ("every contribution's signature, C = Π contributions, every forwarded partial decryption's "

@@ -234,6 +234,12 @@ def run_bench(args: argparse.Namespace) -> int:
     write_json(args.json, report)
     return 0
 
+def verify_report(report: Report, ca_certificate: bytes | None, public_key) -> list[str]:
+    from launcher.protocols.dppp.transcript import verify
+
+    return verify(report, ca_certificate, public_key)
+
+
 PROTOCOL = LauncherProtocol(
     name="dppp",
     help="distributed privacy-preserving prediction",
@@ -250,4 +256,5 @@ PROTOCOL = LauncherProtocol(
                         "party": ["Step/dppp/votes", "Step/dppp/partial_decryptions"]},
                   session=fault_session),
     audit_noise="binomial",
+    verify=verify_report,
 )
