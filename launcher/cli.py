@@ -544,7 +544,7 @@ def _verify(args) -> int:
     except ValueError as failed:  # the report does not hold up
         print(f"{args.report}: does not verify: {failed}", file=sys.stderr)
         return 1
-    print(verify.summary(args.report, lines))
+    print(verify.summary(args.report, lines, verify.has_transcript(args.report)))
     return 0
 
 

@@ -20,10 +20,10 @@ def verify_file(path: Path, ca_file: Path | None = None, public_key_file: Path |
     from mpdp.cryptocore import keyfiles
 
     report = json.loads(Path(path).read_text())
-    name = report.get("protocol") if isinstance(report, dict) else None
+    name = report.get("protocol") if isinstance(report, dict) and "session_id" in report else None
     protocol = PROTOCOLS.get(name) if isinstance(name, str) else None
     if protocol is None:
-        raise NotVerifiable(f"{path} is not a session report (no known protocol named in it)")
+        raise NotVerifiable(f"{path} is not a session report (no session of a known protocol named in it)")
     if protocol.verify is None:
         raise NotVerifiable(f"{path}: the {name} protocol has no transcript verifier")
     if require_transcript and "transcript" not in report:
@@ -33,5 +33,10 @@ def verify_file(path: Path, ca_file: Path | None = None, public_key_file: Path |
     return protocol.verify(report, ca, pin)
 
 
-def summary(path: Path, lines: list[str]) -> str:
-    return "\n".join([f"{path}: verified", *(f"  {line}" for line in lines)])
+def summary(path: Path, lines: list[str], complete: bool = True) -> str:
+    verdict = "verified" if complete else "consistent as far as it can be checked without a transcript"
+    return "\n".join([f"{path}: {verdict}", *(f"  {line}" for line in lines)])
+
+
+def has_transcript(path: Path) -> bool:
+    return "transcript" in json.loads(Path(path).read_text())

@@ -155,7 +155,8 @@ def _check_counts(report: Report, parameters: DpppParameters, public_key: Thresh
 
 def _without_transcript(report: Report) -> list[str]:
     """A report that carries no transcript: its internal consistency alone (no signature, proof or combination
-    can be repeated), said as such."""
+    can be repeated), said as such. The ε of a Binomial report is recomputed from its stated parameters and
+    contributors (which nothing here can confirm)."""
     stated, privacy = report.get("result", {}), report.get("privacy", {})
     histograms, labels = stated.get("histograms"), stated.get("labels")
     if histograms is None or labels is None:
@@ -164,12 +165,22 @@ def _without_transcript(report: Report) -> list[str]:
     if argmax != labels:
         raise VerifyFailed("the report's labels are not the argmax of its histograms")
     contributors = len(stated.get("contributors", []))
-    if privacy.get("contributors_counted") is not None and contributors == 0:
-        raise VerifyFailed("the report names no contributors")
-    return ["no transcript: signatures, proofs, C and the combination cannot be repeated (not checked)",
-            f"the {len(labels)} labels are the argmax of the report's histograms",
-            f"the report states ε = {privacy.get('epsilon_all_queries')} over all queries from {contributors} "
-            "contributors (not recomputed: without the transcript the calibration's inputs are unverified)"]
+    lines = ["no transcript: signatures, proofs, C, the combination and the contributors cannot be checked",
+             f"the {len(labels)} labels are the argmax of the report's histograms"]
+    given = report.get("parameters", {})
+    if given.get("noise", "binomial") != "binomial" or "total_tosses_required" not in privacy:
+        return [*lines, "ε not recomputed: the report does not state a Binomial calibration"]
+    try:
+        parameters = DpppParameters(
+            float(given["epsilon"]), float(given["delta"]), int(given["queries"]), int(given["classes"]),
+            int(given["teachers"]), float(given["honest_fraction"]), bool(given.get("packed", True)), bytes(32),
+            int(privacy["total_tosses_required"]), "binomial", 0, bool(given.get("proven_votes", False)),
+            bool(given.get("verifiable_noise", False)), int(given.get("colluding", 1)), int(given.get("ensemble", 1)))
+        parameters.calibrate()
+    except (KeyError, ProtocolError) as error:
+        raise VerifyFailed(f"the report's parameters do not make a session: {error}") from None
+    return [*lines, _check_privacy(report, parameters, contributors)
+            + " (the parameters and contributors as the report states them)"]
 
 
 def _keys(pem: bytes | None) -> ContributionKeys | None:
