@@ -30,8 +30,9 @@ def proven(threshold_key):
     return _round(threshold_key, True, {2: "vote-two-ones"}, absent=3)
 
 
-def _round(threshold_key, proven: bool, faults: dict[int, str], absent: int | None = None):
-    """(parameters, public key, the aggregator's result, every teacher's votes message) of a round in process."""
+def _round(threshold_key, proven: bool, faults: dict[int, str], absent: int | None = None, keys=None):
+    """(parameters, public key, the aggregator's result, every teacher's votes message) of a round in process;
+    `keys(identity)`: each role's signing keys (none: unsigned, as in a plaintext deployment)."""
     public, shares = threshold_key
     honest_fraction = 1 / 2 if proven else 2 / 3  # proven: two of five out, three must be enough
     parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, honest_fraction, True,
@@ -42,9 +43,10 @@ def _round(threshold_key, proven: bool, faults: dict[int, str], absent: int | No
     for i in range(1, TEACHERS + 1):
         own = _resources(public, shares, i)
         own.fault = faults.get(i)
+        own.contribution_keys = keys(party(i)) if keys is not None else None
         teachers.append(DpppTeacherSide(SESSION, own, parameters, features, 60.0))
     rnd = DpppAggregatorSide(SESSION, parameters, matrix_to_proto(features), 60.0, public,
-                             list(range(1, TEACHERS + 1)), HOLDERS)
+                             list(range(1, TEACHERS + 1)), HOLDERS, keys=keys(CLIENT) if keys is not None else None)
     rnd.receive(CLIENT, "open", dppp_pb2.DpppRoundRequest())
     votes = {teacher.own.id: teacher.cast_votes() for teacher in teachers}
     requests = []
@@ -267,3 +269,45 @@ def test_du_lies_are_detected(du_released):
     def no_evidence(result):
         del result.evidence[1]
     assert "one sum's evidence per round" in _du_lie(du_released, no_evidence)
+
+
+@pytest.fixture(scope="module")
+def signed_proven(threshold_key, tmp_path_factory):
+    """The proven round with every teacher signing (certificates of a CA of its own), and the client's keys."""
+    from launcher.deployment import certs
+    from launcher.deployment.serve import speaks_for
+    from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
+    from mpdp.threshold_sum.binding import ContributionKeys
+
+    directory = tmp_path_factory.mktemp("certs")
+    certs.issue(directory, [party(i) for i in range(1, TEACHERS + 1)])
+    verifier = ContributionVerifier.from_file(directory / certs.CA_FILE)
+
+    def keys(identity):
+        if identity.role != "party":
+            return ContributionKeys(verifier, speaks_for)
+        certificate, key = certs.certificate_files(directory, identity)
+        return ContributionKeys(verifier, speaks_for, ContributionSigner.from_files(key, certificate))
+
+    return (*_round(threshold_key, True, {2: "vote-two-ones"}, absent=3, keys=keys), keys(CLIENT))
+
+
+def test_a_blame_rests_on_the_teachers_own_signed_proofs(signed_proven):
+    parameters, public, result, votes, keys = signed_proven
+    check = lambda r: check_round(parameters, public, SESSION, keys, HOLDERS, r)  # noqa: E731
+    checked = check(result)
+    assert list(checked.rejected_votes) == [2] and "the teacher signed" in checked.rejected_votes[2]
+    framed = dppp_pb2.DpppRoundResult()  # teacher 3's genuine votes with one proof byte changed, named as failing
+    framed.CopyFrom(result)
+    forged = dppp_pb2.DpppVotes()
+    forged.CopyFrom(votes[3])
+    proof = bytearray(forged.proven.proofs[0].challenges[0])
+    proof[-1] ^= 1
+    forged.proven.proofs[0].challenges[0] = bytes(proof)
+    framed.rejected_votes.add(holder=3, reason="vote proof failed: branch 0")
+    framed.blamed.add(teacher=3, votes=forged)
+    checked = check(framed)  # the teacher did not sign those proofs: no one is blamed, the claim is the aggregator's
+    assert 3 not in checked.rejected_votes and "the aggregator's word" in checked.unverified_blame[3]
+    framed.blamed[-1].votes.CopyFrom(votes[3])  # its genuine, signed votes: the blame is a lie
+    with pytest.raises(ProtocolError, match="which verify"):
+        check(framed)

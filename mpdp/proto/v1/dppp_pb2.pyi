@@ -65,7 +65,7 @@ class DpppQueries(_message.Message):
     def __init__(self, parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ...) -> None: ...
 
 class DpppVotes(_message.Message):
-    __slots__ = ("tosses", "votes", "signature", "proven", "noise_bits", "coin_commitment", "pooled", "pool_first")
+    __slots__ = ("tosses", "votes", "signature", "proven", "noise_bits", "coin_commitment", "pooled", "pool_first", "proofs_signature")
     TOSSES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
     SIGNATURE_FIELD_NUMBER: _ClassVar[int]
@@ -74,6 +74,7 @@ class DpppVotes(_message.Message):
     COIN_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
     POOLED_FIELD_NUMBER: _ClassVar[int]
     POOL_FIRST_FIELD_NUMBER: _ClassVar[int]
+    PROOFS_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     tosses: int
     votes: _common_pb2.Ciphertexts
     signature: _threshold_sum_pb2.ContributionSignature
@@ -82,7 +83,8 @@ class DpppVotes(_message.Message):
     coin_commitment: bytes
     pooled: bool
     pool_first: int
-    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., noise_bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., coin_commitment: _Optional[bytes] = ..., pooled: _Optional[bool] = ..., pool_first: _Optional[int] = ...) -> None: ...
+    proofs_signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., noise_bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., coin_commitment: _Optional[bytes] = ..., pooled: _Optional[bool] = ..., pool_first: _Optional[int] = ..., proofs_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class DpppPoolFill(_message.Message):
     __slots__ = ("key_id", "bits", "deadline_seconds", "randomness_powers", "mask_powers")

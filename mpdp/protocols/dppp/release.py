@@ -15,6 +15,7 @@ from mpdp.proto.v1 import dppp_pb2
 from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.protocols.dppp.reference import labels as argmax_labels
 from mpdp.sessions.errors import ProtocolError, aborted
+from mpdp.threshold_sum import binding
 from mpdp.threshold_sum.binding import ContributionKeys, SumSlot, authenticate, authenticate_commitment
 from mpdp.threshold_sum.codec import ciphertexts_from_proto
 from mpdp.threshold_sum.context import proof_context
@@ -99,10 +100,10 @@ def check_round(parameters: DpppParameters, public_key: ThresholdPublicKey, sess
 def _check_blame(p: DpppParameters, public_key: ThresholdPublicKey, session_id: str, keys: ContributionKeys | None,
                  slot: SumSlot, result: dppp_pb2.DpppRoundResult, contributors: list[int]
                  ) -> tuple[dict[int, str], dict[int, str]]:
-    """Every teacher named as failing: the check the aggregator names, repeated on the votes it forwards, which
-    their sender signed. A blame that does not hold is a lie. One the client cannot repeat (pooled noise bits,
-    which only the aggregator's pool holds, or a signature that fails: the aggregator could have altered it) is
-    reported as the aggregator's word and blames no one."""
+    """Every teacher named as failing: the check the aggregator names, repeated on the votes and proofs it
+    forwards, which their sender signed. A blame that does not hold is a lie. One the client cannot repeat
+    (pooled noise bits, which only the aggregator's pool holds, or a signature that fails: the aggregator could
+    have altered what it covers) is reported as the aggregator's word and blames no one."""
     claimed = {r.holder: r.reason for r in result.rejected_votes}
     if len(claimed) != len(result.rejected_votes):
         raise lie(AGGREGATOR, "it named a teacher as failing twice")
@@ -133,8 +134,7 @@ def _check_blame(p: DpppParameters, public_key: ThresholdPublicKey, session_id: 
     return verified, unverified
 
 
-AS_FORWARDED = ("repeated by the client on the votes as forwarded; the proofs are not signed, so this shows "
-                "the aggregator forwarded failing proofs with the teacher's signed ciphertexts")
+AS_FORWARDED = "repeated by the client on the votes and proofs the teacher signed"
 
 
 def _repeat_vote_check(p: DpppParameters, public_key: ThresholdPublicKey, session_id: str,
@@ -150,6 +150,8 @@ def _repeat_vote_check(p: DpppParameters, public_key: ThresholdPublicKey, sessio
         return f"votes malformed ({error}); {AS_FORWARDED}"
     try:
         authenticate(keys, slot, teacher, bytes(folded.key_id), list(folded.values), votes.signature)
+        binding.authenticate_proofs(keys, slot, teacher, public_key.key_id, binding.proofs_of(votes.proven),
+                                    votes.proofs_signature)
     except ProtocolError:
         return None
     try:
@@ -176,6 +178,8 @@ def _repeat_commitment_check(p: DpppParameters, public_key: ThresholdPublicKey, 
     digest = noise_bits.commitment_digest(public_key, vote_values, bit_values)
     try:
         authenticate_commitment(keys, slot, teacher, public_key.key_id, digest, votes.signature)
+        binding.authenticate_proofs(keys, slot, teacher, public_key.key_id,
+                                    binding.proofs_of(votes.proven, votes.noise_bits), votes.proofs_signature)
     except ProtocolError:
         return None
     checks = [("vote proof failed", lambda: vote_proofs.checked(public_key, layout, p.queries, p.classes, votes.proven,
