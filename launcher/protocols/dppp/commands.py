@@ -122,6 +122,8 @@ def summary(report: Report) -> str:
         _noise_line(privacy),
         f"  contributors {r['contributors']}, decryptors {r['decryptors']}"
         + (f", rejected shares {r['rejected_shares']}" if r["rejected_shares"] else ""),
+        *([f"  checked by the client, not taken from the aggregator: {r['checked_by_client']}"]
+          if r.get("checked_by_client") else []),
         f"  noisy labels agree with the truth on {r['label_agreement_with_truth']:.1%} of queries",
         f"  student ({r['student_model']}) test accuracy: {r['student_test_accuracy']:.1%}",
         *traffic_lines(report["traffic"]),
