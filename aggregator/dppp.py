@@ -17,14 +17,12 @@ import enum
 import time
 from typing import Callable
 
-import numpy as np
-
 from aggregator.dppp_pool import DpppPoolAggregatorSide
-from mpdp.cryptocore.errors import CryptoError
 from mpdp.cryptocore.key_checks import check_key_id
 from mpdp.cryptocore.membership_proof import MembershipProofInvalid
 from mpdp.cryptocore.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
+from mpdp.protocols.dppp import release
 from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.protocols.dppp.reference import labels as argmax_labels
 from mpdp.sessions.errors import Kind, ProtocolError, aborted, denied, invalid, precondition
@@ -39,6 +37,7 @@ from mpdp.threshold_sum.codec import ciphertexts_from_proto
 from mpdp.threshold_sum.collector import SumCollector
 from mpdp.threshold_sum.combiner import SumCombiner
 from mpdp.threshold_sum.context import proof_context
+from mpdp.threshold_sum.release_check import evidence_of
 from mpdp.vote_proofs import joint_coin, noise_bits, well_formed
 from mpdp.vote_proofs import votes as vote_proofs
 from mpdp.vote_proofs.noise_pool import Pools
@@ -80,6 +79,7 @@ class DpppAggregatorSide(RoleSide):
         self.combiner: SumCombiner | None = None
         self.request: threshold_sum_pb2.DecryptionRequest | None = None
         self.rejected_votes: dict[int, str] = {}  # teachers whose vote (or noise bit) proofs failed
+        self.blamed_votes: dict[int, dppp_pb2.DpppVotes] = {}  # the failing votes as they came, for the client
         self.pools = pools if pools is not None else Pools()  # verifiable noise: each teacher's offline bits
         self.committed: dict[int, tuple[list[int], list[int], joint_coin.Entry]] = {}  # verifiable noise
         self.revealed: dict[int, bytes] = {}  # verifiable noise: coin shares, each opening its commitment
@@ -157,6 +157,7 @@ class DpppAggregatorSide(RoleSide):
                                                 p.ensemble)
         except MembershipProofInvalid as error:
             self.rejected_votes[teacher] = f"vote proof failed: {error}"
+            self.blamed_votes[teacher] = body  # the client repeats the check (docs/client-checks.md)
             self.collector.mark_absent(teacher, self.rejected_votes[teacher])
             return self.poll()
         self.collector.accept(teacher, folded, body.signature, well_formed.of_proven(body.votes, body.proven))
@@ -178,12 +179,12 @@ class DpppAggregatorSide(RoleSide):
             vote_values = vote_proofs.checked(self.public_key, self.layout, p.queries, p.classes, body.proven,
                                               vote_proofs.context("dppp", self.session_id, teacher), p.ensemble)
         except MembershipProofInvalid as error:
-            return self._reject(teacher, f"vote proof failed: {error}")
+            return self._reject(teacher, f"vote proof failed: {error}", body)
         if body.pooled:
             try:
                 spent = self.pools.of(teacher).take(body.pool_first, count)
             except ProtocolError as error:
-                return self._reject(teacher, f"noise pool: {error}")
+                return self._reject(teacher, f"noise pool: {error}", body)
             bit_values = spent.values
             evidence = well_formed.of_pooled(self.public_key, body.proven, spent, body.signature,
                                              p.holders_check_bits)
@@ -195,13 +196,13 @@ class DpppAggregatorSide(RoleSide):
         try:
             self.collector.authenticate_commitment(teacher, digest, body.signature)
         except ProtocolError as error:
-            return self._reject(teacher, f"commitments not signed: {error}")
+            return self._reject(teacher, f"commitments not signed: {error}", body)
         if not body.pooled:
             try:
                 noise_bits.check(self.public_key, count, body.noise_bits,
                                  noise_bits.context("dppp", self.session_id, teacher))
             except MembershipProofInvalid as error:
-                return self._reject(teacher, f"noise bit proof failed: {error}")
+                return self._reject(teacher, f"noise bit proof failed: {error}", body)
         self.committed[teacher] = (vote_values, bit_values, joint_coin.Entry(teacher, digest, bytes(body.coin_commitment)))
         self.evidence[teacher] = evidence
         return self.poll()
@@ -217,8 +218,9 @@ class DpppAggregatorSide(RoleSide):
             self.fail(f"party {sender.id}'s coin share does not open its commitment: the round releases nothing")
         return self.poll()
 
-    def _reject(self, teacher: int, reason: str) -> list[Outbound]:
+    def _reject(self, teacher: int, reason: str, body: dppp_pb2.DpppVotes) -> list[Outbound]:
         self.rejected_votes[teacher] = reason
+        self.blamed_votes[teacher] = body  # the client repeats the check (docs/client-checks.md)
         self.collector.mark_absent(teacher, reason)
         return self.poll()
 
@@ -330,19 +332,14 @@ class DpppAggregatorSide(RoleSide):
         return [Outbound(party(h), "decryption_request", self.request) for h in holders]
 
     def _finish(self) -> list[Outbound]:
-        """Step 6: combine, unpack, check feasibility, remove the noise mean; holders never asked stand down."""
-        assert self.combiner is not None
+        """Step 6: combine, unpack, check feasibility, remove the noise mean; holders never asked stand down. The
+        result carries what the client checks it with (docs/client-checks.md)."""
+        assert self.combiner is not None and self.request is not None
         self.timer.lap("partial_decryptions")
         plaintexts, decryptors = self._or_abort(self.combiner.combine)
         contributors = self.collector.contributors
-        try:
-            sums = self.layout.unpack(plaintexts, self.parameters.values, biased_summands=len(contributors))
-        except CryptoError as error:  # a plaintext outside the layout: malformed votes
-            self.fail(f"the aggregate does not decrypt to valid counts: {error}")
-        counts = np.array(sums, dtype=object).reshape(self.parameters.queries, self.parameters.classes)
-        self._check_feasible(counts)
-        mean = len(contributors) * (self.parameters.share_range // 2)  # shares are centred on range/2
-        histograms = counts.astype(np.int64) - mean
+        histograms = self._or_abort(lambda: release.histograms(self.parameters, self.public_key, plaintexts,
+                                                               len(contributors)))
         self.timer.lap("combine")
         self.timer.seconds["total"] = self.timer.elapsed + self.timer.seconds["calibration"]
         self.released = dppp_pb2.DpppRoundResult(
@@ -354,24 +351,12 @@ class DpppAggregatorSide(RoleSide):
             timing=self.timer.to_proto(),
             tosses_per_teacher=self.parameters.share_range if self.parameters.noise == "binomial" else 0,
             total_tosses_required=self.parameters.total_tosses,
+            evidence=evidence_of(self.request, self.combiner.answers),
+            blamed=[dppp_pb2.DpppBlamed(teacher=t, votes=v) for t, v in sorted(self.blamed_votes.items())],
         )
         self._advance(State.DECRYPTING, State.DONE, "releasing the histograms")
         stand_down = dppp_pb2.DpppStandDown()
         return [Outbound(party(h), "stand_down", stand_down) for h in self.combiner.unasked]
-
-    def _check_feasible(self, counts: np.ndarray) -> None:
-        """Honest teachers give each count in [0, K′T + Σ N_i] and each query's total in [K′T, K′T + C·Σ N_i]
-        (T one-hot votes and C Binomial shares each). Anything else means stuffed votes: abort, release nothing."""
-        contributors = len(self.collector.contributors)
-        votes = contributors * self.parameters.ensemble
-        noise = contributors * self.parameters.share_range
-        totals = counts.sum(axis=1)
-        if counts.min() < 0 or counts.max() > votes + noise:
-            self.fail(f"decrypted counts outside the feasible range [0, {votes + noise}] "
-                       f"(K′T = {votes}, Σ N_i = {noise}): a teacher's votes are malformed")
-        if totals.min() < votes or totals.max() > votes + self.parameters.classes * noise:
-            self.fail(f"a query's decrypted votes do not add up to T = {self.parameters.ensemble} votes per "
-                      "contributor: a teacher's votes are malformed")
 
     def _or_abort(self, step: Callable):
         try:
@@ -386,6 +371,7 @@ class DpppAggregatorSide(RoleSide):
 
     def _forget(self) -> None:
         self.collector.forget()
+        self.blamed_votes.clear()
         self.committed.clear()
         self.revealed.clear()
         self.flipped.clear()

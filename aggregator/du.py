@@ -15,13 +15,12 @@ import time
 
 import numpy as np
 
-from mpdp.cryptocore.errors import CryptoError
 from mpdp.cryptocore.key_checks import check_key_id
 from mpdp.cryptocore.membership_proof import MembershipProofInvalid
 from mpdp.cryptocore.product_proof import ProductProofInvalid
 from mpdp.cryptocore.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import common_pb2, du_pb2, threshold_sum_pb2
-from mpdp.protocols.du import bounds, encoding, proven_upload, server
+from mpdp.protocols.du import encoding, proven_upload, release, server
 from mpdp.protocols.du.parameters import MAX_RECORDS, DuParameters
 from mpdp.sessions.errors import Kind, ProtocolError, denied, invalid, precondition
 from mpdp.sessions.identity import CLIENT, Identity, party
@@ -32,6 +31,7 @@ from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
 from mpdp.threshold_sum.collector import SumCollector
 from mpdp.threshold_sum.combiner import SumCombiner
 from mpdp.threshold_sum.context import proof_context
+from mpdp.threshold_sum.release_check import evidence_of
 
 MAX_ROUND_DEADLINE_S = 3600.0
 
@@ -73,6 +73,8 @@ class DuServerSide(RoleSide):
         self.rejected: dict[int, str] = {}
         self.rejected_uploads: dict[int, str] = {}  # parties whose range proofs failed: excluded by name
         self.history: list[du_pb2.DuRound] = []
+        self.request: threshold_sum_pb2.DecryptionRequest | None = None  # the current round's, once closed
+        self.evidence: list[du_pb2.DuRoundEvidence] = []  # secure aggregation: each round's, for the client
         self.stopped = ""
         self.released: du_pb2.DuResult | None = None
         self.finals_pending: set[int] = set()
@@ -228,6 +230,7 @@ class DuServerSide(RoleSide):
         except ProtocolError as error:
             self.fail(str(error))
         aggregate = self.collector.aggregate
+        self.request = request  # for the round's evidence (docs/client-checks.md)
         self.collector.forget()
         self._advance(State.ROUND, State.DECRYPTING, "decrypting the round's sum")
         self._round_started = time.monotonic()  # the holders get a whole deadline: checking the proofs took the round's
@@ -241,16 +244,15 @@ class DuServerSide(RoleSide):
         p = self.parameters
         try:
             plaintexts, _ = self.combiner.combine()
-            layout = encoding.layout(p, self.public_key.n)
-            sums = layout.unpack(plaintexts, encoding.values(p), biased_summands=len(self.active))
-            average = encoding.decode(p, sums)
-            bounds.check_secure_sum(p, len(self.active), sums[-1], average)
+            average = release.average_of(p, self.public_key, plaintexts, len(self.active), self.round)
         except ProtocolError as error:
             if error.kind is Kind.ABORTED:
                 self.fail(str(error))
             raise
-        except CryptoError as error:
-            self.fail(f"round {self.round}: the sum does not decode: {error}")
+        assert self.request is not None
+        self.evidence.append(du_pb2.DuRoundEvidence(round=self.round,
+                                                    evidence=evidence_of(self.request, self.combiner.answers)))
+        self.request = None
         self.rejected.update(self.combiner.rejected)
         self.combiner.forget()
         self.combiner = None
@@ -279,7 +281,8 @@ class DuServerSide(RoleSide):
             timing=[common_pb2.StageTiming(stage="rounds", seconds=time.perf_counter() - self._started)],
             rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.rejected.items())],
             rejected_uploads=[threshold_sum_pb2.RejectedShare(holder=h, reason=r)
-                              for h, r in sorted(self.rejected_uploads.items())])
+                              for h, r in sorted(self.rejected_uploads.items())],
+            evidence=self.evidence)
         self._advance(State.ROUND, State.FINISHING, "sending the final model")
         self._round_started = time.monotonic()
         final = du_pb2.DuModel(parameters=self.parameters.to_proto(), round=self.round, theta=self.theta.tolist(),
@@ -302,6 +305,8 @@ class DuServerSide(RoleSide):
         return ("result", self.released) if self.released is not None and self.state is State.DONE else None
 
     def _forget(self) -> None:
+        self.evidence.clear()
+        self.request = None
         if self.collector is not None:
             self.collector.forget()
         if self.combiner is not None:

@@ -29,9 +29,11 @@ from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.protocol import RoleProtocol
 from mpdp.sessions.side import RoleSide, handles
 from mpdp.sessions.stages import StageTimer
+from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
 from mpdp.threshold_sum.combiner import SumCombiner
 from mpdp.threshold_sum.context import proof_context
-from mpdp.threshold_sum.decryption import aggregate_of
+from mpdp.threshold_sum.decryption import check_request
+from mpdp.threshold_sum.release_check import lie
 
 MAX_DEADLINE_S = 3600.0
 
@@ -47,7 +49,8 @@ class HammCuratorSide(RoleSide):
 
     def __init__(self, session_id: str, parameters: HammParameters, aux_features: np.ndarray, deadline_s: float,
                  public_key: ThresholdPublicKey, parties: list[int], key_holders: list[int], source: random.Random,
-                 test_mode: bool, client_signature: threshold_sum_pb2.ContributionSignature | None = None):
+                 test_mode: bool, client_signature: threshold_sum_pb2.ContributionSignature | None = None,
+                 keys: ContributionKeys | None = None):
         super().__init__(session_id, State.COUNTING)
         self.identity = CURATOR
         # the client's signature on the opening, forwarded unchanged: no party answers without it (sessions.opening)
@@ -62,6 +65,7 @@ class HammCuratorSide(RoleSide):
         self.key_holders = list(key_holders)
         self.source = source
         self.test_mode = test_mode
+        self.keys = keys
         self.layout = parameters.layout(public_key.n)
         self.combiner: SumCombiner | None = None
         self.contributors: list[int] = []
@@ -122,10 +126,15 @@ class HammCuratorSide(RoleSide):
         p = self.parameters
         if list(body.asked) != self.key_holders:
             raise invalid("the aggregate was not sent to every key holder")
-        # C from the votes the holders were sent (they check the votes' signatures; another C fails their proofs).
-        aggregate, self.contributors = aggregate_of(self.public_key, body.request, p.parties, p.min_contributors,
-                                                    self.layout.plaintexts_needed(p.values))
-        self.rejected_votes = list(body.rejected_votes)  # the aggregator's word: named, never counted
+        # C from the votes the holders were sent, each signed by its sender: Charlie releases, so it counts only
+        # contributors it verified itself (docs/client-checks.md); another C fails the holders' proofs.
+        try:
+            aggregate, self.contributors = check_request(self.public_key, body.request,
+                                                         SumSlot.of("hamm", self.session_id, p), self.keys, p.parties,
+                                                         p.min_contributors, self.layout.plaintexts_needed(p.values))
+        except (ProtocolError, CryptoError) as error:
+            self.fail(str(lie("aggregator", f"the votes it forwarded do not verify ({error})")))
+        self.rejected_votes = self._blame(body.rejected_votes)
         self.combiner = SumCombiner(self.public_key, self.key_holders, aggregate,
                                     proof_context("hamm", self.session_id))
         self.timer.lap("collect_votes")
@@ -138,6 +147,20 @@ class HammCuratorSide(RoleSide):
                     self.combiner.mark_absent(holder, f"malformed partial decryptions: {error}")
         for holder, reason in self.unreachable.items():  # no-op for a holder that did answer
             self.combiner.mark_absent(holder, reason)
+
+    def _blame(self, claimed) -> list[threshold_sum_pb2.RejectedShare]:
+        """Voters the aggregator names as failing: never counted, and named in the release only as its word (their
+        votes do not reach Charlie, so it repeats no check). A claim that cannot be true fails the session: a
+        blame where votes carry no proof, or of a voter whose signed votes were counted."""
+        named = sorted(r.holder for r in claimed)
+        if named and not self.parameters.proven_votes:
+            self.fail(str(lie("aggregator", f"it named voters {named} as failing a vote check, and unproven votes "
+                                            "have none")))
+        counted = sorted(set(named) & set(self.contributors))
+        if counted:
+            self.fail(str(lie("aggregator", f"it named voters {counted} as failing and forwarded their votes")))
+        return [threshold_sum_pb2.RejectedShare(holder=r.holder, reason=f"the aggregator's word, not repeated by "
+                                                                         f"Charlie: {r.reason}") for r in claimed]
 
     @handles("holder_unreachable")
     def give_up_on_holder(self, sender: Identity, body: hamm_pb2.HolderUnreachable) -> list[Outbound]:
@@ -240,7 +263,7 @@ def protocol(own: CuratorResources) -> RoleProtocol:
         parameters.layout(public_key.n)
         return HammCuratorSide(session_id, parameters, aux_features, body.deadline_seconds, public_key, parties,
                            own.key_holders, eta_source(body.noise_seed), own.test_mode,
-                           client_signature=body.client_signature)
+                           client_signature=body.client_signature, keys=own.contribution_keys)
 
     return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"open"}), open_side, (HammCuratorSide,),
                         frozenset({"open", "aggregate", "partial_decryptions", "holder_unreachable"}))

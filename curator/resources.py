@@ -11,6 +11,7 @@ import numpy as np
 from mpdp.cryptocore.paillier import KeyPair
 from mpdp.cryptocore.threshold import ThresholdPublicKey
 from mpdp.sessions.on_first_use import OnFirstUse
+from mpdp.threshold_sum.binding import ContributionKeys
 
 
 @dataclass
@@ -21,6 +22,8 @@ class CuratorResources:
     key_holders: list[int] = field(default_factory=list)
     aux_features: np.ndarray | OnFirstUse[np.ndarray] | None = field(default=None, repr=False)
     test_mode: bool = False
+    # Checks the parties' signatures on the contributions it combines (None: a plaintext deployment or twins).
+    contribution_keys: ContributionKeys | None = field(default=None, repr=False)
 
     def charlies_key(self) -> KeyPair:
         """ζ, made now if this is its first use."""

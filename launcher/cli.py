@@ -583,6 +583,34 @@ def _add_bench_command(commands) -> None:
     scale.set_defaults(handler=_bench_scale)
 
 
+def _verify(args) -> int:
+    from launcher import verify
+
+    try:
+        lines = verify.verify_file(args.report, args.ca, args.public_key, args.require_transcript)
+    except verify.NotVerifiable:
+        raise  # a user's mistake: one line, exit 2
+    except ValueError as failed:  # the report does not hold up
+        print(f"{args.report}: does not verify: {failed}", file=sys.stderr)
+        return 1
+    print(verify.summary(args.report, lines, verify.has_transcript(args.report)))
+    return 0
+
+
+def _add_verify_command(commands) -> None:
+    verify = commands.add_parser("verify", help="re-check a stored session report offline from its transcript: "
+                                 "signatures, proofs, C, the combination, labels, ε and message counts (exit 1 if "
+                                 "any does not hold)")
+    verify.add_argument("report", type=Path, help="a session report (`mpdp run … --json`)")
+    verify.add_argument("--ca", type=Path, help="the deployment CA's certificate to trust (default: the one the "
+                        "transcript names, whose fingerprint is printed)")
+    verify.add_argument("--public-key", type=Path, help="the threshold public key to trust (default: the "
+                        "transcript's, whose id is printed)")
+    verify.add_argument("--require-transcript", action="store_true",
+                        help="fail on a report without a transcript instead of checking its consistency alone")
+    verify.set_defaults(handler=_verify)
+
+
 def _add_audit_command(commands) -> None:
     audit = commands.add_parser("audit", help="the exact ε of the sampled noise and an empirical lower bound on "
                                 "ε beside the claimed ε (exit 1 if either is above)")
@@ -864,6 +892,7 @@ COMMANDS = {
     "ps": _add_ps_command, "prepare": _add_prepare_command, "serve": _add_serve_command,
     "health": _add_health_command, "compose": _add_compose_command, "open-keygen": _add_open_keygen_command, "keygen": _add_keygen_command,
     "budget": _add_budget_command, "trace": _add_trace_command, "report": _add_report_command, "audit": _add_audit_command,
+    "verify": _add_verify_command,
     "experiment": _add_experiment_command, "bench": _add_bench_command,
 }
 

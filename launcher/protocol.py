@@ -120,7 +120,8 @@ class LauncherProtocol:
     `demo_settings`' defaults when set).
     `bench`, `scale` and `faults` put it in `mpdp bench <name>`, `mpdp bench scale` and the hardening fault
     matrix; `audit_noise` (its default mechanism) in `mpdp audit`; `charge` in `mpdp budget` (what its next
-    session at the defaults would cost); `closed_form` beside the traffic of `mpdp report --html`.
+    session at the defaults would cost); `closed_form` beside the traffic of `mpdp report --html`; `verify` in
+    `mpdp verify`.
     """
 
     name: str
@@ -141,6 +142,9 @@ class LauncherProtocol:
     # The messages of one session per (from role, to role, rpc), from its report's public parameters: the
     # closed form `mpdp report --html` sets beside the observed traffic.
     closed_form: Callable[[Report], dict[tuple[str, str, str], int]] | None = None
+    # `mpdp verify`: (report, CA certificate PEM or None, pinned threshold public key or None) -> what was checked,
+    # one line each; raises ValueError on the first check that fails.
+    verify: Callable[[Report, bytes | None, Any], list[str]] | None = None
 
 
 def session_arguments(protocol: LauncherProtocol, argv: list[str] | tuple[str, ...] = ()) -> argparse.Namespace:

@@ -25,7 +25,7 @@ from mpdp.sessions.errors import denied, invalid, precondition
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, Identity
 from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.side import RoleSide, handles
-from mpdp.threshold_sum.binding import SumSlot, commitment_signature_for
+from mpdp.threshold_sum.binding import SumSlot, commitment_signature_for, proofs_of, proofs_signature_for
 from mpdp.threshold_sum.context import proof_context
 from mpdp.vote_proofs import joint_coin, noise_bits, well_formed
 from mpdp.vote_proofs import votes as vote_proofs
@@ -150,7 +150,7 @@ class VoterSide(RoleSide):
             ballot = proven_ballot.cast(self.own, self.protocol, self.session_id, parameters, rows, width,
                                         self.proven_slots(votes), noise, self.ballot_copies)
             message = self.votes_message(tosses=parameters.share_range, proven=ballot.proven, votes=ballot.noise,
-                                         signature=ballot.signature)
+                                         signature=ballot.signature, proofs_signature=self._sign_proofs(ballot.proven))
         else:
             ciphertexts = self._encrypt(self._cast(votes, noise))
             message = self.votes_message(tosses=parameters.share_range,
@@ -199,6 +199,11 @@ class VoterSide(RoleSide):
                                       p.share_range, p.verifiable_noise, p.holders_check_bits, self.ballot_copies)
         well_formed.check(public_key, ballots, self.slot, self.own.contribution_keys, request, self.voters)
 
+    def _sign_proofs(self, *proofs: common_pb2.ProvenVotes) -> threshold_sum_pb2.ContributionSignature:
+        """The voter's signature on its proofs as sent: a blame resting on them is then shown to be its own."""
+        return proofs_signature_for(self.own.contribution_keys, self.slot, self.own.id, self.own.public_key.key_id,
+                                    proofs_of(*proofs))
+
     # ------------------------------------------------------------------ verifiable noise (docs/malicious-party.md)
     def _noise_bits(self, votes: np.ndarray, tosses: int) -> np.ndarray:
         """Fresh bits from `secrets`, slots × N_i."""
@@ -237,6 +242,7 @@ class VoterSide(RoleSide):
         # signed before the coin exists: the key holders check the coin flipped these commitments and no others
         fields["signature"] = commitment_signature_for(self.own.contribution_keys, self.slot, self.own.id,
                                                        public_key.key_id, self.commitments.digest)
+        fields["proofs_signature"] = self._sign_proofs(proven, fields.get("noise_bits", common_pb2.ProvenVotes()))
         self._advance(State.VOTING, State.COMMITTED, "committing to votes and noise bits")
         return fields
 

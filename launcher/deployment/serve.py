@@ -21,26 +21,28 @@ from mpdp.wire.traffic import TrafficLog
 log = logging.getLogger(__name__)
 
 
-def _contribution_keys(topology: Topology, me, signs: bool):
+def speaks_for(name: str, sender: int) -> bool:
+    """A certificate named `name` may sign party `sender`'s contributions (its principal covers it)."""
+    from mpdp.sessions.identity import party
+    from mpdp.wire.identity import Principal
+
+    try:
+        return Principal.parse(name).covers(party(sender))
+    except ValueError:
+        return False
+
+
+def contribution_keys(topology: Topology, me, signs: bool):
     """The role's signer of its threshold-sum contributions (its TLS key) and the verifier of everyone's
     (the deployment CA); None in a plaintext deployment (crypto.md, "Bound decryption")."""
     from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
-    from mpdp.sessions.identity import party
     from mpdp.threshold_sum.binding import ContributionKeys
-    from mpdp.wire.identity import Principal
 
     tls = topology.tls_for(me)
     if tls is None:
         return None
-
-    def covers(name: str, sender: int) -> bool:
-        try:
-            return Principal.parse(name).covers(party(sender))
-        except ValueError:
-            return False
-
     signer = ContributionSigner.from_files(tls.key, tls.certificate) if signs else None
-    return ContributionKeys(ContributionVerifier.from_file(tls.ca), covers, signer)
+    return ContributionKeys(ContributionVerifier.from_file(tls.ca), speaks_for, signer)
 
 
 def _party_resources(topology: Topology, me, public_key, teachers, test_mode: bool, fault: str | None,
@@ -61,7 +63,7 @@ def _party_resources(topology: Topology, me, public_key, teachers, test_mode: bo
     model = teachers.add(me.id, entry.model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
     log.info("%s: privacy budget %s per data set%s", me, budget, "; unproven mechanisms allowed" if allow_unproven else "")
     return PartyResources(me.id, public_key, key_share, model, features, labels, test_mode, fault, ledger,
-                          allow_unproven, _contribution_keys(topology, me, signs=True), topology.colluding)
+                          allow_unproven, contribution_keys(topology, me, signs=True), topology.colluding)
 
 
 def _party_protocols(topology: Topology, number: int, test_mode: bool, fault: str | None, budget: Budget,
@@ -149,7 +151,7 @@ def _aggregator_protocols(topology: Topology):
     if key_holders != list(range(1, public_key.holders + 1)):
         raise ValueError(f"the topology's key holders {key_holders} do not match the key's {public_key.holders} holders")
     teachers = [entry.identity.id for entry in topology.parties]
-    keys = _contribution_keys(topology, AGGREGATOR, signs=False)
+    keys = contribution_keys(topology, AGGREGATOR, signs=False)
     return protocols(public_key, teachers, key_holders, keys=keys), public_key.key_id.hex()
 
 
@@ -169,7 +171,7 @@ def _curator_protocols(topology: Topology, test_mode: bool):
     aux_file = topology.entry(CURATOR).data
     aux_features = OnFirstUse(lambda: datasets.load_public(aux_file)) if aux_file is not None else None
     own = CuratorResources(zeta, public_key, [entry.identity.id for entry in topology.parties], topology.key_holders,
-                           aux_features, test_mode)
+                           aux_features, test_mode, contribution_keys(topology, CURATOR, signs=False))
     return protocols(own), public_key.key_id.hex()
 
 

@@ -22,6 +22,7 @@ from mpdp.sessions.errors import denied
 
 DOMAIN = b"mpdp/threshold-sum/contribution/v1"
 COMMITMENT_DOMAIN = b"mpdp/threshold-sum/commitment/v1"
+PROOFS_DOMAIN = b"mpdp/threshold-sum/proofs/v1"
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,11 @@ class SumSlot:
         """The same binding for a commitment made before the joint coin (verifiable noise): its own domain, so a
         signature on one is never a signature on a contribution."""
         return self._digest(COMMITMENT_DOMAIN, sender, key_id, [commitment])
+
+    def proofs_digest(self, sender: int, key_id: bytes, proofs: Sequence[bytes]) -> bytes:
+        """The same binding for a contribution's proofs as sent (serialised messages): who made a failing proof
+        can then be shown, not only that the forwarded one fails (docs/client-checks.md)."""
+        return self._digest(PROOFS_DOMAIN, sender, key_id, proofs)
 
     def _digest(self, domain: bytes, sender: int, key_id: bytes, ciphertexts: Sequence[bytes]) -> bytes:
         hasher = hashlib.sha256()
@@ -97,6 +103,26 @@ def commitment_signature_for(keys: ContributionKeys | None, slot: SumSlot, sende
     if keys is None:
         return threshold_sum_pb2.ContributionSignature()
     return keys.sign(slot.commitment_digest(sender, key_id, commitment))
+
+
+def proofs_signature_for(keys: ContributionKeys | None, slot: SumSlot, sender: int, key_id: bytes,
+                         proofs: Sequence[bytes]) -> threshold_sum_pb2.ContributionSignature:
+    """The contributor's signature on its proofs (empty without keys)."""
+    if keys is None:
+        return threshold_sum_pb2.ContributionSignature()
+    return keys.sign(slot.proofs_digest(sender, key_id, proofs))
+
+
+def authenticate_proofs(keys: ContributionKeys | None, slot: SumSlot, sender: int, key_id: bytes,
+                        proofs: Sequence[bytes], signature: threshold_sum_pb2.ContributionSignature) -> None:
+    """Refuse proofs not signed by their sender for this slot (nothing to check without keys)."""
+    if keys is not None:
+        keys.check(sender, slot.proofs_digest(sender, key_id, proofs), signature)
+
+
+def proofs_of(*messages) -> list[bytes]:
+    """The signed form of a contribution's proof messages (ProvenVotes), each serialised deterministically."""
+    return [message.SerializeToString(deterministic=True) for message in messages]
 
 
 def authenticate_commitment(keys: ContributionKeys | None, slot: SumSlot, sender: int, key_id: bytes,

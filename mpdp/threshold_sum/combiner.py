@@ -27,6 +27,7 @@ class SumCombiner:
         self.partials: dict[int, BatchPartialDecryption] = {}
         self.absent: dict[int, str] = {}
         self.rejected: dict[int, str] = {}
+        self.answers: dict[int, threshold_sum_pb2.PartialDecryptions] = {}  # as received, for the release's evidence
 
     def accept(self, holder: int, message: threshold_sum_pb2.PartialDecryptions) -> None:
         """Verify the holder's batch proof (expensive; after the cheap checks). Raises InvalidShare if it fails."""
@@ -37,6 +38,7 @@ class SumCombiner:
         if holder in self.partials or holder in self.rejected:
             raise precondition(f"key holder {holder} already answered (replay)")
         batch = batch_from_proto(self.public_key, holder, message, len(self.aggregate))
+        self.answers[holder] = message
         try:
             verify_batch(self.public_key, self.aggregate, batch, self.proof_context)
         except InvalidShare as error:
@@ -89,3 +91,4 @@ class SumCombiner:
 
     def forget(self) -> None:
         self.partials.clear()
+        self.answers.clear()

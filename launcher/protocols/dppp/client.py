@@ -4,18 +4,23 @@ released labels, trains and evaluates the student, and builds the report
 
 from __future__ import annotations
 
+import functools
+import json
 import secrets
 import time
+from pathlib import Path
 
 import grpc
 import numpy as np
 
 from launcher.client import await_result, opening_signature, role_stub, to_role
 from launcher.progress import progress
+from launcher.protocols.dppp.transcript import transcript
 from mpdp.cryptocore import keyfiles
 from mpdp.deployments.topology import Topology
 from mpdp.learning import evaluation, models, threshold
 from mpdp.proto.v1 import dppp_pb2
+from mpdp.protocols.dppp import release
 from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from mpdp.sessions.identity import AGGREGATOR, CLIENT
 from mpdp.sessions.matrices import matrix_to_proto
@@ -29,7 +34,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
                            deadline_s: float = 300.0, session_id: str | None = None, noise: str = "binomial",
                            proven_votes: bool = False, verifiable_noise: bool = False, ensemble: int = 1,
                            holders_check_bits: bool = False) -> dict:
-    public_key = keyfiles.load_public_key(topology.public_key)
+    public_key = _public_key(topology.public_key)
     public_features = client_data["public_features"]
     if not 1 <= queries <= len(public_features):
         if len(public_features) == 0:
@@ -54,15 +59,16 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     reply, traffic, round_s = await await_result(topology, session_id, AGGREGATOR, 5 * deadline_s + 60,
                                                  dppp=dppp_pb2.DpppMessage(open=request))
     result = reply.dppp.result
-
-    labels = np.array(result.labels, dtype=int)
-    histograms = np.array(result.histograms, dtype=np.int64).reshape(result.queries, result.classes)
+    # Nothing below takes the aggregator's word: each field is recomputed from the evidence (or the session fails).
+    checked, check_s = check_result(topology, public_key, parameters, session_id, result)
+    labels, histograms = checked.labels, checked.histograms
     student = models.train(models.DEFAULT_STUDENT_MODEL, public_features[:queries], labels)
     true_labels = client_data["public_labels"][:queries]
     student_metrics = _student_metrics(student, client_data)
     timing = {t.stage: t.seconds for t in result.timing}
     timing["client_round_trip"] = round_s
     timing["client_noise_search"] = search_s  # the roles only check N (timing["calibration"])
+    timing["client_checks"] = check_s
     return {
         "protocol": "dppp",
         "session_id": session_id,
@@ -82,25 +88,57 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
             "student_model": models.DEFAULT_STUDENT_MODEL,
             "student_test_accuracy": student_metrics["accuracy"],
             "test_metrics": student_metrics,
-            "contributors": list(result.contributors),
-            "decryptors": list(result.decryptors),
-            "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
-            "rejected_votes": {str(r.holder): r.reason for r in result.rejected_votes},
+            "contributors": checked.contributors,
+            "decryptors": checked.decryptors,
+            "rejected_shares": {str(h): r for h, r in checked.rejected_shares.items()},
+            "rejected_votes": {str(t): r for t, r in checked.rejected_votes.items()},
+            "excluded_unverified": {str(t): r for t, r in checked.unverified_blame.items()},
+            "checked_by_client": CLIENT_CHECKS,
         },
         "privacy": {"unit": "one training record of one teacher (replacement)",
                     "sensitivity": "L1 2, L2 √2 per query (two histogram coordinates move by 1)"
                                    + (f"; the record is in one of the teacher's {ensemble} parts: it moves one "
                                       "model's vote" if ensemble > 1 else ""),
-                    **parameters.calibration.report(len(result.contributors))},
+                    **parameters.calibration.report(len(checked.contributors))},
         "malicious_party": influence.one_voter("teacher", proven_votes or verifiable_noise, verifiable_noise,
                                                parameters.share_range,
-                                               len(result.contributors), classes, holders_check_bits,
+                                               len(checked.contributors), classes, holders_check_bits,
                                                votes_per_row=ensemble),
         "traffic": traffic["summary"],
+        "transcript": transcript(public_key, topology.ca_certificate.read_bytes() if topology.ca_certificate else None,
+                                 parameters, session_id, topology.key_holders, result),
         "traffic_detail": traffic["detail"],
         "traffic_client_observed": traffic["client_observed"],
         "timing": timing,
     }
+
+
+@functools.lru_cache(maxsize=4)
+def _key_of(content: bytes):
+    return keyfiles.public_key_from_dict(json.loads(content))
+
+
+def _public_key(path):
+    """The threshold public key, one object per key file content for the process's life: its fixed-base table
+    (every proof check raises v to a response) is built once, not once per session."""
+    return _key_of(Path(path).read_bytes())
+
+
+CLIENT_CHECKS = ("every contribution's signature, C = Π contributions, every forwarded partial decryption's "
+                 "proof, the combination, the histograms, the labels (argmax), the contributors (and so ε), "
+                 "every blame it can repeat (docs/client-checks.md)")
+
+
+def check_result(topology: Topology, public_key, parameters: DpppParameters, session_id: str,
+                 result: dppp_pb2.DpppRoundResult) -> tuple[release.CheckedRound, float]:
+    """The client's own check of the aggregator's result, and its seconds; the session fails if it lies."""
+    from launcher.deployment.serve import contribution_keys
+
+    started = time.perf_counter()
+    keys = contribution_keys(topology, CLIENT, signs=False)
+    checked = release.check_round(parameters, public_key, session_id, keys, topology.key_holders,
+                                  result)
+    return checked, time.perf_counter() - started
 
 
 async def fill_noise_pools(topology: Topology, bits: int, deadline_s: float = 600.0, session_id: str | None = None,

@@ -135,6 +135,8 @@ def summary(report: Report) -> str:
         _noise_line(privacy),
         f"  contributors {r['contributors']}, decryptors {r['decryptors']}"
         + (f", rejected shares {r['rejected_shares']}" if r["rejected_shares"] else ""),
+        *([f"  checked by the client, not taken from the aggregator: {r['checked_by_client']}"]
+          if r.get("checked_by_client") else []),
         f"  noisy labels agree with the truth on {r['label_agreement_with_truth']:.1%} of queries",
         f"  student ({r['student_model']}) test accuracy: {r['student_test_accuracy']:.1%}",
         *traffic_lines(report["traffic"]),
@@ -253,6 +255,12 @@ def run_bench(args: argparse.Namespace) -> int:
     write_json(args.json, report)
     return 0
 
+def verify_report(report: Report, ca_certificate: bytes | None, public_key) -> list[str]:
+    from launcher.protocols.dppp.transcript import verify
+
+    return verify(report, ca_certificate, public_key)
+
+
 PROTOCOL = LauncherProtocol(
     name="dppp",
     help="distributed privacy-preserving prediction",
@@ -271,4 +279,5 @@ PROTOCOL = LauncherProtocol(
     charge=charge,
     closed_form=closed_form,
     audit_noise="binomial",
+    verify=verify_report,
 )

@@ -4,6 +4,7 @@ evaluates it on the test set, and builds the report (parameters, result, privacy
 from __future__ import annotations
 
 import secrets
+import time
 
 import numpy as np
 
@@ -13,10 +14,10 @@ from mpdp.cryptocore import keyfiles
 from mpdp.deployments.topology import Topology
 from mpdp.learning import evaluation, threshold
 from mpdp.proto.v1 import du_pb2
-from mpdp.protocols.du import accounting
+from mpdp.protocols.du import accounting, release
 from mpdp.protocols.du.objectives import augment
 from mpdp.protocols.du.parameters import DEFAULT_HONEST_FRACTION, MAX_RECORDS, DuParameters
-from mpdp.sessions.identity import AGGREGATOR
+from mpdp.sessions.identity import AGGREGATOR, CLIENT
 
 
 def session_parameters(topology: Topology, client_data: dict, method: str, epsilon: float, rounds: int,
@@ -45,6 +46,15 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
                                                     parameters.rounds * 3 * round_deadline_s + 60,
                                                     du=du_pb2.DuMessage(open=opening))
     result = reply.du.result
+    checked: dict = {}
+    check_s = 0.0
+    if parameters.secure_aggregation:  # each round's sum recomputed here; in the clear there is nothing to check
+        from launcher.deployment.serve import contribution_keys
+
+        started = time.perf_counter()
+        checked = release.check_result(parameters, keyfiles.load_public_key(topology.public_key), session_id,
+                                       contribution_keys(topology, CLIENT, signs=False), topology.key_holders, result)
+        check_s = time.perf_counter() - started
     theta = np.array(result.theta)
     test_x, test_y = client_data["test_features"], client_data["test_labels"]
     # the cut from the public rows (post-processing): noise on α alone no longer sends every row to one side
@@ -73,13 +83,18 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
             "dropped": list(result.dropped), "test_accuracy": 1 - error, "test_misclassification": error,
             "test_metrics": test_metrics,
             "majority_class_rate": float(np.max(np.bincount(test_y)) / len(test_y)),
-            "rejected_shares": {str(r.holder): r.reason for r in result.rejected},
+            "rejected_shares": {str(h): r for h, r in checked.get("rejected_shares", {}).items()}
+            if parameters.secure_aggregation else {str(r.holder): r.reason for r in result.rejected},
             "rejected_uploads": {str(r.holder): r.reason for r in result.rejected_uploads},
+            "checked_by_client": ("every round's signed uploads, C, every partial decryption's proof, the "
+                                  "combination, the participants, the steps and the final θ "
+                                  "(docs/client-checks.md)") if parameters.secure_aggregation else
+                                 "nothing: uploads in the clear reach the server alone",
         },
         "privacy": accounting.report(parameters, result.rounds),
         "traffic": traffic["summary"],
         "traffic_detail": traffic["detail"],
         "traffic_client_observed": traffic["client_observed"],
         "timing": {**{t.stage: t.seconds for t in result.timing}, "client_round_trip": round_trip,
-                   "per_round": round_trip / max(1, result.rounds)},
+                   "per_round": round_trip / max(1, result.rounds), "client_checks": check_s},
     }

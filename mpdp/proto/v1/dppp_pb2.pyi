@@ -69,7 +69,7 @@ class DpppQueries(_message.Message):
     def __init__(self, parameters: _Optional[_Union[DpppParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ..., client_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class DpppVotes(_message.Message):
-    __slots__ = ("tosses", "votes", "signature", "proven", "noise_bits", "coin_commitment", "pooled", "pool_first")
+    __slots__ = ("tosses", "votes", "signature", "proven", "noise_bits", "coin_commitment", "pooled", "pool_first", "proofs_signature")
     TOSSES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
     SIGNATURE_FIELD_NUMBER: _ClassVar[int]
@@ -78,6 +78,7 @@ class DpppVotes(_message.Message):
     COIN_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
     POOLED_FIELD_NUMBER: _ClassVar[int]
     POOL_FIRST_FIELD_NUMBER: _ClassVar[int]
+    PROOFS_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     tosses: int
     votes: _common_pb2.Ciphertexts
     signature: _threshold_sum_pb2.ContributionSignature
@@ -86,7 +87,8 @@ class DpppVotes(_message.Message):
     coin_commitment: bytes
     pooled: bool
     pool_first: int
-    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., noise_bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., coin_commitment: _Optional[bytes] = ..., pooled: _Optional[bool] = ..., pool_first: _Optional[int] = ...) -> None: ...
+    proofs_signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., noise_bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., coin_commitment: _Optional[bytes] = ..., pooled: _Optional[bool] = ..., pool_first: _Optional[int] = ..., proofs_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class DpppPoolFill(_message.Message):
     __slots__ = ("key_id", "bits", "deadline_seconds", "randomness_powers", "mask_powers")
@@ -145,7 +147,7 @@ class DpppPoolLevel(_message.Message):
     def __init__(self, teacher: _Optional[int] = ..., available: _Optional[int] = ..., next: _Optional[int] = ...) -> None: ...
 
 class DpppRoundResult(_message.Message):
-    __slots__ = ("queries", "classes", "histograms", "labels", "contributors", "decryptors", "rejected", "timing", "tosses_per_teacher", "total_tosses_required", "rejected_votes")
+    __slots__ = ("queries", "classes", "histograms", "labels", "contributors", "decryptors", "rejected", "timing", "tosses_per_teacher", "total_tosses_required", "rejected_votes", "evidence", "blamed")
     QUERIES_FIELD_NUMBER: _ClassVar[int]
     CLASSES_FIELD_NUMBER: _ClassVar[int]
     HISTOGRAMS_FIELD_NUMBER: _ClassVar[int]
@@ -157,6 +159,8 @@ class DpppRoundResult(_message.Message):
     TOSSES_PER_TEACHER_FIELD_NUMBER: _ClassVar[int]
     TOTAL_TOSSES_REQUIRED_FIELD_NUMBER: _ClassVar[int]
     REJECTED_VOTES_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
+    BLAMED_FIELD_NUMBER: _ClassVar[int]
     queries: int
     classes: int
     histograms: _containers.RepeatedScalarFieldContainer[int]
@@ -168,7 +172,17 @@ class DpppRoundResult(_message.Message):
     tosses_per_teacher: int
     total_tosses_required: int
     rejected_votes: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
-    def __init__(self, queries: _Optional[int] = ..., classes: _Optional[int] = ..., histograms: _Optional[_Iterable[int]] = ..., labels: _Optional[_Iterable[int]] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_teacher: _Optional[int] = ..., total_tosses_required: _Optional[int] = ..., rejected_votes: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ...) -> None: ...
+    evidence: _threshold_sum_pb2.SumEvidence
+    blamed: _containers.RepeatedCompositeFieldContainer[DpppBlamed]
+    def __init__(self, queries: _Optional[int] = ..., classes: _Optional[int] = ..., histograms: _Optional[_Iterable[int]] = ..., labels: _Optional[_Iterable[int]] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_teacher: _Optional[int] = ..., total_tosses_required: _Optional[int] = ..., rejected_votes: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., evidence: _Optional[_Union[_threshold_sum_pb2.SumEvidence, _Mapping]] = ..., blamed: _Optional[_Iterable[_Union[DpppBlamed, _Mapping]]] = ...) -> None: ...
+
+class DpppBlamed(_message.Message):
+    __slots__ = ("teacher", "votes")
+    TEACHER_FIELD_NUMBER: _ClassVar[int]
+    VOTES_FIELD_NUMBER: _ClassVar[int]
+    teacher: int
+    votes: DpppVotes
+    def __init__(self, teacher: _Optional[int] = ..., votes: _Optional[_Union[DpppVotes, _Mapping]] = ...) -> None: ...
 
 class DpppTestRecord(_message.Message):
     __slots__ = ("votes", "noise")

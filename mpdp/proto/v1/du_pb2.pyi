@@ -143,7 +143,7 @@ class DuRound(_message.Message):
     def __init__(self, round: _Optional[int] = ..., participants: _Optional[_Iterable[int]] = ..., step_norm: _Optional[float] = ..., seconds: _Optional[float] = ...) -> None: ...
 
 class DuResult(_message.Message):
-    __slots__ = ("theta", "rounds", "stopped", "history", "dropped", "timing", "rejected", "rejected_uploads")
+    __slots__ = ("theta", "rounds", "stopped", "history", "dropped", "timing", "rejected", "rejected_uploads", "evidence")
     THETA_FIELD_NUMBER: _ClassVar[int]
     ROUNDS_FIELD_NUMBER: _ClassVar[int]
     STOPPED_FIELD_NUMBER: _ClassVar[int]
@@ -152,6 +152,7 @@ class DuResult(_message.Message):
     TIMING_FIELD_NUMBER: _ClassVar[int]
     REJECTED_FIELD_NUMBER: _ClassVar[int]
     REJECTED_UPLOADS_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
     theta: _containers.RepeatedScalarFieldContainer[float]
     rounds: int
     stopped: str
@@ -160,7 +161,16 @@ class DuResult(_message.Message):
     timing: _containers.RepeatedCompositeFieldContainer[_common_pb2.StageTiming]
     rejected: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
     rejected_uploads: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
-    def __init__(self, theta: _Optional[_Iterable[float]] = ..., rounds: _Optional[int] = ..., stopped: _Optional[str] = ..., history: _Optional[_Iterable[_Union[DuRound, _Mapping]]] = ..., dropped: _Optional[_Iterable[int]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., rejected_uploads: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ...) -> None: ...
+    evidence: _containers.RepeatedCompositeFieldContainer[DuRoundEvidence]
+    def __init__(self, theta: _Optional[_Iterable[float]] = ..., rounds: _Optional[int] = ..., stopped: _Optional[str] = ..., history: _Optional[_Iterable[_Union[DuRound, _Mapping]]] = ..., dropped: _Optional[_Iterable[int]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., rejected_uploads: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., evidence: _Optional[_Iterable[_Union[DuRoundEvidence, _Mapping]]] = ...) -> None: ...
+
+class DuRoundEvidence(_message.Message):
+    __slots__ = ("round", "evidence")
+    ROUND_FIELD_NUMBER: _ClassVar[int]
+    EVIDENCE_FIELD_NUMBER: _ClassVar[int]
+    round: int
+    evidence: _threshold_sum_pb2.SumEvidence
+    def __init__(self, round: _Optional[int] = ..., evidence: _Optional[_Union[_threshold_sum_pb2.SumEvidence, _Mapping]] = ...) -> None: ...
 
 class DuTestRecord(_message.Message):
     __slots__ = ("uploads", "rounds")

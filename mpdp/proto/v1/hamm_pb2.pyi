@@ -71,20 +71,22 @@ class HammQueries(_message.Message):
     def __init__(self, parameters: _Optional[_Union[HammParameters, _Mapping]] = ..., features: _Optional[_Union[_common_pb2.Matrix, _Mapping]] = ..., deadline_seconds: _Optional[float] = ..., client_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class HammVotes(_message.Message):
-    __slots__ = ("tosses", "votes", "signature", "proven", "noise_bits", "coin_commitment")
+    __slots__ = ("tosses", "votes", "signature", "proven", "noise_bits", "coin_commitment", "proofs_signature")
     TOSSES_FIELD_NUMBER: _ClassVar[int]
     VOTES_FIELD_NUMBER: _ClassVar[int]
     SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     PROVEN_FIELD_NUMBER: _ClassVar[int]
     NOISE_BITS_FIELD_NUMBER: _ClassVar[int]
     COIN_COMMITMENT_FIELD_NUMBER: _ClassVar[int]
+    PROOFS_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     tosses: int
     votes: _common_pb2.Ciphertexts
     signature: _threshold_sum_pb2.ContributionSignature
     proven: _common_pb2.ProvenVotes
     noise_bits: _common_pb2.ProvenVotes
     coin_commitment: bytes
-    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., noise_bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., coin_commitment: _Optional[bytes] = ...) -> None: ...
+    proofs_signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., noise_bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., coin_commitment: _Optional[bytes] = ..., proofs_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class HammAggregate(_message.Message):
     __slots__ = ("request", "asked", "rejected_votes")

@@ -63,6 +63,22 @@ class PartialDecryptions(_message.Message):
     response: bytes
     def __init__(self, values: _Optional[_Iterable[bytes]] = ..., challenge: _Optional[bytes] = ..., response: _Optional[bytes] = ...) -> None: ...
 
+class SumEvidence(_message.Message):
+    __slots__ = ("request", "answers")
+    REQUEST_FIELD_NUMBER: _ClassVar[int]
+    ANSWERS_FIELD_NUMBER: _ClassVar[int]
+    request: DecryptionRequest
+    answers: _containers.RepeatedCompositeFieldContainer[HolderAnswer]
+    def __init__(self, request: _Optional[_Union[DecryptionRequest, _Mapping]] = ..., answers: _Optional[_Iterable[_Union[HolderAnswer, _Mapping]]] = ...) -> None: ...
+
+class HolderAnswer(_message.Message):
+    __slots__ = ("holder", "partials")
+    HOLDER_FIELD_NUMBER: _ClassVar[int]
+    PARTIALS_FIELD_NUMBER: _ClassVar[int]
+    holder: int
+    partials: PartialDecryptions
+    def __init__(self, holder: _Optional[int] = ..., partials: _Optional[_Union[PartialDecryptions, _Mapping]] = ...) -> None: ...
+
 class RejectedShare(_message.Message):
     __slots__ = ("holder", "reason")
     HOLDER_FIELD_NUMBER: _ClassVar[int]
