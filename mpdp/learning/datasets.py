@@ -190,8 +190,9 @@ def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
             has_gaps = any(cell is None for cell in raw)
             if isinstance(given, public.Numeric):
                 raise ValueError(f"{schema_path}: column {name!r} is categorical in {path.name}, numeric in the schema")
-            levels = given.levels if given else tuple(sorted({cell for cell in raw if cell is not None}))
-            columns.append(public.Categorical(name, levels, has_gaps or bool(given and given.missing)))
+            missing = has_gaps or bool(given and given.missing)
+            columns.append(dataclasses.replace(given, missing=missing) if given else
+                           public.levels_from_table(name, raw, missing))
             values.append(raw)
     scaled = public.into_unit_ball(columns, values, intercept)
     report = {**scaled.report, "schema": str(schema_path) if schema_path else
@@ -202,15 +203,11 @@ def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
 
 
 def _default_numeric(name: str, cells: np.ndarray):
-    """A column without a schema entry: 0/1 values only are an indicator, on the type's bounds [0, 1] (its
-    default log scale would keep 1 at 0.05 of its block: a one-hot-encoded table would hold no signal); any other
-    numeric column on the default log scale."""
+    """A column without a schema entry: bounds by what the column is (mpdp/learning/scaling.py `from_table`)."""
     from mpdp.learning import scaling as public
 
-    present = cells[~np.isnan(cells)]
-    if present.size and np.isin(present, (0.0, 1.0)).all():
-        return public.Numeric(name, 0.0, 1.0, indicator=True)
-    return public.Numeric(name)
+    return public.from_table(name, cells)
+
 
 
 def _libsvm(path: Path, scaling: str, intercept: bool) -> Dataset:
