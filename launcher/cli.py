@@ -735,6 +735,9 @@ def _add_run_command(commands) -> None:
                                                          "summary then goes to standard error)")
         session.add_argument("--repeat", type=int, default=1, metavar="R",
                              help="run R sessions; the summary gives mean ± std beside the baselines")
+        session.add_argument("--anyway", action="store_true",
+                             help="run even where the check before spending says it will not learn (the same model "
+                                  "non-private cannot rank the test rows, or the noise decides)")
         for option in protocol.options():
             option.add_to(session)
         session.set_defaults(handler=_run)
