@@ -113,6 +113,9 @@ class LauncherProtocol:
     scale: Scale | None = None
     faults: Faults | None = None
     audit_noise: str | None = None
+    # The one line that refuses a session's options before any check or cryptography (a paper calibration not
+    # allowed), or None: `run` asks it first, so the refusal is not hidden behind the check before spending.
+    refusal: Callable[[argparse.Namespace, Any, dict], str | None] | None = None
 
 
 def protocol_arguments(args: argparse.Namespace, protocol: LauncherProtocol) -> argparse.Namespace:

@@ -41,6 +41,9 @@ def run(protocol, args, topology, client_data: dict) -> dict:
     from launcher import noise_check, noise_spread, spend_gate, summary
     from mpdp.learning import evaluation
 
+    refused = protocol.refusal(args, topology, client_data) if protocol.refusal else None
+    if refused:
+        raise ValueError(refused)
     check = noise_check.estimate(protocol.name, args, topology, client_data)
     stated = noise_check.line(check)
     if stated:
