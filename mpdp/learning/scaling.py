@@ -9,7 +9,7 @@ inverted. The rules:
 - numeric without a schema entry, by what the column is (`from_table`): 0/1 values only an indicator on [0, 1];
   non-negative and heavy-tailed (its largest value above ten times its median) log1p between its 1st and 99th
   percentiles rounded outward to 1, 2, 5 × 10^k; otherwise linear between those percentiles rounded outward —
-  each centred on its median (rounded);
+  each centred on its mean on that scale (rounded), so it cannot stand in for the intercept;
 - numeric under the type's default (a schema entry without bounds): sign(x)·log1p(|x|)/log1p(10^6);
 - categorical: one-hot minus each level's share (the table's, rounded; a schema's `shares`, or 1/L), × 1/√2,
   so the commonest level is not a second intercept; a cell outside the levels is the row of minus the shares;
@@ -23,8 +23,8 @@ on its own as a guard; the share of clipped rows is reported.
 
 What is read from the table and not from a schema: the column names, which columns are numeric, the levels of
 a categorical column and their shares, which columns have missing cells, and a numeric column's kind, rounded
-percentiles and median. These are not under differential privacy: they tell the order of a column's 1st and
-99th percentiles and its median, not any one row. `up` prints them as a schema for the data owner to publish
+percentiles, median and mean. These are not under differential privacy: they tell the order of a column's 1st and
+99th percentiles and its mean, not any one row. `up` prints them as a schema for the data owner to publish
 or replace (--schema); with a schema, nothing but the names and the column types is read.
 """
 
@@ -165,10 +165,10 @@ def _outward(value: float, step: float, up: bool) -> float:
 def from_table(name: str, cells: np.ndarray) -> Numeric:
     """Bounds for a numeric column the schema does not name, chosen by what the column is:
     - 0/1 values only: an indicator on [0, 1];
-    - non-negative and heavy-tailed (its largest value over ten times its median): log1p on [0, high], high the
-      largest value rounded up to 1, 2 or 5 × 10^k;
-    - otherwise linear on [low, high], the smallest and largest values rounded outward to a hundredth of the
-      range's power of ten.
+    - non-negative and heavy-tailed (its largest value over ten times its median): log1p between its 1st and 99th
+      percentiles rounded outward to 1, 2 or 5 × 10^k, centred on the mean of log1p;
+    - otherwise linear between those percentiles rounded outward to a tenth of the range's power of ten,
+      centred on the mean.
     Every rule maps the column onto [−1, 1] (centred and spread: a column squeezed into a corner of its range
     would act as a second intercept and hide its own signal). The bounds are read from the table, coarsened,
     not under differential privacy: they tell the order of the column's extremes. `up` prints them as a schema
@@ -180,15 +180,17 @@ def from_table(name: str, cells: np.ndarray) -> Numeric:
     if np.isin(present, (0.0, 1.0)).all():
         return Numeric(name, 0.0, 1.0, indicator=True)
     low, high = (float(v) for v in np.quantile(present, [TAIL, 1 - TAIL]))
-    middle = float(np.median(present))
+    middle = float(np.median(present))  # decides heavy-tailed; the centre is the mean on the column's own scale
     if high == low:
         return Numeric(name, low - 1, high + 1, from_table=True, centre=low)
     if low >= 0 and float(present.max()) > 10 * max(middle, 1e-12):
-        return Numeric(name, _round125(low, False), _round125(high, True), log=True, from_table=True,
-                       centre=_significant(middle))
+        bottom, top = _round125(low, False), _round125(high, True)
+        typical = float(np.expm1(np.mean(np.log1p(np.clip(present, bottom, top)))))
+        return Numeric(name, bottom, top, log=True, from_table=True, centre=_significant(typical))
     step = 10 ** (math.floor(math.log10(high - low)) - 1)
-    return Numeric(name, _outward(low, step, False), _outward(high, step, True), from_table=True,
-                   centre=_outward(middle, step, False))
+    bottom, top = _outward(low, step, False), _outward(high, step, True)
+    return Numeric(name, bottom, top, from_table=True,
+                   centre=_significant(float(np.mean(np.clip(present, bottom, top))), 4))
 
 
 def _round125(value: float, up: bool) -> float:
