@@ -69,3 +69,14 @@ def test_pathak_and_du_at_their_defaults_rank_and_balance_the_rare_class(rare, p
 def test_dppp_at_its_defaults_ranks_and_balances_the_rare_class(rare):
     found = [dppp_release(_split(rare, seed), seed) for seed in SEEDS]
     assert all(m["auc"] >= 0.80 and m["balanced_accuracy"] >= 0.70 for m in found), found
+
+
+def test_the_schema_up_writes_scales_the_table_as_read_without_one(rare, tmp_path):
+    """`up` writes what the scaling read from the table (run directory's schema.json); passed back with --schema
+    it gives the same features, so a data owner can publish it and read nothing more from the rows."""
+    import json
+
+    schema = tmp_path / "schema.json"
+    schema.write_text(json.dumps(rare.scaling["schema_document"]))
+    again = datasets.load(rare.source, label="y", intercept=True, schema=str(schema))
+    assert np.allclose(again.features, rare.features)

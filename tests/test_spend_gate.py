@@ -97,7 +97,11 @@ def test_objective_perturbation_is_checked_and_anyway_runs_it(tmp_path):
 
 
 def test_a_label_the_protocol_cannot_take_is_refused_in_one_line(tmp_path):
-    topology, client_data = _deployment(tmp_path, datasets.load("digits", intercept=True))
+    from launcher import data_report
+
+    digits = datasets.load("digits", intercept=True)
+    assert any("du takes two classes, this data set has 10" in line for line in data_report.lines(digits))  # at up
+    topology, client_data = _deployment(tmp_path, digits)
     with pytest.raises(spend_gate.Stopped, match=r"du takes labels in \{0, 1\}.*has 10 \(0, 1, 2") as refused:
         session_report.run(_Spends(PROTOCOLS["du"]), _args("du", "--anyway"), topology, client_data)
     assert "\n" not in str(refused.value)

@@ -197,7 +197,8 @@ def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
     scaled = public.into_unit_ball(columns, values, intercept)
     report = {**scaled.report, "schema": str(schema_path) if schema_path else
               "none given: column types, categorical levels and which columns have gaps read from the table; "
-              "numeric columns on the type's default (no bounds read from the data; a 0/1 column an indicator on [0, 1])",
+              "each numeric column's kind and rounded 1st/99th percentiles and mean read from the table (not private: "
+              "publish them or pass --schema; schema_document holds them)",
               "schema_document": public.schema_document(columns)}
     return Dataset(path.stem, scaled.features, labels, names, str(path), intercept, tuple(table.warnings), report)
 
