@@ -105,3 +105,18 @@ def test_a_label_the_protocol_cannot_take_is_refused_in_one_line(tmp_path):
     with pytest.raises(spend_gate.Stopped, match=r"du takes labels in \{0, 1\}.*has 10 \(0, 1, 2") as refused:
         session_report.run(_Spends(PROTOCOLS["du"]), _args("du", "--anyway"), topology, client_data)
     assert "\n" not in str(refused.value)
+
+
+def test_over_real_processes_a_stopped_run_leaves_every_ledger_as_it_was(pool, capsys):
+    """`mpdp run pathak` at a λ whose noise decides the result, against running role processes: one line, exit
+    2, and every party's ledger (read as `mpdp budget` reads it) holds the same entries as before."""
+    from launcher import budget
+    from launcher.cli import main
+
+    d = pool.get(3)
+    before = [row["entries"] for row in budget.ledgers(d.run.topology)]
+    assert main(["run", "pathak", "--run-dir", str(d.run.path), "--lambda", "1e-5"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("mpdp: error: pathak would not learn here: the noise") and "Nothing was spent" in error
+    assert "fix: `mpdp run pathak --run-dir" in error
+    assert [row["entries"] for row in budget.ledgers(d.run.topology)] == before
