@@ -98,6 +98,7 @@ def _fix(protocol, args, topology, client_data: dict, pooled, student,
 
 def check(protocol, args, topology, client_data: dict, noise: dict, student=None) -> dict:
     """The pre-run verdict (kept in the report as `pre_run_check`); raises `Stopped` unless it may run."""
+    from launcher import noise_check
     from mpdp.learning import evaluation
 
     refusal = labels_refusal(protocol, client_data)
@@ -124,9 +125,9 @@ def check(protocol, args, topology, client_data: dict, noise: dict, student=None
                               "printed; docs/data-and-metrics.md)")
             else:
                 what = f"λ = {regularization:g}" if regularization else "the scaling"
-                causes.append(f"{what}: the same model non-private ranks the test rows at AUC {auc:.3f} "
-                              f"(tuned: {tuned:.3f})")
-    if noise.get("ratio", 0.0) > 1.0:
+                causes.append(f"{what}: the same model non-private ranks the test rows at AUC {auc:.3f}"
+                              + (f" (tuned: {tuned:.3f})" if tuned is not None else ""))
+    if noise.get("ratio", 0.0) > noise_check.NOISY:
         causes.append(f"the noise: {noise['warnings'][0] if noise.get('warnings') else 'it decides the result'}")
     if not causes:
         record["verdict"] = "runs"
