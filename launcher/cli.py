@@ -492,7 +492,9 @@ def _add_dataset_options(parser) -> None:
                              "standardised columns and one common factor, or each row to norm 1")
     parser.add_argument("--seed", type=int, help="seed of the data split (the split only; noise is always CSPRNG)")
     parser.add_argument("--split", default="even",
-                        help="party data sizes: even, 15, 10 (Pathak's splits) or comma-separated sizes")
+                        help="party data sizes: even, 15, 10 (Pathak's splits) or comma-separated sizes; or "
+                             "label-skew:α, a non-IID split (each class shared among the parties by a seeded "
+                             "Dirichlet(α))")
     parser.add_argument("--aux-fraction", type=float, metavar="F",
                         help="Hamm's setting: this fraction of the training rows becomes Charlie's public X_aux, the "
                              "rest goes to the parties, the remaining third to the test set (default: a third of the "
@@ -828,6 +830,9 @@ def _add_run_command(commands) -> None:
                              help="also write the session's report as one self-contained HTML page here")
         session.add_argument("--repeat", type=int, default=1, metavar="R",
                              help="run R sessions; the summary gives mean ± std beside the baselines")
+        session.add_argument("--anyway", action="store_true",
+                             help="run even where the check before spending says it will not learn (the same model "
+                                  "non-private cannot rank the test rows, or the noise decides)")
         for option in protocol.options():
             option.add_to(session)
         run_config.add_option(session)

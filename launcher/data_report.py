@@ -40,6 +40,14 @@ def lines(dataset) -> list[str]:
     text = [f"data: {dataset.name} ({dataset.source}): {report.get('rows', len(dataset.labels))} rows, "
             f"{report.get('columns', '?')} columns → {dataset.features.shape[1]} features",
             f"  labels: {labels}"]
+    if dataset.classes != 2:
+        from launcher.registry import PROTOCOLS
+
+        binary = [p.name for p in PROTOCOLS.values() if p.binary_only]
+        if binary:
+            verb = "takes" if len(binary) == 1 else "take"
+            text.append(f"  {', '.join(binary)} {verb} two classes, this data set has {dataset.classes}: `run "
+                        f"{binary[0]}` will refuse this deployment (a two-class label column: --label)")
     if report:
         text.append(f"  scaling: {report['rule']}")
         text.append(f"  intercept: {report.get('intercept', 'none')}")

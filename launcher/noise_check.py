@@ -102,17 +102,34 @@ def pathak(args, parties: int, client_data: dict) -> dict | None:
 
 
 def du(args, parties: int, client_data: dict) -> dict | None:
-    if args.method in ("none", "objective"):
+    if args.method == "none":
         return None
     sizes = _party_sizes(client_data)
     if not sizes:
         return None
+    if args.method == "objective":
+        return du_objective(args, parties, sizes, _dimension(client_data) + 1)
     coefficients = (_dimension(client_data) + 1) * (_dimension(client_data) + 2) // 2
     noise = 3 * math.sqrt(2 * coefficients) / args.epsilon  # ‖Lap(3/ε) on every coefficient‖
     signal = min(sizes) / 4  # ‖A‖ ≤ n_i/8·‖x̃‖² ≤ n_i/4
     return _check("Du functional mechanism (per party, per round)", noise, signal,
                   f"‖Lap(3/ε)‖ over {coefficients} coefficients against n_i/4, n_i = {min(sizes)}",
                   "raise ε per round, the parties' rows, or lower d", parties)
+
+
+def du_objective(args, parties: int, sizes: list[int], weights: int) -> dict:
+    """Objective perturbation (Chaudhuri et al. 2011, Algorithm 2): b with ‖b‖ ~ Gamma(D, 2/ε′) enters the
+    objective as bᵀφ/n, which is (λ + Δ)-strongly convex, so it moves the minimiser by at most ‖b‖/(n(λ + Δ)); the
+    server averages K parties' independent draws (÷ √K). Against the model bound at λ + Δ."""
+    from mpdp.protocols.du.objectives import objective_perturbation_terms
+
+    smallest = min(sizes)
+    epsilon_prime, extra = objective_perturbation_terms(args.epsilon, smallest, args.regularization)
+    strength = args.regularization + extra
+    noise = weights * (2 / epsilon_prime) / (smallest * strength) / math.sqrt(max(1, parties))
+    return _check("Du objective perturbation (per party, per round)", noise, weight_bound(strength),
+                  f"E‖b‖/(n_i(λ + Δ))/√K = {weights}·(2/{epsilon_prime:.3g})/({smallest}·{strength:.3g})/√{parties}",
+                  "raise λ or ε per round, or the parties' rows", parties)
 
 
 def _check(what: str, noise: float, signal: float, formula: str, fix: str, parties: int,

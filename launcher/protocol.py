@@ -145,6 +145,9 @@ class LauncherProtocol:
     # `mpdp verify`: (report, CA certificate PEM or None, pinned threshold public key or None) -> what was checked,
     # one line each; raises ValueError on the first check that fails.
     verify: Callable[[Report, bytes | None, Any], list[str]] | None = None
+    # The one line that refuses a session's options before any check or cryptography (a paper calibration not
+    # allowed), or None: `run` asks it first, so the refusal is not hidden behind the check before spending.
+    refusal: Callable[[argparse.Namespace, Any, dict], str | None] | None = None
 
 
 def session_arguments(protocol: LauncherProtocol, argv: list[str] | tuple[str, ...] = ()) -> argparse.Namespace:

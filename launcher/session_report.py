@@ -38,19 +38,24 @@ def spread(reports: list[dict]) -> dict:
 
 
 def run(protocol, args, topology, client_data: dict) -> dict:
-    from launcher import noise_check, noise_spread, summary
+    from launcher import noise_check, noise_spread, spend_gate, summary
     from mpdp.learning import evaluation
 
+    refused = protocol.refusal(args, topology, client_data) if protocol.refusal else None
+    if refused:
+        raise ValueError(refused)
     check = noise_check.estimate(protocol.name, args, topology, client_data)
     stated = noise_check.line(check)
     if stated:
         print(stated, file=sys.stderr)
-    for warning in check["warnings"]:
+    gate = spend_gate.check(protocol, args, topology, client_data, check, _student(protocol.name))  # or Stopped
+    for warning in check["warnings"] + ([gate["warning"]] if "warning" in gate else []):
         print(f"WARNING (before running): {warning}", file=sys.stderr, flush=True)
     repeat = max(1, int(getattr(args, "repeat", 1) or 1))
     reports = [protocol.run(args, topology, client_data) for _ in range(repeat)]
     report = reports[0]
     report["noise_check"] = check
+    report["pre_run_check"] = gate
     if repeat > 1:
         report["repeat"] = spread(reports)
         report["repeat"]["session_ids"] = [r.get("session_id") for r in reports]

@@ -54,9 +54,11 @@ class Deployment:
         self.run_dir = run_dir
         self.topology = topology
 
-    def run(self, protocol: str, repeat: int = 1, **options: Any) -> Report:
+    def run(self, protocol: str, repeat: int = 1, anyway: bool = False, **options: Any) -> Report:
         """One session (R with `repeat`) of `protocol` with its `run` options as keywords (`lambda_` or
-        `regularization` for --lambda); the CLI's defaults for the rest."""
+        `regularization` for --lambda); the CLI's defaults for the rest. Stops before any party spends where the
+        check before spending says it will not learn (a ValueError naming the cause and the fix), unless
+        `anyway`."""
         from launcher import client, session_report
         from launcher.deployment.processes import RunDirectory
         from launcher.registry import PROTOCOLS
@@ -75,7 +77,7 @@ class Deployment:
             raise ValueError(f"{protocol} has no option {', '.join(unknown)}; its options: {', '.join(sorted(values))}")
         values.update(options)
         args = argparse.Namespace(**values, repeat=repeat, run_dir=self.run_dir, topology=None, client_data=None,
-                                  dataset=None, split=None, parties=None, report=None)
+                                  dataset=None, split=None, parties=None, report=None, anyway=anyway)
         client_data = client.load_client_data(RunDirectory(self.run_dir).client_data)
         try:
             asyncio.get_running_loop()

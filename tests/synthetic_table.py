@@ -53,3 +53,30 @@ def write_schema(path: Path) -> Path:
 
     path.write_text(json.dumps(SCHEMA))
     return path
+
+
+RARE_POSITIVES = 0.03
+
+
+def write_rare(path: Path, rows: int = 10_000, seed: int = 4646) -> Path:
+    """A table whose signal sits in one heavy-tailed column, as a researcher's churn table: 3 % positives, `amount`
+    log-normal over three orders of magnitude and carrying almost all the signal, two near-constant columns (`rate`
+    within 1 % of 1, `version` mostly 3), a categorical column and missing cells."""
+    rng = np.random.default_rng(seed)
+    amount = np.minimum(rng.lognormal(6.5, 1.0, rows), 1e5)  # heavy-tailed, non-negative
+    rate = 1 - rng.exponential(0.002, rows)  # near-constant
+    version = np.where(rng.random(rows) < 0.97, 3.0, 4.0)  # near-constant
+    plan = rng.choice(["basic", "plus", "pro"], rows, p=[0.6, 0.3, 0.1])
+    score = 2.2 * (np.log(amount) - 6.5) + np.where(plan == "pro", 0.4, 0.0)
+    noise = rng.logistic(size=rows)
+    cut = np.quantile(score + noise, 1 - RARE_POSITIVES)
+    label = np.where(score + noise > cut, "churn", "stay")
+    text = {"amount": [f"{v:.2f}" for v in amount], "rate": [f"{v:.5f}" for v in rate],
+            "version": [f"{v:.0f}" for v in version], "plan": list(plan)}
+    for name in ("amount", "plan"):  # missing cells
+        for index in rng.choice(rows, rows // 25, replace=False):
+            text[name][index] = ""
+    header = [*text, "y"]
+    lines = [",".join(header)] + [",".join([*(text[name][i] for name in text), label[i]]) for i in range(rows)]
+    path.write_text("\n".join(lines) + "\n")
+    return path

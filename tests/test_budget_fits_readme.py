@@ -34,22 +34,32 @@ def _parsed(argv: list[str]):
 
 def test_the_readme_commands_in_their_order_at_their_defaults_fit_the_default_budget(tmp_path):
     commands = [_parsed(argv) for argv in _commands_in_short()]
-    up = next(args for args in commands if args.command == "up")
-    assert up.budget is None  # the parties' default budget, as a newcomer types it
+    ups = {args.run_dir: args for args in commands if args.command == "up"}
+    assert all(up.budget is None for up in ups.values())  # the parties' default budget, as a newcomer types it
     runs = [args for args in commands if args.command == "run"]
     assert {args.protocol for args in runs} == set(PROTOCOLS)  # every protocol, each charged below
-    _, client_data = processes.split_data(datasets.load(up.dataset), up.parties, seed=0)
-    shape = DeploymentShape(up.parties, 1, bytes(32), client_data)  # the guarantee does not depend on the key
-    data = tmp_path / "party_1.npz"
-    data.write_bytes(b"records")
-    provision(data, 1)
-    ledger = Ledger(data, 1)
-    assert ledger.budget == DEFAULT_BUDGET
+    deployments = {}
+    for run_dir, up in ups.items():  # one ledger per deployment: its first party's, charged as every party is
+        _, client_data = processes.split_data(datasets.load(up.dataset), up.parties, seed=0)
+        colluding = 1 if up.single_operator else up.parties_per_process
+        data = tmp_path / f"{run_dir}_party_1.npz"
+        data.write_bytes(b"records")
+        provision(data, 1)
+        ledger = Ledger(data, 1)
+        assert ledger.budget == DEFAULT_BUDGET
+        # the guarantee does not depend on the key
+        deployments[run_dir] = (DeploymentShape(up.parties, colluding, bytes(32), client_data), ledger)
+    totals = {}
     for number, args in enumerate(runs):
+        shape, ledger = deployments[args.run_dir]
         charge = PROTOCOLS[args.protocol].charge(args, shape)
         assert isinstance(charge, Guarantee) and not charge.unproven
-        total = ledger.spend(f"readme-{number}", args.protocol, charge)  # BudgetExceeded if the default does not fit
-    assert [entry["protocol"] for entry in ledger.entries()] == [args.protocol for args in runs]
+        # BudgetExceeded if the default does not fit
+        totals[args.run_dir] = ledger.spend(f"readme-{number}", args.protocol, charge)
+    for run_dir, (_, ledger) in deployments.items():
+        assert [entry["protocol"] for entry in ledger.entries()] == [a.protocol for a in runs if a.run_dir == run_dir]
+    first = commands[0].run_dir  # the README states what its first deployment's commands spend
+    total = totals[first]
     assert f"spend ε ≈ {total.epsilon:.1f}, δ ≈ {total.delta:.0e}".replace("e-05", "e-5") in README.read_text()
 
 

@@ -183,8 +183,8 @@ def test_up_from_another_directory_with_a_relative_run_dir(tmp_path):
     try:
         assert up.returncode == 0, up.stderr[-3000:]
         assert (elsewhere / "rel-run" / "topology.toml").exists()
-        run = subprocess.run([*command, "run", "pathak", "--run-dir", "rel-run"], cwd=elsewhere, capture_output=True,
-                             text=True, timeout=300)
+        run = subprocess.run([*command, "run", "pathak", "--run-dir", "rel-run", "--lambda", "0.3"], cwd=elsewhere,
+                             capture_output=True, text=True, timeout=300)
         assert run.returncode == 0, run.stderr[-3000:]
     finally:
         down = subprocess.run([*command, "down", "--run-dir", "rel-run"], cwd=elsewhere, capture_output=True, text=True,

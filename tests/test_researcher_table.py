@@ -56,9 +56,9 @@ def test_a_zero_one_csv_column_is_an_indicator_on_its_types_bounds(tmp_path):
     rules = data.scaling["column_rules"]
     assert rules["a0"].startswith("linear on an indicator's bounds [0, 1]")
     assert rules["flag"] == "linear on an indicator's bounds [0, 1], missing indicator"  # gaps keep it an indicator
-    assert rules["count"].startswith("sign·log1p")  # any other value: the default log scale
-    # 8 of 9 column blocks are ±1 (the gaps' 0 and indicator 1), the count's default scale < 1: the rows keep
-    # most of the unit ball, where the log scale kept a 0/1 column at 0.05 of its block
+    assert rules["count"].startswith("linear on the table's")  # a uniform count: linear, centred on its median
+    # 8 of 9 column blocks are ±1 (the gaps' 0 and indicator 1): the rows keep most of the unit ball, where a
+    # log scale would keep a 0/1 column at 0.05 of its block
     assert data.scaling["median_row_norm"] > 0.9
     first = data.features[:, 0]  # a0, the first column
     assert set(np.round(first * np.sqrt(10), 9)) == {-1.0, 1.0}

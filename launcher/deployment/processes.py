@@ -34,6 +34,7 @@ from mpdp.wire.identity import Principal
 
 PROCESSES_FILE = "processes.json"
 TOPOLOGY_FILE = bundles.TOPOLOGY_FILE
+SCHEMA_FILE = "schema.json"  # the scaling's record of a table read without one (up, prepare)
 CLIENT_DATA_FILE = "client.npz"
 AUX_DATA_FILE = "curator_aux.npz"
 STARTUP_TIMEOUT_S = 120.0
@@ -296,9 +297,16 @@ def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, a
     deployment needs. Existing keys and certificates are replaced only if `overwrite`."""
     model_names(model)  # a mistake fails before the key ceremony, as does a split that cannot work
     split_parts, client_fields = split_data(dataset, parties, seed, split, aux_fraction)
-    return write_bundles(RunDirectory(Path(run_dir)), addresses, split_parts.teacher_parts, dataset.classes,
-                         client_fields, split_parts.public_features, bits, threshold, model, insecure, listen_host,
-                         overwrite, hosts, keygen, single_operator)
+    topology = write_bundles(RunDirectory(Path(run_dir)), addresses, split_parts.teacher_parts, dataset.classes,
+                             client_fields, split_parts.public_features, bits, threshold, model, insecure,
+                             listen_host, overwrite, hosts, keygen, single_operator)
+    document = dataset.scaling.get("schema_document")
+    if document is not None:  # what the scaling read from the table, for the data owner to publish or replace
+        schema = RunDirectory(Path(run_dir)).path / SCHEMA_FILE
+        schema.write_text(json.dumps(document, indent=1) + "\n")
+        print(f"  the scaling's bounds, levels and shares: {schema} (publish it, or edit and pass it back with "
+              "--schema)", flush=True)
+    return topology
 
 
 def _running(pid: int) -> bool:

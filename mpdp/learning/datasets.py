@@ -190,27 +190,25 @@ def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
             has_gaps = any(cell is None for cell in raw)
             if isinstance(given, public.Numeric):
                 raise ValueError(f"{schema_path}: column {name!r} is categorical in {path.name}, numeric in the schema")
-            levels = given.levels if given else tuple(sorted({cell for cell in raw if cell is not None}))
-            columns.append(public.Categorical(name, levels, has_gaps or bool(given and given.missing)))
+            missing = has_gaps or bool(given and given.missing)
+            columns.append(dataclasses.replace(given, missing=missing) if given else
+                           public.levels_from_table(name, raw, missing))
             values.append(raw)
     scaled = public.into_unit_ball(columns, values, intercept)
     report = {**scaled.report, "schema": str(schema_path) if schema_path else
               "none given: column types, categorical levels and which columns have gaps read from the table; "
-              "numeric columns on the type's default (no bounds read from the data; a 0/1 column an indicator on [0, 1])",
+              "each numeric column's kind and rounded 1st/99th percentiles and mean read from the table (not private: "
+              "publish them or pass --schema; schema_document holds them)",
               "schema_document": public.schema_document(columns)}
     return Dataset(path.stem, scaled.features, labels, names, str(path), intercept, tuple(table.warnings), report)
 
 
 def _default_numeric(name: str, cells: np.ndarray):
-    """A column without a schema entry: 0/1 values only are an indicator, on the type's bounds [0, 1] (its
-    default log scale would keep 1 at 0.05 of its block: a one-hot-encoded table would hold no signal); any other
-    numeric column on the default log scale."""
+    """A column without a schema entry: bounds by what the column is (mpdp/learning/scaling.py `from_table`)."""
     from mpdp.learning import scaling as public
 
-    present = cells[~np.isnan(cells)]
-    if present.size and np.isin(present, (0.0, 1.0)).all():
-        return public.Numeric(name, 0.0, 1.0, indicator=True)
-    return public.Numeric(name)
+    return public.from_table(name, cells)
+
 
 
 def _libsvm(path: Path, scaling: str, intercept: bool) -> Dataset:
@@ -313,13 +311,51 @@ class TeacherSplit:
 def split_percentages(kind: str) -> list[float] | None:
     """`40,30,10`: comma-separated numbers summing to less than 100 are the parties' percentages of all rows
     (Du's setting; the rest is the test set, and there are no public rows)."""
-    if kind in ("even", "15", "10") or "," not in kind:
+    if kind in ("even", "15", "10") or "," not in kind or kind.startswith(LABEL_SKEW):
         return None
     try:
         values = [float(v) for v in kind.split(",")]
     except ValueError:
         raise ValueError(f"--split {kind!r}: even, 15, 10 or comma-separated numbers") from None
     return values if min(values) > 0 and sum(values) < 100 else None
+
+
+LABEL_SKEW = "label-skew:"
+SKEW_MIN_ROWS = 10
+
+
+def label_skew(kind: str) -> float | None:
+    """`label-skew:α`: a non-IID split, each class's training rows shared among the parties by Dirichlet(α)
+    proportions (small α: each party holds mostly one class; large α: near even). None for any other split."""
+    if not kind.startswith(LABEL_SKEW):
+        return None
+    try:
+        alpha = float(kind[len(LABEL_SKEW):])
+    except ValueError:
+        alpha = 0.0
+    if not alpha > 0:
+        raise ValueError(f"--split {kind!r}: label-skew:α with α > 0 (e.g. label-skew:0.5)")
+    return alpha
+
+
+def _label_skewed(train: np.ndarray, labels: np.ndarray, parties: int, alpha: float,
+                  rng: np.random.Generator) -> list[np.ndarray]:
+    """Each class's rows among the parties by a seeded Dirichlet(α) draw; every party keeps at least
+    SKEW_MIN_ROWS rows (a DPPP teacher's default ensemble needs 8), taken from the largest party."""
+    pieces: list[list[int]] = [[] for _ in range(parties)]
+    for label in np.unique(labels[train]):
+        rows = train[labels[train] == label]
+        shares = rng.dirichlet(np.full(parties, alpha))
+        cuts = np.round(np.cumsum(shares)[:-1] * len(rows)).astype(int)
+        for party, chunk in enumerate(np.split(rows, cuts)):
+            pieces[party].extend(chunk.tolist())
+    floor = max(1, min(SKEW_MIN_ROWS, len(train) // parties))
+    for party in range(parties):  # a party left with too few rows takes them from the largest
+        while len(pieces[party]) < floor:
+            largest = max(range(parties), key=lambda p: len(pieces[p]))
+            pieces[party].append(pieces[largest].pop())
+    # shuffled within each party: an ensemble's consecutive parts (party/teachers.py) then mix its classes
+    return [rng.permutation(np.array(piece, dtype=int)) for piece in pieces]
 
 
 def split_proportions(kind: str, parties: int) -> list[float]:
@@ -369,8 +405,13 @@ def split_for_teachers(dataset: Dataset, teachers: int, rng: np.random.Generator
         public, train, test = train[:aux], train[aux:], rest
     if len(train) < teachers:
         raise ValueError(f"{len(train)} training rows cannot be split among {teachers} teachers")
-    cuts = np.round(np.cumsum(split_proportions(split, teachers))[:-1] * len(train)).astype(int)
-    parts = [(dataset.features[idx], dataset.labels[idx]) for idx in np.split(train, cuts)]
+    skew = label_skew(split)
+    if skew is not None:
+        pieces = _label_skewed(train, dataset.labels, teachers, skew, rng)
+    else:
+        cuts = np.round(np.cumsum(split_proportions(split, teachers))[:-1] * len(train)).astype(int)
+        pieces = np.split(train, cuts)
+    parts = [(dataset.features[idx], dataset.labels[idx]) for idx in pieces]
     return TeacherSplit(parts, dataset.features[public], dataset.labels[public], dataset.features[test], dataset.labels[test])
 
 

@@ -84,7 +84,7 @@ def majority_rate(labels: np.ndarray) -> float:
     return float(counts.max() / counts.sum())
 
 
-def _pooled(data_files: list[Path]) -> tuple[np.ndarray, np.ndarray] | None:
+def pooled(data_files: list[Path]) -> tuple[np.ndarray, np.ndarray] | None:
     from mpdp.learning.datasets import load_part
 
     if not data_files or not all(Path(f).is_file() for f in data_files):
@@ -138,12 +138,12 @@ def baselines(data_files: list[Path], client_data: dict, regularization: float |
     (or `student`, a factory of the model a protocol trains, e.g. DPPP's student); a tuned non-private model."""
     test_x, test_y = client_data["test_features"], client_data["test_labels"]
     result: dict = {"test_rows": int(len(test_y)), "majority_class_rate": majority_rate(test_y)}
-    pooled = _pooled(data_files)
-    if pooled is None:
+    training = pooled(data_files)
+    if training is None:
         unavailable = "unavailable: the parties' data files are not here"
         result.update(same_model=unavailable, tuned=unavailable)
         return result
-    features, labels = pooled
+    features, labels = training
     public = public_rows(client_data)
     if regularization is not None and regularization > 0:
         result["same_model"] = _scored(same_lambda(features, labels, regularization), test_x, test_y,
@@ -154,7 +154,8 @@ def baselines(data_files: list[Path], client_data: dict, regularization: float |
                                        "the same model non-private, trained on the pooled rows", public)
     model = tuned(features, labels)
     result["tuned"] = _scored(model, test_x, test_y, f"logistic regression, C = {float(model.C_[0]):.3g} by "
-                                                     f"{TUNED_FOLDS}-fold cross-validation on the training rows")
+                                                     f"{TUNED_FOLDS}-fold cross-validation on the training rows",
+                              public)
     return result
 
 

@@ -1,22 +1,31 @@
 """Rows into the unit ball from public per-column bounds, each row on its own (privacy.md: every sensitivity
 assumes ‖x‖₂ ≤ 1).
 
-Every column is mapped into [−1, 1] by a rule that reads no statistic of the rows:
-- numeric with public bounds [low, high] (a schema): clipped to them, then linear, or log1p for a
-  heavy-tailed column (`"log": true`), onto [−1, 1];
-- a numeric column of 0/1 values only, without bounds: an indicator, linear on [0, 1] (its type's bounds);
-- numeric without bounds (the type's default): sign(x)·log1p(|x|)/log1p(10^6), clipped to [−1, 1] — values up
-  to a million keep their order of magnitude, larger ones are clipped;
-- categorical: one-hot over its levels (a cell outside them is all zeros);
-- a missing cell: the public constant 0 and a missing-indicator feature 1 (the value and its indicator are
-  never both non-zero).
+Every column is mapped into [−1, 1], centred: a column sitting in one corner of its range is near-constant and
+stands in for the intercept — the penalty pushes the intercept's weight onto it, and its own signal is lost or
+inverted. The rules:
+- numeric with public bounds [low, high] (a schema): clipped to them, then linear, or log1p for a heavy-tailed
+  column (`"log": true`), onto [−1, 1]; with `"centre": c`, c maps to 0 and the farther bound to ±1;
+- numeric without a schema entry, by what the column is (`from_table`): 0/1 values only an indicator on [0, 1];
+  non-negative and heavy-tailed (its largest value above ten times its median) log1p between its 1st and 99th
+  percentiles rounded outward to 1, 2, 5 × 10^k; otherwise linear between those percentiles rounded outward —
+  each centred on its mean on that scale (rounded), so it cannot stand in for the intercept;
+- numeric under the type's default (a schema entry without bounds): sign(x)·log1p(|x|)/log1p(10^6);
+- categorical: one-hot minus each level's share (the table's, rounded; a schema's `shares`, or 1/L), × 1/√2,
+  so the commonest level is not a second intercept; a cell outside the levels is the row of minus the shares;
+- a missing cell: the column's centre (0) and a missing-indicator feature (1/√2 in a categorical block).
 Each of the m columns' blocks then has norm ≤ 1; with the intercept (a constant feature) counted as one more
 block, every block is multiplied by 1/√(m + 1) (1/√m without it), so every row has norm ≤ 1 by construction:
-the intercept sits inside the unit ball and no sensitivity changes. A row is still clipped to norm 1 on its own
-as a guard (a schema whose blocks exceed 1 cannot then break a bound); the share of clipped rows is reported.
+the intercept sits inside the unit ball and no sensitivity changes. The intercept's weight is penalised like
+every other; with every column centred no column can carry it instead, so a shrunk intercept moves the scores
+together (the cut, chosen on the public rows, absorbs it) and not the ranking. A row is still clipped to norm 1
+on its own as a guard; the share of clipped rows is reported.
 
 What is read from the table and not from a schema: the column names, which columns are numeric, the levels of
-a categorical column and which columns have missing cells. A schema (JSON) fixes all of them.
+a categorical column and their shares, which columns have missing cells, and a numeric column's kind, rounded
+percentiles, median and mean. These are not under differential privacy: they tell the order of a column's 1st and
+99th percentiles and its mean, not any one row. `up` prints them as a schema for the data owner to publish
+or replace (--schema); with a schema, nothing but the names and the column types is read.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+TAIL = 0.01  # a column read from the table spans its 1st to 99th percentile: a few outliers do not squeeze the rest
 DEFAULT_MAGNITUDE = 1e6  # the public range of a numeric column without bounds: |x| ≤ 10^6 on a log scale
 _DEFAULT_DIVISOR = math.log1p(DEFAULT_MAGNITUDE)
 
@@ -41,6 +51,8 @@ class Numeric:
     log: bool = False  # log1p between the bounds (heavy-tailed non-negative columns)
     missing: bool = False  # a missing-indicator feature
     indicator: bool = False  # a 0/1 column without a schema entry: [0, 1] are its type's bounds
+    from_table: bool = False  # bounds read from the table, rounded outward (`from_table`): not private
+    centre: float | None = None  # the raw value mapped to 0 (the column's typical value); None: the bounds' middle
 
     def __post_init__(self):
         if (self.low is None) != (self.high is None):
@@ -52,8 +64,11 @@ class Numeric:
         if self.low is None:
             rule = f"sign·log1p(|x|)/log1p({DEFAULT_MAGNITUDE:g}) (no public bounds given)"
         else:
-            source = "an indicator's" if self.indicator else "public"
+            source = ("an indicator's" if self.indicator else "the table's (rounded; publish them or give a schema)"
+                      if self.from_table else "public")
             rule = f"{'log1p' if self.log else 'linear'} on {source} bounds [{self.low:g}, {self.high:g}]"
+            if self.centre is not None:
+                rule += f" centred at {self.centre:g}"
         return rule + (", missing indicator" if self.missing else "")
 
     def encode(self, values: np.ndarray) -> np.ndarray:
@@ -66,15 +81,29 @@ class Numeric:
         else:
             assert self.high is not None
             clipped = np.clip(present, self.low, self.high)
-            if self.log:
-                unit = np.log1p(clipped - self.low) / math.log1p(self.high - self.low)
-            else:
-                unit = (clipped - self.low) / (self.high - self.low)
-            mapped = 2 * unit - 1
+            mapped = self._centred(clipped) if self.centre is not None else 2 * self._unit(clipped) - 1
         mapped = np.where(absent, 0.0, np.clip(mapped, -1.0, 1.0))
         if not self.missing:
             return mapped[:, None]
         return np.stack([mapped, absent.astype(float)], axis=1)
+
+    def _transformed(self, values):
+        assert self.low is not None
+        if self.centre is not None:  # on the value's own log scale (low ≥ 0 for a log column)
+            return np.log1p(values) if self.log else values
+        return np.log1p(values - self.low) if self.log else values - self.low
+
+    def _unit(self, clipped: np.ndarray) -> np.ndarray:
+        assert self.high is not None
+        return self._transformed(clipped) / self._transformed(self.high)
+
+    def _centred(self, clipped: np.ndarray) -> np.ndarray:
+        """Linear in the (log) value with the centre at 0 and the farther bound at ±1: one factor on both sides,
+        so the model still sees the column's own scale, and no column stands in for the intercept."""
+        assert self.high is not None and self.low is not None and self.centre is not None
+        middle = self._transformed(min(max(self.centre, self.low), self.high))
+        span = max(self._transformed(self.high) - middle, middle - self._transformed(self.low))
+        return (self._transformed(clipped) - middle) / span if span > 0 else np.zeros_like(clipped)
 
     def feature_names(self) -> list[str]:
         return [self.name] + ([f"{self.name}=missing"] if self.missing else [])
@@ -85,19 +114,38 @@ class Categorical:
     name: str
     levels: tuple[str, ...]
     missing: bool = False
+    shares: tuple[float, ...] | None = None  # each level's share of the rows (the table's, rounded); None: 1/L each
 
     def describe(self) -> str:
-        return f"one-hot, {len(self.levels)} levels" + (", missing indicator" if self.missing else "")
+        source = "the table's level shares" if self.shares is not None else "1/L per level"
+        return (f"one-hot, {len(self.levels)} levels, centred on {source} and × 1/√2"
+                + (", missing indicator" if self.missing else ""))
 
     def encode(self, values) -> np.ndarray:
+        """One-hot minus each level's share, × 1/√2: a block of norm ≤ 1 whose typical row is near 0, so the
+        commonest level does not stand in for the intercept (‖e_k − s‖² = (1 − s_k)² + Σ_{l≠k} s_l² ≤ 2)."""
         cells = np.asarray(values, dtype=object)
         blocks = [np.array([cell == level for cell in cells], dtype=float) for level in self.levels]
+        if blocks:
+            centre = self.shares if self.shares is not None else (1 / len(self.levels),) * len(self.levels)
+            blocks = [(block - share) / math.sqrt(2) for block, share in zip(blocks, centre)]
         if self.missing:
-            blocks.append(np.array([cell is None for cell in cells], dtype=float))
+            blocks.append(np.array([cell is None for cell in cells], dtype=float) / math.sqrt(2))
         return np.stack(blocks, axis=1) if blocks else np.zeros((len(cells), 0))
 
     def feature_names(self) -> list[str]:
         return [f"{self.name}={level}" for level in self.levels] + ([f"{self.name}=missing"] if self.missing else [])
+
+
+def levels_from_table(name: str, raw, missing: bool) -> Categorical:
+    """A categorical column the schema does not name: its levels and their shares, read from the table."""
+    cells = [cell for cell in raw if cell is not None]
+    levels = tuple(sorted(set(cells)))
+    counts = {level: 0 for level in levels}
+    for cell in cells:
+        counts[cell] += 1
+    total = max(1, len(raw))
+    return Categorical(name, levels, missing, tuple(_significant(counts[level] / total) for level in levels))
 
 
 Column = Numeric | Categorical
@@ -108,6 +156,54 @@ class Scaled:
     features: np.ndarray
     names: list[str]
     report: dict = field(default_factory=dict)
+
+
+def _outward(value: float, step: float, up: bool) -> float:
+    return float((math.ceil if up else math.floor)(value / step - 1e-9 if up else value / step + 1e-9) * step)
+
+
+def from_table(name: str, cells: np.ndarray) -> Numeric:
+    """Bounds for a numeric column the schema does not name, chosen by what the column is:
+    - 0/1 values only: an indicator on [0, 1];
+    - non-negative and heavy-tailed (its largest value over ten times its median): log1p between its 1st and 99th
+      percentiles rounded outward to 1, 2 or 5 × 10^k, centred on the mean of log1p;
+    - otherwise linear between those percentiles rounded outward to a tenth of the range's power of ten,
+      centred on the mean.
+    Every rule maps the column onto [−1, 1] (centred and spread: a column squeezed into a corner of its range
+    would act as a second intercept and hide its own signal). The bounds are read from the table, coarsened,
+    not under differential privacy: they tell the order of the column's extremes. `up` prints them as a schema
+    for the data owner to publish or replace (--schema)."""
+    present = np.asarray(cells, dtype=float)
+    present = present[~np.isnan(present)]
+    if not present.size:
+        return Numeric(name, 0.0, 1.0, from_table=True)
+    if np.isin(present, (0.0, 1.0)).all():
+        return Numeric(name, 0.0, 1.0, indicator=True)
+    low, high = (float(v) for v in np.quantile(present, [TAIL, 1 - TAIL]))
+    middle = float(np.median(present))  # decides heavy-tailed; the centre is the mean on the column's own scale
+    if high == low:
+        return Numeric(name, low - 1, high + 1, from_table=True, centre=low)
+    if low >= 0 and float(present.max()) > 10 * max(middle, 1e-12):
+        bottom, top = _round125(low, False), _round125(high, True)
+        typical = float(np.expm1(np.mean(np.log1p(np.clip(present, bottom, top)))))
+        return Numeric(name, bottom, top, log=True, from_table=True, centre=_significant(typical))
+    step = 10 ** (math.floor(math.log10(high - low)) - 1)
+    bottom, top = _outward(low, step, False), _outward(high, step, True)
+    return Numeric(name, bottom, top, from_table=True,
+                   centre=_significant(float(np.mean(np.clip(present, bottom, top))), 4))
+
+
+def _round125(value: float, up: bool) -> float:
+    """value rounded outward to 0 or 1, 2, 5 × 10^k."""
+    if value <= 0:
+        return 0.0
+    power = 10 ** math.floor(math.log10(value))
+    steps = [m * power for m in (0.5, 1, 2, 5, 10)]
+    return float(min(m for m in steps if m >= value) if up else max(m for m in steps if m <= value))
+
+
+def _significant(value: float, digits: int = 2) -> float:
+    return float(f"{value:.{digits}g}")
 
 
 def read_schema(path: Path) -> dict[str, Column]:
@@ -123,10 +219,12 @@ def read_schema(path: Path) -> dict[str, Column]:
         kind = entry.get("type")
         if kind == "numeric":
             schema[name] = Numeric(name, entry.get("low"), entry.get("high"), bool(entry.get("log", False)),
-                                   bool(entry.get("missing", False)))
+                                   bool(entry.get("missing", False)), centre=entry.get("centre"))
         elif kind == "categorical":
+            shares = entry.get("shares")
             schema[name] = Categorical(name, tuple(str(v) for v in entry.get("levels", ())),
-                                       bool(entry.get("missing", False)))
+                                       bool(entry.get("missing", False)),
+                                       tuple(float(v) for v in shares) if shares is not None else None)
         else:
             raise ValueError(f"{path}: column {name!r} has type {kind!r}; numeric or categorical")
     return schema
@@ -140,8 +238,12 @@ def schema_document(columns: list[Column]) -> dict:
             entry: dict = {"type": "numeric", "log": column.log, "missing": column.missing}
             if column.low is not None:
                 entry.update(low=column.low, high=column.high)
+            if column.centre is not None:
+                entry["centre"] = column.centre
         else:
             entry = {"type": "categorical", "levels": list(column.levels), "missing": column.missing}
+            if column.shares is not None:
+                entry["shares"] = list(column.shares)
         entries[column.name] = entry
     return {"columns": entries}
 

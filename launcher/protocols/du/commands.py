@@ -54,14 +54,22 @@ def charge(args: argparse.Namespace, shape: DeploymentShape):
         int(max(sizes)) if len(sizes) else MAX_RECORDS))
 
 
-def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
-    from launcher.protocols.du.client import run_du_session, session_parameters
+def refusal(args: argparse.Namespace, topology=None, client_data: dict | None = None) -> str | None:
     from mpdp.protocols.du.parameters import PAPER_METHODS
 
     if args.method in PAPER_METHODS and not args.allow_paper_calibration:
-        raise ValueError(f"--method {args.method} is the paper's calibration and does not deliver the ε asked for "
-                         f"({'no finite ε holds' if args.method == 'ofpa' else 'it really gives 4/3·ε per round'}); "
-                         "pass --allow-paper-calibration to run it anyway, or use --method functional | objective")
+        return (f"--method {args.method} is the paper's calibration and does not deliver the ε asked for "
+                f"({'no finite ε holds' if args.method == 'ofpa' else 'it really gives 4/3·ε per round'}); "
+                "pass --allow-paper-calibration to run it anyway, or use --method functional | objective")
+    return None
+
+
+def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
+    from launcher.protocols.du.client import run_du_session, session_parameters
+
+    refused = refusal(args)
+    if refused:
+        raise ValueError(refused)
 
     parameters = session_parameters(topology, client_data, args.method, args.epsilon, args.rounds,
                                     args.secure_aggregation, args.delta, args.tolerance, args.local_epochs,
@@ -155,6 +163,7 @@ PROTOCOL = LauncherProtocol(
     help="Du–Li–Li OFPA / OFAA and their correct counterparts: rounds of weighted averaging",
     options=session_options,
     run=run_session,
+    refusal=refusal,
     summary=summary,
     experiment=Experiment("Du–Li–Li, Section 4 (a9a and breast cancer stand in for the paper's data)",
                           experiment_options, run_experiment),

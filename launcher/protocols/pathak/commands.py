@@ -57,15 +57,23 @@ def charge(args: argparse.Namespace, shape: DeploymentShape):
     return parameters(args, shape.parties, shape.client_data["test_features"].shape[1]).guarantee()
 
 
-def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
-    from launcher.protocols.pathak.client import run_pathak_session
-
+def refusal(args: argparse.Namespace, topology, client_data: dict) -> str | None:
     chosen = parameters(args, len(topology.parties), client_data["test_features"].shape[1])
     delivered = chosen.noise.effective_epsilon()
     if delivered > chosen.epsilon * (1 + 1e-6) and not args.allow_paper_calibration:
-        raise ValueError(f"--mechanism {chosen.mechanism} with --calibration {chosen.calibration} delivers ε = "
-                         f"{delivered:.3g}, not the ε = {chosen.epsilon:g} asked for (i.i.d. Laplace scaled to an L2 "
-                         "sensitivity); pass --allow-paper-calibration to run it anyway, or use --mechanism l2-laplace")
+        return (f"--mechanism {chosen.mechanism} with --calibration {chosen.calibration} delivers ε = "
+                f"{delivered:.3g}, not the ε = {chosen.epsilon:g} asked for (i.i.d. Laplace scaled to an L2 "
+                "sensitivity); pass --allow-paper-calibration to run it anyway, or use --mechanism l2-laplace")
+    return None
+
+
+def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
+    from launcher.protocols.pathak.client import run_pathak_session
+
+    refused = refusal(args, topology, client_data)
+    if refused:
+        raise ValueError(refused)
+    chosen = parameters(args, len(topology.parties), client_data["test_features"].shape[1])
     if chosen.noise_source == "selected":
         progress("warning: --noise-source selected (the paper's) trusts the smallest party to add its noise: one "
                  "that under-reports n_j wins Stage 1 and can add none. --noise-source distributed counts K − 1 "
@@ -194,6 +202,7 @@ PROTOCOL = LauncherProtocol(
     help="Pathak–Rane–Raj 2010 multiparty differentially private classifier",
     options=session_options,
     run=run_session,
+    refusal=refusal,
     summary=summary,
     experiment=Experiment("Pathak et al., Section 5 / Figure 2 (needs a9a)", experiment_options, run_experiment),
     bench=Bench("a Pathak session's wall time by stage for several K", bench_options, run_bench),
