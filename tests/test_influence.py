@@ -61,20 +61,16 @@ def test_the_summary_states_it_before_the_result():
 
 
 def _largest_accepted(counts_of, public, parameters, contributors: int) -> int:
-    """The largest value v for which the DPPP aggregator's own feasibility check passes counts_of(v), found by
-    bisection over real aggregator sides (a refused one aborts, so each probe gets a fresh side)."""
+    """The largest value v for which DPPP's own feasibility check (step 6, run by the aggregator and again by the
+    client) passes counts_of(v) from `contributors` teachers, found by bisection."""
     import numpy as np
 
-    from aggregator.dppp import DpppAggregatorSide
+    from mpdp.protocols.dppp.release import check_feasible
     from mpdp.sessions.errors import ProtocolError
-    from mpdp.sessions.matrices import matrix_to_proto
 
     def accepts(value: int) -> bool:
-        side = DpppAggregatorSide("s", parameters, matrix_to_proto(np.zeros((parameters.queries, 3))), 60.0, public,
-                                  list(range(1, parameters.teachers + 1)), [1, 2, 3])
-        side.collector.contributors = list(range(1, contributors + 1))  # as if these K′ contributed
         try:
-            side._check_feasible(np.array(counts_of(value), dtype=object))
+            check_feasible(parameters, np.array(counts_of(value), dtype=object), contributors)
         except ProtocolError:
             return False
         return True

@@ -35,12 +35,12 @@ def histograms(parameters: DpppParameters, public_key: ThresholdPublicKey, plain
     except CryptoError as error:  # a plaintext outside the layout: malformed votes
         raise aborted(f"the aggregate does not decrypt to valid counts: {error}") from None
     counts = np.array(sums, dtype=object).reshape(parameters.queries, parameters.classes)
-    _check_feasible(parameters, counts, contributors)
+    check_feasible(parameters, counts, contributors)
     mean = contributors * (parameters.share_range // 2)  # shares are centred on range/2
     return counts.astype(np.int64) - mean
 
 
-def _check_feasible(parameters: DpppParameters, counts: np.ndarray, contributors: int) -> None:
+def check_feasible(parameters: DpppParameters, counts: np.ndarray, contributors: int) -> None:
     """Honest teachers give each count in [0, K′T + Σ N_i] and each query's total in [K′T, K′T + C·Σ N_i]
     (T one-hot votes and C Binomial shares each). Anything else means stuffed votes: abort, release nothing."""
     votes = contributors * parameters.ensemble
