@@ -815,7 +815,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _user_error(error: Exception) -> str | None:
     """The one line a user's mistake deserves, or None for a bug (which keeps its traceback)."""
-    from launcher.errors import StartupError
+    from launcher.errors import CeremonyError, StartupError
     from mpdp.cryptocore.errors import CryptoError
     from mpdp.sessions.errors import ProtocolError
 
@@ -830,7 +830,7 @@ def _user_error(error: Exception) -> str | None:
             hint = (" (a party refuses a session over its privacy budget, or a mechanism it does not accept; "
                     "`mpdp budget` shows what each has spent, its log says why)")
         return f"{error.code().name}: {error.details()}{hint}"
-    if isinstance(error, (OSError, CryptoError, StartupError, ProtocolError, ValueError)):
+    if isinstance(error, (OSError, CryptoError, StartupError, CeremonyError, ProtocolError, ValueError)):
         return str(error)
     return None
 

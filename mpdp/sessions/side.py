@@ -34,6 +34,9 @@ class RoleSide(SessionStateMachine):
     handlers: ClassVar[dict[str, str]] = {}  # message kind → the name of the method that takes it
     identity: Identity
     deadline_seconds: float = DEFAULT_DEADLINE_S
+    # A side that waits on its peers step by step (the key ceremony): how long it waits for its next message
+    # after it last took one; None: only the session's deadline.
+    step_deadline_seconds: float | None = None
     announce_abort = True  # an aborted side tells its participants; False: it ends quietly (a dropout)
 
     @property
@@ -81,6 +84,11 @@ class RoleSide(SessionStateMachine):
             self.abort("the session's deadline passed")
             return []
         raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
+
+    def on_step_deadline(self) -> list[Outbound]:
+        """No message came for `step_deadline_seconds` since this side last took one. Raising aborts the session
+        everywhere."""
+        raise aborted(f"no message for {self.step_deadline_seconds:.0f} s")
 
     def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
         """A message could not be delivered (after retries). Raising aborts the session everywhere; a side

@@ -318,11 +318,29 @@ class RoleHost:
         self._dispatch(hosted, outbound)
 
     async def _watchdog(self, hosted: HostedSession) -> None:
+        """The session's deadline, every `deadline_seconds`; and, for a side that has one, its step deadline:
+        `step_deadline_seconds` after it last took a message (its own computation meanwhile does not count)."""
+        side = hosted.side
+        deadline_at = time.monotonic() + side.deadline_seconds
         while not hosted.finished:
+            step = side.step_deadline_seconds
+            wake = deadline_at if step is None else min(deadline_at, hosted.progressed + step)
             try:
-                await asyncio.wait_for(hosted.settled.wait(), hosted.side.deadline_seconds)
+                await asyncio.wait_for(hosted.settled.wait(), max(wake - time.monotonic(), 0.0))
             except TimeoutError:
-                await self._event(hosted, hosted.side.on_deadline)
+                if time.monotonic() >= deadline_at:
+                    deadline_at = time.monotonic() + side.deadline_seconds
+                    await self._event(hosted, side.on_deadline)
+                elif step is not None:
+                    await self._event(hosted, lambda: self._step_deadline(hosted, step))
+
+    @staticmethod
+    def _step_deadline(hosted: HostedSession, step: float) -> list[Outbound]:
+        """Under the session's lock: a message taken while the watchdog waited for the lock is progress."""
+        if time.monotonic() - hosted.progressed < step:
+            return []
+        hosted.progressed = time.monotonic()  # a side that lets it pass gets another step
+        return hosted.side.on_step_deadline()
 
     async def abort_everywhere(self, hosted: HostedSession, reason: str) -> None:
         if hosted.finished:
