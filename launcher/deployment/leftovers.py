@@ -92,6 +92,9 @@ def clean(directory: Path, keys: dict[str, int | None], holders: dict[int, str |
     while any(_alive(pid, started) for pid, started in holders.items()) and time.monotonic() < deadline:
         time.sleep(0.05)
     shutil.rmtree(directory, ignore_errors=True)
+    for name in keys:  # a write a holder's death cut short (secret_files writes a temporary file, then renames it)
+        for partial in Path(name).parent.glob(f".{Path(name).name}.*.tmp"):
+            partial.unlink(missing_ok=True)
     if completed:
         return
     shares = {Path(path): mtime for path, mtime in keys.items() if "key_share" in Path(path).name}

@@ -41,7 +41,8 @@ RETRY_PAUSE_S = 0.5
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
 RETRYABLE_REFUSALS = frozenset(code.name for code in RETRYABLE)
 ABORT_TIMEOUT_S = 5.0
-SETTLE_WAIT_S = 5.0  # how long a finished side's result waits for its last messages to leave
+SETTLE_WAIT_S = 5.0
+STEP_CHECK_S = 1.0  # how long a finished side's result waits for its last messages to leave
 
 
 @dataclass
@@ -324,14 +325,17 @@ class RoleHost:
         deadline_at = time.monotonic() + side.deadline_seconds
         while not hosted.finished:
             step = side.step_deadline_seconds
-            wake = deadline_at if step is None else min(deadline_at, hosted.progressed + step)
+            # A side may set its step deadline as it takes a message (the ceremony's opening names it): looked at
+            # again every STEP_CHECK_S.
+            wake = deadline_at if step is None else min(deadline_at, hosted.progressed + step,
+                                                         time.monotonic() + STEP_CHECK_S)
             try:
                 await asyncio.wait_for(hosted.settled.wait(), max(wake - time.monotonic(), 0.0))
             except TimeoutError:
                 if time.monotonic() >= deadline_at:
                     deadline_at = time.monotonic() + side.deadline_seconds
                     await self._event(hosted, side.on_deadline)
-                elif step is not None:
+                elif step is not None and time.monotonic() >= hosted.progressed + step:
                     await self._event(hosted, lambda: self._step_deadline(hosted, step))
 
     @staticmethod

@@ -118,11 +118,11 @@ class KeygenHolderSide(RoleSide):
         """Named: the holders whose message of the current stage has not come (a stopped process, a cut link)."""
         waited = f"within {self.step_deadline_seconds:.0f} s"
         if self.holder is None:
-            raise aborted(f"{self.identity}: the client's opening did not arrive {waited}")
+            raise aborted(f"the client's opening did not arrive {waited}")
         current = self.holder.round
         heard = {message.sender for message in self._pending.get(current, ())}
         silent = [str(party(j)) for j in self.committee if j != self.identity.id and j not in heard]
-        raise aborted(f"{self.identity}: no round-{current} message from {', '.join(silent) or 'the other holders'} "
+        raise aborted(f"no round-{current} message from {', '.join(silent) or 'the other holders'} "
                       f"{waited}")
 
     def _advance_rounds(self) -> list[Outbound]:
