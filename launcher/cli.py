@@ -497,6 +497,19 @@ def _add_bench_command(commands) -> None:
         "--sieve-bound", *map(str, args.sieve_bound), "--runs", str(args.runs),
         *(["--batch", str(args.batch)] if args.batch else []), *(["--one-attempt"] if args.one_attempt else [])]))
 
+    stress = targets.add_parser("up-stress", help="`mpdp up` at its defaults again and again: how many in a row "
+                                                  "succeed, quiet or with every core busy")
+    stress.add_argument("--runs", type=int, default=50)
+    stress.add_argument("--parties", type=int, default=5)
+    stress.add_argument("--bits", type=key_bits, default=1024)
+    stress.add_argument("--load", action="store_true", help="one busy loop per core meanwhile")
+    stress.add_argument("--max-minutes", type=float, default=60.0, help="start no run after this (default 60)")
+    stress.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    stress.set_defaults(handler=lambda args: _bench_module("bench.up_stress", [
+        "--runs", str(args.runs), "--parties", str(args.parties), "--bits", str(args.bits),
+        "--max-minutes", str(args.max_minutes), *(["--load"] if args.load else []),
+        *(["--json", str(args.json)] if args.json else [])]))
+
     du_proofs = targets.add_parser("du-proofs", help="one proven Du upload: build, check and size")
     du_proofs.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     du_proofs.add_argument("--dimension", type=int, default=123, help="d (a9a: 123)")

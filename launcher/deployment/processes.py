@@ -236,9 +236,13 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
         np.savez(run.client_data, **client_fields)
         holders_by_number = {number: directories[principals[party(number)]]
                              for number in range(1, committee + 1)}
+        progress(f"data split among {len(parts)} parties; the threshold key for {committee} key holders "
+                 f"({'their own ceremony' if keygen == 'distributed' else keygen})")
         t, holders = deal_into_bundles(len(parts), bits, holders_by_number, list(directories.values()), threshold,
                                        overwrite=overwrite, method=keygen)
         issued = {} if insecure else certs.issue_bundles(directories, overwrite=overwrite)
+        if issued:
+            progress(f"a CA and certificates for {len(issued)} role processes")
 
         def entry(identity: Identity, **files: Any) -> RoleEntry:
             listen = f"{listen_host}:{addresses[identity].rsplit(':', 1)[1]}" if listen_host else None
@@ -445,12 +449,15 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
     topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties, hosts), seed, model, threshold,
                        split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction, keygen=keygen,
                        single_operator=single_operator)
+    progress(f"starting {len(topology.host_entries)} role processes")
+    started = time.monotonic()
     processes = start_processes(run, topology, test_mode, faults, budget, allow_unproven, foreground)
     try:
         wait_healthy(topology, processes, timeout=startup_timeout, run=run)
     except BaseException:
         down(run.path)
         raise
+    progress(f"every role serving after {time.monotonic() - started:.0f} s")
     return topology
 
 
