@@ -255,6 +255,12 @@ def _prepare(args) -> int:
     if set(addresses) != expected:
         raise SystemExit(f"mpdp: error: --address must name exactly: {', '.join(sorted(map(str, expected)))}")
     owners = _owners(args.owner, args.parties)
+    if args.keep_existing and args.force:
+        raise ValueError("--keep-existing and --force contradict each other")
+    if args.keep_existing and processes.prepared(args.out, list(addresses)):
+        print(f"kept {args.out}: it already holds a deployment (its keys are never replaced here; "
+              "`docker compose down -v` removes a compose deployment's volumes, and with them its keys)")
+        return 0
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
                                  args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
                                  overwrite=args.force, aux_fraction=args.aux_fraction, keygen=_keygen_method(args))
@@ -295,6 +301,9 @@ def _open_keygen(args) -> int:
     from launcher.deployment.distributed_keygen import open_at_holders
     from mpdp.deployments.topology import Topology
 
+    if args.public_out and all(path.is_file() for path in args.public_out):
+        print("kept the existing public key: the key holders made it earlier (their shares exist)")
+        return 0
     figures = open_at_holders(Topology.load(args.topology), args.bits, args.public_out, args.startup_timeout)
     print(f"distributed key generation: {figures}")
     return 0
@@ -664,6 +673,9 @@ def _add_prepare_command(commands) -> None:
     prepare.add_argument("--model", help="teachers' model")
     prepare.add_argument("--insecure", action="store_true", help="no certificates: plaintext deployment")
     prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
+    prepare.add_argument("--keep-existing", action="store_true",
+                         help="if --out already holds a deployment (every bundle's topology), keep it and exit 0: a "
+                              "one-shot that runs again (compose) never replaces the keys under running roles")
     prepare.add_argument("--owner", action="append", metavar="BUNDLE=UID",
                          help="give a bundle (aggregator, curator, client, party-J) to this uid (root only; compose)")
     _add_keygen_method_option(prepare, deferred=True)

@@ -307,6 +307,13 @@ def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, a
                          overwrite, hosts, keygen, single_operator)
 
 
+def prepared(run_dir: Path, identities: list[Identity]) -> bool:
+    """Whether `run_dir` holds a deployment of these roles: every bundle (each role's host's, the client's) has its
+    topology. `prepare` writes the topologies last, so a run cut short is not one."""
+    run = RunDirectory(Path(run_dir))
+    return all((run.bundle_of(identity) / TOPOLOGY_FILE).is_file() for identity in [*identities, CLIENT])
+
+
 def _running(pid: int) -> bool:
     """Whether `pid` runs; a child of ours that exited (a zombie until reaped) is reaped and counts as dead."""
     try:
