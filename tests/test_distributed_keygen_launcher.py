@@ -184,3 +184,38 @@ def test_a_key_holders_abort_of_a_prepared_holder_is_refused_over_the_wire_and_t
     assert seen["refusal"] == grpc.StatusCode.PERMISSION_DENIED
     public = keyfiles.load_public_key(directory / keyfiles.PUBLIC_KEY_FILE)
     assert all(keyfiles.load_key_share(directory / keyfiles.share_file_name(j)).public == public for j in (1, 2, 3))
+
+
+def test_a_failed_ceremony_is_one_line_for_the_user():
+    from launcher.cli import _user_error
+    from launcher.errors import CeremonyError
+
+    message = "distributed key generation failed: party/1: ABORTED: no round-3 message from party/2 within 60 s"
+    assert _user_error(CeremonyError(message)) == message
+
+
+def test_the_guard_removes_the_ceremonys_directory_and_what_it_wrote_unless_it_completed(tmp_path):
+    """What the guard does once the launcher's pipe closes (launcher/deployment/leftovers.py), here without a
+    process: the ceremony's directory goes; a share written by the ceremony (new, changed, or a half-written
+    temporary file) goes with the public key, and one that was there before and untouched stays."""
+    from launcher.deployment import leftovers
+
+    work = tmp_path / ".keygen-x"
+    (work / "certs").mkdir(parents=True)
+    (work / "certs" / "party_1.key").write_text("TLS private key")
+    old, fresh = tmp_path / keyfiles.share_file_name(1), tmp_path / keyfiles.share_file_name(2)
+    old.write_text("an earlier deployment's share")
+    public = tmp_path / keyfiles.PUBLIC_KEY_FILE
+    keys = {str(old): old.stat().st_mtime_ns, str(fresh): None, str(public): None}
+    fresh.write_text("written by this ceremony")
+    public.write_text("its public key")
+    partial = tmp_path / f".{keyfiles.share_file_name(3)}.0123.tmp"
+    partial.write_text("cut short")
+    keys[str(tmp_path / keyfiles.share_file_name(3))] = None
+    leftovers.clean(work, keys, {}, completed=False)
+    assert not work.exists() and not fresh.exists() and not public.exists() and not partial.exists()
+    assert old.read_text() == "an earlier deployment's share"
+    fresh.write_text("a completed ceremony's share")
+    work.mkdir()
+    leftovers.clean(work, {str(fresh): None}, {}, completed=True)
+    assert fresh.exists() and not work.exists()
