@@ -131,7 +131,7 @@ def test_compose_commands_run_every_protocol_twice_with_every_role_on_its_own_ad
         demo = subprocess.run(_localise(services["demo"]["command"], "demo", deployment, addresses), cwd=ROOT, env=env,
                               capture_output=True, text=True, timeout=600)
         assert demo.returncode == 0, demo.stderr[-3000:]
-        for name in ("DPPP", "Pathak–Rane–Raj", "Hamm–Cao–Belkin", "Du"):
+        for name in ("DPPP", "Pathak–Rane–Raj", "Hamm–Cao–Belkin", "Du–Li–Li"):
             assert f"{name} on breast-cancer" in demo.stdout, demo.stdout[-3000:]
         keys = {path: path.read_bytes() for path in deployment.rglob("*") if path.suffix in (".json", ".pem", ".key")}
         again = subprocess.run(_localise(services["keygen"]["command"], "keygen", deployment, addresses), cwd=ROOT,

@@ -67,8 +67,11 @@ def test_a_retried_opening_is_answered_as_the_first_and_a_new_call_is_refused():
             first = await host.step(Context("client/0", "call-1"), _opening())
             again = await host.step(Context("client/0", "call-1"), _opening())
             assert again is first and first.side.state.name == "RUNNING"
-            with pytest.raises(ProtocolError, match="open"):  # the same message under a new call id: a replay
+            with pytest.raises(ProtocolError, match="open") as refused:  # under a new call id: a replay
                 await host.step(Context("client/0", "call-2"), _opening())
+            with pytest.raises(ProtocolError) as again:  # and its retry gets the same refusal
+                await host.step(Context("client/0", "call-2"), _opening())
+            assert (again.value.kind, str(again.value)) == (refused.value.kind, str(refused.value))
             changed = _opening()
             changed.keygen.open.batch = BATCH + 1
             with pytest.raises(ProtocolError, match="already used for another message"):

@@ -42,7 +42,8 @@ RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
 RETRYABLE_REFUSALS = frozenset(code.name for code in RETRYABLE)
 ABORT_TIMEOUT_S = 5.0
 SETTLE_WAIT_S = 5.0
-STEP_CHECK_S = 1.0  # how long a finished side's result waits for its last messages to leave
+STEP_CHECK_S = 1.0
+TAKEN = "taken"  # a retried call's first attempt was taken (its answer: the session it went to)  # how long a finished side's result waits for its last messages to leave
 
 
 @dataclass
@@ -84,7 +85,8 @@ class RoleHost:
         self._sessions: dict[Identity, SessionRegistry[HostedSession]] = {}
         self._in_flight: dict[Principal, asyncio.Semaphore] = {}
         self._long_polls: Counter[Principal] = Counter()
-        self._answered: retries.AnsweredCalls[asyncio.Future[HostedSession]] = retries.AnsweredCalls()
+        # A call's answer: its step while being taken, then TAKEN or the refusal (retries.AnsweredCalls).
+        self._answered: retries.AnsweredCalls[asyncio.Task | str | BaseException] = retries.AnsweredCalls()
         self._opening: dict[tuple[Identity, str], asyncio.Future[None]] = {}
 
     # ------------------------------------------------------------------ lookup
@@ -116,7 +118,11 @@ class RoleHost:
         if first is not None:
             log.info("session %s at %s: call %s from %s retried; answered as before", envelope.session_id, me,
                      call_id, sender)
-            return await asyncio.shield(first)
+            if isinstance(first, asyncio.Task):  # the first attempt is still being taken
+                return await asyncio.shield(first)
+            if isinstance(first, str):  # TAKEN
+                return self._hosted(me, envelope.session_id)
+            raise _again(first)
         # Taken in a task of its own: a caller that gives up (its deadline passed) does not cut the step off
         # halfway, and its retry waits for this same step's answer.
         answer = asyncio.get_running_loop().create_task(self._step(caller, envelope, sender, me))
@@ -127,6 +133,8 @@ class RoleHost:
             if task.cancelled() or not isinstance(error, (ProtocolError, CryptoError, type(None))) or (
                     isinstance(error, ProtocolError) and error.kind.name in RETRYABLE_REFUSALS):
                 self._answered.forget(principal, "\0".join(key), call_id)  # changed nothing: a retry is taken anew
+            else:  # what a retry is answered, without the session itself (the registry bounds those)
+                self._answered.record(principal, "\0".join(key), call_id, fingerprint, error or TAKEN)
 
         answer.add_done_callback(settled)
         return await asyncio.shield(answer)
@@ -369,6 +377,13 @@ class RoleHost:
             for session_id in registry.open_ids():
                 for task in list(registry.get(session_id).tasks):
                     task.cancel()
+
+
+def _again(error: BaseException) -> BaseException:
+    """The refusal a first attempt got, raised anew for its retry."""
+    if isinstance(error, ProtocolError):
+        return ProtocolError(error.kind, str(error))
+    return type(error)(*error.args)
 
 
 def _log_end(hosted: HostedSession) -> None:
