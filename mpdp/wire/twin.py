@@ -27,8 +27,6 @@ from mpdp.wire import retries
 from mpdp.wire.envelope import identities, unwrap, wrap
 from mpdp.wire.traffic import label_of, new_call_id
 
-FATES = ("deliver", "duplicate", "delay", "drop")
-
 
 class TwinFaults:
     """What the twin's network does to each message: with these probabilities, a message is duplicated, delayed
@@ -63,7 +61,7 @@ class InProcessNetwork:
         self.refused: list[tuple[Identity, Identity, str, str]] = []  # (sender, receiver, label, reason)
         self.retried: Counter[str] = Counter()  # label → retries answered as their first attempt
         self._queues: dict[tuple[Identity, Identity], deque[tuple[str, bytes]]] = defaultdict(deque)
-        self._answered: retries.AnsweredCalls[str | None] = retries.AnsweredCalls()  # None: taken; else the refusal
+        self._answered: retries.AnsweredCalls[str] = retries.AnsweredCalls()  # "": taken; else the refusal
         self._delayed: set[str] = set()
         self._duplicated: set[str] = set()
         self._announced: set[Identity] = set()
