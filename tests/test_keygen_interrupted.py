@@ -64,7 +64,6 @@ def _gone(processes: dict[int, str]) -> bool:
     return True
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("step", ["starting 3 key holders", "holders serving", "committing"])
 def test_kill_9_of_the_launcher_at_each_step_leaves_nothing(tmp_path, step):
     """`mpdp keygen --keygen distributed` is killed with SIGKILL right after its progress line for `step`: the
