@@ -86,3 +86,33 @@ def test_kill_9_of_the_launcher_at_each_step_leaves_nothing(tmp_path, step):
     left = [path for path in directory.rglob("*") if path.is_file()] if directory.exists() else []
     assert left == []
     assert not list(directory.glob(".keygen-*")) if directory.exists() else True
+
+
+@pytest.mark.slow  # a whole ceremony after a second start: 10–30 s on a shared machine
+def test_a_holder_port_taken_before_it_binds_starts_the_holders_again_on_other_ports(tmp_path, monkeypatch):
+    """The race no probe closes: another process takes a chosen port before the holder binds it. The holder exits
+    at once (its log names the port), and the ceremony starts its holders again, once, on other ports."""
+    import socket
+
+    from launcher.deployment import processes
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    real, calls = processes.free_ports, []
+
+    def first_one_taken(count, host="127.0.0.1"):
+        calls.append(count)
+        ports = real(count, host)
+        return [taken.getsockname()[1], *ports[1:]] if len(calls) == 1 else ports
+
+    monkeypatch.setattr(processes, "free_ports", first_one_taken)
+    directory = tmp_path / "keys"
+    shares = {j: directory / keyfiles.share_file_name(j) for j in (1, 2, 3)}
+    try:
+        distributed_keygen.ceremony(shares, [directory / keyfiles.PUBLIC_KEY_FILE], 2, 1024, batch=64)
+    finally:
+        taken.close()
+    assert len(calls) == 2 and all(path.exists() for path in shares.values())
+    assert sorted(path.name for path in directory.iterdir()) == sorted(
+        [keyfiles.PUBLIC_KEY_FILE, *(path.name for path in shares.values())])

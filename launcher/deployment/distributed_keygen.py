@@ -129,6 +129,31 @@ def _wait_serving(topology: Topology, holders: list[Identity], work: Path, pids:
         time.sleep(0.2)
 
 
+def _start_holders(work: Path, shares: dict[int, Path], public_path: Path, identities: list[Identity],
+                   pids: dict[str, int], guard: Guard) -> Topology:
+    """Every holder serving, each on a port of its own. A port chosen free can be taken by another process before
+    the holder binds it (a race no probe can close): then the holders start again, once, on other ports."""
+    from launcher.deployment.processes import stop
+
+    for attempt in (1, 2):
+        attempt_dir = work / f"attempt-{attempt}"
+        attempt_dir.mkdir(mode=0o700)
+        topology = _topology(attempt_dir, shares, public_path)
+        for holder in identities:
+            pids[str(holder)] = _spawn(attempt_dir, holder.id)
+            guard.holder_started(pids[str(holder)])
+        try:
+            _wait_serving(topology, identities, attempt_dir, pids)
+            return topology
+        except CeremonyError as error:
+            if attempt == 2 or "cannot listen on" not in str(error):
+                raise
+            progress("key ceremony: a holder's port was taken meanwhile; starting the holders on other ports")
+            stop(pids)
+            pids.clear()
+    raise AssertionError("unreachable")
+
+
 def step_deadline() -> int:
     """Seconds a holder waits for the next stage's messages (MPDP_KEYGEN_STEP_DEADLINE_S; 0: the holders' 60 s)."""
     text = os.environ.get(STEP_DEADLINE_VARIABLE, "")
@@ -306,12 +331,8 @@ def ceremony(shares: dict[int, Path], public_paths: list[Path], threshold: int, 
     written = False
     try:
         progress(f"key ceremony: starting {holders} key holders")
-        topology = _topology(work, shares, Path(public_paths[0]))
         identities = [party(j) for j in sorted(shares)]
-        for holder in identities:
-            pids[str(holder)] = _spawn(work, holder.id)
-            guard.holder_started(pids[str(holder)])
-        _wait_serving(topology, identities, work, pids)
+        topology = _start_holders(work, shares, Path(public_paths[0]), identities, pids, guard)
         progress(f"key ceremony: {holders} key holders serving; generating a {bits}-bit key among them")
         public, figures = asyncio.run(_open_everywhere(topology, identities, f"keygen-{secrets.token_hex(8)}",
                                                        opening))
