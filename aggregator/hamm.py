@@ -241,7 +241,7 @@ class HammAggregatorSide(RoleSide):
             self.collector.mark_absent(to.id, reason)
             return self.poll()
         if kind == "aggregate":  # Charlie is gone: no one could combine
-            self.abort(self.unreachable_reason())
+            self.abort(self.unreachable_reason(to))
         if kind == "decryption_request" and self.state is State.HANDED_ON:
             # Charlie would otherwise wait for this holder until its deadline.
             notice = hamm_pb2.HolderUnreachable(holder=to.id, reason=reason[:200])

@@ -190,7 +190,7 @@ class HammCuratorSide(RoleSide):
         raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
 
     def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
-        raise aborted(self.unreachable_reason())
+        raise aborted(self.unreachable_reason(to))
 
     def _finish(self) -> None:
         """Step 4: combine, check, count, train, perturb, publish w_p."""

@@ -258,6 +258,12 @@ def _prepare(args) -> int:
     if set(addresses) != expected:
         raise SystemExit(f"mpdp: error: --address must name exactly: {', '.join(sorted(map(str, expected)))}")
     owners = _owners(args.owner, args.parties)
+    if args.keep_existing and args.force:
+        raise ValueError("--keep-existing and --force contradict each other")
+    if args.keep_existing and processes.prepared(args.out, list(addresses)):
+        print(f"kept {args.out}: it already holds a deployment (its keys are never replaced here; "
+              "`docker compose down -v` removes a compose deployment's volumes, and with them its keys)")
+        return 0
     topology = processes.prepare(args.out, args.parties, args.bits, _load_dataset(args), addresses, args.seed,
                                  args.model, split=args.split, insecure=args.insecure, listen_host=args.listen_host,
                                  overwrite=args.force, aux_fraction=args.aux_fraction, keygen=_keygen_method(args))
@@ -298,6 +304,9 @@ def _open_keygen(args) -> int:
     from launcher.deployment.distributed_keygen import open_at_holders
     from mpdp.deployments.topology import Topology
 
+    if args.public_out and all(path.is_file() for path in args.public_out):
+        print("kept the existing public key: the key holders made it earlier (their shares exist)")
+        return 0
     figures = open_at_holders(Topology.load(args.topology), args.bits, args.public_out, args.startup_timeout)
     print(f"distributed key generation: {figures}")
     return 0
@@ -548,6 +557,19 @@ def _add_bench_command(commands) -> None:
         "--sieve-bound", *map(str, args.sieve_bound), "--runs", str(args.runs),
         *(["--batch", str(args.batch)] if args.batch else []), *(["--one-attempt"] if args.one_attempt else [])]))
 
+    stress = targets.add_parser("up-stress", help="`mpdp up` at its defaults again and again: how many in a row "
+                                                  "succeed, quiet or with every core busy")
+    stress.add_argument("--runs", type=int, default=50)
+    stress.add_argument("--parties", type=int, default=5)
+    stress.add_argument("--bits", type=key_bits, default=1024)
+    stress.add_argument("--load", action="store_true", help="one busy loop per core meanwhile")
+    stress.add_argument("--max-minutes", type=float, default=60.0, help="start no run after this (default 60)")
+    stress.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    stress.set_defaults(handler=lambda args: _bench_module("bench.up_stress", [
+        "--runs", str(args.runs), "--parties", str(args.parties), "--bits", str(args.bits),
+        "--max-minutes", str(args.max_minutes), *(["--load"] if args.load else []),
+        *(["--json", str(args.json)] if args.json else [])]))
+
     du_proofs = targets.add_parser("du-proofs", help="one proven Du upload: build, check and size")
     du_proofs.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     du_proofs.add_argument("--dimension", type=int, default=123, help="d (a9a: 123)")
@@ -731,6 +753,9 @@ def _add_prepare_command(commands) -> None:
     prepare.add_argument("--model", help="teachers' model")
     prepare.add_argument("--insecure", action="store_true", help="no certificates: plaintext deployment")
     prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
+    prepare.add_argument("--keep-existing", action="store_true",
+                         help="if --out already holds a deployment (every bundle's topology), keep it and exit 0: a "
+                              "one-shot that runs again (compose) never replaces the keys under running roles")
     prepare.add_argument("--owner", action="append", metavar="BUNDLE=UID",
                          help="give a bundle (aggregator, curator, client, party-J) to this uid (root only; compose)")
     _add_keygen_method_option(prepare, deferred=True)
@@ -921,7 +946,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _user_error(error: Exception) -> str | None:
     """The one line a user's mistake deserves, or None for a bug (which keeps its traceback)."""
-    from launcher.errors import StartupError
+    from launcher.errors import CeremonyError, StartupError
     from mpdp.cryptocore.errors import CryptoError
     from mpdp.sessions.errors import ProtocolError
 
@@ -936,7 +961,7 @@ def _user_error(error: Exception) -> str | None:
             hint = (" (a party refuses a session over its privacy budget, or a mechanism it does not accept; "
                     "`mpdp budget` shows what each has spent, its log says why)")
         return f"{error.code().name}: {error.details()}{hint}"
-    if isinstance(error, (OSError, CryptoError, StartupError, ProtocolError, ValueError)):
+    if isinstance(error, (OSError, CryptoError, StartupError, CeremonyError, ProtocolError, ValueError)):
         return str(error)
     return None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import grpc
 import numpy as np
 
 from mpdp.deployments.topology import Topology
@@ -23,6 +24,27 @@ def to_role(session_id: str, receiver: Identity, sender: Identity = CLIENT, **bo
     """An envelope to `receiver` (from the client unless `sender` says otherwise); `body` is at most one
     protocol's message (`dppp=…`)."""
     return role_pb2.Envelope(session_id=session_id, sender=str(sender), receiver=str(receiver), **body)
+
+
+ABORT_TIMEOUT_S = 5.0
+
+
+async def abort_everywhere(peers: PeerChannels, topology: Topology, session_id: str, reason: str) -> None:
+    """The client's abort of a session at every role process (each aborts every logical role of it that knows the
+    session): when the role it awaited dies, the others stop at once instead of waiting out their deadline.
+    Best effort: a process that does not know the session, or is gone, has nothing to stop."""
+    await asyncio.gather(*(role_stub(peers, entry.identity).AbortSession(common_pb2.AbortRequest(
+        session_id=session_id, reason=reason, sender=str(CLIENT)), timeout=ABORT_TIMEOUT_S)
+        for entry in topology.host_entries), return_exceptions=True)
+
+
+def lost(receiver: Identity, error: BaseException) -> str:
+    """Why the client gives up on a session whose result it awaited from `receiver`."""
+    if isinstance(error, grpc.aio.AioRpcError):
+        if error.code() == grpc.StatusCode.UNAVAILABLE:
+            return f"the client lost {receiver}: it could not be reached"
+        return f"the client lost {receiver}: {error.code().name}"
+    return "the client gave up on the session"
 
 
 def load_client_data(path: Path) -> dict:
@@ -86,7 +108,13 @@ async def await_result(topology: Topology, session_id: str, receiver: Identity, 
     peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)
     started = time.perf_counter()
     try:
-        reply = await role_stub(peers, receiver).AwaitResult(to_role(session_id, receiver, **body), timeout=timeout)
+        try:
+            reply = await role_stub(peers, receiver).AwaitResult(to_role(session_id, receiver, **body),
+                                                                 timeout=timeout)
+        except BaseException as error:  # the releasing role died or refused: nobody else waits for it
+            if not (isinstance(error, grpc.aio.AioRpcError) and error.code() == grpc.StatusCode.ABORTED):
+                await asyncio.shield(abort_everywhere(peers, topology, session_id, lost(receiver, error)))
+            raise
         round_trip = time.perf_counter() - started
         progress("session complete; collecting traffic from every role")
         traffic = await collect_traffic(peers, topology, session_id, own_log)

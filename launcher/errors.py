@@ -3,3 +3,7 @@
 
 class StartupError(RuntimeError):
     """A deployment could not be started: a role did not come up, or one is already running."""
+
+
+class CeremonyError(RuntimeError):
+    """The key holders' ceremony failed: a holder did not start, stopped answering or aborted (named)."""

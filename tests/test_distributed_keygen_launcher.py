@@ -26,6 +26,19 @@ def test_keygen_keeps_the_dealer_and_takes_the_choice():
     assert parser.parse_args(["keygen", "--parties", "3", "--out", "k", "--keygen", "distributed"]).keygen == "distributed"
 
 
+class _NoGuard:
+    """In place of launcher/deployment/leftovers.py's guard, to see what the holders do on their own."""
+
+    def __init__(self, *args):
+        pass
+
+    def holder_started(self, pid):
+        pass
+
+    def close(self, completed):
+        pass
+
+
 def _paths(directory):
     return {j: directory / keyfiles.share_file_name(j) for j in (1, 2, 3)}, [directory / keyfiles.PUBLIC_KEY_FILE]
 
@@ -59,15 +72,15 @@ def test_a_holder_gone_before_the_opening_aborts_everywhere_and_leaves_no_file(t
         pids[holder] = spawn(work, holder)
         return pids[holder]
 
-    def serving_then_one_dies(topology, holders, work):
-        wait(topology, holders, work)
+    def serving_then_one_dies(topology, holders, work, started):
+        wait(topology, holders, work, started)
         stop({"party/2": pids[2]})
 
     monkeypatch.setattr(distributed_keygen, "_spawn", record)
     monkeypatch.setattr(distributed_keygen, "_wait_serving", serving_then_one_dies)
     with pytest.raises(RuntimeError, match="distributed key generation failed"):
         distributed_keygen.ceremony(*_paths(tmp_path / "keys"), 2, 1024, batch=64)
-    assert not list((tmp_path / "keys").glob("*.json"))
+    assert not list((tmp_path / "keys").glob("*.json")) and not list((tmp_path / "keys").iterdir())
 
 
 def test_deferred_is_prepares_alone_and_leaves_no_key_from_an_earlier_deployment(tmp_path):
@@ -106,7 +119,7 @@ def test_a_commit_refused_at_one_holder_is_rolled_back_by_the_holders_that_wrote
     everyone = distributed_keygen._all_or_first_failure
     written: list[list[str]] = []
 
-    async def commit_one_by_one(peers, holders, session_id, envelope, failed):
+    async def commit_one_by_one(peers, holders, session_id, envelope, failed, waiting=""):
         if not session_id.endswith("-commit"):
             return await everyone(peers, holders, session_id, envelope, failed)
         replies = await everyone(peers, holders[:2], session_id, envelope, failed)
@@ -121,6 +134,7 @@ def test_a_commit_refused_at_one_holder_is_rolled_back_by_the_holders_that_wrote
 
     monkeypatch.setattr(distributed_keygen, "_all_or_first_failure", commit_one_by_one)
     monkeypatch.setattr(distributed_keygen, "_remove_partial", lambda *args: None)
+    monkeypatch.setattr(distributed_keygen, "Guard", _NoGuard)  # and the guard's, which would remove them too
     with pytest.raises(RuntimeError, match=f"commit failed: {party(3)}: INVALID_ARGUMENT: the commit names another digest"):
         distributed_keygen.ceremony(*_paths(directory), 2, 1024)
     assert written == [[keyfiles.share_file_name(1), keyfiles.share_file_name(2)]]
@@ -149,7 +163,7 @@ def test_a_key_holders_abort_of_a_prepared_holder_is_refused_over_the_wire_and_t
         seen["topology"] = make_topology(*args)
         return seen["topology"]
 
-    async def third_aborts_first(peers, holders, session_id, envelope, failed):
+    async def third_aborts_first(peers, holders, session_id, envelope, failed, waiting=""):
         if session_id.endswith("-commit"):
             topology = seen["topology"]
             third = PeerChannels(party(3), topology.addresses, TrafficLog(), topology.tls_for(party(3)),
@@ -170,3 +184,38 @@ def test_a_key_holders_abort_of_a_prepared_holder_is_refused_over_the_wire_and_t
     assert seen["refusal"] == grpc.StatusCode.PERMISSION_DENIED
     public = keyfiles.load_public_key(directory / keyfiles.PUBLIC_KEY_FILE)
     assert all(keyfiles.load_key_share(directory / keyfiles.share_file_name(j)).public == public for j in (1, 2, 3))
+
+
+def test_a_failed_ceremony_is_one_line_for_the_user():
+    from launcher.cli import _user_error
+    from launcher.errors import CeremonyError
+
+    message = "distributed key generation failed: party/1: ABORTED: no round-3 message from party/2 within 60 s"
+    assert _user_error(CeremonyError(message)) == message
+
+
+def test_the_guard_removes_the_ceremonys_directory_and_what_it_wrote_unless_it_completed(tmp_path):
+    """What the guard does once the launcher's pipe closes (launcher/deployment/leftovers.py), here without a
+    process: the ceremony's directory goes; a share written by the ceremony (new, changed, or a half-written
+    temporary file) goes with the public key, and one that was there before and untouched stays."""
+    from launcher.deployment import leftovers
+
+    work = tmp_path / ".keygen-x"
+    (work / "certs").mkdir(parents=True)
+    (work / "certs" / "party_1.key").write_text("TLS private key")
+    old, fresh = tmp_path / keyfiles.share_file_name(1), tmp_path / keyfiles.share_file_name(2)
+    old.write_text("an earlier deployment's share")
+    public = tmp_path / keyfiles.PUBLIC_KEY_FILE
+    keys = {str(old): old.stat().st_mtime_ns, str(fresh): None, str(public): None}
+    fresh.write_text("written by this ceremony")
+    public.write_text("its public key")
+    partial = tmp_path / f".{keyfiles.share_file_name(3)}.0123.tmp"
+    partial.write_text("cut short")
+    keys[str(tmp_path / keyfiles.share_file_name(3))] = None
+    leftovers.clean(work, keys, {}, completed=False)
+    assert not work.exists() and not fresh.exists() and not public.exists() and not partial.exists()
+    assert old.read_text() == "an earlier deployment's share"
+    fresh.write_text("a completed ceremony's share")
+    work.mkdir()
+    leftovers.clean(work, {str(fresh): None}, {}, completed=True)
+    assert fresh.exists() and not work.exists()

@@ -86,8 +86,8 @@ def test_secure_aggregation_agrees_with_plain_and_the_server_sees_only_ciphertex
     net = _network(threshold_key, parts)
     to_server = []
     deliver = net.deliver
-    net.deliver = lambda envelope: (to_server.append(envelope) if envelope.receiver == str(AGGREGATOR) else None,
-                                    deliver(envelope))
+    net.deliver = lambda envelope, call_id="": (
+        to_server.append(envelope) if envelope.receiver == str(AGGREGATOR) else None, deliver(envelope, call_id))
     secure = _run(net, _parameters(public, "ofaa", secure=True))
     assert np.max(np.abs(np.array(secure.theta) - np.array(plain.theta))) <= 2**-20
     assert net.messages == closed_form(5, 3, holders=5)

@@ -95,6 +95,7 @@ def test_the_launcher_builds_every_command_and_list_from_its_registry(monkeypatc
 
 
 LAYERS = {  # a package (a folder) may import only from packages of a lower layer (or its own)
+    "mpdp/platform/": -1,  # the operating system's helpers (a child's lifetime), for every floor above
     "mpdp/cryptocore/": 0, "mpdp/privacy/": 0, "mpdp/learning/": 0, "mpdp/proto/": 0,
     "mpdp/sessions/": 1, "mpdp/threshold_sum/": 2, "mpdp/vote_proofs/": 2, "mpdp/wire/": 2,
     "mpdp/protocols/dppp/": 3, "mpdp/protocols/pathak/": 3, "mpdp/protocols/hamm/": 3, "mpdp/protocols/du/": 3, "mpdp/protocols/keygen/": 3, "mpdp/deployments/": 3,

@@ -181,13 +181,13 @@ def test_the_commit_costs_one_broadcast_round_among_the_holders_and_one_client_m
             self.stages: Counter = Counter()
             self.sizes: Counter = Counter()
 
-        def deliver(self, envelope):
+        def deliver(self, envelope, call_id=""):
             sender, receiver = identities(envelope)
             _, kind, body = unwrap(envelope, self.registries[receiver])
             if kind == "round":
                 self.stages[body.stage] += 1
                 self.sizes[body.stage] += sum(len(v) for v in body.values)
-            super().deliver(envelope)
+            super().deliver(envelope, call_id)
 
     plant_primes(monkeypatch, BITS, HOLDERS, BATCH)
     stored: dict = {}

@@ -493,7 +493,7 @@ def test_one_malicious_key_holder_cannot_make_one_holder_keep_a_share_while_anot
     from mpdp.wire.twin import InProcessNetwork
 
     class ThirdHolderEquivocates(InProcessNetwork):
-        def deliver(self, envelope):
+        def deliver(self, envelope, call_id=""):
             sender, receiver = identities(envelope)
             if (sender, receiver) == (party(3), party(2)):
                 protocol, kind, body = unwrap(envelope, self.registries[receiver])
@@ -501,7 +501,7 @@ def test_one_malicious_key_holder_cannot_make_one_holder_keep_a_share_while_anot
                     value = int.from_bytes(body.values[1], "big", signed=True) + 1
                     body.values[1] = value.to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
                     envelope = wrap(self.session_id, sender, receiver, protocol, kind, body)
-            super().deliver(envelope)
+            super().deliver(envelope, call_id)
 
     protocol, stored = _three_holders_storing(monkeypatch)
     net = ThirdHolderEquivocates("keygen-split", {party(j): {NAME: protocol} for j in (1, 2, 3)}, random.Random(1))
@@ -530,7 +530,7 @@ def test_a_key_holder_that_equivocates_on_a_broadcast_leaves_no_share_anywhere(m
     from mpdp.wire.twin import InProcessNetwork
 
     class ThirdHolderEquivocates(InProcessNetwork):
-        def deliver(self, envelope):
+        def deliver(self, envelope, call_id=""):
             sender, receiver = identities(envelope)
             if (sender, receiver) == (party(3), party(2)):
                 protocol, kind, body = unwrap(envelope, self.registries[receiver])
@@ -538,7 +538,7 @@ def test_a_key_holder_that_equivocates_on_a_broadcast_leaves_no_share_anywhere(m
                     value = int.from_bytes(body.values[0], "big", signed=True) ^ 1
                     body.values[0] = value.to_bytes((value.bit_length() + 8) // 8, "big", signed=True)
                     envelope = wrap(self.session_id, sender, receiver, protocol, kind, body)
-            super().deliver(envelope)
+            super().deliver(envelope, call_id)
 
     protocol, stored = _three_holders_storing(monkeypatch)
     net = ThirdHolderEquivocates("keygen-equivocation", {party(j): {NAME: protocol} for j in (1, 2, 3)},
@@ -562,7 +562,7 @@ def _keygen_against(monkeypatch, session: str, tamper, seed: int = 3):
     from mpdp.wire.twin import InProcessNetwork
 
     class ThirdHolderCheats(InProcessNetwork):
-        def deliver(self, envelope):
+        def deliver(self, envelope, call_id=""):
             sender, receiver = identities(envelope)
             if (sender, receiver) == (party(3), party(2)):
                 protocol, kind, body = unwrap(envelope, self.registries[receiver])
@@ -571,7 +571,7 @@ def _keygen_against(monkeypatch, session: str, tamper, seed: int = 3):
                     if body is None:
                         return
                     envelope = wrap(self.session_id, sender, receiver, protocol, kind, body)
-            super().deliver(envelope)
+            super().deliver(envelope, call_id)
 
     protocol, stored = _three_holders_storing(monkeypatch)
     registries = {party(j): {NAME: protocol} for j in (1, 2, 3)}

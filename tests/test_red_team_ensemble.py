@@ -83,8 +83,8 @@ def test_unsigned_evidence_costs_a_key_holder_no_proof_check(threshold_key, monk
         deadline_seconds=60))
     queue = net._queues[(AGGREGATOR, party(1))]
     net.run(stop_when=lambda n: any(role_pb2.Envelope.FromString(raw).dppp.HasField("decryption_request")
-                                    for raw in queue))
-    raw = next(raw for raw in queue if role_pb2.Envelope.FromString(raw).dppp.HasField("decryption_request"))
+                                    for _, raw in queue))
+    raw = next(raw for _, raw in queue if role_pb2.Envelope.FromString(raw).dppp.HasField("decryption_request"))
     _, kind, request = unwrap(role_pb2.Envelope.FromString(raw), registries[party(1)])
     assert kind == "decryption_request" and len(request.contributions) >= 2
 

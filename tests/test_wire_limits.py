@@ -106,7 +106,8 @@ def test_an_idle_session_expires_and_a_message_keeps_it(monkeypatch):
     assert not busy.finished
 
 
-def test_an_undeliverable_message_aborts_with_a_reason_that_names_no_message_or_receiver():
+def test_an_undeliverable_message_aborts_with_a_reason_that_names_no_message_and_a_receiver_only_if_public():
+    from mpdp.protocols.pathak.participant import PathakSide
     from mpdp.sessions.identity import party
 
     class Side(RoleSide):
@@ -119,6 +120,10 @@ def test_an_undeliverable_message_aborts_with_a_reason_that_names_no_message_or_
         def participants(self):
             return [party(1), party(2)]
 
+    with pytest.raises(ProtocolError) as failure:
+        Side().on_undeliverable(party(2), "votes", "UNAVAILABLE: connection refused")
+    assert str(failure.value) == "session s-1: party/2 could not be reached"
+    Side.names_receivers = PathakSide.names_receivers  # Pathak's routing is secret: its receivers are not named
     with pytest.raises(ProtocolError) as failure:
         Side().on_undeliverable(party(2), "routed_share", "UNAVAILABLE: connection refused")
     assert str(failure.value) == "session s-1: a participant could not be reached"

@@ -315,7 +315,7 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
     - "kill-on:LABEL" / "stop-on:LABEL": the role kills or stops itself on receiving that message;
     - "drop:LABEL" / "delay:LABEL:S": the role loses, or sends S seconds late, that outgoing message.
     Expected, as the spec says: the session completes, or fails for the client with nothing published by
-    anyone; then, with the role back and without the fault, the next session succeeds. Each session is the
+    anyone and ended at every role that answers (none waits out its deadline); then, with the role back and without the fault, the next session succeeds. Each session is the
     protocol's `Faults.session` with the deadline of `pathak_parameters`."""
     import asyncio
     import json
@@ -355,6 +355,8 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
         if striker:
             striker.join()
         seconds = time.perf_counter() - started
+        # Looked at as the client's failure is reported: the session must have ended everywhere already.
+        still_open = _still_open(topology, session_id) if observed != "completed" else []
         if fault == "SIGKILL":  # a session shorter than the strike: let the kill land before deciding to restart
             for _ in range(50):
                 if not processes._running(pid):
@@ -381,11 +383,12 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
         row = {"protocol": protocol, "role": str(identity), "fault": fault,
                "expected": "completes" if must_complete else
                "completes, or fails with nothing published; the next session succeeds",
-               "observed": observed, "published_by": published, "next_session_succeeds": next_ok,
+               "observed": observed, "published_by": published, "still_open_at": still_open,
+               "next_session_succeeds": next_ok,
                **({"next_session_error": next_error} if next_error else {}),
                "seconds": round(seconds, 2)}
         completed = observed == "completed"
-        row["as_expected"] = (completed or (not must_complete and not published)) and next_ok
+        row["as_expected"] = (completed or (not must_complete and not published and not still_open)) and next_ok
         results.append(row)
         if on_progress:
             on_progress(f"fault {protocol}/{identity}/{fault}: {observed}; next session "
@@ -426,6 +429,27 @@ def _published_anywhere(topology: Topology, run: processes.RunDirectory, session
     finally:
         caller.close()
     return published
+
+
+def _still_open(topology: Topology, session_id: str) -> list[str]:
+    """Role processes that still run `session_id` (GetStatus): after a failure every participant has stopped it
+    at once, none waits out its deadline. A process that does not answer (killed, stopped) is not counted."""
+    from mpdp.proto.v1 import common_pb2
+
+    caller = Caller(topology)
+    still = []
+    try:
+        for entry in topology.host_entries:
+            stub = caller.stub(CLIENT, Target(entry.identity, "GetStatus", common_pb2.Empty))
+            try:
+                reply = common_pb2.StatusReply.FromString(stub(common_pb2.Empty().SerializeToString(), timeout=2))
+            except grpc.RpcError:
+                continue
+            if session_id in reply.open_sessions:
+                still.append(str(entry.identity))
+    finally:
+        caller.close()
+    return still
 
 
 def _describe(error: Exception) -> str:

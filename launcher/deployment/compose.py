@@ -77,8 +77,10 @@ def _services(parties: int) -> list[str]:
 
 
 def keygen_command(parties: int, keygen: str = "dealer", bits: int | None = None) -> list[str]:
-    # --force: every `compose up` deals a fresh key into the volumes (replaced atomically); deferred removes the old.
-    command = ["mpdp", "prepare", "--parties", str(parties), "--out", BUNDLES, "--listen-host", "0.0.0.0", "--force"]
+    # --keep-existing: a deployment's volumes keep its keys; `compose run demo` or `up` again starts this one-shot
+    # again, and it must not deal a new key under the running roles (`compose down -v` starts afresh).
+    command = ["mpdp", "prepare", "--parties", str(parties), "--out", BUNDLES, "--listen-host", "0.0.0.0",
+               "--keep-existing"]
     # prepare's own default is the holders' ceremony; here it would run inside this one container
     command += ["--keygen", DEFERRED if keygen == "distributed" else "dealer"]
     if bits is not None:
@@ -139,23 +141,29 @@ def health_command(role: str, number: int) -> list[str]:
             "--timeout", str(HEALTH_RPC_S)]
 
 
-def demo_flags(protocol: str) -> str:
-    """The `mpdp demo` settings of a protocol (launcher/demo.py, DemoSettings) as `run` flags."""
+def demo_flags(protocol: str, instead: str = "") -> str:
+    """The `mpdp demo` settings of a protocol (launcher/demo.py, DemoSettings) as `run` flags, then `instead`
+    (flags that replace a demo setting: the demo runs with no budget, compose within the default one)."""
     from launcher.registry import PROTOCOLS
 
     entry = PROTOCOLS[protocol]
     if entry.demo_settings is None:
-        return ""
+        return f" {instead}" if instead else ""
     flags = {option.destination: option.name for option in entry.options()}
+    replaced = {word.removeprefix("--") for word in instead.split() if word.startswith("--")}
     return "".join(f" --{flags[dest]}" if value is True else f" --{flags[dest]} {value}"
-                   for dest, value in entry.demo_settings.options.items() if value is not False)
+                   for dest, value in entry.demo_settings.options.items()
+                   if value is not False and flags[dest] not in replaced) + (f" {instead}" if instead else "")
 
 
 def demo_command() -> list[str]:
     run = f"--topology {TOPOLOGY} --client-data {CLIENT_DATA}"
-    # Both within each party's default budget (ε = 20, δ = 2e-5 per data set; docs/privacy-budget.md).
-    return ["sh", "-c", f"mpdp run dppp {run} --epsilon 5 --delta 5e-6{demo_flags('dppp')} && "
-                        f"mpdp run pathak {run}{demo_flags('pathak')}"]
+    # The four protocols, each at most half its demo's ε (ε ≤ 4, δ ≤ 4.5e-6 a run), so that a second run on one
+    # deployment fits each party's default budget (ε = 20, δ = 2e-5 per data set; docs/privacy-budget.md).
+    return ["sh", "-c", f"mpdp run dppp {run}{demo_flags('dppp', '--epsilon 2.5 --delta 2.5e-6')} && "
+                        f"mpdp run pathak {run}{demo_flags('pathak', '--epsilon 0.5')} && "
+                        f"mpdp run hamm {run}{demo_flags('hamm', '--epsilon 0.5 --delta 1e-6')} && "
+                        f"mpdp run du {run}{demo_flags('du', '--epsilon 0.5 --delta 1e-6')}"]
 
 
 def _own_bundle(service: str) -> list[str]:

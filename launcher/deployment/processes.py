@@ -26,6 +26,7 @@ from launcher.progress import progress
 from mpdp.cryptocore import keyfiles, secret_files
 from mpdp.deployments.topology import RoleEntry, Topology
 from mpdp.learning import datasets
+from mpdp.platform.lifetime import die_with_parent
 from mpdp.privacy import ledger
 from mpdp.privacy.ledger import Budget
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
@@ -99,21 +100,37 @@ def _ephemeral_ports() -> range:
 def free_port(host: str = "127.0.0.1") -> int:
     """A port nobody listens on, chosen outside the kernel's ephemeral range: a port from that range can be
     taken by some outgoing connection between this probe and the server's bind."""
+    return free_ports(1, host)[0]
+
+
+def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
+    """`count` different ports nobody listens on (as free_port): each probe stays bound until all are chosen, so
+    no two roles of one deployment are given the same port."""
     ephemeral = _ephemeral_ports()
     rng = random.SystemRandom()
-    for _ in range(100):
-        port = rng.randrange(20000, 65536)
-        if port in ephemeral:
-            continue
-        with socket.socket() as probe:
+    probes: list[socket.socket] = []
+    try:
+        for _ in range(100 * count):
+            if len(probes) == count:
+                break
+            port = rng.randrange(20000, 65536)
+            if port in ephemeral:
+                continue
+            probe = socket.socket()
             try:
                 probe.bind((host, port))
             except OSError:
+                probe.close()
                 continue
-            return port
-    with socket.socket() as probe:  # a crowded machine: let the kernel choose
-        probe.bind((host, 0))
-        return probe.getsockname()[1]
+            probes.append(probe)
+        while len(probes) < count:  # a crowded machine: let the kernel choose
+            probe = socket.socket()
+            probe.bind((host, 0))
+            probes.append(probe)
+        return [probe.getsockname()[1] for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
 
 
 def split_data(dataset: datasets.Dataset, parties: int, seed: int | None, split_kind: str = "even",
@@ -236,9 +253,13 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
         np.savez(run.client_data, **client_fields)
         holders_by_number = {number: directories[principals[party(number)]]
                              for number in range(1, committee + 1)}
+        progress(f"data split among {len(parts)} parties; the threshold key for {committee} key holders "
+                 f"({'their own ceremony' if keygen == 'distributed' else keygen})")
         t, holders = deal_into_bundles(len(parts), bits, holders_by_number, list(directories.values()), threshold,
                                        overwrite=overwrite, method=keygen)
         issued = {} if insecure else certs.issue_bundles(directories, overwrite=overwrite)
+        if issued:
+            progress(f"a CA and certificates for {len(issued)} role processes")
 
         def entry(identity: Identity, **files: Any) -> RoleEntry:
             listen = f"{listen_host}:{addresses[identity].rsplit(':', 1)[1]}" if listen_host else None
@@ -283,9 +304,10 @@ def model_names(model: str | None) -> list[str]:
 def loopback_addresses(parties: int, hosts: dict[Identity, Principal] | None = None) -> dict[Identity, str]:
     """A free port per process: parties of one host share its address."""
     identities = [AGGREGATOR, CURATOR] + [party(number) for number in range(1, parties + 1)]
-    ports: dict[Principal, str] = {}
-    return {identity: ports.setdefault((hosts or {}).get(identity) or Principal.of(identity),
-                                       f"127.0.0.1:{free_port()}") for identity in identities}
+    principals = [(hosts or {}).get(identity) or Principal.of(identity) for identity in identities]
+    distinct = list(dict.fromkeys(principals))
+    ports = dict(zip(distinct, (f"127.0.0.1:{port}" for port in free_ports(len(distinct)))))
+    return {identity: ports[principal] for identity, principal in zip(identities, principals)}
 
 
 def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, addresses: dict[Identity, str],
@@ -307,6 +329,13 @@ def prepare(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, a
         print(f"  the scaling's bounds, levels and shares: {schema} (publish it, or edit and pass it back with "
               "--schema)", flush=True)
     return topology
+
+
+def prepared(run_dir: Path, identities: list[Identity]) -> bool:
+    """Whether `run_dir` holds a deployment of these roles: every bundle (each role's host's, the client's) has its
+    topology. `prepare` writes the topologies last, so a run cut short is not one."""
+    run = RunDirectory(Path(run_dir))
+    return all((run.bundle_of(identity) / TOPOLOGY_FILE).is_file() for identity in [*identities, CLIENT])
 
 
 def _running(pid: int) -> bool:
@@ -371,16 +400,7 @@ def _role_start(foreground: bool):
     interrupted `mpdp demo` or test leaves none behind; `mpdp up` roles outlive it."""
     if not foreground:
         return None
-
-    def start() -> None:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
-    return start
-
-
-PR_SET_PDEATHSIG = 1
+    return lambda: die_with_parent(signal.SIGTERM)
 
 
 def serve_arguments(topology_path: Path, identity: Identity, insecure: bool, test_mode: bool, fault: str | None,
@@ -460,12 +480,15 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
     topology = prepare(run.path, parties, bits, dataset, loopback_addresses(parties, hosts), seed, model, threshold,
                        split, insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction, keygen=keygen,
                        single_operator=single_operator)
+    progress(f"starting {len(topology.host_entries)} role processes")
+    started = time.monotonic()
     processes = start_processes(run, topology, test_mode, faults, budget, allow_unproven, foreground)
     try:
         wait_healthy(topology, processes, timeout=startup_timeout, run=run)
     except BaseException:
         down(run.path)
         raise
+    progress(f"every role serving after {time.monotonic() - started:.0f} s")
     return topology
 
 
@@ -487,14 +510,16 @@ def running_servers() -> dict[str, int]:
 
 
 def stop(processes: dict[str, int]) -> list[str]:
-    """SIGTERM each process group; SIGKILL what is left after a grace period."""
+    """SIGTERM each process group (and SIGCONT: a stopped process takes its SIGTERM only once continued); SIGKILL
+    what is left after a grace period."""
     for pid in processes.values():
-        try:
-            os.killpg(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            os.kill(pid, signal.SIGTERM)
+        for signum in (signal.SIGTERM, signal.SIGCONT):
+            try:
+                os.killpg(pid, signum)
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                os.kill(pid, signum)
     deadline = time.monotonic() + STOP_TIMEOUT_S
     while time.monotonic() < deadline and any(_running(pid) for pid in processes.values()):
         _reap(processes.values())

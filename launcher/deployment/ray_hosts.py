@@ -27,6 +27,7 @@ from typing import Any
 from launcher.deployment import bundles
 from launcher.deployment.processes import RunDirectory, wait_healthy
 from launcher.errors import StartupError
+from mpdp.platform.lifetime import die_with_parent
 from mpdp.wire.identity import Principal
 
 CODE_ROOT = Path(__file__).resolve().parents[2]  # the checkout: launcher/, mpdp/, the role folders
@@ -158,9 +159,7 @@ class RoleHostActor:
 
 def _die_with_actor() -> None:
     """In the server's child before exec: killed with the actor's process, as a killed host is."""
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    die_with_parent(signal.SIGKILL)
 
 
 def _connect(address: str | None, run: RunDirectory) -> tuple[str, str | None]:

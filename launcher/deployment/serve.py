@@ -104,6 +104,14 @@ def check_quorums(topology: Topology, public_key) -> None:
 ONCE_LINGER_S = 15.0
 
 
+def _made_earlier(topology: Topology, number: int) -> bool:
+    """A compose holder that runs again on a deployment whose key it already made: its share and the public key."""
+    from mpdp.sessions.identity import party
+
+    share = topology.entry(party(number)).key_share
+    return share is not None and share.is_file() and topology.public_key.is_file()
+
+
 def _keygen_protocols(topology: Topology, number: int, once: bool = False):
     """A key holder that serves only `keygen` (docs/distributed-keygen.md): no key yet; the share it makes is
     written to its topology entry's key_share file, which the launcher checked it may write. `once` (compose,
@@ -185,6 +193,10 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
     if topology.insecure != insecure:
         raise ValueError("a plaintext topology needs `--insecure` on the command line, and `--insecure` "
                          "needs a topology that declares `insecure = true`")
+    if keygen_only and once and _made_earlier(topology, number):
+        log.info("party/%d: its key share and the public key exist (a deployment made earlier): nothing to make",
+                 number)
+        return
     traffic = TrafficLog()
     generic = Fault.parse(fault) if fault else None  # kill-on / stop-on / drop / delay: any role, test mode only
     if fault and not test_mode:

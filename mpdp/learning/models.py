@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 
 import numpy as np
 
 from mpdp.learning.logistic import RegularisedLogistic
+from mpdp.platform.lifetime import die_with_parent
 
 # Rows arrive scaled into the unit ball (the protocols' bound), which leaves every
 # feature tiny; standardising inside the pipeline keeps the default regularisation sensible.
@@ -123,12 +123,7 @@ def train_portable_all(jobs: list[tuple[str, np.ndarray, np.ndarray, int | None]
 def _die_with(parent: int) -> None:
     """In the training child: killed by the kernel when the party dies (PR_SET_PDEATHSIG, Linux), so a party
     interrupted while it starts leaves no child behind, waiting forever for its next task."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # 1: PR_SET_PDEATHSIG
-    if os.getppid() != parent:
-        os._exit(0)
+    die_with_parent(signal.SIGKILL, parent)
 
 
 def accuracy(model, features: np.ndarray, labels: np.ndarray) -> float:

@@ -12,11 +12,12 @@ from __future__ import annotations
 import functools
 import os
 import signal
-import sys
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+
+from mpdp.platform.lifetime import die_with_parent
 
 IDLE_S = 60.0  # sessions a minute apart share one child; a role at rest returns its memory after this
 
@@ -25,7 +26,6 @@ _lock = threading.Lock()
 _child: ProcessPoolExecutor | None = None
 _idle_timer: threading.Timer | None = None
 _busy = 0
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 
 class AccountantUnavailable(RuntimeError):
@@ -41,12 +41,7 @@ def isolate() -> None:
 def _exit_with(parent: int) -> None:
     """In the child: exit when the role does, even if it was killed and could not stop the child. On Linux the
     kernel kills it (PR_SET_PDEATHSIG), even mid-computation, when the GIL keeps a watching thread waiting."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:  # the role died before the line above took effect
-        os._exit(0)
+    die_with_parent(signal.SIGKILL, parent)
 
     def watch() -> None:
         while os.getppid() == parent:

@@ -34,7 +34,14 @@ class RoleSide(SessionStateMachine):
     handlers: ClassVar[dict[str, str]] = {}  # message kind → the name of the method that takes it
     identity: Identity
     deadline_seconds: float = DEFAULT_DEADLINE_S
+    # A side that waits on its peers step by step (the key ceremony): how long it waits for its next message
+    # after it last took one; None: only the session's deadline.
+    step_deadline_seconds: float | None = None
     announce_abort = True  # an aborted side tells its participants; False: it ends quietly (a dropout)
+    # Whether an abort for an undeliverable message may name its receiver: the other participants read it, and
+    # in a protocol whose routing is secret (Pathak's π1) a receiver names an edge. Elsewhere every receiver
+    # follows from public parameters, and naming it tells the operator which host a cut left unreachable.
+    names_receivers = True
 
     @property
     def participants(self) -> list[Identity]:
@@ -82,17 +89,24 @@ class RoleSide(SessionStateMachine):
             return []
         raise aborted(f"session timed out after {self.deadline_seconds:.0f} s")
 
+    def on_step_deadline(self) -> list[Outbound]:
+        """No message came for `step_deadline_seconds` since this side last took one. Raising aborts the session
+        everywhere."""
+        raise aborted(f"no message for {self.step_deadline_seconds:.0f} s")
+
     def on_undeliverable(self, to: Identity, kind: str, reason: str) -> list[Outbound]:
         """A message could not be delivered (after retries). Raising aborts the session everywhere; a side
         that ends quietly aborts itself."""
         if not self.announce_abort:
-            self.abort(self.unreachable_reason())
+            self.abort(self.unreachable_reason(to))
             return []
-        raise aborted(self.unreachable_reason())
+        raise aborted(self.unreachable_reason(to))
 
-    def unreachable_reason(self) -> str:
-        """The abort reason for an undeliverable message: which session, and no more. The other participants
-        read it, and a message's kind and receiver may be secret (a routed Pathak share names one π1 edge)."""
+    def unreachable_reason(self, to: Identity | None = None) -> str:
+        """The abort reason for an undeliverable message: which session, and which receiver unless
+        `names_receivers` is False (never the message's kind: the other participants read it)."""
+        if to is not None and self.names_receivers:
+            return f"session {self.session_id}: {to} could not be reached"
         return f"session {self.session_id}: a participant could not be reached"
 
     def fail(self, reason: str) -> NoReturn:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable
@@ -26,10 +27,11 @@ from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.protocol import RoleProtocol
 from mpdp.sessions.registry import SessionRegistry
 from mpdp.sessions.side import RoleSide
+from mpdp.wire import retries
 from mpdp.wire.channels import PeerChannels
 from mpdp.wire.envelope import identities, unwrap, wrap
 from mpdp.wire.identity import Principal, principal_of, require_sender, require_speaks_for
-from mpdp.wire.traffic import CALL_ID_METADATA_KEY, new_call_id
+from mpdp.wire.traffic import CALL_ID_METADATA_KEY, call_id_of, new_call_id
 
 log = logging.getLogger(__name__)
 # Retries span 3 s, longer than the channels' 2 s maximum reconnect backoff, so a restarted peer
@@ -37,8 +39,11 @@ log = logging.getLogger(__name__)
 SEND_ATTEMPTS = 7
 RETRY_PAUSE_S = 0.5
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
+RETRYABLE_REFUSALS = frozenset(code.name for code in RETRYABLE)
 ABORT_TIMEOUT_S = 5.0
-SETTLE_WAIT_S = 5.0  # how long a finished side's result waits for its last messages to leave
+SETTLE_WAIT_S = 5.0
+STEP_CHECK_S = 1.0
+TAKEN = "taken"  # a retried call's first attempt was taken (its answer: the session it went to)  # how long a finished side's result waits for its last messages to leave
 
 
 @dataclass
@@ -53,6 +58,7 @@ class HostedSession:
     sends: set[asyncio.Task] = field(default_factory=set)  # messages on their way out
     settling: bool = False  # finished: the result is handed out once its last messages left
     announced: bool = False  # its abort was told to (or came from) the other participants
+    progressed: float = field(default_factory=time.monotonic)  # when the side last took a message
 
     @property
     def finished(self) -> bool:
@@ -79,6 +85,9 @@ class RoleHost:
         self._sessions: dict[Identity, SessionRegistry[HostedSession]] = {}
         self._in_flight: dict[Principal, asyncio.Semaphore] = {}
         self._long_polls: Counter[Principal] = Counter()
+        # A call's answer: its step while being taken, then TAKEN or the refusal (retries.AnsweredCalls).
+        self._answered: retries.AnsweredCalls[asyncio.Task | str | BaseException] = retries.AnsweredCalls()
+        self._opening: dict[tuple[Identity, str], asyncio.Future[None]] = {}
 
     # ------------------------------------------------------------------ lookup
     def _registry(self, me: Identity) -> SessionRegistry[HostedSession]:
@@ -97,16 +106,58 @@ class RoleHost:
 
     # ------------------------------------------------------------------ RPCs
     async def step(self, context, envelope: role_pb2.Envelope) -> HostedSession:
+        """One message to a side. A retry (the same sender and call id: its first answer was lost) is answered as
+        the first attempt was, and the side sees the message once (mpdp.wire.retries)."""
         sender, me = identities(envelope)
         require_speaks_for(context, sender)
+        caller, call_id = principal_of(context), call_id_of(context)
+        principal = str(caller)
+        fingerprint = retries.digest(envelope.SerializeToString(deterministic=True)) if call_id else b""
+        key = (str(me), envelope.session_id)
+        first = self._answered.previous(principal, "\0".join(key), call_id, fingerprint)
+        if first is not None:
+            log.info("session %s at %s: call %s from %s retried; answered as before", envelope.session_id, me,
+                     call_id, sender)
+            if isinstance(first, asyncio.Task):  # the first attempt is still being taken
+                return await asyncio.shield(first)
+            if isinstance(first, str):  # TAKEN
+                return self._hosted(me, envelope.session_id)
+            raise _again(first)
+        # Taken in a task of its own: a caller that gives up (its deadline passed) does not cut the step off
+        # halfway, and its retry waits for this same step's answer.
+        answer = asyncio.get_running_loop().create_task(self._step(caller, envelope, sender, me))
+        self._answered.record(principal, "\0".join(key), call_id, fingerprint, answer)
+
+        def settled(task: asyncio.Task) -> None:
+            error = None if task.cancelled() else task.exception()  # retrieved: a retry may never come
+            if task.cancelled() or not isinstance(error, (ProtocolError, CryptoError, type(None))) or (
+                    isinstance(error, ProtocolError) and error.kind.name in RETRYABLE_REFUSALS):
+                self._answered.forget(principal, "\0".join(key), call_id)  # changed nothing: a retry is taken anew
+            else:  # what a retry is answered, without the session itself (the registry bounds those)
+                self._answered.record(principal, "\0".join(key), call_id, fingerprint, error or TAKEN)
+
+        answer.add_done_callback(settled)
+        return await asyncio.shield(answer)
+
+    async def _step(self, caller: Principal | None, envelope: role_pb2.Envelope, sender: Identity,
+                    me: Identity) -> HostedSession:
         protocol, kind, body = unwrap(envelope, self.protocols)
         registry = self._registry(me)
         session_id = envelope.session_id
+        # Messages that meet a session being opened wait for it: two opening messages at once (the client's and a
+        # peer's first round) open it once, and the second finds it open instead of refusing itself as a replay.
+        while (opening := self._opening.get((me, session_id))) is not None:
+            await asyncio.shield(opening)
         if kind in protocol.opening_kinds and not registry.knows(session_id):
-            opener = str(principal_of(context))  # its running sessions here are capped, not everyone's
+            opener = str(caller)  # its running sessions here are capped, not everyone's
             registry.check_new(session_id, opener)  # cheap, before the side's (possibly expensive) construction
-            side = await asyncio.to_thread(protocol.open, session_id, me, sender, kind, body)
-            hosted = registry.create(session_id, HostedSession(session_id, protocol, side), opener)
+            opened = self._opening[(me, session_id)] = asyncio.get_running_loop().create_future()
+            try:
+                side = await asyncio.to_thread(protocol.open, session_id, me, sender, kind, body)
+                hosted = registry.create(session_id, HostedSession(session_id, protocol, side), opener)
+            finally:
+                del self._opening[(me, session_id)]
+                opened.set_result(None)
             log.info("session %s opened at %s: %s", session_id, me, protocol.name)
             self._spawn(hosted, self._watchdog(hosted))
         else:
@@ -124,6 +175,7 @@ class RoleHost:
                 # settles a decryption as surely as an accepted one).
                 self._dispatch(hosted, await asyncio.to_thread(hosted.side.poll))
                 raise
+            hosted.progressed = time.monotonic()
         log.info("session %s step at %s: %s/%s from %s", session_id, me, protocol.name, kind, sender)
         self._dispatch(hosted, outbound)
         return hosted
@@ -275,11 +327,32 @@ class RoleHost:
         self._dispatch(hosted, outbound)
 
     async def _watchdog(self, hosted: HostedSession) -> None:
+        """The session's deadline, every `deadline_seconds`; and, for a side that has one, its step deadline:
+        `step_deadline_seconds` after it last took a message (its own computation meanwhile does not count)."""
+        side = hosted.side
+        deadline_at = time.monotonic() + side.deadline_seconds
         while not hosted.finished:
+            step = side.step_deadline_seconds
+            # A side may set its step deadline as it takes a message (the ceremony's opening names it): looked at
+            # again every STEP_CHECK_S.
+            wake = deadline_at if step is None else min(deadline_at, hosted.progressed + step,
+                                                         time.monotonic() + STEP_CHECK_S)
             try:
-                await asyncio.wait_for(hosted.settled.wait(), hosted.side.deadline_seconds)
+                await asyncio.wait_for(hosted.settled.wait(), max(wake - time.monotonic(), 0.0))
             except TimeoutError:
-                await self._event(hosted, hosted.side.on_deadline)
+                if time.monotonic() >= deadline_at:
+                    deadline_at = time.monotonic() + side.deadline_seconds
+                    await self._event(hosted, side.on_deadline)
+                elif step is not None and time.monotonic() >= hosted.progressed + step:
+                    await self._event(hosted, lambda: self._step_deadline(hosted, step))
+
+    @staticmethod
+    def _step_deadline(hosted: HostedSession, step: float) -> list[Outbound]:
+        """Under the session's lock: a message taken while the watchdog waited for the lock is progress."""
+        if time.monotonic() - hosted.progressed < step:
+            return []
+        hosted.progressed = time.monotonic()  # a side that lets it pass gets another step
+        return hosted.side.on_step_deadline()
 
     async def abort_everywhere(self, hosted: HostedSession, reason: str) -> None:
         if hosted.finished:
@@ -304,6 +377,13 @@ class RoleHost:
             for session_id in registry.open_ids():
                 for task in list(registry.get(session_id).tasks):
                     task.cancel()
+
+
+def _again(error: BaseException) -> BaseException:
+    """The refusal a first attempt got, raised anew for its retry."""
+    if isinstance(error, ProtocolError):
+        return ProtocolError(error.kind, str(error))
+    return type(error)(*error.args)
 
 
 def _log_end(hosted: HostedSession) -> None:

@@ -103,7 +103,8 @@ def _logical(request, field: str, principal: Principal | None) -> str:
     return str(principal) if principal is not None else "unknown"
 
 
-def _call_id(context) -> str:
+def call_id_of(context) -> str:
+    """The call id the caller gave this call ("" if none)."""
     for key, value in context.invocation_metadata() or ():
         if key == CALL_ID_METADATA_KEY:
             return value[:64]
@@ -149,7 +150,7 @@ class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
                     log.add(
                         session_id,
                         TrafficRecord(_logical(request, "sender", principal_of(context)), _logical(request, "receiver", me),
-                                      rpc, _size(request), _size(response), status, "server", _call_id(context),
+                                      rpc, _size(request), _size(response), status, "server", call_id_of(context),
                                       started),
                     )
 

@@ -162,9 +162,9 @@ def test_role_logs_are_rotated_at_their_size_cap(target):
         processes.restart(run.path, party(3), test_mode=True)
 
 
-def test_an_undeliverable_message_aborts_naming_only_the_session(target):
-    """Charlie's Hamm queries cannot reach the aggregator: the reason names the session, not the message or
-    its receiver (for a routed Pathak share that would be a π1 edge)."""
+def test_an_undeliverable_message_aborts_naming_the_session_and_the_host_not_the_message(target):
+    """Charlie's Hamm queries cannot reach the aggregator: the reason names the session and the unreachable
+    host, not the message (Pathak's sides name no receiver either: a routed share's would be a π1 edge)."""
     run, topology, client_data, _ = target
     os.kill(hardening._pids(run)["aggregator/0"], signal.SIGKILL)
     try:
@@ -173,7 +173,7 @@ def test_an_undeliverable_message_aborts_naming_only_the_session(target):
             asyncio.run(run_hamm_session(topology, client_data, parameters, deadline_s=DEADLINE,
                                          session_id="unreachable"))
         details = failure.value.details()  # type: ignore[attr-defined]
-        assert re.fullmatch(r"session unreachable aborted: session unreachable: a participant could not be reached",
+        assert re.fullmatch(r"session unreachable aborted: session unreachable: aggregator/0 could not be reached",
                             details), details
     finally:
         processes.restart(run.path, AGGREGATOR, test_mode=True)

@@ -11,7 +11,7 @@ import time
 import grpc
 import numpy as np
 
-from launcher.client import collect_traffic, role_stub, to_role
+from launcher.client import ABORT_TIMEOUT_S, abort_everywhere, collect_traffic, lost, role_stub, to_role
 from launcher.progress import progress
 from mpdp.deployments.topology import Topology
 from mpdp.learning import evaluation, threshold
@@ -85,16 +85,23 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
         except BaseException:  # e.g. a party refuses (n_j < n_min): nobody keeps the session until its deadline
             await _abort_everywhere(peers, participants, session_id)
             raise
-        replies = await asyncio.gather(*(
-            role_stub(peers, p).AwaitResult(to_role(session_id, p), timeout=parameters.deadline_seconds + 10)
-            for p in participants
-        ), return_exceptions=True)
-        failures = [r for r in replies if isinstance(r, BaseException)]
-        if failures:
-            await _abort_everywhere(peers, participants, session_id)
+        waits = [asyncio.ensure_future(role_stub(peers, p).AwaitResult(
+            to_role(session_id, p), timeout=parameters.deadline_seconds + 10)) for p in participants]
+        await asyncio.wait(waits, return_when=asyncio.FIRST_EXCEPTION)
+        if any(w.done() and not w.cancelled() and w.exception() is not None for w in waits):
+            # One participant failed (died: UNAVAILABLE): the others are stopped now, not at their deadline.
+            first = next(p for p, w in zip(participants, waits) if w.done() and w.exception() is not None)
+            await abort_everywhere(peers, topology, session_id,
+                                   lost(first, next(w.exception() for w in waits if w.done() and w.exception())))
+            await asyncio.wait(waits, timeout=ABORT_TIMEOUT_S + 5)
+            for w in waits:
+                w.cancel()
+            failures = [w.exception() for w in waits if w.done() and not w.cancelled() and w.exception() is not None]
             # The survivors' ABORTED status names the cause; a dead peer only says UNAVAILABLE.
-            raise next((f for f in failures if getattr(f, "code", lambda: None)() == grpc.StatusCode.ABORTED), failures[0])
-        shares = [r.pathak.published for r in replies]  # type: ignore[union-attr]
+            raise next((f for f in failures if getattr(f, "code", lambda: None)() == grpc.StatusCode.ABORTED),
+                       failures[0])
+        replies = [w.result() for w in waits]
+        shares = [r.pathak.published for r in replies]
         finished = time.perf_counter()
         traffic = await collect_traffic(peers, topology, session_id, own_log)
     finally:

@@ -24,7 +24,7 @@ _sym_db = _symbol_database.Default()
 
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ampdp/proto/v1/keygen.proto\x12\x07mpdp.v1\"M\n\nKeygenOpen\x12\x0c\n\x04\x62its\x18\x01 \x01(\r\x12\x0f\n\x07holders\x18\x02 \x01(\r\x12\x11\n\tthreshold\x18\x03 \x01(\r\x12\r\n\x05\x62\x61tch\x18\x04 \x01(\r\"_\n\x0bKeygenRound\x12\r\n\x05stage\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\r\x12\r\n\x05round\x18\x03 \x01(\r\x12\x11\n\tbroadcast\x18\x04 \x01(\x08\x12\x0e\n\x06values\x18\x05 \x03(\x0c\"\x8b\x01\n\x0fKeygenPublicKey\x12\t\n\x01n\x18\x01 \x01(\x0c\x12\x11\n\tthreshold\x18\x02 \x01(\r\x12\t\n\x01v\x18\x03 \x01(\x0c\x12\x19\n\x11verification_keys\x18\x04 \x03(\x0c\x12\n\n\x02hs\x18\x05 \x01(\x0c\x12\x18\n\x10\x63\x61ndidates_tried\x18\x06 \x01(\x04\x12\x0e\n\x06\x64igest\x18\x07 \x01(\x0c\"0\n\x0cKeygenCommit\x12\x10\n\x08\x63\x65remony\x18\x01 \x01(\t\x12\x0e\n\x06\x64igest\x18\x02 \x01(\x0c\"!\n\x0fKeygenCommitted\x12\x0e\n\x06\x64igest\x18\x01 \x01(\x0c\"\xeb\x01\n\rKeygenMessage\x12#\n\x04open\x18\x01 \x01(\x0b\x32\x13.mpdp.v1.KeygenOpenH\x00\x12%\n\x05round\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.KeygenRoundH\x00\x12.\n\npublic_key\x18\x03 \x01(\x0b\x32\x18.mpdp.v1.KeygenPublicKeyH\x00\x12\'\n\x06\x63ommit\x18\x04 \x01(\x0b\x32\x15.mpdp.v1.KeygenCommitH\x00\x12-\n\tcommitted\x18\x05 \x01(\x0b\x32\x18.mpdp.v1.KeygenCommittedH\x00\x42\x06\n\x04\x62odyb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1ampdp/proto/v1/keygen.proto\x12\x07mpdp.v1\"l\n\nKeygenOpen\x12\x0c\n\x04\x62its\x18\x01 \x01(\r\x12\x0f\n\x07holders\x18\x02 \x01(\r\x12\x11\n\tthreshold\x18\x03 \x01(\r\x12\r\n\x05\x62\x61tch\x18\x04 \x01(\r\x12\x1d\n\x15step_deadline_seconds\x18\x05 \x01(\r\"_\n\x0bKeygenRound\x12\r\n\x05stage\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\r\x12\r\n\x05round\x18\x03 \x01(\r\x12\x11\n\tbroadcast\x18\x04 \x01(\x08\x12\x0e\n\x06values\x18\x05 \x03(\x0c\"\x8b\x01\n\x0fKeygenPublicKey\x12\t\n\x01n\x18\x01 \x01(\x0c\x12\x11\n\tthreshold\x18\x02 \x01(\r\x12\t\n\x01v\x18\x03 \x01(\x0c\x12\x19\n\x11verification_keys\x18\x04 \x03(\x0c\x12\n\n\x02hs\x18\x05 \x01(\x0c\x12\x18\n\x10\x63\x61ndidates_tried\x18\x06 \x01(\x04\x12\x0e\n\x06\x64igest\x18\x07 \x01(\x0c\"0\n\x0cKeygenCommit\x12\x10\n\x08\x63\x65remony\x18\x01 \x01(\t\x12\x0e\n\x06\x64igest\x18\x02 \x01(\x0c\"!\n\x0fKeygenCommitted\x12\x0e\n\x06\x64igest\x18\x01 \x01(\x0c\"\xeb\x01\n\rKeygenMessage\x12#\n\x04open\x18\x01 \x01(\x0b\x32\x13.mpdp.v1.KeygenOpenH\x00\x12%\n\x05round\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.KeygenRoundH\x00\x12.\n\npublic_key\x18\x03 \x01(\x0b\x32\x18.mpdp.v1.KeygenPublicKeyH\x00\x12\'\n\x06\x63ommit\x18\x04 \x01(\x0b\x32\x15.mpdp.v1.KeygenCommitH\x00\x12-\n\tcommitted\x18\x05 \x01(\x0b\x32\x18.mpdp.v1.KeygenCommittedH\x00\x42\x06\n\x04\x62odyb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -32,15 +32,15 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'mpdp.proto.v1.keygen_pb2', 
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_KEYGENOPEN']._serialized_start=39
-  _globals['_KEYGENOPEN']._serialized_end=116
-  _globals['_KEYGENROUND']._serialized_start=118
-  _globals['_KEYGENROUND']._serialized_end=213
-  _globals['_KEYGENPUBLICKEY']._serialized_start=216
-  _globals['_KEYGENPUBLICKEY']._serialized_end=355
-  _globals['_KEYGENCOMMIT']._serialized_start=357
-  _globals['_KEYGENCOMMIT']._serialized_end=405
-  _globals['_KEYGENCOMMITTED']._serialized_start=407
-  _globals['_KEYGENCOMMITTED']._serialized_end=440
-  _globals['_KEYGENMESSAGE']._serialized_start=443
-  _globals['_KEYGENMESSAGE']._serialized_end=678
+  _globals['_KEYGENOPEN']._serialized_end=147
+  _globals['_KEYGENROUND']._serialized_start=149
+  _globals['_KEYGENROUND']._serialized_end=244
+  _globals['_KEYGENPUBLICKEY']._serialized_start=247
+  _globals['_KEYGENPUBLICKEY']._serialized_end=386
+  _globals['_KEYGENCOMMIT']._serialized_start=388
+  _globals['_KEYGENCOMMIT']._serialized_end=436
+  _globals['_KEYGENCOMMITTED']._serialized_start=438
+  _globals['_KEYGENCOMMITTED']._serialized_end=471
+  _globals['_KEYGENMESSAGE']._serialized_start=474
+  _globals['_KEYGENMESSAGE']._serialized_end=709
 # @@protoc_insertion_point(module_scope)

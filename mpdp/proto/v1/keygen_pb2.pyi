@@ -7,16 +7,18 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class KeygenOpen(_message.Message):
-    __slots__ = ("bits", "holders", "threshold", "batch")
+    __slots__ = ("bits", "holders", "threshold", "batch", "step_deadline_seconds")
     BITS_FIELD_NUMBER: _ClassVar[int]
     HOLDERS_FIELD_NUMBER: _ClassVar[int]
     THRESHOLD_FIELD_NUMBER: _ClassVar[int]
     BATCH_FIELD_NUMBER: _ClassVar[int]
+    STEP_DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     bits: int
     holders: int
     threshold: int
     batch: int
-    def __init__(self, bits: _Optional[int] = ..., holders: _Optional[int] = ..., threshold: _Optional[int] = ..., batch: _Optional[int] = ...) -> None: ...
+    step_deadline_seconds: int
+    def __init__(self, bits: _Optional[int] = ..., holders: _Optional[int] = ..., threshold: _Optional[int] = ..., batch: _Optional[int] = ..., step_deadline_seconds: _Optional[int] = ...) -> None: ...
 
 class KeygenRound(_message.Message):
     __slots__ = ("stage", "attempt", "round", "broadcast", "values")

@@ -23,13 +23,15 @@ from mpdp.cryptocore.key_checks import MAX_KEY_BITS
 from mpdp.proto.v1 import keygen_pb2
 from mpdp.protocols.keygen import codec
 from mpdp.protocols.keygen.prepared import PreparedShares
-from mpdp.sessions.errors import ProtocolError, denied, invalid
+from mpdp.sessions.errors import ProtocolError, aborted, denied, invalid
 from mpdp.sessions.identity import CLIENT, Identity, party
 from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.side import RoleSide, handles
 from mpdp.threshold_sum import quorums
 
 MAX_BITS = 4096  # an 8192-bit key would take hours
+DEFAULT_STEP_DEADLINE_S = 60.0  # a stage's messages come within seconds of each other, even at 2048 bits under load
+MAX_STEP_DEADLINE_S = 600
 
 
 class State(enum.Enum):
@@ -42,6 +44,7 @@ class State(enum.Enum):
 class KeygenHolderSide(RoleSide):
     State = State
     deadline_seconds = 3600.0  # the modulus search is random: minutes at 2048 bits
+    step_deadline_seconds = DEFAULT_STEP_DEADLINE_S  # a holder that stopped answering is named within it
 
     def __init__(self, session_id: str, me: Identity, committee: list[int], prepared: PreparedShares):
         super().__init__(session_id, State.OPEN)
@@ -79,12 +82,15 @@ class KeygenHolderSide(RoleSide):
             raise invalid(str(error)) from None
         if body.bits > min(MAX_BITS, MAX_KEY_BITS) or body.batch > MAX_BATCH:
             raise invalid(f"at most {MAX_BITS}-bit keys and {MAX_BATCH} candidates per attempt")
+        if body.step_deadline_seconds > MAX_STEP_DEADLINE_S:
+            raise invalid(f"a step deadline of at most {MAX_STEP_DEADLINE_S} s")
         try:
             holder = Holder(self.identity.id, body.holders, body.threshold, body.bits, body.batch or None)
         except ValueError as error:
             raise invalid(str(error)) from None
         self._advance(State.OPEN, State.RUNNING, "open")
         self.holder = holder
+        self.step_deadline_seconds = float(body.step_deadline_seconds or DEFAULT_STEP_DEADLINE_S)
         return self._send(holder.start()) + self._advance_rounds()
 
     @handles("round")
@@ -109,6 +115,17 @@ class KeygenHolderSide(RoleSide):
         self._seen.add(key)
         self._pending.setdefault(message.round, []).append(message)
         return self._advance_rounds() if holder is not None else []
+
+    def on_step_deadline(self) -> list[Outbound]:
+        """Named: the holders whose message of the current stage has not come (a stopped process, a cut link)."""
+        waited = f"within {self.step_deadline_seconds:.0f} s"
+        if self.holder is None:
+            raise aborted(f"the client's opening did not arrive {waited}")
+        current = self.holder.round
+        heard = {message.sender for message in self._pending.get(current, ())}
+        silent = [str(party(j)) for j in self.committee if j != self.identity.id and j not in heard]
+        raise aborted(f"no round-{current} message from {', '.join(silent) or 'the other holders'} "
+                      f"{waited}")
 
     def _advance_rounds(self) -> list[Outbound]:
         """Every stage whose messages are all in, then the share once the key is confirmed."""

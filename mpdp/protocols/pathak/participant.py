@@ -26,6 +26,7 @@ class State(enum.Enum):
 
 class PathakSide(RoleSide, ABC):
     State = State
+    names_receivers = False  # a routed share's receiver is one edge of the secret permutation π1
 
     def __init__(self, session_id: str, me: Identity, parameters: PathakParameters):
         super().__init__(session_id, State.OPEN)

@@ -1,0 +1,99 @@
+"""A role host takes each message once: a retry under its call id is answered as the first attempt was, and two
+opening messages that meet (the client's opening and a peer's first round, at once) open the session once — the
+key ceremony's "already exists (replay)" under load, and its "a participant could not be reached" when the
+refused one was a peer's round. In process: a host, a fake gRPC context, no server."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from mpdp.cryptocore.dkg.holder import Holder
+from mpdp.proto.v1 import keygen_pb2
+from mpdp.protocols.keygen import codec
+from mpdp.protocols.keygen.protocol import NAME, holder_protocol
+from mpdp.sessions.errors import ProtocolError
+from mpdp.sessions.identity import party
+from mpdp.wire.channels import PeerChannels
+from mpdp.wire.host import RoleHost
+from mpdp.wire.identity import SENDER_METADATA_KEY, Principal
+from mpdp.wire.traffic import CALL_ID_METADATA_KEY, TrafficLog
+from tests.test_keygen_protocol import BATCH, BITS, HOLDERS, THRESHOLD
+
+SESSION = "keygen-retries"
+
+
+class Context:
+    """What the host reads of a gRPC call: the sender (plaintext metadata) and the call id."""
+
+    def __init__(self, sender: str, call_id: str):
+        self._metadata = ((SENDER_METADATA_KEY, sender), (CALL_ID_METADATA_KEY, call_id))
+
+    def auth_context(self):
+        return {}
+
+    def invocation_metadata(self):
+        return self._metadata
+
+
+def _opening():
+    from launcher.client import to_role
+
+    return to_role(SESSION, party(1), keygen=keygen_pb2.KeygenMessage(open=keygen_pb2.KeygenOpen(
+        bits=BITS, holders=HOLDERS, threshold=THRESHOLD, batch=BATCH)))
+
+
+def _first_round_from_2():
+    from mpdp.wire.envelope import wrap
+
+    protocol = holder_protocol([1, 2, 3], lambda *_: None, lambda _: None)
+    message = next(m for m in Holder(2, HOLDERS, THRESHOLD, BITS, BATCH).start() if m.recipient in (0, 1))
+    return wrap(SESSION, party(2), party(1), protocol, "round", codec.round_to_proto(message))
+
+
+async def _host():
+    # Peers at a closed port: what holder 1 sends fails in the background; these tests look at what it takes.
+    addresses = {party(j): "127.0.0.1:9" for j in (1, 2, 3)}
+    peers = PeerChannels(party(1), addresses, TrafficLog(), None)
+    return RoleHost(Principal.of(party(1)), peers,
+                    {NAME: holder_protocol([1, 2, 3], lambda *_: None, lambda _: None)}), peers
+
+
+def test_a_retried_opening_is_answered_as_the_first_and_a_new_call_is_refused():
+    async def scenario():
+        host, peers = await _host()
+        try:
+            first = await host.step(Context("client/0", "call-1"), _opening())
+            again = await host.step(Context("client/0", "call-1"), _opening())
+            assert again is first and first.side.state.name == "RUNNING"
+            with pytest.raises(ProtocolError, match="open") as refused:  # under a new call id: a replay
+                await host.step(Context("client/0", "call-2"), _opening())
+            with pytest.raises(ProtocolError) as again:  # and its retry gets the same refusal
+                await host.step(Context("client/0", "call-2"), _opening())
+            assert (again.value.kind, str(again.value)) == (refused.value.kind, str(refused.value))
+            changed = _opening()
+            changed.keygen.open.batch = BATCH + 1
+            with pytest.raises(ProtocolError, match="already used for another message"):
+                await host.step(Context("client/0", "call-1"), changed)
+            assert first.side.state.name == "RUNNING"
+        finally:
+            await host.close()
+            await peers.close()
+
+    asyncio.run(scenario())
+
+
+def test_two_openings_at_once_open_one_session_and_both_are_taken():
+    async def scenario():
+        host, peers = await _host()
+        try:
+            opened, rounded = await asyncio.gather(host.step(Context("client/0", "a"), _opening()),
+                                                   host.step(Context("party/2", "b"), _first_round_from_2()))
+            assert opened is rounded and opened.side.state.name == "RUNNING"
+            assert host.open_ids() == [SESSION]
+        finally:
+            await host.close()
+            await peers.close()
+
+    asyncio.run(scenario())
