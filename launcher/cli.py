@@ -184,6 +184,9 @@ def _up(args) -> int:
     if args.teachers_per_party > 1:
         print(f"{owners} data owners, {args.teachers_per_party} teachers each on disjoint parts of its rows: "
               f"{args.parties} logical parties in {owners} processes")
+    if args.ray is not None and (args.network or args.latency or args.bandwidth or args.loss):
+        print("mpdp: error: --network is for processes on this machine, not --ray", file=sys.stderr)
+        return 2
     if args.ray is not None:
         from launcher.deployment import ray_hosts
 
@@ -207,11 +210,14 @@ def _up(args) -> int:
         print(f"up: {len(topology.host_entries)} Ray actors for {len(topology.roles)} roles; "
               f"topology {processes.RunDirectory(args.run_dir).topology}")
         return 0
-    topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
-                            args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
-                            startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process,
-                            aux_fraction=args.aux_fraction, budget=args.budget, allow_unproven=args.allow_unproven,
-                            keygen=_keygen_method(args), single_operator=args.single_operator)
+    from launcher.deployment import network
+
+    topology = network.up(args.run_dir, network.profile_of(args), args.parties, args.bits, _load_dataset(args),
+                          args.seed, args.model, args.test_mode, _faults(args.fault), split=args.split,
+                          insecure=args.insecure, startup_timeout=args.startup_timeout,
+                          parties_per_process=args.parties_per_process, aux_fraction=args.aux_fraction,
+                          budget=args.budget, allow_unproven=args.allow_unproven, keygen=_keygen_method(args),
+                          single_operator=args.single_operator)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
@@ -306,7 +312,9 @@ def _down(args) -> int:
     if args.all:
         stopped = processes.stop(processes.running_servers())
     else:
-        stopped = processes.down(args.run_dir)
+        from launcher.deployment import network
+
+        stopped = network.down(args.run_dir)  # the roles, and the link relays of `up --network`
     if not args.all and (processes.RunDirectory(args.run_dir).path / "ray.json").exists():
         from launcher.deployment import ray_hosts
 
@@ -381,9 +389,11 @@ def _resolve_run(args):
 
 def _run_session(protocol, args) -> dict:
     from launcher import session_report
+    from launcher.deployment import network
     from launcher.summary import context_lines
 
-    report = session_report.run(protocol, args, *_resolve_run(args))
+    with network.active(args.run_dir):  # through the link relays of `up --network`, if it has them
+        report = session_report.run(protocol, args, *_resolve_run(args))
     print_summary("\n".join([protocol.summary(report), *context_lines(report)]), args.report)
     write_json(args.report, report)
     return report
@@ -637,6 +647,9 @@ def _add_up_command(commands) -> None:
     up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
     _add_dataset_options(up)
+    from launcher.deployment.network import add_options
+
+    add_options(up)
     up.set_defaults(handler=_up)
 
 
@@ -713,6 +726,12 @@ def _add_trace_command(commands) -> None:
     chart.add_argument("--out", type=Path, help="path prefix of the chart files (default: the report's, without .json)")
     chart.add_argument("--format", choices=["svg", "png"], default="svg")
     chart.set_defaults(handler=_trace)
+
+
+def _add_predict_command(commands) -> None:
+    from launcher import predict
+
+    predict.add_command(commands)
 
 
 def _add_ps_command(commands) -> None:
@@ -795,7 +814,7 @@ COMMANDS = {
     "ps": _add_ps_command, "prepare": _add_prepare_command, "serve": _add_serve_command,
     "health": _add_health_command, "compose": _add_compose_command, "open-keygen": _add_open_keygen_command, "keygen": _add_keygen_command,
     "budget": _add_budget_command, "trace": _add_trace_command, "audit": _add_audit_command,
-    "experiment": _add_experiment_command, "bench": _add_bench_command,
+    "experiment": _add_experiment_command, "bench": _add_bench_command, "predict": _add_predict_command,
 }
 
 

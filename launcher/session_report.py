@@ -40,6 +40,7 @@ def spread(reports: list[dict]) -> dict:
 def run(protocol, args, topology, client_data: dict) -> dict:
     from launcher import noise_check, noise_spread, summary
     from mpdp.learning import evaluation
+    from mpdp.wire import links
 
     check = noise_check.estimate(protocol.name, args, topology, client_data)
     stated = noise_check.line(check)
@@ -50,6 +51,7 @@ def run(protocol, args, topology, client_data: dict) -> dict:
     repeat = max(1, int(getattr(args, "repeat", 1) or 1))
     reports = [protocol.run(args, topology, client_data) for _ in range(repeat)]
     report = reports[0]
+    report["network"] = links.describe()  # the profile its links ran under, and the emulator that imposed it
     report["noise_check"] = check
     if repeat > 1:
         report["repeat"] = spread(reports)
