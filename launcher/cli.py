@@ -517,6 +517,16 @@ def _add_bench_command(commands) -> None:
         "--bits", str(args.bits), "--dimension", str(args.dimension), "--cap", str(args.cap),
         "--bound", str(args.bound), "--repeat", str(args.repeat)]))
 
+    networks = targets.add_parser("networks", help="every protocol under network profiles: measured wall time "
+                                                   "beside `mpdp predict`'s (docs/networks.md)")
+    networks.add_argument("--parties", type=int, nargs="+", default=[5])
+    networks.add_argument("--profiles", nargs="+", default=["lan", "wan"])
+    networks.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
+    networks.add_argument("--out", type=Path, default=Path("docs/results/networks"))
+    networks.set_defaults(handler=lambda args: _bench_module("bench.networks", [
+        "--parties", *map(str, args.parties), "--profiles", *args.profiles, "--bits", str(args.bits),
+        "--out", str(args.out)]))
+
     for protocol in PROTOCOLS.values():
         if protocol.bench is not None:
             measured = targets.add_parser(protocol.name, help=protocol.bench.help)

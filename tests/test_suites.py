@@ -1,5 +1,5 @@
 """The suites .ci/run runs (the README's quick one from pyproject's addopts, then the network, slow and
-hardening ones) run every test exactly once, whatever combination of markers it carries."""
+hardening ones, the emulated networks' and Ray's) run every test exactly once, whatever combination of markers it carries."""
 
 import itertools
 import re
@@ -8,7 +8,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-MARKERS = ("network", "slow", "hardening", "ray")
+MARKERS = ("network", "slow", "hardening", "netem", "ray")
 
 
 def _selections() -> dict[str, str]:
@@ -29,8 +29,8 @@ def _selects(expression: str, marked: set[str]) -> bool:
     return bool(eval(expression, {"__builtins__": {}}, {name: name in marked for name in MARKERS}))
 
 
-def test_ci_runs_the_quick_suite_and_four_others():
-    assert list(_selections()) == ["quick", "network", "slow", "hardening", "ray"]
+def test_ci_runs_the_quick_suite_and_five_others():
+    assert list(_selections()) == ["quick", "network", "slow", "hardening", "netem", "ray"]
 
 
 def test_every_combination_of_markers_is_in_exactly_one_suite():
