@@ -43,10 +43,16 @@ def relayed(tmp_path_factory):
 
 
 def _counts(report: dict) -> Counter:
-    """Messages per (sender's role, receiver's role, kind): which party a message names may change from session
-    to session (Pathak's secret permutation), how many of each kind cross between roles may not."""
-    rows = report.get("evaluator_view", {}).get("traffic_detail", report.get("traffic_detail"))
-    return Counter((row["from_role"], row["to_role"], row["rpc"]) for row in rows)
+    """Messages per (sender's role, receiver's role, kind), a role's deliveries to itself included: which party
+    a message goes to may change from session to session (Pathak's secret choices), how many of each kind
+    cross between roles may not."""
+    view = report.get("evaluator_view", {})
+    rows = view.get("traffic_detail", report.get("traffic_detail"))
+    counts = Counter((row["from_role"], row["to_role"], row["rpc"].rsplit("/", 1)[-1]) for row in rows)
+    for identity, kinds in view.get("self_deliveries", {}).items():
+        role = identity.split("/")[0]
+        counts.update({(role, role, kind): count for kind, count in kinds.items()})
+    return counts
 
 
 @pytest.mark.parametrize("name", [name for name, p in PROTOCOLS.items() if p.faults is not None])

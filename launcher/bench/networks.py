@@ -16,7 +16,9 @@ import datetime
 import json
 import os
 import platform
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from launcher.bench.deployment import CpuMeter, wait_until_idle
@@ -69,11 +71,11 @@ def measure_protocol(run_dir: Path, topology, client_data: dict, protocol, profi
     return best
 
 
-def measure(out: Path, sizes: list[int], profiles: list[str], bits: int, repeats: int) -> dict:
+def measure(sizes: list[int], profiles: list[str], bits: int, repeats: int) -> dict:
     rows: list[dict] = []
     load = [os.getloadavg()[0]]
     for parties in sizes:
-        run_dir = out / f"run-k{parties}"
+        run_dir = Path(tempfile.mkdtemp(prefix=f"mpdp-networks-k{parties}-"))
         progress(f"K = {parties}: up, links through relays")
         topology = network.up(run_dir, PROFILES[profiles[-1]], parties, bits, datasets.load("breast-cancer"), seed=7,
                               test_mode=True, budget=UNLIMITED, foreground=True)
@@ -97,6 +99,7 @@ def measure(out: Path, sizes: list[int], profiles: list[str], bits: int, repeats
                              f"predicted {rows[-1]['predicted_s']} s")
         finally:
             network.down(run_dir)
+            shutil.rmtree(run_dir, ignore_errors=True)
     return {"rows": rows, "bits": bits, "repeats": repeats,
             "profiles": {name: PROFILES[name].describe() for name in profiles},
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
@@ -130,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("docs/results/networks"))
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    report = measure(args.out, args.parties, args.profiles, args.bits, args.repeats)
+    report = measure(args.parties, args.profiles, args.bits, args.repeats)
     command = "mpdp bench networks " + " ".join(argv if argv is not None else sys.argv[1:])
     report["command"] = command
     (args.out / "networks.json").write_text(json.dumps(report, indent=1) + "\n")
