@@ -4,9 +4,12 @@ The model replays the session's own message sequence (launcher.trace's rows, eac
 and end of the RPC). Every RPC is four events: the caller sends, the callee receives, the callee replies, the
 caller has the answer. A receive waits for its send plus the link's one-way time for that many bytes (latency,
 transmission at the bandwidth, expected loss as retransmission delay: mpdp.wire.profiles); every other event
-of a host follows the host's previous event after the same local time as measured (its computation, and any
-wait the measured run had on that host). Under the measured profile this rebuilds the measured times; under
-another it gives the wall time. Following each event's predecessor back from the last one gives the critical
+a host does (a send, a reply) follows the last message the host received before it — a request, or an answer
+that carries something (an empty answer is a delivery acknowledgement, not counted as what the host acted
+on: the roles send their protocol messages without waiting on each other's acknowledgements, mostly; a
+sender that does wait is under-estimated by a round trip per message) — after the same local time as measured (its computation, and any wait the measured run had on
+that host). Under the measured profile this rebuilds the measured times; under another it gives the wall
+time. Following each event's predecessor back from the last one gives the critical
 path: its network crossings are the session's sequential one-way trips.
 
 A caller's first RPC to a host on a fresh channel also pays a TLS 1.3 handshake (one round trip, before any
@@ -35,7 +38,7 @@ class Event:
     network_from: "Event | None" = None  # a receive's send, an answer's reply
     bytes: int = 0
     handshake: bool = False
-    local_from: "Event | None" = None  # the host's previous event
+    local_from: "Event | None" = None  # what the host last heard before it (else its previous event)
     predicted: float = 0.0
 
 
@@ -117,10 +120,13 @@ def predict(report: dict, profile: NetworkProfile) -> Prediction:
     base = measured_profile(report)
     events = sorted(_events(rows, base), key=lambda e: (e.measured, KINDS.index(e.kind)))
     last: dict[str, Event] = {}
+    heard: dict[str, Event] = {}  # each host's latest incoming message
     for event in events:
         if event.network_from is None:
-            event.local_from = last.get(event.host)
+            event.local_from = heard.get(event.host) or last.get(event.host)
         last[event.host] = event
+        if event.kind == "receive" or (event.kind == "answer" and event.bytes > 0):
+            heard[event.host] = event
     for event in events:  # in measured order: every predecessor is computed first
         if event.network_from is not None:
             # the measured local time before this send already holds the measured profile's handshake

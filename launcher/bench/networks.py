@@ -66,12 +66,15 @@ def measure_protocol(run_dir: Path, topology, client_data: dict, protocol, profi
             wait_until_idle(meter, limit_s=IDLE_LIMIT_S)
             report = _session(run_dir, topology, client_data, protocol, profile, f"{profile.name}-{repeat}")
             kept = best.get(profile.name)
+            walls = [*(kept or {}).get("walls_s", []), measured_wall(report)]
             if kept is None or (measured_wall(report) or 0.0) < (measured_wall(kept) or 0.0):
                 best[profile.name] = report
+            best[profile.name]["walls_s"] = walls
     return best
 
 
-def measure(sizes: list[int], profiles: list[str], bits: int, repeats: int) -> dict:
+def measure(sizes: list[int], profiles: list[str], bits: int, repeats: int, protocols: list[str] | None = None,
+            reports: Path | None = None) -> dict:
     rows: list[dict] = []
     load = [os.getloadavg()[0]]
     for parties in sizes:
@@ -82,7 +85,7 @@ def measure(sizes: list[int], profiles: list[str], bits: int, repeats: int) -> d
         try:
             client_data = load_client_data(run_dir / "client" / "client.npz")
             for protocol in PROTOCOLS.values():
-                if protocol.faults is None:
+                if protocol.faults is None or (protocols and protocol.name not in protocols):
                     continue
                 best = measure_protocol(run_dir, topology, client_data, protocol, [PROFILES[n] for n in profiles],
                                         repeats)
@@ -94,7 +97,13 @@ def measure(sizes: list[int], profiles: list[str], bits: int, repeats: int) -> d
                                  "undelayed_s": round(measured_wall(base) or 0.0, 3),
                                  "measured_s": round(measured_wall(best[name]) or 0.0, 3),
                                  "predicted_s": round(predicted.predicted_wall_s, 3),
-                                 "sequential_one_way_trips": predicted.sequential_trips})
+                                 "sequential_one_way_trips": predicted.sequential_trips,
+                                 "undelayed_walls_s": base["walls_s"], "measured_walls_s": best[name]["walls_s"]})
+                    if reports is not None:
+                        reports.mkdir(parents=True, exist_ok=True)
+                        for label, report in ((UNDELAYED.name, base), (name, best[name])):
+                            path = reports / f"{protocol.name}-k{parties}-{label.replace(' ', '').replace(',', '-')}.json"
+                            path.write_text(json.dumps(report, default=str))
                     progress(f"{protocol.name} K={parties} {name}: measured {rows[-1]['measured_s']} s, "
                              f"predicted {rows[-1]['predicted_s']} s")
         finally:
@@ -130,10 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profiles", nargs="+", default=["lan", "wan"], choices=[p for p in PROFILES if p != "loopback"])
     parser.add_argument("--bits", type=int, default=2048)
     parser.add_argument("--repeats", type=int, default=2, help="sessions per profile; the fastest is kept")
+    parser.add_argument("--protocols", nargs="+", choices=list(PROTOCOLS), help="default: every registered one")
+    parser.add_argument("--reports", type=Path, help="also keep each cell's session reports here")
     parser.add_argument("--out", type=Path, default=Path("docs/results/networks"))
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    report = measure(args.parties, args.profiles, args.bits, args.repeats)
+    report = measure(args.parties, args.profiles, args.bits, args.repeats, args.protocols, args.reports)
     command = "mpdp bench networks " + " ".join(argv if argv is not None else sys.argv[1:])
     report["command"] = command
     (args.out / "networks.json").write_text(json.dumps(report, indent=1) + "\n")
