@@ -81,7 +81,7 @@ def measured_wall(report: dict) -> float | None:
     if "wall_s" in report:
         return float(report["wall_s"])
     timing = report.get("timing", {})
-    for key in ("client_round_trip", "protocol"):
+    for key in ("client_round_trip", "total", "protocol"):  # the client's whole session, opening included
         if isinstance(timing.get(key), (int, float)):
             return float(timing[key])
     return None
