@@ -119,7 +119,7 @@ def reshape(run_dir: Path, profile: NetworkProfile) -> None:
     run_dir = Path(run_dir)
     table = json.loads((run_dir / LINKS_FILE).read_text())
     table["profile"] = profile.to_json()
-    (run_dir / LINKS_FILE).write_text(json.dumps(table, indent=1) + "\n")
+    _replace(run_dir / LINKS_FILE, table)
     links.forget()
     log_path = run_dir / RELAY_LOG_FILE
     expected = log_path.read_text().count(RESHAPED) + 1
@@ -184,13 +184,31 @@ def up(run_dir: Path, profile: NetworkProfile, parties: int, *args, **kwargs):
     if not profile.emulated:
         stop(run_dir)
         return processes.up(run_dir, parties, *args, **kwargs)
-    start(run_dir, profile, parties, kwargs.get("parties_per_process", 1), kwargs.get("foreground", False))
+    table = start(run_dir, profile, parties, kwargs.get("parties_per_process", 1), kwargs.get("foreground", False))
     try:
-        with active(run_dir):  # the roles inherit the link table
-            return processes.up(run_dir, parties, *args, **kwargs)
+        with active(run_dir):  # the roles inherit the link table, to use once it is armed
+            topology = processes.up(run_dir, parties, *args, **kwargs)
+        arm(table)
+        return topology
     except BaseException:
         stop(run_dir)
         raise
+
+
+def arm(table_path: Path) -> None:
+    """From now on every process of the deployment dials through the relays: the roles serve where they lead.
+    (The key ceremony `up` ran before this, between holders listening at addresses of their own, on loopback.)"""
+    table = json.loads(Path(table_path).read_text())
+    table["armed"] = True
+    _replace(Path(table_path), table)
+    links.forget()
+
+
+def _replace(path: Path, table: dict) -> None:
+    """Rewrite the link table at once: the roles may read it meanwhile."""
+    draft = path.with_suffix(".draft")
+    draft.write_text(json.dumps(table, indent=1) + "\n")
+    draft.replace(path)
 
 
 def down(run_dir: Path) -> list[str]:

@@ -18,35 +18,45 @@ from mpdp.wire.profiles import NetworkProfile
 ENVIRONMENT = "MPDP_NETWORK"
 
 
-def write(path: Path, profile: NetworkProfile, emulator: str, links: dict[tuple[str, str], str]) -> None:
-    table = {"profile": profile.to_json(), "emulator": emulator,
+def write(path: Path, profile: NetworkProfile, emulator: str, links: dict[tuple[str, str], str],
+          armed: bool = False) -> None:
+    """The table; `armed` once the deployment's roles serve at the addresses its relays lead to (until then —
+    the key ceremony of `up`, whose holders listen elsewhere — every process dials its peers directly)."""
+    table = {"profile": profile.to_json(), "emulator": emulator, "armed": armed,
              "links": [{"from": source, "to": target, "address": address}
                        for (source, target), address in sorted(links.items())]}
     Path(path).write_text(json.dumps(table, indent=1) + "\n")
 
 
-@lru_cache(maxsize=4)
-def _load(path: str) -> dict:
+def _read(path: str) -> dict:
     table = json.loads(Path(path).read_text())
     table["routes"] = {(link["from"], link["to"]): link["address"] for link in table["links"]}
     return table
 
 
+@lru_cache(maxsize=4)
+def _armed(path: str) -> dict:
+    return _read(path)
+
+
 def forget() -> None:
     """Read the table again at next use (its profile was changed)."""
-    _load.cache_clear()
+    _armed.cache_clear()
 
 
 def table() -> dict | None:
-    """The active link table, or None on a plain (loopback) deployment."""
+    """The active link table, or None on a plain (loopback) deployment. An armed table is read once; one not yet
+    armed at every call, so that a process never keeps it."""
     path = os.environ.get(ENVIRONMENT)
-    return _load(path) if path else None
+    if not path:
+        return None
+    return _armed(path) if _read(path).get("armed") else _read(path)
 
 
 def route(source: object, target: object, address: str) -> str:
     """The address `source` dials to reach `target` (principals, compared by their names)."""
     active = table()
-    if active is None:
+    if active is None or not active.get("armed"):
         return address
     return active["routes"].get((str(source), str(target)), address)
 
