@@ -187,6 +187,9 @@ def _up(args) -> int:
     if args.teachers_per_party > 1:
         print(f"{owners} data owners, {args.teachers_per_party} teachers each on disjoint parts of its rows: "
               f"{args.parties} logical parties in {owners} processes")
+    if args.ray is not None and (args.network or args.latency or args.bandwidth or args.loss):
+        print("mpdp: error: --network is for processes on this machine, not --ray", file=sys.stderr)
+        return 2
     if args.ray is not None:
         from launcher.deployment import ray_hosts
 
@@ -210,11 +213,14 @@ def _up(args) -> int:
         print(f"up: {len(topology.host_entries)} Ray actors for {len(topology.roles)} roles; "
               f"topology {processes.RunDirectory(args.run_dir).topology}")
         return 0
-    topology = processes.up(args.run_dir, args.parties, args.bits, _load_dataset(args), args.seed, args.model,
-                            args.test_mode, _faults(args.fault), split=args.split, insecure=args.insecure,
-                            startup_timeout=args.startup_timeout, parties_per_process=args.parties_per_process,
-                            aux_fraction=args.aux_fraction, budget=args.budget, allow_unproven=args.allow_unproven,
-                            keygen=_keygen_method(args), single_operator=args.single_operator)
+    from launcher.deployment import network
+
+    topology = network.up(args.run_dir, network.profile_of(args), args.parties, args.bits, _load_dataset(args),
+                          args.seed, args.model, args.test_mode, _faults(args.fault), split=args.split,
+                          insecure=args.insecure, startup_timeout=args.startup_timeout,
+                          parties_per_process=args.parties_per_process, aux_fraction=args.aux_fraction,
+                          budget=args.budget, allow_unproven=args.allow_unproven, keygen=_keygen_method(args),
+                          single_operator=args.single_operator)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
@@ -318,7 +324,9 @@ def _down(args) -> int:
     if args.all:
         stopped = processes.stop(processes.running_servers())
     else:
-        stopped = processes.down(args.run_dir)
+        from launcher.deployment import network
+
+        stopped = network.down(args.run_dir)  # the roles, and the link relays of `up --network`
     if not args.all and (processes.RunDirectory(args.run_dir).path / "ray.json").exists():
         from launcher.deployment import ray_hosts
 
@@ -425,9 +433,11 @@ def _resolve_run(args):
 
 def _run_session(protocol, args) -> dict:
     from launcher import session_report
+    from launcher.deployment import network
     from launcher.summary import session_summary
 
-    report = session_report.run(protocol, args, *_resolve_run(args))
+    with network.active(args.run_dir):  # through the link relays of `up --network`, if it has them
+        report = session_report.run(protocol, args, *_resolve_run(args))
     report["config"] = run_config.record(args)
     print_summary(session_summary(protocol.summary(report), report), args.report)
     write_json(args.report, report)
@@ -579,6 +589,16 @@ def _add_bench_command(commands) -> None:
     du_proofs.set_defaults(handler=lambda args: _bench_module("bench.du_proofs", [
         "--bits", str(args.bits), "--dimension", str(args.dimension), "--cap", str(args.cap),
         "--bound", str(args.bound), "--repeat", str(args.repeat)]))
+
+    networks = targets.add_parser("networks", help="every protocol under network profiles: measured wall time "
+                                                   "beside `mpdp predict`'s (docs/networks.md)")
+    networks.add_argument("--parties", type=int, nargs="+", default=[5])
+    networks.add_argument("--profiles", nargs="+", default=["lan", "wan"])
+    networks.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
+    networks.add_argument("--out", type=Path, default=Path("docs/results/networks"))
+    networks.set_defaults(handler=lambda args: _bench_module("bench.networks", [
+        "--parties", *map(str, args.parties), "--profiles", *args.profiles, "--bits", str(args.bits),
+        "--out", str(args.out)]))
 
     for protocol in PROTOCOLS.values():
         if protocol.bench is not None:
@@ -739,6 +759,9 @@ def _add_up_command(commands) -> None:
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
     _add_dataset_options(up)
     run_config.add_option(up)
+    from launcher.deployment.network import add_options
+
+    add_options(up)
     up.set_defaults(handler=_up)
 
 
@@ -833,6 +856,12 @@ def _add_report_command(commands) -> None:
     page.set_defaults(handler=_report)
 
 
+def _add_predict_command(commands) -> None:
+    from launcher import predict
+
+    predict.add_command(commands)
+
+
 def _add_ps_command(commands) -> None:
     ps = commands.add_parser("ps", help="list the mpdp role servers running on this machine, and a run directory's "
                                         "Ray actors")
@@ -923,7 +952,7 @@ COMMANDS = {
     "health": _add_health_command, "compose": _add_compose_command, "open-keygen": _add_open_keygen_command, "keygen": _add_keygen_command,
     "budget": _add_budget_command, "trace": _add_trace_command, "report": _add_report_command, "audit": _add_audit_command,
     "verify": _add_verify_command,
-    "experiment": _add_experiment_command, "bench": _add_bench_command,
+    "experiment": _add_experiment_command, "bench": _add_bench_command, "predict": _add_predict_command,
 }
 
 

@@ -57,7 +57,8 @@ def _row(record) -> dict:
     return {"from": f"{record.from_role}/{record.from_id}", "to": f"{record.to_role}/{record.to_id}",
             "from_role": record.from_role, "to_role": record.to_role, "rpc": record.rpc,
             "request_bytes": record.request_bytes, "response_bytes": record.response_bytes, "status": record.status,
-            "call_id": record.call_id, "observed_by": record.observed_by, "started_ns": record.started_ns}
+            "call_id": record.call_id, "observed_by": record.observed_by, "started_ns": record.started_ns,
+            "finished_ns": record.finished_ns}
 
 
 async def collect_traffic(peers: PeerChannels, topology: Topology, session_id: str, own_log: TrafficLog) -> dict:

@@ -40,6 +40,7 @@ def spread(reports: list[dict]) -> dict:
 def run(protocol, args, topology, client_data: dict) -> dict:
     from launcher import noise_check, noise_spread, spend_gate, summary
     from mpdp.learning import evaluation
+    from mpdp.wire import links
 
     refused = protocol.refusal(args, topology, client_data) if protocol.refusal else None
     if refused:
@@ -54,6 +55,7 @@ def run(protocol, args, topology, client_data: dict) -> dict:
     repeat = max(1, int(getattr(args, "repeat", 1) or 1))
     reports = [protocol.run(args, topology, client_data) for _ in range(repeat)]
     report = reports[0]
+    report["network"] = links.describe()  # the profile its links ran under, and the emulator that imposed it
     report["noise_check"] = check
     report["pre_run_check"] = gate
     if repeat > 1:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import grpc
 
 from mpdp.sessions.identity import Identity
+from mpdp.wire import links
 from mpdp.wire.identity import Principal
 from mpdp.wire.tls import TlsFiles, target_options
 from mpdp.wire.traffic import ClientTrafficInterceptor, TrafficLog
@@ -49,7 +50,7 @@ class PeerChannels:
         host = self.host_of(peer)
         if host not in self._channels:
             interceptors = [ClientTrafficInterceptor(self._log, self._me, host), *self._extra_interceptors]
-            address = self._addresses[peer]
+            address = links.route(self._me, host, self._addresses[peer])  # an emulated link's relay, if any
             if self._credentials is None:
                 channel = grpc.aio.insecure_channel(address, options=self._options, interceptors=interceptors)
             else:

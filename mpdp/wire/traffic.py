@@ -36,6 +36,7 @@ class TrafficRecord:
     observed_by: str
     call_id: str = ""
     started_ns: int = 0  # when this side saw the call start (Unix ns)
+    finished_ns: int = 0  # when this side saw it end: the server's reply, the caller's answer (Unix ns)
 
 
 MAX_RECORDS_PER_SESSION = 20_000  # far above an honest session's (K = 32 Pathak: about 3 500)
@@ -151,7 +152,7 @@ class ServerTrafficInterceptor(grpc.aio.ServerInterceptor):
                         session_id,
                         TrafficRecord(_logical(request, "sender", principal_of(context)), _logical(request, "receiver", me),
                                       rpc, _size(request), _size(response), status, "server", call_id_of(context),
-                                      started),
+                                      started, time.time_ns()),
                     )
 
         return grpc.unary_unary_rpc_method_handler(
@@ -187,11 +188,11 @@ class ClientTrafficInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
         except grpc.aio.AioRpcError as error:
             if session_id:
                 self._log.add(session_id, TrafficRecord(sender, receiver, rpc, _size(request), 0,
-                                                        error.code().name, "client", call_id, started))
+                                                        error.code().name, "client", call_id, started, time.time_ns()))
             raise
         if session_id:
             self._log.add(session_id, TrafficRecord(sender, receiver, rpc, _size(request), _size(response),
-                                                    "OK", "client", call_id, started))
+                                                    "OK", "client", call_id, started, time.time_ns()))
         return call
 
 
@@ -210,7 +211,7 @@ def traffic_reply(log: TrafficLog, session_id: str) -> common_pb2.TrafficReply:
             from_role=from_role, from_id=from_id, to_role=to_role, to_id=to_id, rpc=record.rpc,
             request_bytes=record.request_bytes, response_bytes=record.response_bytes,
             status=record.status, observed_by=record.observed_by, call_id=record.call_id,
-            started_ns=record.started_ns,
+            started_ns=record.started_ns, finished_ns=record.finished_ns,
         ))
     return common_pb2.TrafficReply(records=records)
 

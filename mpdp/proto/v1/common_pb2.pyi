@@ -77,7 +77,7 @@ class AbortRequest(_message.Message):
     def __init__(self, session_id: _Optional[str] = ..., reason: _Optional[str] = ..., sender: _Optional[str] = ..., receiver: _Optional[str] = ...) -> None: ...
 
 class TrafficRecord(_message.Message):
-    __slots__ = ("from_role", "from_id", "to_role", "to_id", "rpc", "request_bytes", "response_bytes", "status", "observed_by", "call_id", "started_ns")
+    __slots__ = ("from_role", "from_id", "to_role", "to_id", "rpc", "request_bytes", "response_bytes", "status", "observed_by", "call_id", "started_ns", "finished_ns")
     FROM_ROLE_FIELD_NUMBER: _ClassVar[int]
     FROM_ID_FIELD_NUMBER: _ClassVar[int]
     TO_ROLE_FIELD_NUMBER: _ClassVar[int]
@@ -89,6 +89,7 @@ class TrafficRecord(_message.Message):
     OBSERVED_BY_FIELD_NUMBER: _ClassVar[int]
     CALL_ID_FIELD_NUMBER: _ClassVar[int]
     STARTED_NS_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_NS_FIELD_NUMBER: _ClassVar[int]
     from_role: str
     from_id: int
     to_role: str
@@ -100,7 +101,8 @@ class TrafficRecord(_message.Message):
     observed_by: str
     call_id: str
     started_ns: int
-    def __init__(self, from_role: _Optional[str] = ..., from_id: _Optional[int] = ..., to_role: _Optional[str] = ..., to_id: _Optional[int] = ..., rpc: _Optional[str] = ..., request_bytes: _Optional[int] = ..., response_bytes: _Optional[int] = ..., status: _Optional[str] = ..., observed_by: _Optional[str] = ..., call_id: _Optional[str] = ..., started_ns: _Optional[int] = ...) -> None: ...
+    finished_ns: int
+    def __init__(self, from_role: _Optional[str] = ..., from_id: _Optional[int] = ..., to_role: _Optional[str] = ..., to_id: _Optional[int] = ..., rpc: _Optional[str] = ..., request_bytes: _Optional[int] = ..., response_bytes: _Optional[int] = ..., status: _Optional[str] = ..., observed_by: _Optional[str] = ..., call_id: _Optional[str] = ..., started_ns: _Optional[int] = ..., finished_ns: _Optional[int] = ...) -> None: ...
 
 class TrafficReply(_message.Message):
     __slots__ = ("records",)
