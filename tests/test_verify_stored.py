@@ -13,9 +13,8 @@ RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 EXPECTED = {
     "baselines/a9a_dppp.json": "verified",
     "baselines/breast-cancer_dppp.json": "verified",
-    # no verifier yet; Hamm on both and Du on breast-cancer stopped at the check before spending (no report)
-    **{f"baselines/{name}.json": "has no transcript verifier"
-       for name in ("a9a_pathak", "breast-cancer_pathak", "a9a_du")},
+    **{f"baselines/{data}_{protocol}.json": "has no transcript verifier"
+       for data in ("a9a", "breast-cancer") for protocol in ("hamm", "du", "pathak")},
 }
 
 
