@@ -188,12 +188,12 @@ def _hamm_with_aggregate(threshold_key, alter):
     net.send(CLIENT, CURATOR, "hamm", "open", hamm_pb2.HammOpen(parameters=_parameters(public, 5, 2).to_proto(),
                                                                 deadline_seconds=30, noise_seed=11))
     queue = net._queues[(AGGREGATOR, CURATOR)]
-    net.run(stop_when=lambda n: any(role_pb2.Envelope.FromString(e).hamm.HasField("aggregate") for e in queue))
-    for index, raw in enumerate(queue):
+    net.run(stop_when=lambda n: any(role_pb2.Envelope.FromString(e).hamm.HasField("aggregate") for _, e in queue))
+    for index, (call_id, raw) in enumerate(queue):
         envelope = role_pb2.Envelope.FromString(raw)
         if envelope.hamm.HasField("aggregate"):
             alter(envelope.hamm.aggregate)
-            queue[index] = envelope.SerializeToString()
+            queue[index] = (call_id, envelope.SerializeToString())
     try:
         net.run()
     except ProtocolError as error:  # Charlie's last step failed outside a delivery: the twin passes it on

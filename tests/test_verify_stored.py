@@ -9,7 +9,7 @@ import pytest
 from launcher import verify
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
-# A transcript's signatures verify only while its certificates are valid: these expire on 2027-11-28.
+# A stored transcript's certificates are judged at its session's time (client-checks.md), so these verdicts last.
 EXPECTED = {
     "baselines/a9a_dppp.json": "verified",
     "baselines/breast-cancer_dppp.json": "verified",

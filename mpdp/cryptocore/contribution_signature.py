@@ -54,10 +54,12 @@ class ContributionSigner:
 
 
 class ContributionVerifier:
-    """Checks a signature against a certificate the deployment CA issued; returns the certificate's name."""
+    """Checks a signature against a certificate the deployment CA issued; returns the certificate's name.
+    Certificates must be valid now, or at `at` when a stored transcript is judged at the time it was made."""
 
-    def __init__(self, ca_certificate: x509.Certificate):
+    def __init__(self, ca_certificate: x509.Certificate, at: datetime.datetime | None = None):
         self._ca = ca_certificate
+        self._at = at
         self._verified: dict[bytes, tuple[ec.EllipticCurvePublicKey, str, x509.Certificate]] = {}
 
     @classmethod
@@ -80,14 +82,14 @@ class ContributionVerifier:
 
     def _certificate(self, der: bytes) -> tuple[ec.EllipticCurvePublicKey, str]:
         known = self._verified.get(der)
-        if known is not None and _valid_now(known[2]):
+        if known is not None and self._valid(known[2]):
             return known[0], known[1]
         try:
             certificate = x509.load_der_x509_certificate(der)
             certificate.verify_directly_issued_by(self._ca)
         except (ValueError, TypeError, InvalidSignature):
             raise BadSignature("a contribution's certificate was not issued by the deployment CA") from None
-        if not _valid_now(certificate):
+        if not self._valid(certificate):
             raise BadSignature("a contribution's certificate is outside its validity period")
         public_key = certificate.public_key()
         names = certificate.subject.get_attributes_for_oid(NameOID.COMMON_NAME)
@@ -100,6 +102,6 @@ class ContributionVerifier:
         return public_key, name
 
 
-def _valid_now(certificate: x509.Certificate) -> bool:
-    now = datetime.datetime.now(datetime.timezone.utc)
-    return certificate.not_valid_before_utc <= now <= certificate.not_valid_after_utc
+    def _valid(self, certificate: x509.Certificate) -> bool:
+        moment = self._at or datetime.datetime.now(datetime.timezone.utc)
+        return certificate.not_valid_before_utc <= moment <= certificate.not_valid_after_utc

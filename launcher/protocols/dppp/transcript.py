@@ -12,6 +12,7 @@ adds a third. `verify` repeats every check of `release.check_round` and compares
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 from collections import Counter
 
@@ -40,7 +41,9 @@ def transcript(public_key: ThresholdPublicKey, ca_certificate: bytes | None, par
             "parameters": _b64(parameters.to_proto().SerializeToString(deterministic=True)),
             "result": _b64(result.SerializeToString(deterministic=True)),
             "public_key": keyfiles.public_key_to_dict(public_key),
-            "ca_certificate": ca_certificate.decode() if ca_certificate is not None else None}
+            "ca_certificate": ca_certificate.decode() if ca_certificate is not None else None,
+            # the moment the signatures are judged at when the transcript is verified later (certificates expire)
+            "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat()}
 
 
 def message_counts(teachers: int, holders: int, asked: int, answered: int, voted: int,
@@ -79,7 +82,7 @@ def verify(report: Report, ca_certificate: bytes | None = None, public_key_pin: 
     if session_id != report.get("session_id"):
         raise VerifyFailed("the transcript is of another session than the report")
     pem = ca_certificate if ca_certificate is not None else (stored["ca_certificate"] or "").encode() or None
-    keys = _keys(pem)
+    keys = _keys(pem, stored.get("recorded_at"))
     try:
         checked = release.check_round(parameters, public_key, session_id, keys, list(stored["key_holders"]), result)
     except ProtocolError as error:
@@ -183,14 +186,18 @@ def _without_transcript(report: Report) -> list[str]:
             + " (the parameters and contributors as the report states them)"]
 
 
-def _keys(pem: bytes | None) -> ContributionKeys | None:
+def _keys(pem: bytes | None, recorded_at: str | None) -> ContributionKeys | None:
+    """The signatures' checker, judging certificates at the session's time: the transcript's, or for one that
+    records none, the CA's issue time (the deployment's start, when every certificate it issued was valid)."""
     if pem is None:
         return None
     from cryptography import x509
 
     from launcher.deployment.serve import speaks_for
 
-    return ContributionKeys(ContributionVerifier(x509.load_pem_x509_certificate(pem)), speaks_for)
+    ca = x509.load_pem_x509_certificate(pem)
+    at = datetime.datetime.fromisoformat(recorded_at) if recorded_at else ca.not_valid_before_utc
+    return ContributionKeys(ContributionVerifier(ca, at), speaks_for)
 
 
 def _b64(data: bytes) -> str:
