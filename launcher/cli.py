@@ -162,10 +162,27 @@ def _load_dataset(args):
     return dataset
 
 
+def _teacher_as_model(args) -> None:
+    """`--teacher MODULE:CLASS`: every party's local model (DPPP's and Hamm's teachers) is that classifier,
+    checked here (it imports and is a classifier) before any key is made."""
+    if args.teacher is None:
+        return
+    if args.model:
+        raise SystemExit("mpdp: error: give --teacher or --model, not both")
+    from mpdp.learning.models import own_classifier
+
+    try:
+        own_classifier(args.teacher)
+    except ValueError as error:
+        raise SystemExit(f"mpdp: error: {error}") from None
+    args.model = args.teacher
+
+
 def _up(args) -> int:
     from launcher.deployment import processes
     from mpdp.deployments.topology import Topology
 
+    _teacher_as_model(args)
     if args.topology:
         from launcher.data_report import missing_topology_files
 
@@ -258,6 +275,7 @@ def _prepare(args) -> int:
     from launcher.deployment import bundles, processes
     from mpdp.sessions.identity import AGGREGATOR, CURATOR, party
 
+    _teacher_as_model(args)
     warn_small_key(args.bits)
     addresses = _addresses(args.address)
     expected = {AGGREGATOR, CURATOR, *(party(j) for j in range(1, args.parties + 1))}
@@ -746,6 +764,10 @@ def _add_up_command(commands) -> None:
                     help="the parties' local models: logistic-balanced (default), svm-rbf (the DPPP paper's), logistic, "
                          "random-forest, knn, or several "
                          "comma-separated (assigned round-robin)")
+    up.add_argument("--teacher", metavar="MODULE:CLASS",
+                    help="the parties' local model (DPPP's and Hamm's teachers) is this scikit-learn classifier, "
+                         "e.g. sklearn.ensemble:RandomForestClassifier: each party imports it and fits it with its "
+                         "defaults on its own rows (docs/data-and-metrics.md)")
     up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
     up.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
                     help="seconds to wait for every role to serve (default 120)")
@@ -774,6 +796,10 @@ def _add_prepare_command(commands) -> None:
     prepare.add_argument("--listen-host", help="servers bind this host (e.g. 0.0.0.0 in containers) on their port")
     prepare.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     prepare.add_argument("--model", help="teachers' model")
+    prepare.add_argument("--teacher", metavar="MODULE:CLASS",
+                    help="the parties' local model (DPPP's and Hamm's teachers) is this scikit-learn classifier, "
+                         "e.g. sklearn.ensemble:RandomForestClassifier: each party imports it and fits it with its "
+                         "defaults on its own rows (docs/data-and-metrics.md)")
     prepare.add_argument("--insecure", action="store_true", help="no certificates: plaintext deployment")
     prepare.add_argument("--force", action="store_true", help="replace existing key files (atomically)")
     prepare.add_argument("--keep-existing", action="store_true",

@@ -91,17 +91,24 @@ class Deployment:
 @contextmanager
 def deploy(parties: int = 5, dataset: str = "breast-cancer", bits: int = DEFAULT_KEY_BITS,
            run_dir: str | Path | None = None, label: str | None = None, schema: str | Path | None = None,
-           seed: int | None = None, model: str | None = None, parties_per_process: int = 1,
+           seed: int | None = None, model: str | None = None, teacher: str | None = None,
+           parties_per_process: int = 1,
            intercept: bool = True, budget=None, single_operator: bool = False,
            **dataset_options: Any) -> Iterator[Deployment]:
     """Start every role as its own process (as `mpdp up`; `budget`: each party's mpdp.privacy.ledger.Budget, the
     ledger's default when None), yield the deployment, stop everything on exit (the roles also die with this
-    process)."""
+    process). `teacher`: every party's local model (DPPP's and Hamm's teachers) as `module:Class`, a scikit-learn
+    classifier each party imports and fits with its defaults on its own rows (as `mpdp up --teacher`)."""
     from launcher.data_report import check_parties
     from launcher.deployment import processes
-    from mpdp.learning import datasets
+    from mpdp.learning import datasets, models
 
     check_parties(parties)
+    if teacher is not None:
+        if model is not None:
+            raise ValueError("give teacher or model, not both")
+        models.own_classifier(teacher)
+        model = teacher
     data = datasets.load(dataset, label=label, schema=schema, intercept=intercept, **dataset_options)
     with tempfile.TemporaryDirectory(prefix="mpdp-") as scratch:
         directory = Path(run_dir) if run_dir is not None else Path(scratch) / "run"

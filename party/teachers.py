@@ -67,7 +67,8 @@ class HostTeachers:
         parties = [number for number in sorted(self._parts) if len(self._parts[number][2]) >= size]
         jobs = [job for number in parties for job in ensemble.jobs(*self._parts[number], size)]
         trained = models.train_portable_all(jobs)
-        log.info("trained %d ensembles of %d models on first use", len(parties), size)
+        log.info("trained %d ensembles of %d models (%s) on first use", len(parties), size,
+                 ", ".join(sorted({self._parts[number][0] for number in parties})))
         return {number: trained[index * size:(index + 1) * size] for index, number in enumerate(parties)}
 
 

@@ -291,13 +291,13 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
 
 
 def model_names(model: str | None) -> list[str]:
-    """`--model a,b,…`: the parties' local models, assigned round-robin (checked before any work)."""
-    from mpdp.learning.models import MODELS
+    """`--model a,b,…`: the parties' local models, assigned round-robin (checked before any work: an own
+    classifier `module:Class` must import here and be a classifier)."""
+    from mpdp.learning.models import check_name
 
     names = [name.strip() for name in model.split(",")] if model else []
-    unknown = [name for name in names if name not in MODELS]
-    if unknown:
-        raise ValueError(f"unknown model {unknown[0]!r}; choose from {', '.join(MODELS)}")
+    for name in names:
+        check_name(name)
     return names
 
 

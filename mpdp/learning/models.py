@@ -1,4 +1,5 @@
-"""Local and student models: any scikit-learn classifier, chosen by name."""
+"""Local and student models: any scikit-learn classifier, chosen by name: one of `MODELS`, or a researcher's own
+as `module:Class` (imported by the process that trains it, built with its defaults)."""
 
 from __future__ import annotations
 
@@ -74,17 +75,50 @@ DEFAULT_TEACHER_MODEL = "logistic-balanced"  # svm-rbf is the DPPP paper's (--mo
 DEFAULT_STUDENT_MODEL = "logistic"
 
 
+def is_own(name: str) -> bool:
+    """A researcher's own classifier, `module:Class`, rather than one of `MODELS`."""
+    return ":" in name
+
+
+def own_classifier(name: str):
+    """`module:Class` imported and built with its defaults; a ValueError in one line when the module or class
+    does not import or the class is not a scikit-learn classifier (`sklearn.base.is_classifier`, fit/predict)."""
+    import importlib
+
+    module_name, _, class_name = name.partition(":")
+    if not module_name or not class_name:
+        raise ValueError(f"teacher {name!r} is not MODULE:CLASS (e.g. sklearn.ensemble:RandomForestClassifier)")
+    try:
+        made = getattr(importlib.import_module(module_name), class_name)()
+    except Exception as error:  # ImportError, AttributeError, or a class that needs arguments
+        raise ValueError(f"teacher {name!r} does not import and build with its defaults: "
+                         f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}") from None
+    from sklearn.base import is_classifier
+
+    if not (is_classifier(made) and callable(getattr(made, "fit", None)) and callable(getattr(made, "predict", None))):
+        raise ValueError(f"teacher {name!r} is not a scikit-learn classifier (sklearn.base.is_classifier is false)")
+    return made
+
+
+def check_name(name: str) -> None:
+    """A model name `train` takes (for an own classifier: it imports here and is a classifier), or a ValueError."""
+    if is_own(name):
+        own_classifier(name)
+    elif name not in MODELS:
+        raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODELS)}, or give MODULE:CLASS")
+
+
 def train(name: str, features: np.ndarray, labels: np.ndarray, classes: int | None = None):
     """Fit the named model over classes 0..C−1 (C from the labels unless given); a part with a single class
     gets a constant predictor unless the model is defined there."""
-    if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODELS)}")
+    check_name(name)
     classes = classes if classes is not None else int(np.max(labels, initial=0)) + 1
     if len(np.unique(labels)) < 2 and name not in ANY_LABELS:
         from sklearn.dummy import DummyClassifier
 
         return DummyClassifier(strategy="most_frequent").fit(features, labels)
-    return MODELS[name](classes).fit(features, labels)
+    made = own_classifier(name) if is_own(name) else MODELS[name](classes)
+    return made.fit(features, labels)
 
 
 def _train_and_export(name: str, features: np.ndarray, labels: np.ndarray, classes: int | None):
@@ -101,11 +135,15 @@ def train_portable(name: str, features: np.ndarray, labels: np.ndarray, classes:
 
 def train_portable_all(jobs: list[tuple[str, np.ndarray, np.ndarray, int | None]]) -> list:
     """`train_portable` for several parts (name, features, labels, classes): the scikit-learn ones in one child
-    process that imports it once. Spawned, not forked: the caller may already run threads."""
-    unknown = [name for name, *_ in jobs if name not in MODELS]
-    if unknown:
-        raise ValueError(f"unknown model {unknown[0]!r}; choose from {', '.join(MODELS)}")
-    trained: list = [train(*job) if job[0] in ANY_LABELS else None for job in jobs]
+    process that imports it once. Spawned, not forked: the caller may already run threads.
+
+    An own classifier (`module:Class`) has no numpy predictor: it is fitted here, in the caller's process, which
+    imports its module itself and keeps the fitted object. No model is ever unpickled from elsewhere: what
+    crosses from the child is the numpy predictors' plain arrays."""
+    for name, *_ in jobs:
+        if not is_own(name) and name not in MODELS:
+            raise ValueError(f"unknown model {name!r}; choose from {', '.join(MODELS)}, or give MODULE:CLASS")
+    trained: list = [train(*job) if job[0] in ANY_LABELS or is_own(job[0]) else None for job in jobs]
     if all(model is not None for model in trained):
         return trained
     import multiprocessing
