@@ -673,6 +673,23 @@ def _add_verify_command(commands) -> None:
     verify.set_defaults(handler=_verify)
 
 
+def _add_export_command(commands) -> None:
+    export = commands.add_parser("export", help="write a session's released model as a scikit-learn Pipeline "
+                                 "(the deployment's scaling, then the release) that predicts on raw rows")
+    export.add_argument("--report", type=Path, required=True, help="the session's report (`mpdp run … --report`)")
+    export.add_argument("--out", type=Path, required=True, help="model.joblib, or model.pkl (pickle)")
+    export.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR,
+                        help="the deployment the session ran on (its scaling and test rows)")
+    export.set_defaults(handler=_export)
+
+
+def _export(args) -> int:
+    from launcher import export
+
+    print(export.export(args.report, args.run_dir, args.out))
+    return 0
+
+
 def _add_audit_command(commands) -> None:
     audit = commands.add_parser("audit", help="the exact ε of the sampled noise and an empirical lower bound on "
                                 "ε beside the claimed ε (exit 1 if either is above)")
@@ -977,7 +994,7 @@ COMMANDS = {
     "ps": _add_ps_command, "prepare": _add_prepare_command, "serve": _add_serve_command,
     "health": _add_health_command, "compose": _add_compose_command, "open-keygen": _add_open_keygen_command, "keygen": _add_keygen_command,
     "budget": _add_budget_command, "trace": _add_trace_command, "report": _add_report_command, "audit": _add_audit_command,
-    "verify": _add_verify_command,
+    "verify": _add_verify_command, "export": _add_export_command,
     "experiment": _add_experiment_command, "bench": _add_bench_command, "predict": _add_predict_command,
 }
 

@@ -148,6 +148,9 @@ class LauncherProtocol:
     # The one line that refuses a session's options before any check or cryptography (a paper calibration not
     # allowed), or None: `run` asks it first, so the refusal is not hidden behind the check before spending.
     refusal: Callable[[argparse.Namespace, Any, dict], str | None] | None = None
+    # `mpdp export`: (report, client data) -> the released model's scikit-learn steps on the scaled rows (the
+    # last a classifier; mpdp/learning/released.py puts the deployment's scaling before them).
+    release: Callable[[Report, dict], list[tuple[str, Any]]] | None = None
 
 
 def session_arguments(protocol: LauncherProtocol, argv: list[str] | tuple[str, ...] = ()) -> argparse.Namespace:

@@ -146,6 +146,7 @@ def split_data(dataset: datasets.Dataset, parties: int, seed: int | None, split_
         split=split_kind, split_seed=seed, class_names=np.array(dataset.class_names, dtype=str),
         intercept=dataset.intercept, aux_fraction=np.nan if aux_fraction is None else aux_fraction,
         scaling=json.dumps({k: v for k, v in dataset.scaling.items() if k != "schema_document"}),
+        raw_scaling=json.dumps(dataset.raw_scaling),
         party_sizes=np.array([len(labels) for _, labels in split.teacher_parts]))
     return split, client_fields
 

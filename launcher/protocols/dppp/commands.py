@@ -261,6 +261,23 @@ def verify_report(report: Report, ca_certificate: bytes | None, public_key) -> l
     return verify(report, ca_certificate, public_key)
 
 
+def released_steps(report: Report, client_data: dict) -> list:
+    """The student, trained again as the client trained it (the same public rows, the released labels, the same
+    deterministic fit), a binary one with its public cut folded into its intercept."""
+    import numpy as np
+
+    from mpdp.learning import models, released
+
+    queries = report["parameters"]["queries"]
+    labels = np.array(report["result"]["labels"])
+    student = models.train(report["result"]["student_model"], client_data["public_features"][:queries], labels)
+    steps = list(student.steps) if hasattr(student, "steps") else [("model", student)]
+    last = steps[-1][1]
+    if len(getattr(last, "classes_", ())) == 2 and hasattr(last, "intercept_"):
+        last.intercept_ = last.intercept_ - released.cut_of(report)
+    return steps
+
+
 PROTOCOL = LauncherProtocol(
     name="dppp",
     help="distributed privacy-preserving prediction",
@@ -280,4 +297,5 @@ PROTOCOL = LauncherProtocol(
     closed_form=closed_form,
     audit_noise="binomial",
     verify=verify_report,
+    release=released_steps,
 )

@@ -158,6 +158,20 @@ async def fault_session(topology, client_data: dict, deadline: float, session_id
     parameters = session_parameters(topology, client_data, "functional", 1.0, 2, True, local_epochs=5)
     return await run_du_session(topology, client_data, parameters, deadline, session_id=session_id)
 
+
+def released_steps(report: Report, client_data: dict) -> list:
+    """θ on x̃ = (x / max(1, ‖x‖₁), 1), cut on the public rows."""
+    import numpy as np
+    from sklearn.preprocessing import FunctionTransformer
+
+    from mpdp.learning import released
+    from mpdp.protocols.du.objectives import augment
+
+    theta = np.array(report["result"]["theta"])
+    return [("l1_rows", FunctionTransformer(augment)),
+            ("model", released.linear(theta, -released.cut_of(report), [0, 1]))]
+
+
 PROTOCOL = LauncherProtocol(
     name="du",
     help="Du–Li–Li OFPA / OFAA and their correct counterparts: rounds of weighted averaging",
@@ -185,4 +199,5 @@ PROTOCOL = LauncherProtocol(
     charge=charge,
     closed_form=closed_form,
     audit_noise="functional",
+    release=released_steps,
 )

@@ -184,6 +184,18 @@ def replot_experiment(report: dict, out) -> str:
     return experiment_hamm.plot(report, out)
 
 
+def released_steps(report: Report, client_data: dict) -> list:
+    """w_p: a binary release cut on the public rows, a multiclass one (one row per class) by the largest score."""
+    import numpy as np
+
+    from mpdp.learning import released
+
+    weights = np.array(report["result"]["weights"])
+    if weights.ndim == 1:
+        return [("model", released.linear(weights, -released.cut_of(report), [0, 1]))]
+    return [("model", released.linear(weights, 0.0, np.arange(len(weights))))]
+
+
 PROTOCOL = LauncherProtocol(
     name="hamm",
     help="Hamm–Cao–Belkin 2016 ensemble transfer: threshold vote counting on Charlie's public data",
@@ -217,4 +229,5 @@ PROTOCOL = LauncherProtocol(
     charge=charge,
     closed_form=closed_form,
     audit_noise="binomial",
+    release=released_steps,
 )

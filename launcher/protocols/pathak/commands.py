@@ -197,6 +197,16 @@ def run_bench(args: argparse.Namespace) -> int:
     write_json(args.json, report)
     return 0
 
+
+def released_steps(report: Report, client_data: dict) -> list:
+    """w, cut on the public rows: class 1 where x·w exceeds the cut."""
+    import numpy as np
+
+    from mpdp.learning import released
+
+    return [("model", released.linear(np.array(report["result"]["w"]), -released.cut_of(report), [0, 1]))]
+
+
 PROTOCOL = LauncherProtocol(
     name="pathak",
     help="Pathak–Rane–Raj 2010 multiparty differentially private classifier",
@@ -217,4 +227,5 @@ PROTOCOL = LauncherProtocol(
         {"regularization": 0.3},
         why="on ~380 training rows the noise at λ = 0.01 is 1.4× the largest model (one draw decides); at λ = 0.3 "
             "it is 0.26× (noise ∝ 1/λ, the model bound ∝ 1/√λ); ε is unchanged"),
+    release=released_steps,
 )

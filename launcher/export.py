@@ -1,0 +1,62 @@
+"""`mpdp export --report R --out FILE`: a session's released model as a scikit-learn estimator file (joblib or
+pickle), its deployment's scaling first (mpdp/learning/released.py), so that `predict` on raw rows gives the
+classes the report counted. Written only after it reproduces the report's accuracy on the deployment's test
+rows; the protocol's part comes from its registry entry (`LauncherProtocol.release`)."""
+
+from __future__ import annotations
+
+import json
+import math
+import pickle
+from pathlib import Path
+
+import numpy as np
+
+SUFFIXES = (".joblib", ".pkl", ".pickle")
+
+
+def exported(report: dict, client_data: dict):
+    """The estimator (a scikit-learn Pipeline) and its accuracy on the deployment's scaled test rows."""
+    from launcher.registry import PROTOCOLS
+    from mpdp.learning import released
+
+    protocol = report.get("protocol")
+    entry = PROTOCOLS.get(str(protocol))
+    if entry is None or entry.release is None:
+        releasing = [name for name, p in PROTOCOLS.items() if p.release is not None]
+        raise ValueError(f"a {protocol!r} report has no released model to export; exportable: {', '.join(releasing)}")
+    if str(report.get("parameters", {}).get("dataset")) != str(client_data["dataset"]):
+        raise ValueError(f"the report is on {report['parameters'].get('dataset')!r}, the deployment's data is "
+                         f"{client_data['dataset']!r}: give the --run-dir the session ran on")
+    if "raw_scaling" not in client_data:
+        raise ValueError("this deployment's client data does not record how its rows were scaled; start it again "
+                         "with `mpdp up` to export its releases")
+    model = released.pipeline(json.loads(str(client_data["raw_scaling"])), entry.release(report, client_data))
+    # The release's own steps on the rows the evaluator scored: the same predictions as the report's figures.
+    predictions = model[1:].predict(client_data["test_features"])
+    return model, float(np.mean(predictions == client_data["test_labels"]))
+
+
+def export(report_path: Path, run_dir: Path, out: Path) -> str:
+    """Write the estimator to `out` (.joblib, or .pkl/.pickle) and say what it reproduces, in one line."""
+    from launcher import client
+    from launcher.deployment.processes import RunDirectory
+
+    if out.suffix not in SUFFIXES:
+        raise ValueError(f"--out {out}: name a {' or '.join(SUFFIXES)} file")
+    report = json.loads(Path(report_path).read_text())
+    stated = report.get("result", {}).get("test_metrics", {}).get("accuracy")
+    model, accuracy = exported(report, client.load_client_data(RunDirectory(run_dir).client_data))
+    if stated is None or not math.isclose(accuracy, float(stated), abs_tol=1e-12):
+        raise ValueError(f"the exported model's test accuracy {accuracy:.4f} is not the report's {stated}: "
+                         "give the --run-dir the session ran on; nothing written")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if out.suffix == ".joblib":
+        import joblib
+
+        joblib.dump(model, out)
+    else:
+        out.write_bytes(pickle.dumps(model))
+    steps = " → ".join(name for name, _ in model.steps)
+    return (f"{out}: the {report['protocol']} release as a scikit-learn Pipeline ({steps}); on the deployment's "
+            f"test rows it gives the report's accuracy {accuracy:.4f}")

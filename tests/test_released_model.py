@@ -1,0 +1,50 @@
+"""The exported model's scaling (mpdp/learning/released.py): raw rows, as a user holds them, become exactly the
+feature rows the deployment made, for a CSV table with categorical columns and missing cells; a scaling that
+reads every row is refused in one line."""
+
+import csv
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mpdp.learning import datasets, released
+from tests import synthetic_table
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    return synthetic_table.write(tmp_path_factory.mktemp("released") / "table.csv", rows=400)
+
+
+@pytest.mark.parametrize("schema", [False, True])
+def test_raw_rows_become_the_deployments_feature_rows(table, schema, tmp_path):
+    given = str(synthetic_table.write_schema(tmp_path / "schema.json")) if schema else None
+    dataset = datasets.load(str(table), label="y", intercept=True, schema=given)
+    assert dataset.raw_scaling["kind"] == "public" and dataset.raw_scaling["intercept"]
+    frame = pd.read_csv(table).drop(columns="y")
+    scaling = released.RawRows(dataset.raw_scaling)
+    assert np.allclose(scaling.transform(frame), dataset.features, atol=1e-12)
+    assert np.allclose(scaling.transform(frame[frame.columns[::-1]]), dataset.features, atol=1e-12)  # by name
+    with table.open() as handle:
+        text_rows = [row[:-1] for row in list(csv.reader(handle))[1:]]  # cells as text, "" where missing
+    assert np.allclose(scaling.transform(text_rows), dataset.features, atol=1e-12)
+
+
+def test_bundled_rows_and_a_linear_release_predict_as_the_weights_say():
+    from sklearn.datasets import load_breast_cancer
+
+    dataset = datasets.load("breast-cancer", intercept=True)
+    raw = load_breast_cancer().data
+    weights = np.random.default_rng(1).normal(size=dataset.features.shape[1])
+    model = released.pipeline(dataset.raw_scaling, [("model", released.linear(weights, -0.1, [0, 1]))])
+    assert np.array_equal(model.predict(raw), (dataset.features @ weights > 0.1).astype(int))
+
+
+def test_a_scaling_that_reads_every_row_is_refused_in_one_line():
+    dataset = datasets.load("breast-cancer", scaling="standardise")
+    with pytest.raises(ValueError, match="reads statistics of every row") as refused:
+        released.pipeline(dataset.raw_scaling, [])
+    assert "\n" not in str(refused.value)
+    with pytest.raises(ValueError, match="rows of 30 columns"):
+        released.RawRows(datasets.load("breast-cancer").raw_scaling).transform(np.zeros((2, 3)))
