@@ -454,11 +454,19 @@ def _run_session(protocol, args) -> dict:
     from launcher.deployment import network
     from launcher.summary import session_summary
 
+    exporting = getattr(args, "export", None)
+    if exporting is not None:
+        from launcher import export
+
+        export.check_out(exporting)
     with network.active(args.run_dir):  # through the link relays of `up --network`, if it has them
-        report = session_report.run(protocol, args, *_resolve_run(args))
+        topology, client_data = _resolve_run(args)
+        report = session_report.run(protocol, args, topology, client_data)
     report["config"] = run_config.record(args)
     print_summary(session_summary(protocol.summary(report), report), args.report)
     write_json(args.report, report)
+    if exporting is not None:
+        print_summary(export.write(report, client_data, exporting), args.report)
     if getattr(args, "html", None) is not None:
         from launcher import html_report
 
@@ -923,6 +931,10 @@ def _add_run_command(commands) -> None:
         _add_deployment_options(session)
         session.add_argument("--report", type=Path, help="write the JSON report here (`-`: standard output, the "
                                                          "summary then goes to standard error)")
+        if protocol.release is not None:
+            session.add_argument("--export", type=Path, metavar="MODEL",
+                                 help="also write the released model (the first session's) as a scikit-learn "
+                                      "Pipeline on raw rows, model.joblib or model.pkl (as `mpdp export`)")
         session.add_argument("--html", type=Path, metavar="FILE",
                              help="also write the session's report as one self-contained HTML page here")
         session.add_argument("--repeat", type=int, default=1, metavar="R",

@@ -37,16 +37,27 @@ def exported(report: dict, client_data: dict):
     return model, float(np.mean(predictions == client_data["test_labels"]))
 
 
+def check_out(out: Path) -> None:
+    """Before any work: the file's kind from its name."""
+    if out.suffix not in SUFFIXES:
+        raise ValueError(f"{out}: name a {' or '.join(SUFFIXES)} file to export the model to")
+
+
 def export(report_path: Path, run_dir: Path, out: Path) -> str:
-    """Write the estimator to `out` (.joblib, or .pkl/.pickle) and say what it reproduces, in one line."""
+    """`mpdp export`: the stored report's release, against the deployment in `run_dir`."""
     from launcher import client
     from launcher.deployment.processes import RunDirectory
 
-    if out.suffix not in SUFFIXES:
-        raise ValueError(f"--out {out}: name a {' or '.join(SUFFIXES)} file")
+    check_out(out)
     report = json.loads(Path(report_path).read_text())
+    return write(report, client.load_client_data(RunDirectory(run_dir).client_data), out)
+
+
+def write(report: dict, client_data: dict, out: Path) -> str:
+    """Write the estimator to `out` (.joblib, or .pkl/.pickle) and say what it reproduces, in one line."""
+    check_out(out)
     stated = report.get("result", {}).get("test_metrics", {}).get("accuracy")
-    model, accuracy = exported(report, client.load_client_data(RunDirectory(run_dir).client_data))
+    model, accuracy = exported(report, client_data)
     if stated is None or not math.isclose(accuracy, float(stated), abs_tol=1e-12):
         raise ValueError(f"the exported model's test accuracy {accuracy:.4f} is not the report's {stated}: "
                          "give the --run-dir the session ran on; nothing written")

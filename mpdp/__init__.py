@@ -87,6 +87,14 @@ class Deployment:
         with ThreadPoolExecutor(1, thread_name_prefix="mpdp-session") as worker:
             return Report(worker.submit(session_report.run, entry, args, self.topology, client_data).result())
 
+    def export(self, report: Report, path: str | Path) -> str:
+        """Write the report's released model (`mpdp export`) to `path` (.joblib or .pkl) as a scikit-learn
+        Pipeline that predicts on raw rows; raises ValueError when it would not give the report's test accuracy."""
+        from launcher import client, export
+        from launcher.deployment.processes import RunDirectory
+
+        return export.write(report, client.load_client_data(RunDirectory(self.run_dir).client_data), Path(path))
+
 
 @contextmanager
 def deploy(parties: int = 5, dataset: str = "breast-cancer", bits: int = DEFAULT_KEY_BITS,

@@ -48,3 +48,32 @@ def test_a_scaling_that_reads_every_row_is_refused_in_one_line():
     assert "\n" not in str(refused.value)
     with pytest.raises(ValueError, match="rows of 30 columns"):
         released.RawRows(datasets.load("breast-cancer").raw_scaling).transform(np.zeros((2, 3)))
+
+
+def test_the_python_api_exports_a_release_only_when_it_gives_the_reports_accuracy(tmp_path):
+    import pickle
+
+    import mpdp
+    from launcher.deployment import processes
+
+    dataset = datasets.load("breast-cancer", intercept=True)
+    _, client_fields = processes.split_data(dataset, 3, seed=7)
+    run = processes.RunDirectory(tmp_path / "run")
+    run.client_data.parent.mkdir(parents=True)
+    np.savez(run.client_data, **client_fields)
+    test_x, test_y = client_fields["test_features"], client_fields["test_labels"]
+    weights = np.linalg.lstsq(test_x, 2.0 * test_y - 1, rcond=None)[0]  # any weights: a release's stand-in
+    accuracy = float(np.mean((test_x @ weights > 0.05) == test_y))
+    report = mpdp.Report({"protocol": "pathak", "parameters": {"dataset": "breast-cancer"},
+                          "result": {"w": weights.tolist(), "test_metrics": {"accuracy": accuracy,
+                                                                              "threshold": {"value": 0.05}}}})
+    deployment = mpdp.Deployment(run.path, None)
+    assert "gives the report's accuracy" in deployment.export(report, tmp_path / "model.pkl")
+    model = pickle.loads((tmp_path / "model.pkl").read_bytes())
+    assert np.array_equal(model[1:].predict(test_x), (test_x @ weights > 0.05).astype(int))
+    report["result"]["test_metrics"]["accuracy"] = accuracy - 0.01
+    with pytest.raises(ValueError, match="is not the report's"):
+        deployment.export(report, tmp_path / "other.pkl")
+    assert not (tmp_path / "other.pkl").exists()
+    with pytest.raises(ValueError, match="name a .joblib or .pkl or .pickle file"):
+        deployment.export(report, tmp_path / "model.txt")
