@@ -41,6 +41,14 @@ def test_bundled_rows_and_a_linear_release_predict_as_the_weights_say():
     assert np.array_equal(model.predict(raw), (dataset.features @ weights > 0.1).astype(int))
 
 
+def test_a_multiclass_release_predicts_the_class_of_the_largest_score():
+    from mpdp.learning.logistic import predict
+
+    rows = np.random.default_rng(2).normal(size=(200, 5))
+    weights = np.random.default_rng(3).normal(size=(4, 5))
+    assert np.array_equal(released.linear(weights, 0.0, np.arange(4)).predict(rows), predict(weights, rows))
+
+
 def test_a_scaling_that_reads_every_row_is_refused_in_one_line():
     dataset = datasets.load("breast-cancer", scaling="standardise")
     with pytest.raises(ValueError, match="reads statistics of every row") as refused:
