@@ -47,7 +47,7 @@ def test_existing_key_files_are_refused_before_any_holder_starts(tmp_path, monke
     (tmp_path / keyfiles.share_file_name(2)).write_text("{}")
     monkeypatch.setattr(distributed_keygen, "_spawn", lambda *a: pytest.fail("a holder was started"))
     with pytest.raises(FileExistsError):
-        distributed_keygen.ceremony(*_paths(tmp_path), 2, 1024)
+        distributed_keygen.ceremony(*_paths(tmp_path), 3, 1024)
 
 
 def test_a_failed_ceremony_removes_the_shares_it_wrote_and_the_key_they_no_longer_match(tmp_path):
@@ -79,7 +79,7 @@ def test_a_holder_gone_before_the_opening_aborts_everywhere_and_leaves_no_file(t
     monkeypatch.setattr(distributed_keygen, "_spawn", record)
     monkeypatch.setattr(distributed_keygen, "_wait_serving", serving_then_one_dies)
     with pytest.raises(RuntimeError, match="distributed key generation failed"):
-        distributed_keygen.ceremony(*_paths(tmp_path / "keys"), 2, 1024, batch=64)
+        distributed_keygen.ceremony(*_paths(tmp_path / "keys"), 3, 1024, batch=64)
     assert not list((tmp_path / "keys").glob("*.json")) and not list((tmp_path / "keys").iterdir())
 
 
@@ -136,7 +136,7 @@ def test_a_commit_refused_at_one_holder_is_rolled_back_by_the_holders_that_wrote
     monkeypatch.setattr(distributed_keygen, "_remove_partial", lambda *args: None)
     monkeypatch.setattr(distributed_keygen, "Guard", _NoGuard)  # and the guard's, which would remove them too
     with pytest.raises(RuntimeError, match=f"commit failed: {party(3)}: INVALID_ARGUMENT: the commit names another digest"):
-        distributed_keygen.ceremony(*_paths(directory), 2, 1024)
+        distributed_keygen.ceremony(*_paths(directory), 3, 1024)
     assert written == [[keyfiles.share_file_name(1), keyfiles.share_file_name(2)]]
     assert not list(directory.glob("*.json"))
 
@@ -180,7 +180,7 @@ def test_a_key_holders_abort_of_a_prepared_holder_is_refused_over_the_wire_and_t
 
     monkeypatch.setattr(distributed_keygen, "_topology", keep_topology)
     monkeypatch.setattr(distributed_keygen, "_all_or_first_failure", third_aborts_first)
-    distributed_keygen.ceremony(*_paths(directory), 2, 1024)
+    distributed_keygen.ceremony(*_paths(directory), 3, 1024)
     assert seen["refusal"] == grpc.StatusCode.PERMISSION_DENIED
     public = keyfiles.load_public_key(directory / keyfiles.PUBLIC_KEY_FILE)
     assert all(keyfiles.load_key_share(directory / keyfiles.share_file_name(j)).public == public for j in (1, 2, 3))

@@ -35,7 +35,7 @@ def test_a_stopped_holder_aborts_the_ceremony_within_the_step_deadline_named(tmp
     directory = tmp_path / "keys"
     shares = {j: directory / keyfiles.share_file_name(j) for j in (1, 2, 3)}
     with pytest.raises(CeremonyError, match=r"no round-1 message from party/2 within 3 s"):
-        distributed_keygen.ceremony(shares, [directory / keyfiles.PUBLIC_KEY_FILE], 2, 1024, batch=64)
+        distributed_keygen.ceremony(shares, [directory / keyfiles.PUBLIC_KEY_FILE], 3, 1024, batch=64)
     assert not list(directory.iterdir())
 
 
@@ -110,7 +110,7 @@ def test_a_holder_port_taken_before_it_binds_starts_the_holders_again_on_other_p
     directory = tmp_path / "keys"
     shares = {j: directory / keyfiles.share_file_name(j) for j in (1, 2, 3)}
     try:
-        distributed_keygen.ceremony(shares, [directory / keyfiles.PUBLIC_KEY_FILE], 2, 1024, batch=64)
+        distributed_keygen.ceremony(shares, [directory / keyfiles.PUBLIC_KEY_FILE], 3, 1024, batch=64)
     finally:
         taken.close()
     assert len(calls) == 2 and all(path.exists() for path in shares.values())

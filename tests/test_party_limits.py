@@ -260,6 +260,7 @@ def test_a_du_party_answers_r_rounds_and_refuses_every_later_one_from_a_hostile_
     """R = 3, a budget of ε = 4: the party answers rounds 0..2, refuses round 3 with the fixed refusal (and the
     run is over for it: round 4 too), and its ledger holds R·ε. A second run ends with the final model; any
     message after it is refused."""
+    from launcher.client import opening_signature
     from launcher.protocols.du.client import session_parameters
     from mpdp.proto.v1 import du_pb2
     from mpdp.proto.v1.role_pb2_grpc import RoleStub
@@ -273,8 +274,11 @@ def test_a_du_party_answers_r_rounds_and_refuses_every_later_one_from_a_hostile_
             parameters = session_parameters(d.topology, d.client_data, "functional", 1.0, 3, local_epochs=1)
 
             def model(session_id, round_number, final=False):
+                # the test plays the client too: the opening (round 0) carries its signature
+                signature = opening_signature(d.topology, "du", session_id, parameters)
                 body = du_pb2.DuModel(parameters=parameters.to_proto(), round=round_number, final=final,
-                                      theta=[0.0] * parameters.weights, round_deadline_seconds=60.0)
+                                      theta=[0.0] * parameters.weights, round_deadline_seconds=60.0,
+                                      client_signature=signature)
                 return d.call(party(1), RoleStub, "Step", envelope(session_id, party(1), AGGREGATOR,
                                                                    du=du_pb2.DuMessage(model=body)), AGGREGATOR)
 
