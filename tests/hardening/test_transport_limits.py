@@ -20,6 +20,7 @@ from mpdp.proto.v1 import pathak_pb2, role_pb2
 from mpdp.sessions import registry
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
 from mpdp.wire import gate, host
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.hardening
 BITS, PARTIES, DEADLINE = 1024, 3, 60.0
@@ -53,8 +54,9 @@ def test_idle_connections_from_one_address_are_capped_and_an_honest_round_runs(t
     run, topology, client_data, _ = target
     flood = hardening.idle_connections(topology.entry(AGGREGATOR).address, FLOOD, "127.0.0.2")
     try:
-        time.sleep(1)
-        assert hardening.still_open(flood) <= gate.MAX_CONNECTIONS_PER_PEER
+        # the role closes the connections past the cap as it accepts them: on a busy machine that takes a while
+        assert eventually(lambda: hardening.still_open(flood) <= gate.MAX_CONNECTIONS_PER_PEER), \
+            hardening.still_open(flood)
         assert _dppp(topology, client_data, "under-flood")["result"]["labels"]
     finally:
         hardening.close_all(flood)
