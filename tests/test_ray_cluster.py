@@ -49,6 +49,9 @@ def cluster():
     niceness = os.getpriority(os.PRIO_PROCESS, 0)
     if os.geteuid() == 0:
         os.setpriority(os.PRIO_PROCESS, 0, niceness - 5)
+    # Ray's Cluster writes its address to <tmp>/ray/ray_current_cluster without creating that directory
+    # (ray 2.60 on a machine where no Ray has run yet)
+    (Path(tempfile.gettempdir()) / "ray").mkdir(exist_ok=True)
     try:
         for attempt in range(3):
             temp_dir = tempfile.mkdtemp(prefix="mpdp-ray-")  # short: Ray's socket paths must fit 107 bytes
