@@ -539,7 +539,8 @@ def _add_dataset_options(parser) -> None:
     parser.add_argument("--split", default="even",
                         help="party data sizes: even, 15, 10 (Pathak's splits) or comma-separated sizes; or "
                              "label-skew:α, a non-IID split (each class shared among the parties by a seeded "
-                             "Dirichlet(α))")
+                             "Dirichlet(α)); or column:NAME, a cross-silo split (each party the rows of one value or "
+                             "range of the column; docs/data-and-metrics.md)")
     parser.add_argument("--aux-fraction", type=float, metavar="F",
                         help="Hamm's setting: this fraction of the training rows becomes Charlie's public X_aux, the "
                              "rest goes to the parties, the remaining third to the test set (default: a third of the "

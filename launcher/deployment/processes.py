@@ -148,6 +148,8 @@ def split_data(dataset: datasets.Dataset, parties: int, seed: int | None, split_
         scaling=json.dumps({k: v for k, v in dataset.scaling.items() if k != "schema_document"}),
         raw_scaling=json.dumps(dataset.raw_scaling),
         party_sizes=np.array([len(labels) for _, labels in split.teacher_parts]))
+    if split.party_groups is not None:  # `column:NAME`: which values each party holds, for the reports
+        client_fields["party_groups"] = json.dumps(split.party_groups)
     return split, client_fields
 
 

@@ -33,6 +33,8 @@ class Dataset:
     # "columns": a schema document} | {"kind": "published"} | {"kind": "unit-rows"} | {"kind": "standardise"},
     # each with "intercept"
     raw_scaling: dict = field(default_factory=dict)
+    # Each column's raw cells by name (a CSV table's, a bundled set's), for `--split column:NAME`
+    raw_columns: dict = field(default_factory=dict, repr=False)
 
     @property
     def classes(self) -> int:
@@ -181,7 +183,7 @@ def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
     if scaling != "public":
         features, report = _paper_scaling(table.features, scaling, intercept)
         return Dataset(path.stem, features, labels, names, str(path), intercept, tuple(table.warnings), report,
-                       raw_scaling(scaling, intercept))
+                       raw_scaling(scaling, intercept), _raw_columns(table))
     from mpdp.learning import scaling as public
 
     schema = public.read_schema(schema_path) if schema_path else {}
@@ -218,7 +220,11 @@ def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
               "publish them or pass --schema; schema_document holds them)",
               "schema_document": public.schema_document(columns)}
     return Dataset(path.stem, scaled.features, labels, names, str(path), intercept, tuple(table.warnings), report,
-                   raw_scaling("public", intercept, public.schema_document(columns)))
+                   raw_scaling("public", intercept, public.schema_document(columns)), _raw_columns(table))
+
+
+def _raw_columns(table) -> dict:
+    return {**table.numeric, **{name: np.array(cells, dtype=object) for name, cells in table.categorical.items()}}
 
 
 def _default_numeric(name: str, cells: np.ndarray):
@@ -263,7 +269,8 @@ def _bundled(name: str, scaling: str, intercept: bool) -> Dataset:
         features, report = _paper_scaling(bunch.data, scaling, intercept)
         raw = raw_scaling(scaling, intercept)
     return Dataset(name, features, bunch.target.astype(int), tuple(map(str, bunch.target_names)), "scikit-learn",
-                   intercept, scaling=report, raw_scaling=raw)
+                   intercept, scaling=report, raw_scaling=raw,
+                   raw_columns={str(n): bunch.data[:, j] for j, n in enumerate(bunch.feature_names)})
 
 
 def _shipped(name: str, scaling: str, intercept: bool) -> Dataset:
@@ -327,12 +334,13 @@ class TeacherSplit:
     public_labels: np.ndarray  # held by the evaluator only, never sent
     test_features: np.ndarray
     test_labels: np.ndarray
+    party_groups: list | None = None  # `column:NAME`: the column's values (groups) each party holds
 
 
 def split_percentages(kind: str) -> list[float] | None:
     """`40,30,10`: comma-separated numbers summing to less than 100 are the parties' percentages of all rows
     (Du's setting; the rest is the test set, and there are no public rows)."""
-    if kind in ("even", "15", "10") or "," not in kind or kind.startswith(LABEL_SKEW):
+    if kind in ("even", "15", "10") or "," not in kind or kind.startswith((LABEL_SKEW, "column:")):
         return None
     try:
         values = [float(v) for v in kind.split(",")]
@@ -426,14 +434,25 @@ def split_for_teachers(dataset: Dataset, teachers: int, rng: np.random.Generator
         public, train, test = train[:aux], train[aux:], rest
     if len(train) < teachers:
         raise ValueError(f"{len(train)} training rows cannot be split among {teachers} teachers")
+    from mpdp.learning.column_split import column_name, split_by_column
+
     skew = label_skew(split)
+    by_column = column_name(split)
+    groups: list | None = None
     if skew is not None:
         pieces = _label_skewed(train, dataset.labels, teachers, skew, rng)
+    elif by_column is not None:
+        if by_column not in dataset.raw_columns:
+            shown = ", ".join(list(dataset.raw_columns)[:20]) or "none kept"
+            raise ValueError(f"--split column:{by_column}: {dataset.name} has no column {by_column!r} (its columns: "
+                             f"{shown})")
+        pieces, groups = split_by_column(train, dataset.raw_columns[by_column], teachers, rng, by_column)
     else:
         cuts = np.round(np.cumsum(split_proportions(split, teachers))[:-1] * len(train)).astype(int)
         pieces = np.split(train, cuts)
     parts = [(dataset.features[idx], dataset.labels[idx]) for idx in pieces]
-    return TeacherSplit(parts, dataset.features[public], dataset.labels[public], dataset.features[test], dataset.labels[test])
+    return TeacherSplit(parts, dataset.features[public], dataset.labels[public], dataset.features[test],
+                        dataset.labels[test], groups)
 
 
 def save_part(path: Path, features: np.ndarray, labels: np.ndarray, classes: int) -> None:
