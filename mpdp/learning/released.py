@@ -1,5 +1,6 @@
 """A released model as a scikit-learn estimator (`mpdp export`): a Pipeline of the scaling a deployment applied to
-its rows (`RawRows`, from `Dataset.raw_scaling`) and the release's own steps (a linear model whose coef_ and
+its rows (`RawRows`, from `Dataset.raw_scaling`; under `standardise` with the table's column means, spreads and
+common factor copied into it) and the release's own steps (a linear model whose coef_ and
 intercept_ are the released weights, its public cut folded into the intercept), so that `predict` on raw rows
 gives the classes the report's figures count.
 
@@ -18,13 +19,13 @@ from sklearn.pipeline import Pipeline
 from mpdp.learning import datasets, scaling
 from mpdp.learning.tabular import MISSING_MARKERS
 
-EXPORTABLE = ("public", "published", "unit-rows")  # each row scaled on its own, from public rules
+EXPORTABLE = ("public", "published", "unit-rows", "standardise")
 
 
 class RawRows(TransformerMixin, BaseEstimator):
     """Raw rows (a 2-D array or a pandas DataFrame, columns in the table's order without the label; a DataFrame's
-    are picked by name) into the unit ball exactly as the deployment scaled its rows. Nothing is fitted: every
-    rule is public and per row."""
+    are picked by name) into the unit ball exactly as the deployment scaled its rows. Nothing is fitted: the rule
+    is public and per row, or (`standardise`) carries the statistics the deployment read from every row."""
 
     def __init__(self, rule: dict | None = None):
         self.rule = rule
@@ -41,13 +42,34 @@ class RawRows(TransformerMixin, BaseEstimator):
             values = [_numeric(cells[:, j]) if isinstance(column, scaling.Numeric) else _categorical(cells[:, j])
                       for j, column in enumerate(columns)]
             return scaling.into_unit_ball(columns, values, intercept).features
-        matrix = np.asarray(rows, dtype=float)
+        matrix = _encoded(rows, rule["encoding"]) if "encoding" in rule else np.asarray(rows, dtype=float)
         if kind == "published":
             return datasets.as_published(matrix, intercept)
         if kind == "unit-rows":
             return datasets.into_unit_ball(matrix, "unit-rows", intercept)
+        if kind == "standardise" and "mean" in rule:
+            scaled = datasets.standardised(matrix, np.asarray(rule["mean"]), np.asarray(rule["spread"]),
+                                           float(rule["largest"]))
+            return np.hstack([scaled, np.ones((len(scaled), 1))]) / np.sqrt(2) if intercept else scaled
         raise ValueError(f"rows scaled by {kind!r} cannot be scaled again one at a time; exportable: "
                          f"{', '.join(EXPORTABLE)}")
+
+
+def _encoded(rows, encoding: list[dict]) -> np.ndarray:
+    """A CSV table's cells as its reader made the numeric matrix (`Table.encoding`): numbers with a missing cell
+    at the column's median, categorical columns one-hot over the table's levels with a missing cell at the most
+    frequent level (a level the table did not have: all zeros)."""
+    cells = _cells(rows, [column["name"] for column in encoding])
+    blocks = []
+    for j, column in enumerate(encoding):
+        if column["type"] == "numeric":
+            numbers = _numeric(cells[:, j])
+            blocks.append(np.where(np.isnan(numbers), column["fill"], numbers)[:, None])
+        else:
+            values = [column["fill"] if cell is None else cell for cell in _categorical(cells[:, j])]
+            blocks.append(np.array([[value == level for level in column["levels"]] for value in values],
+                                   dtype=float).reshape(len(values), len(column["levels"])))
+    return np.hstack(blocks)
 
 
 def _cells(rows, names: list[str]) -> np.ndarray:
@@ -106,8 +128,8 @@ def cut_of(report: dict) -> float:
 
 def pipeline(rule: dict, steps: list[tuple[str, object]]) -> Pipeline:
     """The exported estimator: raw rows scaled as the deployment did, then the release's steps."""
-    if rule.get("kind") not in EXPORTABLE:
-        raise ValueError(f"this deployment's rows were scaled by {rule.get('kind')!r}, which reads statistics of "
-                         f"every row: a new row cannot be scaled the same way on its own (exportable: "
-                         f"{', '.join(EXPORTABLE)}; `mpdp up --scaling public` is the default)")
+    if rule.get("kind") not in EXPORTABLE or (rule.get("kind") == "standardise" and "mean" not in rule):
+        raise ValueError(f"this deployment's rows were scaled by {rule.get('kind')!r} and it did not record the "
+                         "statistics that scaling read from every row: start it again with `mpdp up` to export its "
+                         f"releases (exportable: {', '.join(EXPORTABLE)})")
     return Pipeline([("scaling", RawRows(rule)), *steps])

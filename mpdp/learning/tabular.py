@@ -34,6 +34,9 @@ class Table:
     numeric: dict[str, np.ndarray] = field(default_factory=dict)
     categorical: dict[str, list] = field(default_factory=dict)
     order: list[str] = field(default_factory=list)
+    # How `features` was made from the cells, column by column, for a released model to encode new rows the same
+    # way: {"name", "type": "numeric", "fill": median} | {"name", "type": "categorical", "levels", "fill"}
+    encoding: list[dict] = field(default_factory=list)
 
 
 def kind_of(path: Path) -> str:
@@ -80,6 +83,7 @@ def read_csv(path: Path, label: str, max_levels: int = DEFAULT_MAX_LEVELS) -> Ta
     if len(frame) < 2:
         raise ValueError(f"{path} has fewer than two labeled rows")
     blocks, names = [], []
+    encoding: list[dict] = []
     numeric: dict[str, np.ndarray] = {}
     categorical: dict[str, list] = {}
     for name in frame.columns:
@@ -99,6 +103,7 @@ def read_csv(path: Path, label: str, max_levels: int = DEFAULT_MAX_LEVELS) -> Ta
                 warnings.append(f"column {name!r}: {missing} missing cells")
             numeric[name] = numbers.to_numpy(dtype=float)
             blocks.append(numbers.fillna(numbers.median()).to_numpy(dtype=float)[:, None])
+            encoding.append({"name": name, "type": "numeric", "fill": float(numbers.median())})
             names.append(name)
             continue
         missing = int((~present).sum())
@@ -110,8 +115,10 @@ def read_csv(path: Path, label: str, max_levels: int = DEFAULT_MAX_LEVELS) -> Ta
             raise ValueError(f"column {name!r} has {len(levels)} distinct values, more than {max_levels} levels of a "
                              "categorical feature: drop it, bin it, or raise --max-levels")
         categorical[name] = [None if cell is None or cell != cell else str(cell) for cell in cells]
+        most_frequent = cells[present].value_counts().idxmax()
+        encoding.append({"name": name, "type": "categorical", "levels": [str(v) for v in levels],
+                         "fill": str(most_frequent)})
         if missing:
-            most_frequent = cells[present].value_counts().idxmax()
             warnings.append(f"column {name!r}: {missing} missing cells")
             cells = cells.fillna(most_frequent)
         blocks.append(np.stack([(cells == level).to_numpy(dtype=float) for level in levels], axis=1))
@@ -120,4 +127,4 @@ def read_csv(path: Path, label: str, max_levels: int = DEFAULT_MAX_LEVELS) -> Ta
         raise ValueError(f"{path} has no feature columns besides {label!r}")
     labels = [str(v).strip() for v in frame[label]]
     order = [name for name in frame.columns if name in numeric or name in categorical]
-    return Table(np.hstack(blocks), labels, names, warnings, numeric, categorical, order)
+    return Table(np.hstack(blocks), labels, names, warnings, numeric, categorical, order, encoding)
