@@ -152,10 +152,11 @@ def _keygen(args) -> int:
 
 
 def _load_dataset(args):
-    from mpdp.learning import datasets
+    from mpdp.learning import datasets, private_statistics
 
     dataset = datasets.load(args.dataset, label=args.label, data_dir=args.data_dir, scaling=args.scaling,
-                            intercept=args.intercept, max_levels=args.max_levels, schema=args.schema)
+                            intercept=args.intercept, max_levels=args.max_levels, schema=args.schema,
+                            statistics=private_statistics.options(getattr(args, "statistics_epsilon", None)))
     from launcher.data_report import print_lines
 
     print_lines(dataset)
@@ -531,6 +532,9 @@ def _add_dataset_options(parser) -> None:
                              "own) gets an intercept; stated in the reports")
     parser.add_argument("--schema", type=Path, help="public per-column bounds of a CSV table (JSON; see "
                                                     "docs/data-and-metrics.md)")
+    parser.add_argument("--statistics-epsilon", type=float, metavar="E",
+                        help="ε of the statistics read from a CSV table's columns without a schema entry, under DP "
+                             "and charged to every party's ledger (default 1; docs/data-and-metrics.md)")
     parser.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
     parser.add_argument("--scaling", choices=["public", "standardise", "unit-rows"], default="public",
                         help="into the unit ball: public per-column bounds and each row on its own; or the papers' "

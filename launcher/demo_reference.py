@@ -28,10 +28,11 @@ def demo_arguments(argv: list[str] | tuple[str, ...] = ()) -> argparse.Namespace
 
 def load_dataset(args: argparse.Namespace):
     """The demo's data set, read as `mpdp demo` reads it (without printing)."""
-    from mpdp.learning import datasets
+    from mpdp.learning import datasets, private_statistics
 
     return datasets.load(args.dataset, label=args.label, data_dir=args.data_dir, scaling=args.scaling,
-                         intercept=args.intercept, max_levels=args.max_levels, schema=args.schema)
+                         intercept=args.intercept, max_levels=args.max_levels, schema=args.schema,
+                         statistics=private_statistics.options(getattr(args, "statistics_epsilon", None)))
 
 
 def layout(protocol, args: argparse.Namespace) -> tuple[int, int]:

@@ -39,11 +39,11 @@ def write(path: Path, rows: int = 3000, seed: int = 2033) -> Path:
 
 
 SCHEMA = {"columns": {
-    "income": {"type": "numeric", "low": 0, "high": 1e5, "log": True},
-    "balance": {"type": "numeric", "low": 0, "high": 1e5, "log": True},
+    "income": {"type": "numeric", "low": 0, "high": 1e5, "log": True, "missing": True},
+    "balance": {"type": "numeric", "low": 0, "high": 1e5, "log": True, "missing": True},
     "age": {"type": "numeric", "low": 18, "high": 100},
     "visits": {"type": "numeric", "low": 0, "high": 20},
-    "channel": {"type": "categorical", "levels": ["branch", "phone", "web"]},
+    "channel": {"type": "categorical", "levels": ["branch", "phone", "web"], "missing": True},
 }}
 
 

@@ -52,7 +52,8 @@ def _one_hot_table(path: Path, rows: int = 400, seed: int = 5) -> Path:
 
 
 def test_a_zero_one_csv_column_is_an_indicator_on_its_types_bounds(tmp_path):
-    data = datasets.load(str(_one_hot_table(tmp_path / "t.csv")), label="y", intercept=True)
+    # 4 000 rows: at the statistics' default ε each kept bin needs a few hundred rows (private_statistics.py)
+    data = datasets.load(str(_one_hot_table(tmp_path / "t.csv", rows=4000)), label="y", intercept=True)
     rules = data.scaling["column_rules"]
     assert rules["a0"].startswith("linear on an indicator's bounds [0, 1]")
     assert rules["flag"] == "linear on an indicator's bounds [0, 1], missing indicator"  # gaps keep it an indicator
@@ -148,7 +149,10 @@ def test_up_says_when_clipping_scaled_most_rows(tmp_path):
 def test_rows_at_norm_one_by_construction_are_not_counted_clipped(tmp_path):
     path = tmp_path / "ones.csv"
     path.write_text("a,b,c,y\n" + "".join(f"{k % 2},{(k // 2) % 2},1,{k % 3 == 0}\n" for k in range(30)))
-    data = datasets.load(str(path), label="y", intercept=True)
+    schema = tmp_path / "schema.json"  # 30 rows are too few for private statistics: the bounds are public
+    schema.write_text('{"columns": {' + ", ".join(f'"{c}": {{"type": "numeric", "low": 0, "high": 1}}' for c in "abc")
+                      + "}}")
+    data = datasets.load(str(path), label="y", intercept=True, schema=str(schema))
     assert data.scaling["rows_clipped_share"] == 0.0 and data.scaling["median_row_norm"] == pytest.approx(1.0)
     assert np.linalg.norm(data.features, axis=1).max() <= 1.0
 

@@ -280,6 +280,7 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
             roles.append(entry(party(number), key_share=key_share, data=data, key_holder=holder,
                                model=chosen[(number - 1) % len(chosen)] if chosen else None))
             ledger.provision(data, number)  # `serve` requires it: a missing ledger is never a fresh budget
+            charge_statistics(data, number, client_fields)
         client_files = {} if insecure else dict(zip(("client_certificate", "client_key"),
                                                       issued[Principal.of(CLIENT)]))
         # The operator's view: each path points into the bundle that holds it.
@@ -291,6 +292,16 @@ def write_bundles(run: RunDirectory, addresses: dict[Identity, str], parts: list
         topology.dump(run.topology)
         bundles.seal(run.path)
     return topology
+
+
+def charge_statistics(data: Path, number: int, client_fields: dict) -> None:
+    """The table's statistics the scaling released under DP (columns without a schema entry) read this party's
+    rows too: its ledger records them (mpdp/learning/private_statistics.py)."""
+    released = json.loads(str(client_fields.get("scaling", "{}"))).get("statistics_privacy")
+    if released is not None:
+        from mpdp.learning import private_statistics
+
+        private_statistics.charge(data, number, released, f"up {client_fields.get('dataset')}")
 
 
 def model_names(model: str | None) -> list[str]:

@@ -5,7 +5,6 @@ ball (`public`: per-column public bounds and each row on its own, mpdp/learning/
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from dataclasses import dataclass, field
@@ -201,7 +200,9 @@ def _a9a(data_dir: Path | None, scaling: str, intercept: bool) -> Dataset:
 
 
 def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
-         schema_path: Path | None = None) -> Dataset:
+         schema_path: Path | None = None, statistics: dict | None = None) -> Dataset:
+    """`statistics`: {"epsilon": ε, "noise": private_statistics.Noise} for the columns without a schema entry
+    (mpdp/learning/private_statistics.py; defaults ε = 1 and CSPRNG noise)."""
     from mpdp.learning.tabular import read_csv
 
     table = read_csv(path, label, max_levels)
@@ -210,55 +211,44 @@ def _csv(path: Path, label: str, scaling: str, intercept: bool, max_levels: int,
         features, report = _paper_scaling(table.features, scaling, intercept)
         return Dataset(path.stem, features, labels, names, str(path), intercept, tuple(table.warnings), report,
                        paper_raw_scaling(table.features, scaling, intercept, table.encoding), _raw_columns(table))
+    from mpdp.learning import private_statistics
     from mpdp.learning import scaling as public
 
     schema = public.read_schema(schema_path) if schema_path else {}
     unknown = sorted(set(schema) - set(table.order))
     if unknown:
         raise ValueError(f"{schema_path}: names columns {', '.join(unknown)} that {path.name} does not have")
-    columns: list[public.Column] = []
-    values: list = []
-    for name in table.order:
-        given = schema.get(name)
-        if name in table.numeric:
-            cells = table.numeric[name]
-            has_gaps = bool(np.isnan(cells).any())
-            if isinstance(given, public.Categorical):
-                raise ValueError(f"{schema_path}: column {name!r} is numeric in {path.name}, categorical in the schema")
-            column = given or _default_numeric(name, cells)
-            if has_gaps and not column.missing:
-                column = dataclasses.replace(column, missing=True)
-            columns.append(column)
-            values.append(cells)
-        else:
-            raw = table.categorical[name]
-            has_gaps = any(cell is None for cell in raw)
-            if isinstance(given, public.Numeric):
-                raise ValueError(f"{schema_path}: column {name!r} is categorical in {path.name}, numeric in the schema")
-            missing = has_gaps or bool(given and given.missing)
-            columns.append(dataclasses.replace(given, missing=missing) if given else
-                           public.levels_from_table(name, raw, missing))
-            values.append(raw)
+    for name, given in schema.items():
+        if isinstance(given, public.Categorical) and name in table.numeric:
+            raise ValueError(f"{schema_path}: column {name!r} is numeric in {path.name}, categorical in the schema")
+        if isinstance(given, public.Numeric) and name in table.categorical:
+            raise ValueError(f"{schema_path}: column {name!r} is categorical in {path.name}, numeric in the schema")
+    # A schema entry is used as given (its cells outside it: missing maps to the centre, an unknown level to minus
+    # the shares); every other column's kind, bounds, centre, levels and gaps are released privately.
+    unread = [name for name in table.order if name not in schema]
+    options = statistics or {}
+    released = private_statistics.release(table.numeric, table.categorical, unread, len(labels),
+                                          options.get("epsilon", private_statistics.EPSILON),
+                                          noise=options.get("noise")) if unread else None
+    found = {**schema, **(released.columns if released else {})}
+    columns: list[public.Column] = [found[name] for name in table.order]
+    values = [table.numeric[name] if name in table.numeric else table.categorical[name] for name in table.order]
     scaled = public.into_unit_ball(columns, values, intercept)
-    report = {**scaled.report, "schema": str(schema_path) if schema_path else
-              "none given: column types, categorical levels and which columns have gaps read from the table; "
-              "each numeric column's kind and rounded 1st/99th percentiles and mean read from the table (not private: "
-              "publish them or pass --schema; schema_document holds them)",
+    report = {**scaled.report, "schema": (str(schema_path) if schema_path else "none given")
+              + (f"; {len(unread)} column(s) without an entry: kinds, bounds, centres, levels, shares and gaps "
+                 f"released under ({released.report['epsilon']:g}, {released.report['delta']:g})-DP and charged to "
+                 "every party's ledger (statistics_privacy)" if released else "; nothing read from the rows"),
               "schema_document": public.schema_document(columns)}
-    return Dataset(path.stem, scaled.features, labels, names, str(path), intercept, tuple(table.warnings), report,
+    warnings = list(table.warnings)
+    if released:
+        report["statistics_privacy"] = released.report
+        warnings += released.warnings
+    return Dataset(path.stem, scaled.features, labels, names, str(path), intercept, tuple(warnings), report,
                    raw_scaling("public", intercept, public.schema_document(columns)), _raw_columns(table))
 
 
 def _raw_columns(table) -> dict:
     return {**table.numeric, **{name: np.array(cells, dtype=object) for name, cells in table.categorical.items()}}
-
-
-def _default_numeric(name: str, cells: np.ndarray):
-    """A column without a schema entry: bounds by what the column is (mpdp/learning/scaling.py `from_table`)."""
-    from mpdp.learning import scaling as public
-
-    return public.from_table(name, cells)
-
 
 
 def _libsvm(path: Path, scaling: str, intercept: bool) -> Dataset:
@@ -321,8 +311,9 @@ def _shipped(name: str, scaling: str, intercept: bool) -> Dataset:
 
 def load(name: str, label: str | None = None, data_dir: str | os.PathLike | None = None,
          scaling: str = DEFAULT_SCALING, intercept: bool = False, max_levels: int | None = None,
-         schema: str | os.PathLike | None = None) -> Dataset:
-    """A data set by name (bundled, a9a) or path; a file's type comes from its content, not its name."""
+         schema: str | os.PathLike | None = None, statistics: dict | None = None) -> Dataset:
+    """A data set by name (bundled, a9a) or path; a file's type comes from its content, not its name.
+    `statistics`: how a CSV table's columns without a schema entry are read (`_csv`)."""
     from mpdp.learning.tabular import DEFAULT_MAX_LEVELS, kind_of
 
     if scaling not in SCALINGS:
@@ -345,7 +336,7 @@ def load(name: str, label: str | None = None, data_dir: str | os.PathLike | None
     if not label:
         raise ValueError(f"{path} is a CSV table: name its label column with --label COLUMN")
     dataset = _csv(path, label, scaling, intercept, max_levels or DEFAULT_MAX_LEVELS,
-                   Path(schema) if schema is not None else None)
+                   Path(schema) if schema is not None else None, statistics)
     for note in dataset.notes:
         print(f"mpdp: warning: {path.name}: {note}", file=sys.stderr)
     return dataset

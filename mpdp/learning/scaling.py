@@ -6,13 +6,14 @@ stands in for the intercept — the penalty pushes the intercept's weight onto i
 inverted. The rules:
 - numeric with public bounds [low, high] (a schema): clipped to them, then linear, or log1p for a heavy-tailed
   column (`"log": true`), onto [−1, 1]; with `"centre": c`, c maps to 0 and the farther bound to ±1;
-- numeric without a schema entry, by what the column is (`from_table`): 0/1 values only an indicator on [0, 1];
-  non-negative and heavy-tailed (its largest value above ten times its median) log1p between its 1st and 99th
-  percentiles rounded outward to 1, 2, 5 × 10^k; otherwise linear between those percentiles rounded outward —
-  each centred on its mean on that scale (rounded), so it cannot stand in for the intercept;
+- numeric without a schema entry, by what the column is, from statistics released under differential privacy
+  (mpdp/learning/private_statistics.py): 0/1 values only an indicator on [0, 1]; non-negative and heavy-tailed
+  log1p between its 1st and 99th percentiles as 1, 2, 5 × 10^k bin edges; otherwise linear between finer
+  percentiles — each centred on its private mean on that scale, so it cannot stand in for the intercept;
 - numeric under the type's default (a schema entry without bounds): sign(x)·log1p(|x|)/log1p(10^6);
-- categorical: one-hot minus each level's share (the table's, rounded; a schema's `shares`, or 1/L), × 1/√2,
-  so the commonest level is not a second intercept; a cell outside the levels is the row of minus the shares;
+- categorical: one-hot minus each level's share (released under DP, levels under a threshold dropped; a schema's
+  `shares`, or 1/L), × 1/√2, so the commonest level is not a second intercept; a cell outside the levels is the
+  row of minus the shares;
 - a missing cell: the column's centre (0) and a missing-indicator feature (1/√2 in a categorical block).
 Each of the m columns' blocks then has norm ≤ 1; with the intercept (a constant feature) counted as one more
 block, every block is multiplied by 1/√(m + 1) (1/√m without it), so every row has norm ≤ 1 by construction:
@@ -21,11 +22,10 @@ every other; with every column centred no column can carry it instead, so a shru
 together (the cut, chosen on the public rows, absorbs it) and not the ranking. A row is still clipped to norm 1
 on its own as a guard; the share of clipped rows is reported.
 
-What is read from the table and not from a schema: the column names, which columns are numeric, the levels of
-a categorical column and their shares, which columns have missing cells, and a numeric column's kind, rounded
-percentiles, median and mean. These are not under differential privacy: they tell the order of a column's 1st and
-99th percentiles and its mean, not any one row. `up` prints them as a schema for the data owner to publish
-or replace (--schema); with a schema, nothing but the names and the column types is read.
+What a column without a schema entry takes from the table -- its kind, bounds, centre, levels, shares and whether
+it has gaps -- is released under (ε, δ)-DP (default ε = 1, δ = 10⁻⁶) and charged to every party's ledger at `up`
+(mpdp/learning/private_statistics.py). `up` writes the result as a schema for the data owner to publish or
+replace (--schema); a column with a schema entry is read for nothing but its cells.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ class Numeric:
     log: bool = False  # log1p between the bounds (heavy-tailed non-negative columns)
     missing: bool = False  # a missing-indicator feature
     indicator: bool = False  # a 0/1 column without a schema entry: [0, 1] are its type's bounds
-    from_table: bool = False  # bounds read from the table, rounded outward (`from_table`): not private
+    from_table: bool = False  # bounds released from the table under DP (mpdp/learning/private_statistics.py)
     centre: float | None = None  # the raw value mapped to 0 (the column's typical value); None: the bounds' middle
 
     def __post_init__(self):
@@ -64,8 +64,8 @@ class Numeric:
         if self.low is None:
             rule = f"sign·log1p(|x|)/log1p({DEFAULT_MAGNITUDE:g}) (no public bounds given)"
         else:
-            source = ("an indicator's" if self.indicator else "the table's (rounded; publish them or give a schema)"
-                      if self.from_table else "public")
+            source = ("an indicator's" if self.indicator else "the table's (released under DP; publish them or "
+                      "give a schema)" if self.from_table else "public")
             rule = f"{'log1p' if self.log else 'linear'} on {source} bounds [{self.low:g}, {self.high:g}]"
             if self.centre is not None:
                 rule += f" centred at {self.centre:g}"
@@ -137,17 +137,6 @@ class Categorical:
         return [f"{self.name}={level}" for level in self.levels] + ([f"{self.name}=missing"] if self.missing else [])
 
 
-def levels_from_table(name: str, raw, missing: bool) -> Categorical:
-    """A categorical column the schema does not name: its levels and their shares, read from the table."""
-    cells = [cell for cell in raw if cell is not None]
-    levels = tuple(sorted(set(cells)))
-    counts = {level: 0 for level in levels}
-    for cell in cells:
-        counts[cell] += 1
-    total = max(1, len(raw))
-    return Categorical(name, levels, missing, tuple(_significant(counts[level] / total) for level in levels))
-
-
 Column = Numeric | Categorical
 
 
@@ -156,54 +145,6 @@ class Scaled:
     features: np.ndarray
     names: list[str]
     report: dict = field(default_factory=dict)
-
-
-def _outward(value: float, step: float, up: bool) -> float:
-    return float((math.ceil if up else math.floor)(value / step - 1e-9 if up else value / step + 1e-9) * step)
-
-
-def from_table(name: str, cells: np.ndarray) -> Numeric:
-    """Bounds for a numeric column the schema does not name, chosen by what the column is:
-    - 0/1 values only: an indicator on [0, 1];
-    - non-negative and heavy-tailed (its largest value over ten times its median): log1p between its 1st and 99th
-      percentiles rounded outward to 1, 2 or 5 × 10^k, centred on the mean of log1p;
-    - otherwise linear between those percentiles rounded outward to a tenth of the range's power of ten,
-      centred on the mean.
-    Every rule maps the column onto [−1, 1] (centred and spread: a column squeezed into a corner of its range
-    would act as a second intercept and hide its own signal). The bounds are read from the table, coarsened,
-    not under differential privacy: they tell the order of the column's extremes. `up` prints them as a schema
-    for the data owner to publish or replace (--schema)."""
-    present = np.asarray(cells, dtype=float)
-    present = present[~np.isnan(present)]
-    if not present.size:
-        return Numeric(name, 0.0, 1.0, from_table=True)
-    if np.isin(present, (0.0, 1.0)).all():
-        return Numeric(name, 0.0, 1.0, indicator=True)
-    low, high = (float(v) for v in np.quantile(present, [TAIL, 1 - TAIL]))
-    middle = float(np.median(present))  # decides heavy-tailed; the centre is the mean on the column's own scale
-    if high == low:
-        return Numeric(name, low - 1, high + 1, from_table=True, centre=low)
-    if low >= 0 and float(present.max()) > 10 * max(middle, 1e-12):
-        bottom, top = _round125(low, False), _round125(high, True)
-        typical = float(np.expm1(np.mean(np.log1p(np.clip(present, bottom, top)))))
-        return Numeric(name, bottom, top, log=True, from_table=True, centre=_significant(typical))
-    step = 10 ** (math.floor(math.log10(high - low)) - 1)
-    bottom, top = _outward(low, step, False), _outward(high, step, True)
-    return Numeric(name, bottom, top, from_table=True,
-                   centre=_significant(float(np.mean(np.clip(present, bottom, top))), 4))
-
-
-def _round125(value: float, up: bool) -> float:
-    """value rounded outward to 0 or 1, 2, 5 × 10^k."""
-    if value <= 0:
-        return 0.0
-    power = 10 ** math.floor(math.log10(value))
-    steps = [m * power for m in (0.5, 1, 2, 5, 10)]
-    return float(min(m for m in steps if m >= value) if up else max(m for m in steps if m <= value))
-
-
-def _significant(value: float, digits: int = 2) -> float:
-    return float(f"{value:.{digits}g}")
 
 
 def read_schema(path: Path) -> dict[str, Column]:
