@@ -1,6 +1,6 @@
 """A researcher's table with rare positives (tests/synthetic_table.py `write_rare`: 10 000 rows, 3 % positives, one
 dominant heavy-tailed column, two near-constant columns, a categorical column, missing cells), read without a
-schema as `up` reads it: the same model non-private ranks the rows within 0.05 AUC of the tuned model, and DPPP,
+schema as `up` reads it (its statistics under DP, mpdp/learning/private_statistics.py): the same model non-private ranks the rows within 0.05 AUC of the tuned model, and DPPP,
 Pathak and Du at their session defaults reach AUC ≥ 0.80 and balanced accuracy ≥ 0.70, through the in-process
 references the networked sessions equal (tests/test_useful_on_skewed_table.py) and the clients' cut on the
 public rows. The public-bounds scaling used to put that column in a near-constant corner of its range, where
@@ -61,8 +61,7 @@ def test_the_same_model_non_private_ranks_within_a_twentieth_of_the_tuned_model(
 def test_pathak_and_du_at_their_defaults_rank_and_balance_the_rare_class(rare, protocol):
     release = {"pathak": pathak_release, "du": du_release}[protocol]
     found = [release(_split(rare, seed), seed) for seed in SEEDS]
-    assert all(m["auc"] >= 0.80 for m in found), found
-    assert np.mean([m["balanced_accuracy"] for m in found]) >= 0.70, found
+    assert all(m["auc"] >= 0.80 and m["balanced_accuracy"] >= 0.70 for m in found), found  # every seed
 
 
 @pytest.mark.slow
