@@ -16,7 +16,7 @@ Three steps, each discrete Laplace noise (exact sampler, integers only: mpdp/pri
    only one row has is released with probability ≤ δ/m_c, which is the δ). From the kept counts: the column's kind
    (0/1 only: an indicator; non-negative with its kept 99th percentile over five times its median: log-scaled),
    its 1st and 99th percentiles as bin edges (rounded outward to 1, 2, 5 × 10^k), which columns have missing
-   cells, and each level's share of n.
+   cells (its one missing bin at the lower threshold b₁·ln(1/β)), and each level's share of n.
 2. for each linear column (m_l of them), a histogram of 10 equal bins between step 1's bounds (public after
    step 1): sensitivity 2m_l, scale 2m_l/ε₂, threshold as in step 1; when the kept bins hold at least half the
    column's rows, their 1st and 99th percentiles are the column's bounds (ages of 18–90 are not scaled on
@@ -106,8 +106,8 @@ class Noise:
 
     def add(self, counts: np.ndarray, scale: float) -> np.ndarray:
         exact = Fraction(repr(float(scale)))
-        draw = (lambda: discrete_laplace(exact, self.randbelow)) if self.randbelow else \
-            (lambda: discrete_laplace(exact))
+        source = self.randbelow
+        draw = (lambda: discrete_laplace(exact, source)) if source is not None else (lambda: discrete_laplace(exact))
         return np.asarray(counts, dtype=np.int64) + np.array([draw() for _ in range(len(counts))], dtype=np.int64)
 
 
@@ -173,6 +173,7 @@ def release(numeric: dict[str, np.ndarray], categorical: dict[str, list], order:
     tau1 = _threshold(scale1, len(BINS))
     categorical_names = [name for name in order if name in categorical]
     tau_c = 1 + scale1 * math.log(max(1, len(categorical_names)) / delta)
+    tau_missing = scale1 * math.log(1 / SPURIOUS)  # one public bin: a spurious indicator costs only a feature
     warnings: list[str] = []
     columns: dict[str, Column] = {}
     kept_counts: dict[str, tuple[np.ndarray, int]] = {}
@@ -180,19 +181,19 @@ def release(numeric: dict[str, np.ndarray], categorical: dict[str, list], order:
         if name in categorical:
             levels, counts = counts_of(categorical[name])
             noisy = noise.add(counts, scale1)
-            kept = [(level, int(count)) for level, count in zip(levels, noisy[:-1]) if count >= tau_c]
-            missing = bool(noisy[-1] >= tau1)
-            if not kept:
+            released = [(level, int(count)) for level, count in zip(levels, noisy[:-1]) if count >= tau_c]
+            missing = bool(noisy[-1] >= tau_missing)
+            if not released:
                 warnings.append(f"column {name!r}: no level has enough rows for the private statistics (ε = "
                                 f"{epsilon:g}); its levels are not used: list them in a schema")
-            columns[name] = Categorical(name, tuple(level for level, _ in kept), missing,
-                                        tuple(_significant(count / rows) for _, count in kept))
+            columns[name] = Categorical(name, tuple(level for level, _ in released), missing,
+                                        tuple(_significant(count / rows) for _, count in released))
             continue
         noisy = noise.add(counts_of(numeric[name])[1], scale1)
         missing_count = max(0, int(noisy[-1]))
         kept = np.where(noisy[:-1] >= tau1, noisy[:-1], 0)
         kept_counts[name] = (kept, missing_count)
-        columns[name] = _kind(name, kept, missing_count >= tau1, warnings, epsilon)
+        columns[name] = _kind(name, kept, missing_count >= tau_missing, warnings, epsilon)
     # 2. finer bounds for linear columns, on 40 equal bins between step 1's (public) bounds
     linear = [name for name, c in columns.items() if isinstance(c, Numeric) and c.low is not None
               and not c.log and not c.indicator]
@@ -206,10 +207,10 @@ def release(numeric: dict[str, np.ndarray], categorical: dict[str, list], order:
             present = np.clip(numeric[name][~np.isnan(numeric[name])], column.low, column.high)
             index = np.clip(np.searchsorted(edges, present, side="right") - 1, 0, REFINE_BINS - 1)
             noisy = noise.add(np.bincount(index, minlength=REFINE_BINS), scale2)
-            kept = np.where(noisy >= tau2, noisy, 0)
-            found = _percentile_edges(kept, [Bin(float(edges[j]), float(edges[j + 1])) for j in range(REFINE_BINS)])
+            refined = np.where(noisy >= tau2, noisy, 0)
+            found = _percentile_edges(refined, [Bin(float(edges[j]), float(edges[j + 1])) for j in range(REFINE_BINS)])
             # kept only when the kept bins hold most rows: else the threshold cut the column's body away
-            if found is not None and found[2] > found[0] and kept.sum() >= 0.5 * (rows - kept_counts[name][1]):
+            if found is not None and found[2] > found[0] and refined.sum() >= 0.5 * (rows - kept_counts[name][1]):
                 columns[name] = Numeric(name, _tidy(found[0]), _tidy(found[2]), missing=column.missing,
                                         from_table=True)
     # 3. each numeric column's mean on its scale, between its bounds: its centre
@@ -246,7 +247,7 @@ def release(numeric: dict[str, np.ndarray], categorical: dict[str, list], order:
         "columns_read": list(order), "epsilon": epsilon, "delta": delta,
         "steps": [
             {"release": "histograms", "epsilon": eps1, "l1_sensitivity": 2 * m, "scale": scale1,
-             "threshold": tau1, "level_threshold": tau_c},
+             "threshold": tau1, "level_threshold": tau_c, "missing_threshold": tau_missing},
             {"release": "linear columns' finer histograms", "epsilon": eps2, "columns": len(linear),
              "l1_sensitivity": 2 * len(linear)},
             {"release": "means", "epsilon": eps3, "columns": len(scaled), "l1_sensitivity": MEAN_GRID * len(scaled),
