@@ -66,6 +66,7 @@ class DuServerSide(RoleSide):
         self.dropped: list[int] = []
         self.round = 0
         self.theta = np.zeros(parameters.weights)
+        self.round_models: list[np.ndarray] = []  # θ_1, θ_2, …: the release is their mean (server.released)
         self.uploads: dict[int, tuple[int, np.ndarray]] = {}
         self.absent: set[int] = set()
         self.collector: SumCollector | None = None
@@ -265,6 +266,7 @@ class DuServerSide(RoleSide):
         self.history.append(du_pb2.DuRound(round=self.round, participants=self.active, step_norm=step,
                                            seconds=time.monotonic() - self._round_started))
         previous, self.theta = self.theta, average
+        self.round_models.append(average)
         self.round += 1
         if server.converged(previous, average, p.tolerance):
             self.stopped = f"converged after {self.round} rounds"
@@ -275,8 +277,9 @@ class DuServerSide(RoleSide):
         return self._release()
 
     def _release(self) -> list[Outbound]:
+        released_theta = server.released(self.parameters, self.round_models)
         self.released = du_pb2.DuResult(
-            theta=self.theta.tolist(), rounds=self.round, stopped=self.stopped, history=self.history,
+            theta=released_theta.tolist(), rounds=self.round, stopped=self.stopped, history=self.history,
             dropped=self.dropped,
             timing=[common_pb2.StageTiming(stage="rounds", seconds=time.perf_counter() - self._started)],
             rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.rejected.items())],
@@ -285,7 +288,7 @@ class DuServerSide(RoleSide):
             evidence=self.evidence)
         self._advance(State.ROUND, State.FINISHING, "sending the final model")
         self._round_started = time.monotonic()
-        final = du_pb2.DuModel(parameters=self.parameters.to_proto(), round=self.round, theta=self.theta.tolist(),
+        final = du_pb2.DuModel(parameters=self.parameters.to_proto(), round=self.round, theta=released_theta.tolist(),
                                final=True)
         self.finals_pending = set(self.active)
         self._check_finished()

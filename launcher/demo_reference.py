@@ -142,7 +142,7 @@ def du(args: argparse.Namespace, split, draw: int) -> dict:
                           args.learning_rate, args.regularization, len(parts), split.test_features.shape[1],
                           args.bound, False, DEFAULT_HONEST_FRACTION, KEY_ID, args.batch_size,
                           max(len(y) for _, y in parts))
-    theta = reference.run(chosen, parts, draw + 1).final
+    theta = reference.run(chosen, parts, draw + 1).released(chosen)
     return _scored(split, augment(split.test_features) @ theta, augment(split.public_features) @ theta)
 
 

@@ -97,7 +97,7 @@ def du(report: dict, topology, client_data: dict) -> dict:
                               given["parties"], given["dimension"], given["bound"], False, 2 / 3, bytes(32),
                               given["batch_size"])
     augmented = [(augment(x), y) for x, y in parts]
-    models = [reference.run(parameters, augmented, 1 + k).final for k in range(spread.RERUNS)]
+    models = [reference.run(parameters, augmented, 1 + k).released(parameters) for k in range(spread.RERUNS)]
     return spread.over_models(models, lambda theta, rows: augment(rows) @ theta, client_data["test_features"],
                               client_data["test_labels"], evaluation.public_rows(client_data),
                               f"Du's {parameters.method} noise")

@@ -74,7 +74,7 @@ def test_the_twin_equals_the_reference(threshold_key, parts, method):
     net = _network(threshold_key, parts)
     result = _run(net, parameters)
     expected = reference.run(parameters, [(augment(x), y.astype(float)) for x, y in parts], SEED)
-    assert np.array_equal(np.array(result.theta), expected.final)
+    assert np.array_equal(np.array(result.theta), expected.released(parameters))
     assert result.rounds == 3 and result.stopped == "round limit 3"
     assert [list(r.participants) for r in result.history] == expected.participants
     assert net.messages == closed_form(5, 3)

@@ -84,7 +84,7 @@ def du_release(split: datasets.TeacherSplit, seed: int) -> dict:
     parameters = DuParameters(args.method, args.epsilon, args.delta, args.rounds, args.tolerance, args.local_epochs,
                               args.learning_rate, args.regularization, PARTIES, split.test_features.shape[1],
                               args.bound, False, DEFAULT_HONEST_FRACTION, KEY_ID, args.batch_size)
-    theta = du_reference.run(parameters, [(augment(x), y) for x, y in split.teacher_parts], seed + 1).final
+    theta = du_reference.run(parameters, [(augment(x), y) for x, y in split.teacher_parts], seed + 1).released(parameters)
     return _scored(split, augment(split.test_features) @ theta, augment(split.public_features) @ theta)
 
 
@@ -148,7 +148,7 @@ def test_du_on_breast_cancer_is_cut_on_the_public_rows_not_at_zero():
         parameters = DuParameters(args.method, args.epsilon, args.delta, args.rounds, args.tolerance,
                                   args.local_epochs, args.learning_rate, args.regularization, PARTIES,
                                   split.test_features.shape[1], args.bound, False, DEFAULT_HONEST_FRACTION, KEY_ID)
-        theta = du_reference.run(parameters, [(augment(x), y) for x, y in split.teacher_parts], 7 + seed).final
+        theta = du_reference.run(parameters, [(augment(x), y) for x, y in split.teacher_parts], 7 + seed).released(parameters)
         scores = augment(split.test_features) @ theta
         fixed_zero.append(evaluation.metrics(split.test_labels, (scores > 0).astype(int), scores))
         cut.append(_scored(split, scores, augment(split.public_features) @ theta))

@@ -21,6 +21,10 @@ class History:
     def final(self) -> np.ndarray:
         return self.models[-1]
 
+    def released(self, parameters: DuParameters) -> np.ndarray:
+        """What the server releases (server.released): the mean of the rounds' models with a noisy method."""
+        return server.released(parameters, self.models[1:])
+
     @property
     def rounds(self) -> int:
         return len(self.models) - 1

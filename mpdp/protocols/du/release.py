@@ -9,7 +9,7 @@ import numpy as np
 from mpdp.cryptocore.errors import CryptoError
 from mpdp.cryptocore.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import du_pb2
-from mpdp.protocols.du import bounds, encoding
+from mpdp.protocols.du import bounds, encoding, server
 from mpdp.protocols.du.parameters import DuParameters
 from mpdp.sessions.errors import ProtocolError, aborted
 from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
@@ -35,7 +35,7 @@ def average_of(parameters: DuParameters, public_key: ThresholdPublicKey, plainte
 def check_result(parameters: DuParameters, public_key: ThresholdPublicKey, session_id: str,
                  keys: ContributionKeys | None, key_holders: list[int], result: du_pb2.DuResult) -> dict:
     """Every round's sum recomputed from its signed uploads and the holders' proven answers, its participants and
-    step, and the released θ as the last round's average. `lie(SERVER, …)` on any mismatch. Returns what the
+    step, and the released θ as the rounds' mean (server.released). `lie(SERVER, …)` on any mismatch. Returns what the
     client verified: the participants per round and the holders whose answers failed their proofs."""
     p = parameters
     evidence = {e.round: e.evidence for e in result.evidence}
@@ -45,6 +45,7 @@ def check_result(parameters: DuParameters, public_key: ThresholdPublicKey, sessi
         raise lie(SERVER, "its result does not carry exactly one sum's evidence per round")
     count = encoding.layout(p, public_key.n).plaintexts_needed(encoding.values(p))
     theta, participants, rejected = np.zeros(p.weights), {}, {}
+    round_models: list[np.ndarray] = []
     for history in result.history:
         k = history.round
         verified = verify_sum(public_key, evidence[k], SumSlot.of("du", session_id, p, k), keys, p.parties,
@@ -56,8 +57,9 @@ def check_result(parameters: DuParameters, public_key: ThresholdPublicKey, sessi
         compare(SERVER, f"round {k}'s participants", list(history.participants), verified.contributors)
         compare(SERVER, f"round {k}'s step", history.step_norm, float(np.linalg.norm(average - theta)))
         theta, participants[k] = average, verified.contributors
+        round_models.append(average)
         rejected.update(verified.rejected)
-    compare(SERVER, "the final θ", list(result.theta), theta.tolist())
+    compare(SERVER, "the released θ", list(result.theta), server.released(p, round_models).tolist())
     compare(SERVER, "key holders whose partial decryptions failed", sorted(r.holder for r in result.rejected),
             sorted(rejected))
     return {"participants": participants, "rejected_shares": rejected}
