@@ -87,6 +87,10 @@ def test_up_charges_every_partys_ledger_the_stated_epsilon_and_a_schema_charges_
         entries = Ledger(part, number).entries()
         assert [e["protocol"] for e in entries] == [private_statistics.PROTOCOL]
         assert entries[0]["guarantee"]["epsilon"] == 0.5 and entries[0]["guarantee"]["delta"] == 1e-6
+    heavy = {**stated, "epsilon": 25.0}  # over the default budget (ε = 20): refused in one line, nothing recorded
+    with pytest.raises(ValueError, match="cannot take the table statistics.*--schema"):
+        private_statistics.charge(tmp_path / "party_1.npz", 1, heavy, "up again")
+    assert len(Ledger(tmp_path / "party_1.npz", 1).entries()) == 1
     full = tmp_path / "full.json"
     document = data.scaling["schema_document"]
     full.write_text(json.dumps(document))

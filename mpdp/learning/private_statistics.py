@@ -105,7 +105,8 @@ class Noise:
     randbelow: Callable[[int], int] | None = None
 
     def add(self, counts: np.ndarray, scale: float) -> np.ndarray:
-        exact = Fraction(repr(float(scale)))
+        # one float step up: the rational scale drawn with is never below the real sensitivity/ε the float rounds
+        exact = Fraction(repr(math.nextafter(float(scale), math.inf)))
         source = self.randbelow
         draw = (lambda: discrete_laplace(exact, source)) if source is not None else (lambda: discrete_laplace(exact))
         return np.asarray(counts, dtype=np.int64) + np.array([draw() for _ in range(len(counts))], dtype=np.int64)
@@ -305,6 +306,11 @@ def guarantee(report: dict):
 def charge(data_file: Path, party: int, report: dict, session: str) -> None:
     """Record the release in the party's ledger (`up`, after the ledger is provisioned): the party's rows were
     read for it. Refused like any spend when it would exceed the ledger's budget."""
-    from mpdp.privacy.ledger import Ledger
+    from mpdp.privacy.ledger import BudgetExceeded, Ledger
 
-    Ledger(data_file, party).spend(session, PROTOCOL, guarantee(report))
+    try:
+        Ledger(data_file, party).spend(session, PROTOCOL, guarantee(report))
+    except BudgetExceeded as error:
+        raise ValueError(f"party {party}'s privacy ledger cannot take the table statistics' (ε = {report['epsilon']:g}, "
+                         f"δ = {report['delta']:g}): {error}; pass the run directory's schema.json back with --schema "
+                         "(a full schema reads and charges nothing)") from None
