@@ -13,11 +13,11 @@ exponents δ_i chosen by the verifier (from `secrets`, after every answer is fix
 one simultaneous multi-exponentiation for the long exponents, one fixed-base power of v, and short ones.
 When the folded equations fail, each proof is checked alone, which names the holders whose proofs fail.
 
-Soundness, in the notes of `docs/client-checks.md`: if some holder's equation is off by X_k with X_k² ≠ 1, the
-folded one holds for at most one value of δ_k mod ord(X_k²) given the others (small-exponent test,
-Bellare–Garay–Rabin), so with probability at most 2^-128. The factor 2 maps every X_i into the squares, where
-no element of order below 2^128 exists for safe primes (or, for keys made without a dealer, none can be found
-without the factors); what remains unchecked is an X_i with X_i² = 1, which moves a share by at most an element
+Soundness, argued in `docs/client-checks.md`: if some holder's equation is off by X_k with X_k² ≠ 1, the folded
+one holds for at most one value of δ_k mod ord(X_k²) given the others (small-exponent test, Bellare–Garay–Rabin):
+δ_k is one of 2^127 odd values, so with probability at most 2^-127. The factor 2 maps every X_i into the squares,
+where no element of order below 2^128 exists for safe primes (or, for keys made without a dealer, none can be
+found without the factors); what remains unchecked is an X_i with X_i² = 1, which moves a share by at most an element
 of order 4, and `threshold.combine` raises on any such deviation (its c′ ≡ 1 mod n check). The caller falls
 back to the proofs one by one whenever the combination fails.
 """
@@ -44,7 +44,7 @@ from mpdp.cryptocore.threshold import (
     verify_batch,
 )
 
-FOLD_EXPONENT_BITS = 128  # δ_i: a wrong proof passes the folded check with probability at most 2^-128
+FOLD_EXPONENT_BITS = 128  # δ_i, odd: a wrong proof passes the folded check with probability at most 2^-127
 LONG_WINDOW_BITS = 6  # Straus' window for ~4 800-bit exponents over t ≤ 64 bases (64 entries a base)
 
 
