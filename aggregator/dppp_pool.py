@@ -81,7 +81,8 @@ class DpppPoolAggregatorSide(RoleSide):
         for teacher in self.teachers:
             self.asked[teacher] = self.pools.of(teacher).next
             request = dppp_pb2.DpppPoolRequest(key_id=self.public_key.key_id, first=self.asked[teacher], count=self.bits,
-                                               randomness_powers=self.powers[0], mask_powers=self.powers[1])
+                                               randomness_powers=self.powers[0], mask_powers=self.powers[1],
+                                               client_signature=body.client_signature)
             outbound.append(Outbound(party(teacher), "pool_request", request))
         return outbound
 

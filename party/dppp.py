@@ -14,7 +14,9 @@ from mpdp.cryptocore.key_checks import check_key_id
 from mpdp.cryptocore.precomputed_powers import PowerPool
 from mpdp.learning import ensemble
 from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
+from mpdp.protocols.dppp import pool_opening
 from mpdp.protocols.dppp.parameters import DpppParameters
+from mpdp.protocols.dppp.pool_opening import PoolFill
 from mpdp.protocols.dppp.reference import one_hot
 from mpdp.sessions.errors import denied, invalid
 from mpdp.sessions.identity import AGGREGATOR, Identity
@@ -173,6 +175,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
             raise denied(f"{sender} may not open a DPPP round; the aggregator does")
         own = resources(me)
         if kind == "pool_request":
+            own.check_opening(pool_opening.PROTOCOL, session_id, PoolFill.of_request(body), body.client_signature)
             return DpppPoolTeacherSide(session_id, own, pools.of(own.id), powers_of(own), body)
         parameters = DpppParameters.from_proto(body.parameters)
         own.check_opening("dppp", session_id, parameters, body.client_signature,

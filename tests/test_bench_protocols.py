@@ -32,6 +32,8 @@ def test_bench_dppp_reports_labels_per_second_beside_the_paper_layout_and_the_fl
     assert "the client's checks" in result.stdout and packed["median_client_checks_s"] > 0
     assert report["ratios"]["client_checks_vs_round"] == pytest.approx(
         packed["median_client_checks_s"] / packed["median_wall_s"])
+    assert 0 < packed["median_client_checks_cpu_s"] and report["ratios"]["client_checks_cpu_vs_round"] == pytest.approx(
+        packed["median_client_checks_cpu_s"] / packed["median_wall_s"])
     # t = 3 of 3 holders: every one decrypts each of the teachers' ciphertexts (one each at Q·C = 60 slots).
     assert report["setup"]["threshold"] == 3 and floor["ciphertexts_per_teacher"] == 1
     assert floor["seconds_per_round_one_core"] == pytest.approx(

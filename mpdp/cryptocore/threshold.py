@@ -165,12 +165,18 @@ class KeyShare:
         public = self.public
         coefficients = batch_coefficients(public, self.index, context, ciphertexts, values)
         nsquare = public.paillier.nsquare
-        challenge, response = self._prove(_combination(ciphertexts, coefficients, nsquare),
-                                          _combination(values, coefficients, nsquare), context)
-        return BatchPartialDecryption(self.index, values, challenge, response)
+        challenge, response, a, b = self._prove_committed(_combination(ciphertexts, coefficients, nsquare),
+                                                          _combination(values, coefficients, nsquare), context)
+        return BatchPartialDecryption(self.index, values, challenge, response, (a, b))
 
     def _prove(self, ciphertext: int, value: int, context: bytes) -> tuple[int, int]:
         """(e, z) for log_{c⁴}(value²) = log_v(v_i) = Δ·s_i, with r long enough to hide e·Δ·s_i."""
+        challenge, response, _, _ = self._prove_committed(ciphertext, value, context)
+        return challenge, response
+
+    def _prove_committed(self, ciphertext: int, value: int, context: bytes) -> tuple[int, int, int, int]:
+        """(e, z, a, b): the proof with its commitments, which a verifier of many proofs checks together
+        (`threshold_batch`) instead of recomputing each a and b."""
         public = self.public
         nsquare = public.paillier.nsquare
         c4 = gmpy2.powmod(ciphertext, 4, nsquare)
@@ -178,7 +184,7 @@ class KeyShare:
         a = gmpy2.powmod(c4, r, nsquare)
         b = public.verification_base_power(r)
         challenge = _challenge(public, self.index, context, c4, value * value % nsquare, a, b)
-        return challenge, int(r + challenge * public.delta * self.secret)
+        return challenge, int(r + challenge * public.delta * self.secret), int(a), int(b)
 
 
 @dataclass(frozen=True)
@@ -189,6 +195,9 @@ class BatchPartialDecryption:
     values: tuple[int, ...]
     challenge: int
     response: int
+    # (a, b), the proof's commitments, which e is the hash of: sent so that the releasing role can check many
+    # holders' proofs with one multi-exponentiation; None in answers recorded without them.
+    commitments: tuple[int, int] | None = None
 
     def share(self, index: int) -> PartialDecryption:
         """The index-th share alone, for `combine` (its proof is the batch's)."""

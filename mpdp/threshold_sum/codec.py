@@ -25,7 +25,13 @@ def ciphertexts_from_proto(public_key: ThresholdPublicKey, message: common_pb2.C
 def batch_to_proto(batch: BatchPartialDecryption) -> threshold_sum_pb2.PartialDecryptions:
     return threshold_sum_pb2.PartialDecryptions(values=[int_to_bytes(v) for v in batch.values],
                                                 challenge=int_to_bytes(batch.challenge),
-                                                response=int_to_bytes(batch.response))
+                                                response=int_to_bytes(batch.response),
+                                                commitment_a=int_to_bytes(a) if (a := _commitment(batch, 0)) else b"",
+                                                commitment_b=int_to_bytes(b) if (b := _commitment(batch, 1)) else b"")
+
+
+def _commitment(batch: BatchPartialDecryption, which: int) -> int:
+    return batch.commitments[which] if batch.commitments is not None else 0
 
 
 def batch_from_proto(public_key: ThresholdPublicKey, holder: int, message: threshold_sum_pb2.PartialDecryptions,
@@ -34,9 +40,13 @@ def batch_from_proto(public_key: ThresholdPublicKey, holder: int, message: thres
     if len(message.values) != count:
         raise invalid(f"{len(message.values)} partial decryptions for {count} ciphertexts")
     max_bytes = 4 * ct.ciphertext_length(public_key.paillier)  # z is longer than n²
+    committed = bool(message.commitment_a or message.commitment_b)
+    commitments = [("commitment a", message.commitment_a), ("commitment b", message.commitment_b)] if committed else []
     for name, field in [("value", v) for v in message.values] + [("challenge", message.challenge),
-                                                                   ("response", message.response)]:
+                                                                   ("response", message.response)] + commitments:
         if not 0 < len(field) <= max_bytes:
             raise invalid(f"partial decryption field {name} has a wrong length")
     return BatchPartialDecryption(holder, tuple(int.from_bytes(v, "big") for v in message.values),
-                                  int.from_bytes(message.challenge, "big"), int.from_bytes(message.response, "big"))
+                                  int.from_bytes(message.challenge, "big"), int.from_bytes(message.response, "big"),
+                                  (int.from_bytes(message.commitment_a, "big"), int.from_bytes(message.commitment_b, "big"))
+                                  if committed else None)

@@ -7,10 +7,11 @@ holders"). Asking t first saves ℓ − t holders' partial decryptions and their
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from mpdp.cryptocore.errors import InvalidShare, NotEnoughShares
 from mpdp.cryptocore.threshold import BatchPartialDecryption, ThresholdPublicKey, combine, verify_batch
+from mpdp.cryptocore.threshold_batch import verify_holders, verify_one_by_one
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions.errors import aborted, denied, precondition
 from mpdp.threshold_sum.codec import batch_from_proto
@@ -31,6 +32,40 @@ class SumCombiner:
 
     def accept(self, holder: int, message: threshold_sum_pb2.PartialDecryptions) -> None:
         """Verify the holder's batch proof (expensive; after the cheap checks). Raises InvalidShare if it fails."""
+        batch = self._admit(holder, message)
+        try:
+            verify_batch(self.public_key, self.aggregate, batch, self.proof_context)
+        except InvalidShare as error:
+            self.rejected[holder] = error.reason
+            raise
+        self.partials[holder] = batch
+
+    def accept_together(self, answers: Sequence[tuple[int, threshold_sum_pb2.PartialDecryptions]],
+                        one_by_one: Collection[int] = ()) -> None:
+        """`accept` for every answer, their proofs checked at once (`threshold_batch.verify_holders`), those of
+        the holders in `one_by_one` each alone. A failing proof is recorded in `rejected`, not raised; a
+        malformed answer raises as in `accept`. Call `recheck` if `combine` then fails (docs/client-checks.md,
+        "Batch verification")."""
+        holders = [holder for holder, _ in answers]
+        if len(set(holders)) != len(holders):
+            raise precondition("a key holder answered twice (replay)")
+        admitted = [self._admit(holder, message) for holder, message in answers]
+        together = [batch for batch in admitted if batch.holder not in one_by_one]
+        alone = [batch for batch in admitted if batch.holder in one_by_one]
+        self.rejected.update(verify_holders(self.public_key, self.aggregate, together, self.proof_context))
+        self.rejected.update(verify_one_by_one(self.public_key, self.aggregate, alone, self.proof_context))
+        self.partials.update({batch.holder: batch for batch in admitted if batch.holder not in self.rejected})
+
+    def recheck(self) -> None:
+        """Every accepted proof checked alone: what names a holder when proofs checked together let through a
+        share that does not combine."""
+        failed = verify_one_by_one(self.public_key, self.aggregate, self.partials.values(), self.proof_context)
+        for holder, reason in failed.items():
+            del self.partials[holder]
+            self.rejected[holder] = reason
+
+    def _admit(self, holder: int, message: threshold_sum_pb2.PartialDecryptions) -> BatchPartialDecryption:
+        """The cheap checks and the parse; raises unless the holder may answer now."""
         if holder not in self.key_holders:
             raise denied(f"party {holder} holds no key share")
         if holder not in self.asked:
@@ -39,12 +74,7 @@ class SumCombiner:
             raise precondition(f"key holder {holder} already answered (replay)")
         batch = batch_from_proto(self.public_key, holder, message, len(self.aggregate))
         self.answers[holder] = message
-        try:
-            verify_batch(self.public_key, self.aggregate, batch, self.proof_context)
-        except InvalidShare as error:
-            self.rejected[holder] = error.reason
-            raise
-        self.partials[holder] = batch
+        return batch
 
     def mark_absent(self, holder: int, reason: str) -> None:
         if holder not in self.partials:

@@ -9,10 +9,10 @@ sender (contributions) or checkable by anyone (partial decryptions under the hol
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
-from mpdp.cryptocore.errors import CryptoError, InvalidShare
+from mpdp.cryptocore.errors import CryptoError
 from mpdp.cryptocore.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions.errors import ProtocolError, aborted
@@ -37,24 +37,29 @@ def lie(who: str, what: str) -> ProtocolError:
 def verify_sum(public_key: ThresholdPublicKey, evidence: threshold_sum_pb2.SumEvidence, slot: SumSlot,
                keys: ContributionKeys | None, parties: int, min_contributors: int, ciphertext_count: int,
                proof_context: bytes, key_holders: Sequence[int], who: str = "aggregator",
-               well_formed: Callable[[threshold_sum_pb2.DecryptionRequest], None] | None = None) -> VerifiedSum:
-    """The sum as the releasing role computes it from `evidence`; `lie(who, …)` if any piece fails."""
+               well_formed: Callable[[threshold_sum_pb2.DecryptionRequest], None] | None = None,
+               named_failing: Collection[int] = ()) -> VerifiedSum:
+    """The sum as the releasing role computes it from `evidence`; `lie(who, …)` if any piece fails.
+    `named_failing`: the holders the aggregator says failed their proofs."""
     try:
         aggregate, contributors = decryption.check_request(public_key, evidence.request, slot, keys, parties,
                                                            min_contributors, ciphertext_count, well_formed)
     except (ProtocolError, CryptoError) as error:
         raise lie(who, f"the contributions it forwarded do not verify ({error})") from None
     combiner = SumCombiner(public_key, list(key_holders), aggregate, proof_context)
-    for answer in evidence.answers:
-        try:
-            combiner.accept(answer.holder, answer.partials)
-        except InvalidShare:
-            continue  # recorded in combiner.rejected: compared with the aggregator's claim by the caller
-        except (ProtocolError, CryptoError) as error:
-            raise lie(who, f"key holder {answer.holder}'s forwarded answer is malformed ({error})") from None
     try:
-        plaintexts, decryptors = combiner.combine()
-    except ProtocolError as error:
+        # Every proof at once; the holders the aggregator names as failing each alone, so that a verdict on
+        # them is exactly that of `threshold.verify_batch` (docs/client-checks.md, "Batch verification").
+        combiner.accept_together([(answer.holder, answer.partials) for answer in evidence.answers], named_failing)
+    except (ProtocolError, CryptoError) as error:
+        raise lie(who, f"a key holder's forwarded answer is malformed ({error})") from None
+    try:
+        try:
+            plaintexts, decryptors = combiner.combine()
+        except CryptoError:  # a share the proofs checked together let through: each alone names its holder
+            combiner.recheck()
+            plaintexts, decryptors = combiner.combine()
+    except (ProtocolError, CryptoError) as error:
         raise lie(who, f"the forwarded partial decryptions do not combine ({error})") from None
     return VerifiedSum(plaintexts, contributors, decryptors, dict(combiner.rejected))
 

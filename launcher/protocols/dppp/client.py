@@ -20,8 +20,9 @@ from mpdp.cryptocore import keyfiles
 from mpdp.deployments.topology import Topology
 from mpdp.learning import evaluation, models, threshold
 from mpdp.proto.v1 import dppp_pb2
-from mpdp.protocols.dppp import release
+from mpdp.protocols.dppp import pool_opening, release
 from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
+from mpdp.protocols.dppp.pool_opening import PoolFill
 from mpdp.sessions.identity import AGGREGATOR, CLIENT
 from mpdp.sessions.matrices import matrix_to_proto
 from mpdp.vote_proofs import influence
@@ -60,7 +61,9 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
                                                  dppp=dppp_pb2.DpppMessage(open=request))
     result = reply.dppp.result
     # Nothing below takes the aggregator's word: each field is recomputed from the evidence (or the session fails).
+    check_cpu = time.thread_time()
     checked, check_s = check_result(topology, public_key, parameters, session_id, result)
+    check_cpu = time.thread_time() - check_cpu  # this thread's CPU: what the wall time is on an idle core
     labels, histograms = checked.labels, checked.histograms
     student = models.train(models.DEFAULT_STUDENT_MODEL, public_features[:queries], labels)
     true_labels = client_data["public_labels"][:queries]
@@ -69,6 +72,7 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     timing["client_round_trip"] = round_s
     timing["client_noise_search"] = search_s  # the roles only check N (timing["calibration"])
     timing["client_checks"] = check_s
+    timing["client_checks_cpu"] = check_cpu
     return {
         "protocol": "dppp",
         "session_id": session_id,
@@ -149,8 +153,11 @@ async def fill_noise_pools(topology: Topology, bits: int, deadline_s: float = 60
     public_key = keyfiles.load_public_key(topology.public_key)
     session_id = session_id or secrets.token_hex(8)
     progress(f"DPPP noise pools (session id {session_id}): {bits} committed bits per teacher")
+    fill = PoolFill(public_key.key_id, bits, votes, votes * classes)
     request = dppp_pb2.DpppPoolFill(key_id=public_key.key_id, bits=bits, deadline_seconds=deadline_s,
-                                    randomness_powers=votes, mask_powers=votes * classes)
+                                    randomness_powers=votes, mask_powers=votes * classes,
+                                    client_signature=opening_signature(topology, pool_opening.PROTOCOL, session_id,
+                                                                       fill))
     reply, traffic, seconds = await await_result(topology, session_id, AGGREGATOR, deadline_s + 60,
                                                  dppp=dppp_pb2.DpppMessage(fill=request))
     filled = reply.dppp.pool_filled

@@ -10,6 +10,7 @@ import numpy as np
 
 from launcher.client import await_result, opening_signature
 from launcher.progress import progress
+from launcher.protocols.du.transcript import transcript
 from mpdp.cryptocore import keyfiles
 from mpdp.deployments.topology import Topology
 from mpdp.learning import evaluation, threshold
@@ -92,6 +93,10 @@ async def run_du_session(topology: Topology, client_data: dict, parameters: DuPa
                                  "nothing: uploads in the clear reach the server alone",
         },
         "privacy": accounting.report(parameters, result.rounds),
+        **({"transcript": transcript(keyfiles.load_public_key(topology.public_key),
+                                     topology.ca_certificate.read_bytes() if topology.ca_certificate else None,
+                                     parameters, session_id, topology.key_holders, result)}
+           if parameters.secure_aggregation else {}),
         "traffic": traffic["summary"],
         "traffic_detail": traffic["detail"],
         "traffic_client_observed": traffic["client_observed"],

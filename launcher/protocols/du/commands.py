@@ -172,6 +172,12 @@ def released_steps(report: Report, client_data: dict) -> list:
             ("model", released.linear(theta, -released.cut_of(report), [0, 1]))]
 
 
+def verify_report(report: Report, ca_certificate: bytes | None, public_key) -> list[str]:
+    from launcher.protocols.du.transcript import verify
+
+    return verify(report, ca_certificate, public_key)
+
+
 PROTOCOL = LauncherProtocol(
     name="du",
     help="Du–Li–Li OFPA / OFAA and their correct counterparts: rounds of weighted averaging",
@@ -198,6 +204,7 @@ PROTOCOL = LauncherProtocol(
                   session=fault_session),
     charge=charge,
     closed_form=closed_form,
+    verify=verify_report,
     audit_noise="functional",
     release=released_steps,
 )

@@ -91,32 +91,36 @@ class DpppVotes(_message.Message):
     def __init__(self, tosses: _Optional[int] = ..., votes: _Optional[_Union[_common_pb2.Ciphertexts, _Mapping]] = ..., signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ..., proven: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., noise_bits: _Optional[_Union[_common_pb2.ProvenVotes, _Mapping]] = ..., coin_commitment: _Optional[bytes] = ..., pooled: _Optional[bool] = ..., pool_first: _Optional[int] = ..., proofs_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class DpppPoolFill(_message.Message):
-    __slots__ = ("key_id", "bits", "deadline_seconds", "randomness_powers", "mask_powers")
+    __slots__ = ("key_id", "bits", "deadline_seconds", "randomness_powers", "mask_powers", "client_signature")
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     BITS_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_SECONDS_FIELD_NUMBER: _ClassVar[int]
     RANDOMNESS_POWERS_FIELD_NUMBER: _ClassVar[int]
     MASK_POWERS_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     key_id: bytes
     bits: int
     deadline_seconds: float
     randomness_powers: int
     mask_powers: int
-    def __init__(self, key_id: _Optional[bytes] = ..., bits: _Optional[int] = ..., deadline_seconds: _Optional[float] = ..., randomness_powers: _Optional[int] = ..., mask_powers: _Optional[int] = ...) -> None: ...
+    client_signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, key_id: _Optional[bytes] = ..., bits: _Optional[int] = ..., deadline_seconds: _Optional[float] = ..., randomness_powers: _Optional[int] = ..., mask_powers: _Optional[int] = ..., client_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class DpppPoolRequest(_message.Message):
-    __slots__ = ("key_id", "first", "count", "randomness_powers", "mask_powers")
+    __slots__ = ("key_id", "first", "count", "randomness_powers", "mask_powers", "client_signature")
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     FIRST_FIELD_NUMBER: _ClassVar[int]
     COUNT_FIELD_NUMBER: _ClassVar[int]
     RANDOMNESS_POWERS_FIELD_NUMBER: _ClassVar[int]
     MASK_POWERS_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_SIGNATURE_FIELD_NUMBER: _ClassVar[int]
     key_id: bytes
     first: int
     count: int
     randomness_powers: int
     mask_powers: int
-    def __init__(self, key_id: _Optional[bytes] = ..., first: _Optional[int] = ..., count: _Optional[int] = ..., randomness_powers: _Optional[int] = ..., mask_powers: _Optional[int] = ...) -> None: ...
+    client_signature: _threshold_sum_pb2.ContributionSignature
+    def __init__(self, key_id: _Optional[bytes] = ..., first: _Optional[int] = ..., count: _Optional[int] = ..., randomness_powers: _Optional[int] = ..., mask_powers: _Optional[int] = ..., client_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class DpppPoolBits(_message.Message):
     __slots__ = ("first", "bits")

@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from mpdp.proto.v1 import common_pb2 as mpdp_dot_proto_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!mpdp/proto/v1/threshold_sum.proto\x12\x07mpdp.v1\x1a\x1ampdp/proto/v1/common.proto\"?\n\x15\x43ontributionSignature\x12\x11\n\tsignature\x18\x01 \x01(\x0c\x12\x13\n\x0b\x63\x65rtificate\x18\x02 \x01(\x0c\"\xa6\x01\n\x0c\x43ontribution\x12\x0e\n\x06sender\x18\x01 \x01(\r\x12)\n\x0b\x63iphertexts\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x31\n\tsignature\x18\x03 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\x12(\n\x0bwell_formed\x18\x04 \x01(\x0b\x32\x13.mpdp.v1.WellFormed\"\xe8\x01\n\nWellFormed\x12#\n\x05votes\x18\x01 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12#\n\x05noise\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12(\n\nnoise_bits\x18\x03 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12<\n\x14\x63ommitment_signature\x18\x04 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\x12\x12\n\npool_first\x18\x05 \x01(\x04\x12\x14\n\x0cpool_uploads\x18\x06 \x03(\x04\"\xa7\x01\n\x11\x44\x65\x63ryptionRequest\x12,\n\rcontributions\x18\x03 \x03(\x0b\x32\x15.mpdp.v1.Contribution\x12.\n\x0c\x63oin_entries\x18\x04 \x01(\x0b\x32\x18.mpdp.v1.CoinCommitments\x12(\n\x0b\x63oin_shares\x18\x05 \x01(\x0b\x32\x13.mpdp.v1.CoinSharesJ\x04\x08\x01\x10\x02J\x04\x08\x02\x10\x03\"O\n\x12PartialDecryptions\x12\x0e\n\x06values\x18\x02 \x03(\x0c\x12\x11\n\tchallenge\x18\x03 \x01(\x0c\x12\x10\n\x08response\x18\x04 \x01(\x0cJ\x04\x08\x01\x10\x02\"b\n\x0bSumEvidence\x12+\n\x07request\x18\x01 \x01(\x0b\x32\x1a.mpdp.v1.DecryptionRequest\x12&\n\x07\x61nswers\x18\x02 \x03(\x0b\x32\x15.mpdp.v1.HolderAnswer\"M\n\x0cHolderAnswer\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12-\n\x08partials\x18\x02 \x01(\x0b\x32\x1b.mpdp.v1.PartialDecryptions\"/\n\rRejectedShare\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\t\"6\n\x0f\x43oinCommitments\x12#\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x12.mpdp.v1.CoinEntry\"O\n\tCoinEntry\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x19\n\x11\x63ommitment_digest\x18\x02 \x01(\x0c\x12\x17\n\x0f\x63oin_commitment\x18\x03 \x01(\x0c\"\x1b\n\nCoinReveal\x12\r\n\x05share\x18\x01 \x01(\x0c\"0\n\nCoinShares\x12\"\n\x06shares\x18\x01 \x03(\x0b\x32\x12.mpdp.v1.CoinShare\"*\n\tCoinShare\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\r\n\x05share\x18\x02 \x01(\x0c\"H\n\x13\x46lippedContribution\x12\x31\n\tsignature\x18\x01 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignatureb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n!mpdp/proto/v1/threshold_sum.proto\x12\x07mpdp.v1\x1a\x1ampdp/proto/v1/common.proto\"?\n\x15\x43ontributionSignature\x12\x11\n\tsignature\x18\x01 \x01(\x0c\x12\x13\n\x0b\x63\x65rtificate\x18\x02 \x01(\x0c\"\xa6\x01\n\x0c\x43ontribution\x12\x0e\n\x06sender\x18\x01 \x01(\r\x12)\n\x0b\x63iphertexts\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12\x31\n\tsignature\x18\x03 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\x12(\n\x0bwell_formed\x18\x04 \x01(\x0b\x32\x13.mpdp.v1.WellFormed\"\xe8\x01\n\nWellFormed\x12#\n\x05votes\x18\x01 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12#\n\x05noise\x18\x02 \x01(\x0b\x32\x14.mpdp.v1.Ciphertexts\x12(\n\nnoise_bits\x18\x03 \x01(\x0b\x32\x14.mpdp.v1.ProvenVotes\x12<\n\x14\x63ommitment_signature\x18\x04 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignature\x12\x12\n\npool_first\x18\x05 \x01(\x04\x12\x14\n\x0cpool_uploads\x18\x06 \x03(\x04\"\xa7\x01\n\x11\x44\x65\x63ryptionRequest\x12,\n\rcontributions\x18\x03 \x03(\x0b\x32\x15.mpdp.v1.Contribution\x12.\n\x0c\x63oin_entries\x18\x04 \x01(\x0b\x32\x18.mpdp.v1.CoinCommitments\x12(\n\x0b\x63oin_shares\x18\x05 \x01(\x0b\x32\x13.mpdp.v1.CoinSharesJ\x04\x08\x01\x10\x02J\x04\x08\x02\x10\x03\"{\n\x12PartialDecryptions\x12\x0e\n\x06values\x18\x02 \x03(\x0c\x12\x11\n\tchallenge\x18\x03 \x01(\x0c\x12\x10\n\x08response\x18\x04 \x01(\x0c\x12\x14\n\x0c\x63ommitment_a\x18\x05 \x01(\x0c\x12\x14\n\x0c\x63ommitment_b\x18\x06 \x01(\x0cJ\x04\x08\x01\x10\x02\"b\n\x0bSumEvidence\x12+\n\x07request\x18\x01 \x01(\x0b\x32\x1a.mpdp.v1.DecryptionRequest\x12&\n\x07\x61nswers\x18\x02 \x03(\x0b\x32\x15.mpdp.v1.HolderAnswer\"M\n\x0cHolderAnswer\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12-\n\x08partials\x18\x02 \x01(\x0b\x32\x1b.mpdp.v1.PartialDecryptions\"/\n\rRejectedShare\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x0e\n\x06reason\x18\x02 \x01(\t\"6\n\x0f\x43oinCommitments\x12#\n\x07\x65ntries\x18\x01 \x03(\x0b\x32\x12.mpdp.v1.CoinEntry\"O\n\tCoinEntry\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\x19\n\x11\x63ommitment_digest\x18\x02 \x01(\x0c\x12\x17\n\x0f\x63oin_commitment\x18\x03 \x01(\x0c\"\x1b\n\nCoinReveal\x12\r\n\x05share\x18\x01 \x01(\x0c\"0\n\nCoinShares\x12\"\n\x06shares\x18\x01 \x03(\x0b\x32\x12.mpdp.v1.CoinShare\"*\n\tCoinShare\x12\x0e\n\x06holder\x18\x01 \x01(\r\x12\r\n\x05share\x18\x02 \x01(\x0c\"H\n\x13\x46lippedContribution\x12\x31\n\tsignature\x18\x01 \x01(\x0b\x32\x1e.mpdp.v1.ContributionSignatureb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -41,23 +41,23 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_DECRYPTIONREQUEST']._serialized_start=544
   _globals['_DECRYPTIONREQUEST']._serialized_end=711
   _globals['_PARTIALDECRYPTIONS']._serialized_start=713
-  _globals['_PARTIALDECRYPTIONS']._serialized_end=792
-  _globals['_SUMEVIDENCE']._serialized_start=794
-  _globals['_SUMEVIDENCE']._serialized_end=892
-  _globals['_HOLDERANSWER']._serialized_start=894
-  _globals['_HOLDERANSWER']._serialized_end=971
-  _globals['_REJECTEDSHARE']._serialized_start=973
-  _globals['_REJECTEDSHARE']._serialized_end=1020
-  _globals['_COINCOMMITMENTS']._serialized_start=1022
-  _globals['_COINCOMMITMENTS']._serialized_end=1076
-  _globals['_COINENTRY']._serialized_start=1078
-  _globals['_COINENTRY']._serialized_end=1157
-  _globals['_COINREVEAL']._serialized_start=1159
-  _globals['_COINREVEAL']._serialized_end=1186
-  _globals['_COINSHARES']._serialized_start=1188
-  _globals['_COINSHARES']._serialized_end=1236
-  _globals['_COINSHARE']._serialized_start=1238
-  _globals['_COINSHARE']._serialized_end=1280
-  _globals['_FLIPPEDCONTRIBUTION']._serialized_start=1282
-  _globals['_FLIPPEDCONTRIBUTION']._serialized_end=1354
+  _globals['_PARTIALDECRYPTIONS']._serialized_end=836
+  _globals['_SUMEVIDENCE']._serialized_start=838
+  _globals['_SUMEVIDENCE']._serialized_end=936
+  _globals['_HOLDERANSWER']._serialized_start=938
+  _globals['_HOLDERANSWER']._serialized_end=1015
+  _globals['_REJECTEDSHARE']._serialized_start=1017
+  _globals['_REJECTEDSHARE']._serialized_end=1064
+  _globals['_COINCOMMITMENTS']._serialized_start=1066
+  _globals['_COINCOMMITMENTS']._serialized_end=1120
+  _globals['_COINENTRY']._serialized_start=1122
+  _globals['_COINENTRY']._serialized_end=1201
+  _globals['_COINREVEAL']._serialized_start=1203
+  _globals['_COINREVEAL']._serialized_end=1230
+  _globals['_COINSHARES']._serialized_start=1232
+  _globals['_COINSHARES']._serialized_end=1280
+  _globals['_COINSHARE']._serialized_start=1282
+  _globals['_COINSHARE']._serialized_end=1324
+  _globals['_FLIPPEDCONTRIBUTION']._serialized_start=1326
+  _globals['_FLIPPEDCONTRIBUTION']._serialized_end=1398
 # @@protoc_insertion_point(module_scope)

@@ -54,14 +54,18 @@ class DecryptionRequest(_message.Message):
     def __init__(self, contributions: _Optional[_Iterable[_Union[Contribution, _Mapping]]] = ..., coin_entries: _Optional[_Union[CoinCommitments, _Mapping]] = ..., coin_shares: _Optional[_Union[CoinShares, _Mapping]] = ...) -> None: ...
 
 class PartialDecryptions(_message.Message):
-    __slots__ = ("values", "challenge", "response")
+    __slots__ = ("values", "challenge", "response", "commitment_a", "commitment_b")
     VALUES_FIELD_NUMBER: _ClassVar[int]
     CHALLENGE_FIELD_NUMBER: _ClassVar[int]
     RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    COMMITMENT_A_FIELD_NUMBER: _ClassVar[int]
+    COMMITMENT_B_FIELD_NUMBER: _ClassVar[int]
     values: _containers.RepeatedScalarFieldContainer[bytes]
     challenge: bytes
     response: bytes
-    def __init__(self, values: _Optional[_Iterable[bytes]] = ..., challenge: _Optional[bytes] = ..., response: _Optional[bytes] = ...) -> None: ...
+    commitment_a: bytes
+    commitment_b: bytes
+    def __init__(self, values: _Optional[_Iterable[bytes]] = ..., challenge: _Optional[bytes] = ..., response: _Optional[bytes] = ..., commitment_a: _Optional[bytes] = ..., commitment_b: _Optional[bytes] = ...) -> None: ...
 
 class SumEvidence(_message.Message):
     __slots__ = ("request", "answers")

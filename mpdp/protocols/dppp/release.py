@@ -78,7 +78,8 @@ def check_round(parameters: DpppParameters, public_key: ThresholdPublicKey, sess
     compare(AGGREGATOR, "the shape (queries, classes)", (result.queries, result.classes), (p.queries, p.classes))
     slot = SumSlot.of("dppp", session_id, p)
     verified = verify_sum(public_key, result.evidence, slot, keys, p.teachers, p.calibration.min_contributors,
-                          layout.plaintexts_needed(p.values), proof_context("dppp", session_id), key_holders)
+                          layout.plaintexts_needed(p.values), proof_context("dppp", session_id), key_holders,
+                          named_failing={r.holder for r in result.rejected})
     try:
         noisy = histograms(p, public_key, verified.plaintexts, len(verified.contributors))
     except ProtocolError as error:  # the aggregator would have aborted on these counts, not released them

@@ -49,7 +49,8 @@ def check_result(parameters: DuParameters, public_key: ThresholdPublicKey, sessi
     for history in result.history:
         k = history.round
         verified = verify_sum(public_key, evidence[k], SumSlot.of("du", session_id, p, k), keys, p.parties,
-                              p.min_contributors, count, proof_context("du", session_id, k), key_holders, SERVER)
+                              p.min_contributors, count, proof_context("du", session_id, k), key_holders, SERVER,
+                              named_failing={r.holder for r in result.rejected})
         try:
             average = average_of(p, public_key, verified.plaintexts, len(verified.contributors), k)
         except ProtocolError as error:

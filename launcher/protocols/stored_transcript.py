@@ -1,0 +1,42 @@
+"""What every protocol's stored-report verifier shares (docs/client-checks.md, "Verifying a stored report"): the
+failure it raises, the transcript's encoding, and the signatures' checker judging certificates at the session's
+time."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+
+from mpdp.cryptocore.contribution_signature import ContributionVerifier
+from mpdp.threshold_sum.binding import ContributionKeys
+
+
+class VerifyFailed(ValueError):
+    """The stored report does not hold up: one line says what."""
+
+
+def now() -> str:
+    """When a transcript is recorded: the moment its signatures are judged at when it is verified later."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat()
+
+
+def keys(pem: bytes | None, recorded_at: str | None) -> ContributionKeys | None:
+    """The signatures' checker, judging certificates at the session's time: the transcript's, or for one that
+    records none, the CA's issue time (the deployment's start, when every certificate it issued was valid)."""
+    if pem is None:
+        return None
+    from cryptography import x509
+
+    from launcher.deployment.serve import speaks_for
+
+    ca = x509.load_pem_x509_certificate(pem)
+    at = datetime.datetime.fromisoformat(recorded_at) if recorded_at else ca.not_valid_before_utc
+    return ContributionKeys(ContributionVerifier(ca, at), speaks_for)
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def unb64(text: str) -> bytes:
+    return base64.b64decode(text.encode(), validate=True)
