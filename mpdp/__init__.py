@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import mpdp.wire.fork_handling  # noqa: F401  (before anything imports grpc)
-from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
+from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS
 
 __all__ = ["Deployment", "Report", "deploy"]
 

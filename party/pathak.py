@@ -19,17 +19,18 @@ import gmpy2
 import numpy as np
 from phe import PaillierPrivateKey
 
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore import key_reserve, nth_powers, ring_pedersen
-from mpdp.cryptocore.bit_proof import BitProofInvalid, verify_bits
-from mpdp.cryptocore.comparison import EncryptedBits
-from mpdp.cryptocore.elgamal import ElGamalPublicKey
-from mpdp.cryptocore.key_checks import check_key_id
-from mpdp.cryptocore.paillier import KeyPair, PublicKey
-from mpdp.cryptocore.parallel_comparison import ComparisonJob, answer_all
-from mpdp.cryptocore.plaintext_opening import OpeningMismatch, check_opening
-from mpdp.cryptocore.ring_pedersen import RingPedersen
-from mpdp.cryptocore.shared_base import powmod_exponents
+from mpdp.cryptocore.arithmetic.shared_base import powmod_exponents
+from mpdp.cryptocore.comparison.elgamal import ElGamalPublicKey
+from mpdp.cryptocore.comparison.parallel import ComparisonJob, answer_all
+from mpdp.cryptocore.comparison.protocol import EncryptedBits
+from mpdp.cryptocore.keys.key_checks import check_key_id
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier import key_reserve, nth_powers
+from mpdp.cryptocore.paillier.keypair import KeyPair, PublicKey
+from mpdp.cryptocore.proofs import ring_pedersen
+from mpdp.cryptocore.proofs.bit_proof import BitProofInvalid, verify_bits
+from mpdp.cryptocore.proofs.plaintext_opening import OpeningMismatch, check_opening
+from mpdp.cryptocore.proofs.ring_pedersen import RingPedersen
 from mpdp.learning.pathak_local import train
 from mpdp.proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from mpdp.protocols.pathak import comparison, permutation, ring

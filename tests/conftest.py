@@ -6,8 +6,8 @@ import threading
 import pytest
 from hypothesis import HealthCheck, settings
 
-from mpdp.cryptocore.paillier import generate_keypair
-from mpdp.cryptocore.threshold import generate_threshold_key
+from mpdp.cryptocore.paillier.keypair import generate_keypair
+from mpdp.cryptocore.paillier.threshold import generate_threshold_key
 
 TEST_KEY_BITS = 1024
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from mpdp.cryptocore.errors import InvalidShare, NotEnoughShares
-from mpdp.cryptocore.threshold import BatchPartialDecryption, ThresholdPublicKey, combine, verify_batch
+from mpdp.cryptocore.paillier.threshold import BatchPartialDecryption, ThresholdPublicKey, combine, verify_batch
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions.errors import aborted, denied, precondition
 from mpdp.threshold_sum.codec import batch_from_proto

@@ -17,8 +17,8 @@ from typing import Callable, Generic, Iterator, TypeVar
 
 import gmpy2
 
-from mpdp.cryptocore.ciphertext import random_unit
-from mpdp.cryptocore.shared_exponent import powmod_all
+from mpdp.cryptocore.arithmetic.shared_exponent import powmod_all
+from mpdp.cryptocore.paillier.ciphertext import random_unit
 
 MAX_MODULI = 4
 MAX_PREPARED = 4096  # per modulus: 2 MB at 2048 bits, a K = 32 Pathak tournament and then some

@@ -12,7 +12,7 @@ import secrets
 import threading
 from collections import deque
 
-from mpdp.cryptocore import membership_proof as mp
+from mpdp.cryptocore.proofs import membership_proof as mp
 
 MAX_PAIRS = 20_000  # per kind and sender: about 14 MB at 2048 bits
 

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING
 
 import gmpy2
 
+from mpdp.cryptocore.arithmetic.fixed_base import FixedBaseTable
+from mpdp.cryptocore.arithmetic.multi_exponent import multi_powmod
 from mpdp.cryptocore.errors import CryptoError
-from mpdp.cryptocore.fixed_base import FixedBaseTable
-from mpdp.cryptocore.key_checks import length_prefixed_digest
-from mpdp.cryptocore.multi_exponent import multi_powmod
+from mpdp.cryptocore.keys.key_checks import length_prefixed_digest
 
 if TYPE_CHECKING:
-    from mpdp.cryptocore.precomputed_powers import PowerPool
+    from mpdp.cryptocore.proofs.precomputed_powers import PowerPool
 
 CHALLENGE_BITS = 128
 STATISTICAL_BITS = 128  # z = k + e·r hides r to 2^−128

@@ -93,14 +93,14 @@ def rerandomise_for_key_owner(public_key: PaillierPublicKey, ciphertext: int) ->
     and can take discrete logs). The owner can recover ρ, but ρ is uniform and independent of
     everything else, so the result's randomness is too. A ρ^n prepared earlier (`nth_powers`) is used once
     if this process holds one."""
-    from mpdp.cryptocore.nth_powers import pool_for  # (it draws ρ with random_unit from here)
+    from mpdp.cryptocore.paillier.nth_powers import pool_for  # (it draws ρ with random_unit from here)
 
     return int(ciphertext * pool_for(public_key.n).take_or_fresh() % public_key.nsquare)
 
 
 def rerandomise_all_for_key_owner(public_key: PaillierPublicKey, ciphertexts: list[int]) -> list[int]:
     """`rerandomise_for_key_owner` for several ciphertexts, the missing ρ^n made together on every core."""
-    from mpdp.cryptocore.nth_powers import pool_for
+    from mpdp.cryptocore.paillier.nth_powers import pool_for
 
     powers = pool_for(public_key.n).take_or_fresh_many(len(ciphertexts))
     return [int(c * power % public_key.nsquare) for c, power in zip(ciphertexts, powers)]
