@@ -17,6 +17,7 @@ from mpdp.cryptocore.comparison.elgamal import ElGamalKeyPair
 from mpdp.cryptocore.comparison.protocol import ComparisonKeyHolder, MaskedDifferences
 from mpdp.cryptocore.keys.key_checks import check_key_id
 from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier import nth_powers
 from mpdp.cryptocore.paillier.keypair import KeyPair, PublicKey
 from mpdp.cryptocore.proofs import bit_proof
 from mpdp.cryptocore.proofs.plaintext_opening import open_ciphertext
@@ -177,7 +178,7 @@ class PathakCuratorSide(PathakSide):
         for position, index in enumerate(order, start=1):
             self.pi2[index] = position
         self.blinded_b = [blinded_b[index] for index in order]
-        masked = ct.rerandomise_all_for_key_owner(xi, [blinded_a[index] for index in order])  # P_k owns ξ
+        masked = nth_powers.rerandomise_all_for_key_owner(xi, [blinded_a[index] for index in order])  # P_k owns ξ
         for position, value in enumerate(masked, start=1):
             self._emit(out, party(position), "masked_share", ct.to_bytes(xi, value))
         self.elements.clear()

@@ -296,7 +296,7 @@ class PathakPartySide(PathakSide):
         a, encrypted_b = self.routed
         element = pathak_pb2.Stage1Element(
             encrypted_a=ct.to_bytes(self.xi.public.paillier, self.xi.public.encryptor.encrypt(a)),
-            encrypted_b=ct.to_bytes(self._charlies_key.paillier, ct.rerandomise_for_key_owner(self._charlies_key.paillier, encrypted_b)),
+            encrypted_b=ct.to_bytes(self._charlies_key.paillier, nth_powers.rerandomise_for_key_owner(self._charlies_key.paillier, encrypted_b)),
         )
         self._emit(out, CURATOR, "stage1_element", element)
         return True
@@ -515,7 +515,7 @@ class PathakLeaderSide(PathakPartySide):
         layout = self.parameters.noise_layout(self._charlies_key.n)
         product = [ct.add(paillier, *column) for column in zip(*self.selected_noise.values())]
         masks = layout.random_masks(self.parameters.dimension)
-        masked = [ct.rerandomise_for_key_owner(paillier, ct.add_plain(paillier, c, packed))
+        masked = [nth_powers.rerandomise_for_key_owner(paillier, ct.add_plain(paillier, c, packed))
                   for c, packed in zip(product, layout.pack_masks(masks))]
         self._emit(out, CURATOR, "masked_noise",
                    common_pb2.Ciphertexts(key_id=self._charlies_key.key_id, values=[ct.to_bytes(paillier, c) for c in masked]))

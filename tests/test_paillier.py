@@ -74,7 +74,7 @@ def test_rerandomising_for_the_key_owner_uses_each_prepared_power_once_and_keeps
     prepared = [nth_powers.fresh(public.n) for _ in range(2)]
     pool.add(list(prepared))
     values = [keypair.public.encryptor.encrypt(m) for m in (5, 6, 7, 8)]
-    out = ct.rerandomise_all_for_key_owner(public, values)
+    out = nth_powers.rerandomise_all_for_key_owner(public, values)
     assert [keypair.private.raw_decrypt(c) for c in out] == [5, 6, 7, 8]
     assert [c * pow(v, -1, public.nsquare) % public.nsquare for c, v in zip(out[:2], values[:2])] == prepared
     assert len(pool) == 0 and len(set(out) | set(values)) == 8
