@@ -17,8 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import mpdp.wire.fork_handling  # noqa: F401  (before anything imports grpc)
 from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS
+from mpdp.wire.fork_handling import disable_grpc_fork_handlers
 
 __all__ = ["Deployment", "Report", "deploy"]
 
@@ -107,6 +107,7 @@ def deploy(parties: int = 5, dataset: str = "breast-cancer", bits: int = DEFAULT
     ledger's default when None), yield the deployment, stop everything on exit (the roles also die with this
     process). `teacher`: every party's local model (DPPP's and Hamm's teachers) as `module:Class`, a scikit-learn
     classifier each party imports and fits with its defaults on its own rows (as `mpdp up --teacher`)."""
+    disable_grpc_fork_handlers()  # before the launcher's modules import grpc: this process starts the roles
     from launcher.data_report import check_parties
     from launcher.deployment import processes
     from mpdp.learning import datasets, models
