@@ -18,9 +18,9 @@ import time
 from typing import Callable
 
 from aggregator.dppp_pool import DpppPoolAggregatorSide
-from mpdp.cryptocore.key_checks import check_key_id
-from mpdp.cryptocore.membership_proof import MembershipProofInvalid
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.keys.key_checks import check_key_id
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
+from mpdp.cryptocore.proofs.membership_proof import MembershipProofInvalid
 from mpdp.proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
 from mpdp.protocols.dppp import release
 from mpdp.protocols.dppp.parameters import DpppParameters

@@ -15,10 +15,10 @@ import time
 
 import numpy as np
 
-from mpdp.cryptocore.key_checks import check_key_id
-from mpdp.cryptocore.membership_proof import MembershipProofInvalid
-from mpdp.cryptocore.product_proof import ProductProofInvalid
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.keys.key_checks import check_key_id
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
+from mpdp.cryptocore.proofs.membership_proof import MembershipProofInvalid
+from mpdp.cryptocore.proofs.product_proof import ProductProofInvalid
 from mpdp.proto.v1 import common_pb2, du_pb2, threshold_sum_pb2
 from mpdp.protocols.du import encoding, proven_upload, release, server
 from mpdp.protocols.du.parameters import MAX_RECORDS, DuParameters

@@ -16,9 +16,9 @@ from __future__ import annotations
 import enum
 import time
 
-from mpdp.cryptocore.key_checks import check_key_id
-from mpdp.cryptocore.membership_proof import MembershipProofInvalid
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.keys.key_checks import check_key_id
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
+from mpdp.cryptocore.proofs.membership_proof import MembershipProofInvalid
 from mpdp.proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
 from mpdp.protocols.hamm.parameters import HammParameters
 from mpdp.sessions.errors import Kind, ProtocolError, aborted, denied, invalid, precondition

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aggregator import dppp, du, hamm
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.sessions.protocol import RoleProtocol, registry
 from mpdp.threshold_sum.binding import ContributionKeys
 

@@ -15,8 +15,8 @@ import numpy as np
 
 from curator.resources import CuratorResources
 from mpdp.cryptocore.errors import CryptoError
-from mpdp.cryptocore.key_checks import check_key_id
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.keys.key_checks import check_key_id
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import hamm_pb2, threshold_sum_pb2
 from mpdp.protocols.hamm.charlie import eta_source, train_and_release
 from mpdp.protocols.hamm.parameters import HammParameters

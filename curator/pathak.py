@@ -12,14 +12,16 @@ import secrets
 import time
 from collections.abc import Callable
 
-from mpdp.cryptocore import bit_proof, elgamal_bit_proof
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore.comparison import ComparisonKeyHolder, MaskedDifferences
-from mpdp.cryptocore.elgamal import ElGamalKeyPair
-from mpdp.cryptocore.key_checks import check_key_id
-from mpdp.cryptocore.paillier import KeyPair, PublicKey
-from mpdp.cryptocore.plaintext_opening import open_ciphertext
-from mpdp.cryptocore.ring_pedersen import RingPedersen
+from mpdp.cryptocore.comparison import elgamal_bit_proof
+from mpdp.cryptocore.comparison.elgamal import ElGamalKeyPair
+from mpdp.cryptocore.comparison.protocol import ComparisonKeyHolder, MaskedDifferences
+from mpdp.cryptocore.keys.key_checks import check_key_id
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier import nth_powers
+from mpdp.cryptocore.paillier.keypair import KeyPair, PublicKey
+from mpdp.cryptocore.proofs import bit_proof
+from mpdp.cryptocore.proofs.plaintext_opening import open_ciphertext
+from mpdp.cryptocore.proofs.ring_pedersen import RingPedersen
 from mpdp.proto.v1 import comparison_pb2, pathak_pb2
 from mpdp.protocols.pathak import comparison
 from mpdp.protocols.pathak.encoding import LEADER, int_from_signed_bytes
@@ -37,7 +39,7 @@ class PathakCuratorSide(PathakSide):
     def __init__(self, session_id: str, parameters: PathakParameters, zeta: KeyPair, comparison_key: ElGamalKeyPair):
         super().__init__(session_id, CURATOR, parameters)
         self.zeta = zeta
-        self.comparison_key = comparison_key  # the tournament's (mpdp/cryptocore/elgamal.py)
+        self.comparison_key = comparison_key  # the tournament's (mpdp/cryptocore/comparison/elgamal.py)
         self.xi: PublicKey | None = None
         self.ring_pedersen: RingPedersen | None = None  # the leader's, which ζ's Π^fac is made against
         self.elements: dict[int, pathak_pb2.Stage1Element] = {}
@@ -176,7 +178,7 @@ class PathakCuratorSide(PathakSide):
         for position, index in enumerate(order, start=1):
             self.pi2[index] = position
         self.blinded_b = [blinded_b[index] for index in order]
-        masked = ct.rerandomise_all_for_key_owner(xi, [blinded_a[index] for index in order])  # P_k owns ξ
+        masked = nth_powers.rerandomise_all_for_key_owner(xi, [blinded_a[index] for index in order])  # P_k owns ξ
         for position, value in enumerate(masked, start=1):
             self._emit(out, party(position), "masked_share", ct.to_bytes(xi, value))
         self.elements.clear()

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from mpdp.cryptocore.paillier import KeyPair
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.paillier.keypair import KeyPair
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.sessions.on_first_use import OnFirstUse
 from mpdp.threshold_sum.binding import ContributionKeys
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from launcher import run_config
 from launcher.options import key_bits, print_summary, show_defaults, warn_small_key, write_json
-from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
+from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS
 
 DEFAULT_RUN_DIR = Path(".mpdp-run")
 

@@ -88,7 +88,7 @@ def opening_signature(topology: Topology, protocol: str, session_id: str, parame
                       public_inputs: bytes = b"") -> threshold_sum_pb2.ContributionSignature:
     """The client's signature on a session's opening (mpdp.sessions.opening), with its own TLS key, over the
     parameters as every party will decode them; empty in a plaintext deployment."""
-    from mpdp.cryptocore.contribution_signature import ContributionSigner
+    from mpdp.cryptocore.keys.contribution_signature import ContributionSigner
     from mpdp.sessions import opening
 
     tls = topology.tls_for(CLIENT)

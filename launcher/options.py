@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS, MIN_KEY_BITS
+from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS, MIN_KEY_BITS
 
 
 def key_bits(value: str) -> int:

@@ -98,7 +98,7 @@ class DeploymentShape:
 
     @classmethod
     def of(cls, topology, client_data: dict) -> "DeploymentShape":
-        from mpdp.cryptocore import keyfiles
+        from mpdp.cryptocore.paillier import keyfiles
 
         return cls(len(topology.parties), topology.colluding, keyfiles.load_public_key(topology.public_key).key_id,
                    client_data)

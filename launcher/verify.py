@@ -17,7 +17,7 @@ class NotVerifiable(ValueError):
 def verify_file(path: Path, ca_file: Path | None = None, public_key_file: Path | None = None,
                 require_transcript: bool = False) -> list[str]:
     """The verifier's lines for the report at `path`; its VerifyFailed (a ValueError) if a check fails."""
-    from mpdp.cryptocore import keyfiles
+    from mpdp.cryptocore.paillier import keyfiles
 
     report = json.loads(Path(path).read_text())
     name = report.get("protocol") if isinstance(report, dict) and "session_id" in report else None

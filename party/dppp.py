@@ -9,9 +9,9 @@ from typing import Callable
 
 import numpy as np
 
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore.key_checks import check_key_id
-from mpdp.cryptocore.precomputed_powers import PowerPool
+from mpdp.cryptocore.keys.key_checks import check_key_id
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.proofs.precomputed_powers import PowerPool
 from mpdp.learning import ensemble
 from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
 from mpdp.protocols.dppp import pool_opening

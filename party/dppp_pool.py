@@ -12,8 +12,8 @@ import secrets
 
 import numpy as np
 
-from mpdp.cryptocore.key_checks import check_key_id
-from mpdp.cryptocore.precomputed_powers import PowerPool
+from mpdp.cryptocore.keys.key_checks import check_key_id
+from mpdp.cryptocore.proofs.precomputed_powers import PowerPool
 from mpdp.proto.v1 import dppp_pb2
 from mpdp.sessions.errors import invalid
 from mpdp.sessions.identity import AGGREGATOR, Identity

@@ -15,8 +15,8 @@ from typing import Callable
 
 import numpy as np
 
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore.key_checks import check_key_id
+from mpdp.cryptocore.keys.key_checks import check_key_id
+from mpdp.cryptocore.paillier import ciphertext as ct
 from mpdp.proto.v1 import common_pb2, du_pb2
 from mpdp.protocols.du import accounting, encoding, proven_upload
 from mpdp.protocols.du.local import local_update, noise_source

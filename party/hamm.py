@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from mpdp.cryptocore.key_checks import check_key_id
+from mpdp.cryptocore.keys.key_checks import check_key_id
 from mpdp.proto.v1 import hamm_pb2, threshold_sum_pb2
 from mpdp.protocols.hamm.parameters import HammParameters
 from mpdp.protocols.hamm.votes import vote_slots

@@ -19,17 +19,18 @@ import gmpy2
 import numpy as np
 from phe import PaillierPrivateKey
 
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore import key_reserve, nth_powers, ring_pedersen
-from mpdp.cryptocore.bit_proof import BitProofInvalid, verify_bits
-from mpdp.cryptocore.comparison import EncryptedBits
-from mpdp.cryptocore.elgamal import ElGamalPublicKey
-from mpdp.cryptocore.key_checks import check_key_id
-from mpdp.cryptocore.paillier import KeyPair, PublicKey
-from mpdp.cryptocore.parallel_comparison import ComparisonJob, answer_all
-from mpdp.cryptocore.plaintext_opening import OpeningMismatch, check_opening
-from mpdp.cryptocore.ring_pedersen import RingPedersen
-from mpdp.cryptocore.shared_base import powmod_exponents
+from mpdp.cryptocore.arithmetic.shared_base import powmod_exponents
+from mpdp.cryptocore.comparison.elgamal import ElGamalPublicKey
+from mpdp.cryptocore.comparison.parallel import ComparisonJob, answer_all
+from mpdp.cryptocore.comparison.protocol import EncryptedBits
+from mpdp.cryptocore.keys.key_checks import check_key_id
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier import key_reserve, nth_powers
+from mpdp.cryptocore.paillier.keypair import KeyPair, PublicKey
+from mpdp.cryptocore.proofs import ring_pedersen
+from mpdp.cryptocore.proofs.bit_proof import BitProofInvalid, verify_bits
+from mpdp.cryptocore.proofs.plaintext_opening import OpeningMismatch, check_opening
+from mpdp.cryptocore.proofs.ring_pedersen import RingPedersen
 from mpdp.learning.pathak_local import train
 from mpdp.proto.v1 import common_pb2, comparison_pb2, pathak_pb2
 from mpdp.protocols.pathak import comparison, permutation, ring
@@ -295,7 +296,7 @@ class PathakPartySide(PathakSide):
         a, encrypted_b = self.routed
         element = pathak_pb2.Stage1Element(
             encrypted_a=ct.to_bytes(self.xi.public.paillier, self.xi.public.encryptor.encrypt(a)),
-            encrypted_b=ct.to_bytes(self._charlies_key.paillier, ct.rerandomise_for_key_owner(self._charlies_key.paillier, encrypted_b)),
+            encrypted_b=ct.to_bytes(self._charlies_key.paillier, nth_powers.rerandomise_for_key_owner(self._charlies_key.paillier, encrypted_b)),
         )
         self._emit(out, CURATOR, "stage1_element", element)
         return True
@@ -514,7 +515,7 @@ class PathakLeaderSide(PathakPartySide):
         layout = self.parameters.noise_layout(self._charlies_key.n)
         product = [ct.add(paillier, *column) for column in zip(*self.selected_noise.values())]
         masks = layout.random_masks(self.parameters.dimension)
-        masked = [ct.rerandomise_for_key_owner(paillier, ct.add_plain(paillier, c, packed))
+        masked = [nth_powers.rerandomise_for_key_owner(paillier, ct.add_plain(paillier, c, packed))
                   for c, packed in zip(product, layout.pack_masks(masks))]
         self._emit(out, CURATOR, "masked_noise",
                    common_pb2.Ciphertexts(key_id=self._charlies_key.key_id, values=[ct.to_bytes(paillier, c) for c in masked]))

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
+from mpdp.cryptocore.paillier.threshold import KeyShare, ThresholdPublicKey
 from mpdp.privacy.composition import Guarantee
 from mpdp.privacy.ledger import BudgetExceeded, Disk, Ledger, LedgerError, LedgerUnwritable, describe
 from mpdp.proto.v1 import threshold_sum_pb2

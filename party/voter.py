@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore.precomputed_powers import PowerPool
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.proofs.precomputed_powers import PowerPool
 from mpdp.proto.v1 import common_pb2, threshold_sum_pb2
 from mpdp.sessions.errors import denied, invalid, precondition
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, Identity

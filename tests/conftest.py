@@ -6,8 +6,13 @@ import threading
 import pytest
 from hypothesis import HealthCheck, settings
 
-from mpdp.cryptocore.paillier import generate_keypair
-from mpdp.cryptocore.threshold import generate_threshold_key
+from mpdp.cryptocore.paillier.keypair import generate_keypair
+from mpdp.cryptocore.paillier.threshold import generate_threshold_key
+from mpdp.wire.fork_handling import disable_grpc_fork_handlers
+
+# The tests run role servers in this process and start children beside them, as a role's process does: the same
+# gRPC setting, made before any test module imports grpc.
+disable_grpc_fork_handlers()
 
 TEST_KEY_BITS = 1024
 

@@ -130,7 +130,7 @@ def client_signature_from(directory, protocol: str, session_id: str, parameters,
     """The client's signature on an opening, with the client certificate `certs.issue` made in `directory`
     (in-process twins that check signatures)."""
     from launcher.deployment import certs
-    from mpdp.cryptocore.contribution_signature import ContributionSigner
+    from mpdp.cryptocore.keys.contribution_signature import ContributionSigner
     from mpdp.sessions import opening
     from mpdp.sessions.identity import CLIENT
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.cryptocore.bit_proof import BitProof, BitProofInvalid, prove_bits, verify_bits
+from mpdp.cryptocore.proofs.bit_proof import BitProof, BitProofInvalid, prove_bits, verify_bits
 
 
 @settings(max_examples=10, deadline=None)
@@ -53,7 +53,8 @@ def test_malformed_proofs_are_refused_before_any_exponentiation(keypair):
 def test_prepared_commitments_are_used_once_and_still_verify(keypair):
     import time
 
-    from mpdp.cryptocore import bit_proof, nth_powers
+    from mpdp.cryptocore.paillier import nth_powers
+    from mpdp.cryptocore.proofs import bit_proof
 
     n = keypair.public.n
     nth_powers.rooted_pool_for(n).clear()

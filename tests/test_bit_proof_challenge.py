@@ -11,10 +11,11 @@ import secrets
 import gmpy2
 import pytest
 
-from mpdp.cryptocore import bit_proof, elgamal_bit_proof
-from mpdp.cryptocore.comparison_group import G, P, Q
-from mpdp.cryptocore.elgamal import Ciphertext, ElGamalKeyPair, g_power, h_power, random_exponent
-from mpdp.cryptocore.plaintext_opening import unblinded
+from mpdp.cryptocore.comparison import elgamal_bit_proof
+from mpdp.cryptocore.comparison.elgamal import Ciphertext, ElGamalKeyPair, g_power, h_power, random_exponent
+from mpdp.cryptocore.comparison.group import G, P, Q
+from mpdp.cryptocore.proofs import bit_proof
+from mpdp.cryptocore.proofs.plaintext_opening import unblinded
 
 SHORT = 16
 MAX_TRIES = 1 << 21  # a miss after 2^21 tries at 2^−16 each: probability e^−32

@@ -14,9 +14,9 @@ import pytest
 
 from launcher.deployment import certs
 from launcher.protocols.hamm.client import session_parameters
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore import keyfiles
-from mpdp.cryptocore.contribution_signature import BadSignature, ContributionSigner, ContributionVerifier
+from mpdp.cryptocore.keys.contribution_signature import BadSignature, ContributionSigner, ContributionVerifier
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier import keyfiles
 from mpdp.privacy.binomial import minimal_tosses
 from mpdp.privacy.composition import Guarantee
 from mpdp.privacy.ledger import UNLIMITED, Ledger, provision
@@ -397,7 +397,7 @@ def test_a_colluding_key_holder_got_two_subsets_of_one_slot_decrypted_with_t_3_o
     subset has t = 3 partial decryptions: both sums open, and S2 − S1 + x1 is party 5's upload alone, with only
     its own noise share. The launcher refuses that key before any exists."""
     from launcher.deployment import keygen
-    from mpdp.cryptocore.threshold import PartialDecryption, combine
+    from mpdp.cryptocore.paillier.threshold import PartialDecryption, combine
     from mpdp.proto.v1 import du_pb2
     from mpdp.protocols.du.parameters import DuParameters
     from mpdp.threshold_sum.quorums import QuorumError

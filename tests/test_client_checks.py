@@ -276,7 +276,7 @@ def signed_proven(threshold_key, tmp_path_factory):
     """The proven round with every teacher signing (certificates of a CA of its own), and the client's keys."""
     from launcher.deployment import certs
     from launcher.deployment.serve import speaks_for
-    from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
+    from mpdp.cryptocore.keys.contribution_signature import ContributionSigner, ContributionVerifier
     from mpdp.threshold_sum.binding import ContributionKeys
 
     directory = tmp_path_factory.mktemp("certs")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from launcher.deployment import certs
-from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
+from mpdp.cryptocore.keys.contribution_signature import ContributionSigner, ContributionVerifier
 from mpdp.privacy.ledger import UNLIMITED, Ledger, provision
 from mpdp.proto.v1 import dppp_pb2, du_pb2, hamm_pb2
 from mpdp.protocols.dppp.parameters import DpppParameters

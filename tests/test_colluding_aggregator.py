@@ -13,7 +13,7 @@ import grpc
 import numpy as np
 import pytest
 
-from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.paillier import keyfiles
 from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
 from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from mpdp.sessions.identity import party

@@ -5,10 +5,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mpdp.cryptocore import comparison_group, elgamal_bit_proof
-from mpdp.cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder, EncryptedBits, compare
-from mpdp.cryptocore.comparison_group import G, P, Q
-from mpdp.cryptocore.elgamal import Ciphertext, ElGamalKeyPair, ElGamalPublicKey
+from mpdp.cryptocore.comparison import elgamal_bit_proof
+from mpdp.cryptocore.comparison import group as comparison_group
+from mpdp.cryptocore.comparison.elgamal import Ciphertext, ElGamalKeyPair, ElGamalPublicKey
+from mpdp.cryptocore.comparison.group import G, P, Q
+from mpdp.cryptocore.comparison.protocol import ComparisonKeyHolder, ComparisonValueHolder, EncryptedBits, compare
 from mpdp.cryptocore.errors import CryptoError, InvalidCiphertext, InvalidKey, KeyMismatch, ProtocolStateError
 
 BITS = 24
@@ -280,7 +281,7 @@ def test_bit_proofs_are_bound_to_their_context_and_checked_before_any_exponentia
     message = holder.encrypted_bits()
     with pytest.raises(elgamal_bit_proof.BitProofInvalid):  # replayed into another comparison
         ComparisonValueHolder(owner.public, 7, SMALL, context=b"pair (3, 4)").respond(message)
-    from mpdp.cryptocore import comparison
+    from mpdp.cryptocore.comparison import protocol as comparison
 
     monkeypatch.setattr(comparison, "all_members", lambda values: pytest.fail("exponentiated before the cheap checks"))
     for proofs in (message.proofs[:-1], message.proofs[:-1] + (bytes(127),), message.proofs[:-1] + (b"\xff" * 128,)):
@@ -318,7 +319,7 @@ def test_an_answer_outside_the_subgroup_would_read_the_owners_key_and_is_refused
 def test_the_value_holders_work_does_not_depend_on_x(owner, monkeypatch):
     """B sees how long A takes. A's exponentiations must not count x's one bits (B knows d = z + 2^M + ρ′ in
     Pathak, so the weight of A's input would tell him about z): the same work for x = 0 and x = 2^ℓ − 1."""
-    from mpdp.cryptocore import comparison
+    from mpdp.cryptocore.comparison import protocol as comparison
 
     counted = []
     real = gmpy2.powmod_base_list
@@ -360,7 +361,7 @@ def test_the_key_holder_tests_every_answer_whatever_it_finds(owner, monkeypatch)
 
 
 def test_several_comparisons_answered_together_decide_each_pair(owner):
-    from mpdp.cryptocore.parallel_comparison import ComparisonJob, answer_all
+    from mpdp.cryptocore.comparison.parallel import ComparisonJob, answer_all
 
     holders, jobs, expected = [], [], []
     for x, y, reverse in ((1234, 50000, False), (50000, 1234, False), (7, 9, True)):
@@ -395,7 +396,7 @@ def test_prepared_bit_encryptions_are_used_once_and_their_proofs_verify(owner):
 
 
 def test_the_key_holder_checks_an_answers_shapes_before_any_exponentiation(owner, monkeypatch):
-    from mpdp.cryptocore import comparison
+    from mpdp.cryptocore.comparison import protocol as comparison
 
     holder = ComparisonKeyHolder(owner, 5, SMALL)
     answer = ComparisonValueHolder(owner.public, 7, SMALL).respond(holder.encrypted_bits())

@@ -5,7 +5,7 @@ import pytest
 
 from launcher.cli import _keygen_method, build_parser
 from launcher.deployment import distributed_keygen
-from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.paillier import keyfiles
 
 
 @pytest.mark.parametrize("command", [["prepare", "--parties", "3", "--out", "k"], ["up", "--parties", "3"],

@@ -9,14 +9,14 @@ from dataclasses import replace
 import gmpy2
 import pytest
 
-from mpdp.cryptocore import keyfiles
 from mpdp.cryptocore.dkg import biprimality, candidates, integer_sharing, messages, shamir, sieve
 from mpdp.cryptocore.dkg import holder as holder_module
 from mpdp.cryptocore.dkg.ceremony import InProcess, run_in_process
 from mpdp.cryptocore.dkg.errors import DkgAborted
 from mpdp.cryptocore.dkg.holder import Holder
 from mpdp.cryptocore.dkg.messages import BROADCAST, Message
-from mpdp.cryptocore.threshold import decrypt, lagrange_coefficient
+from mpdp.cryptocore.paillier import keyfiles
+from mpdp.cryptocore.paillier.threshold import decrypt, lagrange_coefficient
 
 BITS = 1024
 HOLDERS, THRESHOLD = 4, 3  # ℓ even: the product points carry one redundant point, which is checked

@@ -8,8 +8,8 @@ import pytest
 
 from aggregator.dppp import DpppAggregatorSide
 from aggregator.registry import protocols as aggregator_protocols
-from mpdp.cryptocore import ciphertext as ct
 from mpdp.cryptocore.errors import CryptoError
+from mpdp.cryptocore.paillier import ciphertext as ct
 from mpdp.privacy.binomial import MAX_TOTAL_TOSSES
 from mpdp.proto.v1 import common_pb2, dppp_pb2, threshold_sum_pb2
 from mpdp.protocols.dppp.parameters import DpppParameters, default_threshold

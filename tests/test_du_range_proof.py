@@ -8,9 +8,9 @@ import itertools
 import numpy as np
 import pytest
 
-from mpdp.cryptocore import membership_proof as mp
-from mpdp.cryptocore import product_proof, range_proof
-from mpdp.cryptocore.threshold import decrypt
+from mpdp.cryptocore.paillier.threshold import decrypt
+from mpdp.cryptocore.proofs import membership_proof as mp
+from mpdp.cryptocore.proofs import product_proof, range_proof
 from mpdp.protocols.du import encoding, proven_upload
 from mpdp.protocols.du.parameters import FRACTIONAL_BITS, DuParameters
 

@@ -6,8 +6,9 @@ import dataclasses
 import gmpy2
 import pytest
 
-from mpdp.cryptocore import factor_proof, primes, ring_pedersen
+from mpdp.cryptocore.arithmetic import primes
 from mpdp.cryptocore.errors import InvalidKey
+from mpdp.cryptocore.proofs import factor_proof, ring_pedersen
 
 BITS = 1024
 

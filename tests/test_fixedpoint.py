@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.encodings.fixedpoint import FixedPoint
 from mpdp.cryptocore.errors import EncodingOverflow
-from mpdp.cryptocore.fixedpoint import FixedPoint
+from mpdp.cryptocore.paillier import ciphertext as ct
 
 REALS = st.floats(min_value=-1000.0, max_value=1000.0, allow_nan=False)
 

@@ -10,9 +10,9 @@ import pytest
 
 from launcher.protocols.hamm import commands as hamm_commands
 from launcher.protocols.hamm.client import evaluator_view, run_hamm_session, session_parameters
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore import keyfiles
-from mpdp.cryptocore.contribution_signature import ContributionSigner
+from mpdp.cryptocore.keys.contribution_signature import ContributionSigner
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier import keyfiles
 from mpdp.learning import datasets, models
 from mpdp.proto.v1 import common_pb2, hamm_pb2, threshold_sum_pb2
 from mpdp.proto.v1.role_pb2_grpc import RoleStub

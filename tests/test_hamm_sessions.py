@@ -9,7 +9,7 @@ import pytest
 from aggregator.registry import protocols as aggregator_protocols
 from curator.registry import protocols as curator_protocols
 from curator.resources import CuratorResources
-from mpdp.cryptocore.paillier import generate_keypair
+from mpdp.cryptocore.paillier.keypair import generate_keypair
 from mpdp.proto.v1 import hamm_pb2
 from mpdp.protocols.hamm import reference
 from mpdp.protocols.hamm.charlie import eta_source, train_and_release

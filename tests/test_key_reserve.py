@@ -1,8 +1,8 @@
-"""The leader's next ξ, made while idle (mpdp/cryptocore/key_reserve.py): handed out once, fresh every time."""
+"""The leader's next ξ, made while idle (mpdp/cryptocore/paillier/key_reserve.py): handed out once, fresh every time."""
 
 import time
 
-from mpdp.cryptocore import key_reserve
+from mpdp.cryptocore.paillier import key_reserve
 
 
 def test_a_prepared_keypair_is_handed_out_once_and_then_keys_are_made_on_demand():

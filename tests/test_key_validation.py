@@ -8,10 +8,11 @@ import stat
 import gmpy2
 import pytest
 
-from mpdp.cryptocore import keyfiles, secret_files
 from mpdp.cryptocore.errors import CryptoError, InvalidKey, InvalidShare, NotEnoughShares
-from mpdp.cryptocore.paillier import PublicKey
-from mpdp.cryptocore.threshold import (
+from mpdp.cryptocore.keys import secret_files
+from mpdp.cryptocore.paillier import keyfiles
+from mpdp.cryptocore.paillier.keypair import PublicKey
+from mpdp.cryptocore.paillier.threshold import (
     PartialDecryption,
     SafePrimes,
     ThresholdPublicKey,
@@ -241,7 +242,7 @@ def test_secret_files_never_open_a_planted_temporary_name_and_set_their_mode_at_
 
 
 def test_key_sizes_are_even_and_large_enough():
-    from mpdp.cryptocore.paillier import check_key_bits
+    from mpdp.cryptocore.paillier.keypair import check_key_bits
 
     for bits in (1025, 1023, 512, 2047):
         with pytest.raises(ValueError):
@@ -256,7 +257,7 @@ def known_primes():
 
 
 def test_moduli_that_are_even_square_or_prime_are_refused(keypair):
-    from mpdp.cryptocore.key_checks import check_modulus
+    from mpdp.cryptocore.keys.key_checks import check_modulus
 
     p = keypair.private.p
     prime = int(gmpy2.next_prime(2**1023 + 2**1000))

@@ -14,7 +14,7 @@ import pytest
 
 from launcher.deployment import distributed_keygen
 from launcher.errors import CeremonyError
-from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.paillier import keyfiles
 from tests.waiting import eventually
 
 pytestmark = pytest.mark.network

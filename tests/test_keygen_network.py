@@ -11,7 +11,7 @@ from launcher.protocols.du.client import run_du_session
 from launcher.protocols.du.client import session_parameters as du_parameters
 from launcher.protocols.hamm.client import run_hamm_session
 from launcher.protocols.hamm.client import session_parameters as hamm_parameters
-from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.paillier import keyfiles
 from mpdp.learning import datasets
 from mpdp.privacy.ledger import UNLIMITED
 from mpdp.sessions.identity import party

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from mpdp.cryptocore.dkg import messages, sieve
-from mpdp.cryptocore.threshold import decrypt
+from mpdp.cryptocore.paillier.threshold import decrypt
 from mpdp.proto.v1 import keygen_pb2
 from mpdp.protocols.keygen import codec, decision
 from mpdp.protocols.keygen.holder_side import State

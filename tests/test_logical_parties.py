@@ -7,7 +7,7 @@ import grpc
 import pytest
 
 from launcher.deployment import processes
-from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.paillier import keyfiles
 from mpdp.proto.v1 import common_pb2, dppp_pb2
 from mpdp.proto.v1.role_pb2_grpc import RoleStub
 from mpdp.sessions.identity import AGGREGATOR, party

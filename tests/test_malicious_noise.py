@@ -17,7 +17,7 @@ import pytest
 
 from launcher.protocols.dppp import client as dppp_client
 from launcher.protocols.hamm.client import run_hamm_session, session_parameters
-from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.paillier import keyfiles
 from mpdp.proto.v1.role_pb2_grpc import RoleStub
 from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from mpdp.protocols.dppp.reference import noisy_histograms

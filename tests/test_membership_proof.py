@@ -8,8 +8,8 @@ import secrets
 import gmpy2
 import pytest
 
-from mpdp.cryptocore import membership_proof as mp
-from mpdp.cryptocore.threshold import decrypt
+from mpdp.cryptocore.paillier.threshold import decrypt
+from mpdp.cryptocore.proofs import membership_proof as mp
 
 SLOT = 20
 LIST = [1 << (SLOT * c) for c in range(4)]  # a one-hot vote over 4 classes at packed positions 0..3

@@ -6,10 +6,11 @@ import dataclasses
 import gmpy2
 import pytest
 
-from mpdp.cryptocore import modulus_proof, roots
+from mpdp.cryptocore.arithmetic import roots
+from mpdp.cryptocore.arithmetic.primes import blum_prime
 from mpdp.cryptocore.errors import InvalidKey
-from mpdp.cryptocore.modulus_proof import ROUNDS, ModulusProof, prove, verify
-from mpdp.cryptocore.primes import blum_prime
+from mpdp.cryptocore.proofs import modulus_proof
+from mpdp.cryptocore.proofs.modulus_proof import ROUNDS, ModulusProof, prove, verify
 
 
 @pytest.fixture(autouse=True)

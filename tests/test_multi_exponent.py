@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.cryptocore.multi_exponent import BUCKET_MIN_BASES, multi_powmod
+from mpdp.cryptocore.arithmetic.multi_exponent import BUCKET_MIN_BASES, multi_powmod
 
 MODULI = st.integers(min_value=2, max_value=2**600)
 TERMS = st.lists(st.tuples(st.integers(min_value=0, max_value=2**700), st.integers(min_value=0, max_value=2**200)),

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from mpdp.cryptocore import membership_proof as mp
-from mpdp.cryptocore.threshold import decrypt
+from mpdp.cryptocore.paillier.threshold import decrypt
+from mpdp.cryptocore.proofs import membership_proof as mp
 from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.sessions.errors import ProtocolError
 from mpdp.vote_proofs import noise_bits

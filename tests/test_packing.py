@@ -2,9 +2,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.encodings.packing import SlotLayout
 from mpdp.cryptocore.errors import EncodingOverflow
-from mpdp.cryptocore.packing import SlotLayout
+from mpdp.cryptocore.paillier import ciphertext as ct
 
 
 @st.composite

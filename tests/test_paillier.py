@@ -6,12 +6,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from phe import EncryptedNumber
 
-from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.arithmetic.fixed_base import FixedBaseTable
 from mpdp.cryptocore.errors import InvalidCiphertext, KeyMismatch
-from mpdp.cryptocore.fast_encryption import FastEncryptor
-from mpdp.cryptocore.fixed_base import FixedBaseTable
-from mpdp.cryptocore.key_checks import check_key_id
-from mpdp.cryptocore.paillier import PublicKey, generate_keypair
+from mpdp.cryptocore.keys.key_checks import check_key_id
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier.fast_encryption import FastEncryptor
+from mpdp.cryptocore.paillier.keypair import PublicKey, generate_keypair
 
 SIGNED = st.integers(min_value=-(2**200), max_value=2**200)
 
@@ -66,7 +66,7 @@ def test_rerandomise_changes_ciphertext_not_plaintext(keypair):
 
 def test_rerandomising_for_the_key_owner_uses_each_prepared_power_once_and_keeps_plaintexts(keypair):
     """The prepared ρ^n go first, each once; the rest are made together. The owner sees unlinkable ciphertexts."""
-    from mpdp.cryptocore import nth_powers
+    from mpdp.cryptocore.paillier import nth_powers
 
     public = keypair.public.paillier
     pool = nth_powers.pool_for(public.n)
@@ -74,7 +74,7 @@ def test_rerandomising_for_the_key_owner_uses_each_prepared_power_once_and_keeps
     prepared = [nth_powers.fresh(public.n) for _ in range(2)]
     pool.add(list(prepared))
     values = [keypair.public.encryptor.encrypt(m) for m in (5, 6, 7, 8)]
-    out = ct.rerandomise_all_for_key_owner(public, values)
+    out = nth_powers.rerandomise_all_for_key_owner(public, values)
     assert [keypair.private.raw_decrypt(c) for c in out] == [5, 6, 7, 8]
     assert [c * pow(v, -1, public.nsquare) % public.nsquare for c, v in zip(out[:2], values[:2])] == prepared
     assert len(pool) == 0 and len(set(out) | set(values)) == 8
@@ -83,7 +83,7 @@ def test_rerandomising_for_the_key_owner_uses_each_prepared_power_once_and_keeps
 def test_re_randomisers_prepared_while_idle_are_nth_powers(keypair):
     import time
 
-    from mpdp.cryptocore import nth_powers
+    from mpdp.cryptocore.paillier import nth_powers
 
     n = keypair.public.n
     pool = nth_powers.pool_for(n)
@@ -220,7 +220,7 @@ def test_encryptions_of_zero_prepared_while_idle_are_fresh_and_taken_once(keypai
 
 @given(st.integers(min_value=-2**64, max_value=2**64))
 def test_an_opening_shows_the_plaintext_and_no_other(keypair, value):
-    from mpdp.cryptocore.plaintext_opening import OpeningMismatch, check_opening, open_ciphertext
+    from mpdp.cryptocore.proofs.plaintext_opening import OpeningMismatch, check_opening, open_ciphertext
 
     public = keypair.public
     ciphertext = public.encryptor.encrypt(value)

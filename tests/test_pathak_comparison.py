@@ -6,8 +6,8 @@ import secrets
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from mpdp.cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder
-from mpdp.cryptocore.elgamal import ElGamalKeyPair
+from mpdp.cryptocore.comparison.elgamal import ElGamalKeyPair
+from mpdp.cryptocore.comparison.protocol import ComparisonKeyHolder, ComparisonValueHolder
 from mpdp.protocols.pathak import comparison
 from mpdp.protocols.pathak.parameters import MAX_RECORDS_BITS, PathakParameters
 
@@ -97,8 +97,8 @@ def test_charlies_reconstruction_of_n_prime_fails():
 
 def test_a_round_answered_on_every_core_gives_every_bit():
     """answer_all spreads a round's blinding over threads; each answer still decides its pair."""
-    from mpdp.cryptocore.comparison import EncryptedBits
-    from mpdp.cryptocore.parallel_comparison import ComparisonJob, answer_all
+    from mpdp.cryptocore.comparison.parallel import ComparisonJob, answer_all
+    from mpdp.cryptocore.comparison.protocol import EncryptedBits
 
     keypair = ElGamalKeyPair.generate()
     bits, cases = 20, [(5, 9, False), (9, 5, False), (5, 9, True), (123456, 123455, True), (0, 2**20 - 1, False)]

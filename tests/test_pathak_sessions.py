@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy.stats import chi2_contingency, chisquare
 
-from mpdp.cryptocore.comparison_group import P as GROUP_P
-from mpdp.cryptocore.elgamal import ElGamalKeyPair
+from mpdp.cryptocore.comparison.elgamal import ElGamalKeyPair
+from mpdp.cryptocore.comparison.group import P as GROUP_P
 from mpdp.learning import datasets
 from mpdp.privacy.mechanisms import OutputPerturbation, analytic_gaussian_delta
 from mpdp.protocols.pathak import permutation, ring
@@ -376,9 +376,9 @@ def _charlie_sends_indicator(monkeypatch, plaintexts):
     """An active Charlie: his Stage 2 indicator encrypts `plaintexts(K, winner position, n)` instead of e_j̃, with
     a correct opening of the product's plaintext and his best bit proofs (honest ones where an entry is a bit)."""
     from curator.pathak import PathakCuratorSide
-    from mpdp.cryptocore import ciphertext as ct
-    from mpdp.cryptocore.bit_proof import prove_bits
-    from mpdp.cryptocore.plaintext_opening import open_ciphertext
+    from mpdp.cryptocore.paillier import ciphertext as ct
+    from mpdp.cryptocore.proofs.bit_proof import prove_bits
+    from mpdp.cryptocore.proofs.plaintext_opening import open_ciphertext
     from mpdp.proto.v1 import pathak_pb2
     from mpdp.protocols.pathak.indicator import bit_proof_message, indicator_context
 
@@ -448,8 +448,8 @@ def test_an_honest_indicator_passes_the_same_forger(parts, keypair, monkeypatch)
 def _leader_keys(side, bits: int = 1024):
     """The leader's party_key (ξ and its ring-Pedersen parameters) delivered to a non-leader `side`; the
     parameters' secret, which the leader's process holds."""
-    from mpdp.cryptocore import ring_pedersen
-    from mpdp.cryptocore.paillier import generate_keypair
+    from mpdp.cryptocore.paillier.keypair import generate_keypair
+    from mpdp.cryptocore.proofs import ring_pedersen
     from mpdp.proto.v1 import pathak_pb2
     from mpdp.protocols.pathak.keys import ring_pedersen_message
     from mpdp.sessions.integers import int_to_bytes
@@ -474,9 +474,9 @@ def test_a_party_takes_charlies_key_only_with_a_proof_that_it_is_a_two_prime_mod
     """Without Π^mod an owner could use n with more factors (a zero test per factor in every comparison answer)
     and the indicator's opening would not pin its plaintext. A key without the proof, or with another key's,
     is refused before anything is encrypted under it."""
-    from mpdp.cryptocore import modulus_proof, ring_pedersen
     from mpdp.cryptocore.errors import InvalidKey
-    from mpdp.cryptocore.paillier import generate_keypair
+    from mpdp.cryptocore.paillier.keypair import generate_keypair
+    from mpdp.cryptocore.proofs import modulus_proof, ring_pedersen
     from mpdp.proto.v1 import common_pb2
     from mpdp.protocols.pathak.keys import proven_key_message, public_key_message
     from mpdp.sessions.identity import CURATOR
@@ -511,10 +511,11 @@ def test_a_party_refuses_charlies_key_with_a_small_factor(parts, keypair):
     is refused too."""
     import gmpy2
 
-    from mpdp.cryptocore import modulus_proof, primes, ring_pedersen
+    from mpdp.cryptocore.arithmetic import primes
     from mpdp.cryptocore.errors import InvalidKey
-    from mpdp.cryptocore.fast_encryption import generate_hs
-    from mpdp.cryptocore.paillier import KeyPair, PaillierPrivateKey, PaillierPublicKey, PublicKey
+    from mpdp.cryptocore.paillier.fast_encryption import generate_hs
+    from mpdp.cryptocore.paillier.keypair import KeyPair, PaillierPrivateKey, PaillierPublicKey, PublicKey
+    from mpdp.cryptocore.proofs import modulus_proof, ring_pedersen
     from mpdp.proto.v1 import common_pb2
     from mpdp.sessions.identity import CURATOR
     from party.pathak import PathakFollowerSide
@@ -550,9 +551,9 @@ def test_charlie_takes_the_leaders_parameters_only_with_a_proof_that_s_is_in_the
     made for −s (−1 is a non-square modulo a safe prime, so −s ∉ ⟨t⟩), Charlie refuses before it proves
     anything."""
     from curator.pathak import PathakCuratorSide
-    from mpdp.cryptocore import ring_pedersen
     from mpdp.cryptocore.errors import InvalidKey
-    from mpdp.cryptocore.paillier import generate_keypair
+    from mpdp.cryptocore.paillier.keypair import generate_keypair
+    from mpdp.cryptocore.proofs import ring_pedersen
     from mpdp.protocols.pathak.keys import public_key_message, ring_pedersen_message
 
     secret, _ = ring_pedersen.held(1024)
@@ -624,7 +625,7 @@ def test_the_leader_takes_masked_values_only_in_the_honest_range(parts):
 def test_only_the_leaders_host_makes_ring_pedersen_parameters_at_start(monkeypatch):
     """The leader's host starts making them when it starts serving (the start-up hook of the party registry's
     Pathak entry), so the first session need not wait."""
-    from mpdp.cryptocore import ring_pedersen
+    from mpdp.cryptocore.proofs import ring_pedersen
     from mpdp.sessions.protocol import start_hosts
     from party.registry import protocols
 

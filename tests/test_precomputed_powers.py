@@ -1,10 +1,10 @@
-"""Pairs (x, h_s^x) made offline (mpdp/cryptocore/precomputed_powers.py): proofs cast from them verify, each pair
+"""Pairs (x, h_s^x) made offline (mpdp/cryptocore/proofs/precomputed_powers.py): proofs cast from them verify, each pair
 is used once, a dry pool falls back to exponentiations on the spot, and the pool is bounded."""
 
 import pytest
 
-from mpdp.cryptocore import membership_proof as mp
-from mpdp.cryptocore.precomputed_powers import PowerPool
+from mpdp.cryptocore.proofs import membership_proof as mp
+from mpdp.cryptocore.proofs.precomputed_powers import PowerPool
 from mpdp.vote_proofs import votes as vote_proofs
 
 

@@ -1,7 +1,7 @@
 import gmpy2
 import pytest
 
-from mpdp.cryptocore.primes import blum_prime, distinct_prime_pair, safe_prime
+from mpdp.cryptocore.arithmetic.primes import blum_prime, distinct_prime_pair, safe_prime
 
 
 @pytest.mark.parametrize("bits", [64, 256, 512])
@@ -34,7 +34,7 @@ def test_strong_pseudoprimes_to_many_fixed_bases_are_refused():
     (318665857834031151167461, 3317044064679887385961981; Sorenson–Webster 2015): a primality test made of
     fixed-base rounds passes them; the one the generators use (gmpy2's, Baillie–PSW first on GMP ≥ 6.2, so
     even with its rounds cut to one) refuses them."""
-    from mpdp.cryptocore import primes
+    from mpdp.cryptocore.arithmetic import primes
 
     for composite in (3825123056546413051, 318665857834031151167461, 3317044064679887385961981):
         assert all(gmpy2.is_strong_prp(composite, base) for base in (2, 3, 5, 7, 11, 13, 17, 19, 23))

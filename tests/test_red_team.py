@@ -9,7 +9,7 @@ import secrets
 import pytest
 
 from launcher.deployment import processes
-from mpdp.cryptocore import keyfiles, threshold
+from mpdp.cryptocore.paillier import keyfiles, threshold
 from mpdp.learning import datasets
 from mpdp.sessions.identity import CLIENT, party
 from mpdp.threshold_sum.quorums import QuorumError
@@ -170,7 +170,7 @@ def test_dppp_holders_refuse_contributions_made_under_other_parameters(threshold
     import numpy as np
 
     from launcher.deployment import certs
-    from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
+    from mpdp.cryptocore.keys.contribution_signature import ContributionSigner, ContributionVerifier
     from mpdp.privacy.binomial import minimal_tosses
     from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
     from mpdp.protocols.dppp.parameters import DpppParameters
@@ -279,7 +279,7 @@ def test_ray_uploads_no_bundle_with_the_code(tmp_path):
 def _signing_keys(tmp_path, parties: int):
     """Party i's contribution keys (its own certificate signs), from one CA."""
     from launcher.deployment import certs
-    from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
+    from mpdp.cryptocore.keys.contribution_signature import ContributionSigner, ContributionVerifier
     from mpdp.threshold_sum.binding import ContributionKeys
 
     certs.issue(tmp_path, [party(i) for i in range(1, parties + 1)] + [CLIENT])
@@ -402,8 +402,8 @@ def test_a_du_proof_holds_only_for_its_own_session_sender_round_and_statement(th
     checked under the context the server builds from its own session, the authenticated sender and the open
     round, so it fails under any other; and the proofs are bound to their statements, so swapping two products
     (their proofs with them), or re-randomising one ciphertext, fails too."""
-    from mpdp.cryptocore import product_proof
-    from mpdp.cryptocore.membership_proof import MembershipProofInvalid
+    from mpdp.cryptocore.proofs import product_proof
+    from mpdp.cryptocore.proofs.membership_proof import MembershipProofInvalid
     from mpdp.proto.v1 import common_pb2, du_pb2
     from mpdp.protocols.du import proven_upload
     from mpdp.protocols.du.parameters import DuParameters
@@ -654,7 +654,7 @@ def test_a_key_holder_that_aborts_one_prepared_holder_cannot_split_the_commit(mo
     """Holder 3 acknowledges to both honest holders, then sends holder 2 an abort and holder 1 nothing. Holder 2 is
     prepared, so the abort is refused (may_abort), and the client's commit reaches both alike: the honest holders
     keep shares of one key and it decrypts. A client that rolls back one commit removes that share again."""
-    from mpdp.cryptocore.threshold import decrypt
+    from mpdp.cryptocore.paillier.threshold import decrypt
 
     net, stored, registries = _keygen_against(monkeypatch, "keygen-abort-one", lambda body: body)
     first, second = net.sides[party(1)], net.sides[party(2)]

@@ -64,7 +64,7 @@ def test_unsigned_evidence_costs_a_key_holder_no_proof_check(threshold_key, monk
     honest party. The holder folds first (products, no exponentiation) and refuses without a proof check."""
     import random
 
-    from mpdp.cryptocore import membership_proof
+    from mpdp.cryptocore.proofs import membership_proof
     from mpdp.proto.v1 import role_pb2
     from mpdp.wire.envelope import unwrap
     from mpdp.wire.twin import InProcessNetwork

@@ -17,7 +17,7 @@ from cryptography import x509
 
 from launcher.deployment import bundles, processes
 from launcher.deployment.keygen import ceremony
-from mpdp.cryptocore import keyfiles, threshold
+from mpdp.cryptocore.paillier import keyfiles, threshold
 from mpdp.deployments.topology import Topology
 from mpdp.learning import datasets
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, party

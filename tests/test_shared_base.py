@@ -1,7 +1,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mpdp.cryptocore.shared_base import powmod_exponents
+from mpdp.cryptocore.arithmetic.shared_base import powmod_exponents
 
 moduli = st.integers(min_value=3, max_value=2**600)
 

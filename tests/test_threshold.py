@@ -10,9 +10,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from phe import PaillierPublicKey
 
-from mpdp.cryptocore import keyfiles
 from mpdp.cryptocore.errors import InvalidShare, NotEnoughShares
-from mpdp.cryptocore.threshold import (
+from mpdp.cryptocore.paillier import keyfiles
+from mpdp.cryptocore.paillier.threshold import (
     PartialDecryption,
     SafePrimes,
     combine,

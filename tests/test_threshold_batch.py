@@ -8,8 +8,8 @@ from dataclasses import replace
 import gmpy2
 import pytest
 
-from mpdp.cryptocore import threshold_batch
-from mpdp.cryptocore.threshold import (
+from mpdp.cryptocore.paillier import threshold_batch
+from mpdp.cryptocore.paillier.threshold import (
     BatchPartialDecryption,
     _challenge,
     _combination,
@@ -17,7 +17,7 @@ from mpdp.cryptocore.threshold import (
     combine,
     verify_batch,
 )
-from mpdp.cryptocore.threshold_batch import verify_holders, verify_one_by_one
+from mpdp.cryptocore.paillier.threshold_batch import verify_holders, verify_one_by_one
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.threshold_sum.codec import batch_from_proto, batch_to_proto
 from mpdp.threshold_sum.combiner import SumCombiner

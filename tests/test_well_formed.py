@@ -12,7 +12,7 @@ from sklearn.linear_model import LogisticRegression
 
 from aggregator.dppp import DpppAggregatorSide
 from launcher.deployment import certs
-from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
+from mpdp.cryptocore.keys.contribution_signature import ContributionSigner, ContributionVerifier
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.sessions.errors import Kind, ProtocolError

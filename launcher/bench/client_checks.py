@@ -19,8 +19,8 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from aggregator.dppp import DpppAggregatorSide
-from mpdp.cryptocore.threshold import generate_threshold_key
-from mpdp.cryptocore.threshold_batch import verify_one_by_one
+from mpdp.cryptocore.paillier.threshold import generate_threshold_key
+from mpdp.cryptocore.paillier.threshold_batch import verify_one_by_one
 from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
 from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from mpdp.protocols.dppp.release import check_round

@@ -12,12 +12,12 @@ import time
 from typing import Any
 
 from launcher.progress import progress
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder
-from mpdp.cryptocore.elgamal import ElGamalKeyPair
-from mpdp.cryptocore.packing import SlotLayout
-from mpdp.cryptocore.paillier import generate_keypair
-from mpdp.cryptocore.threshold import SafePrimes, combine, deal, decrypt, verify
+from mpdp.cryptocore.comparison.elgamal import ElGamalKeyPair
+from mpdp.cryptocore.comparison.protocol import ComparisonKeyHolder, ComparisonValueHolder
+from mpdp.cryptocore.encodings.packing import SlotLayout
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier.keypair import generate_keypair
+from mpdp.cryptocore.paillier.threshold import SafePrimes, combine, deal, decrypt, verify
 
 COMMITTEE = 16  # the default largest decryption committee (crypto.md, "Scale")
 COMPARISON_BITS = 36  # Pathak's short comparison for K ≤ 8 (docs/protocols/pathak-short-comparison.md)
@@ -122,7 +122,7 @@ def _packing(keypair) -> dict:
 
 
 def _comparison(keypair: ElGamalKeyPair) -> dict:
-    """Under the comparison key (exponential ElGamal in the 2048-bit group, mpdp/cryptocore/elgamal.py)."""
+    """Under the comparison key (exponential ElGamal in the 2048-bit group, mpdp/cryptocore/comparison/elgamal.py)."""
     x, y = (1 << (COMPARISON_BITS - 1)) + 12345, (1 << (COMPARISON_BITS - 1)) + 12344
     key_holder = ComparisonKeyHolder(keypair, y, COMPARISON_BITS)
     value_holder = ComparisonValueHolder(keypair.public, x, COMPARISON_BITS)

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from mpdp.cryptocore.dkg import messages, sieve
 from mpdp.cryptocore.dkg.ceremony import InProcess, run_in_process
 from mpdp.cryptocore.dkg.holder import default_batch
-from mpdp.cryptocore.threshold import generate_threshold_key
+from mpdp.cryptocore.paillier.threshold import generate_threshold_key
 from mpdp.protocols.dppp.parameters import default_threshold
 
 

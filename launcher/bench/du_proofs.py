@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from mpdp.cryptocore.threshold import generate_threshold_key
+from mpdp.cryptocore.paillier.threshold import generate_threshold_key
 from mpdp.proto.v1 import common_pb2, du_pb2
 from mpdp.protocols.du import proven_upload
 from mpdp.protocols.du.parameters import FRACTIONAL_BITS, DuParameters

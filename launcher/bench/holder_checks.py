@@ -20,7 +20,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 
 from aggregator.dppp import DpppAggregatorSide
-from mpdp.cryptocore.threshold import generate_threshold_key
+from mpdp.cryptocore.paillier.threshold import generate_threshold_key
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, party

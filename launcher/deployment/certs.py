@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from mpdp.cryptocore import secret_files
+from mpdp.cryptocore.keys import secret_files
 from mpdp.sessions.identity import Identity
 from mpdp.wire.identity import Principal
 from mpdp.wire.tls import identity_dns_name

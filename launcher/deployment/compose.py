@@ -18,7 +18,7 @@ the holders agree on; then every role starts as before.
 from __future__ import annotations
 
 from launcher.deployment.keygen import DEFERRED, committee_size
-from mpdp.cryptocore.keyfiles import PUBLIC_KEY_FILE
+from mpdp.cryptocore.paillier.keyfiles import PUBLIC_KEY_FILE
 
 PORT = 50051
 PREPARE = "prepare"  # the one-shot that writes the bundles when no dealer makes the key

@@ -40,8 +40,9 @@ from launcher.deployment.health import is_serving
 from launcher.deployment.leftovers import Guard
 from launcher.errors import CeremonyError
 from launcher.progress import progress
-from mpdp.cryptocore import keyfiles, secret_files
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.keys import secret_files
+from mpdp.cryptocore.paillier import keyfiles
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.deployments.topology import RoleEntry, Topology
 from mpdp.platform.lifetime import die_with_parent
 from mpdp.proto.v1 import common_pb2, keygen_pb2, role_pb2_grpc

@@ -1,7 +1,7 @@
 """`mpdp keygen` / `prepare`: the trusted-dealer threshold key ceremony (crypto.md).
 
 The dealer's secrets (p, q, φ(n), d and the sharing polynomial's coefficients) exist only inside
-`mpdp.cryptocore.threshold.deal`'s frame and are dropped there; what leaves it is the public key and one share per
+`mpdp.cryptocore.paillier.threshold.deal`'s frame and are dropped there; what leaves it is the public key and one share per
 holder, and each share is written only into its holder's bundle and then dropped too. Python cannot overwrite
 an int in place: dropping every reference is what it can do, after which the memory is freed and reused.
 """
@@ -12,8 +12,9 @@ import json
 from pathlib import Path
 
 from launcher.deployment import bundles
-from mpdp.cryptocore import keyfiles, secret_files
-from mpdp.cryptocore.threshold import generate_threshold_key
+from mpdp.cryptocore.keys import secret_files
+from mpdp.cryptocore.paillier import keyfiles
+from mpdp.cryptocore.paillier.threshold import generate_threshold_key
 from mpdp.protocols.dppp.parameters import default_threshold
 from mpdp.threshold_sum import quorums
 

@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from mpdp.platform.lifetime import die_with_parent
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR
 from mpdp.wire import links
 from mpdp.wire.identity import Principal
@@ -83,10 +84,9 @@ def plan(run_dir: Path, profile: NetworkProfile, parties: int, parties_per_proce
     return path
 
 
-def _die_with_parent() -> None:
-    import ctypes
-
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+def _relay_start(foreground: bool):
+    """In the relay's process before exec: a foreground run's relays die with the launcher, as its roles do."""
+    return (lambda: die_with_parent(signal.SIGTERM)) if foreground else None
 
 
 def start(run_dir: Path, profile: NetworkProfile, parties: int, parties_per_process: int = 1,
@@ -102,7 +102,7 @@ def start(run_dir: Path, profile: NetworkProfile, parties: int, parties_per_proc
     with open(log_path, "w") as log:
         process = subprocess.Popen([sys.executable, "-m", "launcher.deployment.network", str(table), str(run.topology)],
                                    stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True, preexec_fn=_die_with_parent if foreground else None)
+                                   start_new_session=True, preexec_fn=_relay_start(foreground))
     (run.path / RELAY_PID_FILE).write_text(f"{process.pid}\n")
     deadline = time.monotonic() + RELAY_START_TIMEOUT_S
     while READY not in log_path.read_text():

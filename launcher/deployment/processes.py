@@ -23,7 +23,8 @@ from launcher.deployment.health import is_serving
 from launcher.deployment.keygen import check_threshold, committee_size, deal_into_bundles, default_threshold
 from launcher.errors import StartupError
 from launcher.progress import progress
-from mpdp.cryptocore import keyfiles, secret_files
+from mpdp.cryptocore.keys import secret_files
+from mpdp.cryptocore.paillier import keyfiles
 from mpdp.deployments.topology import RoleEntry, Topology
 from mpdp.learning import datasets
 from mpdp.platform.lifetime import die_with_parent

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.paillier import keyfiles
 from mpdp.deployments.topology import Topology
 from mpdp.privacy import accountant_process
 from mpdp.privacy.ledger import DEFAULT_BUDGET, Budget
@@ -35,7 +35,7 @@ def speaks_for(name: str, sender: int) -> bool:
 def contribution_keys(topology: Topology, me, signs: bool):
     """The role's signer of its threshold-sum contributions (its TLS key) and the verifier of everyone's
     (the deployment CA); None in a plaintext deployment (crypto.md, "Bound decryption")."""
-    from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
+    from mpdp.cryptocore.keys.contribution_signature import ContributionSigner, ContributionVerifier
     from mpdp.threshold_sum.binding import ContributionKeys
 
     tls = topology.tls_for(me)
@@ -121,7 +121,7 @@ def _keygen_protocols(topology: Topology, number: int, once: bool = False):
     import signal
     import threading
 
-    from mpdp.cryptocore import secret_files
+    from mpdp.cryptocore.keys import secret_files
     from mpdp.protocols.keygen.protocol import holder_protocol
     from mpdp.sessions.identity import party
 
@@ -166,7 +166,7 @@ def _aggregator_protocols(topology: Topology):
 def _curator_protocols(topology: Topology, test_mode: bool):
     from curator.registry import protocols
     from curator.resources import CuratorResources
-    from mpdp.cryptocore.paillier import generate_keypair
+    from mpdp.cryptocore.paillier.keypair import generate_keypair
     from mpdp.learning import datasets
     from mpdp.sessions.identity import CURATOR
     from mpdp.sessions.on_first_use import OnFirstUse

@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import datetime
 
-from mpdp.cryptocore.contribution_signature import ContributionVerifier
+from mpdp.cryptocore.keys.contribution_signature import ContributionVerifier
 from mpdp.threshold_sum.binding import ContributionKeys
 
 

@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from mpdp.platform.lifetime import die_with_parent
+from mpdp.platform.unavailable import HelperUnavailable
 
 IDLE_S = 60.0  # sessions a minute apart share one child; a role at rest returns its memory after this
 
@@ -28,7 +29,7 @@ _idle_timer: threading.Timer | None = None
 _busy = 0
 
 
-class AccountantUnavailable(RuntimeError):
+class AccountantUnavailable(HelperUnavailable):
     """The child died twice in one call (killed, out of memory): the request fails, retryably."""
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 
 from mpdp.cryptocore.errors import CryptoError, ProtocolStateError
-from mpdp.privacy.accountant_process import AccountantUnavailable
+from mpdp.platform.unavailable import HelperUnavailable
 
 
 class Kind(enum.Enum):
@@ -53,12 +53,12 @@ def from_crypto(error: CryptoError) -> ProtocolError:
 
 def refusal(error: Exception) -> ProtocolError | None:
     """What a failed step tells its caller: protocol errors as they are, cryptographic rejections as bad input,
-    an unavailable privacy accountant as retryable; None for anything else (a bug, which stays one)."""
+    a helper process that died (the privacy accountant's) as retryable; None for anything else (a bug, which stays one)."""
     if isinstance(error, ProtocolError):
         return error
     if isinstance(error, CryptoError):
         return from_crypto(error)
-    if isinstance(error, AccountantUnavailable):
+    if isinstance(error, HelperUnavailable):
         return ProtocolError(Kind.UNAVAILABLE, str(error))
     return None
 

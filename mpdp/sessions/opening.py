@@ -11,7 +11,7 @@ The signature is ECDSA P-256 over
 
 (each field length-prefixed), the parameters encoded as the signer's dataclass re-encodes them
 (`to_proto().SerializeToString(deterministic=True)`, as `SumSlot.of` does), so the client and every party hash the
-same bytes. Its verifier is the deployment CA's (mpdp.cryptocore.contribution_signature), and the certificate must
+same bytes. Its verifier is the deployment CA's (mpdp.cryptocore.keys.contribution_signature), and the certificate must
 name the client. In a plaintext deployment there is no key to sign with: nothing authenticates the client, as
 nothing authenticates any peer on such a transport.
 """
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 
-from mpdp.cryptocore.contribution_signature import BadSignature, ContributionSigner, ContributionVerifier
+from mpdp.cryptocore.keys.contribution_signature import BadSignature, ContributionSigner, ContributionVerifier
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions.errors import denied
 from mpdp.sessions.identity import CLIENT

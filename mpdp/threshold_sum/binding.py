@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Callable
 
-from mpdp.cryptocore.contribution_signature import BadSignature, ContributionSigner, ContributionVerifier
+from mpdp.cryptocore.keys.contribution_signature import BadSignature, ContributionSigner, ContributionVerifier
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions.errors import denied
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore.key_checks import check_key_id
-from mpdp.cryptocore.threshold import BatchPartialDecryption, ThresholdPublicKey
+from mpdp.cryptocore.keys.key_checks import check_key_id
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier.threshold import BatchPartialDecryption, ThresholdPublicKey
 from mpdp.proto.v1 import common_pb2, threshold_sum_pb2
 from mpdp.sessions.errors import invalid
 from mpdp.sessions.integers import int_to_bytes

@@ -3,8 +3,8 @@ contribution, as its contributor sent it, out to the key holders (who compute C 
 
 from __future__ import annotations
 
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import common_pb2, threshold_sum_pb2
 from mpdp.sessions.errors import aborted, denied, precondition
 from mpdp.threshold_sum.binding import ContributionKeys, SumSlot, authenticate, authenticate_commitment

@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from mpdp.cryptocore.errors import InvalidShare, NotEnoughShares
-from mpdp.cryptocore.threshold import BatchPartialDecryption, ThresholdPublicKey, combine, verify_batch
-from mpdp.cryptocore.threshold_batch import verify_holders, verify_one_by_one
+from mpdp.cryptocore.paillier.threshold import BatchPartialDecryption, ThresholdPublicKey, combine, verify_batch
+from mpdp.cryptocore.paillier.threshold_batch import verify_holders, verify_one_by_one
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions.errors import aborted, denied, precondition
 from mpdp.threshold_sum.codec import batch_from_proto

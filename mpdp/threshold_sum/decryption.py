@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier.threshold import KeyShare, ThresholdPublicKey
 from mpdp.privacy.collusion import MIN_CONTRIBUTORS  # crypto.md: a single contribution is never decryptable
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions.errors import invalid, precondition

@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 
 from mpdp.cryptocore.errors import CryptoError
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions.errors import ProtocolError, aborted
 from mpdp.threshold_sum import decryption

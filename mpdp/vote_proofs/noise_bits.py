@@ -19,10 +19,10 @@ from collections.abc import Sequence
 import gmpy2
 import numpy as np
 
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore import membership_proof as mp
-from mpdp.cryptocore.packing import SlotLayout
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.encodings.packing import SlotLayout
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
+from mpdp.cryptocore.proofs import membership_proof as mp
 from mpdp.proto.v1 import common_pb2
 from mpdp.sessions.errors import invalid
 from mpdp.sessions.integers import int_to_bytes

@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mpdp.cryptocore import membership_proof as mp
-from mpdp.cryptocore.membership_proof import MembershipProofInvalid
-from mpdp.cryptocore.packing import SlotLayout
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.encodings.packing import SlotLayout
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
+from mpdp.cryptocore.proofs import membership_proof as mp
+from mpdp.cryptocore.proofs.membership_proof import MembershipProofInvalid
 from mpdp.proto.v1 import common_pb2, threshold_sum_pb2
 from mpdp.sessions.errors import invalid
 from mpdp.threshold_sum.binding import ContributionKeys, SumSlot, authenticate_commitment

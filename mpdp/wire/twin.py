@@ -1,6 +1,7 @@
 """The in-process twin of the network: the same role sides and registries as the real hosts, every
 message serialised as the wire carries it (an Envelope) and delivered in a random order, the order
-between one sender and one receiver kept. Used by tests and by experiments' simulation mode.
+between one sender and one receiver kept. Used by the tests (the quick suite runs every protocol through it); the
+experiments' simulation mode is a reference computation and does not use it.
 
 A refused message is recorded and changes nothing. Each message has a call id, and a retried one (the same
 call id) is answered as its first attempt was, never handed to a side twice (mpdp.wire.retries), as the

@@ -19,7 +19,7 @@ import gmpy2
 from launcher.bench.deployment import CpuMeter, by_role, deployment, synthetic_dataset
 from launcher.progress import progress
 from launcher.protocols.dppp import client as dppp_client
-from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.paillier import keyfiles
 from mpdp.protocols.dppp.parameters import DpppParameters, default_threshold
 
 EPSILON, DELTA = 10.0, 1e-5
@@ -83,7 +83,7 @@ def _unit_costs(public_key) -> dict:
 def _proof_costs(public_key, teachers: int, classes: int, queries: int = 20, ensemble: int = 1) -> dict:
     """Seconds per query for one teacher's T one-hot proofs (C + 1 fixed-base exponentiations each: the vote and C
     commitments) and for the aggregator's combined check of them, on this machine now."""
-    from mpdp.cryptocore import membership_proof
+    from mpdp.cryptocore.proofs import membership_proof
     from mpdp.vote_proofs import votes as vote_proofs
 
     layout = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, 2 / 3, True, public_key.key_id,

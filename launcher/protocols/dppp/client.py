@@ -16,7 +16,7 @@ import numpy as np
 from launcher.client import await_result, opening_signature, role_stub, to_role
 from launcher.progress import progress
 from launcher.protocols.dppp.transcript import transcript
-from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.paillier import keyfiles
 from mpdp.deployments.topology import Topology
 from mpdp.learning import evaluation, models, threshold
 from mpdp.proto.v1 import dppp_pb2

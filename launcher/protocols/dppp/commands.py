@@ -10,7 +10,7 @@ from launcher.options import key_bits, warn_small_key, write_json
 from launcher.protocol import Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.protocols.dppp.closed_form import closed_form
 from launcher.summary import traffic_lines
-from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
+from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS
 
 ENSEMBLE_DEFAULT = 8
 QUERIES_DEFAULT = 100
@@ -87,7 +87,7 @@ def charge(args: argparse.Namespace, shape: DeploymentShape):
 
 def _round_bits(topology, client_data: dict, args: argparse.Namespace, queries: int) -> tuple[int, float, None, int, int]:
     """fill_noise_pools' arguments for one round: N_i·Q·C bits, the deadline, Q·T votes of C classes."""
-    from mpdp.cryptocore import keyfiles
+    from mpdp.cryptocore.paillier import keyfiles
     from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 
     classes = int(client_data["classes"])

@@ -17,9 +17,9 @@ import hashlib
 from collections import Counter
 
 from launcher.protocol import Report
-from mpdp.cryptocore import keyfiles
-from mpdp.cryptocore.contribution_signature import ContributionVerifier
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.keys.contribution_signature import ContributionVerifier
+from mpdp.cryptocore.paillier import keyfiles
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import dppp_pb2
 from mpdp.protocols.dppp import release
 from mpdp.protocols.dppp.parameters import DpppParameters

@@ -11,7 +11,7 @@ import numpy as np
 from launcher.client import await_result, opening_signature
 from launcher.progress import progress
 from launcher.protocols.du.transcript import transcript
-from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.paillier import keyfiles
 from mpdp.deployments.topology import Topology
 from mpdp.learning import evaluation, threshold
 from mpdp.proto.v1 import du_pb2

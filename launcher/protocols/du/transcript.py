@@ -17,8 +17,8 @@ import json
 
 from launcher.protocol import Report
 from launcher.protocols.stored_transcript import VerifyFailed, b64, keys, now, unb64
-from mpdp.cryptocore import keyfiles
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.paillier import keyfiles
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import du_pb2
 from mpdp.protocols.du import accounting, release
 from mpdp.protocols.du.parameters import DuParameters

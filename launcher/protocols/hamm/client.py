@@ -10,7 +10,7 @@ import numpy as np
 
 from launcher.client import await_result, opening_signature
 from launcher.progress import progress
-from mpdp.cryptocore import keyfiles
+from mpdp.cryptocore.paillier import keyfiles
 from mpdp.deployments.topology import Topology
 from mpdp.learning import evaluation, threshold
 from mpdp.learning.logistic import predict

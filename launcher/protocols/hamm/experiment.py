@@ -171,7 +171,7 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
     from launcher.client import load_client_data
     from launcher.deployment import processes
     from launcher.protocols.hamm.client import run_hamm_session
-    from mpdp.cryptocore import keyfiles
+    from mpdp.cryptocore.paillier import keyfiles
     from mpdp.privacy.ledger import UNLIMITED
 
     run_dir = out / f"wire-{setting.dataset.name}"

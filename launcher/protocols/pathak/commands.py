@@ -12,7 +12,7 @@ from launcher.progress import progress
 from launcher.protocol import Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.protocols.pathak.closed_form import closed_form
 from launcher.summary import traffic_lines
-from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
+from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS
 
 
 def session_options() -> list[Option]:

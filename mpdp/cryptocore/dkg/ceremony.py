@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from mpdp.cryptocore.dkg.holder import Holder
 from mpdp.cryptocore.dkg.messages import BROADCAST, Message
-from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
+from mpdp.cryptocore.paillier.threshold import KeyShare, ThresholdPublicKey
 
 Intercept = Callable[[Message], "Message | None"]
 

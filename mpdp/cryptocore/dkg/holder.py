@@ -23,8 +23,15 @@ from mpdp.cryptocore.dkg import biprimality, candidates, integer_sharing, messag
 from mpdp.cryptocore.dkg.errors import DkgAborted
 from mpdp.cryptocore.dkg.messages import BROADCAST, Message
 from mpdp.cryptocore.errors import CryptoError, InvalidShare, ProtocolStateError
-from mpdp.cryptocore.paillier import check_key_bits
-from mpdp.cryptocore.threshold import SHARE_SLACK_BITS, KeyShare, PartialDecryption, ThresholdPublicKey, combine, verify
+from mpdp.cryptocore.paillier.keypair import check_key_bits
+from mpdp.cryptocore.paillier.threshold import (
+    SHARE_SLACK_BITS,
+    KeyShare,
+    PartialDecryption,
+    ThresholdPublicKey,
+    combine,
+    verify,
+)
 
 MIN_HOLDERS = 3  # BGW needs an honest majority of at least two
 MAX_HOLDERS = 16  # the launcher's largest committee

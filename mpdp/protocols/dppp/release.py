@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpdp.cryptocore.errors import CryptoError
-from mpdp.cryptocore.membership_proof import MembershipProofInvalid
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
+from mpdp.cryptocore.proofs.membership_proof import MembershipProofInvalid
 from mpdp.proto.v1 import dppp_pb2
 from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.protocols.dppp.reference import labels as argmax_labels

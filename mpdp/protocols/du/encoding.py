@@ -8,8 +8,8 @@ import math
 
 import numpy as np
 
+from mpdp.cryptocore.encodings.packing import SlotLayout
 from mpdp.cryptocore.errors import EncodingOverflow
-from mpdp.cryptocore.packing import SlotLayout
 from mpdp.protocols.du.parameters import FRACTIONAL_BITS, MAX_RECORDS, DuParameters
 
 

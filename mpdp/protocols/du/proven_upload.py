@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 import gmpy2
 
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore import membership_proof as mp
-from mpdp.cryptocore import product_proof, range_proof
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
+from mpdp.cryptocore.proofs import membership_proof as mp
+from mpdp.cryptocore.proofs import product_proof, range_proof
 from mpdp.proto.v1 import common_pb2, du_pb2
 from mpdp.protocols.du import encoding
 from mpdp.protocols.du.parameters import FRACTIONAL_BITS, DuParameters

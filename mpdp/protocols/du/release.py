@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from mpdp.cryptocore.errors import CryptoError
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import du_pb2
 from mpdp.protocols.du import bounds, encoding, server
 from mpdp.protocols.du.parameters import DuParameters

@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, fields
 from functools import cached_property
 
-from mpdp.cryptocore.packing import SlotLayout
+from mpdp.cryptocore.encodings.packing import SlotLayout
 from mpdp.privacy.binomial import (
     MAX_NOISE_BITS_PER_CONTRIBUTOR,
     MAX_TOTAL_TOSSES,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mpdp.cryptocore.dkg.messages import BROADCAST, STAGES, Message
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import keygen_pb2
 from mpdp.sessions.errors import invalid
 

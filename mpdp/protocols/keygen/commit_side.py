@@ -13,7 +13,7 @@ import enum
 from collections.abc import Callable
 
 from mpdp.cryptocore.dkg.transcript import DIGEST_BYTES
-from mpdp.cryptocore.threshold import KeyShare
+from mpdp.cryptocore.paillier.threshold import KeyShare
 from mpdp.proto.v1 import keygen_pb2
 from mpdp.protocols.keygen.prepared import PreparedShares
 from mpdp.sessions.errors import ProtocolError, denied, invalid

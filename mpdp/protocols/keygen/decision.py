@@ -4,7 +4,7 @@ holder reported the same public key and the same acknowledged digest; anything e
 from __future__ import annotations
 
 from mpdp.cryptocore.dkg.transcript import DIGEST_BYTES
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import keygen_pb2
 from mpdp.protocols.keygen import codec
 

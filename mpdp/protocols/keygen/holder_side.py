@@ -19,7 +19,7 @@ import enum
 from mpdp.cryptocore.dkg.errors import DkgAborted
 from mpdp.cryptocore.dkg.holder import MAX_BATCH, MAX_HOLDERS, MIN_HOLDERS, Holder
 from mpdp.cryptocore.dkg.messages import BROADCAST, Message
-from mpdp.cryptocore.key_checks import MAX_KEY_BITS
+from mpdp.cryptocore.keys.key_checks import MAX_KEY_BITS
 from mpdp.proto.v1 import keygen_pb2
 from mpdp.protocols.keygen import codec
 from mpdp.protocols.keygen.prepared import PreparedShares

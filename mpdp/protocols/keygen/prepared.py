@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from mpdp.cryptocore.threshold import KeyShare
+from mpdp.cryptocore.paillier.threshold import KeyShare
 from mpdp.sessions.errors import invalid, precondition
 from mpdp.sessions.identity import Identity
 

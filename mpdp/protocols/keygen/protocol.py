@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mpdp.cryptocore.threshold import KeyShare
+from mpdp.cryptocore.paillier.threshold import KeyShare
 from mpdp.proto.v1 import keygen_pb2
 from mpdp.protocols.keygen.commit_side import KeygenCommitSide
 from mpdp.protocols.keygen.holder_side import KeygenHolderSide

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mpdp.cryptocore.bit_proof import CHALLENGE_BITS, BitProof
+from mpdp.cryptocore.proofs.bit_proof import CHALLENGE_BITS, BitProof
 from mpdp.proto.v1 import pathak_pb2
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from mpdp.cryptocore import factor_proof, modulus_proof, ring_pedersen
-from mpdp.cryptocore.elgamal import ElGamalKeyPair, ElGamalPublicKey
+from mpdp.cryptocore.comparison.elgamal import ElGamalKeyPair, ElGamalPublicKey
 from mpdp.cryptocore.errors import InvalidKey
-from mpdp.cryptocore.paillier import KeyPair, PublicKey
-from mpdp.cryptocore.ring_pedersen import RingPedersen
+from mpdp.cryptocore.paillier.keypair import KeyPair, PublicKey
+from mpdp.cryptocore.proofs import factor_proof, modulus_proof, ring_pedersen
+from mpdp.cryptocore.proofs.ring_pedersen import RingPedersen
 from mpdp.proto.v1 import pathak_pb2
 from mpdp.protocols.pathak.encoding import MAX_INTEGER_BYTES, int_from_signed_bytes, signed_bytes
 from mpdp.sessions.errors import invalid

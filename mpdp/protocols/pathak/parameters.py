@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, fields
 from functools import cached_property
 
-from mpdp.cryptocore.packing import SlotLayout
+from mpdp.cryptocore.encodings.packing import SlotLayout
 from mpdp.privacy.composition import Guarantee
 from mpdp.privacy.distributed_gaussian import DistributedGaussian
 from mpdp.privacy.mechanisms import (

@@ -13,8 +13,8 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mpdp.cryptocore import membership_proof as mp
-from mpdp.cryptocore.multi_exponent import multi_powmod
+from mpdp.cryptocore.arithmetic.multi_exponent import multi_powmod
+from mpdp.cryptocore.proofs import membership_proof as mp
 
 BIT = (0, 1)
 

@@ -16,9 +16,10 @@ from collections import OrderedDict, deque
 from typing import Callable, Generic, Iterator, TypeVar
 
 import gmpy2
+from phe import PaillierPublicKey
 
-from mpdp.cryptocore.ciphertext import random_unit
-from mpdp.cryptocore.shared_exponent import powmod_all
+from mpdp.cryptocore.arithmetic.shared_exponent import powmod_all
+from mpdp.cryptocore.paillier.ciphertext import random_unit
 
 MAX_MODULI = 4
 MAX_PREPARED = 4096  # per modulus: 2 MB at 2048 bits, a K = 32 Pathak tournament and then some
@@ -116,3 +117,20 @@ def prepare_while_idle(n: int, count: int) -> None:
     if wanted:
         threading.Thread(target=lambda: pool.add(powmod_all([random_unit(n) for _ in range(wanted)], n, n * n)),
                          name="re-randomisers", daemon=True).start()
+
+
+def rerandomise_for_key_owner(public_key: PaillierPublicKey, ciphertext: int) -> int:
+    """Multiply by ρ^n with ρ uniform in Z_n^*: what any ciphertext sent *to the key's owner* gets.
+
+    Never the owner's published h_s (it chooses it: h_s = 1, or h_s of small order, leaves the
+    ciphertext's randomness readable) and never a short DJN exponent (the owner knows p and q
+    and can take discrete logs). The owner can recover ρ, but ρ is uniform and independent of
+    everything else, so the result's randomness is too. A ρ^n prepared earlier (`prepare_while_idle`) is used
+    once if this process holds one."""
+    return int(ciphertext * pool_for(public_key.n).take_or_fresh() % public_key.nsquare)
+
+
+def rerandomise_all_for_key_owner(public_key: PaillierPublicKey, ciphertexts: list[int]) -> list[int]:
+    """`rerandomise_for_key_owner` for several ciphertexts, the missing ρ^n made together on every core."""
+    powers = pool_for(public_key.n).take_or_fresh_many(len(ciphertexts))
+    return [int(c * power % public_key.nsquare) for c, power in zip(ciphertexts, powers)]

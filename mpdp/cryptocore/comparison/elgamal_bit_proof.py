@@ -24,10 +24,10 @@ from dataclasses import dataclass
 
 import gmpy2
 
-from mpdp.cryptocore.comparison_group import ELEMENT_BYTES, G, P, Q
-from mpdp.cryptocore.elgamal import Ciphertext, ElGamalPublicKey, g_power, h_power, random_exponent
+from mpdp.cryptocore.comparison.elgamal import Ciphertext, ElGamalPublicKey, g_power, h_power, random_exponent
+from mpdp.cryptocore.comparison.group import ELEMENT_BYTES, G, P, Q
 from mpdp.cryptocore.errors import CryptoError
-from mpdp.cryptocore.key_checks import length_prefixed_digest
+from mpdp.cryptocore.keys.key_checks import length_prefixed_digest
 
 CHALLENGE_BITS = 128
 NUMBER_BYTES = 32

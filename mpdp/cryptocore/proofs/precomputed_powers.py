@@ -1,7 +1,7 @@
 """Pairs (x, h_s^x) made ahead of use, for a sender's membership proofs (docs/malicious-party.md, "The noise pool").
 
 A proof of a vote costs its sender one fixed-base exponentiation h_s^r for the encryption and one h_s^w per branch
-(mpdp/cryptocore/membership_proof.py); neither depends on the vote. A sender that makes the pairs while idle (the
+(mpdp/cryptocore/proofs/membership_proof.py); neither depends on the vote. A sender that makes the pairs while idle (the
 offline fill) casts its votes online with multiplications alone. The pairs are the sender's secret, each drawn
 from `secrets` and handed out once; when the pool runs dry a pair is made on the spot (slower, the same proof).
 """
@@ -12,7 +12,7 @@ import secrets
 import threading
 from collections import deque
 
-from mpdp.cryptocore import membership_proof as mp
+from mpdp.cryptocore.proofs import membership_proof as mp
 
 MAX_PAIRS = 20_000  # per kind and sender: about 14 MB at 2048 bits
 

@@ -21,17 +21,14 @@ import secrets
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import gmpy2
 
+from mpdp.cryptocore.arithmetic.fixed_base import FixedBaseTable
+from mpdp.cryptocore.arithmetic.multi_exponent import multi_powmod
 from mpdp.cryptocore.errors import CryptoError
-from mpdp.cryptocore.fixed_base import FixedBaseTable
-from mpdp.cryptocore.key_checks import length_prefixed_digest
-from mpdp.cryptocore.multi_exponent import multi_powmod
-
-if TYPE_CHECKING:
-    from mpdp.cryptocore.precomputed_powers import PowerPool
+from mpdp.cryptocore.keys.key_checks import length_prefixed_digest
 
 CHALLENGE_BITS = 128
 STATISTICAL_BITS = 128  # z = k + e·r hides r to 2^−128
@@ -39,6 +36,14 @@ BATCH_BITS = 64
 TAG = b"mpdp/paillier-membership-proof/v1"
 MAX_CHOICES = 1_000
 CHUNK = 8_192  # bases per multi-exponentiation (the bucket method keeps no table per base)
+
+
+class PowerPairs(Protocol):
+    """Pairs (x, h_s^x) made ahead of use, each handed out once (`precomputed_powers.PowerPool`)."""
+
+    def randomness(self) -> tuple[int, int]: ...  # r below 2^randomness_bits, for an encryption
+
+    def mask(self) -> tuple[int, int]: ...  # w below 2^mask_bits, for a branch's commitment
 
 
 class MembershipProofInvalid(CryptoError):
@@ -109,7 +114,7 @@ def _challenge(key: ProofKey, context: bytes, index: int, ciphertext: int, choic
 
 
 def encrypt_and_prove(key: ProofKey, choices: Sequence[Sequence[int]], picks: Sequence[int],
-                      context: bytes, randomness: Sequence[int] | None = None, powers: PowerPool | None = None
+                      context: bytes, randomness: Sequence[int] | None = None, powers: PowerPairs | None = None
                       ) -> tuple[list[int], list[MembershipProof]]:
     """By the sender: V_i = Enc(choices[i][picks[i]]) and a proof that V_i encrypts some value of choices[i].
     `randomness` (DJN r_i, below 2^randomness_bits) when the sender needs it afterwards; drawn here otherwise,

@@ -17,7 +17,7 @@ import hashlib
 
 import gmpy2
 
-from mpdp.cryptocore.shared_exponent import powmod_all
+from mpdp.cryptocore.arithmetic.shared_exponent import powmod_all
 
 SEED = b"mpdp comparison group v1"
 Q_BITS, P_BITS = 256, 2048

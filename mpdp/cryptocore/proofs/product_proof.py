@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import gmpy2
 
-from mpdp.cryptocore import membership_proof as mp
 from mpdp.cryptocore.errors import CryptoError
-from mpdp.cryptocore.key_checks import length_prefixed_digest
+from mpdp.cryptocore.keys.key_checks import length_prefixed_digest
+from mpdp.cryptocore.proofs import membership_proof as mp
 
 TAG = b"mpdp/paillier-product-proof/v1"
 SLACK_BITS = mp.CHALLENGE_BITS + mp.STATISTICAL_BITS

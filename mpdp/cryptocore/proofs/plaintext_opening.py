@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import gmpy2
 
-from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.arithmetic.roots import nth_root
 from mpdp.cryptocore.errors import CryptoError
-from mpdp.cryptocore.paillier import KeyPair, PublicKey
-from mpdp.cryptocore.roots import nth_root
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier.keypair import KeyPair, PublicKey
 
 
 class OpeningMismatch(CryptoError):

@@ -26,12 +26,18 @@ from dataclasses import dataclass
 
 import gmpy2
 
-from mpdp.cryptocore import elgamal_bit_proof
-from mpdp.cryptocore.comparison_group import P
-from mpdp.cryptocore.elgamal import Ciphertext, ElGamalKeyPair, ElGamalPublicKey, all_members, random_multiplier
+from mpdp.cryptocore.arithmetic.shared_exponent import threads
+from mpdp.cryptocore.comparison import elgamal_bit_proof
+from mpdp.cryptocore.comparison.elgamal import (
+    Ciphertext,
+    ElGamalKeyPair,
+    ElGamalPublicKey,
+    all_members,
+    random_multiplier,
+)
+from mpdp.cryptocore.comparison.group import P
 from mpdp.cryptocore.errors import CryptoError, ProtocolStateError
-from mpdp.cryptocore.key_checks import check_key_id
-from mpdp.cryptocore.shared_exponent import threads
+from mpdp.cryptocore.keys.key_checks import check_key_id
 
 MAX_BITS = 1024  # bounds a request's cost; Pathak compares 33 + κ bits
 

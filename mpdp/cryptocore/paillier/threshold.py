@@ -17,14 +17,14 @@ from functools import cached_property
 import gmpy2
 from phe import PaillierPublicKey
 
-from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.arithmetic.fixed_base import FixedBaseTable
+from mpdp.cryptocore.arithmetic.multi_exponent import multi_powmod
+from mpdp.cryptocore.arithmetic.primes import distinct_prime_pair, safe_prime
 from mpdp.cryptocore.errors import CryptoError, InvalidCiphertext, InvalidKey, InvalidShare, NotEnoughShares
-from mpdp.cryptocore.fast_encryption import generate_hs
-from mpdp.cryptocore.fixed_base import FixedBaseTable
-from mpdp.cryptocore.key_checks import check_group_element, check_modulus, fingerprint, length_prefixed_digest
-from mpdp.cryptocore.multi_exponent import multi_powmod
-from mpdp.cryptocore.paillier import PublicKey, check_key_bits, modulus_from_primes
-from mpdp.cryptocore.primes import distinct_prime_pair, safe_prime
+from mpdp.cryptocore.keys.key_checks import check_group_element, check_modulus, fingerprint, length_prefixed_digest
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier.fast_encryption import generate_hs
+from mpdp.cryptocore.paillier.keypair import PublicKey, check_key_bits, modulus_from_primes
 
 PROOF_DOMAIN_TAG = b"mpdp/threshold-paillier/partial-decryption/v1"
 KEY_ID_TAG = b"mpdp/threshold-paillier/public-key/v1"

@@ -21,13 +21,13 @@ from dataclasses import dataclass
 
 import gmpy2
 
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore import nth_powers
+from mpdp.cryptocore.arithmetic.shared_exponent import powmod_all
 from mpdp.cryptocore.errors import CryptoError
-from mpdp.cryptocore.key_checks import length_prefixed_digest
-from mpdp.cryptocore.paillier import KeyPair, PublicKey
-from mpdp.cryptocore.plaintext_opening import open_ciphertext, unblinded
-from mpdp.cryptocore.shared_exponent import powmod_all
+from mpdp.cryptocore.keys.key_checks import length_prefixed_digest
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier import nth_powers
+from mpdp.cryptocore.paillier.keypair import KeyPair, PublicKey
+from mpdp.cryptocore.proofs.plaintext_opening import open_ciphertext, unblinded
 
 CHALLENGE_BITS = 128
 TAG = b"mpdp/paillier-bit-proof/v1"

@@ -15,8 +15,8 @@ from collections import deque
 import gmpy2
 from phe import PaillierPublicKey
 
-from mpdp.cryptocore import ciphertext as ct
-from mpdp.cryptocore.fixed_base import FixedBaseTable
+from mpdp.cryptocore.arithmetic.fixed_base import FixedBaseTable
+from mpdp.cryptocore.paillier import ciphertext as ct
 
 
 def generate_hs(public_key: PaillierPublicKey) -> int:

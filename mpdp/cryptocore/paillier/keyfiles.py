@@ -14,9 +14,9 @@ from pathlib import Path
 
 import gmpy2
 
-from mpdp.cryptocore import secret_files
 from mpdp.cryptocore.errors import InvalidKey
-from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
+from mpdp.cryptocore.keys import secret_files
+from mpdp.cryptocore.paillier.threshold import KeyShare, ThresholdPublicKey
 
 FORMAT_VERSION = 1
 PUBLIC_KEY_FORMAT = "mpdp/threshold-paillier/public-key"

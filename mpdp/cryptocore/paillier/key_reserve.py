@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from mpdp.cryptocore.paillier import KeyPair, generate_keypair
+from mpdp.cryptocore.paillier.keypair import KeyPair, generate_keypair
 
 _lock = threading.Lock()
 _ready: dict[int, KeyPair] = {}

@@ -21,7 +21,7 @@ from functools import lru_cache
 import gmpy2
 
 from mpdp.cryptocore.errors import InvalidKey, KeyMismatch
-from mpdp.cryptocore.key_sizes import MIN_KEY_BITS
+from mpdp.cryptocore.keys.key_sizes import MIN_KEY_BITS
 
 MAX_KEY_BITS = 8192
 SMALL_FACTOR_BOUND = 2**16  # every prime factor of a modulus exceeds it (a comparison needs > 3ℓ + 2)

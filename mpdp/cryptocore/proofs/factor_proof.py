@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import gmpy2
 
 from mpdp.cryptocore.errors import InvalidKey
-from mpdp.cryptocore.ring_pedersen import RingPedersen
+from mpdp.cryptocore.proofs.ring_pedersen import RingPedersen
 
 CHALLENGE_BITS = 128  # ℓ: e ∈ [−2^ℓ, 2^ℓ]
 SLACK_BITS = 256  # ε: the masks exceed what they hide by 2^ε

@@ -12,13 +12,13 @@ from functools import cached_property, lru_cache
 import gmpy2
 from phe import PaillierPrivateKey, PaillierPublicKey
 
-from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.arithmetic.primes import blum_prime, distinct_prime_pair
+from mpdp.cryptocore.arithmetic.shared_exponent import powmod_all
 from mpdp.cryptocore.errors import InvalidKey
-from mpdp.cryptocore.fast_encryption import FastEncryptor, generate_hs
-from mpdp.cryptocore.key_checks import check_group_element, check_modulus, fingerprint
-from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS, MIN_KEY_BITS
-from mpdp.cryptocore.primes import blum_prime, distinct_prime_pair
-from mpdp.cryptocore.shared_exponent import powmod_all
+from mpdp.cryptocore.keys.key_checks import check_group_element, check_modulus, fingerprint
+from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS, MIN_KEY_BITS
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier.fast_encryption import FastEncryptor, generate_hs
 
 KEY_ID_TAG = b"mpdp/paillier/public-key/v1"
 

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 
 import gmpy2
 
-from mpdp.cryptocore import ciphertext as ct
+from mpdp.cryptocore.arithmetic.multi_exponent import multi_powmod
 from mpdp.cryptocore.errors import InvalidCiphertext, InvalidShare
-from mpdp.cryptocore.multi_exponent import multi_powmod
-from mpdp.cryptocore.threshold import (
+from mpdp.cryptocore.paillier import ciphertext as ct
+from mpdp.cryptocore.paillier.threshold import (
     CHALLENGE_BITS,
     BatchPartialDecryption,
     ThresholdPublicKey,

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from mpdp.cryptocore.comparison import ComparisonValueHolder, EncryptedBits, MaskedDifferences, blind
-from mpdp.cryptocore.elgamal import Ciphertext, ElGamalPublicKey
-from mpdp.cryptocore.shared_exponent import threads
+from mpdp.cryptocore.arithmetic.shared_exponent import threads
+from mpdp.cryptocore.comparison.elgamal import Ciphertext, ElGamalPublicKey
+from mpdp.cryptocore.comparison.protocol import ComparisonValueHolder, EncryptedBits, MaskedDifferences, blind
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,11 @@ from functools import cached_property, lru_cache
 
 import gmpy2
 
-from mpdp.cryptocore.comparison_group import ELEMENT_BYTES, G, P, Q, in_range, members
+from mpdp.cryptocore.arithmetic.fixed_base import FixedBaseTable
+from mpdp.cryptocore.arithmetic.shared_exponent import powmod_all
+from mpdp.cryptocore.comparison.group import ELEMENT_BYTES, G, P, Q, in_range, members
 from mpdp.cryptocore.errors import InvalidCiphertext, InvalidKey
-from mpdp.cryptocore.fixed_base import FixedBaseTable
-from mpdp.cryptocore.key_checks import fingerprint
-from mpdp.cryptocore.shared_exponent import powmod_all
+from mpdp.cryptocore.keys.key_checks import fingerprint
 
 KEY_ID_TAG = b"mpdp/elgamal/public-key/v1"
 CIPHERTEXT_BYTES = 2 * ELEMENT_BYTES

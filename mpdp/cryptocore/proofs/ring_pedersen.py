@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import gmpy2
 
-from mpdp.cryptocore import primes
+from mpdp.cryptocore.arithmetic import primes
 from mpdp.cryptocore.errors import InvalidKey
-from mpdp.cryptocore.key_checks import check_modulus
+from mpdp.cryptocore.keys.key_checks import check_modulus
 
 ROUNDS = 80
 TAG = b"mpdp/ring-pedersen-parameters/v1"

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 
 import gmpy2
 
-from mpdp.cryptocore import roots
+from mpdp.cryptocore.arithmetic import roots
+from mpdp.cryptocore.arithmetic.shared_exponent import powmod_all
 from mpdp.cryptocore.errors import InvalidKey
-from mpdp.cryptocore.shared_exponent import powmod_all
 
 ROUNDS = 80
 CHALLENGE_TAG = b"mpdp/paillier-blum-modulus/v1"

@@ -83,24 +83,3 @@ def random_unit(n: int) -> int:
         candidate = secrets.randbelow(n)
         if candidate and gmpy2.gcd(candidate, n) == 1:
             return candidate
-
-
-def rerandomise_for_key_owner(public_key: PaillierPublicKey, ciphertext: int) -> int:
-    """Multiply by ρ^n with ρ uniform in Z_n^*: what any ciphertext sent *to the key's owner* gets.
-
-    Never the owner's published h_s (it chooses it: h_s = 1, or h_s of small order, leaves the
-    ciphertext's randomness readable) and never a short DJN exponent (the owner knows p and q
-    and can take discrete logs). The owner can recover ρ, but ρ is uniform and independent of
-    everything else, so the result's randomness is too. A ρ^n prepared earlier (`nth_powers`) is used once
-    if this process holds one."""
-    from mpdp.cryptocore.nth_powers import pool_for  # (it draws ρ with random_unit from here)
-
-    return int(ciphertext * pool_for(public_key.n).take_or_fresh() % public_key.nsquare)
-
-
-def rerandomise_all_for_key_owner(public_key: PaillierPublicKey, ciphertexts: list[int]) -> list[int]:
-    """`rerandomise_for_key_owner` for several ciphertexts, the missing ρ^n made together on every core."""
-    from mpdp.cryptocore.nth_powers import pool_for
-
-    powers = pool_for(public_key.n).take_or_fresh_many(len(ciphertexts))
-    return [int(c * power % public_key.nsquare) for c, power in zip(ciphertexts, powers)]

@@ -1,0 +1,1 @@
+"""What every key uses: key ids and checks, key sizes, private key files, contribution signatures."""

@@ -1,0 +1,1 @@
+"""The Paillier scheme: plain and threshold key pairs, ciphertexts, fast encryption, prepared re-randomisers, key files."""
