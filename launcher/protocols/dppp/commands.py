@@ -8,6 +8,7 @@ from pathlib import Path
 
 from launcher.options import key_bits, warn_small_key, write_json
 from launcher.protocol import Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocols.dppp import chart, noise
 from launcher.protocols.dppp.closed_form import closed_form
 from launcher.summary import traffic_lines
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
@@ -295,6 +296,10 @@ PROTOCOL = LauncherProtocol(
                   session=fault_session),
     charge=charge,
     closed_form=closed_form,
+    message_type=chart.MESSAGE,
+    stages=chart.STAGES,
+    noise_check=noise.check,
+    noise_spread_unavailable=noise.SPREAD_UNAVAILABLE,
     audit_noise="binomial",
     verify=verify_report,
     release=released_steps,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from launcher.demo import DemoSettings
 from launcher.protocol import DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocols.du import chart, noise
 from launcher.protocols.du.closed_form import closed_form
 from launcher.summary import traffic_lines
 
@@ -198,6 +199,10 @@ PROTOCOL = LauncherProtocol(
                   session=fault_session),
     charge=charge,
     closed_form=closed_form,
+    message_type=chart.MESSAGE,
+    stages=chart.STAGES,
+    noise_check=noise.check,
+    noise_spread=noise.spread,
     audit_noise="functional",
     release=released_steps,
 )

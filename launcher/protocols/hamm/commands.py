@@ -9,6 +9,7 @@ from pathlib import Path
 from launcher.demo import DemoDeployment, DemoSettings
 from launcher.options import DEFAULT_KEY_BITS, key_bits
 from launcher.protocol import DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocols.hamm import chart, noise
 from launcher.protocols.hamm.closed_form import closed_form
 from launcher.summary import traffic_lines
 
@@ -228,6 +229,10 @@ PROTOCOL = LauncherProtocol(
                   session=fault_session),
     charge=charge,
     closed_form=closed_form,
+    message_type=chart.MESSAGE,
+    stages=chart.STAGES,
+    noise_check=noise.check,
+    noise_spread=noise.spread,
     audit_noise="binomial",
     release=released_steps,
 )

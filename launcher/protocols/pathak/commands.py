@@ -10,6 +10,7 @@ from launcher.demo import DemoSettings
 from launcher.options import key_bits, warn_small_key, write_json
 from launcher.progress import progress
 from launcher.protocol import Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocols.pathak import chart, noise
 from launcher.protocols.pathak.closed_form import closed_form
 from launcher.summary import traffic_lines
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
@@ -220,6 +221,10 @@ PROTOCOL = LauncherProtocol(
     faults=Faults(received=FAULTS_RECEIVED, sent=FAULTS_SENT, session=fault_session),
     charge=charge,
     closed_form=closed_form,
+    message_type=chart.MESSAGE,
+    stages=chart.STAGES,
+    noise_check=noise.check,
+    noise_spread=noise.spread,
     audit_noise="laplace-paper",
     # Breast cancer, 1 000 random splits, one noise draw each (the reference; docs/demo.md): at λ = 0.01 the noise
     # is 1.4× the model bound and about a quarter of releases fell below the majority class; at λ = 0.3, 2 did.
