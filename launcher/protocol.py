@@ -54,22 +54,22 @@ class Experiment:
     table: "ResultsTable | None" = None
 
 
-Claim = tuple[str, str, str, str]  # (claim, the paper's figure, ours, verdict) of `mpdp experiment table --summary`
-
-
 @dataclass(frozen=True)
 class ResultsTable:
-    """The protocol in `mpdp experiment table`: the paper's name (`paper`, `short`), the data its results are on,
-    and from its stored report (None when not stored): its rows of the comparison table (`lines`), its measured
-    block (`measured`, under `title`) and its claims checked (`claims`)."""
+    """The protocol in `mpdp experiment table`: the paper's name (`paper`, `short`, `title`), its place in the
+    page's tables (`position`: the papers' order there), the data its results are on, and from its stored report
+    (None when not stored): its lines of the comparison table (`lines`), its measured block (`measured`; None when
+    the stored report cannot fill it) and its headline claims with their verdicts (`claims`,
+    launcher.common.results.Claim)."""
 
     paper: str
     short: str
     title: str
+    position: int
     data: str
     lines: Callable[[dict | None], list[list[str]]]
-    measured: Callable[[dict], str]
-    claims: Callable[[dict | None], list[Claim]]
+    measured: Callable[[dict], str | None]
+    claims: Callable[[dict | None], list[Any]]
 
 
 @dataclass(frozen=True)

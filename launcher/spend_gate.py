@@ -70,6 +70,7 @@ def _fix(protocol, args, topology, client_data: dict, pooled, student,
     ({option: value}, ratio).
     Where the same model does not rank at the λ asked, only a change of λ can fix it."""
     from launcher import noise_check
+    from launcher.common import noise as common_noise
 
     regularization = getattr(args, "regularization", None)
     epsilon = getattr(args, "epsilon", None)
@@ -83,7 +84,7 @@ def _fix(protocol, args, topology, client_data: dict, pooled, student,
             continue
         changed = argparse.Namespace(**{**vars(args), **change})
         check = noise_check.estimate(protocol.name, changed, topology, client_data)
-        if check.get("ratio", 0.0) > noise_check.TARGET:  # a fix with a margin: noise at most half the signal
+        if check.get("ratio", 0.0) > common_noise.TARGET:  # a fix with a margin: noise at most half the signal
             continue
         if "regularization" in change and pooled is not None:
             if changed.regularization not in ranks:

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from launcher import teacher_layout
-from launcher.protocols.dppp import noise as dppp_noise
 from launcher.protocol import Option
 from launcher.protocols.dppp import commands as dppp_commands
+from launcher.protocols.dppp import noise as dppp_noise
 from launcher.protocols.du import commands as du_commands
 from launcher.protocols.pathak import commands as pathak_commands
 from mpdp.learning import datasets, ensemble, evaluation, models, threshold

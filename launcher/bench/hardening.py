@@ -27,9 +27,9 @@ def default_scenarios(parties: int) -> list[tuple]:
     """SIGKILL and SIGSTOP 0.3 s into a session, for each role of each protocol (`--faults full` adds every step)."""
     roles = [AGGREGATOR, CURATOR, party(1), party(parties)]
     scenarios = []
-    for protocol in ("pathak", "dppp", "hamm", "du"):
+    for protocol, faults in hardening.fault_entries().items():
         for role in roles:
-            if (protocol == "pathak" and role == AGGREGATOR) or (protocol in ("dppp", "du") and role == CURATOR):
+            if role.role in faults.absent:
                 continue  # takes no part
             for fault in ("SIGKILL", "SIGSTOP"):
                 scenarios.append((protocol, role, fault))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from launcher.options import key_bits, warn_small_key, write_json
 from launcher.protocol import Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
-from launcher.protocols.dppp import chart, noise
+from launcher.protocols.dppp import chart, noise, results
 from launcher.protocols.dppp.closed_form import closed_form
 from launcher.summary import traffic_lines
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
@@ -285,7 +285,11 @@ PROTOCOL = LauncherProtocol(
     options=session_options,
     run=run_session,
     summary=summary,
-    experiment=Experiment("DPPP paper, Section 7", experiment_options, run_experiment),
+    experiment=Experiment("DPPP paper, Section 7", experiment_options, run_experiment,
+                          full=("--datasets", "breast-cancer,digits,mnist-5k,a9a"),
+                          quick=("--datasets", "breast-cancer", "--epsilons", "1", "10", "--runs", "2", "--queries", "20",
+                                 "--delta-factors", "1", "0.01"),
+                          table=results.TABLE),
     bench=Bench("private labels per second: packed, the paper's layout and the floor", bench_options, run_bench),
     scale=Scale(sizes=(10, 25, 50, 100), parties_per_process=10, rows_per_party=60, session=scale_session,
                 target_exponent=1.1),
@@ -293,7 +297,7 @@ PROTOCOL = LauncherProtocol(
                             "aggregator": ["AwaitResult/dppp/open", "Step/dppp/votes", "Step/dppp/partial_decryptions"]},
                   sent={"aggregator": ["Step/dppp/queries", "Step/dppp/decryption_request"],
                         "party": ["Step/dppp/votes", "Step/dppp/partial_decryptions"]},
-                  session=fault_session),
+                  session=fault_session, absent=("curator",)),
     charge=charge,
     closed_form=closed_form,
     message_type=chart.MESSAGE,

@@ -9,7 +9,7 @@ from pathlib import Path
 from launcher.demo import DemoDeployment, DemoSettings
 from launcher.options import DEFAULT_KEY_BITS, key_bits
 from launcher.protocol import DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
-from launcher.protocols.hamm import chart, noise
+from launcher.protocols.hamm import chart, noise, results
 from launcher.protocols.hamm.closed_form import closed_form
 from launcher.summary import traffic_lines
 
@@ -204,7 +204,11 @@ PROTOCOL = LauncherProtocol(
     run=run_session,
     summary=summary,
     experiment=Experiment("Hamm et al., Section 6 (a9a M = 1 000 when a data directory is given; digits)",
-                          experiment_options, run_experiment, replot=replot_experiment),
+                          experiment_options, run_experiment, replot=replot_experiment,
+                          full=("--datasets", "a9a,har,digits"),
+                          quick=("--datasets", "digits", "--parties", "10", "--inverse-epsilons", "0", "1", "--trials", "2",
+                                 "--splits", "2", "--wire-samples", "0"),
+                          table=results.TABLE),
     # Measured on breast cancer (1024-bit, one draw each): M = 5 with output perturbation 58.9 % (the majority
     # class; its noise is ~1 000× the model); M = 60 with noisy counts 83.2 % (balanced 79.5 %).
     demo_deployment=DemoDeployment(

@@ -10,7 +10,7 @@ from launcher.demo import DemoSettings
 from launcher.options import key_bits, warn_small_key, write_json
 from launcher.progress import progress
 from launcher.protocol import Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
-from launcher.protocols.pathak import chart, noise
+from launcher.protocols.pathak import chart, noise, results
 from launcher.protocols.pathak.closed_form import closed_form
 from launcher.summary import traffic_lines
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
@@ -215,10 +215,14 @@ PROTOCOL = LauncherProtocol(
     run=run_session,
     refusal=refusal,
     summary=summary,
-    experiment=Experiment("Pathak et al., Section 5 / Figure 2 (needs a9a)", experiment_options, run_experiment),
+    experiment=Experiment("Pathak et al., Section 5 / Figure 2 (needs a9a)", experiment_options, run_experiment,
+                          full=(),
+                          quick=("--runs", "3", "--epsilons", "1", "--lambdas", "0.001", "--wire-samples", "0"),
+                          needs_a9a=True,
+                          table=results.TABLE),
     bench=Bench("a Pathak session's wall time by stage for several K", bench_options, run_bench),
     scale=Scale(sizes=(5, 10, 20, 32), parties_per_process=1, rows_per_party=60, session=scale_session),
-    faults=Faults(received=FAULTS_RECEIVED, sent=FAULTS_SENT, session=fault_session),
+    faults=Faults(received=FAULTS_RECEIVED, sent=FAULTS_SENT, session=fault_session, absent=("aggregator",)),
     charge=charge,
     closed_form=closed_form,
     message_type=chart.MESSAGE,
