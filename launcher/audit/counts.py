@@ -315,7 +315,7 @@ def run(protocol: str, noise: str | None, epsilon: float, delta: float, trials: 
     else:
         if colluding != COLLUDING_CONTRIBUTORS:
             raise ValueError("--teachers-per-party applies to the DPPP and Hamm audits (their noise is shared)")
-        from launcher.audit import models as audit_models
+        from launcher.protocols.pathak import audit as audit_models
 
         result = audit_models.run(protocol, noise, epsilon, delta, trials, broken)
     result["seconds"] = time.perf_counter() - started
