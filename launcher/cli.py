@@ -65,7 +65,8 @@ def _bench_scale(args) -> int:
 
 
 def _audit(args) -> int:
-    from launcher.audit import counts as audit
+    from launcher.audit import counts
+    from launcher.commands import audit
 
     report = audit.run(args.protocol, args.noise, args.epsilon, args.delta, args.trials, args.broken,
                        args.teachers_per_party)
@@ -74,7 +75,7 @@ def _audit(args) -> int:
 
         report["wire_sample"] = audit_wire.wire_sample(args.protocol, report["noise"]["mechanism"], args.epsilon,
                                                        args.delta, args.wire_sample, args.bits)
-    print_summary(audit.summary(report), args.json)
+    print_summary(counts.summary(report), args.json)
     write_json(args.json, report)
     args.json_report = report
     return 1 if report["exceeds_claim"] or not report.get("wire_sample", {"matches": True})["matches"] else 0

@@ -115,11 +115,14 @@ class Faults:
 
 @dataclass(frozen=True)
 class Audit:
-    """The protocol in `mpdp audit`: the noise mechanisms its audit takes (the first is its default) and
-    `run(mechanism, epsilon, delta, trials, broken=…, colluding=…)`, the audit's report."""
+    """The protocol in `mpdp audit`: the noise mechanisms its audit takes and
+    `run(mechanism, epsilon, delta, trials, broken=…)`, the audit's report (launcher/audit/counts.py `report`);
+    `colluding`: its noise is shared among contributors, and `run` also takes `colluding=` (contributors per
+    data owner, `--teachers-per-party`)."""
 
     mechanisms: tuple[str, ...]
     run: Callable[..., Report]
+    colluding: bool = False
 
 
 @dataclass(frozen=True)

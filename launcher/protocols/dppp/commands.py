@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from launcher.options import key_bits, warn_small_key, write_json
-from launcher.protocol import Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocol import Audit, Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.protocols.dppp import chart, noise, results
 from launcher.protocols.dppp.closed_form import closed_form
 from launcher.summary import traffic_lines
@@ -279,6 +279,13 @@ def released_steps(report: Report, client_data: dict) -> list:
     return steps
 
 
+def audit(*args, **keywords) -> Report:
+    """`mpdp audit dppp` (launcher/protocols/dppp/audit.py), imported when an audit runs."""
+    from launcher.protocols.dppp.audit import audit_dppp
+
+    return audit_dppp(*args, **keywords)
+
+
 PROTOCOL = LauncherProtocol(
     name="dppp",
     help="distributed privacy-preserving prediction",
@@ -305,6 +312,7 @@ PROTOCOL = LauncherProtocol(
     noise_check=noise.check,
     noise_spread_unavailable=noise.SPREAD_UNAVAILABLE,
     audit_noise="binomial",
+    audit=Audit(("binomial", "skellam"), audit, colluding=True),
     verify=verify_report,
     release=released_steps,
 )

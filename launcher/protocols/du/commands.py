@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from launcher.demo import DemoSettings
-from launcher.protocol import DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocol import Audit, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.protocols.du import chart, noise, results
 from launcher.protocols.du.closed_form import closed_form
 from launcher.summary import traffic_lines
@@ -173,6 +173,13 @@ def released_steps(report: Report, client_data: dict) -> list:
             ("model", released.linear(theta, -released.cut_of(report), [0, 1]))]
 
 
+def audit(*args, **keywords) -> Report:
+    """`mpdp audit du` (launcher/protocols/du/audit.py), imported when an audit runs."""
+    from launcher.protocols.du.audit import audit_du
+
+    return audit_du(*args, **keywords)
+
+
 PROTOCOL = LauncherProtocol(
     name="du",
     help="Du–Li–Li OFPA / OFAA and their correct counterparts: rounds of weighted averaging",
@@ -208,5 +215,6 @@ PROTOCOL = LauncherProtocol(
     noise_check=noise.check,
     noise_spread=noise.spread,
     audit_noise="functional",
+    audit=Audit(("functional", "objective", "ofaa", "ofpa"), audit),
     release=released_steps,
 )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from launcher.demo import DemoDeployment, DemoSettings
 from launcher.options import DEFAULT_KEY_BITS, key_bits
-from launcher.protocol import DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocol import Audit, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.protocols.hamm import chart, noise, results
 from launcher.protocols.hamm.closed_form import closed_form
 from launcher.summary import traffic_lines
@@ -197,6 +197,13 @@ def released_steps(report: Report, client_data: dict) -> list:
     return [("model", released.linear(weights, 0.0, np.arange(len(weights))))]
 
 
+def audit(*args, **keywords) -> Report:
+    """`mpdp audit hamm` (launcher/protocols/hamm/audit.py), imported when an audit runs."""
+    from launcher.protocols.hamm.audit import audit_hamm
+
+    return audit_hamm(*args, **keywords)
+
+
 PROTOCOL = LauncherProtocol(
     name="hamm",
     help="Hamm–Cao–Belkin 2016 ensemble transfer: threshold vote counting on Charlie's public data",
@@ -238,5 +245,6 @@ PROTOCOL = LauncherProtocol(
     noise_check=noise.check,
     noise_spread=noise.spread,
     audit_noise="binomial",
+    audit=Audit(("binomial", "skellam"), audit, colluding=True),
     release=released_steps,
 )

@@ -9,7 +9,7 @@ from pathlib import Path
 from launcher.demo import DemoSettings
 from launcher.options import key_bits, warn_small_key, write_json
 from launcher.progress import progress
-from launcher.protocol import Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocol import Audit, Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.protocols.pathak import chart, noise, results
 from launcher.protocols.pathak.closed_form import closed_form
 from launcher.summary import traffic_lines
@@ -208,6 +208,13 @@ def released_steps(report: Report, client_data: dict) -> list:
     return [("model", released.linear(np.array(report["result"]["w"]), -released.cut_of(report), [0, 1]))]
 
 
+def audit(*args, **keywords) -> Report:
+    """`mpdp audit pathak` (launcher/protocols/pathak/audit.py), imported when an audit runs."""
+    from launcher.protocols.pathak.audit import audit_pathak
+
+    return audit_pathak(*args, **keywords)
+
+
 PROTOCOL = LauncherProtocol(
     name="pathak",
     help="Pathak–Rane–Raj 2010 multiparty differentially private classifier",
@@ -230,6 +237,7 @@ PROTOCOL = LauncherProtocol(
     noise_check=noise.check,
     noise_spread=noise.spread,
     audit_noise="laplace-paper",
+    audit=Audit(("laplace-paper", "l2-laplace", "gaussian", "distributed"), audit),
     # Breast cancer, 1 000 random splits, one noise draw each (the reference; docs/demo.md): at λ = 0.01 the noise
     # is 1.4× the model bound and about a quarter of releases fell below the majority class; at λ = 0.3, 2 did.
     demo_settings=DemoSettings(
