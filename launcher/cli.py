@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from launcher import run_config
-from launcher.options import key_bits, print_summary, show_defaults, warn_small_key, write_json
+from launcher.common import run_config
+from launcher.common.options import key_bits, print_summary, show_defaults, warn_small_key, write_json
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
 
 DEFAULT_RUN_DIR = Path(".mpdp-run")
@@ -157,7 +157,7 @@ def _load_dataset(args):
 
     dataset = datasets.load(args.dataset, label=args.label, data_dir=args.data_dir, scaling=args.scaling,
                             intercept=args.intercept, max_levels=args.max_levels, schema=args.schema)
-    from launcher.data_report import print_lines
+    from launcher.common.data_report import print_lines
 
     print_lines(dataset)
     return dataset
@@ -185,7 +185,7 @@ def _up(args) -> int:
 
     _teacher_as_model(args)
     if args.topology:
-        from launcher.data_report import missing_topology_files
+        from launcher.common.data_report import missing_topology_files
 
         missing = missing_topology_files(args.topology)
         if missing:
@@ -194,10 +194,10 @@ def _up(args) -> int:
         processes.wait_healthy(topology, timeout=args.startup_timeout)
         print(f"attached: {len(topology.roles)} roles in {args.topology} are serving")
         return 0
-    from launcher.data_report import check_parties
+    from launcher.common.data_report import check_parties
 
     check_parties(args.parties)
-    from launcher.teacher_layout import logical_parties
+    from launcher.common.teacher_layout import logical_parties
 
     owners = args.parties
     args.parties, args.parties_per_process = logical_parties(owners, args.teachers_per_party,
@@ -357,7 +357,7 @@ def _down(args) -> int:
 
 
 def _budget_command(args) -> int:
-    from launcher import budget
+    from launcher.commands import budget
     from launcher.deployment import processes
     from mpdp.deployments.topology import Topology
 
@@ -369,7 +369,7 @@ def _budget_command(args) -> int:
     client_data = args.client_data or run.client_data
     upcoming = None
     if Path(client_data).exists():
-        from launcher import client
+        from launcher.common import client
         from launcher.protocol import DeploymentShape
         from launcher.registry import PROTOCOLS
 
@@ -386,7 +386,7 @@ def _budget_command(args) -> int:
 
 
 def _trace(args) -> int:
-    from launcher import trace
+    from launcher.commands import trace
 
     text, picture = trace.write(args.report, args.out, args.format)
     print(f"sequence chart: {text} (Mermaid) and {picture}")
@@ -397,7 +397,7 @@ def _trace(args) -> int:
 def _report(args) -> int:
     import json
 
-    from launcher import html_report
+    from launcher.commands import html_report
 
     report = json.loads(args.html.read_text())
     out = args.out or args.html.with_suffix(".html")
@@ -430,7 +430,7 @@ def _ps(args) -> int:
 
 
 def _resolve_run(args):
-    from launcher import client
+    from launcher.common import client
     from launcher.deployment import processes
     from mpdp.deployments.topology import Topology
 
@@ -451,13 +451,13 @@ def _resolve_run(args):
 
 
 def _run_session(protocol, args) -> dict:
-    from launcher import session_report
+    from launcher.common import session_report
+    from launcher.common.summary import session_summary
     from launcher.deployment import network
-    from launcher.summary import session_summary
 
     exporting = getattr(args, "export", None)
     if exporting is not None:
-        from launcher import export
+        from launcher.commands import export
 
         export.check_out(exporting)
     with network.active(args.run_dir):  # through the link relays of `up --network`, if it has them
@@ -469,7 +469,7 @@ def _run_session(protocol, args) -> dict:
     if exporting is not None:
         print_summary(export.write(report, client_data, exporting), args.report)
     if getattr(args, "html", None) is not None:
-        from launcher import html_report
+        from launcher.commands import html_report
 
         html_report.write(report, args.html, f"mpdp run {protocol.name} … --html {args.html}")
         print_summary(f"session page: {args.html}", args.report)
@@ -500,8 +500,8 @@ def _stop_on_signals():
 
 
 def _demo(args) -> int:
-    from launcher import demo
-    from launcher.data_report import check_parties
+    from launcher.commands import demo
+    from launcher.common.data_report import check_parties
 
     check_parties(args.parties)
     warn_small_key(args.bits)
@@ -655,7 +655,7 @@ def _add_bench_command(commands) -> None:
 
 
 def _verify(args) -> int:
-    from launcher import verify
+    from launcher.commands import verify
 
     try:
         lines = verify.verify_file(args.report, args.ca, args.public_key, args.require_transcript)
@@ -693,7 +693,7 @@ def _add_export_command(commands) -> None:
 
 
 def _export(args) -> int:
-    from launcher import export
+    from launcher.commands import export
 
     print(export.export(args.report, args.run_dir, args.out))
     return 0
@@ -909,7 +909,7 @@ def _add_report_command(commands) -> None:
 
 
 def _add_predict_command(commands) -> None:
-    from launcher import predict
+    from launcher.commands import predict
 
     predict.add_command(commands)
 
@@ -990,14 +990,14 @@ def _add_experiment_command(commands) -> None:
     every.set_defaults(handler=_experiment_all)
     table = experiments.add_parser("table", help="docs/reproduction.md's tables from the stored JSON (check, "
                                                  "--write, --summary)")
-    from launcher import experiment_table
+    from launcher.commands import experiment_table
 
     experiment_table.add_arguments(table)
     table.set_defaults(handler=experiment_table.run)
 
 
 def _experiment_all(args) -> int:
-    from launcher import experiment_all
+    from launcher.commands import experiment_all
 
     return experiment_all.run(args)
 
@@ -1017,7 +1017,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     command's. One command's parser is all a call needs: `mpdp health`, run every 10 s by each container's
     health check, neither builds the others nor imports the protocols' packages, which run, demo and
     experiment do."""
-    from launcher import json_output
+    from launcher.common import json_output
 
     parser = json_output.Parser(prog="mpdp", description="Privacy-preserving multiparty learning over gRPC")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -1031,7 +1031,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _user_error(error: Exception) -> str | None:
     """The one line a user's mistake deserves, or None for a bug (which keeps its traceback)."""
-    from launcher.errors import CeremonyError, StartupError
+    from launcher.common.errors import CeremonyError, StartupError
     from mpdp.cryptocore.errors import CryptoError
     from mpdp.sessions.errors import ProtocolError
 
@@ -1052,7 +1052,7 @@ def _user_error(error: Exception) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from launcher import json_output
+    from launcher.common import json_output
 
     argv = sys.argv[1:] if argv is None else argv
     os.umask(0o077)  # every file a role or the launcher writes (logs, ledgers, reports) is its owner's alone

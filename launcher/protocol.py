@@ -170,8 +170,8 @@ class LauncherProtocol:
     summary: Callable[[Report], str]
     experiment: Experiment | None = None
     in_demo: bool = True
-    demo_deployment: Any = None  # launcher.demo.DemoDeployment: the demo runs it on a deployment of its own
-    demo_settings: Any = None  # launcher.demo.DemoSettings: the demo's defaults where `run`'s cannot learn there
+    demo_deployment: Any = None  # launcher.commands.demo.DemoDeployment: the demo runs it on a deployment of its own
+    demo_settings: Any = None  # launcher.commands.demo.DemoSettings: the demo's defaults where `run`'s cannot learn there
     binary_only: bool = False  # two classes only: the demo skips it on other data sets and says so
     bench: Bench | None = None
     scale: Scale | None = None

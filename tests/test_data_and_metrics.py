@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from launcher import cli, data_report, json_output, noise_check, session_report
+from launcher import cli
+from launcher.common import data_report, json_output, noise_check, session_report
 from launcher.common import noise as common_noise
-from launcher.summary import context_lines, warnings
+from launcher.common.summary import context_lines, warnings
 from mpdp.learning import datasets, evaluation, scaling
 from tests import synthetic_table
 

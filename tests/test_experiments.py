@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from launcher import experiment_all, experiment_table
+from launcher.commands import experiment_all, experiment_table
 from launcher.common.results import NOT_STORED
 from launcher.protocols.du import experiment as experiment_du
 from launcher.protocols.du import results as du_results

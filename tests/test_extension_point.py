@@ -98,8 +98,10 @@ def test_the_launcher_builds_every_command_and_list_from_its_registry(monkeypatc
 def test_a_fifth_protocol_gets_its_chart_noise_check_table_and_fault_rows_from_its_entry(monkeypatch):
     """The sequence chart's stages, the noise check and spread, `experiment all`'s sizes, docs/reproduction.md's
     tables and the fault matrix's kill and stop rows of a protocol come from its launcher entry alone."""
-    from launcher import experiment_all, experiment_table, noise_check, noise_spread, registry, trace
+    from launcher import registry
     from launcher.bench import hardening
+    from launcher.commands import experiment_all, experiment_table, trace
+    from launcher.common import noise_check, noise_spread
     from launcher.common.results import REPRODUCED, Claim
     from launcher.protocol import Experiment, Faults, LauncherProtocol, ResultsTable
     from mpdp.sessions.identity import CURATOR

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from launcher.common.errors import CeremonyError
 from launcher.deployment import distributed_keygen
-from launcher.errors import CeremonyError
 from mpdp.cryptocore import keyfiles
 from tests.waiting import eventually
 

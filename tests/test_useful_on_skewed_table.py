@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from launcher import teacher_layout
+from launcher.common import teacher_layout
 from launcher.protocol import Option
 from launcher.protocols.dppp import commands as dppp_commands
 from launcher.protocols.dppp import noise as dppp_noise
@@ -186,7 +186,7 @@ def test_dppp_says_before_running_that_five_single_model_teachers_are_too_few():
 
 
 def test_one_draws_spread_and_the_cut_are_in_the_report_and_the_summary():
-    from launcher.summary import context_lines
+    from launcher.common.summary import context_lines
 
     rng = np.random.default_rng(3)
     labels = (rng.random(400) < 0.12).astype(int)

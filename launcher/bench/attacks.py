@@ -16,7 +16,7 @@ from pathlib import Path
 
 import grpc
 
-from launcher.client import to_role
+from launcher.common.client import to_role
 from launcher.deployment import processes
 from mpdp.deployments.topology import Topology
 from mpdp.privacy.ledger import UNLIMITED
@@ -399,7 +399,7 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
 def start_target(run_dir: Path, parties: int, bits: int, seed: int, deadline: float):
     """A deployment to attack (test mode, logistic teachers on breast cancer) and Pathak parameters for it:
     (run directory, topology, client data, parameters)."""
-    from launcher import client
+    from launcher.common import client
     from mpdp.learning import datasets
     from mpdp.protocols.pathak.parameters import PathakParameters
 

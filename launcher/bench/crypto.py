@@ -11,7 +11,7 @@ import statistics
 import time
 from typing import Any
 
-from launcher.progress import progress
+from launcher.common.progress import progress
 from mpdp.cryptocore import ciphertext as ct
 from mpdp.cryptocore.comparison import ComparisonKeyHolder, ComparisonValueHolder
 from mpdp.cryptocore.elgamal import ElGamalKeyPair

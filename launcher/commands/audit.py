@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 from launcher.audit.counts import BROKEN
-from launcher.progress import progress
+from launcher.common.progress import progress
 from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS
 
 

@@ -1,5 +1,5 @@
 """What the protocols' lines of docs/reproduction.md's tables share: number formats, a report's results by data
-set, and the claims' verdicts (launcher/experiment_table.py renders the page from every protocol's lines)."""
+set, and the claims' verdicts (launcher/commands/experiment_table.py renders the page from every protocol's lines)."""
 
 from __future__ import annotations
 

@@ -35,11 +35,11 @@ from pathlib import Path
 
 import grpc
 
+from launcher.common.errors import CeremonyError
+from launcher.common.progress import progress
 from launcher.deployment import bundles, certs
 from launcher.deployment.health import is_serving
 from launcher.deployment.leftovers import Guard
-from launcher.errors import CeremonyError
-from launcher.progress import progress
 from mpdp.cryptocore import keyfiles, secret_files
 from mpdp.cryptocore.threshold import ThresholdPublicKey
 from mpdp.deployments.topology import RoleEntry, Topology
@@ -291,7 +291,7 @@ async def _withdraw(peers: PeerChannels, holders: list[Identity], session_ids: l
 
 
 def codec_envelope(session_id: str, receiver: Identity, message: keygen_pb2.KeygenMessage):
-    from launcher.client import to_role
+    from launcher.common.client import to_role
 
     return to_role(session_id, receiver, keygen=message)
 

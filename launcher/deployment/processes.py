@@ -18,11 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from launcher.common.errors import StartupError
+from launcher.common.progress import progress
 from launcher.deployment import bundles, certs
 from launcher.deployment.health import is_serving
 from launcher.deployment.keygen import check_threshold, committee_size, deal_into_bundles, default_threshold
-from launcher.errors import StartupError
-from launcher.progress import progress
 from mpdp.cryptocore import keyfiles, secret_files
 from mpdp.deployments.topology import RoleEntry, Topology
 from mpdp.learning import datasets

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from launcher.common.errors import StartupError
 from launcher.deployment import bundles
 from launcher.deployment.processes import RunDirectory, wait_healthy
-from launcher.errors import StartupError
 from mpdp.platform.lifetime import die_with_parent
 from mpdp.wire.identity import Principal
 

@@ -6,11 +6,11 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from launcher.options import key_bits, warn_small_key, write_json
+from launcher.common.options import key_bits, warn_small_key, write_json
+from launcher.common.summary import traffic_lines
 from launcher.protocol import Audit, Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.protocols.dppp import chart, noise, results
 from launcher.protocols.dppp.closed_form import closed_form
-from launcher.summary import traffic_lines
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
 
 ENSEMBLE_DEFAULT = 8
@@ -110,7 +110,7 @@ def plain_vote_agreement(topology, client_data: dict, released: list[int], ensem
     entries = [entry for entry in topology.parties if entry.data is not None and Path(entry.data).is_file()]
     if len(entries) != len(topology.parties):
         return None
-    from launcher.progress import progress
+    from launcher.common.progress import progress
 
     progress("evaluator: retraining the teachers from their data files for the plain-vote baseline")
     queries = client_data["public_features"][:len(released)]

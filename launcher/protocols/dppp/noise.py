@@ -1,4 +1,4 @@
-"""DPPP's vote histogram against its noise before a session (`launcher/noise_check.py` says how the check
+"""DPPP's vote histogram against its noise before a session (`launcher/common/noise_check.py` says how the check
 reads)."""
 
 from __future__ import annotations

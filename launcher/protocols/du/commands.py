@@ -6,11 +6,11 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from launcher.demo import DemoSettings
+from launcher.commands.demo import DemoSettings
+from launcher.common.summary import traffic_lines
 from launcher.protocol import Audit, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.protocols.du import chart, noise, results
 from launcher.protocols.du.closed_form import closed_form
-from launcher.summary import traffic_lines
 
 
 def session_options() -> list[Option]:

@@ -6,12 +6,12 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from launcher.demo import DemoDeployment, DemoSettings
-from launcher.options import DEFAULT_KEY_BITS, key_bits
+from launcher.commands.demo import DemoDeployment, DemoSettings
+from launcher.common.options import DEFAULT_KEY_BITS, key_bits
+from launcher.common.summary import traffic_lines
 from launcher.protocol import Audit, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
 from launcher.protocols.hamm import chart, noise, results
 from launcher.protocols.hamm.closed_form import closed_form
-from launcher.summary import traffic_lines
 
 
 def _epsilon(value: str) -> float:

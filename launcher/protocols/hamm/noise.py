@@ -1,4 +1,4 @@
-"""Hamm's release against its noise before a session (`launcher/noise_check.py` says how the check reads)."""
+"""Hamm's release against its noise before a session (`launcher/common/noise_check.py` says how the check reads)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Pathak's release against its noise before a session (`launcher/noise_check.py` says how the check reads)."""
+"""Pathak's release against its noise before a session (`launcher/common/noise_check.py` says how the check reads)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ def line(check: dict) -> str | None:
 
 def demo_lines(args, topology, client_data_path, protocols) -> list[str]:
     """Before the demo's first session: for every protocol, whether its release can learn at these settings."""
-    from launcher import client
+    from launcher.common import client
     from launcher.protocol import protocol_arguments
 
     client_data = client.load_client_data(client_data_path)

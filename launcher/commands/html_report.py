@@ -1,5 +1,5 @@
 """`mpdp report --html REPORT.json` (and `mpdp run … --html FILE`): one session's report as one self-contained
-HTML page: the message sequence chart (`launcher.trace`'s), the traffic beside the protocol's closed form,
+HTML page: the message sequence chart (`launcher.commands.trace`'s), the traffic beside the protocol's closed form,
 privacy asked vs delivered, each party's ledger when the report holds it, the result beside its baselines, the
 warnings and what one malicious party could move.
 
@@ -67,7 +67,7 @@ def _data_uri(kind: str, data: bytes) -> str:
 
 def _chart(report: dict) -> str:
     """The sequence chart `mpdp trace` draws, as an inline SVG picture."""
-    from launcher import trace
+    from launcher.commands import trace
 
     try:
         rows = trace.messages(report)
@@ -138,7 +138,7 @@ def _first(values: dict, *keys: str):
 
 
 def _privacy(report: dict) -> str:
-    from launcher.summary import delivered_epsilon
+    from launcher.common.summary import delivered_epsilon
 
     privacy = report.get("privacy", {})
     asked, delivered, how = delivered_epsilon(report)

@@ -45,7 +45,7 @@ def check_out(out: Path) -> None:
 
 def export(report_path: Path, run_dir: Path, out: Path) -> str:
     """`mpdp export`: the stored report's release, against the deployment in `run_dir`."""
-    from launcher import client
+    from launcher.common import client
     from launcher.deployment.processes import RunDirectory
 
     check_out(out)

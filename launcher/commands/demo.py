@@ -98,8 +98,8 @@ def _holds_a_quorum(parties: int, per_process: int) -> bool:
 
 
 def run(args, dataset, run_session, stop_on_signals) -> int:
+    from launcher.common.noise_check import demo_lines
     from launcher.deployment import processes
-    from launcher.noise_check import demo_lines
     from mpdp.privacy.ledger import UNLIMITED
 
     started = time.perf_counter()
