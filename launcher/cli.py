@@ -971,35 +971,9 @@ def _add_demo_command(commands) -> None:
 
 
 def _add_experiment_command(commands) -> None:
-    from launcher.registry import PROTOCOLS
+    from launcher.commands import experiment
 
-    experiment = commands.add_parser("experiment", help="reproduce a paper's comparison; JSON report and PNG plots")
-    experiments = experiment.add_subparsers(dest="experiment", required=True)
-    for protocol in PROTOCOLS.values():
-        if protocol.experiment is not None:
-            reproduce = experiments.add_parser(protocol.name, help=protocol.experiment.help)
-            for option in protocol.experiment.options():
-                option.add_to(reproduce)
-            run_config.add_option(reproduce)
-            reproduce.set_defaults(handler=protocol.experiment.run)
-    every = experiments.add_parser("all", help="every experiment into OUT/<protocol>/, each with a README.md")
-    every.add_argument("--out", type=Path, required=True)
-    every.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
-    every.add_argument("--quick", action="store_true", help="tiny sizes: checks the files, not a result")
-    run_config.add_option(every)
-    every.set_defaults(handler=_experiment_all)
-    table = experiments.add_parser("table", help="docs/reproduction.md's tables from the stored JSON (check, "
-                                                 "--write, --summary)")
-    from launcher.commands import experiment_table
-
-    experiment_table.add_arguments(table)
-    table.set_defaults(handler=experiment_table.run)
-
-
-def _experiment_all(args) -> int:
-    from launcher.commands import experiment_all
-
-    return experiment_all.run(args)
+    experiment.add_command(commands)
 
 
 COMMANDS = {

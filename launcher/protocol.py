@@ -149,6 +149,27 @@ Charge = Callable[[argparse.Namespace, DeploymentShape], Any]
 
 
 @dataclass(frozen=True)
+class DemoDeployment:
+    """A protocol's own deployment in the demo and the session options that let it learn there."""
+
+    parties: int
+    parties_per_process: int
+    model: str
+    options: dict = field(default_factory=dict)
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    """The session options a protocol runs at in the demo where `run`'s defaults would not learn on the demo's data
+    (measured: docs/demo.md). They are the demo's defaults of its `--<protocol>-…` flags, so a flag still overrides
+    them, and the demo prints each beside `run`'s default with `why` before the first session."""
+
+    options: dict
+    why: str
+
+
+@dataclass(frozen=True)
 class LauncherProtocol:
     """How the launcher runs one protocol against a running deployment.
 
@@ -170,8 +191,8 @@ class LauncherProtocol:
     summary: Callable[[Report], str]
     experiment: Experiment | None = None
     in_demo: bool = True
-    demo_deployment: Any = None  # launcher.commands.demo.DemoDeployment: the demo runs it on a deployment of its own
-    demo_settings: Any = None  # launcher.commands.demo.DemoSettings: the demo's defaults where `run`'s cannot learn there
+    demo_deployment: DemoDeployment | None = None  # the demo runs it on a deployment of its own
+    demo_settings: DemoSettings | None = None  # the demo's defaults where `run`'s cannot learn there
     binary_only: bool = False  # two classes only: the demo skips it on other data sets and says so
     bench: Bench | None = None
     scale: Scale | None = None

@@ -153,7 +153,7 @@ def release(name: str, args: argparse.Namespace, dataset, split_seed: int, draw:
     protocol = PROTOCOLS[name]
     split, _, topology = deployment(protocol, args, dataset, split_seed)
     seen = protocol_arguments(args, protocol)
-    if name == "hamm":
+    if name == "hamm" and protocol.demo_deployment is not None:
         return hamm(seen, split, draw, topology.colluding, protocol.demo_deployment.model)
     return {"pathak": pathak, "dppp": dppp, "du": du}[name](seen, split, draw)
 

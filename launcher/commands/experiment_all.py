@@ -4,7 +4,6 @@ test of the files, not a result)."""
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import platform
@@ -75,31 +74,6 @@ def write_readme(directory: Path, protocol: str, arguments: list[str], files: li
     if notes:
         lines += [notes.strip(), ""]
     (directory / "README.md").write_text("\n".join(lines))
-
-
-def run(args: argparse.Namespace) -> int:
-    from launcher.cli import build_parser
-    from launcher.registry import PROTOCOLS
-
-    failures = []
-    for protocol, arguments in plan(args.quick, args.data_dir).items():
-        if PROTOCOLS[protocol].experiment is None:
-            continue
-        directory = args.out / protocol
-        print(f"== mpdp experiment {protocol} {shlex.join(arguments)}", file=sys.stderr, flush=True)
-        parsed = build_parser("experiment").parse_args(["experiment", protocol, "--out", str(directory), *arguments])
-        status = parsed.handler(parsed)
-        if status:
-            failures.append(protocol)
-        files = [path.name for path in directory.iterdir() if path.suffix in (".json", ".png")]
-        write_readme(directory, protocol, arguments, files, "Tiny sizes (`--quick`): a smoke test, not a result."
-                     if args.quick else "")
-    if failures:
-        print(f"mpdp: experiments that reported a failure: {', '.join(failures)}", file=sys.stderr)
-    elif not args.quick:
-        print(f"then `mpdp experiment table --results {args.out} --write` brings docs/reproduction.md's tables to "
-              "these results", file=sys.stderr)
-    return 1 if failures else 0
 
 
 MERGED_KEYS = ("datasets", "seconds", "plots", "plot", "processes", "wire_checks")

@@ -66,7 +66,7 @@ WITHDRAW_TIMEOUT_S = 5.0  # a holder that does not take the withdrawal in that t
 def _topology(work: Path, shares: dict[int, Path], public_path: Path) -> Topology:
     """Loopback addresses and certificates for the holders (the aggregator and curator entries only satisfy the
     topology's shape: they are never started)."""
-    from launcher.deployment.processes import free_ports
+    from launcher.deployment.children import free_ports
 
     identities = [party(j) for j in sorted(shares)] + [AGGREGATOR, CURATOR]
     cert_dir = work / "certs"
@@ -106,7 +106,7 @@ def _log_tail(work: Path, holder: Identity) -> str:
 def _wait_serving(topology: Topology, holders: list[Identity], work: Path, pids: dict[str, int]) -> None:
     """Until every holder's health check says SERVING (the event the ceremony waits for); a holder that exits
     meanwhile fails it at once, with the end of its log."""
-    from launcher.deployment.processes import _running
+    from launcher.deployment.children import _running
 
     started = time.monotonic()
     waiting, last_report = list(holders), started
@@ -134,7 +134,7 @@ def _start_holders(work: Path, shares: dict[int, Path], public_path: Path, ident
                    pids: dict[str, int], guard: Guard) -> Topology:
     """Every holder serving, each on a port of its own. A port chosen free can be taken by another process before
     the holder binds it (a race no probe can close): then the holders start again, once, on other ports."""
-    from launcher.deployment.processes import stop
+    from launcher.deployment.children import stop
 
     for attempt in (1, 2):
         attempt_dir = work / f"attempt-{attempt}"
@@ -310,7 +310,7 @@ def ceremony(shares: dict[int, Path], public_paths: list[Path], threshold: int, 
              batch: int = 0) -> dict:
     """Run the holders' ceremony: holder j's process writes shares[j], then the public key goes to every public
     path. Returns figures: seconds, the holders' CPU, candidates, traffic per holder."""
-    from launcher.deployment.processes import stop
+    from launcher.deployment.children import stop
 
     holders = len(shares)
     paths = [Path(shares[j]) for j in sorted(shares)]

@@ -6,9 +6,18 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from launcher.commands.demo import DemoSettings
 from launcher.common.summary import traffic_lines
-from launcher.protocol import Audit, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocol import (
+    Audit,
+    DemoSettings,
+    DeploymentShape,
+    Experiment,
+    Faults,
+    LauncherProtocol,
+    Option,
+    Report,
+    Scale,
+)
 from launcher.protocols.du import chart, noise, results
 from launcher.protocols.du.closed_form import closed_form
 

@@ -6,10 +6,20 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from launcher.commands.demo import DemoDeployment, DemoSettings
 from launcher.common.options import DEFAULT_KEY_BITS, key_bits
 from launcher.common.summary import traffic_lines
-from launcher.protocol import Audit, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocol import (
+    Audit,
+    DemoDeployment,
+    DemoSettings,
+    DeploymentShape,
+    Experiment,
+    Faults,
+    LauncherProtocol,
+    Option,
+    Report,
+    Scale,
+)
 from launcher.protocols.hamm import chart, noise, results
 from launcher.protocols.hamm.closed_form import closed_form
 

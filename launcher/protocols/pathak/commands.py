@@ -6,11 +6,21 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from launcher.commands.demo import DemoSettings
 from launcher.common.options import key_bits, warn_small_key, write_json
 from launcher.common.progress import progress
 from launcher.common.summary import traffic_lines
-from launcher.protocol import Audit, Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocol import (
+    Audit,
+    Bench,
+    DemoSettings,
+    DeploymentShape,
+    Experiment,
+    Faults,
+    LauncherProtocol,
+    Option,
+    Report,
+    Scale,
+)
 from launcher.protocols.pathak import chart, noise, results
 from launcher.protocols.pathak.closed_form import closed_form
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
