@@ -118,8 +118,25 @@ def test_the_protocol_finder_sees_names_strings_and_imports_but_not_prose(tmp_pa
         ["2", "3", "3"]
 
 
-# Shared modules that still name protocols, each with what it does with them.
-NAMES_PROTOCOLS: dict[str, str] = {}
+# Shared modules that still name protocols, each with what it does with them: each entry is knowledge a registry
+# field does not reach yet. The list only shrinks.
+NAMES_PROTOCOLS: dict[str, str] = {
+    "audit/counts.py": "the shared vote-count sampler's Hamm variant (`hamm=`) and broken mechanisms described by name",
+    "audit/neighbours.py": "DPPP's and Hamm's neighbouring vote tables",
+    "audit/wire.py": "`audit --wire-sample` runs DPPP and Pathak sessions by name",
+    "bench/attacks.py": "the fault matrix's Pathak open message and deadline",
+    "bench/dkg.py": "the committee's default threshold from DPPP's parameters",
+    "bench/du_proofs.py": "`bench du-proofs`: Du's range proofs",
+    "bench/hardening.py": "`bench hardening`: concurrent and repeated DPPP and Pathak sessions",
+    "bench/holder_checks.py": "`bench holder-checks`: one DPPP round in process",
+    "cli.py": "`bench du-proofs` and help texts that say which protocols an option applies to",
+    "commands/demo_reference.py": "`demo --reference`: each protocol's in-process reference run",
+    "common/session_report.py": "DPPP's student model for the repeated sessions' spread",
+    "common/teacher_layout.py": "the honest fraction from DPPP's parameters",
+    "deployment/compose.py": "the demo container's `mpdp run` lines",
+    "deployment/distributed_keygen.py": "the committee's default threshold from DPPP's parameters",
+    "deployment/keygen.py": "the committee's default threshold from DPPP's parameters",
+}
 
 
 def test_no_shared_launcher_module_names_a_protocol():
@@ -136,3 +153,5 @@ def test_no_shared_launcher_module_names_a_protocol():
         if found:
             offences[relative] = found
     assert not offences, offences
+    still = {relative for relative in NAMES_PROTOCOLS if names_a_protocol(LAUNCHER / relative, list(PROTOCOLS))}
+    assert still == set(NAMES_PROTOCOLS), f"no longer names a protocol, drop from NAMES_PROTOCOLS: {set(NAMES_PROTOCOLS) - still}"
