@@ -774,38 +774,44 @@ def _add_keygen_method_option(parser, deferred: bool = False, default: str | Non
 
 def _add_up_command(commands) -> None:
     up = commands.add_parser("up", help="start every role as its own process on loopback")
-    up.add_argument("--parties", type=int, default=5)
-    up.add_argument("--parties-per-process", type=int, default=1, metavar="P",
-                    help="logical parties hosted by one process (default 1: a process per party)")
-    up.add_argument("--teachers-per-party", type=int, default=1, metavar="T",
-                    help="each of the --parties data owners splits its rows among T teachers (logical parties in "
-                         "its process): DPPP's vote margin grows with the teachers, its noise does not "
-                         "(docs/data-and-metrics.md)")
-    up.add_argument("--single-operator", action="store_true",
-                    help="one operator runs all parties (a simulation): allow a process to hold t key shares")
-    up.add_argument("--topology", type=Path, help="attach to the roles this file names instead of starting them")
-    up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
-    up.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
-    up.add_argument("--model", "--models", dest="model",
-                    help="the parties' local models: logistic-balanced (default), svm-rbf (the DPPP paper's), logistic, "
-                         "random-forest, knn, or several "
-                         "comma-separated (assigned round-robin)")
-    up.add_argument("--teacher", metavar="MODULE:CLASS",
-                    help="the parties' local model (DPPP's and Hamm's teachers) is this scikit-learn classifier, "
-                         "e.g. sklearn.ensemble:RandomForestClassifier: each party imports it and fits it with its "
-                         "defaults on its own rows (docs/data-and-metrics.md)")
-    up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
-    up.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
-                    help="seconds to wait for every role to serve (default 120)")
-    _add_keygen_method_option(up)
-    _add_budget_option(up)
-    up.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                    help="every role host as an actor on this Ray cluster (none: start a local one); docs/ray.md")
-    up.add_argument("--ray-cpus", type=float, default=0.05, metavar="C", help="CPUs Ray reserves per role host")
-    up.add_argument("--ray-memory", type=int, default=256, metavar="MB", help="memory Ray reserves per role host")
+    parties = up.add_argument_group("parties (data owners, their processes and teachers)")
+    deployment = up.add_argument_group("deployment (where the roles run and how they start)")
+    keys = up.add_argument_group("keys and privacy budget")
+    models = up.add_argument_group("the parties' local models")
+    ray = up.add_argument_group("Ray (role hosts as actors on a cluster; docs/ray.md)")
+    data = up.add_argument_group("data (the set, its columns and scaling)")
+    parties.add_argument("--parties", type=int, default=5)
+    parties.add_argument("--parties-per-process", type=int, default=1, metavar="P",
+                         help="logical parties hosted by one process (default 1: a process per party)")
+    parties.add_argument("--teachers-per-party", type=int, default=1, metavar="T",
+                         help="each of the --parties data owners splits its rows among T teachers (logical parties in "
+                              "its process): DPPP's vote margin grows with the teachers, its noise does not "
+                              "(docs/data-and-metrics.md)")
+    parties.add_argument("--single-operator", action="store_true",
+                         help="one operator runs all parties (a simulation): allow a process to hold t key shares")
+    deployment.add_argument("--topology", type=Path, help="attach to the roles this file names instead of starting them")
+    deployment.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    keys.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
+    models.add_argument("--model", "--models", dest="model",
+                        help="the parties' local models: logistic-balanced (default), svm-rbf (the DPPP paper's), logistic, "
+                             "random-forest, knn, or several "
+                             "comma-separated (assigned round-robin)")
+    models.add_argument("--teacher", metavar="MODULE:CLASS",
+                        help="the parties' local model (DPPP's and Hamm's teachers) is this scikit-learn classifier, "
+                             "e.g. sklearn.ensemble:RandomForestClassifier: each party imports it and fits it with its "
+                             "defaults on its own rows (docs/data-and-metrics.md)")
+    deployment.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
+    deployment.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
+                            help="seconds to wait for every role to serve (default 120)")
+    _add_keygen_method_option(keys)
+    _add_budget_option(keys)
+    ray.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                     help="every role host as an actor on this Ray cluster (none: start a local one); docs/ray.md")
+    ray.add_argument("--ray-cpus", type=float, default=0.05, metavar="C", help="CPUs Ray reserves per role host")
+    ray.add_argument("--ray-memory", type=int, default=256, metavar="MB", help="memory Ray reserves per role host")
     up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
-    _add_dataset_options(up)
+    _add_dataset_options(data)
     run_config.add_option(up)
     from launcher.deployment.network import add_options
 

@@ -155,3 +155,21 @@ def test_no_shared_launcher_module_names_a_protocol():
     assert not offences, offences
     still = {relative for relative in NAMES_PROTOCOLS if names_a_protocol(LAUNCHER / relative, list(PROTOCOLS))}
     assert still == set(NAMES_PROTOCOLS), f"no longer names a protocol, drop from NAMES_PROTOCOLS: {set(NAMES_PROTOCOLS) - still}"
+
+
+def test_up_shows_its_options_in_groups():
+    """`mpdp up --help` lists its options under titled groups (parties, deployment, keys, models, Ray, data,
+    network), not in one flat list: only help, --config and --format are left ungrouped."""
+    import argparse
+
+    from launcher import cli
+
+    parser = cli.build_parser("up")
+    up = parser._subparsers._group_actions[0].choices["up"]  # type: ignore[union-attr]
+    groups = {group.title: [action for action in group._group_actions if action.help != argparse.SUPPRESS]
+              for group in up._action_groups}
+    assert {option for action in groups["options"] for option in action.option_strings} == \
+        {"-h", "--help", "--config", "--format"}
+    titled = [title for title, actions in groups.items() if actions and title not in ("options", "positional arguments")]
+    assert len(titled) >= 6 and all(len(groups[title]) <= 12 for title in titled), groups
+    assert "parties (data owners, their processes and teachers):" in up.format_help()
