@@ -10,10 +10,8 @@ import time
 from pathlib import Path
 
 from launcher.common import run_config
-from launcher.common.options import key_bits, print_summary, show_defaults, warn_small_key, write_json
+from launcher.common.options import DEFAULT_RUN_DIR, key_bits, print_summary, show_defaults, warn_small_key, write_json
 from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
-
-DEFAULT_RUN_DIR = Path(".mpdp-run")
 
 
 def _faults(values: list[str]) -> dict[int, str]:
@@ -62,23 +60,6 @@ def _bench_scale(args) -> int:
     write_json(args.json, report)
     args.json_report = report
     return 0
-
-
-def _audit(args) -> int:
-    from launcher.audit import counts
-    from launcher.commands import audit
-
-    report = audit.run(args.protocol, args.noise, args.epsilon, args.delta, args.trials, args.broken,
-                       args.teachers_per_party)
-    if args.wire_sample:
-        from launcher.audit import wire as audit_wire
-
-        report["wire_sample"] = audit_wire.wire_sample(args.protocol, report["noise"]["mechanism"], args.epsilon,
-                                                       args.delta, args.wire_sample, args.bits)
-    print_summary(counts.summary(report), args.json)
-    write_json(args.json, report)
-    args.json_report = report
-    return 1 if report["exceeds_claim"] or not report.get("wire_sample", {"matches": True})["matches"] else 0
 
 
 def _bench_module(name: str, argv: list[str]) -> int:
@@ -356,57 +337,6 @@ def _down(args) -> int:
     return 0
 
 
-def _budget_command(args) -> int:
-    from launcher.commands import budget
-    from launcher.deployment import processes
-    from mpdp.deployments.topology import Topology
-
-    run = processes.RunDirectory(args.run_dir)
-    topology = args.topology or run.topology
-    if not Path(topology).exists():
-        raise SystemExit(f"mpdp: error: no topology at {topology}: pass --run-dir of a deployment or --topology")
-    rows = budget.ledgers(topology)
-    client_data = args.client_data or run.client_data
-    upcoming = None
-    if Path(client_data).exists():
-        from launcher.common import client
-        from launcher.protocol import DeploymentShape
-        from launcher.registry import PROTOCOLS
-
-        shape = DeploymentShape.of(Topology.load(topology), client.load_client_data(client_data))
-        upcoming = budget.next_sessions(rows, PROTOCOLS, shape)
-    report = {"parties": rows, "next_sessions": upcoming}
-    text = budget.summary(rows, upcoming)
-    if upcoming is None:
-        text += f"\n(no client data at {client_data}: pass --client-data for what the next sessions would cost)"
-    print_summary(text, args.json)
-    write_json(args.json, report)
-    args.json_report = report  # `--format json`: the report itself, not its text
-    return 0
-
-
-def _trace(args) -> int:
-    from launcher.commands import trace
-
-    text, picture = trace.write(args.report, args.out, args.format)
-    print(f"sequence chart: {text} (Mermaid) and {picture}")
-    args.json_report = {"mermaid": str(text), "picture": str(picture)}
-    return 0
-
-
-def _report(args) -> int:
-    import json
-
-    from launcher.commands import html_report
-
-    report = json.loads(args.html.read_text())
-    out = args.out or args.html.with_suffix(".html")
-    html_report.write(report, out, f"mpdp report --html {args.html}")
-    print(f"session page: {out}")
-    args.json_report = {"page": str(out)}
-    return 0
-
-
 def _ps(args) -> int:
     from launcher.deployment import processes
 
@@ -654,79 +584,6 @@ def _add_bench_command(commands) -> None:
     scale.set_defaults(handler=_bench_scale)
 
 
-def _verify(args) -> int:
-    from launcher.commands import verify
-
-    try:
-        lines = verify.verify_file(args.report, args.ca, args.public_key, args.require_transcript)
-    except verify.NotVerifiable:
-        raise  # a user's mistake: one line, exit 2
-    except ValueError as failed:  # the report does not hold up
-        print(f"{args.report}: does not verify: {failed}", file=sys.stderr)
-        return 1
-    print(verify.summary(args.report, lines, verify.has_transcript(args.report)))
-    return 0
-
-
-def _add_verify_command(commands) -> None:
-    verify = commands.add_parser("verify", help="re-check a stored session report offline from its transcript: "
-                                 "signatures, proofs, C, the combination, labels, ε and message counts (exit 1 if "
-                                 "any does not hold)")
-    verify.add_argument("report", type=Path, help="a session report (`mpdp run … --json`)")
-    verify.add_argument("--ca", type=Path, help="the deployment CA's certificate to trust (default: the one the "
-                        "transcript names, whose fingerprint is printed)")
-    verify.add_argument("--public-key", type=Path, help="the threshold public key to trust (default: the "
-                        "transcript's, whose id is printed)")
-    verify.add_argument("--require-transcript", action="store_true",
-                        help="fail on a report without a transcript instead of checking its consistency alone")
-    verify.set_defaults(handler=_verify)
-
-
-def _add_export_command(commands) -> None:
-    export = commands.add_parser("export", help="write a session's released model as a scikit-learn Pipeline "
-                                 "(the deployment's scaling, then the release) that predicts on raw rows")
-    export.add_argument("--report", type=Path, required=True, help="the session's report (`mpdp run … --report`)")
-    export.add_argument("--out", type=Path, required=True, help="model.joblib, or model.pkl (pickle)")
-    export.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR,
-                        help="the deployment the session ran on (its scaling and test rows)")
-    export.set_defaults(handler=_export)
-
-
-def _export(args) -> int:
-    from launcher.commands import export
-
-    print(export.export(args.report, args.run_dir, args.out))
-    return 0
-
-
-def _add_audit_command(commands) -> None:
-    audit = commands.add_parser("audit", help="the exact ε of the sampled noise and an empirical lower bound on "
-                                "ε beside the claimed ε (exit 1 if either is above)")
-    from launcher.registry import PROTOCOLS
-
-    audit.add_argument("protocol", choices=[p.name for p in PROTOCOLS.values() if p.audit_noise is not None])
-    audit.add_argument("--noise", help="the audited mechanism: binomial | skellam (DPPP, Hamm; default binomial), "
-                                       "laplace-paper | l2-laplace | gaussian | distributed (Pathak; default "
-                                       "laplace-paper), functional | objective | ofaa | ofpa (Du; default functional)")
-    audit.add_argument("--epsilon", type=float, default=1.0, help="the claimed ε of the audited release (default 1)")
-    audit.add_argument("--delta", type=float, default=1e-5, help="default 1e-5")
-    audit.add_argument("--trials", type=int, default=20_000, help="releases per data set (default 20 000)")
-    audit.add_argument("--broken", choices=["no-noise", "coarse-grid", "quarter-tosses", "claim-mismatch",
-                                            "half-sensitivity"],
-                       help="audit a deliberately broken mechanism instead (the audit must catch it): no noise, noise "
-                            "on K·ℤ, a quarter of the Binomial tosses (DPPP, Hamm), noise calibrated to 4ε claimed as "
-                            "ε, the sensitivity halved (DPPP, Hamm, Pathak)")
-    audit.add_argument("--teachers-per-party", type=int, default=1, metavar="T",
-                       help="DPPP, Hamm: T contributors per data owner (as `up --teachers-per-party`): the audit "
-                            "counts the noise of a decryptable sum without one owner's T shares (default 1)")
-    audit.add_argument("--wire-sample", type=int, default=0, metavar="N",
-                       help="also run N releases over real processes (DPPP, Pathak) that must equal the audited "
-                            "reference computation")
-    audit.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="key size of the wire sample")
-    audit.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    audit.set_defaults(handler=_audit)
-
-
 def _add_serve_command(commands) -> None:
     serve = commands.add_parser("serve", help="run one role's gRPC server (used by `up` and compose)")
     serve.add_argument("role", choices=["party", "curator", "aggregator"])
@@ -884,36 +741,6 @@ def _add_down_command(commands) -> None:
     down.set_defaults(handler=_down)
 
 
-def _add_budget_command(commands) -> None:
-    spent = commands.add_parser("budget", help="every party's privacy ledger: sessions, the composed (ε, δ) spent, "
-                                                "what is left, and what the next default session of each protocol "
-                                                "would cost")
-    spent.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
-    spent.add_argument("--topology", type=Path, help="a topology elsewhere (default: the run directory's)")
-    spent.add_argument("--client-data", type=Path, help="the client's data of that topology (default: the run "
-                                                         "directory's), for what the next sessions would cost")
-    spent.add_argument("--json", type=Path, help="write every ledger entry here")
-    spent.set_defaults(handler=_budget_command)
-
-
-def _add_trace_command(commands) -> None:
-    chart = commands.add_parser("trace", help="a session's message sequence chart (Mermaid and SVG/PNG) from its "
-                                              "report's traffic log")
-    chart.add_argument("--report", type=Path, required=True, help="a report written by `mpdp run … --report FILE`")
-    chart.add_argument("--out", type=Path, help="path prefix of the chart files (default: the report's, without .json)")
-    chart.add_argument("--format", choices=["svg", "png"], default="svg")
-    chart.set_defaults(handler=_trace)
-
-
-def _add_report_command(commands) -> None:
-    page = commands.add_parser("report", help="a session's JSON report as one self-contained HTML page: sequence "
-                                              "chart, traffic beside the closed form, privacy, baselines, warnings")
-    page.add_argument("--html", type=Path, required=True, metavar="REPORT.json",
-                      help="a report written by `mpdp run … --report FILE`")
-    page.add_argument("--out", type=Path, help="the page (default: the report's path with .html)")
-    page.set_defaults(handler=_report)
-
-
 def _add_predict_command(commands) -> None:
     from launcher.commands import predict
 
@@ -980,6 +807,42 @@ def _add_experiment_command(commands) -> None:
     from launcher.commands import experiment
 
     experiment.add_command(commands)
+
+
+def _add_audit_command(commands) -> None:
+    from launcher.commands import audit
+
+    audit.add_command(commands)
+
+
+def _add_verify_command(commands) -> None:
+    from launcher.commands import verify
+
+    verify.add_command(commands)
+
+
+def _add_export_command(commands) -> None:
+    from launcher.commands import export
+
+    export.add_command(commands)
+
+
+def _add_budget_command(commands) -> None:
+    from launcher.commands import budget
+
+    budget.add_command(commands)
+
+
+def _add_trace_command(commands) -> None:
+    from launcher.commands import trace
+
+    trace.add_command(commands)
+
+
+def _add_report_command(commands) -> None:
+    from launcher.commands import html_report
+
+    html_report.add_command(commands)
 
 
 COMMANDS = {

@@ -300,3 +300,25 @@ def write(report: dict, out: Path, command: str) -> Path:
     with os.fdopen(open_private(out, append=False), "w", encoding="utf-8") as handle:  # 0600, as the JSON report
         handle.write(render(report, command))
     return out
+
+
+def add_command(commands) -> None:
+    """`mpdp report`: its options."""
+    page = commands.add_parser("report", help="a session's JSON report as one self-contained HTML page: sequence "
+                                              "chart, traffic beside the closed form, privacy, baselines, warnings")
+    page.add_argument("--html", type=Path, required=True, metavar="REPORT.json",
+                      help="a report written by `mpdp run … --report FILE`")
+    page.add_argument("--out", type=Path, help="the page (default: the report's path with .html)")
+    page.set_defaults(handler=command)
+
+
+def command(args) -> int:
+    import json
+
+
+    report = json.loads(args.html.read_text())
+    out = args.out or args.html.with_suffix(".html")
+    write(report, out, f"mpdp report --html {args.html}")
+    print(f"session page: {out}")
+    args.json_report = {"page": str(out)}
+    return 0

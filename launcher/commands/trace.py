@@ -147,3 +147,20 @@ def write(report_path: Path, out: Path | None, picture: str) -> tuple[Path, Path
     text_path.write_text(mermaid(report))
     draw(report, picture_path)
     return text_path, picture_path
+
+
+def add_command(commands) -> None:
+    """`mpdp trace`: its options."""
+    chart = commands.add_parser("trace", help="a session's message sequence chart (Mermaid and SVG/PNG) from its "
+                                              "report's traffic log")
+    chart.add_argument("--report", type=Path, required=True, help="a report written by `mpdp run … --report FILE`")
+    chart.add_argument("--out", type=Path, help="path prefix of the chart files (default: the report's, without .json)")
+    chart.add_argument("--format", choices=["svg", "png"], default="svg")
+    chart.set_defaults(handler=command)
+
+
+def command(args) -> int:
+    text, picture = write(args.report, args.out, args.format)
+    print(f"sequence chart: {text} (Mermaid) and {picture}")
+    args.json_report = {"mermaid": str(text), "picture": str(picture)}
+    return 0
