@@ -59,7 +59,7 @@ def add_command(commands) -> None:
     shared = ", ".join(name for name, p in audits.items() if p.audit is not None and p.audit.colluding)
     audit.add_argument("protocol", choices=list(audits))
     audit.add_argument("--noise", help="the audited mechanism: " + ", ".join(
-        f"{' | '.join(p.audit.mechanisms if p.audit else (p.audit_noise,))} ({name}; default {p.audit_noise})"
+        f"{' | '.join(p.audit.mechanisms if p.audit else (str(p.audit_noise),))} ({name}; default {p.audit_noise})"
         for name, p in audits.items()))
     audit.add_argument("--epsilon", type=float, default=1.0, help="the claimed ε of the audited release (default 1)")
     audit.add_argument("--delta", type=float, default=1e-5, help="default 1e-5")
