@@ -9,11 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from launcher import run_config
-from launcher.options import key_bits, print_summary, show_defaults, warn_small_key, write_json
+from launcher.common import run_config
+from launcher.common.options import DEFAULT_RUN_DIR, key_bits, print_summary, show_defaults, warn_small_key, write_json
 from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS
-
-DEFAULT_RUN_DIR = Path(".mpdp-run")
 
 
 def _faults(values: list[str]) -> dict[int, str]:
@@ -22,79 +20,6 @@ def _faults(values: list[str]) -> dict[int, str]:
         number, _, fault = value.partition("=")
         faults[int(number)] = fault
     return faults
-
-
-def _bench_hardening(args) -> int:
-    from launcher.bench import hardening as bench_hardening
-
-    warn_small_key(args.bits)
-    report = bench_hardening.run(args.bits, args.parties, args.cases, args.sessions, args.seed,
-                                 full_faults=args.faults == "full")
-    print(bench_hardening.summary(report))
-    write_json(args.json, report)
-    args.json_report = report
-    return 0
-
-
-def _bench_startup(args) -> int:
-    from launcher.bench import startup as bench_startup
-
-    warn_small_key(args.bits)
-    report = bench_startup.run(args.parties, args.bits, args.calls, args.dataset, args.data_dir)
-    print(bench_startup.summary(report))
-    write_json(args.json, report)
-    args.json_report = report
-    return 0
-
-
-def _bench_scale(args) -> int:
-    from launcher.bench import scale as bench_scale
-    from launcher.registry import PROTOCOLS
-
-    warn_small_key(args.bits)
-    sizes = {}
-    for name, protocol in PROTOCOLS.items():
-        value = getattr(args, f"{name.replace('-', '_')}_sizes", None) if protocol.scale else None
-        if value:
-            sizes[name] = [int(k) for k in value.split(",")]
-    report = bench_scale.run(args.protocols.split(","), sizes, args.bits)
-    print(bench_scale.summary(report))
-    write_json(args.json, report)
-    args.json_report = report
-    return 0
-
-
-def _audit(args) -> int:
-    from launcher.audit import counts as audit
-
-    report = audit.run(args.protocol, args.noise, args.epsilon, args.delta, args.trials, args.broken,
-                       args.teachers_per_party)
-    if args.wire_sample:
-        from launcher.audit import wire as audit_wire
-
-        report["wire_sample"] = audit_wire.wire_sample(args.protocol, report["noise"]["mechanism"], args.epsilon,
-                                                       args.delta, args.wire_sample, args.bits)
-    print_summary(audit.summary(report), args.json)
-    write_json(args.json, report)
-    args.json_report = report
-    return 1 if report["exceeds_claim"] or not report.get("wire_sample", {"matches": True})["matches"] else 0
-
-
-def _bench_module(name: str, argv: list[str]) -> int:
-    import importlib
-
-    return importlib.import_module(f"launcher.{name}").main(argv)
-
-
-def _bench(args) -> int:
-    from launcher.bench import crypto as bench_crypto
-
-    warn_small_key(args.bits)
-    report = bench_crypto.run(args.bits, args.repeat)
-    print(bench_crypto.summary(report))
-    write_json(args.json, report)
-    args.json_report = report
-    return 0
 
 
 def _budget(text: str):
@@ -157,7 +82,7 @@ def _load_dataset(args):
     dataset = datasets.load(args.dataset, label=args.label, data_dir=args.data_dir, scaling=args.scaling,
                             intercept=args.intercept, max_levels=args.max_levels, schema=args.schema,
                             statistics=private_statistics.options(getattr(args, "statistics_epsilon", None)))
-    from launcher.data_report import print_lines
+    from launcher.common.data_report import print_lines
 
     print_lines(dataset)
     return dataset
@@ -185,7 +110,7 @@ def _up(args) -> int:
 
     _teacher_as_model(args)
     if args.topology:
-        from launcher.data_report import missing_topology_files
+        from launcher.common.data_report import missing_topology_files
 
         missing = missing_topology_files(args.topology)
         if missing:
@@ -194,10 +119,10 @@ def _up(args) -> int:
         processes.wait_healthy(topology, timeout=args.startup_timeout)
         print(f"attached: {len(topology.roles)} roles in {args.topology} are serving")
         return 0
-    from launcher.data_report import check_parties
+    from launcher.common.data_report import check_parties
 
     check_parties(args.parties)
-    from launcher.teacher_layout import logical_parties
+    from launcher.common.teacher_layout import logical_parties
 
     owners = args.parties
     args.parties, args.parties_per_process = logical_parties(owners, args.teachers_per_party,
@@ -356,57 +281,6 @@ def _down(args) -> int:
     return 0
 
 
-def _budget_command(args) -> int:
-    from launcher import budget
-    from launcher.deployment import processes
-    from mpdp.deployments.topology import Topology
-
-    run = processes.RunDirectory(args.run_dir)
-    topology = args.topology or run.topology
-    if not Path(topology).exists():
-        raise SystemExit(f"mpdp: error: no topology at {topology}: pass --run-dir of a deployment or --topology")
-    rows = budget.ledgers(topology)
-    client_data = args.client_data or run.client_data
-    upcoming = None
-    if Path(client_data).exists():
-        from launcher import client
-        from launcher.protocol import DeploymentShape
-        from launcher.registry import PROTOCOLS
-
-        shape = DeploymentShape.of(Topology.load(topology), client.load_client_data(client_data))
-        upcoming = budget.next_sessions(rows, PROTOCOLS, shape)
-    report = {"parties": rows, "next_sessions": upcoming}
-    text = budget.summary(rows, upcoming)
-    if upcoming is None:
-        text += f"\n(no client data at {client_data}: pass --client-data for what the next sessions would cost)"
-    print_summary(text, args.json)
-    write_json(args.json, report)
-    args.json_report = report  # `--format json`: the report itself, not its text
-    return 0
-
-
-def _trace(args) -> int:
-    from launcher import trace
-
-    text, picture = trace.write(args.report, args.out, args.format)
-    print(f"sequence chart: {text} (Mermaid) and {picture}")
-    args.json_report = {"mermaid": str(text), "picture": str(picture)}
-    return 0
-
-
-def _report(args) -> int:
-    import json
-
-    from launcher import html_report
-
-    report = json.loads(args.html.read_text())
-    out = args.out or args.html.with_suffix(".html")
-    html_report.write(report, out, f"mpdp report --html {args.html}")
-    print(f"session page: {out}")
-    args.json_report = {"page": str(out)}
-    return 0
-
-
 def _ps(args) -> int:
     from launcher.deployment import processes
 
@@ -430,7 +304,7 @@ def _ps(args) -> int:
 
 
 def _resolve_run(args):
-    from launcher import client
+    from launcher.common import client
     from launcher.deployment import processes
     from mpdp.deployments.topology import Topology
 
@@ -451,13 +325,13 @@ def _resolve_run(args):
 
 
 def _run_session(protocol, args) -> dict:
-    from launcher import session_report
+    from launcher.common import session_report
+    from launcher.common.summary import session_summary
     from launcher.deployment import network
-    from launcher.summary import session_summary
 
     exporting = getattr(args, "export", None)
     if exporting is not None:
-        from launcher import export
+        from launcher.commands import export
 
         export.check_out(exporting)
     with network.active(args.run_dir):  # through the link relays of `up --network`, if it has them
@@ -469,7 +343,7 @@ def _run_session(protocol, args) -> dict:
     if exporting is not None:
         print_summary(export.write(report, client_data, exporting), args.report)
     if getattr(args, "html", None) is not None:
-        from launcher import html_report
+        from launcher.commands import html_report
 
         html_report.write(report, args.html, f"mpdp run {protocol.name} … --html {args.html}")
         print_summary(f"session page: {args.html}", args.report)
@@ -500,8 +374,8 @@ def _stop_on_signals():
 
 
 def _demo(args) -> int:
-    from launcher import demo
-    from launcher.data_report import check_parties
+    from launcher.commands import demo
+    from launcher.common.data_report import check_parties
 
     check_parties(args.parties)
     warn_small_key(args.bits)
@@ -514,11 +388,6 @@ def _demo(args) -> int:
     code = demo.run(args, _load_dataset(args), run_session, _stop_on_signals)
     args.json_report = {"reports": reports}  # `--format json`: every session's report
     return code
-
-
-def _add_bench_dataset_options(parser, default: str, help_text: str) -> None:
-    parser.add_argument("--dataset", default=default, help=help_text)
-    parser.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
 
 
 def _add_dataset_options(parser) -> None:
@@ -560,175 +429,6 @@ def _add_deployment_options(parser) -> None:
     parser.add_argument("--split", help="must name the split the topology was started with")
     parser.add_argument("--parties", "--teachers", dest="parties", type=int,
                         help="must equal the topology's number of parties")
-
-
-def _add_bench_command(commands) -> None:
-    from launcher.registry import PROTOCOLS
-
-    bench = commands.add_parser("bench", help="measure costs and print figures")
-    targets = bench.add_subparsers(dest="target", required=True)
-    crypto = targets.add_parser("crypto", help="the cryptographic core")
-    crypto.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
-    crypto.add_argument("--repeat", type=int, default=20, help="calls per timed operation")
-    crypto.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    crypto.set_defaults(handler=_bench)
-
-    hardening = targets.add_parser("hardening", help="fuzzing, faults, concurrent sessions, resource growth")
-    hardening.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
-    hardening.add_argument("--parties", type=int, default=3)
-    hardening.add_argument("--cases", type=int, default=200, help="fuzz cases per RPC of every role")
-    hardening.add_argument("--sessions", type=int, default=100, help="sequential sessions for resource growth")
-    hardening.add_argument("--seed", type=int, default=1)
-    hardening.add_argument("--faults", choices=["basic", "full"], default="basic",
-                           help="basic: SIGKILL/SIGSTOP of each role mid-session; full: also at every step it takes "
-                                "part in, and every message it sends dropped or delayed (about 30 minutes)")
-    hardening.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    hardening.set_defaults(handler=_bench_hardening)
-
-    dkg = targets.add_parser("dkg", help="the key holders' own key generation against the dealer, in one process")
-    dkg.add_argument("--bits", type=key_bits, nargs="+", default=[1024, 2048])
-    dkg.add_argument("--holders", type=int, nargs="+", default=[3, 5, 10])
-    dkg.add_argument("--sieve-bound", type=int, nargs="+", default=[0],
-                     help="largest prime of the sieving modulus (default: the ceremony's own)")
-    dkg.add_argument("--batch", type=int, help="candidate pairs per attempt (default: the ceremony's own)")
-    dkg.add_argument("--runs", type=int, default=1, help="ceremonies per configuration")
-    dkg.add_argument("--one-attempt", action="store_true", help="CPU per candidate pair over one attempt, by bound")
-    dkg.set_defaults(handler=lambda args: _bench_module("bench.dkg", [
-        "--bits", *map(str, args.bits), "--holders", *map(str, args.holders),
-        "--sieve-bound", *map(str, args.sieve_bound), "--runs", str(args.runs),
-        *(["--batch", str(args.batch)] if args.batch else []), *(["--one-attempt"] if args.one_attempt else [])]))
-
-    stress = targets.add_parser("up-stress", help="`mpdp up` at its defaults again and again: how many in a row "
-                                                  "succeed, quiet or with every core busy")
-    stress.add_argument("--runs", type=int, default=50)
-    stress.add_argument("--parties", type=int, default=5)
-    stress.add_argument("--bits", type=key_bits, default=1024)
-    stress.add_argument("--load", action="store_true", help="one busy loop per core meanwhile")
-    stress.add_argument("--max-minutes", type=float, default=60.0, help="start no run after this (default 60)")
-    stress.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    stress.set_defaults(handler=lambda args: _bench_module("bench.up_stress", [
-        "--runs", str(args.runs), "--parties", str(args.parties), "--bits", str(args.bits),
-        "--max-minutes", str(args.max_minutes), *(["--load"] if args.load else []),
-        *(["--json", str(args.json)] if args.json else [])]))
-
-    du_proofs = targets.add_parser("du-proofs", help="one proven Du upload: build, check and size")
-    du_proofs.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
-    du_proofs.add_argument("--dimension", type=int, default=123, help="d (a9a: 123)")
-    du_proofs.add_argument("--cap", type=int, default=10_854, help="the public cap on n_i")
-    du_proofs.add_argument("--bound", type=float, default=100.0, help="B")
-    du_proofs.add_argument("--repeat", type=int, default=2)
-    du_proofs.set_defaults(handler=lambda args: _bench_module("bench.du_proofs", [
-        "--bits", str(args.bits), "--dimension", str(args.dimension), "--cap", str(args.cap),
-        "--bound", str(args.bound), "--repeat", str(args.repeat)]))
-
-    networks = targets.add_parser("networks", help="every protocol under network profiles: measured wall time "
-                                                   "beside `mpdp predict`'s (docs/networks.md)")
-    networks.add_argument("--parties", type=int, nargs="+", default=[5])
-    networks.add_argument("--profiles", nargs="+", default=["lan", "wan"])
-    networks.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
-    networks.add_argument("--out", type=Path, default=Path("docs/results/networks"))
-    networks.set_defaults(handler=lambda args: _bench_module("bench.networks", [
-        "--parties", *map(str, args.parties), "--profiles", *args.profiles, "--bits", str(args.bits),
-        "--out", str(args.out)]))
-
-    for protocol in PROTOCOLS.values():
-        if protocol.bench is not None:
-            measured = targets.add_parser(protocol.name, help=protocol.bench.help)
-            for option in protocol.bench.options():
-                option.add_to(measured)
-            measured.set_defaults(handler=protocol.bench.run)
-
-    startup = targets.add_parser("startup", help="each role's memory at rest and the CPU of one `mpdp health`, "
-                                                 "beside the floors of the same run")
-    startup.add_argument("--parties", type=int, default=5, help="default 5")
-    startup.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
-    startup.add_argument("--calls", type=int, default=10, help="health calls, each beside its floors (default 10)")
-    _add_bench_dataset_options(startup, "breast-cancer", "the demo's (default) or a9a with --data-dir")
-    startup.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    startup.set_defaults(handler=_bench_startup)
-
-    scale = targets.add_parser("scale", help="cost growth with the number of parties, with fitted exponents")
-    scaled = {protocol.name: protocol.scale for protocol in PROTOCOLS.values() if protocol.scale is not None}
-    scale.add_argument("--protocols", default=",".join(scaled), help=f"comma-separated, of {', '.join(scaled)}")
-    for name, measured_scale in scaled.items():
-        scale.add_argument(f"--{name}-sizes", help=f"parties, comma-separated (default "
-                                                   f"{','.join(map(str, measured_scale.sizes))})")
-    scale.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
-    scale.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    scale.set_defaults(handler=_bench_scale)
-
-
-def _verify(args) -> int:
-    from launcher import verify
-
-    try:
-        lines = verify.verify_file(args.report, args.ca, args.public_key, args.require_transcript)
-    except verify.NotVerifiable:
-        raise  # a user's mistake: one line, exit 2
-    except ValueError as failed:  # the report does not hold up
-        print(f"{args.report}: does not verify: {failed}", file=sys.stderr)
-        return 1
-    print(verify.summary(args.report, lines, verify.has_transcript(args.report)))
-    return 0
-
-
-def _add_verify_command(commands) -> None:
-    verify = commands.add_parser("verify", help="re-check a stored session report offline from its transcript: "
-                                 "signatures, proofs, C, the combination, labels, ε and message counts (exit 1 if "
-                                 "any does not hold)")
-    verify.add_argument("report", type=Path, help="a session report (`mpdp run … --json`)")
-    verify.add_argument("--ca", type=Path, help="the deployment CA's certificate to trust (default: the one the "
-                        "transcript names, whose fingerprint is printed)")
-    verify.add_argument("--public-key", type=Path, help="the threshold public key to trust (default: the "
-                        "transcript's, whose id is printed)")
-    verify.add_argument("--require-transcript", action="store_true",
-                        help="fail on a report without a transcript instead of checking its consistency alone")
-    verify.set_defaults(handler=_verify)
-
-
-def _add_export_command(commands) -> None:
-    export = commands.add_parser("export", help="write a session's released model as a scikit-learn Pipeline "
-                                 "(the deployment's scaling, then the release) that predicts on raw rows")
-    export.add_argument("--report", type=Path, required=True, help="the session's report (`mpdp run … --report`)")
-    export.add_argument("--out", type=Path, required=True, help="model.joblib, or model.pkl (pickle)")
-    export.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR,
-                        help="the deployment the session ran on (its scaling and test rows)")
-    export.set_defaults(handler=_export)
-
-
-def _export(args) -> int:
-    from launcher import export
-
-    print(export.export(args.report, args.run_dir, args.out))
-    return 0
-
-
-def _add_audit_command(commands) -> None:
-    audit = commands.add_parser("audit", help="the exact ε of the sampled noise and an empirical lower bound on "
-                                "ε beside the claimed ε (exit 1 if either is above)")
-    from launcher.registry import PROTOCOLS
-
-    audit.add_argument("protocol", choices=[p.name for p in PROTOCOLS.values() if p.audit_noise is not None])
-    audit.add_argument("--noise", help="the audited mechanism: binomial | skellam (DPPP, Hamm; default binomial), "
-                                       "laplace-paper | l2-laplace | gaussian | distributed (Pathak; default "
-                                       "laplace-paper), functional | objective | ofaa | ofpa (Du; default functional)")
-    audit.add_argument("--epsilon", type=float, default=1.0, help="the claimed ε of the audited release (default 1)")
-    audit.add_argument("--delta", type=float, default=1e-5, help="default 1e-5")
-    audit.add_argument("--trials", type=int, default=20_000, help="releases per data set (default 20 000)")
-    audit.add_argument("--broken", choices=["no-noise", "coarse-grid", "quarter-tosses", "claim-mismatch",
-                                            "half-sensitivity"],
-                       help="audit a deliberately broken mechanism instead (the audit must catch it): no noise, noise "
-                            "on K·ℤ, a quarter of the Binomial tosses (DPPP, Hamm), noise calibrated to 4ε claimed as "
-                            "ε, the sensitivity halved (DPPP, Hamm, Pathak)")
-    audit.add_argument("--teachers-per-party", type=int, default=1, metavar="T",
-                       help="DPPP, Hamm: T contributors per data owner (as `up --teachers-per-party`): the audit "
-                            "counts the noise of a decryptable sum without one owner's T shares (default 1)")
-    audit.add_argument("--wire-sample", type=int, default=0, metavar="N",
-                       help="also run N releases over real processes (DPPP, Pathak) that must equal the audited "
-                            "reference computation")
-    audit.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="key size of the wire sample")
-    audit.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    audit.set_defaults(handler=_audit)
 
 
 def _add_serve_command(commands) -> None:
@@ -778,38 +478,44 @@ def _add_keygen_method_option(parser, deferred: bool = False, default: str | Non
 
 def _add_up_command(commands) -> None:
     up = commands.add_parser("up", help="start every role as its own process on loopback")
-    up.add_argument("--parties", type=int, default=5)
-    up.add_argument("--parties-per-process", type=int, default=1, metavar="P",
-                    help="logical parties hosted by one process (default 1: a process per party)")
-    up.add_argument("--teachers-per-party", type=int, default=1, metavar="T",
-                    help="each of the --parties data owners splits its rows among T teachers (logical parties in "
-                         "its process): DPPP's vote margin grows with the teachers, its noise does not "
-                         "(docs/data-and-metrics.md)")
-    up.add_argument("--single-operator", action="store_true",
-                    help="one operator runs all parties (a simulation): allow a process to hold t key shares")
-    up.add_argument("--topology", type=Path, help="attach to the roles this file names instead of starting them")
-    up.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
-    up.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
-    up.add_argument("--model", "--models", dest="model",
-                    help="the parties' local models: logistic-balanced (default), svm-rbf (the DPPP paper's), logistic, "
-                         "random-forest, knn, or several "
-                         "comma-separated (assigned round-robin)")
-    up.add_argument("--teacher", metavar="MODULE:CLASS",
-                    help="the parties' local model (DPPP's and Hamm's teachers) is this scikit-learn classifier, "
-                         "e.g. sklearn.ensemble:RandomForestClassifier: each party imports it and fits it with its "
-                         "defaults on its own rows (docs/data-and-metrics.md)")
-    up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
-    up.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
-                    help="seconds to wait for every role to serve (default 120)")
-    _add_keygen_method_option(up)
-    _add_budget_option(up)
-    up.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
-                    help="every role host as an actor on this Ray cluster (none: start a local one); docs/ray.md")
-    up.add_argument("--ray-cpus", type=float, default=0.05, metavar="C", help="CPUs Ray reserves per role host")
-    up.add_argument("--ray-memory", type=int, default=256, metavar="MB", help="memory Ray reserves per role host")
+    parties = up.add_argument_group("parties (data owners, their processes and teachers)")
+    deployment = up.add_argument_group("deployment (where the roles run and how they start)")
+    keys = up.add_argument_group("keys and privacy budget")
+    models = up.add_argument_group("the parties' local models")
+    ray = up.add_argument_group("Ray (role hosts as actors on a cluster; docs/ray.md)")
+    data = up.add_argument_group("data (the set, its columns and scaling)")
+    parties.add_argument("--parties", type=int, default=5)
+    parties.add_argument("--parties-per-process", type=int, default=1, metavar="P",
+                         help="logical parties hosted by one process (default 1: a process per party)")
+    parties.add_argument("--teachers-per-party", type=int, default=1, metavar="T",
+                         help="each of the --parties data owners splits its rows among T teachers (logical parties in "
+                              "its process): DPPP's vote margin grows with the teachers, its noise does not "
+                              "(docs/data-and-metrics.md)")
+    parties.add_argument("--single-operator", action="store_true",
+                         help="one operator runs all parties (a simulation): allow a process to hold t key shares")
+    deployment.add_argument("--topology", type=Path, help="attach to the roles this file names instead of starting them")
+    deployment.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    keys.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
+    models.add_argument("--model", "--models", dest="model",
+                        help="the parties' local models: logistic-balanced (default), svm-rbf (the DPPP paper's), logistic, "
+                             "random-forest, knn, or several "
+                             "comma-separated (assigned round-robin)")
+    models.add_argument("--teacher", metavar="MODULE:CLASS",
+                        help="the parties' local model (DPPP's and Hamm's teachers) is this scikit-learn classifier, "
+                             "e.g. sklearn.ensemble:RandomForestClassifier: each party imports it and fits it with its "
+                             "defaults on its own rows (docs/data-and-metrics.md)")
+    deployment.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
+    deployment.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
+                            help="seconds to wait for every role to serve (default 120)")
+    _add_keygen_method_option(keys)
+    _add_budget_option(keys)
+    ray.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                     help="every role host as an actor on this Ray cluster (none: start a local one); docs/ray.md")
+    ray.add_argument("--ray-cpus", type=float, default=0.05, metavar="C", help="CPUs Ray reserves per role host")
+    ray.add_argument("--ray-memory", type=int, default=256, metavar="MB", help="memory Ray reserves per role host")
     up.add_argument("--test-mode", action="store_true", help=argparse.SUPPRESS)
     up.add_argument("--fault", action="append", help=argparse.SUPPRESS)  # ID=FAULT, test mode only
-    _add_dataset_options(up)
+    _add_dataset_options(data)
     run_config.add_option(up)
     from launcher.deployment.network import add_options
 
@@ -882,38 +588,8 @@ def _add_down_command(commands) -> None:
     down.set_defaults(handler=_down)
 
 
-def _add_budget_command(commands) -> None:
-    spent = commands.add_parser("budget", help="every party's privacy ledger: sessions, the composed (ε, δ) spent, "
-                                                "what is left, and what the next default session of each protocol "
-                                                "would cost")
-    spent.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
-    spent.add_argument("--topology", type=Path, help="a topology elsewhere (default: the run directory's)")
-    spent.add_argument("--client-data", type=Path, help="the client's data of that topology (default: the run "
-                                                         "directory's), for what the next sessions would cost")
-    spent.add_argument("--json", type=Path, help="write every ledger entry here")
-    spent.set_defaults(handler=_budget_command)
-
-
-def _add_trace_command(commands) -> None:
-    chart = commands.add_parser("trace", help="a session's message sequence chart (Mermaid and SVG/PNG) from its "
-                                              "report's traffic log")
-    chart.add_argument("--report", type=Path, required=True, help="a report written by `mpdp run … --report FILE`")
-    chart.add_argument("--out", type=Path, help="path prefix of the chart files (default: the report's, without .json)")
-    chart.add_argument("--format", choices=["svg", "png"], default="svg")
-    chart.set_defaults(handler=_trace)
-
-
-def _add_report_command(commands) -> None:
-    page = commands.add_parser("report", help="a session's JSON report as one self-contained HTML page: sequence "
-                                              "chart, traffic beside the closed form, privacy, baselines, warnings")
-    page.add_argument("--html", type=Path, required=True, metavar="REPORT.json",
-                      help="a report written by `mpdp run … --report FILE`")
-    page.add_argument("--out", type=Path, help="the page (default: the report's path with .html)")
-    page.set_defaults(handler=_report)
-
-
 def _add_predict_command(commands) -> None:
-    from launcher import predict
+    from launcher.commands import predict
 
     predict.add_command(commands)
 
@@ -975,35 +651,51 @@ def _add_demo_command(commands) -> None:
 
 
 def _add_experiment_command(commands) -> None:
-    from launcher.registry import PROTOCOLS
+    from launcher.commands import experiment
 
-    experiment = commands.add_parser("experiment", help="reproduce a paper's comparison; JSON report and PNG plots")
-    experiments = experiment.add_subparsers(dest="experiment", required=True)
-    for protocol in PROTOCOLS.values():
-        if protocol.experiment is not None:
-            reproduce = experiments.add_parser(protocol.name, help=protocol.experiment.help)
-            for option in protocol.experiment.options():
-                option.add_to(reproduce)
-            run_config.add_option(reproduce)
-            reproduce.set_defaults(handler=protocol.experiment.run)
-    every = experiments.add_parser("all", help="every experiment into OUT/<protocol>/, each with a README.md")
-    every.add_argument("--out", type=Path, required=True)
-    every.add_argument("--data-dir", help="directory holding a9a (default: $MPDP_DATA_DIR)")
-    every.add_argument("--quick", action="store_true", help="tiny sizes: checks the files, not a result")
-    run_config.add_option(every)
-    every.set_defaults(handler=_experiment_all)
-    table = experiments.add_parser("table", help="docs/reproduction.md's tables from the stored JSON (check, "
-                                                 "--write, --summary)")
-    from launcher import experiment_table
-
-    experiment_table.add_arguments(table)
-    table.set_defaults(handler=experiment_table.run)
+    experiment.add_command(commands)
 
 
-def _experiment_all(args) -> int:
-    from launcher import experiment_all
+def _add_audit_command(commands) -> None:
+    from launcher.commands import audit
 
-    return experiment_all.run(args)
+    audit.add_command(commands)
+
+
+def _add_verify_command(commands) -> None:
+    from launcher.commands import verify
+
+    verify.add_command(commands)
+
+
+def _add_export_command(commands) -> None:
+    from launcher.commands import export
+
+    export.add_command(commands)
+
+
+def _add_budget_command(commands) -> None:
+    from launcher.commands import budget
+
+    budget.add_command(commands)
+
+
+def _add_trace_command(commands) -> None:
+    from launcher.commands import trace
+
+    trace.add_command(commands)
+
+
+def _add_report_command(commands) -> None:
+    from launcher.commands import html_report
+
+    html_report.add_command(commands)
+
+
+def _add_bench_command(commands) -> None:
+    from launcher.commands import bench
+
+    bench.add_command(commands)
 
 
 COMMANDS = {
@@ -1021,7 +713,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     command's. One command's parser is all a call needs: `mpdp health`, run every 10 s by each container's
     health check, neither builds the others nor imports the protocols' packages, which run, demo and
     experiment do."""
-    from launcher import json_output
+    from launcher.common import json_output
 
     parser = json_output.Parser(prog="mpdp", description="Privacy-preserving multiparty learning over gRPC")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -1035,7 +727,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def _user_error(error: Exception) -> str | None:
     """The one line a user's mistake deserves, or None for a bug (which keeps its traceback)."""
-    from launcher.errors import CeremonyError, StartupError
+    from launcher.common.errors import CeremonyError, StartupError
     from mpdp.cryptocore.errors import CryptoError
     from mpdp.sessions.errors import ProtocolError
 
@@ -1056,7 +748,7 @@ def _user_error(error: Exception) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from launcher import json_output
+    from launcher.common import json_output
 
     argv = sys.argv[1:] if argv is None else argv
     os.umask(0o077)  # every file a role or the launcher writes (logs, ledgers, reports) is its owner's alone

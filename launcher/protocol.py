@@ -45,6 +45,31 @@ class Experiment:
     # Runs made side by side and merged into one report: redraw the one figure for every data set (else each
     # run's figures are copied); returns the figure's file name.
     replot: Callable[[dict, Any], str] | None = None
+    # `mpdp experiment all`: the arguments of the stored results (`full`) and of `--quick` (tiny sizes, a smoke
+    # test); `needs_a9a`: skipped where the a9a data set is absent.
+    full: tuple[str, ...] = ()
+    quick: tuple[str, ...] = ()
+    needs_a9a: bool = False
+    # `mpdp experiment table`: the protocol's rows of docs/reproduction.md's tables, from its stored report.
+    table: "ResultsTable | None" = None
+
+
+@dataclass(frozen=True)
+class ResultsTable:
+    """The protocol in `mpdp experiment table`: the paper's name (`paper`, `short`, `title`), its place in the
+    page's tables (`position`: the papers' order there), the data its results are on, and from its stored report
+    (None when not stored): its lines of the comparison table (`lines`), its measured block (`measured`; None when
+    the stored report cannot fill it) and its headline claims with their verdicts (`claims`,
+    launcher.common.results.Claim)."""
+
+    paper: str
+    short: str
+    title: str
+    position: int
+    data: str
+    lines: Callable[[dict | None], list[list[str]]]
+    measured: Callable[[dict], str | None]
+    claims: Callable[[dict | None], list[Any]]
 
 
 @dataclass(frozen=True)
@@ -84,6 +109,20 @@ class Faults:
     received: dict[str, list[str]]
     sent: dict[str, list[str]]
     session: FaultSession
+    # The kinds of participant (`aggregator`, `curator`) that take no part in a session: no fault is put on them.
+    absent: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Audit:
+    """The protocol in `mpdp audit`: the noise mechanisms its audit takes and
+    `run(mechanism, epsilon, delta, trials, broken=…)`, the audit's report (launcher/audit/counts.py `report`);
+    `colluding`: its noise is shared among contributors, and `run` also takes `colluding=` (contributors per
+    data owner, `--teachers-per-party`)."""
+
+    mechanisms: tuple[str, ...]
+    run: Callable[..., Report]
+    colluding: bool = False
 
 
 @dataclass(frozen=True)
@@ -110,6 +149,27 @@ Charge = Callable[[argparse.Namespace, DeploymentShape], Any]
 
 
 @dataclass(frozen=True)
+class DemoDeployment:
+    """A protocol's own deployment in the demo and the session options that let it learn there."""
+
+    parties: int
+    parties_per_process: int
+    model: str
+    options: dict = field(default_factory=dict)
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class DemoSettings:
+    """The session options a protocol runs at in the demo where `run`'s defaults would not learn on the demo's data
+    (measured: docs/demo.md). They are the demo's defaults of its `--<protocol>-…` flags, so a flag still overrides
+    them, and the demo prints each beside `run`'s default with `why` before the first session."""
+
+    options: dict
+    why: str
+
+
+@dataclass(frozen=True)
 class LauncherProtocol:
     """How the launcher runs one protocol against a running deployment.
 
@@ -131,13 +191,14 @@ class LauncherProtocol:
     summary: Callable[[Report], str]
     experiment: Experiment | None = None
     in_demo: bool = True
-    demo_deployment: Any = None  # launcher.demo.DemoDeployment: the demo runs it on a deployment of its own
-    demo_settings: Any = None  # launcher.demo.DemoSettings: the demo's defaults where `run`'s cannot learn there
+    demo_deployment: DemoDeployment | None = None  # the demo runs it on a deployment of its own
+    demo_settings: DemoSettings | None = None  # the demo's defaults where `run`'s cannot learn there
     binary_only: bool = False  # two classes only: the demo skips it on other data sets and says so
     bench: Bench | None = None
     scale: Scale | None = None
     faults: Faults | None = None
     audit_noise: str | None = None
+    audit: Audit | None = None
     charge: Charge | None = None
     # The messages of one session per (from role, to role, rpc), from its report's public parameters: the
     # closed form `mpdp report --html` sets beside the observed traffic.
@@ -151,6 +212,18 @@ class LauncherProtocol:
     # `mpdp export`: (report, client data) -> the released model's scikit-learn steps on the scaled rows (the
     # last a classifier; mpdp/learning/released.py puts the deployment's scaling before them).
     release: Callable[[Report, dict], list[tuple[str, Any]]] | None = None
+    # `mpdp trace`: the protocol's message type and its stages in the sequence chart (stage -> the message kinds
+    # sent in it, in the protocol's order); every kind of the message has a stage.
+    message_type: Any = None
+    stages: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Before a session: the release's expected noise against its signal, from public quantities
+    # ((session options, topology, client data) -> the check, or None when there is nothing to check).
+    noise_check: Callable[[argparse.Namespace, Any, dict], dict | None] | None = None
+    # After a session: the spread its figures are expected to have from the privacy noise
+    # ((report, topology, client data) -> mpdp.learning.noise_spread's estimate); `noise_spread_unavailable` says
+    # why a protocol has none.
+    noise_spread: Callable[[Report, Any, dict], dict] | None = None
+    noise_spread_unavailable: str | None = None
 
 
 def session_arguments(protocol: LauncherProtocol, argv: list[str] | tuple[str, ...] = ()) -> argparse.Namespace:

@@ -59,7 +59,7 @@ class Deployment:
         `regularization` for --lambda); the CLI's defaults for the rest. Stops before any party spends where the
         check before spending says it will not learn (a ValueError naming the cause and the fix), unless
         `anyway`."""
-        from launcher import client, session_report
+        from launcher.common import client, session_report
         from launcher.deployment.processes import RunDirectory
         from launcher.registry import PROTOCOLS
 
@@ -90,7 +90,8 @@ class Deployment:
     def export(self, report: Report, path: str | Path) -> str:
         """Write the report's released model (`mpdp export`) to `path` (.joblib or .pkl) as a scikit-learn
         Pipeline that predicts on raw rows; raises ValueError when it would not give the report's test accuracy."""
-        from launcher import client, export
+        from launcher.commands import export
+        from launcher.common import client
         from launcher.deployment.processes import RunDirectory
 
         return export.write(report, client.load_client_data(RunDirectory(self.run_dir).client_data), Path(path))
@@ -108,7 +109,7 @@ def deploy(parties: int = 5, dataset: str = "breast-cancer", bits: int = DEFAULT
     process). `teacher`: every party's local model (DPPP's and Hamm's teachers) as `module:Class`, a scikit-learn
     classifier each party imports and fits with its defaults on its own rows (as `mpdp up --teacher`)."""
     disable_grpc_fork_handlers()  # before the launcher's modules import grpc: this process starts the roles
-    from launcher.data_report import check_parties
+    from launcher.common.data_report import check_parties
     from launcher.deployment import processes
     from mpdp.learning import datasets, models
 

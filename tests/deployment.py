@@ -11,7 +11,7 @@ from pathlib import Path
 
 import grpc
 
-from launcher import client
+from launcher.common import client
 from launcher.deployment import processes
 from launcher.protocols.dppp import client as dppp_client
 from mpdp.learning import datasets

@@ -111,7 +111,7 @@ class HostileAggregator:
 def client_signed(topology, session_id: str, protocol: str, queries):
     """A copy of DPPP's or Hamm's `queries` with the client's signature on this session's opening (the test plays
     the client, which asked for it)."""
-    from launcher.client import opening_signature
+    from launcher.common.client import opening_signature
     from mpdp.protocols.dppp.parameters import DpppParameters
     from mpdp.protocols.hamm.parameters import HammParameters
 

@@ -10,7 +10,8 @@ import sys
 import numpy as np
 import pytest
 
-from launcher.audit import counts as audit
+from launcher.audit import counts
+from launcher.commands import audit
 from mpdp.privacy.audit import clopper_pearson, epsilon_lower_bound, histogram_statistic, hockey_stick, resolution
 from mpdp.privacy.exact_audit import (
     binomial_log_pmf,
@@ -126,7 +127,7 @@ def test_a_calibration_that_forgets_the_colluding_share_is_caught(monkeypatch, p
     def all_shares(min_contributors, colluding=1):
         return collusion.decryptable_minimum(min_contributors)
 
-    for module in (binomial, audit):  # DPPP's calibration, and the audit's copy of Hamm's N_i
+    for module in (binomial, counts):  # DPPP's calibration, and the audit's copy of Hamm's N_i
         monkeypatch.setattr(module, "calibrated_contributors", all_shares)
     report = audit.run(protocol, "binomial", 1.0, 1e-5, 100, None)  # the exact check decides; the fewest trials
     assert report["exact"]["exceeds_claim"] and report["exceeds_claim"]

@@ -105,7 +105,7 @@ def test_budget_as_json_is_json_all_the_way_down(prepared):
 def test_budget_learns_the_protocols_and_their_charges_from_the_registry_it_is_given():
     """`next_sessions` knows no protocol by name: a registry of one made-up protocol is all it reports; a party
     with no limit admits it without composing, one at its limit refuses it."""
-    from launcher import budget
+    from launcher.commands import budget
     from launcher.protocol import LauncherProtocol, Option
 
     made_up = LauncherProtocol("made-up", "", lambda: [Option("epsilon", {"type": float, "default": 2.0})],

@@ -227,7 +227,8 @@ def test_the_hamm_voters_shares_keep_the_calibrated_noise_without_one_owners_fou
 def test_the_audit_counts_the_shares_one_owner_cannot_subtract(protocol):
     """`mpdp audit --teachers-per-party 4`: the exact check sums the m − 4 shares left after one owner's 4, drawn
     with the calibration against 4, and stays within the claim; the summary says what it counted and why."""
-    from launcher.audit import counts as audit
+    from launcher.audit import counts
+    from launcher.commands import audit
 
     report = audit.run(protocol, "binomial", 1.0, 1e-5, 300, None, colluding=TEACHERS_PER_OWNER)
     expected = {"dppp": 10, "hamm": 20}[protocol]  # the audits' K
@@ -235,8 +236,8 @@ def test_the_audit_counts_the_shares_one_owner_cannot_subtract(protocol):
     assert report["setting"]["contributors"] == m - TEACHERS_PER_OWNER
     assert report["exact"]["noise"]["contributors_counted"] == m - TEACHERS_PER_OWNER
     assert report["exact"]["epsilon"] <= 1.0 + report["exact"]["tolerance"] and not report["exceeds_claim"]
-    assert f"{m - TEACHERS_PER_OWNER} contributors counted" in audit.summary(report)
-    assert "4 per data owner" in audit.summary(report)
+    assert f"{m - TEACHERS_PER_OWNER} contributors counted" in counts.summary(report)
+    assert "4 per data owner" in counts.summary(report)
 
 
 def test_the_one_party_shares_exceed_the_claim_once_one_owner_removes_four():

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from launcher.deployment.children import free_port
 from launcher.deployment.compose import BUNDLE, BUNDLES, bundle_name, render, volume_name
-from launcher.deployment.processes import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker-compose.yml"

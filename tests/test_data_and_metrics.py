@@ -8,8 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from launcher import cli, data_report, json_output, noise_check, session_report
-from launcher.summary import context_lines, warnings
+from launcher import cli
+from launcher.common import data_report, json_output, noise_check, session_report
+from launcher.common import noise as common_noise
+from launcher.common.summary import context_lines, warnings
 from mpdp.learning import datasets, evaluation, scaling
 from tests import synthetic_table
 
@@ -179,7 +181,7 @@ def test_hamm_multiclass_compares_the_noise_on_a_class_score_with_the_ln_c_bound
     assert "noise std on a class score" in noise_check.line(check)
     needed = int(check["warnings"][0].split("--parties ")[1].split()[0])
     fixed = noise_check.estimate("hamm", args, _Topology(needed), har)
-    assert fixed["ratio"] <= noise_check.TARGET < noise_check.estimate("hamm", args, _Topology(needed - 1), har)["ratio"]
+    assert fixed["ratio"] <= common_noise.TARGET < noise_check.estimate("hamm", args, _Topology(needed - 1), har)["ratio"]
     binary = noise_check.estimate("hamm", args, _Topology(1000), {"test_features": np.zeros((2, 123)), "classes": 2})
     assert binary["noise"] == pytest.approx(222.7, abs=0.1) and binary["signal_bound"] == pytest.approx(117.7, abs=0.1)
 

@@ -1,14 +1,15 @@
 """`mpdp demo`'s settings learn on its data: no demo protocol's pre-run noise check warns at them, and through the
-in-process references its networked sessions equal (launcher/demo_reference.py) Pathak, Hamm and Du each beat the
+in-process references its networked sessions equal (launcher/commands/demo_reference.py) Pathak, Hamm and Du each beat the
 majority class on 20 random splits with their own noise draws. The 1 000-draw distributions are in docs/demo.md."""
 
 from __future__ import annotations
 
 import pytest
 
-from launcher import demo, noise_check
-from launcher.demo_reference import PROTOCOLS as CHECKED
-from launcher.demo_reference import demo_arguments, deployment, distribution, load_dataset
+from launcher.commands import demo
+from launcher.commands.demo_reference import PROTOCOLS as CHECKED
+from launcher.commands.demo_reference import demo_arguments, deployment, distribution, load_dataset
+from launcher.common import noise_check
 from launcher.protocol import protocol_arguments
 from launcher.registry import PROTOCOLS
 
@@ -121,7 +122,7 @@ def test_hamms_noisy_counts_are_checked_before_running_and_the_fix_named(breast_
 
 @pytest.mark.parametrize("argv", [[], ["--pathak-noise-source", "distributed", "--pathak-mechanism", "gaussian"]])
 def test_the_reference_builds_pathaks_parameters_as_run_does(argv):
-    from launcher.demo_reference import pathak_parameters
+    from launcher.commands.demo_reference import pathak_parameters
     from launcher.protocols.pathak.commands import parameters
 
     seen = protocol_arguments(demo_arguments(argv), PROTOCOLS["pathak"])

@@ -188,7 +188,7 @@ def test_a_key_holders_abort_of_a_prepared_holder_is_refused_over_the_wire_and_t
 
 def test_a_failed_ceremony_is_one_line_for_the_user():
     from launcher.cli import _user_error
-    from launcher.errors import CeremonyError
+    from launcher.common.errors import CeremonyError
 
     message = "distributed key generation failed: party/1: ABORTED: no round-3 message from party/2 within 60 s"
     assert _user_error(CeremonyError(message)) == message

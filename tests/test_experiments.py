@@ -11,8 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from launcher import experiment_all, experiment_table
+from launcher.commands import experiment_all, experiment_table
+from launcher.common.results import NOT_STORED
 from launcher.protocols.du import experiment as experiment_du
+from launcher.protocols.du import results as du_results
+from launcher.protocols.hamm import results as hamm_results
 from mpdp.learning import datasets, shipped
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +32,7 @@ def test_the_page_s_tables_equal_the_ones_generated_from_the_stored_json():
 
 def test_the_tables_print_what_the_json_holds(tmp_path):
     """A figure changed in a stored report changes the table: the numbers are read, not written by hand."""
-    for protocol in experiment_table.PROTOCOLS:
+    for protocol in experiment_table.protocols():
         source = RESULTS / protocol / f"{protocol}_report.json"
         if source.is_file():
             (tmp_path / protocol).mkdir()
@@ -66,7 +69,7 @@ def test_each_claims_verdict_is_read_from_the_json_and_says_why_it_fails(tmp_pat
         for method in ("soft", "avg"):
             point[method]["mean"] = har["non_private_splits"]["indiv"]["mean"] + 0.01
     (tmp_path / "hamm" / "hamm_report.json").write_text(json.dumps(report))
-    claim, *_ = experiment_table._hamm_claims(experiment_table.load(tmp_path)["hamm"])
+    claim, *_ = hamm_results._hamm_claims(experiment_table.load(tmp_path)["hamm"])
     assert claim.claim.startswith("soft, avg above indiv") and claim.verdict == "reproduced" and not claim.why
 
 
@@ -117,8 +120,8 @@ def test_every_stored_result_has_the_files_its_report_names_and_a_command():
 
 def test_experiment_all_rebuilds_every_stored_experiment():
     reports = {path.parent.name for path in RESULTS.glob("*/*_report.json")}
-    assert reports <= set(experiment_all.FULL), reports - set(experiment_all.FULL)
-    assert set(experiment_all.FULL) == set(experiment_all.QUICK) == set(experiment_table.PROTOCOLS)
+    assert reports <= set(experiment_all.full_sizes()), reports - set(experiment_all.full_sizes())
+    assert set(experiment_all.full_sizes()) == set(experiment_all.quick_sizes()) == set(experiment_table.protocols())
 
 
 def test_unknown_names_in_the_hapt_pickle_are_refused(tmp_path):
@@ -225,10 +228,10 @@ def test_du_without_sweeps_writes_figure_2_and_the_table_says_the_sweeps_did_not
     result = report["datasets"][0]
     assert len(result["epsilon_sweep"]) == 1 and not result["cardinality_sweep"] and not result["dimensionality_sweep"]
     assert (tmp_path / report["plots"][0]).is_file()
-    lines = experiment_table._du_lines(report)
-    assert lines[1][2] == experiment_table.NOT_STORED
+    lines = du_results._du_lines(report)
+    assert lines[1][2] == NOT_STORED
     swept = json.loads(json.dumps(report))
     swept["datasets"].insert(0, {**result, "dataset": "other", "cardinality_sweep": [
         {"fraction": 1.0, "rows": 10, "functional": {"mean": 0.25}}]})
-    figures = experiment_table._du_lines(swept)[1]
+    figures = du_results._du_lines(swept)[1]
     assert figures[2].startswith("other,") and "breast-cancer (not stored)" in figures[4]

@@ -47,9 +47,9 @@ def test_the_launcher_builds_every_command_and_list_from_its_registry(monkeypatc
     """One launcher entry gives `run <name>`, prefixed demo options, an experiment, `bench <name>`, a place in
     `bench scale`, `audit` and the fault matrix, and a test marker; cli.py is not edited."""
     from launcher import cli, registry
-    from launcher.audit import counts as audit
     from launcher.bench import attacks as hardening
     from launcher.bench import scale as bench_scale
+    from launcher.commands import audit
     from launcher.protocol import Bench, Experiment, Faults, LauncherProtocol, Option, Scale, protocol_arguments
     from tests import conftest
 
@@ -92,6 +92,73 @@ def test_the_launcher_builds_every_command_and_list_from_its_registry(monkeypatc
     assert ("secure-sum", party(3), "kill-on:Step/extension/open") in scenarios
     assert ("secure-sum", AGGREGATOR, "drop:Step/extension/open") in scenarios
     assert "secure-sum" in conftest._protocols()
+
+
+
+def test_a_fifth_protocol_gets_its_chart_noise_check_table_and_fault_rows_from_its_entry(monkeypatch):
+    """The sequence chart's stages, the noise check and spread, `experiment all`'s sizes, docs/reproduction.md's
+    tables and the fault matrix's kill and stop rows of a protocol come from its launcher entry alone."""
+    from launcher import registry
+    from launcher.bench import hardening
+    from launcher.commands import experiment_all, experiment_table, trace
+    from launcher.common import noise_check, noise_spread
+    from launcher.common.results import REPRODUCED, Claim
+    from launcher.protocol import Experiment, Faults, LauncherProtocol, ResultsTable
+    from mpdp.sessions.identity import CURATOR
+
+    async def one_sum(*rest):
+        return {}
+
+    noisy = {"release": "the sum", "noise": 2.0, "noise_name": "noise", "signal_bound": 1.0, "ratio": 2.0,
+             "signal": "bound", "formula": "", "parties": 3, "warnings": ["the sum: too noisy"]}
+    entry = LauncherProtocol(
+        name="secure-sum", help="sum of one integer per party", options=lambda: [], run=lambda *rest: {},
+        summary=lambda report: "",
+        experiment=Experiment("sweep", lambda: [], lambda args: 0, full=("--rounds", "9"), quick=("--rounds", "1"),
+                              table=ResultsTable(
+                                  paper="Secure sum 1982", short="Sum", title="Secure sum", position=9,
+                                  data="integers", lines=lambda report: [["Secure sum", "one sum", "integers", "",
+                                                                         "", "7"]],
+                                  measured=lambda report: f"sum {report['total']}",
+                                  claims=lambda report: [Claim("the sum is exact", REPRODUCED, "", "", "7")])),
+        faults=Faults(received={"party": ["Step/secure-sum/request"]}, sent={}, session=one_sum,
+                      absent=("curator",)),
+        message_type=secure_sum.SecureSumMessage,
+        stages={"setup": ("open", "request"), "sums": ("contribution", "total"),
+                "threshold decryption": ("decryption_request", "partial_decryptions")},
+        noise_check=lambda args, topology, data: noisy,
+        noise_spread=lambda report, topology, data: {"spread": report["total"]},
+    )
+    monkeypatch.setitem(registry.PROTOCOLS, entry.name, entry)
+    assert trace.stage_of("secure-sum", "Step/secure-sum/contribution") == "sums"
+    assert trace.stage_of("secure-sum", "Step/secure-sum/partial_decryptions") == "threshold decryption"
+    assert noise_check.estimate("secure-sum", None, None, {})["warnings"] == ["the sum: too noisy"]
+    assert noise_spread.estimate("secure-sum", {"total": 7, "result": {"test_metrics": {}}}, None, {}) == {"spread": 7}
+    assert experiment_all.quick_sizes()["secure-sum"] == ["--rounds", "1"]
+    assert experiment_all.full_sizes()["secure-sum"] == ["--rounds", "9"]
+    assert experiment_table.protocols()[-1] == "secure-sum"
+    reports = {**experiment_table.load(), "secure-sum": {"total": 7}}
+    page = experiment_table.render(reports)
+    assert "| Secure sum 1982 | integers | the sum is exact: **reproduced** | 7 |" in page
+    assert "| Secure sum | one sum | integers | — | — | 7 |" in page
+    assert "### Secure sum (`docs/results/secure-sum/`)\n\nsum 7" in page
+    assert "| Sum | the sum is exact: **reproduced** | 7 |" in experiment_table.short_claims_table(reports)
+    scenarios = hardening.default_scenarios(3)
+    assert ("secure-sum", party(1), "SIGKILL") in scenarios and ("secure-sum", AGGREGATOR, "SIGSTOP") in scenarios
+    assert not [row for row in scenarios if row[0] == "secure-sum" and row[1] == CURATOR]
+
+
+def test_every_message_kind_of_every_protocol_has_one_chart_stage():
+    """`mpdp trace` boxes every message of a session in a stage of its protocol: each kind its proto declares
+    sits in exactly one stage of the registry entry (a kind added to a proto without a stage fails here)."""
+    from launcher.registry import PROTOCOLS
+    from mpdp.sessions.protocol import message_kinds
+
+    for name, entry in PROTOCOLS.items():
+        assert entry.message_type is not None, name
+        staged = [kind for kinds in entry.stages.values() for kind in kinds]
+        assert len(staged) == len(set(staged)), name
+        assert set(staged) == set(message_kinds(entry.message_type)), name
 
 
 LAYERS = {  # a package (a folder) may import only from packages of a lower layer (or its own)

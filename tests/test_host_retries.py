@@ -38,7 +38,7 @@ class Context:
 
 
 def _opening():
-    from launcher.client import to_role
+    from launcher.common.client import to_role
 
     return to_role(SESSION, party(1), keygen=keygen_pb2.KeygenMessage(open=keygen_pb2.KeygenOpen(
         bits=BITS, holders=HOLDERS, threshold=THRESHOLD, batch=BATCH)))

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from launcher import html_report
 from launcher.cli import main
+from launcher.commands import html_report
+from launcher.common.summary import delivered_epsilon
 from launcher.registry import PROTOCOLS
-from launcher.summary import delivered_epsilon
 
 ROOT = Path(__file__).resolve().parent.parent
 STORED = ROOT / "docs" / "results" / "baselines"  # session reports of `mpdp run … --report` on breast cancer

@@ -3,7 +3,7 @@ and the summary line that carries it."""
 
 import pytest
 
-from launcher.summary import session_summary
+from launcher.common.summary import session_summary
 from mpdp.vote_proofs.influence import one_voter
 
 K, TOSSES, CLASSES = 5, 14, 2  # the defaults' K = 5, C = 2 and N_i of ε = 10 over Q = 20

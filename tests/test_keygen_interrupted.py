@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from launcher.common.errors import CeremonyError
 from launcher.deployment import distributed_keygen
-from launcher.errors import CeremonyError
 from mpdp.cryptocore.paillier import keyfiles
 from tests.waiting import eventually
 
@@ -94,19 +94,19 @@ def test_a_holder_port_taken_before_it_binds_starts_the_holders_again_on_other_p
     at once (its log names the port), and the ceremony starts its holders again, once, on other ports."""
     import socket
 
-    from launcher.deployment import processes
+    from launcher.deployment import children
 
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
     taken.listen()
-    real, calls = processes.free_ports, []
+    real, calls = children.free_ports, []
 
     def first_one_taken(count, host="127.0.0.1"):
         calls.append(count)
         ports = real(count, host)
         return [taken.getsockname()[1], *ports[1:]] if len(calls) == 1 else ports
 
-    monkeypatch.setattr(processes, "free_ports", first_one_taken)
+    monkeypatch.setattr(children, "free_ports", first_one_taken)
     directory = tmp_path / "keys"
     shares = {j: directory / keyfiles.share_file_name(j) for j in (1, 2, 3)}
     try:

@@ -14,9 +14,9 @@ from collections import Counter
 import pytest
 
 from launcher.bench.networks import UNDELAYED, measure_protocol
-from launcher.client import load_client_data
+from launcher.commands.predict import measured_wall, predict
+from launcher.common.client import load_client_data
 from launcher.deployment import network
-from launcher.predict import measured_wall, predict
 from launcher.registry import PROTOCOLS
 from mpdp.learning import datasets
 from mpdp.privacy.ledger import UNLIMITED

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from launcher.predict import predict
+from launcher.commands.predict import predict
 from mpdp.wire.profiles import PROFILES, NetworkProfile, parse_bandwidth, parse_latency, parse_loss, resolve
 from mpdp.wire.relay import Direction, Link, Relays
 

@@ -1,4 +1,4 @@
-"""The privacy noise's spread of one release (mpdp/learning/noise_spread.py, launcher/noise_spread.py): redrawn
+"""The privacy noise's spread of one release (mpdp/learning/noise_spread.py, launcher/common/noise_spread.py): redrawn
 around the release for output perturbation (Pathak, Hamm), reruns of the reference for Du; said where it cannot
 be computed. On the skewed table, the estimate around one Pathak release is checked against the spread of
 independent releases (different noise seeds) of the same data."""
@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from launcher import noise_spread
+from launcher.common import noise_spread
 from launcher.protocols.pathak import commands as pathak_commands
 from mpdp.learning import datasets, evaluation, threshold
 from mpdp.learning import noise_spread as spread
@@ -75,7 +75,7 @@ def test_a_release_without_noise_has_no_spread_and_a_noisier_one_a_wider_spread(
 
 
 def test_where_the_spread_cannot_be_computed_the_report_and_summary_say_why():
-    from launcher.summary import context_lines
+    from launcher.common.summary import context_lines
 
     assert "votes" in noise_spread.estimate("dppp", {}, None, {})["unavailable"]
     du = {"parameters": {"method": "functional"}, "result": {"test_metrics": {}}}

@@ -14,7 +14,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.pipeline import Pipeline
 
 from launcher.cli import main
-from launcher.client import load_client_data
+from launcher.common.client import load_client_data
 from launcher.deployment import processes
 from mpdp.learning import datasets
 

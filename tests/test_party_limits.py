@@ -260,7 +260,7 @@ def test_a_du_party_answers_r_rounds_and_refuses_every_later_one_from_a_hostile_
     """R = 3, a budget of ε = 4: the party answers rounds 0..2, refuses round 3 with the fixed refusal (and the
     run is over for it: round 4 too), and its ledger holds R·ε. A second run ends with the final model; any
     message after it is refused."""
-    from launcher.client import opening_signature
+    from launcher.common.client import opening_signature
     from launcher.protocols.du.client import session_parameters
     from mpdp.proto.v1 import du_pb2
     from mpdp.proto.v1.role_pb2_grpc import RoleStub
@@ -317,8 +317,8 @@ def test_a_party_enforces_its_policy_over_real_processes(tmp_path):
     `--allow-unproven` the parties take laplace-paper while it fits. A deleted ledger stops the party from
     serving; `mpdp budget` reads the ledgers."""
     from launcher.cli import main
+    from launcher.common.errors import StartupError
     from launcher.deployment import processes
-    from launcher.errors import StartupError
     from mpdp.sessions.identity import party
     from tests.deployment import deployment
 

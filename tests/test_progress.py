@@ -5,7 +5,7 @@ import io
 import itertools
 import sys
 
-from launcher import progress
+from launcher.common import progress
 
 
 def test_plain_lines_give_the_count_and_an_eta_at_most_every_few_seconds(monkeypatch, capsys):

@@ -1,6 +1,6 @@
 """Every `mpdp run` line of the README's "Commands in short", on the deployment its `mpdp up` line starts on the
 bundled data: the check before spending lets it run, and through the in-process references the networked
-sessions equal (launcher/demo_reference.py: the same split, the clients' cut on the public rows) it beats the
+sessions equal (launcher/commands/demo_reference.py: the same split, the clients' cut on the public rows) it beats the
 majority class on every one of several splits with their own noise draws."""
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from launcher import demo_reference, noise_check, spend_gate
 from launcher.cli import build_parser
+from launcher.commands import demo_reference
+from launcher.common import noise_check, spend_gate
+from launcher.common.session_report import _student
 from launcher.deployment.processes import split_data
 from launcher.registry import PROTOCOLS
-from launcher.session_report import _student
 from mpdp.learning import datasets
 
 README = Path(__file__).resolve().parent.parent / "README.md"

@@ -135,7 +135,7 @@ def test_pathak_and_du_at_their_defaults_learn_a9a(tmp_path, source):
 
 
 def test_up_says_when_clipping_scaled_most_rows(tmp_path):
-    from launcher import data_report
+    from launcher.common import data_report
 
     path = tmp_path / "binary.libsvm"
     path.write_text("".join(f"{k % 2} 1:1 2:1 {3 + k % 3}:1\n" for k in range(12)))

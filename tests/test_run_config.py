@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from launcher import run_config
 from launcher.cli import build_parser, main
+from launcher.common import run_config
 
 
 def parsed(argv: list[str]):

@@ -1,4 +1,4 @@
-"""The check before any budget is spent (launcher/spend_gate.py): a run whose same model non-private cannot rank
+"""The check before any budget is spent (launcher/common/spend_gate.py): a run whose same model non-private cannot rank
 the test rows, or whose noise decides the result, stops before any role is contacted — the ledgers are
 unchanged — naming the cause and a command that fixes it; `--anyway` runs it; a label the protocol cannot take
 is refused in one line."""
@@ -13,8 +13,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from launcher import session_report, spend_gate
 from launcher.cli import build_parser
+from launcher.common import session_report, spend_gate
 from launcher.deployment.processes import split_data
 from launcher.registry import PROTOCOLS
 from mpdp.learning import datasets
@@ -97,7 +97,7 @@ def test_objective_perturbation_is_checked_and_anyway_runs_it(tmp_path):
 
 
 def test_a_label_the_protocol_cannot_take_is_refused_in_one_line(tmp_path):
-    from launcher import data_report
+    from launcher.common import data_report
 
     digits = datasets.load("digits", intercept=True)
     assert any("du takes two classes, this data set has 10" in line for line in data_report.lines(digits))  # at up
@@ -110,8 +110,8 @@ def test_a_label_the_protocol_cannot_take_is_refused_in_one_line(tmp_path):
 def test_over_real_processes_a_stopped_run_leaves_every_ledger_as_it_was(pool, capsys):
     """`mpdp run pathak` at a λ whose noise decides the result, against running role processes: one line, exit
     2, and every party's ledger (read as `mpdp budget` reads it) holds the same entries as before."""
-    from launcher import budget
     from launcher.cli import main
+    from launcher.commands import budget
 
     d = pool.get(3)
     before = [row["entries"] for row in budget.ledgers(d.run.topology)]

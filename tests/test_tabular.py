@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from launcher.summary import context_lines, warnings
+from launcher.common.summary import context_lines, warnings
 from mpdp.learning import datasets, evaluation
 from mpdp.learning.tabular import kind_of, read_csv
 

@@ -5,8 +5,8 @@ import re
 
 import pytest
 
-from launcher import trace
 from launcher.cli import main
+from launcher.commands import trace
 
 
 def _arrows(text: str) -> list[tuple[str, str, str]]:

@@ -12,9 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from launcher import noise_check, teacher_layout
+from launcher.common import teacher_layout
 from launcher.protocol import Option
 from launcher.protocols.dppp import commands as dppp_commands
+from launcher.protocols.dppp import noise as dppp_noise
 from launcher.protocols.du import commands as du_commands
 from launcher.protocols.pathak import commands as pathak_commands
 from mpdp.learning import datasets, ensemble, evaluation, models, threshold
@@ -172,20 +173,20 @@ def test_dppp_says_before_running_that_five_single_model_teachers_are_too_few():
     and the warning names the ensemble; at the session defaults it is well above."""
     data = {"classes": 2, "public_features": np.zeros((3334, 3))}
     one_model = argparse.Namespace(epsilon=10.0, delta=1e-5, queries=20, noise="binomial", ensemble=1)
-    five, ten = noise_check.dppp(one_model, 5, data), noise_check.dppp(one_model, 10, data)
+    five, ten = dppp_noise.histogram(one_model, 5, data), dppp_noise.histogram(one_model, 10, data)
     assert five["ratio"] > 1 and "--ensemble" in five["warnings"][0] and five["signal_bound"] == 5
     assert ten["ratio"] < 1 and not ten["warnings"]
     defaults = _defaults(dppp_commands.session_options())
-    at_defaults = noise_check.dppp(defaults, 5, data)
+    at_defaults = dppp_noise.histogram(defaults, 5, data)
     assert at_defaults["signal_bound"] == 5 * defaults.ensemble
     assert at_defaults["ratio"] < 0.5 and not at_defaults["warnings"], at_defaults
     # the same margin with one model per teacher is below the noise: the ensemble is what lifts it
-    single = noise_check.dppp(argparse.Namespace(**{**vars(defaults), "ensemble": 1}), 5, data)
+    single = dppp_noise.histogram(argparse.Namespace(**{**vars(defaults), "ensemble": 1}), 5, data)
     assert single["ratio"] > 2
 
 
 def test_one_draws_spread_and_the_cut_are_in_the_report_and_the_summary():
-    from launcher.summary import context_lines
+    from launcher.common.summary import context_lines
 
     rng = np.random.default_rng(3)
     labels = (rng.random(400) < 0.12).astype(int)

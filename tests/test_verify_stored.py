@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from launcher import verify
+from launcher.commands import verify
 
 RESULTS = Path(__file__).resolve().parent.parent / "docs" / "results"
 # A stored transcript's certificates are judged at its session's time (client-checks.md), so these verdicts last.

@@ -1,4 +1,5 @@
-"""`mpdp audit dppp|hamm` (Pathak and Du: launcher/audit/models.py): an exact check, then an empirical bound.
+"""`mpdp audit` of shared vote-count noise (each protocol's audit: launcher/protocols/*/audit.py): an exact check,
+then an empirical bound.
 
 1. Exact check (mpdp/privacy/exact_audit.py): the accountant applied to the noise the sampler really draws with —
    the tosses N_i or Skellam μ_i of the `ShareSampler` the releases are drawn from, checked against its own
@@ -25,15 +26,11 @@ A claim fails when the exact ε exceeds it or the empirical lower bound does; th
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
-from launcher.audit import neighbours as audit_neighbours
-from launcher.progress import progress
-from mpdp.privacy import spec_sensitivity
 from mpdp.privacy.audit import AuditResult, epsilon_lower_bound, histogram_statistic, hockey_stick, resolution
 from mpdp.privacy.binomial import BinomialCalibration, minimal_tosses_for_shifts, sample_binomial
 from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS, calibrated_contributors, check_colluding
@@ -210,56 +207,6 @@ class WorstSum:
         return f"a decryptable sum holds {len(self.senders)} of {contributors_expected}, less {whose}"
 
 
-def audit_dppp(noise: str, epsilon: float, delta: float, trials: int, teachers: int = 10,
-               broken: str | None = None, colluding: int = COLLUDING_CONTRIBUTORS) -> dict:
-    worst = WorstSum.fewest(teachers, colluding)
-    contributors, why = worst.unknown, worst.why(teachers)
-    sampler, claim = share_sampler(noise, epsilon, delta, 2, teachers, 2, broken, teachers, colluding=colluding)
-    votes_d, votes_d_prime, neighbour = audit_neighbours.dppp_votes(teachers, contributors)
-    on_d, draws = _releases(votes_d, sampler, contributors, trials)
-    on_d_prime, _ = _releases(votes_d_prime, sampler, contributors, trials)
-    exact = exact_check(sampler, contributors, spec_sensitivity.dppp_shifts(1),
-                        [int(v) for v in votes_d_prime.sum(axis=0) - votes_d.sum(axis=0)], epsilon, delta, draws,
-                        teachers * 2)
-
-    def statistics(releases: np.ndarray) -> dict[str, np.ndarray]:
-        difference = releases[:, 0] - releases[:, 1]
-        return {"count difference": difference, f"difference mod {teachers}": np.mod(difference, teachers)}
-
-    return report("dppp", {**claim, **sampler.describe()}, epsilon, delta, trials, exact,
-                  statistics(on_d), statistics(on_d_prime), on_d[:, 0] - on_d[:, 1],
-                  on_d_prime[:, 0] - on_d_prime[:, 1],
-                  {"teachers": teachers, "contributors": contributors, "colluding": colluding,
-                   "contributors_counted_because": why, "queries": 1, "classes": 2,
-                   "neighbour": neighbour}, broken)
-
-
-def audit_hamm(noise: str, epsilon: float, delta: float, trials: int, parties: int = 20, points: int = 10,
-               broken: str | None = None, colluding: int = COLLUDING_CONTRIBUTORS) -> dict:
-    worst = WorstSum.fewest(parties, colluding)
-    contributors, why = worst.unknown, worst.why(parties)
-    sampler, claim = share_sampler(noise, epsilon, delta, points, parties, points, broken, parties, hamm=True,
-                                   colluding=colluding)
-    votes_d, votes_d_prime, neighbour = audit_neighbours.hamm_votes(parties, contributors, points)
-    on_d, draws = _releases(votes_d, sampler, contributors, trials)
-    on_d_prime, _ = _releases(votes_d_prime, sampler, contributors, trials)
-    exact = exact_check(sampler, contributors, spec_sensitivity.hamm_shifts(points),
-                        [int(v) for v in votes_d.sum(axis=0) - votes_d_prime.sum(axis=0)], epsilon, delta, draws,
-                        parties * points)
-
-    change = votes_d.sum(axis=0) - votes_d_prime.sum(axis=0)
-
-    def statistics(releases: np.ndarray) -> dict[str, np.ndarray]:
-        return {"counts projected on the change": releases @ change,
-                f"sum mod {parties}": np.mod(releases.sum(axis=1), parties)}
-
-    return report("hamm", {**claim, **sampler.describe()}, epsilon, delta, trials, exact,
-                  statistics(on_d), statistics(on_d_prime), on_d @ change, on_d_prime @ change,
-                  {"parties": parties, "contributors": contributors, "colluding": colluding,
-                   "contributors_counted_because": why, "aux_points": points, "classes": 2,
-                   "neighbour": neighbour}, broken)
-
-
 def report(protocol: str, noise: dict, epsilon: float, delta: float, trials: int, exact: ExactCheck,
            on_d: dict, on_d_prime: dict, integers_d: np.ndarray | None, integers_d_prime: np.ndarray | None,
            setting: dict, broken: str | None, result: AuditResult | None = None) -> dict:
@@ -283,43 +230,6 @@ def report(protocol: str, noise: dict, epsilon: float, delta: float, trials: int
             "resolution_epsilon": resolved if math.isfinite(resolved) else None,  # None: no event could show it
             **extra, "empirical_exceeds_claim": empirical_exceeds,
             "exceeds_claim": exact.exceeds_claim or empirical_exceeds}
-
-
-AUDITS: dict[str, Callable[..., dict]] = {"dppp": audit_dppp, "hamm": audit_hamm}
-
-
-def default_noise() -> dict[str, str]:
-    """The audited protocols of the registry and the mechanism each is audited with unless one is named."""
-    from launcher.registry import PROTOCOLS
-
-    return {name: protocol.audit_noise for name, protocol in PROTOCOLS.items() if protocol.audit_noise is not None}
-
-
-def run(protocol: str, noise: str | None, epsilon: float, delta: float, trials: int, broken: str | None,
-        colluding: int = COLLUDING_CONTRIBUTORS) -> dict:
-    audited = default_noise()
-    if protocol not in audited:
-        raise ValueError(f"audits exist for {', '.join(audited)}")
-    if trials < 100:
-        raise ValueError("--trials must be at least 100")
-    if broken is not None and broken not in BROKEN:
-        raise ValueError(f"--broken must be one of {', '.join(BROKEN)}")
-    noise = noise or audited[protocol]
-    started = time.perf_counter()
-    if protocol in AUDITS:
-        if noise not in ("binomial", "skellam"):
-            raise ValueError(f"{protocol}'s audit takes --noise binomial | skellam, not {noise!r}")
-        progress(f"auditing {protocol} ({noise}{', broken: ' + broken if broken else ''}): {trials} releases per "
-                 "data set")
-        result = AUDITS[protocol](noise, epsilon, delta, trials, broken=broken, colluding=colluding)
-    else:
-        if colluding != COLLUDING_CONTRIBUTORS:
-            raise ValueError("--teachers-per-party applies to the DPPP and Hamm audits (their noise is shared)")
-        from launcher.audit import models as audit_models
-
-        result = audit_models.run(protocol, noise, epsilon, delta, trials, broken)
-    result["seconds"] = time.perf_counter() - started
-    return result
 
 
 def _number(value: float | None) -> str:

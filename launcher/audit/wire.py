@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from launcher.progress import progress
+from launcher.common.progress import progress
 
 PARTIES = 3
 
@@ -63,7 +63,7 @@ def wire_sample(protocol: str, mechanism: str, epsilon: float, delta: float, ses
     if protocol not in SAMPLERS:
         raise ValueError(f"--wire-sample runs for {' and '.join(SAMPLERS)}; {protocol}'s integration tests check "
                          "the same equality")
-    from launcher.client import load_client_data
+    from launcher.common.client import load_client_data
     from launcher.deployment import processes
     from mpdp.learning import datasets
     from mpdp.privacy.ledger import UNLIMITED

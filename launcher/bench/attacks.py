@@ -16,7 +16,7 @@ from pathlib import Path
 
 import grpc
 
-from launcher.client import to_role
+from launcher.common.client import to_role
 from launcher.deployment import processes
 from mpdp.deployments.topology import Topology
 from mpdp.privacy.ledger import UNLIMITED
@@ -289,19 +289,19 @@ def full_matrix(parties: int) -> list[tuple]:
     leader, last = Identity("party", 1), Identity("party", parties)
     roles = {"leader": leader, "party": last, "curator": CURATOR, "aggregator": AGGREGATOR}
     scenarios = []
-    for name, faults in _fault_entries().items():
+    for name, faults in fault_entries().items():
         for kind, labels in faults.received.items():
             for label in labels:
                 for fault in ("kill-on", "stop-on"):
                     scenarios.append((name, roles[kind], f"{fault}:{label}"))
-    for name, faults in _fault_entries().items():
+    for name, faults in fault_entries().items():
         for kind, labels in faults.sent.items():
             for label in labels:
                 scenarios += [(name, roles[kind], f"drop:{label}"), (name, roles[kind], f"delay:{label}:2")]
     return scenarios
 
 
-def _fault_entries() -> dict:
+def fault_entries() -> dict:
     """The registry's protocols in the fault matrix, in registry order."""
     from launcher.registry import PROTOCOLS
 
@@ -325,7 +325,7 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
 
     run = processes.RunDirectory(run_dir)
     deadline = pathak_parameters.deadline_seconds
-    entries = _fault_entries()
+    entries = fault_entries()
     results = []
 
     def session(protocol: str, session_id: str):
@@ -399,7 +399,7 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
 def start_target(run_dir: Path, parties: int, bits: int, seed: int, deadline: float):
     """A deployment to attack (test mode, logistic teachers on breast cancer) and Pathak parameters for it:
     (run directory, topology, client data, parameters)."""
-    from launcher import client
+    from launcher.common import client
     from mpdp.learning import datasets
     from mpdp.protocols.pathak.parameters import PathakParameters
 

@@ -11,7 +11,7 @@ import statistics
 import time
 from typing import Any
 
-from launcher.progress import progress
+from launcher.common.progress import progress
 from mpdp.cryptocore.comparison.elgamal import ElGamalKeyPair
 from mpdp.cryptocore.comparison.protocol import ComparisonKeyHolder, ComparisonValueHolder
 from mpdp.cryptocore.encodings.packing import SlotLayout

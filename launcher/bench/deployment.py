@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from launcher import client
+from launcher.common import client
 from launcher.deployment import processes
 from mpdp.deployments.topology import Topology
 from mpdp.learning import datasets

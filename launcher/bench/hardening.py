@@ -13,8 +13,8 @@ from collections import Counter
 from pathlib import Path
 
 from launcher.bench import attacks as hardening
+from launcher.common.progress import progress, steps
 from launcher.deployment import processes
-from launcher.progress import progress, steps
 from launcher.protocols.dppp import client as dppp_client
 from launcher.protocols.pathak.client import run_pathak_session
 from mpdp.sessions.identity import AGGREGATOR, CURATOR, party
@@ -27,9 +27,9 @@ def default_scenarios(parties: int) -> list[tuple]:
     """SIGKILL and SIGSTOP 0.3 s into a session, for each role of each protocol (`--faults full` adds every step)."""
     roles = [AGGREGATOR, CURATOR, party(1), party(parties)]
     scenarios = []
-    for protocol in ("pathak", "dppp", "hamm", "du"):
+    for protocol, faults in hardening.fault_entries().items():
         for role in roles:
-            if (protocol == "pathak" and role == AGGREGATOR) or (protocol in ("dppp", "du") and role == CURATOR):
+            if role.role in faults.absent:
                 continue  # takes no part
             for fault in ("SIGKILL", "SIGSTOP"):
                 scenarios.append((protocol, role, fault))
@@ -147,7 +147,7 @@ def transport_limits(bits: int = 1024, parties: int = 3, seed: int = 5, flood: i
     import resource
     import socket
 
-    from launcher.client import to_role
+    from launcher.common.client import to_role
     from mpdp.proto.v1 import pathak_pb2, role_pb2
     from mpdp.sessions.identity import CLIENT
 

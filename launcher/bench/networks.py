@@ -22,10 +22,10 @@ import tempfile
 from pathlib import Path
 
 from launcher.bench.deployment import CpuMeter, wait_until_idle
-from launcher.client import load_client_data
+from launcher.commands.predict import measured_wall, predict
+from launcher.common.client import load_client_data
+from launcher.common.progress import progress
 from launcher.deployment import network
-from launcher.predict import measured_wall, predict
-from launcher.progress import progress
 from launcher.registry import PROTOCOLS
 from mpdp.learning import datasets
 from mpdp.privacy.ledger import UNLIMITED

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from launcher.bench.deployment import CpuMeter, deployment, peak_rss_mb, resident_mb, synthetic_dataset
-from launcher.progress import progress, steps
+from launcher.common.progress import progress, steps
 from launcher.protocol import Scale
 
 AUX_POINTS = 100  # the curator's X_aux, the same at every K (protocols whose `Scale` has public points)

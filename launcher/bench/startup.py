@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from launcher.bench.deployment import CpuMeter, deployment, descendants, resident_mb, wait_until_idle
-from launcher.progress import progress
+from launcher.common.progress import progress
 from mpdp.learning import datasets
 from mpdp.privacy.accountant_process import IDLE_S
 

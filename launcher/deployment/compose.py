@@ -142,7 +142,7 @@ def health_command(role: str, number: int) -> list[str]:
 
 
 def demo_flags(protocol: str, instead: str = "") -> str:
-    """The `mpdp demo` settings of a protocol (launcher/demo.py, DemoSettings) as `run` flags, then `instead`
+    """The `mpdp demo` settings of a protocol (launcher/protocol.py, DemoSettings) as `run` flags, then `instead`
     (flags that replace a demo setting: the demo runs with no budget, compose within the default one)."""
     from launcher.registry import PROTOCOLS
 

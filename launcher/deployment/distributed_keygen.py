@@ -35,11 +35,11 @@ from pathlib import Path
 
 import grpc
 
+from launcher.common.errors import CeremonyError
+from launcher.common.progress import progress
 from launcher.deployment import bundles, certs
 from launcher.deployment.health import is_serving
 from launcher.deployment.leftovers import Guard
-from launcher.errors import CeremonyError
-from launcher.progress import progress
 from mpdp.cryptocore.keys import secret_files
 from mpdp.cryptocore.paillier import keyfiles
 from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
@@ -67,7 +67,7 @@ WITHDRAW_TIMEOUT_S = 5.0  # a holder that does not take the withdrawal in that t
 def _topology(work: Path, shares: dict[int, Path], public_path: Path) -> Topology:
     """Loopback addresses and certificates for the holders (the aggregator and curator entries only satisfy the
     topology's shape: they are never started)."""
-    from launcher.deployment.processes import free_ports
+    from launcher.deployment.children import free_ports
 
     identities = [party(j) for j in sorted(shares)] + [AGGREGATOR, CURATOR]
     cert_dir = work / "certs"
@@ -107,7 +107,7 @@ def _log_tail(work: Path, holder: Identity) -> str:
 def _wait_serving(topology: Topology, holders: list[Identity], work: Path, pids: dict[str, int]) -> None:
     """Until every holder's health check says SERVING (the event the ceremony waits for); a holder that exits
     meanwhile fails it at once, with the end of its log."""
-    from launcher.deployment.processes import _running
+    from launcher.deployment.children import _running
 
     started = time.monotonic()
     waiting, last_report = list(holders), started
@@ -135,7 +135,7 @@ def _start_holders(work: Path, shares: dict[int, Path], public_path: Path, ident
                    pids: dict[str, int], guard: Guard) -> Topology:
     """Every holder serving, each on a port of its own. A port chosen free can be taken by another process before
     the holder binds it (a race no probe can close): then the holders start again, once, on other ports."""
-    from launcher.deployment.processes import stop
+    from launcher.deployment.children import stop
 
     for attempt in (1, 2):
         attempt_dir = work / f"attempt-{attempt}"
@@ -292,7 +292,7 @@ async def _withdraw(peers: PeerChannels, holders: list[Identity], session_ids: l
 
 
 def codec_envelope(session_id: str, receiver: Identity, message: keygen_pb2.KeygenMessage):
-    from launcher.client import to_role
+    from launcher.common.client import to_role
 
     return to_role(session_id, receiver, keygen=message)
 
@@ -311,7 +311,7 @@ def ceremony(shares: dict[int, Path], public_paths: list[Path], threshold: int, 
              batch: int = 0) -> dict:
     """Run the holders' ceremony: holder j's process writes shares[j], then the public key goes to every public
     path. Returns figures: seconds, the holders' CPU, candidates, traffic per holder."""
-    from launcher.deployment.processes import stop
+    from launcher.deployment.children import stop
 
     holders = len(shares)
     paths = [Path(shares[j]) for j in sorted(shares)]

@@ -116,8 +116,8 @@ def _distributed(shares: dict[int, Path], public_paths: list[Path], threshold: i
                  overwrite: bool) -> None:
     """Each holder's own process writes its share; the public key they agree on goes to every public path
     (launcher/deployment/distributed_keygen.py)."""
+    from launcher.common.progress import progress
     from launcher.deployment import distributed_keygen
-    from launcher.progress import progress
 
     figures = distributed_keygen.ceremony(shares, public_paths, threshold, bits, overwrite)
     sent = ", ".join(f"{holder} {entry['messages']} messages {entry['bytes'] / 1e6:.1f} MB"

@@ -63,7 +63,7 @@ def host_principals(parties: int, parties_per_process: int = 1) -> list[Principa
 
 def plan(run_dir: Path, profile: NetworkProfile, parties: int, parties_per_process: int = 1) -> Path:
     """A relay port for every directed link between two hosts (nobody dials the client), in `network.json`."""
-    from launcher.deployment.processes import free_port
+    from launcher.deployment.children import free_port
 
     hosts = [str(p) for p in host_principals(parties, parties_per_process)]
     taken: set[int] = set()

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
+from launcher.common.errors import StartupError
+from launcher.common.progress import progress
 from launcher.deployment import bundles, certs
+from launcher.deployment.children import _running, free_ports, stop
 from launcher.deployment.health import is_serving
 from launcher.deployment.keygen import check_threshold, committee_size, deal_into_bundles, default_threshold
-from launcher.errors import StartupError
-from launcher.progress import progress
 from mpdp.cryptocore.keys import secret_files
 from mpdp.cryptocore.paillier import keyfiles
 from mpdp.deployments.topology import RoleEntry, Topology
@@ -40,7 +39,6 @@ SCHEMA_FILE = "schema.json"  # the scaling's record of a table read without one 
 CLIENT_DATA_FILE = "client.npz"
 AUX_DATA_FILE = "curator_aux.npz"
 STARTUP_TIMEOUT_S = 120.0
-STOP_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -88,50 +86,6 @@ class RunDirectory:
 
     def log_file(self, identity: Identity) -> Path:
         return self.bundle_of(identity) / f"{identity.role}_{identity.id}.log"
-
-
-def _ephemeral_ports() -> range:
-    try:
-        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
-    except (OSError, ValueError):
-        low, high = 32768, 60999
-    return range(low, high + 1)
-
-
-def free_port(host: str = "127.0.0.1") -> int:
-    """A port nobody listens on, chosen outside the kernel's ephemeral range: a port from that range can be
-    taken by some outgoing connection between this probe and the server's bind."""
-    return free_ports(1, host)[0]
-
-
-def free_ports(count: int, host: str = "127.0.0.1") -> list[int]:
-    """`count` different ports nobody listens on (as free_port): each probe stays bound until all are chosen, so
-    no two roles of one deployment are given the same port."""
-    ephemeral = _ephemeral_ports()
-    rng = random.SystemRandom()
-    probes: list[socket.socket] = []
-    try:
-        for _ in range(100 * count):
-            if len(probes) == count:
-                break
-            port = rng.randrange(20000, 65536)
-            if port in ephemeral:
-                continue
-            probe = socket.socket()
-            try:
-                probe.bind((host, port))
-            except OSError:
-                probe.close()
-                continue
-            probes.append(probe)
-        while len(probes) < count:  # a crowded machine: let the kernel choose
-            probe = socket.socket()
-            probe.bind((host, 0))
-            probes.append(probe)
-        return [probe.getsockname()[1] for probe in probes]
-    finally:
-        for probe in probes:
-            probe.close()
 
 
 def split_data(dataset: datasets.Dataset, parties: int, seed: int | None, split_kind: str = "even",
@@ -353,23 +307,6 @@ def prepared(run_dir: Path, identities: list[Identity]) -> bool:
     return all((run.bundle_of(identity) / TOPOLOGY_FILE).is_file() for identity in [*identities, CLIENT])
 
 
-def _running(pid: int) -> bool:
-    """Whether `pid` runs; a child of ours that exited (a zombie until reaped) is reaped and counts as dead."""
-    try:
-        reaped, _ = os.waitpid(pid, os.WNOHANG)
-        if reaped == pid:
-            return False
-    except ChildProcessError:  # not our child: ask the kernel
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def wait_healthy(topology: Topology, processes: dict[str, int] | None = None, timeout: float = STARTUP_TIMEOUT_S,
                  run: RunDirectory | None = None, only: Identity | None = None) -> None:
     """Block until every role's (or only `only`'s) health service says SERVING; a role that exits while
@@ -524,31 +461,6 @@ def running_servers() -> dict[str, int]:
     return servers
 
 
-def stop(processes: dict[str, int]) -> list[str]:
-    """SIGTERM each process group (and SIGCONT: a stopped process takes its SIGTERM only once continued); SIGKILL
-    what is left after a grace period."""
-    for pid in processes.values():
-        for signum in (signal.SIGTERM, signal.SIGCONT):
-            try:
-                os.killpg(pid, signum)
-            except ProcessLookupError:
-                pass
-            except PermissionError:
-                os.kill(pid, signum)
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while time.monotonic() < deadline and any(_running(pid) for pid in processes.values()):
-        _reap(processes.values())
-        time.sleep(0.1)
-    for pid in processes.values():
-        if _running(pid):
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-    _reap(processes.values())
-    return list(processes)
-
-
 def down(run_dir: Path) -> list[str]:
     """SIGTERM every process this run directory started; SIGKILL what is left after a grace period."""
     run = RunDirectory(Path(run_dir))
@@ -558,12 +470,3 @@ def down(run_dir: Path) -> list[str]:
     stopped = stop(processes)
     run.processes.unlink()
     return stopped
-
-
-def _reap(pids) -> None:
-    """Collect exited children of this process so they do not linger as zombies."""
-    for pid in pids:
-        try:
-            os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            pass

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from launcher.common.errors import StartupError
 from launcher.deployment import bundles
 from launcher.deployment.processes import RunDirectory, wait_healthy
-from launcher.errors import StartupError
 from mpdp.platform.lifetime import die_with_parent
 from mpdp.wire.identity import Principal
 
@@ -89,7 +89,7 @@ class RoleHostActor:
         """A free port on this actor's node: the address peers will dial."""
         import ray
 
-        from launcher.deployment.processes import free_port
+        from launcher.deployment.children import free_port
 
         host = ray.util.get_node_ip_address()
         self.address = f"{host}:{free_port(host)}"
@@ -190,7 +190,7 @@ def _ray_command() -> str:
 
 
 def _free_port() -> int:
-    from launcher.deployment.processes import free_port
+    from launcher.deployment.children import free_port
 
     return free_port()
 

@@ -5,7 +5,7 @@ egress), so a round trip between two hosts costs 2 × latency. `bandwidth_mbit` 
 link on its own. `loss` is the fraction of TCP segments lost: gRPC runs over TCP, which never hands the
 application a gap, so a lost segment shows up as a *retransmission delay* — the segment, and everything
 sent after it on that connection, arrives one retransmission timeout late. That is how both the relay
-(mpdp.wire.relay) and the cost model (launcher.predict) treat it.
+(mpdp.wire.relay) and the cost model (launcher.commands.predict) treat it.
 """
 
 from __future__ import annotations

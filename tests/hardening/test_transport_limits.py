@@ -12,7 +12,7 @@ import time
 import pytest
 
 from launcher.bench import attacks as hardening
-from launcher.client import to_role
+from launcher.common.client import to_role
 from launcher.deployment import processes
 from launcher.protocols.dppp import client as dppp_client
 from launcher.protocols.hamm.client import run_hamm_session, session_parameters

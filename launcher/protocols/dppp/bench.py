@@ -17,7 +17,7 @@ import time
 import gmpy2
 
 from launcher.bench.deployment import CpuMeter, by_role, deployment, synthetic_dataset
-from launcher.progress import progress
+from launcher.common.progress import progress
 from launcher.protocols.dppp import client as dppp_client
 from mpdp.cryptocore.paillier import keyfiles
 from mpdp.protocols.dppp.parameters import DpppParameters, default_threshold

@@ -13,8 +13,8 @@ from pathlib import Path
 import grpc
 import numpy as np
 
-from launcher.client import await_result, opening_signature, role_stub, to_role
-from launcher.progress import progress
+from launcher.common.client import await_result, opening_signature, role_stub, to_role
+from launcher.common.progress import progress
 from launcher.protocols.dppp.transcript import transcript
 from mpdp.cryptocore.paillier import keyfiles
 from mpdp.deployments.topology import Topology

@@ -6,10 +6,11 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from launcher.options import key_bits, warn_small_key, write_json
-from launcher.protocol import Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.common.options import key_bits, warn_small_key, write_json
+from launcher.common.summary import traffic_lines
+from launcher.protocol import Audit, Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocols.dppp import chart, noise, results
 from launcher.protocols.dppp.closed_form import closed_form
-from launcher.summary import traffic_lines
 from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS
 
 ENSEMBLE_DEFAULT = 8
@@ -109,7 +110,7 @@ def plain_vote_agreement(topology, client_data: dict, released: list[int], ensem
     entries = [entry for entry in topology.parties if entry.data is not None and Path(entry.data).is_file()]
     if len(entries) != len(topology.parties):
         return None
-    from launcher.progress import progress
+    from launcher.common.progress import progress
 
     progress("evaluator: retraining the teachers from their data files for the plain-vote baseline")
     queries = client_data["public_features"][:len(released)]
@@ -278,13 +279,24 @@ def released_steps(report: Report, client_data: dict) -> list:
     return steps
 
 
+def audit(*args, **keywords) -> Report:
+    """`mpdp audit dppp` (launcher/protocols/dppp/audit.py), imported when an audit runs."""
+    from launcher.protocols.dppp.audit import audit_dppp
+
+    return audit_dppp(*args, **keywords)
+
+
 PROTOCOL = LauncherProtocol(
     name="dppp",
     help="distributed privacy-preserving prediction",
     options=session_options,
     run=run_session,
     summary=summary,
-    experiment=Experiment("DPPP paper, Section 7", experiment_options, run_experiment),
+    experiment=Experiment("DPPP paper, Section 7", experiment_options, run_experiment,
+                          full=("--datasets", "breast-cancer,digits,mnist-5k,a9a"),
+                          quick=("--datasets", "breast-cancer", "--epsilons", "1", "10", "--runs", "2", "--queries", "20",
+                                 "--delta-factors", "1", "0.01"),
+                          table=results.TABLE),
     bench=Bench("private labels per second: packed, the paper's layout and the floor", bench_options, run_bench),
     scale=Scale(sizes=(10, 25, 50, 100), parties_per_process=10, rows_per_party=60, session=scale_session,
                 target_exponent=1.1),
@@ -292,10 +304,15 @@ PROTOCOL = LauncherProtocol(
                             "aggregator": ["AwaitResult/dppp/open", "Step/dppp/votes", "Step/dppp/partial_decryptions"]},
                   sent={"aggregator": ["Step/dppp/queries", "Step/dppp/decryption_request"],
                         "party": ["Step/dppp/votes", "Step/dppp/partial_decryptions"]},
-                  session=fault_session),
+                  session=fault_session, absent=("curator",)),
     charge=charge,
     closed_form=closed_form,
+    message_type=chart.MESSAGE,
+    stages=chart.STAGES,
+    noise_check=noise.check,
+    noise_spread_unavailable=noise.SPREAD_UNAVAILABLE,
     audit_noise="binomial",
+    audit=Audit(("binomial", "skellam"), audit, colluding=True),
     verify=verify_report,
     release=released_steps,
 )

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from launcher.experiment_plots import majority_accuracy, majority_line
-from launcher.experiment_threads import single_blas_thread
-from launcher.progress import steps
+from launcher.common.experiment_plots import majority_accuracy, majority_line
+from launcher.common.experiment_threads import single_blas_thread
+from launcher.common.progress import steps
 from mpdp.learning import datasets, models
 from mpdp.privacy.binomial import BinomialCalibration, epsilon_for
 from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS

@@ -6,10 +6,20 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from launcher.demo import DemoSettings
-from launcher.protocol import DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.common.summary import traffic_lines
+from launcher.protocol import (
+    Audit,
+    DemoSettings,
+    DeploymentShape,
+    Experiment,
+    Faults,
+    LauncherProtocol,
+    Option,
+    Report,
+    Scale,
+)
+from launcher.protocols.du import chart, noise, results
 from launcher.protocols.du.closed_form import closed_form
-from launcher.summary import traffic_lines
 
 
 def session_options() -> list[Option]:
@@ -176,6 +186,11 @@ def verify_report(report: Report, ca_certificate: bytes | None, public_key) -> l
     from launcher.protocols.du.transcript import verify
 
     return verify(report, ca_certificate, public_key)
+def audit(*args, **keywords) -> Report:
+    """`mpdp audit du` (launcher/protocols/du/audit.py), imported when an audit runs."""
+    from launcher.protocols.du.audit import audit_du
+
+    return audit_du(*args, **keywords)
 
 
 PROTOCOL = LauncherProtocol(
@@ -186,7 +201,11 @@ PROTOCOL = LauncherProtocol(
     refusal=refusal,
     summary=summary,
     experiment=Experiment("Du–Li–Li, Section 4 (a9a and breast cancer stand in for the paper's data)",
-                          experiment_options, run_experiment),
+                          experiment_options, run_experiment,
+                          full=("--datasets", "a9a,breast-cancer"),
+                          quick=("--datasets", "breast-cancer", "--epsilons", "1", "--trials", "2", "--rounds", "1",
+                                 "--local-epochs", "2"),
+                          table=results.TABLE),
     binary_only=True,
     # Breast cancer, 5 parties, random splits with one noise draw each (the reference; docs/demo.md): at ε = 1 per
     # round × 5 rounds 26 % of 300 releases fell below the majority class; one round at ε = 6, none of 1 000.
@@ -201,10 +220,15 @@ PROTOCOL = LauncherProtocol(
                             "aggregator": ["AwaitResult/du/open", "Step/du/upload", "Step/du/partial_decryptions"]},
                   sent={"aggregator": ["Step/du/model", "Step/du/decryption_request"],
                         "party": ["Step/du/upload", "Step/du/partial_decryptions"]},
-                  session=fault_session),
+                  session=fault_session, absent=("curator",)),
     charge=charge,
     closed_form=closed_form,
     verify=verify_report,
+    message_type=chart.MESSAGE,
+    stages=chart.STAGES,
+    noise_check=noise.check,
+    noise_spread=noise.spread,
     audit_noise="functional",
+    audit=Audit(("functional", "objective", "ofaa", "ofpa"), audit),
     release=released_steps,
 )

@@ -19,9 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from launcher.experiment_plots import majority_line
-from launcher.experiment_threads import single_blas_thread
-from launcher.progress import steps
+from launcher.common.experiment_plots import majority_line
+from launcher.common.experiment_threads import single_blas_thread
+from launcher.common.progress import steps
 from mpdp.learning import datasets
 from mpdp.protocols.du import accounting, reference
 from mpdp.protocols.du.objectives import augment

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from launcher.client import await_result, opening_signature
-from launcher.progress import progress
+from launcher.common.client import await_result, opening_signature
+from launcher.common.progress import progress
 from mpdp.cryptocore.paillier import keyfiles
 from mpdp.deployments.topology import Topology
 from mpdp.learning import evaluation, threshold

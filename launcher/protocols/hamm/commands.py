@@ -6,11 +6,22 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from launcher.demo import DemoDeployment, DemoSettings
-from launcher.options import DEFAULT_KEY_BITS, key_bits
-from launcher.protocol import DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.common.options import DEFAULT_KEY_BITS, key_bits
+from launcher.common.summary import traffic_lines
+from launcher.protocol import (
+    Audit,
+    DemoDeployment,
+    DemoSettings,
+    DeploymentShape,
+    Experiment,
+    Faults,
+    LauncherProtocol,
+    Option,
+    Report,
+    Scale,
+)
+from launcher.protocols.hamm import chart, noise, results
 from launcher.protocols.hamm.closed_form import closed_form
-from launcher.summary import traffic_lines
 
 
 def _epsilon(value: str) -> float:
@@ -196,6 +207,13 @@ def released_steps(report: Report, client_data: dict) -> list:
     return [("model", released.linear(weights, 0.0, np.arange(len(weights))))]
 
 
+def audit(*args, **keywords) -> Report:
+    """`mpdp audit hamm` (launcher/protocols/hamm/audit.py), imported when an audit runs."""
+    from launcher.protocols.hamm.audit import audit_hamm
+
+    return audit_hamm(*args, **keywords)
+
+
 PROTOCOL = LauncherProtocol(
     name="hamm",
     help="Hamm–Cao–Belkin 2016 ensemble transfer: threshold vote counting on Charlie's public data",
@@ -203,7 +221,11 @@ PROTOCOL = LauncherProtocol(
     run=run_session,
     summary=summary,
     experiment=Experiment("Hamm et al., Section 6 (a9a M = 1 000 when a data directory is given; digits)",
-                          experiment_options, run_experiment, replot=replot_experiment),
+                          experiment_options, run_experiment, replot=replot_experiment,
+                          full=("--datasets", "a9a,har,digits"),
+                          quick=("--datasets", "digits", "--parties", "10", "--inverse-epsilons", "0", "1", "--trials", "2",
+                                 "--splits", "2", "--wire-samples", "0"),
+                          table=results.TABLE),
     # Measured on breast cancer (1024-bit, one draw each): M = 5 with output perturbation 58.9 % (the majority
     # class; its noise is ~1 000× the model); M = 60 with noisy counts 83.2 % (balanced 79.5 %).
     demo_deployment=DemoDeployment(
@@ -228,6 +250,11 @@ PROTOCOL = LauncherProtocol(
                   session=fault_session),
     charge=charge,
     closed_form=closed_form,
+    message_type=chart.MESSAGE,
+    stages=chart.STAGES,
+    noise_check=noise.check,
+    noise_spread=noise.spread,
     audit_noise="binomial",
+    audit=Audit(("binomial", "skellam"), audit, colluding=True),
     release=released_steps,
 )

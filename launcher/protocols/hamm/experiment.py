@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from launcher.experiment_plots import majority_line
-from launcher.experiment_threads import single_blas_thread
-from launcher.progress import steps
+from launcher.common.experiment_plots import majority_line
+from launcher.common.experiment_threads import single_blas_thread
+from launcher.common.progress import steps
 from mpdp.learning import datasets, models
 from mpdp.protocols.hamm import baselines, reference
 from mpdp.protocols.hamm.charlie import eta_source, train_and_release
@@ -168,7 +168,7 @@ def wire_check(out: Path, setting: Setting, points: list[tuple[str, float]], bit
     """Re-run (method, 1/ε) points over the wire on the same placement and compare w_p with the reference
     from the same η stream (the network's counts are the plain vote sums, so the reference uses them too).
     `ray_address` ("" for a local cluster): the role hosts run as Ray actors (launcher/deployment/ray_hosts.py)."""
-    from launcher.client import load_client_data
+    from launcher.common.client import load_client_data
     from launcher.deployment import processes
     from launcher.protocols.hamm.client import run_hamm_session
     from mpdp.cryptocore.paillier import keyfiles

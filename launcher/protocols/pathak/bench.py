@@ -17,7 +17,7 @@ import statistics
 import time
 
 from launcher.bench.deployment import CpuMeter, by_role, deployment, wait_until_idle
-from launcher.progress import progress
+from launcher.common.progress import progress
 from launcher.protocols.pathak.client import run_pathak_session
 from mpdp.learning import datasets
 from mpdp.protocols.pathak.parameters import PathakParameters

@@ -11,8 +11,8 @@ import time
 import grpc
 import numpy as np
 
-from launcher.client import ABORT_TIMEOUT_S, abort_everywhere, collect_traffic, lost, role_stub, to_role
-from launcher.progress import progress
+from launcher.common.client import ABORT_TIMEOUT_S, abort_everywhere, collect_traffic, lost, role_stub, to_role
+from launcher.common.progress import progress
 from mpdp.deployments.topology import Topology
 from mpdp.learning import evaluation, threshold
 from mpdp.learning.pathak_local import signed_labels

@@ -6,12 +6,23 @@ import argparse
 import asyncio
 from pathlib import Path
 
-from launcher.demo import DemoSettings
-from launcher.options import key_bits, warn_small_key, write_json
-from launcher.progress import progress
-from launcher.protocol import Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.common.options import key_bits, warn_small_key, write_json
+from launcher.common.progress import progress
+from launcher.common.summary import traffic_lines
+from launcher.protocol import (
+    Audit,
+    Bench,
+    DemoSettings,
+    DeploymentShape,
+    Experiment,
+    Faults,
+    LauncherProtocol,
+    Option,
+    Report,
+    Scale,
+)
+from launcher.protocols.pathak import chart, noise, results
 from launcher.protocols.pathak.closed_form import closed_form
-from launcher.summary import traffic_lines
 from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS
 
 
@@ -207,6 +218,13 @@ def released_steps(report: Report, client_data: dict) -> list:
     return [("model", released.linear(np.array(report["result"]["w"]), -released.cut_of(report), [0, 1]))]
 
 
+def audit(*args, **keywords) -> Report:
+    """`mpdp audit pathak` (launcher/protocols/pathak/audit.py), imported when an audit runs."""
+    from launcher.protocols.pathak.audit import audit_pathak
+
+    return audit_pathak(*args, **keywords)
+
+
 PROTOCOL = LauncherProtocol(
     name="pathak",
     help="Pathak–Rane–Raj 2010 multiparty differentially private classifier",
@@ -214,13 +232,22 @@ PROTOCOL = LauncherProtocol(
     run=run_session,
     refusal=refusal,
     summary=summary,
-    experiment=Experiment("Pathak et al., Section 5 / Figure 2 (needs a9a)", experiment_options, run_experiment),
+    experiment=Experiment("Pathak et al., Section 5 / Figure 2 (needs a9a)", experiment_options, run_experiment,
+                          full=(),
+                          quick=("--runs", "3", "--epsilons", "1", "--lambdas", "0.001", "--wire-samples", "0"),
+                          needs_a9a=True,
+                          table=results.TABLE),
     bench=Bench("a Pathak session's wall time by stage for several K", bench_options, run_bench),
     scale=Scale(sizes=(5, 10, 20, 32), parties_per_process=1, rows_per_party=60, session=scale_session),
-    faults=Faults(received=FAULTS_RECEIVED, sent=FAULTS_SENT, session=fault_session),
+    faults=Faults(received=FAULTS_RECEIVED, sent=FAULTS_SENT, session=fault_session, absent=("aggregator",)),
     charge=charge,
     closed_form=closed_form,
+    message_type=chart.MESSAGE,
+    stages=chart.STAGES,
+    noise_check=noise.check,
+    noise_spread=noise.spread,
     audit_noise="laplace-paper",
+    audit=Audit(("laplace-paper", "l2-laplace", "gaussian", "distributed"), audit),
     # Breast cancer, 1 000 random splits, one noise draw each (the reference; docs/demo.md): at λ = 0.01 the noise
     # is 1.4× the model bound and about a quarter of releases fell below the majority class; at λ = 0.3, 2 did.
     demo_settings=DemoSettings(

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 
-from launcher.experiment_plots import majority_line
-from launcher.experiment_threads import single_blas_thread
+from launcher.common.experiment_plots import majority_line
+from launcher.common.experiment_threads import single_blas_thread
 from mpdp.learning.datasets import A9A_FEATURES, data_directory
 from mpdp.learning.pathak_local import signed_labels, train
 from mpdp.privacy.mechanisms import CALIBRATIONS, MECHANISMS, OutputPerturbation
@@ -86,7 +86,7 @@ def wire_check(out: Path, parts: list[tuple[np.ndarray, np.ndarray]], test: tupl
                                                                allow_unproven=True), run=run)
     checks = []
     try:
-        from launcher.client import load_client_data
+        from launcher.common.client import load_client_data
 
         client_data = load_client_data(run.client_data)
         for point in points:

@@ -1,6 +1,6 @@
 """`mpdp predict --report R --network PROFILE`: a session's wall time under another network, from its transcript.
 
-The model replays the session's own message sequence (launcher.trace's rows, each with the receiver's start
+The model replays the session's own message sequence (launcher.commands.trace's rows, each with the receiver's start
 and end of the RPC). Every RPC is four events: the caller sends, the callee receives, the callee replies, the
 caller has the answer. A receive waits for its send plus the link's one-way time for that many bytes (latency,
 transmission at the bandwidth, expected loss as retransmission delay: mpdp.wire.profiles); every other event
@@ -23,7 +23,7 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from launcher import trace
+from launcher.commands import trace
 from mpdp.wire.profiles import LOOPBACK, NetworkProfile
 
 KINDS = ("send", "receive", "reply", "answer")

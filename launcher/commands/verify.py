@@ -5,6 +5,7 @@ check the report allows holds (the lines say which, and what could not be checke
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from launcher.registry import PROTOCOLS
@@ -40,3 +41,30 @@ def summary(path: Path, lines: list[str], complete: bool = True) -> str:
 
 def has_transcript(path: Path) -> bool:
     return "transcript" in json.loads(Path(path).read_text())
+
+
+def add_command(commands) -> None:
+    """`mpdp verify`: its options."""
+    verify = commands.add_parser("verify", help="re-check a stored session report offline from its transcript: "
+                                 "signatures, proofs, C, the combination, labels, ε and message counts (exit 1 if "
+                                 "any does not hold)")
+    verify.add_argument("report", type=Path, help="a session report (`mpdp run … --json`)")
+    verify.add_argument("--ca", type=Path, help="the deployment CA's certificate to trust (default: the one the "
+                        "transcript names, whose fingerprint is printed)")
+    verify.add_argument("--public-key", type=Path, help="the threshold public key to trust (default: the "
+                        "transcript's, whose id is printed)")
+    verify.add_argument("--require-transcript", action="store_true",
+                        help="fail on a report without a transcript instead of checking its consistency alone")
+    verify.set_defaults(handler=command)
+
+
+def command(args) -> int:
+    try:
+        lines = verify_file(args.report, args.ca, args.public_key, args.require_transcript)
+    except NotVerifiable:
+        raise  # a user's mistake: one line, exit 2
+    except ValueError as failed:  # the report does not hold up
+        print(f"{args.report}: does not verify: {failed}", file=sys.stderr)
+        return 1
+    print(summary(args.report, lines, has_transcript(args.report)))
+    return 0

@@ -1,5 +1,5 @@
 """`mpdp report --html REPORT.json` (and `mpdp run … --html FILE`): one session's report as one self-contained
-HTML page: the message sequence chart (`launcher.trace`'s), the traffic beside the protocol's closed form,
+HTML page: the message sequence chart (`launcher.commands.trace`'s), the traffic beside the protocol's closed form,
 privacy asked vs delivered, each party's ledger when the report holds it, the result beside its baselines, the
 warnings and what one malicious party could move.
 
@@ -67,7 +67,7 @@ def _data_uri(kind: str, data: bytes) -> str:
 
 def _chart(report: dict) -> str:
     """The sequence chart `mpdp trace` draws, as an inline SVG picture."""
-    from launcher import trace
+    from launcher.commands import trace
 
     try:
         rows = trace.messages(report)
@@ -138,7 +138,7 @@ def _first(values: dict, *keys: str):
 
 
 def _privacy(report: dict) -> str:
-    from launcher.summary import delivered_epsilon
+    from launcher.common.summary import delivered_epsilon
 
     privacy = report.get("privacy", {})
     asked, delivered, how = delivered_epsilon(report)
@@ -300,3 +300,25 @@ def write(report: dict, out: Path, command: str) -> Path:
     with os.fdopen(open_private(out, append=False), "w", encoding="utf-8") as handle:  # 0600, as the JSON report
         handle.write(render(report, command))
     return out
+
+
+def add_command(commands) -> None:
+    """`mpdp report`: its options."""
+    page = commands.add_parser("report", help="a session's JSON report as one self-contained HTML page: sequence "
+                                              "chart, traffic beside the closed form, privacy, baselines, warnings")
+    page.add_argument("--html", type=Path, required=True, metavar="REPORT.json",
+                      help="a report written by `mpdp run … --report FILE`")
+    page.add_argument("--out", type=Path, help="the page (default: the report's path with .html)")
+    page.set_defaults(handler=command)
+
+
+def command(args) -> int:
+    import json
+
+
+    report = json.loads(args.html.read_text())
+    out = args.out or args.html.with_suffix(".html")
+    write(report, out, f"mpdp report --html {args.html}")
+    print(f"session page: {out}")
+    args.json_report = {"page": str(out)}
+    return 0

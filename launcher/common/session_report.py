@@ -38,7 +38,7 @@ def spread(reports: list[dict]) -> dict:
 
 
 def run(protocol, args, topology, client_data: dict) -> dict:
-    from launcher import noise_check, noise_spread, spend_gate, summary
+    from launcher.common import noise_check, noise_spread, spend_gate, summary
     from mpdp.learning import evaluation
     from mpdp.wire import links
 

@@ -6,29 +6,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-
-
-@dataclass(frozen=True)
-class DemoDeployment:
-    """A protocol's own deployment in the demo and the session options that let it learn there."""
-
-    parties: int
-    parties_per_process: int
-    model: str
-    options: dict = field(default_factory=dict)
-    why: str = ""
-
-
-@dataclass(frozen=True)
-class DemoSettings:
-    """The session options a protocol runs at in the demo where `run`'s defaults would not learn on the demo's data
-    (measured: docs/demo.md). They are the demo's defaults of its `--<protocol>-…` flags, so a flag still overrides
-    them, and the demo prints each beside `run`'s default with `why` before the first session."""
-
-    options: dict
-    why: str
 
 
 def _value(option, value) -> str:
@@ -98,8 +76,8 @@ def _holds_a_quorum(parties: int, per_process: int) -> bool:
 
 
 def run(args, dataset, run_session, stop_on_signals) -> int:
+    from launcher.common.noise_check import demo_lines
     from launcher.deployment import processes
-    from launcher.noise_check import demo_lines
     from mpdp.privacy.ledger import UNLIMITED
 
     started = time.perf_counter()

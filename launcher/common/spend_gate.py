@@ -1,7 +1,7 @@
 """The check before any party spends budget, for every protocol (data-and-metrics.md, "Before any budget is
 spent"): the labels the protocol can take; the same model non-private, trained on the evaluator's split (the
 pooled party data files, where this launcher started the deployment) and scored on its test rows; and the noise
-check's verdict (launcher/noise_check.py). When the same model cannot rank the test rows (AUC ≤ 0.55) or the
+check's verdict (launcher/common/noise_check.py). When the same model cannot rank the test rows (AUC ≤ 0.55) or the
 noise will decide the result, the run stops before the first message to any role, naming the cause (scaling,
 λ, ε, M, class balance) and a command that fixes it; `--anyway` runs it regardless.
 
@@ -69,7 +69,8 @@ def _fix(protocol, args, topology, client_data: dict, pooled, student,
     """The nearest λ, then ε, at which the same model ranks and the noise is at most half its signal:
     ({option: value}, ratio).
     Where the same model does not rank at the λ asked, only a change of λ can fix it."""
-    from launcher import noise_check
+    from launcher.common import noise as common_noise
+    from launcher.common import noise_check
 
     regularization = getattr(args, "regularization", None)
     epsilon = getattr(args, "epsilon", None)
@@ -83,7 +84,7 @@ def _fix(protocol, args, topology, client_data: dict, pooled, student,
             continue
         changed = argparse.Namespace(**{**vars(args), **change})
         check = noise_check.estimate(protocol.name, changed, topology, client_data)
-        if check.get("ratio", 0.0) > noise_check.TARGET:  # a fix with a margin: noise at most half the signal
+        if check.get("ratio", 0.0) > common_noise.TARGET:  # a fix with a margin: noise at most half the signal
             continue
         if "regularization" in change and pooled is not None:
             if changed.regularization not in ranks:
@@ -98,7 +99,7 @@ def _fix(protocol, args, topology, client_data: dict, pooled, student,
 
 def check(protocol, args, topology, client_data: dict, noise: dict, student=None) -> dict:
     """The pre-run verdict (kept in the report as `pre_run_check`); raises `Stopped` unless it may run."""
-    from launcher import noise_check
+    from launcher.common import noise_check
     from mpdp.learning import evaluation
 
     refusal = labels_refusal(protocol, client_data)

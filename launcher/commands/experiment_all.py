@@ -4,7 +4,6 @@ test of the files, not a result)."""
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import platform
@@ -16,22 +15,19 @@ from pathlib import Path
 from mpdp.learning.datasets import data_directory
 from mpdp.learning.shipped import available as shipped_available
 
-# The stored results' sizes (the papers' unless the README says otherwise) and the tiny ones of --quick.
-FULL: dict[str, list[str]] = {
-    "pathak": [],
-    "dppp": ["--datasets", "breast-cancer,digits,mnist-5k,a9a"],
-    "hamm": ["--datasets", "a9a,har,digits"],
-    "du": ["--datasets", "a9a,breast-cancer"],
-}
-QUICK: dict[str, list[str]] = {
-    "pathak": ["--runs", "3", "--epsilons", "1", "--lambdas", "0.001", "--wire-samples", "0"],
-    "dppp": ["--datasets", "breast-cancer", "--epsilons", "1", "10", "--runs", "2", "--queries", "20",
-             "--delta-factors", "1", "0.01"],
-    "hamm": ["--datasets", "digits", "--parties", "10", "--inverse-epsilons", "0", "1", "--trials", "2",
-             "--splits", "2", "--wire-samples", "0"],
-    "du": ["--datasets", "breast-cancer", "--epsilons", "1", "--trials", "2", "--rounds", "1", "--local-epochs", "2"],
-}
-NEEDS_A9A = {"pathak"}
+
+def full_sizes() -> dict[str, list[str]]:
+    """Each experiment's arguments for the stored results (the papers' sizes unless its README says otherwise)."""
+    from launcher.registry import PROTOCOLS
+
+    return {name: list(p.experiment.full) for name, p in PROTOCOLS.items() if p.experiment is not None}
+
+
+def quick_sizes() -> dict[str, list[str]]:
+    """Each experiment's tiny sizes of `--quick`."""
+    from launcher.registry import PROTOCOLS
+
+    return {name: list(p.experiment.quick) for name, p in PROTOCOLS.items() if p.experiment is not None}
 
 
 def _available(arguments: list[str], has_a9a: bool) -> list[str]:
@@ -48,8 +44,10 @@ def plan(quick: bool, data_dir) -> dict[str, list[str]]:
     """Each protocol's experiment arguments (without --out), the ones needing absent data left out."""
     has_a9a = data_directory(data_dir) is not None
     chosen = {}
-    for protocol, arguments in (QUICK if quick else FULL).items():
-        if protocol in NEEDS_A9A and not has_a9a:
+    from launcher.registry import PROTOCOLS
+
+    for protocol, arguments in (quick_sizes() if quick else full_sizes()).items():
+        if PROTOCOLS[protocol].experiment.needs_a9a and not has_a9a:  # type: ignore[union-attr]
             print(f"mpdp: skipping {protocol}: it needs a9a (--data-dir or $MPDP_DATA_DIR)", file=sys.stderr)
             continue
         chosen[protocol] = _available(arguments, has_a9a) + (["--data-dir", str(data_dir)] if data_dir else [])
@@ -76,31 +74,6 @@ def write_readme(directory: Path, protocol: str, arguments: list[str], files: li
     if notes:
         lines += [notes.strip(), ""]
     (directory / "README.md").write_text("\n".join(lines))
-
-
-def run(args: argparse.Namespace) -> int:
-    from launcher.cli import build_parser
-    from launcher.registry import PROTOCOLS
-
-    failures = []
-    for protocol, arguments in plan(args.quick, args.data_dir).items():
-        if PROTOCOLS[protocol].experiment is None:
-            continue
-        directory = args.out / protocol
-        print(f"== mpdp experiment {protocol} {shlex.join(arguments)}", file=sys.stderr, flush=True)
-        parsed = build_parser("experiment").parse_args(["experiment", protocol, "--out", str(directory), *arguments])
-        status = parsed.handler(parsed)
-        if status:
-            failures.append(protocol)
-        files = [path.name for path in directory.iterdir() if path.suffix in (".json", ".png")]
-        write_readme(directory, protocol, arguments, files, "Tiny sizes (`--quick`): a smoke test, not a result."
-                     if args.quick else "")
-    if failures:
-        print(f"mpdp: experiments that reported a failure: {', '.join(failures)}", file=sys.stderr)
-    elif not args.quick:
-        print(f"then `mpdp experiment table --results {args.out} --write` brings docs/reproduction.md's tables to "
-              "these results", file=sys.stderr)
-    return 1 if failures else 0
 
 
 MERGED_KEYS = ("datasets", "seconds", "plots", "plot", "processes", "wire_checks")

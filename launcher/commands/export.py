@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from launcher.common.options import DEFAULT_RUN_DIR
+
 SUFFIXES = (".joblib", ".pkl", ".pickle")
 
 
@@ -45,7 +47,7 @@ def check_out(out: Path) -> None:
 
 def export(report_path: Path, run_dir: Path, out: Path) -> str:
     """`mpdp export`: the stored report's release, against the deployment in `run_dir`."""
-    from launcher import client
+    from launcher.common import client
     from launcher.deployment.processes import RunDirectory
 
     check_out(out)
@@ -71,3 +73,19 @@ def write(report: dict, client_data: dict, out: Path) -> str:
     steps = " → ".join(name for name, _ in model.steps)
     return (f"{out}: the {report['protocol']} release as a scikit-learn Pipeline ({steps}); on the deployment's "
             f"test rows it gives the report's accuracy {accuracy:.4f}")
+
+
+def add_command(commands) -> None:
+    """`mpdp export`: its options."""
+    export = commands.add_parser("export", help="write a session's released model as a scikit-learn Pipeline "
+                                 "(the deployment's scaling, then the release) that predicts on raw rows")
+    export.add_argument("--report", type=Path, required=True, help="the session's report (`mpdp run … --report`)")
+    export.add_argument("--out", type=Path, required=True, help="model.joblib, or model.pkl (pickle)")
+    export.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR,
+                        help="the deployment the session ran on (its scaling and test rows)")
+    export.set_defaults(handler=command)
+
+
+def command(args) -> int:
+    print(export(args.report, args.run_dir, args.out))
+    return 0

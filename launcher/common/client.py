@@ -103,7 +103,7 @@ async def await_result(topology: Topology, session_id: str, receiver: Identity, 
     result; then collect every role's traffic. (reply, traffic, seconds until the reply)."""
     import time
 
-    from launcher.progress import progress
+    from launcher.common.progress import progress
 
     own_log = TrafficLog()
     peers = PeerChannels(CLIENT, topology.addresses, own_log, topology.tls_for(CLIENT), hosts=topology.principals)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from launcher.common.options import DEFAULT_RUN_DIR, print_summary, write_json
 from mpdp.deployments.topology import Topology
 from mpdp.privacy.composition import Composed, Guarantee, compose
 from mpdp.privacy.ledger import DEFAULT_BUDGET, Budget, Ledger, describe
@@ -139,3 +140,44 @@ def _numbers(parties: list[int]) -> str:
 
 def describe_row(row: dict) -> str:
     return describe(Composed(row["epsilon"], row["delta"], row["composition"]))
+
+
+def add_command(commands) -> None:
+    """`mpdp budget`: its options."""
+    spent = commands.add_parser("budget", help="every party's privacy ledger: sessions, the composed (ε, δ) spent, "
+                                                "what is left, and what the next default session of each protocol "
+                                                "would cost")
+    spent.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
+    spent.add_argument("--topology", type=Path, help="a topology elsewhere (default: the run directory's)")
+    spent.add_argument("--client-data", type=Path, help="the client's data of that topology (default: the run "
+                                                         "directory's), for what the next sessions would cost")
+    spent.add_argument("--json", type=Path, help="write every ledger entry here")
+    spent.set_defaults(handler=command)
+
+
+def command(args) -> int:
+    from launcher.deployment import processes
+    from mpdp.deployments.topology import Topology
+
+    run = processes.RunDirectory(args.run_dir)
+    topology = args.topology or run.topology
+    if not Path(topology).exists():
+        raise SystemExit(f"mpdp: error: no topology at {topology}: pass --run-dir of a deployment or --topology")
+    rows = ledgers(topology)
+    client_data = args.client_data or run.client_data
+    upcoming = None
+    if Path(client_data).exists():
+        from launcher.common import client
+        from launcher.protocol import DeploymentShape
+        from launcher.registry import PROTOCOLS
+
+        shape = DeploymentShape.of(Topology.load(topology), client.load_client_data(client_data))
+        upcoming = next_sessions(rows, PROTOCOLS, shape)
+    report = {"parties": rows, "next_sessions": upcoming}
+    text = summary(rows, upcoming)
+    if upcoming is None:
+        text += f"\n(no client data at {client_data}: pass --client-data for what the next sessions would cost)"
+    print_summary(text, args.json)
+    write_json(args.json, report)
+    args.json_report = report  # `--format json`: the report itself, not its text
+    return 0

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS, MIN_KEY_BITS
 
+DEFAULT_RUN_DIR = Path(".mpdp-run")  # where `mpdp up` keeps a deployment unless --run-dir names another
+
 
 def key_bits(value: str) -> int:
     bits = int(value)

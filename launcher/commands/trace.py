@@ -13,31 +13,6 @@ from pathlib import Path
 
 MAX_ARROWS = 5_000  # a K = 32 Pathak session has about 3 500; a chart beyond that is unreadable anyway
 
-STAGES: dict[str, dict[str, tuple[str, ...]]] = {
-    "pathak": {
-        "setup": ("open", "start"),
-        "keys and π1 (commit–reveal)": ("curator_key", "party_key", "party_public_key", "commitment", "reveal"),
-        "Stage 1: blind, permute, compare": ("routed_share", "barrier_ready", "barrier_release", "stage1_element",
-                                             "masked_share", "masked_value", "ready_to_compare", "compare_request",
-                                             "compare_reply"),
-        "Stage 2: indicator selects the noise": ("indicator", "indicator_element", "selected_noise"),
-        "Stage 3: masked noise, additive shares": ("masked_noise", "share"),
-    },
-    "dppp": {
-        "setup": ("open",),
-        "step 2: noisy encrypted votes": ("queries", "votes"),
-        "steps 4–5: threshold decryption": ("decryption_request", "partial_decryptions", "stand_down"),
-    },
-    "hamm": {
-        "setup": ("open",),
-        "votes on X_aux": ("queries", "votes", "aggregate"),
-        "threshold decryption": ("decryption_request", "partial_decryptions", "holder_unreachable"),
-    },
-    "du": {
-        "rounds: model, perturbed uploads": ("model", "upload"),
-        "threshold decryption": ("decryption_request", "partial_decryptions"),
-    },
-}
 SHADES = ["rgb(235, 242, 255)", "rgb(255, 244, 230)", "rgb(236, 250, 236)", "rgb(248, 236, 250)",
           "rgb(250, 250, 228)", "rgb(238, 238, 238)"]
 
@@ -53,11 +28,19 @@ def messages(report: dict) -> list[dict]:
     return sorted(detail, key=lambda row: (row.get("started_ns", 0), row["call_id"]))
 
 
+def stages(protocol: str) -> dict[str, tuple[str, ...]]:
+    """The protocol's chart stages, from its registry entry (none for a protocol the registry lacks)."""
+    from launcher.registry import PROTOCOLS
+
+    entry = PROTOCOLS.get(protocol)
+    return entry.stages if entry is not None else {}
+
+
 def stage_of(protocol: str, rpc: str) -> str:
     kind = rpc.rsplit("/", 1)[-1]
     if not rpc.startswith("Step/"):
         return "the client: open, await the result" if rpc.startswith("AwaitResult") else rpc
-    for stage, kinds in STAGES.get(protocol, {}).items():
+    for stage, kinds in stages(protocol).items():
         if kind in kinds:
             return stage
     return protocol
@@ -70,8 +53,8 @@ def lifelines(rows: list[dict]) -> list[str]:
 
 
 def _shade(protocol: str, stage: str) -> str:
-    stages = list(STAGES.get(protocol, {}))
-    return SHADES[stages.index(stage) % len(SHADES)] if stage in stages else SHADES[-1]
+    names = list(stages(protocol))
+    return SHADES[names.index(stage) % len(SHADES)] if stage in names else SHADES[-1]
 
 
 def _alias(name: str) -> str:
@@ -164,3 +147,20 @@ def write(report_path: Path, out: Path | None, picture: str) -> tuple[Path, Path
     text_path.write_text(mermaid(report))
     draw(report, picture_path)
     return text_path, picture_path
+
+
+def add_command(commands) -> None:
+    """`mpdp trace`: its options."""
+    chart = commands.add_parser("trace", help="a session's message sequence chart (Mermaid and SVG/PNG) from its "
+                                              "report's traffic log")
+    chart.add_argument("--report", type=Path, required=True, help="a report written by `mpdp run … --report FILE`")
+    chart.add_argument("--out", type=Path, help="path prefix of the chart files (default: the report's, without .json)")
+    chart.add_argument("--format", choices=["svg", "png"], default="svg")
+    chart.set_defaults(handler=command)
+
+
+def command(args) -> int:
+    text, picture = write(args.report, args.out, args.format)
+    print(f"sequence chart: {text} (Mermaid) and {picture}")
+    args.json_report = {"mermaid": str(text), "picture": str(picture)}
+    return 0

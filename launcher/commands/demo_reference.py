@@ -2,7 +2,7 @@
 in-process reference its networked session equals (mpdp/protocols/<name>/reference.py), on the demo's split of the
 demo's data, over many random splits and noise draws, cut on the public rows as the clients cut (docs/demo.md).
 
-    python -m launcher.demo_reference --draws 300 [any `mpdp demo` flag, e.g. --pathak-lambda 0.01]
+    python -m launcher.commands.demo_reference --draws 300 [any `mpdp demo` flag, e.g. --pathak-lambda 0.01]
 
 Cheap (no key, no process): what the demo's settings were chosen on, and what tests/test_demo_settings.py checks."""
 
@@ -37,7 +37,7 @@ def load_dataset(args: argparse.Namespace):
 
 def layout(protocol, args: argparse.Namespace) -> tuple[int, int]:
     """(parties, c) of the deployment the demo runs `protocol` on: its own, or the shared one of --parties."""
-    from launcher.demo import _holds_a_quorum
+    from launcher.commands.demo import _holds_a_quorum
 
     plan = protocol.demo_deployment
     if plan is None:
@@ -154,7 +154,7 @@ def release(name: str, args: argparse.Namespace, dataset, split_seed: int, draw:
     protocol = PROTOCOLS[name]
     split, _, topology = deployment(protocol, args, dataset, split_seed)
     seen = protocol_arguments(args, protocol)
-    if name == "hamm":
+    if name == "hamm" and protocol.demo_deployment is not None:
         return hamm(seen, split, draw, topology.colluding, protocol.demo_deployment.model)
     return {"pathak": pathak, "dppp": dppp, "du": du}[name](seen, split, draw)
 
@@ -180,7 +180,7 @@ def line(name: str, figures: dict) -> str:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m launcher.demo_reference", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m launcher.commands.demo_reference", description=__doc__.split("\n\n")[0])
     parser.add_argument("--draws", type=int, default=100, help="splits, one noise draw each")
     parser.add_argument("--protocols", default=",".join(PROTOCOLS))
     own, rest = parser.parse_known_args(argv)

@@ -1,0 +1,1 @@
+"""One module per `mpdp` command: its options and what it does (launcher/cli.py wires them into the parser)."""
