@@ -1,6 +1,6 @@
 """What the DPPP client's check of a release costs with the key holders' proofs checked at once and one by one
 (docs/client-checks.md, "Cost"), in one run and in CPU seconds, so that the machine's other load does not enter:
-`python -m launcher.bench.client_checks --bits 2048 --teachers 10 --classes 10 --queries 200 --repeats 5`.
+`python -m launcher.protocols.dppp.check_cost --bits 2048 --teachers 10 --classes 10 --queries 200 --repeats 5`.
 
 One packed DPPP round in process with the real role sides and real cryptography (a dealer's key, t of ℓ = K
 holders as `mpdp up` makes it): the teachers vote, the aggregator asks t holders, each holder partially decrypts
