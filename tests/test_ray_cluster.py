@@ -109,6 +109,60 @@ def counts_hold_the_closed_forms(reports: dict, parties: int) -> None:
     assert pathak_observed(reports["pathak"]) == pathak_closed_form(parties, self_routed)
 
 
+def _listening_ports(pids: set[int] | None = None) -> set[int]:
+    """The TCP ports listened on (by `pids`, or by any process of this network namespace)."""
+    sockets = None
+    if pids is not None:
+        sockets = set()
+        for pid in pids:
+            try:
+                links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+            except OSError:
+                continue
+            sockets |= {link[len("socket:["):-1] for link in links if link.startswith("socket:[")}
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and (sockets is None or fields[9] in sockets):  # 0A: LISTEN
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_down_ends_every_process_and_port_of_the_cluster_up_started(tmp_path):
+    """`up --ray` with no address starts its own head; `down` ends all of it: Ray's daemons, its client server
+    (which names only the head's address and is a child of init), the actors' workers and their role servers."""
+    (Path(tempfile.gettempdir()) / "ray").mkdir(exist_ok=True)
+    os.environ.update(ray_hosts.PATIENT_RAY)
+    run_dir = tmp_path / "own-head"
+    try:
+        ray_hosts.up(run_dir, None, 4, 2, TEST_BITS, datasets.load("breast-cancer"), seed=7, model=TEST_MODEL,
+                     test_mode=True, budget=UNLIMITED, startup_timeout=STARTUP_S)
+        record = ray_hosts.RayRecord.load(ray_hosts.RunDirectory(run_dir))
+        assert record is not None and record.head_temp_dir is not None
+        hosts = ray_hosts.describe(run_dir)
+        pids = ray_hosts.head_processes(record.head_temp_dir, record.address)
+        commands = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in pids if _alive(pid)]
+        assert any(b"ray.util.client.server" in command for command in commands)
+        assert {h["pid"] for h in hosts} | {h["actor_pid"] for h in hosts} <= pids
+        ports = _listening_ports(pids)
+        assert int(record.address.rsplit(":", 1)[1]) in ports  # the head's GCS
+        assert {int(h["address"].rsplit(":", 1)[1]) for h in hosts} <= ports  # the role servers
+    finally:
+        ray_hosts.down(run_dir)
+    assert not [pid for pid in pids if _alive(pid)]
+    assert not ray_hosts.head_processes(record.head_temp_dir, record.address)
+    assert not ports & _listening_ports()
+    assert not Path(record.head_temp_dir).exists() and not (run_dir / ray_hosts.RAY_FILE).exists()
+
+
 def test_every_protocol_on_two_nodes_equals_a_local_up(cluster, tmp_path):
     run_dir = tmp_path / "ray"
     try:
@@ -124,6 +178,10 @@ def test_every_protocol_on_two_nodes_equals_a_local_up(cluster, tmp_path):
     finally:
         ended = ray_hosts.down(run_dir)
     assert len(ended) == 4 and not (run_dir / ray_hosts.RAY_FILE).exists()
+    deadline = time.monotonic() + 30  # a killed actor's worker exits once its raylet has told it
+    while any(_alive(h[key]) for h in hosts for key in ("pid", "actor_pid")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [h for h in hosts if _alive(h["pid"]) or _alive(h["actor_pid"])]
     counts_hold_the_closed_forms(on_ray, 5)
     with deployment(tmp_path, 5, parties_per_process=3) as local:
         here = sessions(local)
