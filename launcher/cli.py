@@ -364,7 +364,12 @@ def _budget_command(args) -> int:
     topology = args.topology or run.topology
     if not Path(topology).exists():
         raise SystemExit(f"mpdp: error: no topology at {topology}: pass --run-dir of a deployment or --topology")
-    rows = budget.ledgers(topology)
+    rows = None
+    if not args.topology and (run.path / "ray.json").exists():
+        from launcher.deployment import ray_hosts
+
+        rows = ray_hosts.ledgers(run.path)  # a Ray deployment's parties spend in their actors' directories
+    rows = budget.ledgers(topology) if rows is None else rows
     client_data = args.client_data or run.client_data
     upcoming = None
     if Path(client_data).exists():

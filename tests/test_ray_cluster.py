@@ -6,6 +6,7 @@ aborts; nothing is released)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import tempfile
 import threading
@@ -18,6 +19,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the `ray` extra is not installed: pip install -e '.[ray]'")
 
+from launcher import budget, cli  # noqa: E402
 from launcher.deployment import ray_hosts  # noqa: E402
 from launcher.protocols.dppp import client as dppp_client  # noqa: E402
 from launcher.protocols.du.client import run_du_session  # noqa: E402
@@ -163,7 +165,7 @@ def test_down_ends_every_process_and_port_of_the_cluster_up_started(tmp_path):
     assert not Path(record.head_temp_dir).exists() and not (run_dir / ray_hosts.RAY_FILE).exists()
 
 
-def test_every_protocol_on_two_nodes_equals_a_local_up(cluster, tmp_path):
+def test_every_protocol_on_two_nodes_equals_a_local_up(cluster, tmp_path, capsys):
     run_dir = tmp_path / "ray"
     try:
         d = ray_deployment(cluster, run_dir, 5, 3)
@@ -175,6 +177,11 @@ def test_every_protocol_on_two_nodes_equals_a_local_up(cluster, tmp_path):
         assert {str(e.principal): e.address for e in d.topology.host_entries} == {h["principal"]: h["address"]
                                                                                   for h in hosts}
         on_ray = sessions(d)
+        spent_on_ray = ray_hosts.ledgers(run_dir)  # each actor's parties' ledgers, read on its node
+        capsys.readouterr()
+        assert cli.main(["budget", "--run-dir", str(run_dir), "--format", "json"]) == 0
+        shown = json.loads(capsys.readouterr().out)["report"]["parties"]
+        launcher_copy = budget.ledgers(d.run.topology)  # the bundles `up` handed over: they spend nothing
     finally:
         ended = ray_hosts.down(run_dir)
     assert len(ended) == 4 and not (run_dir / ray_hosts.RAY_FILE).exists()
@@ -185,6 +192,12 @@ def test_every_protocol_on_two_nodes_equals_a_local_up(cluster, tmp_path):
     counts_hold_the_closed_forms(on_ray, 5)
     with deployment(tmp_path, 5, parties_per_process=3) as local:
         here = sessions(local)
+        spent_here = budget.ledgers(local.run.topology)
+    assert [row["sessions"] for row in launcher_copy] == [0] * 5
+    assert [row["sessions"] for row in spent_on_ray] == [row["sessions"] for row in spent_here] == [4] * 5
+    for rows in (spent_on_ray, shown):
+        assert [(r["party"], r["by_protocol"], r["epsilon"], r["delta"]) for r in rows] == \
+            [(r["party"], r["by_protocol"], r["epsilon"], r["delta"]) for r in spent_here]
     counts_hold_the_closed_forms(here, 5)
     for protocol in ("dppp", "hamm", "du"):
         assert observed_counts(on_ray[protocol]) == observed_counts(here[protocol]), protocol

@@ -138,6 +138,15 @@ class RoleHostActor:
                 pass
         return status
 
+    def ledgers(self) -> list[dict[str, Any]]:
+        """The privacy ledgers of this host's parties (`mpdp budget`'s rows), read where its server writes them:
+        next to its data, in the private directory on this node (the launcher's copy of the bundle spends nothing)."""
+        from launcher import budget
+
+        if self.directory is None:
+            return []
+        return budget.ledgers(self.directory / bundles.TOPOLOGY_FILE)
+
     def log_tail(self, lines: int = 15) -> str:
         if self.directory is None or not (self.directory / "role.log").exists():
             return "  (no log)"
@@ -298,6 +307,28 @@ def describe(run_dir: Path) -> list[dict[str, Any]]:
             except Exception as error:  # noqa: BLE001 — a dead or missing actor is reported, not raised
                 rows.append({"principal": name, "running": False, "error": type(error).__name__})
         return rows
+    finally:
+        ray.shutdown()
+
+
+def ledgers(run_dir: Path) -> list[dict[str, Any]] | None:
+    """`mpdp budget` for a Ray deployment: every party's ledger as its actor reads it on its node (None when the
+    run directory has no Ray role hosts). An actor that does not answer is an error: its parties' spending is
+    unknown, not nil."""
+    ray = require_ray()
+    record = RayRecord.load(RunDirectory(Path(run_dir)))
+    if record is None:
+        return None
+    ray.init(address=record.address, namespace=record.namespace, log_to_driver=False, logging_level="ERROR")
+    try:
+        rows: list[dict[str, Any]] = []
+        for name in record.actors:
+            try:
+                rows += ray.get(ray.get_actor(name).ledgers.remote(), timeout=60)
+            except Exception as error:  # noqa: BLE001 — named in one line
+                raise StartupError(f"the Ray actor of {name} did not give its parties' ledgers: "
+                                   f"{type(error).__name__}: {error}") from None
+        return sorted(rows, key=lambda row: row["party"])
     finally:
         ray.shutdown()
 
