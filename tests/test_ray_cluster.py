@@ -138,9 +138,10 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def test_down_ends_every_process_and_port_of_the_cluster_up_started(tmp_path):
-    """`up --ray` with no address starts its own head; `down` ends all of it: Ray's daemons, its client server
-    (which names only the head's address and is a child of init), the actors' workers and their role servers."""
+def test_up_leaves_no_share_on_the_launcher_and_down_no_process_or_port(tmp_path):
+    """`up --ray` with no address starts its own head; after `up` only the holder actors hold the key shares; `down`
+    ends all of it: Ray's daemons, its client server (which names only the head's address and is a child of
+    init), the actors' workers and their role servers."""
     (Path(tempfile.gettempdir()) / "ray").mkdir(exist_ok=True)
     os.environ.update(ray_hosts.PATIENT_RAY)
     run_dir = tmp_path / "own-head"
@@ -156,6 +157,13 @@ def test_down_ends_every_process_and_port_of_the_cluster_up_started(tmp_path):
         assert {h["pid"] for h in hosts} | {h["actor_pid"] for h in hosts} <= pids
         ports = _listening_ports(pids)
         assert int(record.address.rsplit(":", 1)[1]) in ports  # the head's GCS
+        # Each key share is in its holder actor's private directory only, none in the launcher's run directory.
+        held = [json.loads(path.read_text())["secret"][2:].encode() for h in hosts
+                for path in Path(h["bundle"]).glob("key_share_*")]
+        assert len(held) == 4
+        launcher_files = [path for path in run_dir.rglob("*") if path.is_file()]
+        assert not [path for path in launcher_files if "key_share" in path.name]
+        assert not [path for path in launcher_files if any(secret in path.read_bytes() for secret in held)]
         assert {int(h["address"].rsplit(":", 1)[1]) for h in hosts} <= ports  # the role servers
     finally:
         ray_hosts.down(run_dir)

@@ -125,7 +125,8 @@ class RoleHostActor:
 
         status = {"principal": self.principal, "address": self.address, "node": ray.util.get_node_ip_address(),
                   "node_id": ray.get_runtime_context().get_node_id(),
-                  "pid": None if self.process is None else self.process.pid, "actor_pid": os.getpid(), "running": False}
+                  "pid": None if self.process is None else self.process.pid, "actor_pid": os.getpid(),
+                  "bundle": None if self.directory is None else str(self.directory), "running": False}
         if self.process is not None and self.process.poll() is None:
             status["running"] = True
             try:
@@ -276,6 +277,7 @@ def up(run_dir: Path, address: str | None, parties: int, per_process: int, bits:
                                                   (faults or {}).get(identity.id), budget, allow_unproven)
             started.append(actors[principal].start.remote(_bundle_files(run.bundle(principal)), arguments))
         ray.get(started, timeout=startup_timeout)
+        forget_key_shares(run, principals)  # each actor holds its own now
         try:
             wait_healthy(topology, timeout=startup_timeout)
         except StartupError as error:
@@ -285,10 +287,23 @@ def up(run_dir: Path, address: str | None, parties: int, per_process: int, bits:
         return topology
     except BaseException:
         down(run.path)
+        forget_key_shares(run, principals)  # of a deployment that never started: no one's to keep
         raise
     finally:
         if ray.is_initialized():
             ray.shutdown()
+
+
+def forget_key_shares(run: RunDirectory, principals) -> list[Path]:
+    """Remove the key shares from the launcher's copy of the role hosts' bundles: once handed to the actors,
+    a share lives only in its holder's private directory on the holder's node (as with separate operators),
+    and the launcher's host cannot decrypt alone."""
+    removed = []
+    for principal in principals:
+        for path in run.bundle(principal).glob("key_share_*"):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 def describe(run_dir: Path) -> list[dict[str, Any]]:
