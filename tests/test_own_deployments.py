@@ -37,11 +37,17 @@ def _role_server_lookalike(token: str, uid: int | None = None) -> subprocess.Pop
 
 
 @pytest.fixture
-def lookalikes():
-    if os.getuid() != 0 or shutil.which("setpriv") is None:
-        pytest.skip("starting a process as another user needs root and setpriv")
+def lookalikes(monkeypatch):
+    """Two role-server lookalikes, the caller's and another user's: started as that user where the caller may
+    (root, with setpriv); otherwise started as the caller and reported as the other user's by /proc's reader."""
     token = f"/tmp/mpdp-lookalike-{secrets.token_hex(4)}"
-    mine, theirs = _role_server_lookalike(token + "-mine"), _role_server_lookalike(token + "-theirs", OTHER_UID)
+    as_other = os.getuid() == 0 and shutil.which("setpriv") is not None
+    mine = _role_server_lookalike(token + "-mine")
+    theirs = _role_server_lookalike(token + "-theirs", OTHER_UID if as_other else None)
+    if not as_other:
+        owner = processes.process_owner
+        monkeypatch.setattr(processes, "process_owner",
+                            lambda entry: OTHER_UID if entry.name == str(theirs.pid) else owner(entry))
     try:
         yield token, mine, theirs
     finally:
