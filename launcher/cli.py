@@ -287,7 +287,7 @@ def _ps(args) -> int:
     servers = processes.running_servers()
     for command, pid in sorted(servers.items(), key=lambda item: item[1]):
         print(f"{pid:>8}  {command}")
-    print(f"{len(servers)} mpdp role servers running" + ("; `mpdp down --all` stops them" if servers else ""))
+    print(f"{len(servers)} mpdp role servers of yours running" + ("; `mpdp down --all` stops them" if servers else ""))
     args.json_report = {"servers": [{"pid": pid, "command": command} for command, pid in sorted(servers.items(),
                                                                                               key=lambda item: item[1])]}
     if (processes.RunDirectory(args.run_dir).path / "ray.json").exists():
@@ -584,7 +584,8 @@ def _add_down_command(commands) -> None:
     down = commands.add_parser("down", help="stop the processes `up` started")
     down.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     down.add_argument("--all", action="store_true",
-                      help="stop every mpdp role server on this machine (e.g. after their run directory was deleted)")
+                      help="stop every mpdp role server of yours on this machine (e.g. after their run directory was "
+                           "deleted); other users' stay")
     down.set_defaults(handler=_down)
 
 
@@ -595,7 +596,7 @@ def _add_predict_command(commands) -> None:
 
 
 def _add_ps_command(commands) -> None:
-    ps = commands.add_parser("ps", help="list the mpdp role servers running on this machine, and a run directory's "
+    ps = commands.add_parser("ps", help="list your mpdp role servers running on this machine, and a run directory's "
                                         "Ray actors")
     ps.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     ps.set_defaults(handler=_ps)

@@ -6,6 +6,7 @@ aborts; nothing is released)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import tempfile
 import threading
@@ -18,6 +19,7 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the `ray` extra is not installed: pip install -e '.[ray]'")
 
+from launcher import budget, cli  # noqa: E402
 from launcher.deployment import ray_hosts  # noqa: E402
 from launcher.protocols.dppp import client as dppp_client  # noqa: E402
 from launcher.protocols.du.client import run_du_session  # noqa: E402
@@ -109,7 +111,70 @@ def counts_hold_the_closed_forms(reports: dict, parties: int) -> None:
     assert pathak_observed(reports["pathak"]) == pathak_closed_form(parties, self_routed)
 
 
-def test_every_protocol_on_two_nodes_equals_a_local_up(cluster, tmp_path):
+def _listening_ports(pids: set[int] | None = None) -> set[int]:
+    """The TCP ports listened on (by `pids`, or by any process of this network namespace)."""
+    sockets = None
+    if pids is not None:
+        sockets = set()
+        for pid in pids:
+            try:
+                links = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()]
+            except OSError:
+                continue
+            sockets |= {link[len("socket:["):-1] for link in links if link.startswith("socket:[")}
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and (sockets is None or fields[9] in sockets):  # 0A: LISTEN
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_up_leaves_no_share_on_the_launcher_and_down_no_process_or_port(tmp_path):
+    """`up --ray` with no address starts its own head; after `up` only the holder actors hold the key shares; `down`
+    ends all of it: Ray's daemons, its client server (which names only the head's address and is a child of
+    init), the actors' workers and their role servers."""
+    (Path(tempfile.gettempdir()) / "ray").mkdir(exist_ok=True)
+    os.environ.update(ray_hosts.PATIENT_RAY)
+    run_dir = tmp_path / "own-head"
+    try:
+        # three actors (one party host of two parties: a simulation, hence --single-operator): what the checks need
+        ray_hosts.up(run_dir, None, 2, 2, TEST_BITS, datasets.load("breast-cancer"), seed=7, model=TEST_MODEL,
+                     test_mode=True, budget=UNLIMITED, startup_timeout=STARTUP_S, single_operator=True)
+        record = ray_hosts.RayRecord.load(ray_hosts.RunDirectory(run_dir))
+        assert record is not None and record.head_temp_dir is not None
+        hosts = ray_hosts.describe(run_dir)
+        pids = ray_hosts.head_processes(record.head_temp_dir, record.address)
+        commands = [Path(f"/proc/{pid}/cmdline").read_bytes() for pid in pids if _alive(pid)]
+        assert any(b"ray.util.client.server" in command for command in commands)
+        assert {h["pid"] for h in hosts} | {h["actor_pid"] for h in hosts} <= pids
+        ports = _listening_ports(pids)
+        assert int(record.address.rsplit(":", 1)[1]) in ports  # the head's GCS
+        # Each key share is in its holder actor's private directory only, none in the launcher's run directory.
+        held = [json.loads(path.read_text())["secret"][2:].encode() for h in hosts
+                for path in Path(h["bundle"]).glob("key_share_*")]
+        assert len(held) == 2
+        launcher_files = [path for path in run_dir.rglob("*") if path.is_file()]
+        assert not [path for path in launcher_files if "key_share" in path.name]
+        assert not [path for path in launcher_files if any(secret in path.read_bytes() for secret in held)]
+        assert {int(h["address"].rsplit(":", 1)[1]) for h in hosts} <= ports  # the role servers
+    finally:
+        ray_hosts.down(run_dir)
+    assert not [pid for pid in pids if _alive(pid)]
+    assert not ray_hosts.head_processes(record.head_temp_dir, record.address)
+    assert not ports & _listening_ports()
+    assert not Path(record.head_temp_dir).exists() and not (run_dir / ray_hosts.RAY_FILE).exists()
+
+
+def test_every_protocol_on_two_nodes_equals_a_local_up(cluster, tmp_path, capsys):
     run_dir = tmp_path / "ray"
     try:
         d = ray_deployment(cluster, run_dir, 5, 3)
@@ -121,12 +186,27 @@ def test_every_protocol_on_two_nodes_equals_a_local_up(cluster, tmp_path):
         assert {str(e.principal): e.address for e in d.topology.host_entries} == {h["principal"]: h["address"]
                                                                                   for h in hosts}
         on_ray = sessions(d)
+        spent_on_ray = ray_hosts.ledgers(run_dir)  # each actor's parties' ledgers, read on its node
+        capsys.readouterr()
+        assert cli.main(["budget", "--run-dir", str(run_dir), "--format", "json"]) == 0
+        shown = json.loads(capsys.readouterr().out)["report"]["parties"]
+        launcher_copy = budget.ledgers(d.run.topology)  # the bundles `up` handed over: they spend nothing
     finally:
         ended = ray_hosts.down(run_dir)
     assert len(ended) == 4 and not (run_dir / ray_hosts.RAY_FILE).exists()
+    deadline = time.monotonic() + 30  # a killed actor's worker exits once its raylet has told it
+    while any(_alive(h[key]) for h in hosts for key in ("pid", "actor_pid")) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [h for h in hosts if _alive(h["pid"]) or _alive(h["actor_pid"])]
     counts_hold_the_closed_forms(on_ray, 5)
     with deployment(tmp_path, 5, parties_per_process=3) as local:
         here = sessions(local)
+        spent_here = budget.ledgers(local.run.topology)
+    assert [row["sessions"] for row in launcher_copy] == [0] * 5
+    assert [row["sessions"] for row in spent_on_ray] == [row["sessions"] for row in spent_here] == [4] * 5
+    for rows in (spent_on_ray, shown):
+        assert [(r["party"], r["by_protocol"], r["epsilon"], r["delta"]) for r in rows] == \
+            [(r["party"], r["by_protocol"], r["epsilon"], r["delta"]) for r in spent_here]
     counts_hold_the_closed_forms(here, 5)
     for protocol in ("dppp", "hamm", "du"):
         assert observed_counts(on_ray[protocol]) == observed_counts(here[protocol]), protocol

@@ -3,70 +3,13 @@ next session of each protocol at its defaults would cost it, and whether it woul
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from launcher.common.ledger_rows import composed_of, ledgers, recorded_budget
 from launcher.common.options import DEFAULT_RUN_DIR, print_summary, write_json
 from mpdp.deployments.topology import Topology
-from mpdp.privacy.composition import Composed, Guarantee, compose
-from mpdp.privacy.ledger import DEFAULT_BUDGET, Budget, Ledger, describe
-
-
-def ledgers(topology_path: Path) -> list[dict]:
-    """One row per party of the topology: its data file, sessions, the composed total, the budget and what is
-    left of it."""
-    topology = Topology.load(topology_path)
-    rows = []
-    for entry in topology.parties:
-        if entry.data is None:
-            continue
-        ledger = Ledger(entry.data, entry.identity.id)
-        entries = ledger.entries()  # checks the chain and the head: a tampered ledger is an error here too
-        total = _composed([Guarantee.from_json(e["guarantee"]) for e in entries])
-        budgets = [e["budget"] for e in entries if e.get("budget")]
-        budget = _budget(budgets[-1]) if budgets else DEFAULT_BUDGET
-        rows.append({
-            "party": entry.identity.id,
-            "data_file": str(entry.data),
-            "ledger": str(ledger.path),
-            "sessions": len(entries),
-            "by_protocol": {name: sum(1 for e in entries if e["protocol"] == name)
-                            for name in sorted({e["protocol"] for e in entries})},
-            "epsilon": total.epsilon,
-            "delta": total.delta,
-            "basic_epsilon": total.basic_epsilon,
-            "composition": total.method,
-            "budget": budget.to_json(),
-            # the budget in force is the party's (`serve --budget`); its ledger records it with every spend
-            "budget_source": "recorded with its last session" if budgets else "the default (no session recorded)",
-            "left": _left(budget, total),
-            "entries": entries,
-        })
-    return rows
-
-
-def _budget(recorded) -> Budget:
-    return Budget.parse("inf") if recorded == "inf" else Budget(float(recorded[0]), float(recorded[1]))
-
-
-_totals: dict[str, Composed] = {}
-
-
-def _composed(guarantees: list[Guarantee]) -> Composed:
-    """compose(), once per distinct list (the parties of one deployment usually spent alike)."""
-    key = json.dumps([g.to_json() for g in guarantees], sort_keys=True)
-    if key not in _totals:
-        _totals[key] = compose(guarantees)
-    return _totals[key]
-
-
-def _left(budget: Budget, total: Composed) -> dict:
-    """δ adds up, so δ left is exact; ε does not compose additively, so ε left is a guide (`next_sessions` composes
-    each candidate as the party does)."""
-    if budget.unlimited:
-        return {"epsilon": None, "delta": None, "unlimited": True}
-    epsilon = None if total.epsilon is None else max(0.0, budget.epsilon - total.epsilon)
-    return {"epsilon": epsilon, "delta": max(0.0, budget.delta - total.delta), "unlimited": False}
+from mpdp.privacy.composition import Composed, Guarantee
+from mpdp.privacy.ledger import describe
 
 
 def next_sessions(rows: list[dict], protocols: dict, shape) -> list[dict]:
@@ -81,12 +24,12 @@ def next_sessions(rows: list[dict], protocols: dict, shape) -> list[dict]:
         charge: Guarantee = protocol.charge(session_arguments(protocol), shape)
         parties = []
         for row in rows:
-            budget = _budget(row["budget"])
+            budget = recorded_budget(row["budget"])
             if budget.unlimited:  # nothing to compose: the party admits it (an unproven one only if allowed)
                 parties.append({"party": row["party"], "admitted": not charge.unproven, "epsilon": None,
                                 "delta": None})
                 continue
-            total = _composed([*(Guarantee.from_json(e["guarantee"]) for e in row["entries"]), charge])
+            total = composed_of([*(Guarantee.from_json(e["guarantee"]) for e in row["entries"]), charge])
             parties.append({"party": row["party"], "admitted": budget.allows(total) and not charge.unproven,
                             "epsilon": total.epsilon, "delta": total.delta})
         answers.append({"protocol": name, "charge": charge.to_json(), "unproven": charge.unproven,
@@ -100,7 +43,7 @@ def summary(rows: list[dict], upcoming: list[dict] | None = None) -> str:
     for row in rows:
         spent = describe_row(row)
         basic = "—" if row["basic_epsilon"] is None else f"{row['basic_epsilon']:.4g}"
-        budget = str(_budget(row["budget"])) + ("" if row["sessions"] else " *")
+        budget = str(recorded_budget(row["budget"])) + ("" if row["sessions"] else " *")
         protocols = ", ".join(f"{name} ×{count}" for name, count in row["by_protocol"].items()) or "—"
         lines.append(f"{row['party']:>5}  {row['sessions']:>8}  {spent:<28}  {basic:>11}  {budget:<20}  "
                      f"{_describe_left(row['left']):<24}  {protocols}")
@@ -157,13 +100,17 @@ def add_command(commands) -> None:
 
 def command(args) -> int:
     from launcher.deployment import processes
-    from mpdp.deployments.topology import Topology
 
     run = processes.RunDirectory(args.run_dir)
     topology = args.topology or run.topology
     if not Path(topology).exists():
         raise SystemExit(f"mpdp: error: no topology at {topology}: pass --run-dir of a deployment or --topology")
-    rows = ledgers(topology)
+    rows = None
+    if not args.topology and (run.path / "ray.json").exists():
+        from launcher.deployment import ray_hosts
+
+        rows = ray_hosts.ledgers(run.path)  # a Ray deployment's parties spend in their actors' directories
+    rows = ledgers(topology) if rows is None else rows
     client_data = args.client_data or run.client_data
     upcoming = None
     if Path(client_data).exists():

@@ -444,16 +444,20 @@ def up(run_dir: Path, parties: int, bits: int, dataset: datasets.Dataset, seed: 
     return topology
 
 
-def running_servers() -> dict[str, int]:
-    """Every mpdp role server on this machine (found through /proc, so even one whose run directory is gone):
-    its command line → pid."""
+def running_servers(uid: int | None = None) -> dict[str, int]:
+    """Every mpdp role server of user `uid` (by default the caller) on this machine (found through /proc, so even
+    one whose run directory is gone): its command line → pid. Another user's servers are theirs to list and stop,
+    even for root: `ps` and `down --all` act on what this list returns."""
+    owner = os.getuid() if uid is None else uid
     servers = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
+            if process_owner(entry) != owner:
+                continue
             args = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
+        except (OSError, ValueError, IndexError):
             continue
         words = [a.decode(errors="replace") for a in args if a]
         if "serve" in words and any(w == "launcher.cli" or w.endswith("/mpdp") or w == "mpdp" for w in words):
@@ -461,6 +465,13 @@ def running_servers() -> dict[str, int]:
     return servers
 
 
+def process_owner(entry: Path) -> int:
+    """The real uid of the process /proc/PID describes: the user who started it (the directory's owner is not:
+    a process that made itself non-dumpable, as a setuid one does, shows root there)."""
+    for line in (entry / "status").read_text().splitlines():
+        if line.startswith("Uid:"):
+            return int(line.split()[1])
+    raise ValueError(f"{entry}/status names no Uid")
 def down(run_dir: Path) -> list[str]:
     """SIGTERM every process this run directory started; SIGKILL what is left after a grace period."""
     run = RunDirectory(Path(run_dir))

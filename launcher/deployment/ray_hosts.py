@@ -125,7 +125,8 @@ class RoleHostActor:
 
         status = {"principal": self.principal, "address": self.address, "node": ray.util.get_node_ip_address(),
                   "node_id": ray.get_runtime_context().get_node_id(),
-                  "pid": None if self.process is None else self.process.pid, "running": False}
+                  "pid": None if self.process is None else self.process.pid, "actor_pid": os.getpid(),
+                  "bundle": None if self.directory is None else str(self.directory), "running": False}
         if self.process is not None and self.process.poll() is None:
             status["running"] = True
             try:
@@ -137,6 +138,15 @@ class RoleHostActor:
             except (OSError, KeyError, ValueError):
                 pass
         return status
+
+    def ledgers(self) -> list[dict[str, Any]]:
+        """The privacy ledgers of this host's parties (`mpdp budget`'s rows), read where its server writes them:
+        next to its data, in the private directory on this node (the launcher's copy of the bundle spends nothing)."""
+        from launcher.common.ledger_rows import ledgers
+
+        if self.directory is None:
+            return []
+        return ledgers(self.directory / bundles.TOPOLOGY_FILE)
 
     def log_tail(self, lines: int = 15) -> str:
         if self.directory is None or not (self.directory / "role.log").exists():
@@ -169,18 +179,24 @@ def _connect(address: str | None, run: RunDirectory) -> tuple[str, str | None]:
     for attempt in range(HEAD_ATTEMPTS):  # Ray gives a starting node 30 s to register: a loaded machine can miss it
         temp_dir = tempfile.mkdtemp(prefix="mpdp-ray-")  # short: Ray's socket paths must fit 107 bytes
         port = _free_port()
+        # Ray's client server would take the machine-wide default port 10001 (another cluster's, or a later one's)
         started = subprocess.run([_ray_command(), "start", "--head", f"--port={port}", f"--temp-dir={temp_dir}",
-                                  "--include-dashboard=false", "--disable-usage-stats",
-                                  f"--num-cpus={os.cpu_count() or 1}"], capture_output=True, text=True,
-                                 env={**os.environ, **PATIENT_RAY})
+                                  f"--ray-client-server-port={_free_port()}", "--include-dashboard=false",
+                                  "--disable-usage-stats", f"--num-cpus={os.cpu_count() or 1}"],
+                                 capture_output=True, text=True, env={**os.environ, **PATIENT_RAY})
         if started.returncode == 0:
             break
-        _stop_head(temp_dir)  # what it started before failing
+        _stop_head(temp_dir, _gcs_address(port))  # what it started before failing
         if attempt == HEAD_ATTEMPTS - 1:
             raise StartupError(f"`ray start --head` failed {HEAD_ATTEMPTS} times; the last:\n{started.stderr[-2000:]}")
+    return _gcs_address(port), temp_dir
+
+
+def _gcs_address(port: int) -> str:
+    """The head's address as `ray start` hands it to the processes it starts (the node's IP, not loopback)."""
     import ray
 
-    return f"{ray.util.get_node_ip_address()}:{port}", temp_dir
+    return f"{ray.util.get_node_ip_address()}:{port}"
 
 
 def _ray_command() -> str:
@@ -261,6 +277,7 @@ def up(run_dir: Path, address: str | None, parties: int, per_process: int, bits:
                                                   (faults or {}).get(identity.id), budget, allow_unproven)
             started.append(actors[principal].start.remote(_bundle_files(run.bundle(principal)), arguments))
         ray.get(started, timeout=startup_timeout)
+        forget_key_shares(run, principals)  # each actor holds its own now
         try:
             wait_healthy(topology, timeout=startup_timeout)
         except StartupError as error:
@@ -270,10 +287,23 @@ def up(run_dir: Path, address: str | None, parties: int, per_process: int, bits:
         return topology
     except BaseException:
         down(run.path)
+        forget_key_shares(run, principals)  # of a deployment that never started: no one's to keep
         raise
     finally:
         if ray.is_initialized():
             ray.shutdown()
+
+
+def forget_key_shares(run: RunDirectory, principals) -> list[Path]:
+    """Remove the key shares from the launcher's copy of the role hosts' bundles: once handed to the actors,
+    a share lives only in its holder's private directory on the holder's node (as with separate operators),
+    and the launcher's host cannot decrypt alone."""
+    removed = []
+    for principal in principals:
+        for path in run.bundle(principal).glob("key_share_*"):
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    return removed
 
 
 def describe(run_dir: Path) -> list[dict[str, Any]]:
@@ -292,6 +322,28 @@ def describe(run_dir: Path) -> list[dict[str, Any]]:
             except Exception as error:  # noqa: BLE001 — a dead or missing actor is reported, not raised
                 rows.append({"principal": name, "running": False, "error": type(error).__name__})
         return rows
+    finally:
+        ray.shutdown()
+
+
+def ledgers(run_dir: Path) -> list[dict[str, Any]] | None:
+    """`mpdp budget` for a Ray deployment: every party's ledger as its actor reads it on its node (None when the
+    run directory has no Ray role hosts). An actor that does not answer is an error: its parties' spending is
+    unknown, not nil."""
+    ray = require_ray()
+    record = RayRecord.load(RunDirectory(Path(run_dir)))
+    if record is None:
+        return None
+    ray.init(address=record.address, namespace=record.namespace, log_to_driver=False, logging_level="ERROR")
+    try:
+        rows: list[dict[str, Any]] = []
+        for name in record.actors:
+            try:
+                rows += ray.get(ray.get_actor(name).ledgers.remote(), timeout=60)
+            except Exception as error:  # noqa: BLE001 — named in one line
+                raise StartupError(f"the Ray actor of {name} did not give its parties' ledgers: "
+                                   f"{type(error).__name__}: {error}") from None
+        return sorted(rows, key=lambda row: row["party"])
     finally:
         ray.shutdown()
 
@@ -337,20 +389,25 @@ def down(run_dir: Path) -> list[str]:
         if ray.is_initialized():
             ray.shutdown()
         if record.head_temp_dir:
-            _stop_head(record.head_temp_dir)
+            _stop_head(record.head_temp_dir, record.address)
         (run.path / RAY_FILE).unlink(missing_ok=True)
     return stopped
 
 
-def _stop_head(temp_dir: str) -> None:
-    """The Ray processes `up` started, by pid: those whose command lines name its temporary directory, and
-    their descendants (Ray's agents rename themselves)."""
+def head_processes(temp_dir: str, address: str | None = None) -> set[int]:
+    """The Ray processes `up` started, by pid: those whose command lines name its temporary directory or its
+    head's address (Ray's client server names only the address, and outlives `ray start` as a child of init),
+    and their descendants (Ray's agents and actors' workers rename themselves)."""
+    from launcher.deployment.processes import process_owner
+
+    marks = [re.escape(temp_dir.encode())] + ([] if address is None else [re.escape(f"={address}".encode()) + rb"\b"])
+    named = re.compile(b"|".join(marks))
     parents: dict[int, int] = {}
     pids = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if temp_dir.encode() in (entry / "cmdline").read_bytes():
+                if process_owner(entry) == os.getuid() and named.search((entry / "cmdline").read_bytes()):
                     pids.add(int(entry.name))
                 parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
             except (OSError, ValueError, IndexError):
@@ -361,6 +418,12 @@ def _stop_head(temp_dir: str) -> None:
         children = {pid for pid, parent in parents.items() if parent in pids} - pids
         pids |= children
         grown = bool(children)
+    return pids
+
+
+def _stop_head(temp_dir: str, address: str | None = None) -> None:
+    """End the Ray processes of the cluster `up` started (`head_processes`) and remove its temporary directory."""
+    pids = head_processes(temp_dir, address)
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for pid in pids:
             try:
