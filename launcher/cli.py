@@ -121,7 +121,8 @@ def _serve(args) -> int:
 
     role_logs.rotate(args.log_level)  # a size-capped, rotated file when `up` gave the role one
     serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure,
-              args.budget, args.allow_unproven, keygen_only=args.keygen_only, once=args.once)
+              args.budget, args.allow_unproven, keygen_only=args.keygen_only, once=args.once,
+              metrics_port=args.metrics_port)
     return 0
 
 
@@ -743,6 +744,9 @@ def _add_serve_command(commands) -> None:
     serve.add_argument("--once", action="store_true",
                        help="with --keygen-only: write the public key beside the share and exit after one "
                             "ceremony (compose's key holders)")
+    serve.add_argument("--metrics-port", type=int, metavar="PORT",
+                       help="a Prometheus endpoint on this port of the role's host (needs mpdp[observe]; "
+                            "docs/observe.md); spans follow the OTEL_* variables")
     _add_budget_option(serve)
     serve.set_defaults(handler=_serve)
 

@@ -1,0 +1,55 @@
+"""What a role server adds when observed: its interceptors (spans when OTEL_TRACES_EXPORTER asks for them, counts
+when a metrics port is given), the endpoint, and a flush of buffered spans when it stops. With neither asked for,
+nothing of the extra is imported and the role runs as without it."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+
+from mpdp.observe import ExtraMissing, metrics_available
+from mpdp.observe.exporting import requested
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Observed:
+    server_interceptors: tuple = ()
+    client_interceptors: tuple = ()
+    metrics: object | None = None  # RoleMetrics
+    _provider: object | None = field(default=None, repr=False)
+
+    def shutdown(self) -> None:
+        """Export what the batch processor still holds (a session's last spans) before the process exits."""
+        if self._provider is not None:
+            self._provider.shutdown()
+
+
+def check_metrics_port(port: int | None) -> None:
+    """Before anything starts: `--metrics-port` without the extra is refused in one line."""
+    if port is not None and not metrics_available():
+        raise ExtraMissing("--metrics-port")
+
+
+def observe(me: str, metrics_port: int | None = None, metrics_host: str = "127.0.0.1", environ=os.environ) -> Observed:
+    check_metrics_port(metrics_port)
+    observed = Observed()
+    if requested(environ):
+        from mpdp.observe.exporting import tracer_provider
+        from mpdp.observe.spans import ClientSpanInterceptor, ServerSpanInterceptor
+
+        provider = tracer_provider(f"mpdp-{me.replace('/', '-')}", environ)
+        observed._provider = provider
+        observed.server_interceptors += (ServerSpanInterceptor(me, provider),)
+        observed.client_interceptors += (ClientSpanInterceptor(me, provider),)
+        log.info("%s: spans exported to %s", me, environ.get("OTEL_TRACES_EXPORTER"))
+    if metrics_port is not None:
+        from mpdp.observe.metrics import MetricsInterceptor, RoleMetrics, serve_endpoint
+
+        observed.metrics = RoleMetrics(me)
+        observed.server_interceptors += (MetricsInterceptor(observed.metrics),)
+        serve_endpoint(observed.metrics, metrics_port, metrics_host)
+        log.info("%s: Prometheus metrics on http://%s:%d/metrics", me, metrics_host, metrics_port)
+    return observed
