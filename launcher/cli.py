@@ -219,6 +219,9 @@ def _up(args) -> int:
     warn_small_key(args.bits)
     if args.insecure:
         print("warning: --insecure: plaintext channels, senders are not authenticated", file=sys.stderr)
+    from launcher import metrics_targets
+
+    metrics_targets.ask(args.metrics_port, args.ray is not None)
     if args.ray is not None:
         topology = ray_hosts.up(args.run_dir, args.ray or None, args.parties, args.parties_per_process, args.bits,
                                 _load_dataset(args), args.seed, args.model, args.test_mode, _faults(args.fault),
@@ -241,6 +244,8 @@ def _up(args) -> int:
                           single_operator=args.single_operator)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
+    for line in metrics_targets.announce(topology, processes.RunDirectory(args.run_dir).path, args.metrics_port):
+        print(line)
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
           f"topology {processes.RunDirectory(args.run_dir).topology}")
     return 0
@@ -607,6 +612,10 @@ def _add_bench_command(commands) -> None:
         "--max-minutes", str(args.max_minutes), *(["--load"] if args.load else []),
         *(["--json", str(args.json)] if args.json else [])]))
 
+    from launcher.bench import observe as bench_observe
+
+    bench_observe.add_parser(targets)
+
     du_proofs = targets.add_parser("du-proofs", help="one proven Du upload: build, check and size")
     du_proofs.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     du_proofs.add_argument("--dimension", type=int, default=123, help="d (a9a: 123)")
@@ -800,6 +809,9 @@ def _add_up_command(commands) -> None:
     up.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
     up.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
                     help="seconds to wait for every role to serve (default 120)")
+    up.add_argument("--metrics-port", type=int, metavar="BASE",
+                    help="each role host serves Prometheus metrics on BASE + its offset (needs mpdp[observe]; "
+                         "docs/observe.md)")
     _add_keygen_method_option(up)
     _add_budget_option(up)
     up.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",

@@ -249,11 +249,11 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
 def _observed(topology: Topology, principal, entry, metrics_port: int | None, spends: bool, budget: Budget | None):
     """The `[observe]` extra's interceptors and endpoint (docs/observe.md): spans when OTEL_TRACES_EXPORTER asks,
     a Prometheus endpoint on the role's own host at `metrics_port`, with each hosted party's spent budget."""
-    from mpdp.observe.role import observe
+    from mpdp.observe.role import metrics_port_of, observe
     from mpdp.privacy.ledger import Ledger
 
     host = entry.bind_address.rpartition(":")[0].strip("[]") or "127.0.0.1"
-    observed = observe(str(principal), metrics_port, host)
+    observed = observe(str(principal), metrics_port_of(str(principal), metrics_port), host)
     if observed.metrics is not None and spends:
         observed.metrics.watch_ledgers({me.id: Ledger(topology.entry(me).data, me.id, budget or DEFAULT_BUDGET)
                                         for me in principal.identities if topology.entry(me).data is not None})

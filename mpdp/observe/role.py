@@ -27,6 +27,31 @@ class Observed:
             self._provider.shutdown()
 
 
+PORT_VARIABLE = "MPDP_METRICS_PORT"  # one role per host (compose): every role's endpoint on this port
+BASE_VARIABLE = "MPDP_METRICS_PORT_BASE"  # many roles on one host (`mpdp up --metrics-port BASE`): an offset each
+
+
+def offset(principal: str) -> int:
+    """A role host's place after BASE: the aggregator 0, the curator 1, the host of parties f… 1 + f."""
+    role, _, numbers = principal.partition("/")
+    if role == "aggregator":
+        return 0
+    if role == "curator":
+        return 1
+    return 1 + int(numbers.partition("-")[0])
+
+
+def metrics_port_of(principal: str, given: int | None, environ=os.environ) -> int | None:
+    """The port `--metrics-port` gives, else the one MPDP_METRICS_PORT or MPDP_METRICS_PORT_BASE give, else none."""
+    if given is not None:
+        return given
+    if environ.get(PORT_VARIABLE):
+        return int(environ[PORT_VARIABLE])
+    if environ.get(BASE_VARIABLE):
+        return int(environ[BASE_VARIABLE]) + offset(principal)
+    return None
+
+
 def check_metrics_port(port: int | None) -> None:
     """Before anything starts: `--metrics-port` without the extra is refused in one line."""
     if port is not None and not metrics_available():
