@@ -98,61 +98,93 @@ def _session_spans(receiver, known: set[str], expected: int) -> Counter:
         time.sleep(0.2)
 
 
-def run(protocol: str = "dppp", parties: int = 5, bits: int = 1024, sessions: int = 10, seed: int = 1) -> dict:
-    from launcher.deployment.processes import free_port, free_ports
-    from mpdp.observe import sink
+class _Observer:
+    """The counting span receiver and the observed deployment's metrics base: the environment its roles get."""
 
+    def __init__(self, parties: int, export_delay_ms: int | None = None):
+        from launcher.deployment.processes import free_port, free_ports
+        from mpdp.observe import sink
+
+        port = free_port()
+        self.server, self.receiver = sink.start(port)
+        self.base = _metrics_base(parties, free_ports)
+        self.environment = {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
+                            "OTEL_EXPORTER_OTLP_INSECURE": "true", BASE_VARIABLE: str(self.base)}
+        if export_delay_ms is not None:
+            self.environment["OTEL_BSP_SCHEDULE_DELAY"] = str(export_delay_ms)
+
+    def session(self, scale, target, parties: int) -> tuple[float, dict]:
+        """One session on the observed deployment: its wall time, its counts against its report."""
+        scraped_before = scrape(target.topology, self.base)
+        known = set(self.receiver.sessions())
+        result = asyncio.run(scale.session(target.topology, target.client_data, parties))
+        reported = _reported(result["traffic"])
+        spans = _session_spans(self.receiver, known, sum(reported.values()))
+        scraped = scrape(target.topology, self.base)
+        scraped.subtract(scraped_before)
+        return result["wall_s"], _check(reported, scraped, spans)
+
+    def stop(self) -> None:
+        self.server.stop(None)
+
+
+def _setup(protocols: list[str], parties: int, seed: int) -> tuple[dict, Any, dict[str, Any]]:
     entries = scaled()
-    if protocol not in entries:
-        raise ValueError(f"unknown protocol {protocol!r}; choose from {', '.join(entries)}")
-    if sessions < 1:
-        raise ValueError("--sessions must be at least 1")
-    scale = entries[protocol]
-    rows = scale.rows_per_party * parties * 3 // 2 + 3 * AUX_POINTS
+    unknown = [name for name in protocols if name not in entries]
+    if unknown:
+        raise ValueError(f"unknown protocol {unknown[0]!r}; choose from {', '.join(entries)}")
+    scales = {name: entries[name] for name in protocols}
+    rows = max(scale.rows_per_party for scale in scales.values()) * parties * 3 // 2 + 3 * AUX_POINTS
     dataset = synthetic_dataset(2, rows, seed)
     options: dict[str, Any] = {"model": "logistic", "single_operator": True}
-    if scale.public_points:
+    if any(scale.public_points for scale in scales.values()):
         options["aux_fraction"] = AUX_POINTS / (rows * 2 / 3)
-    receiver_port = free_port()
-    server, receiver = sink.start(receiver_port)
-    base = _metrics_base(parties, free_ports)
-    observed_env = {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{receiver_port}",
-                    "OTEL_EXPORTER_OTLP_INSECURE": "true", BASE_VARIABLE: str(base)}
+    return scales, dataset, options
+
+
+def run(protocol: str = "dppp", parties: int = 5, bits: int = 1024, sessions: int = 10, seed: int = 1) -> dict:
+    if sessions < 1:
+        raise ValueError("--sessions must be at least 1")
+    scales, dataset, options = _setup([protocol], parties, seed)
+    scale = scales[protocol]
+    observer = _Observer(parties)
     walls: dict[str, list[float]] = {"off": [], "on": []}
     checks = []
     try:
         progress(f"{protocol}: starting two deployments of {parties} parties ({bits}-bit keys), observe off and on")
-        with _environment({name: "" for name in observed_env}), \
+        with _environment({name: "" for name in observer.environment}), \
                 deployment(parties, bits, dataset, seed=seed, **options) as off:
-            with _environment(observed_env), deployment(parties, bits, dataset, seed=seed, **options) as on:
-                targets = {"off": off, "on": on}
-                for name in ("off", "on"):  # warm-up: imports, tables, teachers
-                    known = set(receiver.sessions())
-                    result = asyncio.run(scale.session(targets[name].topology, targets[name].client_data, parties))
-                # The observed warm-up's spans are all in before the first measured session is told apart by them.
-                _session_spans(receiver, known, sum(_reported(result["traffic"]).values()))
+            with _environment(observer.environment), deployment(parties, bits, dataset, seed=seed, **options) as on:
+                asyncio.run(scale.session(off.topology, off.client_data, parties))  # warm-up: imports, teachers
+                observer.session(scale, on, parties)
                 for number in range(sessions):
-                    for name in (("off", "on") if number % 2 == 0 else ("on", "off")):
-                        target = targets[name]
-                        scraped_before = scrape(on.topology, base) if name == "on" else Counter()
-                        known = set(receiver.sessions())
-                        result = asyncio.run(scale.session(target.topology, target.client_data, parties))
-                        walls[name].append(result["wall_s"])
+                    for name in ("off", "on") if number % 2 == 0 else ("on", "off"):
                         if name == "on":
-                            reported = _reported(result["traffic"])
-                            spans = _session_spans(receiver, known, sum(reported.values()))
-                            scraped = scrape(on.topology, base)
-                            scraped.subtract(scraped_before)
-                            checks.append(_check(reported, scraped, spans))
+                            wall, check = observer.session(scale, on, parties)
+                            checks.append(check)
+                        else:
+                            wall = asyncio.run(scale.session(off.topology, off.client_data, parties))["wall_s"]
+                        walls[name].append(wall)
                     progress(f"pair {number + 1}/{sessions}: off {walls['off'][-1]:.2f} s, on {walls['on'][-1]:.2f} s")
     finally:
-        server.stop(None)
+        observer.stop()
     off_s, on_s = statistics.median(walls["off"]), statistics.median(walls["on"])
     return {"protocol": protocol, "parties": parties, "bits": bits, "sessions_each": sessions,
             "cores": os.cpu_count(), "load_average": list(os.getloadavg()),
             "wall_s": walls, "median_off_s": off_s, "median_on_s": on_s, "ratio": on_s / off_s,
             "target_ratio": TARGET_RATIO, "checks": checks,
             "all_match": all(c["metrics_match"] and c["spans_match"] for c in checks)}
+
+
+def counts(protocols: list[str], parties: int = 3, bits: int = 1024, seed: int = 1) -> dict[str, dict]:
+    """One observed deployment, one session of each protocol: each one's counts against its report."""
+    scales, dataset, options = _setup(protocols, parties, seed)
+    observer = _Observer(parties, export_delay_ms=200)  # counted, not timed: spans exported sooner
+    try:
+        with _environment(observer.environment), deployment(parties, bits, dataset, seed=seed, **options) as on:
+            return {name: observer.session(scale, on, parties)[1] for name, scale in scales.items()}
+    finally:
+        observer.stop()
 
 
 def _metrics_base(parties: int, free_ports) -> int:
