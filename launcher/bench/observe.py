@@ -18,7 +18,7 @@ import urllib.request
 from collections import Counter
 from typing import Any
 
-from launcher.bench.deployment import deployment, synthetic_dataset
+from launcher.bench.deployment import CpuMeter, deployment, synthetic_dataset
 from launcher.bench.scale import AUX_POINTS, scaled
 from launcher.progress import progress
 from mpdp.observe.role import BASE_VARIABLE, offset
@@ -70,18 +70,30 @@ def _reported(traffic: list[dict]) -> Counter[str]:
     return counts
 
 
-def _check(reported: Counter[str], scraped: Counter[tuple[str, str]], spans: Counter[tuple[str, str]]) -> dict:
-    """Kind by kind: the calls the role endpoints answered OK and the session's server spans, against the report's
-    messages."""
-    metric_ok = Counter({kind: n for (kind, status), n in scraped.items() if status == "OK" and n and kind != COLLECTION})
-    server_spans = Counter({kind: n for (side, kind), n in spans.items() if side == "server" and kind != COLLECTION})
-    kinds = sorted(set(reported) | set(metric_ok) | set(server_spans))
-    return {"messages": sum(reported.values()), "metric_calls": sum(metric_ok.values()),
-            "server_spans": sum(server_spans.values()),
-            "client_spans": sum(n for (side, kind), n in spans.items() if side == "client" and kind != COLLECTION),
-            "metrics_match": metric_ok == reported, "spans_match": server_spans == reported,
-            "differences": [[kind, reported[kind], metric_ok[kind], server_spans[kind]] for kind in kinds
-                            if not reported[kind] == metric_ok[kind] == server_spans[kind]]}
+def _server_spans(spans: Counter[tuple[str, str]]) -> Counter[str]:
+    return Counter({kind: n for (side, kind), n in spans.items() if side == "server" and kind != COLLECTION})
+
+
+def _check(reported: Counter[str], scraped: Counter[tuple[str, str]] | None,
+           spans: Counter[tuple[str, str]] | None) -> dict:
+    """Kind by kind: the calls the role endpoints answered OK and the server spans (each when given), against the
+    report's messages."""
+    check: dict[str, Any] = {"messages": sum(reported.values())}
+    found = {}
+    if scraped is not None:
+        found["metrics"] = Counter({kind: n for (kind, status), n in scraped.items()
+                                    if status == "OK" and n and kind != COLLECTION})
+        check["metric_calls"] = sum(found["metrics"].values())
+    if spans is not None:
+        found["spans"] = _server_spans(spans)
+        check["server_spans"] = sum(found["spans"].values())
+        check["client_spans"] = sum(n for (side, kind), n in spans.items() if side == "client" and kind != COLLECTION)
+    for name, counts in found.items():
+        check[f"{name}_match"] = counts == reported
+    kinds = sorted(set(reported).union(*found.values()))
+    check["differences"] = [[kind, reported[kind], *(counts[kind] for counts in found.values())] for kind in kinds
+                            if any(counts[kind] != reported[kind] for counts in found.values())]
+    return check
 
 
 def _session_spans(receiver, known: set[str], expected: int) -> Counter:
@@ -113,16 +125,21 @@ class _Observer:
         if export_delay_ms is not None:
             self.environment["OTEL_BSP_SCHEDULE_DELAY"] = str(export_delay_ms)
 
-    def session(self, scale, target, parties: int) -> tuple[float, dict]:
-        """One session on the observed deployment: its wall time, its counts against its report."""
+    def session(self, scale, target, parties: int, spans: bool = True, meter=None) -> tuple[float, dict]:
+        """One session on the observed deployment: its wall time, its counts against its report. `spans` False:
+        its spans are not waited for (they are exported while later sessions run, as in use), only its metrics
+        are checked here."""
         scraped_before = scrape(target.topology, self.base)
         known = set(self.receiver.sessions())
+        if meter is not None:  # the roles' CPU over the session alone, not over the scrapes around it
+            meter.start()
         result = asyncio.run(scale.session(target.topology, target.client_data, parties))
+        cpu = sum(meter.stop().values()) if meter is not None else None
         reported = _reported(result["traffic"])
-        spans = _session_spans(self.receiver, known, sum(reported.values()))
         scraped = scrape(target.topology, self.base)
         scraped.subtract(scraped_before)
-        return result["wall_s"], _check(reported, scraped, spans)
+        arrived = _session_spans(self.receiver, known, sum(reported.values())) if spans else None
+        return result["wall_s"], {**_check(reported, scraped, arrived), "reported": reported, "cpu_s": cpu}
 
     def stop(self) -> None:
         self.server.stop(None)
@@ -142,13 +159,14 @@ def _setup(protocols: list[str], parties: int, seed: int) -> tuple[dict, Any, di
     return scales, dataset, options
 
 
-def run(protocol: str = "dppp", parties: int = 5, bits: int = 1024, sessions: int = 10, seed: int = 1) -> dict:
+def run(protocol: str = "dppp", parties: int = 5, bits: int = 2048, sessions: int = 10, seed: int = 1) -> dict:
     if sessions < 1:
         raise ValueError("--sessions must be at least 1")
     scales, dataset, options = _setup([protocol], parties, seed)
     scale = scales[protocol]
     observer = _Observer(parties)
     walls: dict[str, list[float]] = {"off": [], "on": []}
+    cpu: dict[str, list[float]] = {"off": [], "on": []}  # the role processes' CPU seconds (less load-bound)
     checks = []
     try:
         progress(f"{protocol}: starting two deployments of {parties} parties ({bits}-bit keys), observe off and on")
@@ -157,23 +175,48 @@ def run(protocol: str = "dppp", parties: int = 5, bits: int = 1024, sessions: in
             with _environment(observer.environment), deployment(parties, bits, dataset, seed=seed, **options) as on:
                 asyncio.run(scale.session(off.topology, off.client_data, parties))  # warm-up: imports, teachers
                 observer.session(scale, on, parties)
+                known = set(observer.receiver.sessions())
+                meters = {"off": CpuMeter(off.pids()), "on": CpuMeter(on.pids())}
                 for number in range(sessions):
                     for name in ("off", "on") if number % 2 == 0 else ("on", "off"):
                         if name == "on":
-                            wall, check = observer.session(scale, on, parties)
+                            wall, check = observer.session(scale, on, parties, spans=False, meter=meters["on"])
                             checks.append(check)
+                            cpu["on"].append(check.pop("cpu_s"))
                         else:
+                            meters["off"].start()
                             wall = asyncio.run(scale.session(off.topology, off.client_data, parties))["wall_s"]
+                            cpu["off"].append(sum(meters["off"].stop().values()))
                         walls[name].append(wall)
                     progress(f"pair {number + 1}/{sessions}: off {walls['off'][-1]:.2f} s, on {walls['on'][-1]:.2f} s")
+                spans = _spans_of_all(observer.receiver, known, sessions, sum(sum(c["reported"].values()) for c in checks))
     finally:
         observer.stop()
     off_s, on_s = statistics.median(walls["off"]), statistics.median(walls["on"])
+    reported: Counter[str] = sum((c.pop("reported") for c in checks), Counter())
+    span_check = {**_check(reported, None, spans[1]), "sessions_seen": spans[0]}
     return {"protocol": protocol, "parties": parties, "bits": bits, "sessions_each": sessions,
             "cores": os.cpu_count(), "load_average": list(os.getloadavg()),
             "wall_s": walls, "median_off_s": off_s, "median_on_s": on_s, "ratio": on_s / off_s,
-            "target_ratio": TARGET_RATIO, "checks": checks,
-            "all_match": all(c["metrics_match"] and c["spans_match"] for c in checks)}
+            "fastest_ratio": min(walls["on"]) / min(walls["off"]), "role_cpu_s": cpu,
+            "cpu_ratio": statistics.median(cpu["on"]) / statistics.median(cpu["off"]),
+            "target_ratio": TARGET_RATIO, "checks": checks, "spans": span_check,
+            "all_match": all(c["metrics_match"] for c in checks) and span_check["spans_match"]
+            and spans[0] == sessions}
+
+
+def _spans_of_all(receiver, known: set[str], sessions: int, expected: int) -> tuple[int, Counter]:
+    """After the measured sessions: the observed ones' spans summed (the sessions new since `known`, once their
+    server spans reach `expected` or the wait ends), and how many sessions they came from."""
+    deadline = time.monotonic() + SPAN_WAIT_S
+    while True:
+        new = [counts for session, counts in receiver.sessions().items() if session and session not in known]
+        total: Counter[tuple[str, str]] = sum(new, Counter())
+        if sum(_server_spans(total).values()) >= expected or time.monotonic() > deadline:
+            time.sleep(0.5)
+            new = [counts for session, counts in receiver.sessions().items() if session and session not in known]
+            return len(new), sum(new, Counter())
+        time.sleep(0.2)
 
 
 def counts(protocols: list[str], parties: int = 3, bits: int = 1024, seed: int = 1) -> dict[str, dict]:
@@ -182,7 +225,11 @@ def counts(protocols: list[str], parties: int = 3, bits: int = 1024, seed: int =
     observer = _Observer(parties, export_delay_ms=200)  # counted, not timed: spans exported sooner
     try:
         with _environment(observer.environment), deployment(parties, bits, dataset, seed=seed, **options) as on:
-            return {name: observer.session(scale, on, parties)[1] for name, scale in scales.items()}
+            checks = {name: observer.session(scale, on, parties)[1] for name, scale in scales.items()}
+            for check in checks.values():
+                check.pop("reported")
+                check.pop("cpu_s")
+            return checks
     finally:
         observer.stop()
 
@@ -210,22 +257,24 @@ def _metrics_base(parties: int, free_ports) -> int:
 
 
 def summary(report: dict) -> str:
-    checks = report["checks"]
+    checks, spans = report["checks"], report["spans"]
     lines = [
         f"observe overhead, {report['protocol']} at K = {report['parties']} ({report['bits']}-bit keys), "
         f"{report['sessions_each']} sessions each way, alternating, {report['cores']} cores, load "
         + ", ".join(f"{x:.1f}" for x in report["load_average"]),
         f"  median wall: off {report['median_off_s']:.3f} s, on {report['median_on_s']:.3f} s",
         f"  ratio on/off: {report['ratio']:.3f} (target ≤ {report['target_ratio']:.2f}: "
-        f"{'met' if report['ratio'] <= report['target_ratio'] else 'NOT met'})",
-        f"  every observed session: Prometheus calls = report messages: "
-        f"{sum(c['metrics_match'] for c in checks)} of {len(checks)}; server spans = report messages: "
-        f"{sum(c['spans_match'] for c in checks)} of {len(checks)} ({checks[0]['messages'] if checks else 0} "
-        "messages a session)",
+        f"{'met' if report['ratio'] <= report['target_ratio'] else 'NOT met'}); fastest session on/off "
+        f"{report['fastest_ratio']:.3f}; role processes' CPU seconds on/off (medians) {report['cpu_ratio']:.3f}",
+        f"  Prometheus calls = report messages, kind by kind: {sum(c['metrics_match'] for c in checks)} of "
+        f"{len(checks)} observed sessions ({checks[0]['messages'] if checks else 0} messages a session)",
+        f"  server spans over OTLP = report messages, kind by kind, all observed sessions together: "
+        f"{'yes' if spans['spans_match'] else 'NO'} ({spans['server_spans']} spans from {spans['sessions_seen']} "
+        f"sessions; {spans['client_spans']} client spans from the roles' own calls)",
     ]
-    for check in checks:
+    for check in [*checks, spans]:
         if check["differences"]:
-            lines.append(f"  differences (kind, report, metrics, spans): {check['differences']}")
+            lines.append(f"  differences (kind, report, counted): {check['differences']}")
             break
     return "\n".join(lines)
 
@@ -235,12 +284,13 @@ def add_parser(targets) -> None:
     from pathlib import Path
 
     from launcher.options import key_bits
+    from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
 
     bench = targets.add_parser("observe", help="a session's wall time with the [observe] extra on vs off (same "
                                                "run), and its counts against the report")
     bench.add_argument("--protocol", default="dppp", help="dppp (default), pathak, du or hamm")
     bench.add_argument("--parties", type=int, default=5)
-    bench.add_argument("--bits", type=key_bits, default=1024)
+    bench.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
     bench.add_argument("--sessions", type=int, default=10, help="measured sessions each way (default 10)")
     bench.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     bench.set_defaults(handler=_handle)

@@ -34,7 +34,7 @@ def tracer_provider(service: str, environ=os.environ):
         raise ExtraMissing(f"OTEL_TRACES_EXPORTER={environ.get('OTEL_TRACES_EXPORTER')}")
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, ConsoleSpanExporter, SpanExporter
 
     # OTEL_SERVICE_NAME, when set, wins over the role's default name.
     provider = TracerProvider(resource=Resource.create({"service.name": environ.get("OTEL_SERVICE_NAME") or service}))
@@ -44,7 +44,7 @@ def tracer_provider(service: str, environ=os.environ):
                 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
             except ImportError:
                 raise ExtraMissing("OTEL_TRACES_EXPORTER=otlp (opentelemetry-exporter-otlp-proto-grpc)") from None
-            exporter = OTLPSpanExporter()
+            exporter: SpanExporter = OTLPSpanExporter()
         else:
             exporter = ConsoleSpanExporter()
         # Batched, off the RPC's path: a span costs the call its creation, not its export.

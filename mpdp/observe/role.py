@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 from mpdp.observe import ExtraMissing, metrics_available
 from mpdp.observe.exporting import requested
@@ -18,8 +19,8 @@ log = logging.getLogger(__name__)
 class Observed:
     server_interceptors: tuple = ()
     client_interceptors: tuple = ()
-    metrics: object | None = None  # RoleMetrics
-    _provider: object | None = field(default=None, repr=False)
+    metrics: Any = None  # a RoleMetrics when a port was given
+    _provider: Any = field(default=None, repr=False)  # an SDK TracerProvider when spans are exported
 
     def shutdown(self) -> None:
         """Export what the batch processor still holds (a session's last spans) before the process exits."""

@@ -9,6 +9,9 @@ from concurrent import futures
 
 import grpc
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.proto.trace.v1 import trace_pb2
+
+SIDES = {trace_pb2.Span.SPAN_KIND_SERVER: "server", trace_pb2.Span.SPAN_KIND_CLIENT: "client"}
 
 
 class CountingReceiver(trace_service_pb2_grpc.TraceServiceServicer):
@@ -23,7 +26,7 @@ class CountingReceiver(trace_service_pb2_grpc.TraceServiceServicer):
                     for span in scope.spans:
                         attributes = {a.key: a.value.string_value for a in span.attributes}
                         session = self.spans.setdefault(attributes.get("mpdp.session_id", ""), Counter())
-                        session[(attributes.get("mpdp.side", ""), attributes.get("mpdp.kind", span.name))] += 1
+                        session[(SIDES.get(span.kind, ""), attributes.get("mpdp.kind", span.name))] += 1
         return trace_service_pb2.ExportTraceServiceResponse()
 
     def sessions(self) -> dict[str, Counter[tuple[str, str]]]:

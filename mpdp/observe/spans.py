@@ -18,11 +18,11 @@ from mpdp.observe.calls import Call, call_of
 INSTRUMENTATION = "mpdp.observe"
 
 
-def _attributes(call: Call, me: str, side: str) -> dict:
-    return {"rpc.system": "grpc", "rpc.service": call.service, "rpc.method": call.method,
-            "mpdp.side": side, "mpdp.role": me, "mpdp.session_id": call.session_id, "mpdp.kind": call.kind,
-            "mpdp.protocol": call.protocol, "mpdp.sender": call.sender, "mpdp.receiver": call.receiver,
-            "mpdp.request_bytes": call.request_bytes}
+def _attributes(call: Call, me: str) -> dict:
+    """Few on purpose: the SDK's cost per span grows with them. The side is the span's kind (SERVER, CLIENT), the
+    service and method are its name, the protocol is the kind's first step (`Step/dppp/votes`)."""
+    return {"rpc.system": "grpc", "mpdp.role": me, "mpdp.session_id": call.session_id, "mpdp.kind": call.kind,
+            "mpdp.sender": call.sender, "mpdp.receiver": call.receiver, "mpdp.request_bytes": call.request_bytes}
 
 
 def _size(message) -> int:
@@ -55,7 +55,7 @@ class ServerSpanInterceptor(grpc.aio.ServerInterceptor):
             call = call_of(full_method, request)
             parent = propagate.extract(tuple(context.invocation_metadata() or ()), getter=_Getter())
             with tracer.start_as_current_span(call.span_name, context=parent, kind=SpanKind.SERVER,
-                                              attributes=_attributes(call, me, "server"),
+                                              attributes=_attributes(call, me),
                                               record_exception=False, set_status_on_exception=False) as span:
                 try:
                     response = await inner(request, context)
@@ -81,7 +81,7 @@ class ClientSpanInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
     async def intercept_unary_unary(self, continuation, client_call_details, request):
         call = call_of(client_call_details.method, request)
         span = self._tracer.start_span(call.span_name, kind=SpanKind.CLIENT,
-                                       attributes=_attributes(call, self._me, "client"), start_time=time.time_ns())
+                                       attributes=_attributes(call, self._me), start_time=time.time_ns())
         carrier: dict[str, str] = {}
         propagate.inject(carrier, context=trace.set_span_in_context(span))
         metadata = list(client_call_details.metadata or ()) + sorted(carrier.items())
