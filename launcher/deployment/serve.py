@@ -255,6 +255,7 @@ def _observed(topology: Topology, principal, entry, metrics_port: int | None, sp
     host = entry.bind_address.rpartition(":")[0].strip("[]") or "127.0.0.1"
     observed = observe(str(principal), metrics_port_of(str(principal), metrics_port), host)
     if observed.metrics is not None and spends:
-        observed.metrics.watch_ledgers({me.id: Ledger(topology.entry(me).data, me.id, budget or DEFAULT_BUDGET)
-                                        for me in principal.identities if topology.entry(me).data is not None})
+        data = {me.id: topology.entry(me).data for me in principal.identities}
+        observed.metrics.watch_ledgers({number: Ledger(path, number, budget or DEFAULT_BUDGET)
+                                        for number, path in data.items() if path is not None})
     return observed
