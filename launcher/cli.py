@@ -1078,6 +1078,14 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(refused, run_config.ConfigError):  # one line: a usage would hide which setting is wrong
             print(f"mpdp: error: {refused}", file=sys.stderr)
         return json_output.refusal(str(refused)) if json_output.wanted(argv) else 2
+    if command in ("run", "demo") and os.environ.get("OTEL_TRACES_EXPORTER"):
+        from mpdp.observe.role import observe_client
+
+        try:
+            observe_client()  # the client's calls as the root spans of their traces (docs/observe.md)
+        except ValueError as error:
+            print(f"mpdp: error: {error}", file=sys.stderr)
+            return 2
     if args.format == "json":
         return json_output.run(args.handler, args, _user_error)
     try:

@@ -213,3 +213,14 @@ def test_tracing_follows_the_standard_variables():
     assert [type(i).__name__ for i in on.server_interceptors] == ["ServerSpanInterceptor"]
     assert on._provider.resource.attributes["service.name"] == "p1"
     on.shutdown()
+
+
+def test_a_launcher_asking_for_spans_gets_client_spans_on_every_channel(monkeypatch):
+    from mpdp.observe.role import observe_client
+    from mpdp.observe.spans import ClientSpanInterceptor
+    from mpdp.wire import channels
+
+    monkeypatch.setattr(channels, "PROCESS_INTERCEPTORS", [])
+    assert observe_client(environ={}) is False and channels.PROCESS_INTERCEPTORS == []
+    assert observe_client(environ={"OTEL_TRACES_EXPORTER": "console"}) is True
+    assert [type(i) for i in channels.PROCESS_INTERCEPTORS] == [ClientSpanInterceptor]

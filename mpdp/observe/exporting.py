@@ -6,6 +6,7 @@ SDK's Resource), OTEL_TRACES_SAMPLER, OTEL_BSP_* (the batch processor's), OTEL_S
 from __future__ import annotations
 
 import os
+import sys
 
 from mpdp.observe import ExtraMissing, tracing_available
 
@@ -46,7 +47,9 @@ def tracer_provider(service: str, environ=os.environ):
                 raise ExtraMissing("OTEL_TRACES_EXPORTER=otlp (opentelemetry-exporter-otlp-proto-grpc)") from None
             exporter: SpanExporter = OTLPSpanExporter()
         else:
-            exporter = ConsoleSpanExporter()
+            # Standard error: a launcher's standard output carries its report (`--format json`), a role's both go
+            # to its log.
+            exporter = ConsoleSpanExporter(out=sys.stderr)
         # Batched, off the RPC's path: a span costs the call its creation, not its export.
         provider.add_span_processor(BatchSpanProcessor(exporter))
     return provider

@@ -79,3 +79,20 @@ def observe(me: str, metrics_port: int | None = None, metrics_host: str = "127.0
         serve_endpoint(observed.metrics, metrics_port, metrics_host)
         log.info("%s: Prometheus metrics on http://%s:%d/metrics", me, metrics_host, metrics_port)
     return observed
+
+
+def observe_client(me: str = "client/0", environ=os.environ) -> bool:
+    """A launcher process's own calls (`mpdp run`, `demo`) as client spans, when OTEL_TRACES_EXPORTER asks: the
+    root of each message's trace. Spans still buffered are exported when the process exits."""
+    if not requested(environ):
+        return False
+    import atexit
+
+    from mpdp.observe.exporting import tracer_provider
+    from mpdp.observe.spans import ClientSpanInterceptor
+    from mpdp.wire import channels
+
+    provider = tracer_provider(f"mpdp-{me.replace('/', '-')}", environ)
+    channels.PROCESS_INTERCEPTORS.append(ClientSpanInterceptor(me, provider))
+    atexit.register(provider.shutdown)
+    return True
