@@ -612,9 +612,9 @@ def _add_bench_command(commands) -> None:
         "--max-minutes", str(args.max_minutes), *(["--load"] if args.load else []),
         *(["--json", str(args.json)] if args.json else [])]))
 
-    from launcher.bench import observe as bench_observe
+    from launcher.bench import observe_command
 
-    bench_observe.add_parser(targets)
+    observe_command.add_parser(targets)
 
     du_proofs = targets.add_parser("du-proofs", help="one proven Du upload: build, check and size")
     du_proofs.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)

@@ -277,34 +277,3 @@ def summary(report: dict) -> str:
             lines.append(f"  differences (kind, report, counted): {check['differences']}")
             break
     return "\n".join(lines)
-
-
-def add_parser(targets) -> None:
-    """`mpdp bench observe` under `mpdp bench`."""
-    from pathlib import Path
-
-    from launcher.options import key_bits
-    from mpdp.cryptocore.key_sizes import DEFAULT_KEY_BITS
-
-    bench = targets.add_parser("observe", help="a session's wall time with the [observe] extra on vs off (same "
-                                               "run), and its counts against the report")
-    bench.add_argument("--protocol", default="dppp", help="dppp (default), pathak, du or hamm")
-    bench.add_argument("--parties", type=int, default=5)
-    bench.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
-    bench.add_argument("--sessions", type=int, default=10, help="measured sessions each way (default 10)")
-    bench.add_argument("--json", type=Path, help="also write the figures to this JSON file")
-    bench.set_defaults(handler=_handle)
-
-
-def _handle(args) -> int:
-    from launcher.options import warn_small_key, write_json
-    from mpdp.observe import ExtraMissing, metrics_available, tracing_available
-
-    if not (tracing_available() and metrics_available()):
-        raise ExtraMissing("mpdp bench observe")
-    warn_small_key(args.bits)
-    report = run(args.protocol, args.parties, args.bits, args.sessions)
-    print(summary(report))
-    write_json(args.json, report)
-    args.json_report = report
-    return 0 if report["all_match"] else 1
