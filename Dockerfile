@@ -7,7 +7,8 @@ WORKDIR /app
 # Dependencies first (from pyproject), so code changes do not reinstall them. No heredoc: Docker ≥ 20.10
 # builds this with or without BuildKit.
 COPY pyproject.toml README.md ./
-RUN python -c "import tomllib; print(chr(10).join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+# The observe extra too: compose's roles serve /metrics and send spans when asked (docs/observe.md).
+RUN python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb'))['project']; print(chr(10).join(p['dependencies'] + p['optional-dependencies']['observe']))" \
         > /tmp/requirements.txt \
     && pip install -r /tmp/requirements.txt && rm /tmp/requirements.txt
 

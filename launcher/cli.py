@@ -46,7 +46,8 @@ def _serve(args) -> int:
 
     role_logs.rotate(args.log_level)  # a size-capped, rotated file when `up` gave the role one
     serve.run(args.role, args.topology, args.id, args.test_mode, args.fault, args.max_message_bytes, args.insecure,
-              args.budget, args.allow_unproven, keygen_only=args.keygen_only, once=args.once)
+              args.budget, args.allow_unproven, keygen_only=args.keygen_only, once=args.once,
+              metrics_port=args.metrics_port)
     return 0
 
 
@@ -144,6 +145,9 @@ def _up(args) -> int:
     warn_small_key(args.bits)
     if args.insecure:
         print("warning: --insecure: plaintext channels, senders are not authenticated", file=sys.stderr)
+    from launcher.deployment import metrics_targets
+
+    metrics_targets.ask(args.metrics_port, args.ray is not None)
     if args.ray is not None:
         topology = ray_hosts.up(args.run_dir, args.ray or None, args.parties, args.parties_per_process, args.bits,
                                 _load_dataset(args), args.seed, args.model, args.test_mode, _faults(args.fault),
@@ -166,6 +170,8 @@ def _up(args) -> int:
                           single_operator=args.single_operator)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
+    for line in metrics_targets.announce(topology, processes.RunDirectory(args.run_dir).path, args.metrics_port):
+        print(line)
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
           f"topology {processes.RunDirectory(args.run_dir).topology}")
     return 0
@@ -448,6 +454,9 @@ def _add_serve_command(commands) -> None:
     serve.add_argument("--once", action="store_true",
                        help="with --keygen-only: write the public key beside the share and exit after one "
                             "ceremony (compose's key holders)")
+    serve.add_argument("--metrics-port", type=int, metavar="PORT",
+                       help="a Prometheus endpoint on this port of the role's host (needs mpdp[observe]; "
+                            "docs/observe.md); spans follow the OTEL_* variables")
     _add_budget_option(serve)
     serve.set_defaults(handler=_serve)
 
@@ -507,6 +516,9 @@ def _add_up_command(commands) -> None:
     deployment.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")
     deployment.add_argument("--startup-timeout", type=float, default=120.0, metavar="S",
                             help="seconds to wait for every role to serve (default 120)")
+    deployment.add_argument("--metrics-port", type=int, metavar="BASE",
+                            help="each role host serves Prometheus metrics on BASE + its offset (needs mpdp[observe]; "
+                                 "docs/observe.md)")
     _add_keygen_method_option(keys)
     _add_budget_option(keys)
     ray.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
@@ -760,6 +772,14 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(refused, run_config.ConfigError):  # one line: a usage would hide which setting is wrong
             print(f"mpdp: error: {refused}", file=sys.stderr)
         return json_output.refusal(str(refused)) if json_output.wanted(argv) else 2
+    if command in ("run", "demo") and os.environ.get("OTEL_TRACES_EXPORTER"):
+        from mpdp.observe.role import observe_client
+
+        try:
+            observe_client()  # the client's calls as the root spans of their traces (docs/observe.md)
+        except ValueError as error:
+            print(f"mpdp: error: {error}", file=sys.stderr)
+            return 2
     if args.format == "json":
         return json_output.run(args.handler, args, _user_error)
     try:

@@ -46,7 +46,7 @@ def test_each_service_mounts_only_its_own_bundle_as_its_own_uid():
     """keygen alone sees every bundle; a role's container holds one volume, its own, and runs as its own uid
     (none is root or shared), so the aggregator's and Charlie's hold no key share and no party data."""
     compose = yaml.safe_load(COMPOSE_FILE.read_text())
-    services = compose["services"]
+    services = {name: service for name, service in compose["services"].items() if "profiles" not in service}
     volumes = set(compose["volumes"])
     assert "volumes" not in compose["x-mpdp"]
     assert sorted(services["keygen"]["volumes"]) == sorted(f"{volume_name(s)}:{BUNDLES}/{bundle_name(s)}"
@@ -109,7 +109,7 @@ def test_compose_commands_run_every_protocol_twice_with_every_role_on_its_own_ad
     protocols; then, as a second `docker compose run --rm demo` does, keygen runs again and keeps the deployment's
     keys (the running roles' certificates and key stay valid), and the demo runs again within the budget."""
     services = yaml.safe_load(COMPOSE_FILE.read_text())["services"]
-    roles = [name for name in services if name not in ("keygen", "demo")]
+    roles = [name for name, service in services.items() if name not in ("keygen", "demo") and "profiles" not in service]
     addresses = {name: f"127.0.0.{index}:{free_port(f'127.0.0.{index}')}" for index, name in enumerate(roles, start=2)}
     deployment = tmp_path / "deployment"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -197,3 +197,4 @@ def test_parties_beyond_the_key_holders_get_the_public_key_and_nothing_else():
     assert not any("party" in volume for volume in opener["volumes"])
     assert opener["command"][-1] == "/bundles/public-key/public_key.json" and "public-key" in volumes
     assert "public-key" not in render(16, "distributed", 1024)
+

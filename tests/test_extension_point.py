@@ -166,6 +166,7 @@ LAYERS = {  # a package (a folder) may import only from packages of a lower laye
     "mpdp/cryptocore/": 0, "mpdp/privacy/": 0, "mpdp/proto/": 0,
     "mpdp/learning/": 0.5,  # models and tables, whose statistics read without a schema are under DP (mpdp/privacy)
     "mpdp/sessions/": 1, "mpdp/threshold_sum/": 2, "mpdp/vote_proofs/": 2, "mpdp/wire/": 2,
+    "mpdp/observe/": 2.5,  # spans and metrics of the transport's calls (the optional [observe] extra)
     "mpdp/protocols/dppp/": 3, "mpdp/protocols/pathak/": 3, "mpdp/protocols/hamm/": 3, "mpdp/protocols/du/": 3, "mpdp/protocols/keygen/": 3, "mpdp/deployments/": 3,
     "party/": 4, "curator/": 4, "aggregator/": 4,
     "launcher/": 5,

@@ -19,7 +19,8 @@ import pytest
 
 ray = pytest.importorskip("ray", reason="the `ray` extra is not installed: pip install -e '.[ray]'")
 
-from launcher import budget, cli  # noqa: E402
+from launcher import cli  # noqa: E402
+from launcher.commands import budget  # noqa: E402
 from launcher.deployment import ray_hosts  # noqa: E402
 from launcher.protocols.dppp import client as dppp_client  # noqa: E402
 from launcher.protocols.du.client import run_du_session  # noqa: E402

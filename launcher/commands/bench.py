@@ -57,6 +57,10 @@ def add_command(commands) -> None:
         "--max-minutes", str(args.max_minutes), *(["--load"] if args.load else []),
         *(["--json", str(args.json)] if args.json else [])]))
 
+    from launcher.bench import observe_command
+
+    observe_command.add_parser(targets)
+
     du_proofs = targets.add_parser("du-proofs", help="one proven Du upload: build, check and size")
     du_proofs.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     du_proofs.add_argument("--dimension", type=int, default=123, help="d (a9a: 123)")

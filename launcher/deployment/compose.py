@@ -17,6 +17,7 @@ the holders agree on; then every role starts as before.
 
 from __future__ import annotations
 
+from launcher.deployment import compose_observe
 from launcher.deployment.keygen import DEFERRED, committee_size
 from mpdp.cryptocore.paillier.keyfiles import PUBLIC_KEY_FILE
 
@@ -226,12 +227,14 @@ def render(parties: int, keygen: str = "dealer", bits: int | None = None) -> str
         # name every service is attached and the key one-shot's exit (code 0) stops the whole run before the demo.
         "# Run: `docker compose up --exit-code-from demo demo` (the key, the roles, then the demo; returns the demo's",
         "# exit code, the roles keep serving); again: `docker compose run --rm demo`; `docker compose down -v` ends it.",
+        "# `docker compose --profile observe up` adds Prometheus, Grafana and Jaeger (docs/observe.md).",
         "",
         "x-mpdp: &mpdp",
         "  build: .",
         "  image: mpdp:latest",
         "  environment:",
         "    HOME: /tmp",  # the per-role uids have no home directory in the image
+        *compose_observe.environment(),
         "  networks: [mpdp]",
         "",
         "services:",
@@ -265,6 +268,7 @@ def render(parties: int, keygen: str = "dealer", bits: int | None = None) -> str
             f"      timeout: {HEALTH_TIMEOUT_S}s",
             "      retries: 30",
             "      start_period: 60s",
+            *compose_observe.role_network(),
         ]
     lines += [
         "  demo:",
@@ -277,6 +281,7 @@ def render(parties: int, keygen: str = "dealer", bits: int | None = None) -> str
     ]
     for role, number in _roles(parties):
         lines += [f"      {service_name(role, number)}:", "        condition: service_healthy"]
+    lines += compose_observe.services()
     public = [f"  {PUBLIC_KEY_VOLUME}: {{}}"] if keygen == "distributed" and parties > committee_size(parties) else []
     lines += ["", "volumes:", *[f"  {volume_name(service)}: {{}}" for service in _services(parties)], *public,
               "", "networks:", "  mpdp: {}", ""]

@@ -185,8 +185,12 @@ def _curator_protocols(topology: Topology, test_mode: bool):
 
 def run(role: str, topology_path, number: int = 0, test_mode: bool = False, fault: str | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES, insecure: bool = False, budget: Budget | None = None,
-        allow_unproven: bool = False, keygen_only: bool = False, once: bool = False) -> None:
+        allow_unproven: bool = False, keygen_only: bool = False, once: bool = False,
+        metrics_port: int | None = None) -> None:
+    from mpdp.observe.role import check_metrics_port
     from mpdp.sessions.identity import Identity
+
+    check_metrics_port(metrics_port)  # one line, before any key or data is read
 
     memory.configure()  # before the role's threads allocate: freed buffers go back to the system
     topology = Topology.load(topology_path)
@@ -227,14 +231,31 @@ def run(role: str, topology_path, number: int = 0, test_mode: bool = False, faul
     principal = topology.principal_of(me)
     start_hosts(protocols, principal.identities)
     entry = topology.entry(me)
-    peers = PeerChannels(principal, topology.addresses, traffic, topology.tls_for(me), max_message_bytes, client_faults,
-                         hosts=topology.principals)
+    observed = _observed(topology, principal, entry, metrics_port, role == "party" and not keygen_only, budget)
+    peers = PeerChannels(principal, topology.addresses, traffic, topology.tls_for(me), max_message_bytes,
+                         client_faults + observed.client_interceptors, hosts=topology.principals)
     host = RoleHost(principal, peers, protocols, test_mode)
     servicer = RoleServicer(host, traffic, RoleStatus(role, me.id, key_id_hex))
 
     async def stop() -> None:
         await servicer.close()
         await peers.close()
+        observed.shutdown()
 
     asyncio.run(serve(principal, entry.bind_address, servicer.add_to, SERVICE_NAME, traffic, topology.tls_for(me), stop,
-                      max_message_bytes, server_faults))
+                      max_message_bytes, server_faults + observed.server_interceptors))
+
+
+def _observed(topology: Topology, principal, entry, metrics_port: int | None, spends: bool, budget: Budget | None):
+    """The `[observe]` extra's interceptors and endpoint (docs/observe.md): spans when OTEL_TRACES_EXPORTER asks,
+    a Prometheus endpoint on the role's own host at `metrics_port`, with each hosted party's spent budget."""
+    from mpdp.observe.role import metrics_port_of, observe
+    from mpdp.privacy.ledger import Ledger
+
+    host = entry.bind_address.rpartition(":")[0].strip("[]") or "127.0.0.1"
+    observed = observe(str(principal), metrics_port_of(str(principal), metrics_port), host)
+    if observed.metrics is not None and spends:
+        data = {me.id: topology.entry(me).data for me in principal.identities}
+        observed.metrics.watch_ledgers({number: Ledger(path, number, budget or DEFAULT_BUDGET)
+                                        for number, path in data.items() if path is not None})
+    return observed

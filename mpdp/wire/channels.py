@@ -15,6 +15,9 @@ from mpdp.wire.traffic import ClientTrafficInterceptor, TrafficLog
 DEFAULT_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 # Memory held by requests in flight is bounded by this times the message limit.
 MAX_CONCURRENT_RPCS = 128
+# Interceptors every channel this process opens adds after its own: the observe extra's client spans in a
+# launcher process that asked for them (mpdp/observe/role.py); empty otherwise.
+PROCESS_INTERCEPTORS: list = []
 
 
 def channel_options(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> list[tuple[str, int]]:
@@ -49,7 +52,8 @@ class PeerChannels:
     def channel(self, peer: Identity) -> grpc.aio.Channel:
         host = self.host_of(peer)
         if host not in self._channels:
-            interceptors = [ClientTrafficInterceptor(self._log, self._me, host), *self._extra_interceptors]
+            interceptors = [ClientTrafficInterceptor(self._log, self._me, host), *self._extra_interceptors,
+                            *PROCESS_INTERCEPTORS]
             address = links.route(self._me, host, self._addresses[peer])  # an emulated link's relay, if any
             if self._credentials is None:
                 channel = grpc.aio.insecure_channel(address, options=self._options, interceptors=interceptors)

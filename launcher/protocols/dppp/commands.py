@@ -199,6 +199,7 @@ def run_experiment(args: argparse.Namespace) -> int:
             row = "  ".join(f"{f} {point[f]['mean']:.3f}" for f in experiment_dppp.FRAMEWORKS)
             print(f"  ε={point['epsilon']:<6g} (one query {point['epsilon_per_query']:.3g}) {row}")
     print(f"report written to {args.out / 'dppp_report.json'}")
+    args.json_report = report  # `--format json`: the figures themselves, not their table
     return 0
 
 
@@ -254,6 +255,7 @@ def run_bench(args: argparse.Namespace) -> int:
                             ensemble=args.ensemble)
     print(bench_dppp.summary(report))
     write_json(args.json, report)
+    args.json_report = report
     return 0
 
 def verify_report(report: Report, ca_certificate: bytes | None, public_key) -> list[str]:

@@ -148,6 +148,7 @@ def run_experiment(args: argparse.Namespace) -> int:
                                sweeps=not args.no_sweeps)
     print(experiment_du.misclassification_table(report))
     print(f"report written to {args.out / 'du_report.json'}; plots: {', '.join(report['plots'])}")
+    args.json_report = report  # `--format json`: the figures themselves, not their table
     return 0
 
 

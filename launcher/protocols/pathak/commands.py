@@ -141,6 +141,7 @@ def run_experiment(args: argparse.Namespace) -> int:
               f"{check['max_abs_difference']:.1e} ({'matches' if check['matches'] else 'DOES NOT MATCH'}), "
               f"{check['session_seconds']:.1f} s")
     print(f"report written to {args.out / 'pathak_report.json'}; plots: {', '.join(report['plots'])}")
+    args.json_report = report  # `--format json`: the figures themselves, not their table
     return 0
 
 
@@ -206,6 +207,7 @@ def run_bench(args: argparse.Namespace) -> int:
     report = bench_pathak.run(parties, args.bits, args.sessions, args.dataset, args.data_dir)
     print(bench_pathak.summary(report))
     write_json(args.json, report)
+    args.json_report = report
     return 0
 
 
