@@ -232,6 +232,7 @@ def render(parties: int, keygen: str = "dealer", bits: int | None = None) -> str
         "  image: mpdp:latest",
         "  environment:",
         "    HOME: /tmp",  # the per-role uids have no home directory in the image
+        "    MPDP_DEPLOYMENT: compose",  # a fix line then says how to run again here (launcher/rerun.py)
         "  networks: [mpdp]",
         "",
         "services:",
