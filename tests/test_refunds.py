@@ -188,3 +188,22 @@ def test_in_the_twin_an_abort_after_the_votes_left_keeps_every_charge(tmp_path, 
         assert net.sides[teacher].state.name == "ABORTED"
         ledger = own[teacher].ledger
         assert len(ledger.charges()) == 1 and not any("refund" in e for e in ledger.entries())
+
+
+def test_mpdp_budget_leaves_a_refunded_session_out_and_says_so(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from launcher import budget
+
+    data = _data(tmp_path)
+    ledger = Ledger(data, 1)
+    ledger.spend("kept", "dppp", SPEND)
+    ledger.spend("aborted", "du", SPEND)
+    ledger.refund("aborted", "du", "aborted before party 1's data left: the server fell silent")
+    topology = SimpleNamespace(parties=[SimpleNamespace(data=data, identity=party(1))])
+    monkeypatch.setattr(budget.Topology, "load", staticmethod(lambda path: topology))
+    [row] = budget.ledgers(tmp_path / "topology.toml")
+    assert row["sessions"] == 1 and row["by_protocol"] == {"dppp": 1} and row["epsilon"] == pytest.approx(1.0)
+    assert [r["session"] for r in row["refunds"]] == ["aborted"]
+    text = budget.summary([row])
+    assert "dppp ×1; 1 refunded" in text and "refunded: sessions that aborted before" in text
