@@ -207,3 +207,23 @@ def test_mpdp_budget_leaves_a_refunded_session_out_and_says_so(tmp_path, monkeyp
     assert [r["session"] for r in row["refunds"]] == ["aborted"]
     text = budget.summary([row])
     assert "dppp ×1; 1 refunded" in text and "refunded: sessions that aborted before" in text
+
+
+@pytest.mark.parametrize("uploaded", [False, True], ids=["before its first upload", "after it"])
+def test_a_du_party_that_aborts_is_refunded_only_before_its_first_upload(tmp_path, threshold_key, uploaded):
+    from mpdp.proto.v1 import du_pb2
+    from party.du import protocol
+    from tests.test_du_sessions import _parameters, parts
+
+    public, shares = threshold_key
+    x, y = parts.__wrapped__()[2]
+    own = PartyResources(1, public, shares[0], None, x, y, test_mode=True, ledger=Ledger(_data(tmp_path), 1, UNLIMITED))
+    opening = du_pb2.DuModel(parameters=_parameters(public).to_proto(), round=0, theta=[0.0] * 31,
+                             round_deadline_seconds=5)
+    side = protocol(lambda me: own).open("s", party(1), AGGREGATOR, "model", opening)
+    assert len(own.ledger.charges()) == 1
+    if uploaded:
+        assert [o.kind for o in side.receive(AGGREGATOR, "model", opening)] == ["upload"]
+    side.abort("the server fell silent")
+    assert len(own.ledger.charges()) == (1 if uploaded else 0)
+    assert [("refund" in e) for e in own.ledger.entries()] == ([False] if uploaded else [False, True])
