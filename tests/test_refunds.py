@@ -147,7 +147,8 @@ class _AbortingTeacher(SignClassifier):
 
 def _dppp_twin(tmp_path, threshold_key, first_model=None, seed=3):
     public, shares = threshold_key
-    parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, 4, 3, TEACHERS, 2 / 3, True, public.key_id)
+    # the fault-injection suite's round (tests/test_twin_faults.py): one calibration, cached, for both
+    parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, 4, 3, TEACHERS, 2 / 3, True, public.key_id, "binomial")
     own = {party(i): PartyResources(i, public, shares[i - 1], first_model if i == 1 and first_model else
                                     SignClassifier(i), np.zeros((2, 4)), np.zeros(2), test_mode=True,
                                     ledger=Ledger(_data(tmp_path, i), i, UNLIMITED))
