@@ -28,7 +28,7 @@ from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.protocol import RoleProtocol
 from mpdp.sessions.side import RoleSide, handles
 from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
-from mpdp.threshold_sum.collector import SumCollector
+from mpdp.threshold_sum.collector import SumCollector, absent_reasons
 from mpdp.threshold_sum.combiner import SumCombiner
 from mpdp.threshold_sum.context import proof_context
 from mpdp.threshold_sum.release_check import evidence_of
@@ -68,7 +68,7 @@ class DuServerSide(RoleSide):
         self.theta = np.zeros(parameters.weights)
         self.round_models: list[np.ndarray] = []  # θ_1, θ_2, …: the release is their mean (server.released)
         self.uploads: dict[int, tuple[int, np.ndarray]] = {}
-        self.absent: set[int] = set()
+        self.absent: dict[int, str] = {}  # this round's missing parties → why (a refusal's words, a deadline)
         self.collector: SumCollector | None = None
         self.combiner: SumCombiner | None = None
         self.rejected: dict[int, str] = {}
@@ -161,7 +161,7 @@ class DuServerSide(RoleSide):
 
     def _start_round(self) -> list[Outbound]:
         p = self.parameters
-        self.uploads, self.absent = {}, set()
+        self.uploads, self.absent = {}, {}
         self._round_started = time.monotonic()
         if p.secure_aggregation:
             count = encoding.layout(p, self.public_key.n).plaintexts_needed(encoding.values(p))
@@ -211,7 +211,7 @@ class DuServerSide(RoleSide):
     def _give_up(self, number: int, reason: str) -> None:
         if number in self.uploads:
             return
-        self.absent.add(number)
+        self.absent[number] = reason
         if self.collector is not None:
             self.collector.mark_absent(number, reason)
 
@@ -221,7 +221,8 @@ class DuServerSide(RoleSide):
         self.dropped += sorted(self.absent)
         self.active = contributors
         if len(contributors) < p.min_contributors:
-            why = self.collector.absent_reasons() if self.collector is not None else ""
+            # the client's one line names the cause (a refusal by the parties' privacy policy, say), not a count only
+            why = self.collector.absent_reasons() if self.collector is not None else absent_reasons(self.absent)
             self.fail(f"round {self.round}: {len(contributors)} uploads, {p.min_contributors} needed{why}")
         if not p.secure_aggregation:
             return self._advance_round(server.weighted_average(self.uploads))

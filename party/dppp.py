@@ -194,7 +194,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         side = DpppTeacherSide(session_id, own, parameters, features, body.deadline_seconds)
         if parameters.verifiable_noise:
             side.noise_pool, side.vote_powers = pools.of(own.id), powers_of(own)
-        own.spend(session_id, "dppp", parameters.guarantee())  # before the votes leave
+        side.charge = own.spend(session_id, "dppp", parameters.guarantee())  # before the votes leave
         return side
 
     return RoleProtocol("dppp", dppp_pb2.DpppMessage, frozenset({"queries", "pool_request"}), open_side,

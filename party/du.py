@@ -29,6 +29,7 @@ from mpdp.sessions.protocol import RoleProtocol
 from mpdp.sessions.side import RoleSide, handles
 from mpdp.threshold_sum.binding import SumSlot
 from mpdp.threshold_sum.context import proof_context
+from party.charge import Charged
 from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
 
@@ -41,7 +42,7 @@ class State(enum.Enum):
     ABORTED = "aborted"
 
 
-class DuPartySide(RoleSide):
+class DuPartySide(Charged, RoleSide):
     State = State
     announce_abort = False
 
@@ -99,7 +100,9 @@ class DuPartySide(RoleSide):
                                noise_source(self.noise_seed, self.own.id, body.round))
         if self.own.test_mode:
             self.uploads.append(updated)
-        return [Outbound(AGGREGATOR, "upload", self._upload(body.round, updated))]
+        upload = self._upload(body.round, updated)
+        self._release()  # the noisy local update leaves: the charge stays (or a refund came first: it does not)
+        return [Outbound(AGGREGATOR, "upload", upload)]
 
     def _upload(self, round_number: int, theta: np.ndarray) -> du_pb2.DuUpload:
         p, records = self.parameters, len(self.labels)
@@ -140,6 +143,7 @@ class DuPartySide(RoleSide):
                                    p.min_contributors, count,
                                    proof_context("du", self.session_id, body.round))
         self.decrypted.add(body.round)
+        self._release()
         return du_pb2.DuPartialDecryptions(round=body.round, partials=partials)
 
     def on_deadline(self) -> list[Outbound]:
@@ -185,7 +189,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         if parameters.secure_aggregation:
             encoding.layout(parameters, own.public_key.n)  # the slot widths must fit
         side = DuPartySide(session_id, own, parameters, body.round_deadline_seconds, body.noise_seed)
-        own.spend(session_id, "du", accounting.guarantee(parameters))  # before the first upload
+        side.charge = own.spend(session_id, "du", accounting.guarantee(parameters))  # before the first upload
         return side
 
     return RoleProtocol("du", du_pb2.DuMessage, frozenset({"model"}), open_side, (DuPartySide,),

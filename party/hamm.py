@@ -126,7 +126,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         own.admit(session_id, "hamm", parameters.guarantee())  # its own policy, before any work on its data
         parameters.layout(own.public_key.n)  # the slot widths must fit
         side = HammPartySide(session_id, own, parameters, features, body.deadline_seconds)
-        own.spend(session_id, "hamm", parameters.guarantee())  # before the votes leave
+        side.charge = own.spend(session_id, "hamm", parameters.guarantee())  # before the votes leave
         return side
 
     return RoleProtocol("hamm", hamm_pb2.HammMessage, frozenset({"queries"}), open_side, (HammPartySide,),

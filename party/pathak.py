@@ -53,6 +53,7 @@ from mpdp.sessions.identity import CLIENT, CURATOR, Identity, party
 from mpdp.sessions.integers import int_to_bytes
 from mpdp.sessions.protocol import RoleProtocol
 from mpdp.sessions.side import handles
+from party.charge import Charged
 from party.resources import PartyResources
 
 
@@ -73,7 +74,7 @@ class PrivateInputs:
     b: int
 
 
-class PathakPartySide(PathakSide):
+class PathakPartySide(Charged, PathakSide):
     """What the leader and a follower both do: train, draw the noise share, take part in the coin flip for π1,
     route a share, send the Stage 1 element, decrypt the masked share, select the noise, share the model."""
 
@@ -117,6 +118,17 @@ class PathakPartySide(PathakSide):
         self.released = False  # the leader's barrier: every route has arrived
         self.masked_share: bytes | None = None
         self.indicator_element: bytes | None = None
+
+    # What a party sends that holds nothing derived from its data: the coin flip for π1 (its own random seed),
+    # ξ from the leader, and the barrier's signals. Every other kind (from the routed share of n′_j on) may lead
+    # to a release, and a kind added later counts as one until it is listed here.
+    DATA_FREE = frozenset({"commitment", "reveal", "party_key", "party_public_key", "barrier_ready",
+                           "barrier_release"})
+
+    def _emit(self, outbound, to: Identity, kind: str, body) -> None:
+        if kind not in self.DATA_FREE and to != self.identity:
+            self._release()
+        super()._emit(outbound, to, kind, body)
 
     def test_record(self) -> tuple[str, object] | None:
         if self.drawn is None:
@@ -583,7 +595,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
                              own.test_mode, own.fault)
         except ValueError as error:  # e.g. a multi-class data set, or an inexact local minimiser
             raise invalid(str(error)) from None
-        own.spend(session_id, "pathak", parameters.guarantee())  # before anything derived from the data
+        side.charge = own.spend(session_id, "pathak", parameters.guarantee())  # before anything derived from the data
         if isinstance(side, PathakLeaderSide) and not parameters.distributed:
             ring_pedersen.prepare(side.key_bits)  # the first session's: made between open and start
         return side

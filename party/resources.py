@@ -18,6 +18,7 @@ from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions import opening
 from mpdp.sessions.errors import Kind, ProtocolError, denied, exhausted, invalid, precondition
 from mpdp.threshold_sum.binding import ContributionKeys
+from party.charge import Charge
 
 log = logging.getLogger(__name__)
 
@@ -87,16 +88,17 @@ class PartyResources:
         except (LedgerError, OSError) as error:
             raise self.refuse(session_id, protocol, f"the ledger cannot be used: {error}") from None
 
-    def spend(self, session_id: str, protocol: str, guarantee: Guarantee) -> None:
+    def spend(self, session_id: str, protocol: str, guarantee: Guarantee) -> Charge:
         """Before anything derived from the data leaves: record the session's guarantee in the ledger, or refuse
-        the session as `admit` does (a concurrent session may have spent since)."""
+        the session as `admit` does (a concurrent session may have spent since). The side keeps the returned
+        charge: refunded if the session aborts before its first release (party/charge.py)."""
         if self.ledger is None:
-            return
+            return Charge(self.id, session_id, protocol, None)
         self._policy(session_id, protocol, guarantee)
         try:
             # A session id is used once (crypto.md, "Bound decryption"): contributions are signed for it, so
             # contributions to a reopened session could be mixed with the earlier one's.
-            if any(entry.get("session") == session_id for entry in self.ledger.entries()):
+            if any(entry.get("session") == session_id for entry in self.ledger.entries()):  # refunded ones too
                 raise precondition(f"party {self.id} already took part in a session {session_id}")
             total = self.ledger.spend(session_id, protocol, guarantee)
         except BudgetExceeded as error:
@@ -109,6 +111,7 @@ class PartyResources:
                  "" if total is None else f"; total {describe(total)} of {self.ledger.budget}")
         if self.fault == "crash-after-spend":  # test mode: the crash between "spent" and "released"
             os.kill(os.getpid(), signal.SIGKILL)
+        return Charge(self.id, session_id, protocol, self.ledger)
 
     def _policy(self, session_id: str, protocol: str, guarantee: Guarantee) -> None:
         if guarantee.unproven and not self.allow_unproven:

@@ -31,6 +31,7 @@ from mpdp.vote_proofs import joint_coin, noise_bits, well_formed
 from mpdp.vote_proofs import votes as vote_proofs
 from mpdp.vote_proofs.noise_pool import NoisePool
 from party import proven_ballot
+from party.charge import Charged
 from party.key_holder import proven_partials, signed
 from party.resources import PartyResources
 
@@ -65,7 +66,7 @@ class Commitments:
         return joint_coin.Entry(holder, self.digest, joint_coin.commitment(session_id, holder, self.coin_share))
 
 
-class VoterSide(RoleSide):
+class VoterSide(Charged, RoleSide):
     """A protocol's voter sets what differs: its name and messages, who it sends partial decryptions to, the
     shape of a ballot and the votes its model casts."""
 
@@ -158,6 +159,7 @@ class VoterSide(RoleSide):
                                          signature=signed(self.own, self.slot, public_key.key_id, ciphertexts))
         # An abort that arrived while voting wins: nothing is released and the session stays aborted.
         self._advance(State.VOTING, State.VOTED if self.own.key_share is not None else State.DONE, "releasing votes")
+        self._release()  # the encrypted noisy votes leave: the charge stays (or a refund came first: they do not)
         if self.own.test_mode:
             self.drawn = Drawn(votes, noise)
         return message
@@ -188,6 +190,7 @@ class VoterSide(RoleSide):
         except well_formed.NotWellFormed as error:
             self.fail(f"{error}: key holder {self.own.id} decrypts nothing and the session releases nothing")
         self._advance(State.VOTED, State.DONE, "releasing partial decryptions")  # not aborted meanwhile
+        self._release()
         return partials
 
     def _check_well_formed(self, request: threshold_sum_pb2.DecryptionRequest) -> None:
@@ -244,6 +247,7 @@ class VoterSide(RoleSide):
                                                        public_key.key_id, self.commitments.digest)
         fields["proofs_signature"] = self._sign_proofs(proven, fields.get("noise_bits", common_pb2.ProvenVotes()))
         self._advance(State.VOTING, State.COMMITTED, "committing to votes and noise bits")
+        self._release()  # the encrypted votes and noise bits leave, to be flipped into the contribution
         return fields
 
     def reveal_coin_share(self, body: threshold_sum_pb2.CoinCommitments) -> threshold_sum_pb2.CoinReveal:

@@ -116,8 +116,9 @@ def _du(cls, method):
 @pytest.mark.network
 def test_the_ledger_survives_a_crash_between_spent_and_released_and_then_refuses(tmp_path):
     """Party 2 is killed right after recording its spend for a Pathak session (before anything derived from
-    its data left it). Restarted with the same budget, it still counts that session and refuses the next one
-    with the fixed refusal; `mpdp budget` shows the spend."""
+    its data left it). Restarted with the same budget, it still counts that session (after a crash it cannot
+    know whether its data had left) and refuses the next one with the fixed refusal; `mpdp budget` shows the
+    spend. The parties that stayed up are refunded."""
     from launcher.cli import main
     from launcher.deployment import processes
     from mpdp.sessions.identity import party
@@ -130,6 +131,10 @@ def test_the_ledger_survives_a_crash_between_spent_and_released_and_then_refuses
             d.run_pathak(session_id="crashed", deadline_seconds=20.0)
         entries = Ledger(d.topology.entry(party(2)).data, 2).entries()
         assert [e["session"] for e in entries] == ["crashed"]
+        # The parties that stayed up had sent nothing derived from their data: the abort refunded them.
+        for number in (1, 3):
+            theirs = Ledger(d.topology.entry(party(number)).data, number)
+            assert theirs.charges() == [] and [e.get("refund") is not None for e in theirs.entries()] == [False, True]
         assert entries[0]["guarantee"]["epsilon"] == pytest.approx(1.0)
         processes.restart(d.run.path, party(2), test_mode=True, budget=budget)
         with pytest.raises(grpc.RpcError) as refused:

@@ -185,7 +185,8 @@ def test_the_tuned_baseline_is_within_a_point_of_scikit_learns_own_pipeline():
         assert metric(ours, data.features) > metric(theirs, raw) - 0.01
 
 
-def test_a_du_round_short_of_uploads_names_the_parties_refusals(threshold_key):
+@pytest.mark.parametrize("secure", [True, False], ids=["secure aggregation", "in the clear (the default)"])
+def test_a_du_round_short_of_uploads_names_the_parties_refusals(threshold_key, secure):
     from aggregator.du import DuServerSide
     from mpdp.proto.v1 import du_pb2
     from mpdp.sessions.errors import ProtocolError
@@ -193,7 +194,7 @@ def test_a_du_round_short_of_uploads_names_the_parties_refusals(threshold_key):
     from tests.test_du_sessions import HOLDERS, _parameters
 
     public, _ = threshold_key
-    server = DuServerSide("refused", _parameters(public, secure=True), 30.0, 0, public, HOLDERS, HOLDERS)
+    server = DuServerSide("refused", _parameters(public, secure=secure), 30.0, 0, public, HOLDERS, HOLDERS)
     server.receive(CLIENT, "open", du_pb2.DuOpen())
     for number in HOLDERS[:-1]:
         server.on_undeliverable(party(number), "model", f"PERMISSION_DENIED: {REFUSED}")

@@ -4,8 +4,9 @@ succeed, on a quiet machine or while other processes keep every core busy (`--lo
 Each run is the real command in its own process (`mpdp up --parties P --bits B --run-dir D`, the key holders'
 own ceremony included), then `mpdp down`; a run counts as a success when `up` exits 0 and every role serves.
 Bounded in time: runs stop at `--max-minutes`. The load is one busy loop per core, niced as this command is,
-dying with it. Prints one line per run (seconds, or the failure's last line) and the count; with `--json`, the
-figures, date, machine and the command.
+dying with it. Prints one line per run (seconds, or the failure's last line, and the 1-minute load average as the
+run ended: other processes' load counts as much as `--load`'s) and the count; with `--json`, the figures, loads,
+date, machine and the command.
 """
 
 from __future__ import annotations
@@ -79,17 +80,20 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"stopped after {args.max_minutes:g} minutes", flush=True)
                 break
             result = one_run(args.parties, args.bits, args.run_timeout)
+            result["load"] = round(os.getloadavg()[0], 2)
             results.append(result)
             detail = f"{result['seconds']} s" if result["ok"] else f"FAILED after {result['seconds']} s: {result['error']}"
-            print(f"run {number}: {detail}", flush=True)
+            print(f"run {number}: {detail} (load average {result['load']:g})", flush=True)
     finally:
         for process in load:
             process.kill()
             process.wait()
     succeeded = sum(result["ok"] for result in results)
     streak = next((index for index, result in enumerate(results) if not result["ok"]), len(results))
+    loads = sorted(result["load"] for result in results) or [0.0]
     print(f"up --parties {args.parties} --bits {args.bits}{' under load' if args.load else ''}: "
-          f"{succeeded}/{len(results)} succeeded, the first {streak} in a row")
+          f"{succeeded}/{len(results)} succeeded, the first {streak} in a row; load average {loads[0]:g}–{loads[-1]:g} "
+          f"(median {loads[len(loads) // 2]:g})")
     if args.json:
         args.json.write_text(json.dumps({
             "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": platform.node(),

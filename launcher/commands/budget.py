@@ -45,8 +45,12 @@ def summary(rows: list[dict], upcoming: list[dict] | None = None) -> str:
         basic = "—" if row["basic_epsilon"] is None else f"{row['basic_epsilon']:.4g}"
         budget = str(recorded_budget(row["budget"])) + ("" if row["sessions"] else " *")
         protocols = ", ".join(f"{name} ×{count}" for name, count in row["by_protocol"].items()) or "—"
+        refunded = f"; {len(row['refunds'])} refunded" if row.get("refunds") else ""
         lines.append(f"{row['party']:>5}  {row['sessions']:>8}  {spent:<28}  {basic:>11}  {budget:<20}  "
-                     f"{_describe_left(row['left']):<24}  {protocols}")
+                     f"{_describe_left(row['left']):<24}  {protocols}{refunded}")
+    if any(row.get("refunds") for row in rows):
+        lines.append("refunded: sessions that aborted before the party's data left it (a refund line in its ledger); "
+                     "they are not counted above")
     if any(not row["sessions"] for row in rows):
         lines.append("* no session recorded yet: the default budget is shown; the party's own is its `serve --budget`")
     lines.append("unit: one record of the party's data set (replacement); composition by dp-accounting PLDs where "

@@ -20,7 +20,8 @@ def ledgers(topology_path: Path) -> list[dict]:
         if entry.data is None:
             continue
         ledger = Ledger(entry.data, entry.identity.id)
-        entries = ledger.entries()  # checks the chain and the head: a tampered ledger is an error here too
+        entries = ledger.charges()  # checks the chain and the head: a tampered ledger is an error here too
+        refunds = [e for e in ledger.entries() if "refund" in e]  # a refunded spend is not among `entries`
         total = composed_of([Guarantee.from_json(e["guarantee"]) for e in entries])
         budgets = [e["budget"] for e in entries if e.get("budget")]
         budget = recorded_budget(budgets[-1]) if budgets else DEFAULT_BUDGET
@@ -40,6 +41,7 @@ def ledgers(topology_path: Path) -> list[dict]:
             "budget_source": "recorded with its last session" if budgets else "the default (no session recorded)",
             "left": left_of(budget, total),
             "entries": entries,
+            "refunds": refunds,
         })
     return rows
 

@@ -58,10 +58,9 @@ def labels_refusal(protocol, client_data: dict) -> str | None:
 
 
 def _command(protocol: str, args, changes: dict[str, float]) -> str:
-    run_dir = getattr(args, "run_dir", None)
-    where = f" --run-dir {run_dir}" if run_dir is not None else ""
-    options = " ".join(f"--{name} {value:g}" for name, value in changes.items())
-    return f"`mpdp run {protocol}{where} {options}`"
+    from launcher.common import rerun
+
+    return rerun.command(protocol, args, " ".join(f"--{name} {value:g}" for name, value in changes.items()))
 
 
 def _fix(protocol, args, topology, client_data: dict, pooled, student,

@@ -235,6 +235,7 @@ def render(parties: int, keygen: str = "dealer", bits: int | None = None) -> str
         "  environment:",
         "    HOME: /tmp",  # the per-role uids have no home directory in the image
         *compose_observe.environment(),
+        "    MPDP_DEPLOYMENT: compose",  # a fix line then says how to run again here (launcher/common/rerun.py)
         "  networks: [mpdp]",
         "",
         "services:",

@@ -17,6 +17,12 @@ Anything else after the head's line, or any change up to it, is tampering and re
 
 Spend first, release after: `spend` refuses a session that would take the composed total over the budget,
 and otherwise appends the entry durably before it returns.
+
+A refund is a line of its own, never an edit: `refund` appends, under the same commit rules, a line naming the
+SHA-256 of the spend it cancels (a spend of the same session, earlier in the chain, not refunded before). A
+refunded spend no longer counts towards the total; the session id stays used. Only the party's own code
+refunds, and only a charge nothing of which left it (party/charge.py); a reader of this module's format from
+before refunds existed finds a line that is not a spend and refuses the ledger (it fails closed).
 """
 
 from __future__ import annotations
@@ -287,9 +293,16 @@ class Ledger:
             raise self._tampered(f"it has {len(whole)} whole lines; its head names {named} (truncated or torn)")
         lines = whole[:named]
         previous = GENESIS
+        spends: dict[str, dict] = {}  # digest → an earlier spend that no refund has named yet
         for number, line in enumerate(lines):
-            self._check_line(number, line, previous)
+            record = self._check_line(number, line, previous)
             previous = _line_digest(line)
+            if number == 0:
+                continue
+            if "refund" in record:
+                self._check_refund(number, record, spends)
+            else:
+                spends[previous] = record
         if previous != digest:
             raise self._tampered(f"line {named}, the last its head names, is not the one it names (edited, "
                                  "replaced or rolled back)")
@@ -314,12 +327,24 @@ class Ledger:
             return record
         if record.get("prev") != previous:
             raise self._tampered(f"line {number + 1} does not follow the line before it")
+        if "refund" in record:
+            if not all(isinstance(record.get(key), str) for key in ("refund", "session", "protocol", "reason")):
+                raise self._tampered(f"line {number + 1} is not a refund")
+            return record
         try:
             Guarantee.from_json(record["guarantee"])
             str(record["session"]), str(record["protocol"])
         except (ValueError, KeyError, TypeError, AttributeError):
             raise self._tampered(f"line {number + 1} is not a spend") from None
         return record
+
+    def _check_refund(self, number: int, record: dict, spends: dict[str, dict]) -> None:
+        """A refund names an earlier spend of its session, by that line's SHA-256, that no refund named before."""
+        spend = spends.pop(record["refund"], None)
+        if spend is None:
+            raise self._tampered(f"line {number + 1} refunds no earlier spend that was not refunded already")
+        if spend["session"] != record["session"] or spend["protocol"] != record["protocol"]:
+            raise self._tampered(f"line {number + 1} refunds a spend of another session")
 
     def _unacknowledged(self, named: int, tail: bytes, previous: str, roll_back: bool) -> None:
         """`tail` follows the line the head names. One append in flight at a time (the lock) leaves at most one
@@ -351,13 +376,19 @@ class Ledger:
                            "automatically: restore it or move it away deliberately")
 
     def entries(self) -> list[dict]:
-        """The spends, oldest first (the header excluded), after checking the chain and the head. Under a shared
-        lock: no append is half done while it reads (a tail past the head is then only a crash's)."""
+        """The spends and refunds, oldest first (the header excluded), after checking the chain and the head.
+        Under a shared lock: no append is half done while it reads (a tail past the head is then only a crash's).
+        `charges()` gives the spends that count."""
         with self._exclusive(shared=True):
             return [json.loads(line) for line in self._read()[1:]]
 
+    def charges(self) -> list[dict]:
+        """The spends that count, oldest first: every spend that no refund names."""
+        with self._exclusive(shared=True):
+            return _charges(self._read())
+
     def total(self, extra: Guarantee | None = None) -> Composed:
-        guarantees = [Guarantee.from_json(entry["guarantee"]) for entry in self.entries()]
+        guarantees = [Guarantee.from_json(entry["guarantee"]) for entry in self.charges()]
         return compose(guarantees + ([extra] if extra is not None else []))
 
     @contextmanager
@@ -391,7 +422,7 @@ class Ledger:
         key = (_line_digest(lines[-1]), json.dumps(guarantee.to_json(), sort_keys=True))
         if self._checked is not None and self._checked[:2] == key:
             return self._checked[2]
-        earlier = [Guarantee.from_json(json.loads(line)["guarantee"]) for line in lines[1:]]
+        earlier = [Guarantee.from_json(entry["guarantee"]) for entry in _charges(lines)]
         total = compose([*earlier, guarantee])
         if not self.budget.allows(total):
             raise BudgetExceeded(f"spent {describe(compose(earlier))}, this session asks {describe(guarantee)} "
@@ -421,6 +452,20 @@ class Ledger:
             })
             self._append(sum(map(len, lines)), line, _line({"lines": len(lines) + 1, "sha256": _line_digest(line)}))
             return total
+
+    def refund(self, session: str, protocol: str, reason: str) -> None:
+        """Cancel the session's spend with a refund line (the module's docstring), durably, or raise LedgerError
+        (LedgerUnwritable when the disk failed: then the spend stays, and counts)."""
+        with self._exclusive():
+            lines = self._read(roll_back=True)
+            refunded = {json.loads(line).get("refund") for line in lines[1:]}
+            spend = next((line for line in reversed(lines[1:]) if _is_spend_of(line, session, protocol)), None)
+            if spend is None or _line_digest(spend) in refunded:
+                raise LedgerError(f"the privacy ledger {self.path} holds no {protocol} spend of session {session} "
+                                  "to refund")
+            line = _line({"prev": _line_digest(lines[-1]), "refund": _line_digest(spend), "session": session,
+                          "protocol": protocol, "time": _now(), "reason": reason})
+            self._append(sum(map(len, lines)), line, _line({"lines": len(lines) + 1, "sha256": _line_digest(line)}))
 
     def _append(self, length: int, line: bytes, head: bytes) -> None:
         """`line` after the first `length` bytes, then `head`: all or nothing (the module's docstring)."""
@@ -463,3 +508,14 @@ class Ledger:
                 else "nothing was recorded")
         return LedgerUnwritable(f"cannot append to the privacy ledger {self.path} ({error.strerror or error}); "
                                 f"{what}", error.errno, charged)
+
+
+def _charges(lines: list[bytes]) -> list[dict]:
+    """The spends that count among a checked ledger's lines (the header first): every spend no refund names."""
+    refunded = {json.loads(line).get("refund") for line in lines[1:]}
+    return [record for line in lines[1:] if "refund" not in (record := json.loads(line))
+            and _line_digest(line) not in refunded]
+
+def _is_spend_of(line: bytes, session: str, protocol: str) -> bool:
+    record = json.loads(line)
+    return "refund" not in record and record.get("session") == session and record.get("protocol") == protocol

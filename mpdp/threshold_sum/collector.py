@@ -58,16 +58,7 @@ class SumCollector:
             self.absent[contributor] = reason
 
     def absent_reasons(self, shown: int = 3) -> str:
-        """Why the missing parties are missing (a refusal's own words, e.g. over its privacy budget), so the
-        client's one line names the cause and not only the count."""
-        if not self.absent:
-            return ""
-        by_reason: dict[str, list[int]] = {}
-        for party, reason in sorted(self.absent.items()):
-            by_reason.setdefault(reason[:200], []).append(party)
-        parts = [f"{', '.join(map(str, parties))}: {reason}" for reason, parties in list(by_reason.items())[:shown]]
-        more = f"; {len(by_reason) - shown} other reasons" if len(by_reason) > shown else ""
-        return f" (parties {'; parties '.join(parts)}{more})"
+        return absent_reasons(self.absent, shown)
 
     @property
     def all_in(self) -> bool:
@@ -86,3 +77,16 @@ class SumCollector:
     def forget(self) -> None:
         self.contributions.clear()
         self.aggregate = []
+
+
+def absent_reasons(absent: dict[int, str], shown: int = 3) -> str:
+    """Why the missing parties are missing (a refusal's own words, e.g. over its privacy budget), so the client's
+    one line names the cause and not only the count."""
+    if not absent:
+        return ""
+    by_reason: dict[str, list[int]] = {}
+    for party, reason in sorted(absent.items()):
+        by_reason.setdefault(reason[:200], []).append(party)
+    parts = [f"{', '.join(map(str, parties))}: {reason}" for reason, parties in list(by_reason.items())[:shown]]
+    more = f"; {len(by_reason) - shown} other reasons" if len(by_reason) > shown else ""
+    return f" (parties {'; parties '.join(parts)}{more})"
