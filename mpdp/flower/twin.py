@@ -5,6 +5,7 @@ hostile server or a vanishing client with it (`drop`)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from types import SimpleNamespace
 
@@ -39,8 +40,8 @@ class InProcessGrid:
             stage = str(record["stage"]) if record is not None else ""
             if self.drop(node, stage):
                 continue
-            try:
-                replies.append(self.client_app(message, self.contexts[node]))
+            try:  # a copy each way, as serialisation gives each side its own (SecAgg+ pops from what it gets)
+                replies.append(copy.deepcopy(self.client_app(copy.deepcopy(message), self.contexts[node])))
             except Exception as error:  # the ClientApp's refusal, as the SuperNode reports it
                 replies.append(Message(Error(code=1, reason=f"{type(error).__name__}: {error}"), reply_to=message))
         return replies

@@ -170,10 +170,14 @@ class MpdpWorkflow:
     def __call__(self, grid, context: LegacyContext) -> None:
         if not isinstance(context, LegacyContext):
             raise TypeError(f"Expect a LegacyContext, but get {type(context).__name__}.")
-        session = str(context.run_id) if hasattr(context, "run_id") else str(grid.run.run_id)
-        session = str(grid.run.run_id)
+        session = str(grid.run.run_id)  # what each client reads from its messages' metadata
         if self.public_key is None:
+            counted_round = getattr(grid, "round", None)
+            if counted_round is not None:
+                grid.round = 0  # a CountingGrid books the once-per-run setup (and key generation) as round 0
             self._setup(grid, session)
+            if counted_round is not None:
+                grid.round = counted_round
         assert self.public_key is not None
         cfg = context.state.config_records[MAIN_CONFIGS_RECORD]
         current_round = cast(int, cfg[Key.CURRENT_ROUND])
