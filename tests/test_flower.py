@@ -213,3 +213,25 @@ def test_an_update_beyond_its_bounds_is_refused_not_wrapped():
         codec.encode(np.array([0.0, 9.0, 0.0]), 10)
     with pytest.raises(CryptoError):
         codec.encode(np.zeros(3), 5000)
+
+
+def test_noise_shares_give_dp_fedavgs_model_within_the_noise_and_the_run_log_states_epsilon(bundles):
+    from mpdp.flower.noise import NoiseShares, clip
+
+    noise = NoiseShares(noise_multiplier=1.0, l2_clip=1.0, delta=1e-5)
+    workflow = MpdpWorkflow(COMMITTEE, THRESHOLD, noise=noise)
+    got = demo.run(twin(bundles), server_context(), 2, CLIENTS, workflow)
+    first, second = workflow.log.rounds
+    assert first.epsilon is not None and second.epsilon_so_far is not None
+    assert first.epsilon == pytest.approx(first.epsilon_so_far) and second.epsilon_so_far > second.epsilon > 0
+    # Round 1 from the zero model: the noiseless DP-FedAvg step is the mean clipped delta; the noise on each
+    # coordinate of the mean has σ = noise_multiplier·l2_clip/K (plus rounding), so 6σ bounds the difference.
+    deltas = [clip(np.concatenate(demo.train(demo.initial_parameters(), *demo.partition(i, CLIENTS))), 1.0)
+              for i in range(CLIENTS)]
+    noiseless = np.mean(deltas, axis=0)
+    sigma = noise.noise_multiplier * noise.l2_clip / CLIENTS
+    single = demo.run(twin(bundles), server_context(), 1, CLIENTS, MpdpWorkflow(COMMITTEE, THRESHOLD, noise=noise))
+    difference = np.concatenate(single) - noiseless
+    assert np.max(np.abs(difference)) < 6 * sigma
+    assert np.max(np.abs(difference)) > 1e-4  # the noise is there: without it the error is 2^-20
+    assert np.all(np.isfinite(np.concatenate(got)))

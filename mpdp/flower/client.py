@@ -24,6 +24,7 @@ from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
 from mpdp.flower import protocol
 from mpdp.flower.bundles import Bundle
 from mpdp.flower.channels import ChannelError, Channels, key_digest
+from mpdp.flower.noise import clip
 from mpdp.privacy.collusion import MIN_CONTRIBUTORS
 from mpdp.proto.v1 import common_pb2, threshold_sum_pb2
 from mpdp.threshold_sum import decryption
@@ -58,7 +59,7 @@ class MpdpMod:
         elif stage == protocol.TRAIN:
             return self._train(bundle, state, msg, context, call_next, config)
         elif stage == protocol.DECRYPT:
-            reply = self._decrypt(bundle, state, config)
+            reply = self._decrypt(bundle, state, config, context)
         else:
             raise ValueError(f"unknown mpdp stage {stage!r}")
         self._save(context, state)
@@ -151,7 +152,7 @@ class MpdpMod:
     def _train(self, bundle: Bundle, state: dict, msg: Message, context: Context, call_next,
                config: ConfigRecord) -> Message:
         terms = protocol.RoundTerms.from_json(str(config["terms"]))
-        if terms.session != msg.metadata.run_id.__str__():
+        if terms.session != self.session_of(context):
             raise ValueError("the round names another run")
         public, _ = self._key(bundle, state)
         if public is None and "public_key" in config:
@@ -160,12 +161,19 @@ class MpdpMod:
         if public is None:
             raise ValueError("no threshold key: provision one or run the committee's key generation")
         del msg.content.config_records[protocol.RECORD]
+        start = _flat(compat.recorddict_to_fitins(msg.content, keep_input=True).parameters)
         out = call_next(msg, context)
         fitres = compat.recorddict_to_fitres(out.content, keep_input=True)
-        update = np.concatenate([np.ravel(a) for a in parameters_to_ndarrays(fitres.parameters)])
+        update = _flat(fitres.parameters)
         codec = terms.codec(public.n)
+        noise = terms.noise()
+        if noise is None:
+            plaintexts = codec.encode(update, fitres.num_examples)
+        else:  # DP-FedAvg: the clipped delta, unweighted, with this client's Skellam share
+            shares = noise.shares(terms.count, terms.fractional_bits, terms.min_contributors, terms.summands)
+            plaintexts = codec.encode(clip(update - start, noise.l2_clip), 1.0, shares)
         encryptor = public.encryptor
-        ciphertexts = ciphertexts_to_proto(public, [encryptor.encrypt(p) for p in codec.encode(update, fitres.num_examples)])
+        ciphertexts = ciphertexts_to_proto(public, [encryptor.encrypt(p) for p in plaintexts])
         signature = signature_for(bundle.keys, terms.slot(public.n), bundle.party, public.key_id, list(ciphertexts.values))
         content = out.content
         for record in content.array_records.values():
@@ -176,8 +184,15 @@ class MpdpMod:
         self._save(context, state)
         return Message(content, reply_to=msg)
 
-    def _decrypt(self, bundle: Bundle, state: dict, config: ConfigRecord) -> dict:
+    @staticmethod
+    def session_of(context: Context) -> str:
+        """The run this node takes part in, as its SuperNode knows it (not as a message claims it)."""
+        return str(context.run_id)
+
+    def _decrypt(self, bundle: Bundle, state: dict, config: ConfigRecord, context: Context) -> dict:
         terms = protocol.RoundTerms.from_json(str(config["terms"]))
+        if terms.session != self.session_of(context):
+            raise ValueError("the request names another run")
         public, share = self._key(bundle, state)
         if share is None or public is None:
             raise ValueError(f"party {bundle.party} holds no key share")
@@ -192,6 +207,10 @@ class MpdpMod:
         state["decrypted"].append(slot)  # before answering: a crash after it must not allow a second subset
         partials = decryption.partial_decryptions(share, aggregate, terms.proof_context())
         return {"party": bundle.party, "partials": partials.SerializeToString()}
+
+
+def _flat(parameters) -> np.ndarray:
+    return np.concatenate([np.ravel(a) for a in parameters_to_ndarrays(parameters)])
 
 
 def ciphertexts_of(reply: ConfigRecord) -> common_pb2.Ciphertexts:

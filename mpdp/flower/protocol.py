@@ -32,6 +32,10 @@ class RoundTerms:
     clip: float
     max_weight: float
     fractional_bits: int
+    # DP-FedAvg with Skellam shares (noise.py); 0: no noise, weighted updates as FedAvg weighs them
+    noise_multiplier: float = 0.0
+    l2_clip: float = 0.0
+    delta: float = 0.0
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -40,8 +44,18 @@ class RoundTerms:
     def from_json(cls, text: str) -> "RoundTerms":
         return cls(**json.loads(text))
 
+    def noise(self):
+        from mpdp.flower.noise import NoiseShares
+
+        return NoiseShares(self.noise_multiplier, self.l2_clip, self.delta) if self.noise_multiplier else None
+
     def codec(self, n: int) -> UpdateCodec:
-        return UpdateCodec(self.count, self.summands, n, self.clip, self.max_weight, self.fractional_bits)
+        noise = self.noise()
+        if noise is None:
+            return UpdateCodec(self.count, self.summands, n, self.clip, self.max_weight, self.fractional_bits)
+        # Unweighted clipped deltas (|each coordinate| ≤ the L2 clip) and a count of 1 per client.
+        bound = noise.bound(self.count, self.fractional_bits, self.min_contributors, self.summands)
+        return UpdateCodec(self.count, self.summands, n, self.l2_clip, 1.0, self.fractional_bits, bound)
 
     def slot(self, n: int) -> SumSlot:
         """Slot = the round; terms = the codec and the least number of contributors, as this side holds them."""

@@ -45,7 +45,8 @@ class RoundOutcome:
     decryptors: list[int]
     rejected_holders: dict[int, str]
     total_weight: float
-    epsilon: float | None = None
+    epsilon: float | None = None  # with noise: this round's release alone, at the run's δ
+    epsilon_so_far: float | None = None  # every round up to this one, composed
 
 
 @dataclass
@@ -80,6 +81,14 @@ class MpdpWorkflow:
         self.key_signatures: list[bytes] = []
         self.keyed_nodes: set[int] = set()
         self.log = RunLog()
+        self.rdp_rounds: list[int] = []  # contributors per noisy round, for the accountant
+
+    def _epsilon(self, terms: protocol.RoundTerms, rounds: list[int]) -> float:
+        """ε of these rounds' releases composed (RDP adds over rounds), each with the noise its contributors
+        carry beside the colluding ones."""
+        assert self.noise is not None
+        return self.noise.epsilon_of([self.noise.rdp_curve(terms.count, terms.fractional_bits, contributors,
+                                                           self.min_contributors) for contributors in rounds])
 
     # --- plumbing --------------------------------------------------------------------------------------------
 
@@ -188,8 +197,10 @@ class MpdpWorkflow:
             log.info("configure_fit: no clients selected, cancel")
             return
         proxies = {proxy.node_id: (proxy, fitins) for proxy, fitins in proxy_fitins}
+        noise = {} if self.noise is None else {"noise_multiplier": self.noise.noise_multiplier,
+                                               "l2_clip": self.noise.l2_clip, "delta": self.noise.delta}
         terms = protocol.RoundTerms(session, current_round, sum(int(np.prod(s)) for s in shapes), len(self.node_of),
-                                    self.min_contributors, self.clip, self.max_weight, self.fractional_bits)
+                                    self.min_contributors, self.clip, self.max_weight, self.fractional_bits, **noise)
         codec = terms.codec(self.public_key.n)
 
         # Round trip 1: fit instructions out, signed encrypted weighted updates back.
@@ -246,6 +257,11 @@ class MpdpWorkflow:
                 log.warning("key holder %d: %s", party, error)
         plaintexts, decryptors = combiner.combine()  # only proofs that verified
         mean, total_weight = codec.decode_mean(plaintexts, len(collector.contributors))
+        epsilon = None
+        if self.noise is not None:  # the mean clipped delta (noisy), applied to the global model
+            mean = np.concatenate([np.ravel(a) for a in parameters_to_ndarrays(parameters)]) + mean
+            self.rdp_rounds.append(len(collector.contributors))
+            epsilon = self._epsilon(terms, self.rdp_rounds[-1:]), self._epsilon(terms, self.rdp_rounds)
         arrays, offset = [], 0
         for shape in shapes:
             size = int(np.prod(shape))
@@ -255,7 +271,10 @@ class MpdpWorkflow:
         for _, fitres in results:
             fitres.parameters = aggregate
         outcome = RoundOutcome(current_round, list(collector.contributors), dict(collector.absent), decryptors,
-                               dict(combiner.rejected), total_weight)
+                               dict(combiner.rejected), total_weight, *(epsilon or (None, None)))
+        if epsilon is not None:
+            log.info("round %d: ε = %.4g this round, ε = %.4g over the run's %d rounds (δ = %g)", current_round,
+                     epsilon[0], epsilon[1], len(self.rdp_rounds), self.noise.delta)
         self.log.rounds.append(outcome)
         log.info("round %d: %d contributions summed, decrypted by holders %s", current_round,
                  len(collector.contributors), decryptors)
