@@ -19,9 +19,8 @@ from flwr.common import parameters_to_ndarrays
 from flwr.compat.common import recorddict_compat as compat
 
 from mpdp.cryptocore import keyfiles
-from mpdp.cryptocore.dkg.holder import Holder
 from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
-from mpdp.flower import protocol
+from mpdp.flower import holder_state, protocol
 from mpdp.flower.bundles import Bundle
 from mpdp.flower.channels import ChannelError, Channels, key_digest
 from mpdp.flower.noise import clip
@@ -114,7 +113,7 @@ class MpdpMod:
             raise ChannelError(f"the ceremony's members are {sorted(senders)}, not the committee of {self.committee}")
         channels.accept_hellos(bundle.keys, hellos)
         if "holder" not in dkg:
-            holder = Holder(bundle.party, self.committee, dkg["threshold"], dkg["bits"])
+            holder = holder_state.new_holder(bundle.party, self.committee, dkg["threshold"], dkg["bits"])
             outgoing = holder.start()
         else:
             holder = dkg["holder"]
