@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     runner.quiet()
     demo.FEATURES = args.features
-    results = {"command": "python -m mpdp.flower.bench " + " ".join(sys.argv[1:] if argv is None else argv),
+    results: dict = {"command": "python -m mpdp.flower.bench " + " ".join(sys.argv[1:] if argv is None else argv),
                "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                "machine": f"{platform.machine()}, {__import__('os').cpu_count()} cores, Python {platform.python_version()}",
                "runs": [measure(n, args.rounds, args.committee, args.bits) for n in args.clients]}

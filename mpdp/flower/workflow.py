@@ -207,7 +207,7 @@ class MpdpWorkflow:
         contents = {}
         for node, (_, fitins) in proxies.items():
             content = compat.fitins_to_recorddict(fitins, True)
-            extra = {"stage": protocol.TRAIN, "terms": terms.to_json()}
+            extra: dict = {"stage": protocol.TRAIN, "terms": terms.to_json()}
             if node not in self.keyed_nodes:
                 extra.update(public_key=json.dumps(keyfiles.public_key_to_dict(self.public_key)),
                              key_signatures=self.key_signatures)
