@@ -89,7 +89,7 @@ class MpdpMod:
     def _setup(self, bundle: Bundle, state: dict, session: str) -> dict:
         public, share = self._key(bundle, state)
         reply: dict = {"party": bundle.party, "holder": bundle.party <= self.committee}
-        if public is not None:
+        if public is not None and bundle.party <= self.committee:  # the server takes the key from the committee
             reply["public_key"] = json.dumps(keyfiles.public_key_to_dict(public))
             if share is not None:
                 reply["key_signature"] = bundle.keys.sign(key_digest(session, public.key_id)).SerializeToString()
