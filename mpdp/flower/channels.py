@@ -64,22 +64,19 @@ class Channels:
         return self._private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
 
     def hello(self, keys: ContributionKeys) -> bytes:
+        """The 32-byte X25519 key, then the signature on it (ContributionSignature: signature and certificate)."""
         signature = keys.sign(hello_digest(self.session, self.party, self.public_bytes))
-        return threshold_sum_pb2.Contribution(sender=self.party, signature=signature).SerializeToString() + b"|" + \
-            self.public_bytes.hex().encode()
+        return self.public_bytes + signature.SerializeToString()
 
     def accept_hellos(self, keys: ContributionKeys, hellos: dict[int, bytes]) -> None:
         """Every other member's channel key, each checked against that member's own certificate."""
         for party, hello in hellos.items():
             if party == self.party:
                 continue
-            signed, _, public_hex = hello.rpartition(b"|")
-            public = bytes.fromhex(public_hex.decode())
-            contribution = threshold_sum_pb2.Contribution.FromString(signed)
-            if contribution.sender != party:
-                raise ChannelError(f"the hello relayed as party {party}'s names party {contribution.sender}")
+            public, signed = hello[:32], hello[32:]
             try:
-                keys.check(party, hello_digest(self.session, party, public), contribution.signature)
+                signature = threshold_sum_pb2.ContributionSignature.FromString(signed)
+                keys.check(party, hello_digest(self.session, party, public), signature)
             except Exception as error:
                 raise ChannelError(f"party {party}'s channel key is not its own: {error}") from None
             shared = self._private.exchange(X25519PublicKey.from_public_bytes(public))

@@ -107,11 +107,12 @@ class MpdpMod:
         """One stage of the ceremony: open what the others sent, step the holder, seal what it sends."""
         dkg = state["dkg"]
         channels = Channels(bundle.party, dkg["session"], dkg["channel"])
-        senders = [int(s) for s in config["hello_parties"]]  # type: ignore[union-attr]
-        hellos = dict(zip(senders, [bytes(h) for h in config["hellos"]]))  # type: ignore[union-attr]
-        if sorted(senders) != list(range(1, self.committee + 1)):
-            raise ChannelError(f"the ceremony's members are {sorted(senders)}, not the committee of {self.committee}")
-        channels.accept_hellos(bundle.keys, hellos)
+        if "holder" not in dkg:  # the first stage brings every member's hello; later ones reuse them
+            senders = [int(s) for s in config["hello_parties"]]  # type: ignore[union-attr]
+            dkg["hellos"] = dict(zip(senders, [bytes(h) for h in config["hellos"]]))  # type: ignore[union-attr]
+            if sorted(senders) != list(range(1, self.committee + 1)):
+                raise ChannelError(f"the ceremony's members are {sorted(senders)}, not the committee of {self.committee}")
+        channels.accept_hellos(bundle.keys, dkg["hellos"])
         if "holder" not in dkg:
             holder = holder_state.new_holder(bundle.party, self.committee, dkg["threshold"], dkg["bits"])
             outgoing = holder.start()

@@ -151,10 +151,12 @@ class MpdpWorkflow:
         parties = sorted(hellos)
         inboxes: dict[int, list[bytes]] = {p: [] for p in parties}
         done: dict[int, tuple[str, bytes]] = {}
+        first = True
         while len(done) < self.committee:
-            contents = {members[p]: self._record(stage=protocol.DKG, hello_parties=parties,
-                                                 hellos=[hellos[q] for q in parties], inbox=inboxes[p])
+            introductions: dict = {"hello_parties": parties, "hellos": [hellos[q] for q in parties]} if first else {}
+            contents = {members[p]: self._record(stage=protocol.DKG, inbox=inboxes[p], **introductions)
                         for p in parties}
+            first = False
             replies = self._send(grid, 0, contents)
             self.log.keygen_round_trips += 1
             if len(replies) != self.committee:
