@@ -5,6 +5,8 @@ every test here skips and says so. Keys are 1024-bit, as in every test."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 pytest.importorskip("flwr", reason="needs the flower extra (flwr 1.42): pip install 'mpdp[flower]'")
@@ -224,12 +226,13 @@ def test_noise_shares_give_dp_fedavgs_model_within_the_noise_and_the_run_log_sta
     first, second = workflow.log.rounds
     assert first.epsilon is not None and second.epsilon_so_far is not None
     assert first.epsilon == pytest.approx(first.epsilon_so_far) and second.epsilon_so_far > second.epsilon > 0
-    # Round 1 from the zero model: the noiseless DP-FedAvg step is the mean clipped delta; the noise on each
-    # coordinate of the mean has σ = noise_multiplier·l2_clip/K (plus rounding), so 6σ bounds the difference.
+    # Round 1 from the zero model: the noiseless DP-FedAvg step is the mean clipped delta. Each of the K shares
+    # has variance μ/(τ − c) (any decryptable sum without the colluder's share carries μ), so the mean's noise per
+    # coordinate has σ = √(K·share_μ)/(2^F·K): 6σ bounds the difference but for a chance below 10⁻⁷.
     deltas = [clip(np.concatenate(demo.train(demo.initial_parameters(), *demo.partition(i, CLIENTS))), 1.0)
               for i in range(CLIENTS)]
     noiseless = np.mean(deltas, axis=0)
-    sigma = noise.noise_multiplier * noise.l2_clip / CLIENTS
+    sigma = math.sqrt(CLIENTS * noise.share_mu(demo.FEATURES + 1, 20, 3)) / 2**20 / CLIENTS
     single = demo.run(twin(bundles), server_context(), 1, CLIENTS, MpdpWorkflow(COMMITTEE, THRESHOLD, noise=noise))
     difference = np.concatenate(single) - noiseless
     assert np.max(np.abs(difference)) < 6 * sigma
