@@ -84,10 +84,14 @@ def _train_round(bundles, grid: InProcessGrid, round_: int = 1):
 
 
 def _ask_holders(grid: InProcessGrid, terms, contributions) -> dict[int, Message]:
+    return _ask_holders_of(grid, terms, contributions, COMMITTEE)
+
+
+def _ask_holders_of(grid: InProcessGrid, terms, contributions, committee: int) -> dict[int, Message]:
     request = threshold_sum_pb2.DecryptionRequest(contributions=contributions)
     messages = [Message(content=RecordDict({protocol.RECORD: ConfigRecord({
         "stage": protocol.DECRYPT, "terms": terms.to_json(), "request": request.SerializeToString()})}),
-        dst_node_id=party, message_type=MessageType.TRAIN) for party in range(1, COMMITTEE + 1)]
+        dst_node_id=party, message_type=MessageType.TRAIN) for party in range(1, committee + 1)]
     return {r.metadata.src_node_id: r for r in grid.send_and_receive(messages)}
 
 
@@ -183,12 +187,13 @@ def test_a_holders_forged_partial_decryption_is_rejected_before_combining(bundle
 
 @pytest.mark.slow
 def test_the_committee_generates_the_key_over_flower_messages(tmp_path):
-    """No dealer: three members run mpdp's key generation through the server, which relays sealed messages."""
+    """No dealer: three members (all three needed: 2t > ℓ + 1) run mpdp's key generation through the server,
+    which relays sealed messages."""
     from mpdp.flower import bundles as provisioning
 
     provisioning.provision(tmp_path, 6)
     grid = InProcessGrid(demo.client_app([MpdpMod(tmp_path, 3)]), 6)
-    workflow = MpdpWorkflow(3, 2, keygen="dkg", key_bits=BITS)
+    workflow = MpdpWorkflow(3, 3, keygen="dkg", key_bits=BITS)
     got = demo.run(grid, server_context(), 2, 6, workflow)
     assert_models_close(got, plain_fedavg(2, 6))
     assert workflow.log.keygen_round_trips > 10
@@ -207,6 +212,19 @@ def test_ten_clients_on_flowers_simulation_engine_give_plain_fedavgs_model(bundl
     assert_models_close(got, plain_fedavg(3))
     assert workflow.grid is not None
     assert [c["round_trips"] for c in workflow.grid.report()] == [1, 2, 2, 2]  # setup once, then two per round
+
+
+def test_a_threshold_that_lets_two_quorums_share_only_the_colluder_is_refused(tmp_path):
+    """t = 2 of 3: {colluder, A} and {colluder, B} could each decrypt another subset of one round."""
+    from mpdp.threshold_sum.quorums import QuorumError
+
+    with pytest.raises(QuorumError):
+        MpdpWorkflow(3, 2)
+    runner.bundles_for(tmp_path, 4, 3, 2, BITS, dealt=True)
+    grid = InProcessGrid(demo.client_app([MpdpMod(tmp_path, 3)]), 4)
+    terms = protocol.RoundTerms(str(RUN_ID), 1, demo.FEATURES + 1, 4, 3, 8.0, 1000.0, 20)
+    answers = _ask_holders_of(grid, terms, [], 3)
+    assert all(a.has_error() and "QuorumError" in a.error.reason for a in answers.values())
 
 
 def test_an_update_beyond_its_bounds_is_refused_not_wrapped():

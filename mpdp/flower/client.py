@@ -26,7 +26,7 @@ from mpdp.flower.channels import ChannelError, Channels, key_digest
 from mpdp.flower.noise import clip
 from mpdp.privacy.collusion import MIN_CONTRIBUTORS
 from mpdp.proto.v1 import common_pb2, threshold_sum_pb2
-from mpdp.threshold_sum import decryption
+from mpdp.threshold_sum import decryption, quorums
 from mpdp.threshold_sum.binding import signature_for
 from mpdp.threshold_sum.codec import ciphertexts_to_proto
 
@@ -196,6 +196,9 @@ class MpdpMod:
         public, share = self._key(bundle, state)
         if share is None or public is None:
             raise ValueError(f"party {bundle.party} holds no key share")
+        # With 2t ≤ ℓ + 1 the server and one colluding holder could have two subsets of a round decrypted by
+        # disjoint honest holders, and learn one update from their difference: refuse such a key outright.
+        quorums.check(public.threshold, public.holders)
         slot = (terms.session, terms.round)
         if list(slot) in [list(s) for s in state["decrypted"]]:
             raise PermissionError(f"party {bundle.party} already decrypted a sum of round {terms.round}")

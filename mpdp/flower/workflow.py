@@ -31,6 +31,7 @@ from mpdp.flower.client import ciphertexts_of
 from mpdp.privacy.collusion import MIN_CONTRIBUTORS
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions.errors import ProtocolError
+from mpdp.threshold_sum import quorums
 from mpdp.threshold_sum.collector import SumCollector
 from mpdp.threshold_sum.combiner import SumCombiner
 
@@ -67,8 +68,7 @@ class MpdpWorkflow:
         `noise`: a `noise.NoiseShares` to add Skellam shares and account for ε per round."""
         if keygen not in ("provisioned", "dkg"):
             raise ValueError("keygen is 'provisioned' or 'dkg'")
-        if not 1 < threshold <= committee:
-            raise ValueError("need 1 < threshold ≤ committee: no single holder decrypts")
+        quorums.check(threshold, committee)  # 2t > ℓ + 1: the holders refuse any other key anyway
         self.committee, self.threshold = committee, threshold
         self.min_contributors = max(MIN_CONTRIBUTORS, min_contributors)
         self.keygen, self.key_bits = keygen, key_bits
