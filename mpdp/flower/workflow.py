@@ -111,9 +111,8 @@ class MpdpWorkflow:
 
     # --- once per run ----------------------------------------------------------------------------------------
 
-    def _setup(self, grid, session: str) -> None:
-        replies = self._send(grid, 0, {node: self._record(stage=protocol.SETUP, session=session)
-                                       for node in grid.get_node_ids()})
+    def _setup(self, grid, session: str, nodes: list[int]) -> None:
+        replies = self._send(grid, 0, {node: self._record(stage=protocol.SETUP, session=session) for node in nodes})
         keys, signatures = {}, {}
         for node, reply in replies.items():
             record = reply.content.config_records[protocol.RECORD]
@@ -182,22 +181,23 @@ class MpdpWorkflow:
         if not isinstance(context, LegacyContext):
             raise TypeError(f"Expect a LegacyContext, but get {type(context).__name__}.")
         session = str(grid.run.run_id)  # what each client reads from its messages' metadata
-        if self.public_key is None:
-            counted_round = getattr(grid, "round", None)
-            if counted_round is not None:
-                grid.round = 0  # a CountingGrid books the once-per-run setup (and key generation) as round 0
-            self._setup(grid, session)
-            if counted_round is not None:
-                grid.round = counted_round
-        assert self.public_key is not None
         cfg = context.state.config_records[MAIN_CONFIGS_RECORD]
         current_round = cast(int, cfg[Key.CURRENT_ROUND])
         parameters = compat.arrayrecord_to_parameters(context.state.array_records[MAIN_PARAMS_RECORD], keep_input=True)
         shapes = [a.shape for a in parameters_to_ndarrays(parameters)]
+        # The strategy waits for its minimum of clients to connect: the setup then reaches every one of them.
         proxy_fitins = context.strategy.configure_fit(current_round, parameters, context.client_manager)
         if not proxy_fitins:
             log.info("configure_fit: no clients selected, cancel")
             return
+        if self.public_key is None:
+            counted_round = getattr(grid, "round", None)
+            if counted_round is not None:
+                grid.round = 0  # a CountingGrid books the once-per-run setup (and key generation) as round 0
+            self._setup(grid, session, [proxy.node_id for proxy in context.client_manager.all().values()])
+            if counted_round is not None:
+                grid.round = counted_round
+        assert self.public_key is not None
         proxies = {proxy.node_id: (proxy, fitins) for proxy, fitins in proxy_fitins}
         noise = {} if self.noise is None else {"noise_multiplier": self.noise.noise_multiplier,
                                                "l2_clip": self.noise.l2_clip, "delta": self.noise.delta}
