@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import pickle
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 from flwr.app import ConfigRecord, Context, Message, RecordDict
@@ -99,8 +100,8 @@ class MpdpMod:
         if bundle.party > self.committee:
             raise ValueError(f"party {bundle.party} is not on the committee of {self.committee}")
         channels = Channels(bundle.party, session)
-        state["dkg"] = {"session": session, "channel": channels.private_bytes, "bits": int(config["bits"]),
-                        "threshold": int(config["threshold"])}
+        state["dkg"] = {"session": session, "channel": channels.private_bytes, "bits": int(cast(int, config["bits"])),
+                        "threshold": int(cast(int, config["threshold"]))}
         return {"party": bundle.party, "hello": channels.hello(bundle.keys)}
 
     def _dkg(self, bundle: Bundle, state: dict, config: ConfigRecord) -> dict:
@@ -108,8 +109,8 @@ class MpdpMod:
         dkg = state["dkg"]
         channels = Channels(bundle.party, dkg["session"], dkg["channel"])
         if "holder" not in dkg:  # the first stage brings every member's hello; later ones reuse them
-            senders = [int(s) for s in config["hello_parties"]]  # type: ignore[union-attr]
-            dkg["hellos"] = dict(zip(senders, [bytes(h) for h in config["hellos"]]))  # type: ignore[union-attr]
+            senders = [int(s) for s in cast(list[int], config["hello_parties"])]
+            dkg["hellos"] = dict(zip(senders, [bytes(h) for h in cast(list[bytes], config["hellos"])]))
             if sorted(senders) != list(range(1, self.committee + 1)):
                 raise ChannelError(f"the ceremony's members are {sorted(senders)}, not the committee of {self.committee}")
         channels.accept_hellos(bundle.keys, dkg["hellos"])
@@ -118,7 +119,7 @@ class MpdpMod:
             outgoing = holder.start()
         else:
             holder = dkg["holder"]
-            received = [channels.open(bytes(sealed)) for sealed in config["inbox"]]  # type: ignore[union-attr]
+            received = [channels.open(bytes(sealed)) for sealed in cast(list[bytes], config["inbox"])]
             outgoing = holder.receive(received)
         dkg["holder"] = holder
         sealed, recipients = [], []
@@ -142,7 +143,7 @@ class MpdpMod:
         """A non-member takes the committee's key only with every member's signature on it."""
         public = keyfiles.public_key_from_dict(json.loads(str(config["public_key"])))
         signatures = [threshold_sum_pb2.ContributionSignature.FromString(bytes(s))
-                      for s in config["key_signatures"]]  # type: ignore[union-attr]
+                      for s in cast(list[bytes], config["key_signatures"])]
         if len(signatures) != self.committee:
             raise ValueError(f"{len(signatures)} committee signatures on the key, need all {self.committee}")
         for member, signature in enumerate(signatures, start=1):

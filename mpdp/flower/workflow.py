@@ -219,13 +219,14 @@ class MpdpWorkflow:
         sampled = sorted(self.party_of[n] for n in proxies)
         collector = SumCollector(self.public_key, sampled, codec.ciphertext_count, self.min_contributors,
                                  terms.slot(self.public_key.n))
-        results, failures = [], []
+        results: list = []
+        failures: list[tuple | BaseException] = []
         for node, reply in replies.items():
             record = reply.content.config_records[protocol.RECORD]
             party = self.party_of[node]
             try:
                 if int(cast(int, record["party"])) != party:
-                    raise ValueError(f"node of party {party} uploads as {record['party']}")
+                    raise ValueError(f"node of party {party} uploads as {record['party']!r}")
                 collector.accept(party, ciphertexts_of(record),
                                  threshold_sum_pb2.ContributionSignature.FromString(bytes(cast(bytes, record["signature"]))))
             except (ProtocolError, CryptoError, ValueError) as error:
@@ -248,13 +249,13 @@ class MpdpWorkflow:
         combiner = SumCombiner(self.public_key, list(range(1, self.committee + 1)), collector.aggregate,
                                terms.proof_context())
         for party in range(1, self.committee + 1):
-            reply = answers.get(self.node_of.get(party, -1))
-            if reply is None:
+            answer = answers.get(self.node_of.get(party, -1))
+            if answer is None:
                 combiner.mark_absent(party, "no answer")
                 continue
             try:
                 combiner.accept(party, threshold_sum_pb2.PartialDecryptions.FromString(
-                    bytes(cast(bytes, reply.content.config_records[protocol.RECORD]["partials"]))))
+                    bytes(cast(bytes, answer.content.config_records[protocol.RECORD]["partials"]))))
             except (ProtocolError, CryptoError) as error:
                 log.warning("key holder %d: %s", party, error)
         plaintexts, decryptors = combiner.combine()  # only proofs that verified
