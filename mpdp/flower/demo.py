@@ -68,7 +68,9 @@ def run(grid, context: Context, num_rounds: int, clients: int, fit_workflow=None
     from flwr.compat.common import recorddict_compat as compat
     from flwr.server.workflow.constant import MAIN_PARAMS_RECORD
 
-    strategy = FedAvg(fraction_fit=fraction_fit, fraction_evaluate=0.0, min_fit_clients=2,
+    # min_fit_clients as many as the fraction asks of all: FedAvg sizes its sample from the clients connected at
+    # that instant, which at a simulation's start may be two of ten.
+    strategy = FedAvg(fraction_fit=fraction_fit, fraction_evaluate=0.0, min_fit_clients=max(2, int(clients * fraction_fit)),
                       min_available_clients=clients, initial_parameters=ndarrays_to_parameters(initial_parameters()))
     legacy = LegacyContext(context=context, config=ServerConfig(num_rounds=num_rounds), strategy=strategy)
     DefaultWorkflow(fit_workflow=fit_workflow)(grid, legacy)
