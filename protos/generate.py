@@ -2,7 +2,8 @@
 
     python protos/generate.py
 
-tests/test_protos_current.py fails when the committed code is stale.
+tests/test_protos_current.py fails when the committed code is stale, or needs a newer protobuf or grpcio than
+pyproject.toml's floors: run this with grpcio-tools 1.70.0 (protoc 29.0), e.g. in a venv of its own.
 """
 
 from __future__ import annotations

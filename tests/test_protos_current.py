@@ -44,3 +44,33 @@ def test_generated_descriptors_match_the_proto_files(tmp_path):
                 stub = getattr(grpc_module, f"{service.name}Stub")
                 servicer = getattr(grpc_module, f"{service.name}Servicer")
                 assert {m.name for m in service.method} <= set(dir(servicer)), stub
+
+
+def _floor(requirements: list[str], name: str) -> tuple[int, ...]:
+    import re
+
+    for requirement in requirements:
+        match = re.fullmatch(rf"{name}>=([0-9.]+)", requirement.split(";")[0].strip())
+        if match:
+            return tuple(int(part) for part in match.group(1).split("."))
+    raise AssertionError(f"pyproject.toml names no lower bound for {name}")
+
+
+def test_the_generated_code_loads_on_the_lowest_protobuf_and_grpcio_pyproject_allows():
+    """Code from a newer grpcio-tools demands a newer runtime than mpdp's ranges (and flwr's) allow: regenerate
+    with the grpcio-tools of the floor (pyproject.toml's comment) whenever a .proto changes."""
+    import re
+    import tomllib
+
+    requirements = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    protobuf_floor, grpcio_floor = _floor(requirements, "protobuf"), _floor(requirements, "grpcio")
+    generated = sorted((ROOT / "mpdp" / "proto").rglob("*_pb2*.py"))
+    assert generated
+    for path in generated:
+        text = path.read_text()
+        gencode = re.search(r"ValidateProtobufRuntimeVersion\(\s*_runtime_version\.Domain\.PUBLIC,\s*(\d+),\s*(\d+),\s*(\d+),", text)
+        if gencode:
+            assert tuple(map(int, gencode.groups())) <= protobuf_floor, f"{path.name}: gencode {gencode.groups()}"
+        grpc_version = re.search(r"GRPC_GENERATED_VERSION = '([0-9.]+)'", text)
+        if grpc_version:
+            assert tuple(map(int, grpc_version.group(1).split("."))) <= grpcio_floor, f"{path.name}: {grpc_version.group(1)}"

@@ -3,8 +3,7 @@ from mpdp.proto.v1 import threshold_sum_pb2 as _threshold_sum_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Iterable as _Iterable, Mapping as _Mapping
-from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -42,7 +41,7 @@ class DuParameters(_message.Message):
     key_id: bytes
     batch_size: int
     records_cap: int
-    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., rounds: _Optional[int] = ..., tolerance: _Optional[float] = ..., local_epochs: _Optional[int] = ..., learning_rate: _Optional[float] = ..., regularization: _Optional[float] = ..., parties: _Optional[int] = ..., dimension: _Optional[int] = ..., bound: _Optional[float] = ..., secure_aggregation: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., batch_size: _Optional[int] = ..., records_cap: _Optional[int] = ...) -> None: ...
+    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., rounds: _Optional[int] = ..., tolerance: _Optional[float] = ..., local_epochs: _Optional[int] = ..., learning_rate: _Optional[float] = ..., regularization: _Optional[float] = ..., parties: _Optional[int] = ..., dimension: _Optional[int] = ..., bound: _Optional[float] = ..., secure_aggregation: bool = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., batch_size: _Optional[int] = ..., records_cap: _Optional[int] = ...) -> None: ...
 
 class DuOpen(_message.Message):
     __slots__ = ("parameters", "round_deadline_seconds", "noise_seed", "client_signature")
@@ -72,7 +71,7 @@ class DuModel(_message.Message):
     round_deadline_seconds: float
     noise_seed: int
     client_signature: _threshold_sum_pb2.ContributionSignature
-    def __init__(self, parameters: _Optional[_Union[DuParameters, _Mapping]] = ..., round: _Optional[int] = ..., theta: _Optional[_Iterable[float]] = ..., final: _Optional[bool] = ..., round_deadline_seconds: _Optional[float] = ..., noise_seed: _Optional[int] = ..., client_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
+    def __init__(self, parameters: _Optional[_Union[DuParameters, _Mapping]] = ..., round: _Optional[int] = ..., theta: _Optional[_Iterable[float]] = ..., final: bool = ..., round_deadline_seconds: _Optional[float] = ..., noise_seed: _Optional[int] = ..., client_signature: _Optional[_Union[_threshold_sum_pb2.ContributionSignature, _Mapping]] = ...) -> None: ...
 
 class DuUpload(_message.Message):
     __slots__ = ("round", "records", "theta", "encrypted", "signature", "proof")

@@ -1,8 +1,7 @@
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Iterable as _Iterable, Mapping as _Mapping
-from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -32,7 +31,7 @@ class KeygenRound(_message.Message):
     round: int
     broadcast: bool
     values: _containers.RepeatedScalarFieldContainer[bytes]
-    def __init__(self, stage: _Optional[str] = ..., attempt: _Optional[int] = ..., round: _Optional[int] = ..., broadcast: _Optional[bool] = ..., values: _Optional[_Iterable[bytes]] = ...) -> None: ...
+    def __init__(self, stage: _Optional[str] = ..., attempt: _Optional[int] = ..., round: _Optional[int] = ..., broadcast: bool = ..., values: _Optional[_Iterable[bytes]] = ...) -> None: ...
 
 class KeygenPublicKey(_message.Message):
     __slots__ = ("n", "threshold", "v", "verification_keys", "hs", "candidates_tried", "digest")

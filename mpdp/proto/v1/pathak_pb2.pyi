@@ -3,8 +3,7 @@ from mpdp.proto.v1 import comparison_pb2 as _comparison_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Iterable as _Iterable, Mapping as _Mapping
-from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -168,7 +167,7 @@ class CompareReply(_message.Message):
     pair: ComparePair
     differences: _comparison_pb2.MaskedDifferencesMessage
     hint: bool
-    def __init__(self, pair: _Optional[_Union[ComparePair, _Mapping]] = ..., differences: _Optional[_Union[_comparison_pb2.MaskedDifferencesMessage, _Mapping]] = ..., hint: _Optional[bool] = ...) -> None: ...
+    def __init__(self, pair: _Optional[_Union[ComparePair, _Mapping]] = ..., differences: _Optional[_Union[_comparison_pb2.MaskedDifferencesMessage, _Mapping]] = ..., hint: bool = ...) -> None: ...
 
 class CompareRound(_message.Message):
     __slots__ = ("comparisons",)

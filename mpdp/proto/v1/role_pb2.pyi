@@ -7,8 +7,7 @@ from mpdp.proto.v1 import keygen_pb2 as _keygen_pb2
 from mpdp.proto.v1 import pathak_pb2 as _pathak_pb2
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
-from collections.abc import Mapping as _Mapping
-from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
+from typing import ClassVar as _ClassVar, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
 

@@ -6,7 +6,7 @@ import warnings
 from mpdp.proto.v1 import common_pb2 as mpdp_dot_proto_dot_v1_dot_common__pb2
 from mpdp.proto.v1 import role_pb2 as mpdp_dot_proto_dot_v1_dot_role__pb2
 
-GRPC_GENERATED_VERSION = '1.85.1'
+GRPC_GENERATED_VERSION = '1.70.0'
 GRPC_VERSION = grpc.__version__
 _version_not_supported = False
 
@@ -19,14 +19,14 @@ except ImportError:
 if _version_not_supported:
     raise RuntimeError(
         f'The grpc package installed is at version {GRPC_VERSION},'
-        + ' but the generated code in mpdp/proto/v1/role_pb2_grpc.py depends on'
+        + f' but the generated code in mpdp/proto/v1/role_pb2_grpc.py depends on'
         + f' grpcio>={GRPC_GENERATED_VERSION}.'
         + f' Please upgrade your grpc module to grpcio>={GRPC_GENERATED_VERSION}'
         + f' or downgrade your generated code using grpcio-tools<={GRPC_VERSION}.'
     )
 
 
-class RoleStub:
+class RoleStub(object):
     """Missing associated documentation comment in .proto file."""
 
     def __init__(self, channel):
@@ -67,7 +67,7 @@ class RoleStub:
                 _registered_method=True)
 
 
-class RoleServicer:
+class RoleServicer(object):
     """Missing associated documentation comment in .proto file."""
 
     def Step(self, request, context):
@@ -153,7 +153,7 @@ def add_RoleServicer_to_server(servicer, server):
 
 
  # This class is part of an EXPERIMENTAL API.
-class Role:
+class Role(object):
     """Missing associated documentation comment in .proto file."""
 
     @staticmethod
