@@ -18,9 +18,10 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from mpdp.cryptocore import keyfiles, secret_files
-from mpdp.cryptocore.contribution_signature import ContributionSigner, ContributionVerifier
-from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
+from mpdp.cryptocore.keys import secret_files
+from mpdp.cryptocore.keys.contribution_signature import ContributionSigner, ContributionVerifier
+from mpdp.cryptocore.paillier import keyfiles
+from mpdp.cryptocore.paillier.threshold import KeyShare, ThresholdPublicKey
 from mpdp.threshold_sum.binding import ContributionKeys
 
 VALIDITY = datetime.timedelta(days=365)

@@ -19,8 +19,8 @@ from flwr.app.message_type import MessageType
 from flwr.common import parameters_to_ndarrays
 from flwr.compat.common import recorddict_compat as compat
 
-from mpdp.cryptocore import keyfiles
-from mpdp.cryptocore.threshold import KeyShare, ThresholdPublicKey
+from mpdp.cryptocore.paillier import keyfiles
+from mpdp.cryptocore.paillier.threshold import KeyShare, ThresholdPublicKey
 from mpdp.flower import holder_state, protocol
 from mpdp.flower.bundles import Bundle
 from mpdp.flower.channels import ChannelError, Channels, key_digest

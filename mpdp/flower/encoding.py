@@ -12,9 +12,9 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from mpdp.cryptocore.encodings.fixedpoint import FixedPoint
+from mpdp.cryptocore.encodings.packing import SlotLayout
 from mpdp.cryptocore.errors import EncodingOverflow
-from mpdp.cryptocore.fixedpoint import FixedPoint
-from mpdp.cryptocore.packing import SlotLayout
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def quiet() -> None:
 def bundles_for(root: Path, clients: int, committee: int, threshold: int, bits: int, dealt: bool) -> Path:
     """Fresh identities for `clients` parties; with `dealt`, a key generated here and written into the bundles
     (a provisioned key; without it the committee generates one over Flower messages)."""
-    from mpdp.cryptocore.threshold import generate_threshold_key
+    from mpdp.cryptocore.paillier.threshold import generate_threshold_key
     from mpdp.flower import bundles
 
     bundles.provision(root, clients)

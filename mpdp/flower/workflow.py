@@ -23,9 +23,9 @@ from flwr.compat.common import recorddict_compat as compat
 from flwr.server.compat.legacy_context import LegacyContext
 from flwr.server.workflow.constant import MAIN_CONFIGS_RECORD, MAIN_PARAMS_RECORD, Key
 
-from mpdp.cryptocore import keyfiles
 from mpdp.cryptocore.errors import CryptoError
-from mpdp.cryptocore.threshold import ThresholdPublicKey
+from mpdp.cryptocore.paillier import keyfiles
+from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.flower import protocol
 from mpdp.flower.client import ciphertexts_of
 from mpdp.privacy.collusion import MIN_CONTRIBUTORS
