@@ -256,7 +256,7 @@ def test_the_du_client_recomputes_every_round(du_released):
 def test_du_lies_are_detected(du_released):
     def theta(result):
         result.theta[0] += 2**-20
-    assert "final θ" in _du_lie(du_released, theta)
+    assert "released θ" in _du_lie(du_released, theta)
 
     def inflate(result):  # a round's participant added
         del result.history[0].participants[4]
