@@ -12,6 +12,7 @@ from mpdp.protocols.dppp.release import check_round
 from mpdp.sessions.errors import Kind, ProtocolError
 from mpdp.sessions.identity import CLIENT, party
 from mpdp.sessions.matrices import matrix_to_proto
+from mpdp.vote_proofs.assurance import Assurance
 from party.dppp import DpppTeacherSide
 from tests.test_dppp_sessions import CLASSES, HOLDERS, QUERIES, TEACHERS, _resources
 
@@ -36,7 +37,7 @@ def _round(threshold_key, proven: bool, faults: dict[int, str], absent: int | No
     public, shares = threshold_key
     honest_fraction = 1 / 2 if proven else 2 / 3  # proven: two of five out, three must be enough
     parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, honest_fraction, True,
-                                                   public.key_id, proven_votes=proven)
+                                                   public.key_id, assurance=Assurance.PROVEN_VOTES if proven else Assurance.NONE)
     parameters.calibrate()
     features = np.random.default_rng(5).normal(size=(QUERIES, 4))
     teachers = []

@@ -13,13 +13,14 @@ from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.sessions.errors import ProtocolError
 from mpdp.vote_proofs import noise_bits
 from mpdp.vote_proofs import votes as vote_proofs
+from mpdp.vote_proofs.assurance import Assurance
 
 QUERIES, CLASSES = 3, 2
 
 
 def _setup(public):
     parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, QUERIES, CLASSES, 3, 2 / 3, True, public.key_id,
-                                                   proven_votes=True, verifiable_noise=True)
+                                                   assurance=Assurance.VERIFIABLE_NOISE)
     return parameters, parameters.layout(public.n)
 
 
@@ -73,7 +74,7 @@ def test_the_fold_packs_slots_across_plaintexts(threshold_key):
     public, shares = threshold_key
     queries, classes = 60, 10
     parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, queries, classes, 3, 2 / 3, True, public.key_id,
-                                                   proven_votes=True)  # the layout alone; two bits per slot below
+                                                   assurance=Assurance.PROVEN_VOTES)  # the layout alone; two bits per slot below
     layout = parameters.layout(public.n)
     assert layout.plaintexts_needed(parameters.values) >= 2
     tosses = 2

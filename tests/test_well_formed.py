@@ -21,6 +21,7 @@ from mpdp.sessions.matrices import matrix_to_proto
 from mpdp.threshold_sum.binding import ContributionKeys
 from mpdp.vote_proofs import joint_coin, noise_bits, well_formed
 from mpdp.vote_proofs import votes as vote_proofs
+from mpdp.vote_proofs.assurance import Assurance
 from party.dppp import DpppTeacherSide
 from party.key_holder import signed
 from party.resources import PartyResources
@@ -53,8 +54,7 @@ class Round:
                  check_bits: bool = False):
         public, shares = threshold_key
         self.parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, QUERIES, CLASSES, len(TEACHERS), 2 / 3, True,
-                                                            public.key_id, proven_votes=True,
-                                                            verifiable_noise=verifiable, holders_check_bits=check_bits)
+                                                            public.key_id, assurance=Assurance.HOLDERS_CHECK_BITS if check_bits else Assurance.VERIFIABLE_NOISE if verifiable else Assurance.PROVEN_VOTES)
         self.parameters.calibrate()
         model = LogisticRegression().fit(FEATURES, [0, 1, 1, 0])
         faults = faults or {}
@@ -282,7 +282,7 @@ def _hamm_round(threshold_key, issued, verifiable: bool, faults: dict[int, str])
 
     public, shares = threshold_key
     parameters = HammParameters("vote", 10.0, 1e-5, 0.01, 2, len(TEACHERS), len(FEATURES), 2, True, False, 2 / 3,
-                                public.key_id, proven_votes=True, verifiable_noise=verifiable)
+                                public.key_id, assurance=Assurance.VERIFIABLE_NOISE if verifiable else Assurance.PROVEN_VOTES)
     parameters.calibrate()
     model = LogisticRegression().fit(FEATURES, [0, 1, 1, 0])
     voters = {i: HammPartySide("h", PartyResources(i, public, shares[i - 1], model, FEATURES, np.array([0, 1, 1, 0]),

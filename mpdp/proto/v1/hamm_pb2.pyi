@@ -9,7 +9,7 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class HammParameters(_message.Message):
-    __slots__ = ("method", "epsilon", "delta", "regularization", "classes", "parties", "aux_points", "dimension", "noisy_counts", "protect_aux", "honest_fraction", "key_id", "count_noise", "proven_votes", "verifiable_noise", "colluding", "holders_check_bits")
+    __slots__ = ("method", "epsilon", "delta", "regularization", "classes", "parties", "aux_points", "dimension", "noisy_counts", "protect_aux", "honest_fraction", "key_id", "count_noise", "colluding", "assurance")
     METHOD_FIELD_NUMBER: _ClassVar[int]
     EPSILON_FIELD_NUMBER: _ClassVar[int]
     DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -23,10 +23,8 @@ class HammParameters(_message.Message):
     HONEST_FRACTION_FIELD_NUMBER: _ClassVar[int]
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     COUNT_NOISE_FIELD_NUMBER: _ClassVar[int]
-    PROVEN_VOTES_FIELD_NUMBER: _ClassVar[int]
-    VERIFIABLE_NOISE_FIELD_NUMBER: _ClassVar[int]
     COLLUDING_FIELD_NUMBER: _ClassVar[int]
-    HOLDERS_CHECK_BITS_FIELD_NUMBER: _ClassVar[int]
+    ASSURANCE_FIELD_NUMBER: _ClassVar[int]
     method: str
     epsilon: float
     delta: float
@@ -40,11 +38,9 @@ class HammParameters(_message.Message):
     honest_fraction: float
     key_id: bytes
     count_noise: str
-    proven_votes: bool
-    verifiable_noise: bool
     colluding: int
-    holders_check_bits: bool
-    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., classes: _Optional[int] = ..., parties: _Optional[int] = ..., aux_points: _Optional[int] = ..., dimension: _Optional[int] = ..., noisy_counts: _Optional[bool] = ..., protect_aux: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., count_noise: _Optional[str] = ..., proven_votes: _Optional[bool] = ..., verifiable_noise: _Optional[bool] = ..., colluding: _Optional[int] = ..., holders_check_bits: _Optional[bool] = ...) -> None: ...
+    assurance: _common_pb2.Assurance
+    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., classes: _Optional[int] = ..., parties: _Optional[int] = ..., aux_points: _Optional[int] = ..., dimension: _Optional[int] = ..., noisy_counts: _Optional[bool] = ..., protect_aux: _Optional[bool] = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., count_noise: _Optional[str] = ..., colluding: _Optional[int] = ..., assurance: _Optional[_Union[_common_pb2.Assurance, str]] = ...) -> None: ...
 
 class HammOpen(_message.Message):
     __slots__ = ("parameters", "deadline_seconds", "noise_seed", "client_signature")
