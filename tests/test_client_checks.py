@@ -2,6 +2,8 @@
 (teacher 3 absent, so a count can be inflated) is checked as released, then altered as a hostile aggregator
 would alter it; every alteration fails the check with a line naming the aggregator."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -42,10 +44,9 @@ def _round(threshold_key, proven: bool, faults: dict[int, str], absent: int | No
     features = np.random.default_rng(5).normal(size=(QUERIES, 4))
     teachers = []
     for i in range(1, TEACHERS + 1):
-        own = _resources(public, shares, i)
-        own.fault = faults.get(i)
-        own.contribution_keys = keys(party(i)) if keys is not None else None
-        teachers.append(DpppTeacherSide(SESSION, own, parameters, features, 60.0))
+        own = dataclasses.replace(_resources(public, shares, i), fault=faults.get(i),
+                                  contribution_keys=keys(party(i)) if keys is not None else None)
+        teachers.append(own.side(DpppTeacherSide)(SESSION, own, parameters, features, 60.0))
     rnd = DpppAggregatorSide(SESSION, parameters, matrix_to_proto(features), 60.0, public,
                              list(range(1, TEACHERS + 1)), HOLDERS, keys=keys(CLIENT) if keys is not None else None)
     rnd.receive(CLIENT, "open", dppp_pb2.DpppRoundRequest())

@@ -14,6 +14,7 @@ from mpdp.sessions.errors import ProtocolError
 from mpdp.vote_proofs import noise_bits
 from mpdp.vote_proofs import votes as vote_proofs
 from mpdp.vote_proofs.assurance import Assurance
+from tests.malicious_parties import tampered_bit
 
 QUERIES, CLASSES = 3, 2
 
@@ -51,7 +52,7 @@ def test_a_bit_of_two_cannot_be_proven(threshold_key):
     message, _ = noise_bits.commit(public, bits, b"bits")
     noise_bits.check(public, bits.size, message, b"bits")
     with pytest.raises(mp.MembershipProofInvalid):
-        noise_bits.check(public, bits.size, noise_bits.tampered_bit(public, message), b"bits")
+        noise_bits.check(public, bits.size, tampered_bit(public, message), b"bits")
     with pytest.raises(mp.MembershipProofInvalid):  # bound to its sender's context
         noise_bits.check(public, bits.size, message, b"other")
     with pytest.raises(ProtocolError):  # counts before any proof

@@ -26,6 +26,7 @@ from party.dppp import DpppTeacherSide
 from party.key_holder import signed
 from party.resources import PartyResources
 from party.voter import State
+from tests.malicious_parties import tampered_bit
 
 TEACHERS = (1, 2, 3)
 ACCOMPLICE = 2
@@ -58,11 +59,10 @@ class Round:
         self.parameters.calibrate()
         model = LogisticRegression().fit(FEATURES, [0, 1, 1, 0])
         faults = faults or {}
-        self.teachers = {
-            i: DpppTeacherSide("s", PartyResources(i, public, shares[i - 1], model, FEATURES, np.array([0, 1, 1, 0]),
-                                                   test_mode=True, fault=faults.get(i),
-                                                   contribution_keys=_keys(issued, party(i))),
-                               self.parameters, FEATURES[:QUERIES], 60.0) for i in TEACHERS}
+        own = {i: PartyResources(i, public, shares[i - 1], model, FEATURES, np.array([0, 1, 1, 0]), test_mode=True,
+                                 fault=faults.get(i), contribution_keys=_keys(issued, party(i))) for i in TEACHERS}
+        self.teachers = {i: own[i].side(DpppTeacherSide)("s", own[i], self.parameters, FEATURES[:QUERIES], 60.0)
+                         for i in TEACHERS}
         self.aggregator = DpppAggregatorSide("s", self.parameters, matrix_to_proto(FEATURES[:QUERIES]), 60.0, public,
                                              list(TEACHERS), list(TEACHERS), keys=_keys(issued, AGGREGATOR))
         self.aggregator.receive(CLIENT, "open", None)
@@ -248,7 +248,7 @@ def _pooled_round(threshold_key, issued, tampered: int | None) -> Round:
             proven, values = noise_bits.commit(round_.public, bits, noise_pool.context(round_.public.key_id, teacher,
                                                                                          first))
             if teacher == tampered and first == 0:
-                proven = noise_bits.tampered_bit(round_.public, proven)
+                proven = tampered_bit(round_.public, proven)
                 values = [int.from_bytes(v, "big") for v in proven.ciphertexts.values]
             side.noise_pool.append(first, values, bits=[int(b) for b in bits])
             pools.of(teacher).append(first, values, proofs=list(proven.proofs))
@@ -285,10 +285,9 @@ def _hamm_round(threshold_key, issued, verifiable: bool, faults: dict[int, str])
                                 public.key_id, assurance=Assurance.VERIFIABLE_NOISE if verifiable else Assurance.PROVEN_VOTES)
     parameters.calibrate()
     model = LogisticRegression().fit(FEATURES, [0, 1, 1, 0])
-    voters = {i: HammPartySide("h", PartyResources(i, public, shares[i - 1], model, FEATURES, np.array([0, 1, 1, 0]),
-                                                   test_mode=True, fault=faults.get(i),
-                                                   contribution_keys=_keys(issued, party(i))),
-                               parameters, FEATURES, 60.0) for i in TEACHERS}
+    own = {i: PartyResources(i, public, shares[i - 1], model, FEATURES, np.array([0, 1, 1, 0]), test_mode=True,
+                             fault=faults.get(i), contribution_keys=_keys(issued, party(i))) for i in TEACHERS}
+    voters = {i: own[i].side(HammPartySide)("h", own[i], parameters, FEATURES, 60.0) for i in TEACHERS}
     queries = hamm_pb2.HammQueries(parameters=parameters.to_proto(), features=matrix_to_proto(FEATURES),
                                    deadline_seconds=60)
     aggregator = HammAggregatorSide("h", parameters, queries, public, list(TEACHERS), list(TEACHERS),
