@@ -68,13 +68,15 @@ class DpppTeacherSide(VoterSide):
     def votes(self) -> np.ndarray:
         """Step 2: Σ_t onehot(f_i,t(x_q)) over the teacher's T models (f_i(x_q), one-hot, when T = 1)."""
         classes = self.parameters.classes
-        predictions = [np.asarray(model.predict(self.features), dtype=int)
-                       for model in ensemble_of(self.own.model, self.parameters.ensemble)]
-        if self.own.fault == "noise-skew":  # test mode only: every label pushed to the next class
-            predictions = [(p + 1) % classes for p in predictions]
+        predictions = self._predictions()
         if self.parameters.proven_votes:  # row-major (query, model): the proven ballot's order (vote_proofs/votes.py)
             self._model_votes = np.stack([one_hot(p, classes) for p in predictions], axis=1).reshape(-1, classes)
         return ensemble.ballot(predictions, classes)
+
+    def _predictions(self) -> list[np.ndarray]:
+        """Each of the teacher's T models' labels of the queries."""
+        return [np.asarray(model.predict(self.features), dtype=int)
+                for model in ensemble_of(self.own.model, self.parameters.ensemble)]
 
     @property
     def ballot_copies(self) -> int:
@@ -94,16 +96,6 @@ class DpppTeacherSide(VoterSide):
         self._require(State.VOTING, "voting")
         return dppp_pb2.DpppVotes(tosses=self.parameters.share_range, **self.commit_noise(self.votes()))
 
-    def _noise_bits(self, votes: np.ndarray, tosses: int) -> np.ndarray:
-        if self.own.fault == "noise-skew":  # ones where it votes, zeros elsewhere: shares N_i and 0 if unflipped
-            return np.repeat(votes.reshape(-1, 1), tosses, axis=1).astype(np.int64)
-        return super()._noise_bits(votes, tosses)
-
-    def _draw_noise(self, votes: np.ndarray) -> np.ndarray:
-        if self.own.fault == "noise-skew":  # test mode only: the whole share range on its class, none elsewhere
-            return votes * self.parameters.share_range
-        return super()._draw_noise(votes)
-
     @property
     def ballot_shape(self) -> tuple[int, int]:
         return self.parameters.queries, self.parameters.classes
@@ -116,18 +108,7 @@ class DpppTeacherSide(VoterSide):
     def min_contributors(self) -> int:
         return self.parameters.calibration.min_contributors
 
-    def _cast(self, votes: np.ndarray, noise: np.ndarray) -> np.ndarray:
-        cast = votes + noise
-        if self.own.fault == "vote-two-ones":  # test mode only: one vote more than T in query 0, unproven
-            cast[0, 1 if votes[0, 0] else 0] += 1
-        return cast
-
     def _encrypt(self, cast: np.ndarray) -> list[bytes]:
-        if self.own.fault == "ballot-stuffed":  # test mode only: query 0's first count beyond K·(T + N_i), unproven
-            public_key, p = self.own.public_key, self.parameters
-            plaintexts = p.layout(public_key.n).pack(cast.ravel().tolist())
-            plaintexts[0] += p.teachers * (p.ensemble + p.share_range) + 1  # slot 0: the lowest bits
-            return [ct.to_bytes(public_key.paillier, public_key.encryptor.encrypt(m)) for m in plaintexts]
         if self.parameters.packed:
             return super()._encrypt(cast)
         # The paper's layout is the measured baseline: plain phe encryption (r^n mod n²) as well.
@@ -176,7 +157,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         own = resources(me)
         if kind == "pool_request":
             own.check_opening(pool_opening.PROTOCOL, session_id, PoolFill.of_request(body), body.client_signature)
-            return DpppPoolTeacherSide(session_id, own, pools.of(own.id), powers_of(own), body)
+            return own.side(DpppPoolTeacherSide)(session_id, own, pools.of(own.id), powers_of(own), body)
         parameters = DpppParameters.from_proto(body.parameters)
         own.check_opening("dppp", session_id, parameters, body.client_signature,
                           body.features.SerializeToString(deterministic=True))
@@ -191,7 +172,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         parameters.calibrate()  # each party derives N_i itself (cached per parameter set, bounded)
         parameters.check_holders_request(own.public_key)  # before any work: the holders' request fits one message
         own.admit(session_id, "dppp", parameters.guarantee())  # its own policy, before any work on its data
-        side = DpppTeacherSide(session_id, own, parameters, features, body.deadline_seconds)
+        side = own.side(DpppTeacherSide)(session_id, own, parameters, features, body.deadline_seconds)
         if parameters.verifiable_noise:
             side.noise_pool, side.vote_powers = pools.of(own.id), powers_of(own)
         side.charge = own.spend(session_id, "dppp", parameters.guarantee())  # before the votes leave

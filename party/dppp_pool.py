@@ -14,7 +14,7 @@ import numpy as np
 
 from mpdp.cryptocore.keys.key_checks import check_key_id
 from mpdp.cryptocore.proofs.precomputed_powers import PowerPool
-from mpdp.proto.v1 import dppp_pb2
+from mpdp.proto.v1 import common_pb2, dppp_pb2
 from mpdp.sessions.errors import invalid
 from mpdp.sessions.identity import AGGREGATOR, Identity
 from mpdp.sessions.outbound import Outbound
@@ -58,21 +58,23 @@ class DpppPoolTeacherSide(RoleSide):
     def participants(self) -> list[Identity]:
         return [AGGREGATOR]
 
+    def _fresh_bits(self, count: int) -> np.ndarray:
+        """`count` bits from `secrets`."""
+        stream = np.frombuffer(secrets.token_bytes((count + 7) // 8), dtype=np.uint8)
+        return np.unpackbits(stream)[:count].astype(np.int64)
+
+    def _commit_bits(self, bits: np.ndarray, first: int) -> tuple[common_pb2.ProvenVotes, list[int]]:
+        """The bits encrypted at the pool's positions from `first`, each with its bit proof."""
+        public_key = self.own.public_key
+        return noise_bits.commit(public_key, bits, noise_pool.context(public_key.key_id, self.own.id, first))
+
     @handles("pool_request")
     def fill(self, sender: Identity, body: dppp_pb2.DpppPoolRequest) -> list[Outbound]:
         if sender != AGGREGATOR:
             raise invalid(f"{sender} may not ask for noise bits; the aggregator does")
         self._require(State.OPEN, "filling the noise pool")
-        public_key = self.own.public_key
-        stream = np.frombuffer(secrets.token_bytes((body.count + 7) // 8), dtype=np.uint8)
-        bits = np.unpackbits(stream)[:body.count].astype(np.int64)
-        if self.own.fault == "noise-skew":  # test mode only: every bit 1, a share of N_i everywhere if unflipped
-            bits = np.ones(body.count, dtype=np.int64)
-        committed, values = noise_bits.commit(public_key, bits, noise_pool.context(public_key.key_id, self.own.id,
-                                                                                   body.first))
-        if self.own.fault == "noise-bit-bad":  # test mode only: a bit of 3 under a bit proof
-            committed = noise_bits.tampered_bit(public_key, committed)
-            values = [int.from_bytes(v, "big") for v in committed.ciphertexts.values]
+        bits = self._fresh_bits(body.count)
+        committed, values = self._commit_bits(bits, body.first)
         self.pool.append(body.first, values, bits.tolist())
         self.powers.fill(min(body.randomness_powers, self.powers.room()[0]), min(body.mask_powers, self.powers.room()[1]))
         self._advance(State.OPEN, State.DONE, "uploading noise bits")

@@ -21,7 +21,7 @@ from mpdp.proto.v1 import common_pb2, du_pb2
 from mpdp.protocols.du import accounting, encoding, proven_upload
 from mpdp.protocols.du.local import local_update, noise_source
 from mpdp.protocols.du.objectives import augment
-from mpdp.protocols.du.parameters import FRACTIONAL_BITS, MAX_RECORDS, MAX_RUN_STEPS, DuParameters
+from mpdp.protocols.du.parameters import FRACTIONAL_BITS, MAX_RUN_STEPS, DuParameters
 from mpdp.sessions.errors import denied, invalid, precondition
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, Identity
 from mpdp.sessions.outbound import Outbound
@@ -105,27 +105,31 @@ class DuPartySide(Charged, RoleSide):
         return [Outbound(AGGREGATOR, "upload", upload)]
 
     def _upload(self, round_number: int, theta: np.ndarray) -> du_pb2.DuUpload:
-        p, records = self.parameters, len(self.labels)
-        if self.own.fault == "du-claim-records":  # test mode only: a party over-claiming its weight
-            records = MAX_RECORDS
+        p, records = self.parameters, self._records()
         if not p.secure_aggregation:
             return du_pb2.DuUpload(round=round_number, records=records, theta=theta.tolist())
         public_key = self.own.public_key
-        fault = self.own.fault if self.own.fault in ("du-claim-records", "du-theta-outside") else ""
-        if fault == "du-theta-outside":  # test mode only: every coordinate at 1000·B, past the encoder
-            scaled = [round(1000 * p.bound * 2**FRACTIONAL_BITS)] * p.weights
-        else:
-            encoding.encode(p, records, theta)  # θ on the grid and within ±B, n_i within [1, MAX_RECORDS]
-            scaled = [int(v) for v in np.round(theta * 2**FRACTIONAL_BITS)]
-        ciphertexts, proof = proven_upload.build(public_key, p, records, scaled,
-                                                 proven_upload.context(self.session_id, self.own.id, round_number),
-                                                 forge=bool(fault))
+        ciphertexts, proof = self._prove_upload(records, self._scaled(records, theta), round_number)
         values = [ct.to_bytes(public_key.paillier, c) for c in ciphertexts]
         return du_pb2.DuUpload(round=round_number, encrypted=common_pb2.Ciphertexts(key_id=public_key.key_id,
                                                                                     values=values),
                                signature=signed(self.own, SumSlot.of("du", self.session_id, p, round_number),
                                                 public_key.key_id, values),
                                proof=proof)
+
+    def _records(self) -> int:
+        """n_i, the weight this party claims: its record count."""
+        return len(self.labels)
+
+    def _scaled(self, records: int, theta: np.ndarray) -> list[int]:
+        """θ on the fixed-point grid, checked to be within ±B (and n_i within [1, MAX_RECORDS])."""
+        encoding.encode(self.parameters, records, theta)
+        return [int(v) for v in np.round(theta * 2**FRACTIONAL_BITS)]
+
+    def _prove_upload(self, records: int, scaled: list[int], round_number: int):
+        """n_i and θ encrypted, with their range proofs."""
+        return proven_upload.build(self.own.public_key, self.parameters, records, scaled,
+                                   proven_upload.context(self.session_id, self.own.id, round_number))
 
     @handles("decryption_request")
     def partially_decrypt(self, sender: Identity, body: du_pb2.DuDecryptionRequest) -> list[Outbound]:
@@ -188,7 +192,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
             raise invalid("a noise seed is for test mode only")
         if parameters.secure_aggregation:
             encoding.layout(parameters, own.public_key.n)  # the slot widths must fit
-        side = DuPartySide(session_id, own, parameters, body.round_deadline_seconds, body.noise_seed)
+        side = own.side(DuPartySide)(session_id, own, parameters, body.round_deadline_seconds, body.noise_seed)
         side.charge = own.spend(session_id, "du", accounting.guarantee(parameters))  # before the first upload
         return side
 

@@ -56,16 +56,6 @@ class HammPartySide(VoterSide):
         self._require(State.VOTING, "voting")
         return hamm_pb2.HammVotes(tosses=self.parameters.share_range, **self.commit_noise(self.votes()))
 
-    def _noise_bits(self, votes: np.ndarray, tosses: int) -> np.ndarray:
-        if self.own.fault == "noise-skew":  # test mode only: ones where it votes 1, zeros elsewhere
-            return np.repeat(votes.reshape(-1, 1), tosses, axis=1).astype(np.int64)
-        return super()._noise_bits(votes, tosses)
-
-    def _draw_noise(self, votes: np.ndarray) -> np.ndarray:
-        if self.own.fault == "noise-skew":  # test mode only: the whole share range where it votes 1, none elsewhere
-            return votes * self.parameters.share_range
-        return super()._draw_noise(votes)
-
     @handles("coin")
     def reveal_to_aggregator(self, sender: Identity, body: threshold_sum_pb2.CoinCommitments) -> list[Outbound]:
         """Step 2b: every committed party's entry; answered with this party's coin share."""
@@ -125,7 +115,7 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
                                    parameters.holders_check_bits)
         own.admit(session_id, "hamm", parameters.guarantee())  # its own policy, before any work on its data
         parameters.layout(own.public_key.n)  # the slot widths must fit
-        side = HammPartySide(session_id, own, parameters, features, body.deadline_seconds)
+        side = own.side(HammPartySide)(session_id, own, parameters, features, body.deadline_seconds)
         side.charge = own.spend(session_id, "hamm", parameters.guarantee())  # before the votes leave
         return side
 

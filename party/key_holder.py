@@ -8,7 +8,6 @@ from collections.abc import Callable
 
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions.errors import precondition
-from mpdp.sessions.integers import int_to_bytes
 from mpdp.threshold_sum import decryption
 from mpdp.threshold_sum.binding import SumSlot, signature_for
 from party.resources import PartyResources
@@ -30,10 +29,7 @@ def proven_partials(own: PartyResources, request: threshold_sum_pb2.DecryptionRe
                            f"it needs t > {holders // 2}")
     aggregate, _ = decryption.check_request(public_key, request, slot, own.contribution_keys, parties,
                                             min_contributors, ciphertext_count, well_formed)
-    partials = decryption.partial_decryptions(own.key_share, aggregate, proof_context)
-    if own.fault == "tamper-partial-decryption":  # test mode only: a share whose proof must fail
-        partials.values[0] = int_to_bytes(int.from_bytes(partials.values[0], "big") * 2 % public_key.paillier.nsquare)
-    return partials
+    return decryption.partial_decryptions(own.key_share, aggregate, proof_context)
 
 
 def signed(own: PartyResources, slot: SumSlot, key_id: bytes,

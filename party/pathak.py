@@ -33,7 +33,7 @@ from mpdp.cryptocore.proofs.plaintext_opening import OpeningMismatch, check_open
 from mpdp.cryptocore.proofs.ring_pedersen import RingPedersen
 from mpdp.learning.pathak_local import train
 from mpdp.proto.v1 import common_pb2, comparison_pb2, pathak_pb2
-from mpdp.protocols.pathak import comparison, permutation, ring
+from mpdp.protocols.pathak import comparison, permutation
 from mpdp.protocols.pathak.encoding import LEADER, int_from_signed_bytes, signed_bytes
 from mpdp.protocols.pathak.indicator import bit_proof_from_message, indicator_context
 from mpdp.protocols.pathak.keys import (
@@ -79,7 +79,7 @@ class PathakPartySide(Charged, PathakSide):
     route a share, send the Stage 1 element, decrypt the masked share, select the noise, share the model."""
 
     def __init__(self, session_id: str, me: int, parameters: PathakParameters, features: np.ndarray,
-                 labels: np.ndarray, key_bits: int, test_mode: bool, fault: str | None = None):
+                 labels: np.ndarray, key_bits: int, test_mode: bool):
         if not 1 <= me <= parameters.parties:
             raise invalid(f"party {me} is not among the session's {parameters.parties} parties")
         if features.shape[1] != parameters.dimension:
@@ -90,15 +90,12 @@ class PathakPartySide(Charged, PathakSide):
             raise precondition(f"this party has fewer records than the session's n_min = {parameters.n_min}")
         super().__init__(session_id, party(me), parameters)
         self.me = me
-        self.fault = fault if test_mode else None
         self.key_bits = key_bits
         self.records = len(labels)
         model = train(features, labels, parameters.regularization, parameters.gradient_tolerance)  # step 3.1
         # Stage 2 step 3: ζ_j, the noise of the *sum*, on the integer grid at the sum's scale (distributed: this
         # party's share of it).
-        noise = parameters.draw_noise(self.records, noise_source(parameters.noise_seed, me))
-        if self.fault == "no-noise-share":  # test mode only: a party that adds no noise
-            noise = [0] * len(noise)
+        noise = self._noise_share(parameters, me)
         self.drawn = TestRecord(model, noise, self.records) if test_mode else None
         n_prime = parameters.tie_broken(me, self.records)
         a = secrets.randbelow(2**parameters.share_bits)  # Stage 1 step 1
@@ -211,10 +208,13 @@ class PathakPartySide(Charged, PathakSide):
         self._zeta_ciphertext(body)
         self.indicator_element = bytes(body)
 
+    def _noise_share(self, parameters: PathakParameters, me: int) -> list[int]:
+        """Stage 2 step 3: ζ_j, the noise of the *sum*, on the integer grid at the sum's scale (distributed: this
+        party's share of it)."""
+        return parameters.draw_noise(self.records, noise_source(parameters.noise_seed, me))
+
     def _step_finish(self, out) -> bool:
         finished = super()._step_finish(out)
-        if finished and self.fault == "stage3-offset" and self.published is not None:  # test mode: a malicious share
-            self.published = ring.add([self.published, [2**100] + [0] * (self.parameters.dimension - 1)])
         if finished:
             self._forget_inputs()
         if finished and self.zeta is not None:
@@ -340,10 +340,10 @@ class PathakLeaderSide(PathakPartySide):
     """Party 1: deals ξ, holds the barrier, answers the comparisons, reorders the indicator, masks the noise."""
 
     def __init__(self, session_id: str, me: int, parameters: PathakParameters, features: np.ndarray,
-                 labels: np.ndarray, key_bits: int, test_mode: bool, fault: str | None = None):
+                 labels: np.ndarray, key_bits: int, test_mode: bool):
         if me != LEADER:
             raise invalid(f"party {me} is not the leader")
-        super().__init__(session_id, me, parameters, features, labels, key_bits, test_mode, fault)
+        super().__init__(session_id, me, parameters, features, labels, key_bits, test_mode)
         self.barrier_ready: set[int] = set()
         self.masked_values: dict[int, int] = {}
         self.compared: set[tuple[int, int]] = set()
@@ -540,10 +540,10 @@ class PathakFollowerSide(PathakPartySide):
     """Every party but the leader: takes ξ from it and waits for its barrier."""
 
     def __init__(self, session_id: str, me: int, parameters: PathakParameters, features: np.ndarray,
-                 labels: np.ndarray, key_bits: int, test_mode: bool, fault: str | None = None):
+                 labels: np.ndarray, key_bits: int, test_mode: bool):
         if me == LEADER:
             raise invalid("party 1 leads; a follower is any other party")
-        super().__init__(session_id, me, parameters, features, labels, key_bits, test_mode, fault)
+        super().__init__(session_id, me, parameters, features, labels, key_bits, test_mode)
 
     @handles("party_key")
     def take_party_key(self, sender, body) -> None:
@@ -591,8 +591,8 @@ def protocol(resources: Callable[[Identity], PartyResources]) -> RoleProtocol:
         own.admit(session_id, "pathak", parameters.guarantee())  # its own policy, before any work on its data
         side_type = PathakLeaderSide if me.id == LEADER else PathakFollowerSide
         try:
-            side = side_type(session_id, me.id, parameters, own.features, own.labels, own.public_key.n.bit_length(),
-                             own.test_mode, own.fault)
+            side = own.side(side_type)(session_id, me.id, parameters, own.features, own.labels,
+                                       own.public_key.n.bit_length(), own.test_mode)
         except ValueError as error:  # e.g. a multi-class data set, or an inexact local minimiser
             raise invalid(str(error)) from None
         side.charge = own.spend(session_id, "pathak", parameters.guarantee())  # before anything derived from the data

@@ -4,7 +4,9 @@ folded contribution the key holders will check (docs/malicious-party.md, crypto.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -13,8 +15,6 @@ from mpdp.threshold_sum.binding import SumSlot
 from mpdp.vote_proofs import votes as vote_proofs
 from party.key_holder import signed
 from party.resources import PartyResources
-
-MALICIOUS_VOTES = ("vote-two-ones", "vote-stuffed")  # test-mode faults of a cheating voter
 
 
 @dataclass(frozen=True)
@@ -25,15 +25,14 @@ class Ballot:
 
 
 def cast(own: PartyResources, protocol: str, session_id: str, parameters, rows: int, width: int,
-         votes: np.ndarray, noise: np.ndarray, copies: int = 1) -> Ballot:
-    """`votes`: the (rows·copies) × width one-hot (or bit) votes to prove; `noise`: rows × width shares."""
+         votes: np.ndarray, noise: np.ndarray, copies: int,
+         prove: Callable[[Any, np.ndarray], common_pb2.ProvenVotes]) -> Ballot:
+    """`votes`: the (rows·copies) × width one-hot (or bit) votes to prove, which `prove(layout, votes)` encrypts
+    and proves (the voter's side); `noise`: rows × width shares."""
     public_key = own.public_key
     layout = parameters.layout(public_key.n)
     noise_ciphertexts = vote_proofs.noise_ciphertexts(public_key, layout, noise, parameters.share_range)
-    proven = vote_proofs.cast(public_key, layout, votes, vote_proofs.context(protocol, session_id, own.id),
-                              copies=copies)
-    if own.fault in MALICIOUS_VOTES:  # test mode only
-        proven = vote_proofs.tampered(public_key, proven, votes, layout.slot_bits, own.fault == "vote-stuffed")
+    proven = prove(layout, votes)
     folded = vote_proofs.folded(public_key, layout, rows, width, parameters.share_range, noise_ciphertexts, proven,
                                 copies)
     signature = signed(own, SumSlot.of(protocol, session_id, parameters), public_key.key_id, list(folded.values))

@@ -2,39 +2,27 @@
 
 from __future__ import annotations
 
-import errno
 import logging
-import os
-import signal
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from mpdp.cryptocore.paillier.threshold import KeyShare, ThresholdPublicKey
 from mpdp.privacy.composition import Guarantee
-from mpdp.privacy.ledger import BudgetExceeded, Disk, Ledger, LedgerError, LedgerUnwritable, describe
+from mpdp.privacy.ledger import BudgetExceeded, Ledger, LedgerError, LedgerUnwritable, describe
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions import opening
 from mpdp.sessions.errors import Kind, ProtocolError, denied, exhausted, invalid, precondition
 from mpdp.threshold_sum.binding import ContributionKeys
+from party import behaviours
 from party.charge import Charge
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 REFUSED = "refused by the party's privacy policy"  # all an opener learns of a refusal: no reason, no spending
-FAULTS = ("tamper-partial-decryption", "crash-after-spend", "vote-two-ones", "vote-stuffed", "ballot-stuffed",
-          "stage3-offset", "du-claim-records", "du-theta-outside",
-          "no-noise-share", "noise-skew", "noise-bit-bad", "coin-grind",
-          "sign-unflipped", "ledger-no-space")  # protocol-level faults; transport faults are mpdp/wire/faults.py's
-
-
-class _FullDisk(Disk):
-    @staticmethod
-    def write(handle, data):  # type: ignore[override]
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-
 @dataclass
 class PartyResources:
     id: int
@@ -45,21 +33,27 @@ class PartyResources:
     features: np.ndarray = field(repr=False)  # the party's own data (Pathak trains on it per session)
     labels: np.ndarray = field(repr=False)
     test_mode: bool = False
-    fault: str | None = None  # test mode only
+    fault: str | None = None  # test mode only: a misbehaving party's behaviour (party/behaviours.py); transport
+    # faults are mpdp/wire/faults.py's
     ledger: Ledger | None = None  # what this party has spent on its data set (None: in-process twins)
     allow_unproven: bool = False  # its operator's `--allow-unproven`: paper calibrations without a proven ε
     # Signs its threshold-sum contributions, checks others' (None: a plaintext deployment or in-process twins).
     contribution_keys: ContributionKeys | None = field(default=None, repr=False)
     # c: the most logical parties one principal hosts in its topology; it refuses sessions calibrated for fewer
     colluding: int = 1
+    behaviour: behaviours.Behaviour | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         if self.fault and not self.test_mode:
             raise ValueError("fault injection needs test mode")
-        if self.fault and self.fault not in FAULTS:
-            raise ValueError(f"unknown fault {self.fault!r}")
-        if self.fault == "ledger-no-space" and self.ledger is not None:  # test mode: the ledger's disk is full
-            self.ledger.disk = _FullDisk()
+        if self.fault:
+            self.behaviour = behaviours.lookup(self.fault)
+            if self.behaviour.prepare is not None:
+                self.behaviour.prepare(self)
+
+    def side(self, product: type[T]) -> type[T]:
+        """The side class this party runs for `product` (a test-mode behaviour's subclass of it, or itself)."""
+        return behaviours.side_class(self.behaviour, product)
 
     def check_opening(self, protocol: str, session_id: str, parameters,
                       signature: threshold_sum_pb2.ContributionSignature, public_inputs: bytes = b"") -> None:
@@ -109,8 +103,6 @@ class PartyResources:
             raise self.refuse(session_id, protocol, f"the ledger cannot be used: {error}") from None
         log.info("party %d spent %s on %s (%s)%s", self.id, describe(guarantee), protocol, guarantee.mechanism,
                  "" if total is None else f"; total {describe(total)} of {self.ledger.budget}")
-        if self.fault == "crash-after-spend":  # test mode: the crash between "spent" and "released"
-            os.kill(os.getpid(), signal.SIGKILL)
         return Charge(self.id, session_id, protocol, self.ledger)
 
     def _policy(self, session_id: str, protocol: str, guarantee: Guarantee) -> None:

@@ -149,7 +149,7 @@ class VoterSide(Charged, RoleSide):
         if parameters.proven_votes:
             rows, width = self.ballot_shape
             ballot = proven_ballot.cast(self.own, self.protocol, self.session_id, parameters, rows, width,
-                                        self.proven_slots(votes), noise, self.ballot_copies)
+                                        self.proven_slots(votes), noise, self.ballot_copies, self._prove_votes)
             message = self.votes_message(tosses=parameters.share_range, proven=ballot.proven, votes=ballot.noise,
                                          signature=ballot.signature, proofs_signature=self._sign_proofs(ballot.proven))
         else:
@@ -163,6 +163,12 @@ class VoterSide(Charged, RoleSide):
         if self.own.test_mode:
             self.drawn = Drawn(votes, noise)
         return message
+
+    def _prove_votes(self, layout, slots: np.ndarray) -> common_pb2.ProvenVotes:
+        """Each row's one-hot (or bit) votes encrypted at their packed slots, each with its membership proof."""
+        return vote_proofs.cast(self.own.public_key, layout, slots,
+                                vote_proofs.context(self.protocol, self.session_id, self.own.id),
+                                copies=self.ballot_copies)
 
     def _draw_noise(self, votes: np.ndarray) -> np.ndarray:
         """This voter's noise share per slot, fresh from the parameters' distribution."""
@@ -231,11 +237,7 @@ class VoterSide(Charged, RoleSide):
             fields.update(pooled=True, pool_first=spent.first)
         else:
             bits = self._noise_bits(votes, tosses)
-            committed, bit_values = noise_bits.commit(public_key, bits, noise_bits.context(self.protocol, self.session_id,
-                                                                                           self.own.id))
-            if self.own.fault == "noise-bit-bad":  # test mode only: a bit of 3 under a bit proof
-                committed = noise_bits.tampered_bit(public_key, committed)
-                bit_values = [int.from_bytes(v, "big") for v in committed.ciphertexts.values]
+            committed, bit_values = self._commit_bits(bits)
             fields["noise_bits"] = committed
         vote_values = [int.from_bytes(v, "big") for v in proven.ciphertexts.values]
         self.commitments = Commitments(votes, bits, vote_values, bit_values,
@@ -250,6 +252,11 @@ class VoterSide(Charged, RoleSide):
         self._release()  # the encrypted votes and noise bits leave, to be flipped into the contribution
         return fields
 
+    def _commit_bits(self, bits: np.ndarray) -> tuple[common_pb2.ProvenVotes, list[int]]:
+        """The bits made in the session encrypted, each with its bit proof; and the ciphertexts as integers."""
+        return noise_bits.commit(self.own.public_key, bits, noise_bits.context(self.protocol, self.session_id,
+                                                                               self.own.id))
+
     def reveal_coin_share(self, body: threshold_sum_pb2.CoinCommitments) -> threshold_sum_pb2.CoinReveal:
         """Step 2b: every committed voter's entry, its own among them as it sent it; kept, then the share revealed."""
         self._require(State.COMMITTED, "revealing a coin share")
@@ -259,11 +266,8 @@ class VoterSide(Charged, RoleSide):
         if mine.entry(self.session_id, self.own.id) not in entries:
             raise invalid("the coin leaves out this voter's commitments as it sent them")
         mine.entries = entries
-        share = mine.coin_share
-        if self.own.fault == "coin-grind":  # test mode only: a share other than the committed one, as if chosen late
-            share = bytes(b ^ 0xFF for b in share)
         self._advance(State.COMMITTED, State.REVEALED, "revealing a coin share")
-        return threshold_sum_pb2.CoinReveal(share=share)
+        return threshold_sum_pb2.CoinReveal(share=mine.coin_share)
 
     def sign_flipped(self, body: threshold_sum_pb2.CoinShares) -> threshold_sum_pb2.FlippedContribution:
         """Step 2c: every share, each opening the entry this voter kept; the coin, its bits flipped and folded as
@@ -278,9 +282,7 @@ class VoterSide(Charged, RoleSide):
             raise invalid(f"{error}: this voter signs no contribution") from None
         p, public_key = self.parameters, self.own.public_key
         rows, width = self.ballot_shape
-        coins = noise_bits.coin_bits(seed, self.own.id, mine.bits.size)
-        if self.own.fault == "sign-unflipped":  # test mode only: its bits as committed, for a colluding aggregator
-            coins = np.zeros_like(coins)
+        coins = self._coins(seed, mine.bits.size)
         folded = noise_bits.fold(public_key, p.layout(public_key.n), rows, width, p.share_range, mine.vote_values,
                                  mine.bit_values, coins, self.ballot_copies)
         signature = signed(self.own, self.slot, public_key.key_id, list(folded.values))
@@ -289,6 +291,10 @@ class VoterSide(Charged, RoleSide):
             self.drawn = Drawn(mine.votes, noise_bits.flipped_shares(mine.bits, coins).reshape(mine.votes.shape))
         self.commitments = None
         return threshold_sum_pb2.FlippedContribution(signature=signature)
+
+    def _coins(self, seed: bytes, count: int) -> np.ndarray:
+        """This voter's flips: its bits of the joint coin."""
+        return noise_bits.coin_bits(seed, self.own.id, count)
 
     def _give_up_commitments(self) -> None:
         """The round went on without this voter's commitments (excluded, or no coin by the deadline): it still

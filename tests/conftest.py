@@ -1,7 +1,9 @@
 """Shared test keys: 1024-bit, generated once per test session (the benchmarks use 2048)."""
 
+import os
 import signal
 import threading
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -15,6 +17,10 @@ from mpdp.wire.fork_handling import disable_grpc_fork_handlers
 disable_grpc_fork_handlers()
 
 TEST_KEY_BITS = 1024
+
+# Where a party in test mode finds the misbehaving sides a `fault` names (party/behaviours.py), in this process and in
+# every role process a test starts (they inherit the environment); product launches never set it.
+os.environ.setdefault("MPDP_TEST_BEHAVIOURS", str(Path(__file__).resolve().with_name("malicious_parties.py")))
 
 settings.register_profile(
     "crypto",

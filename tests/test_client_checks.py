@@ -2,6 +2,8 @@
 (teacher 3 absent, so a count can be inflated) is checked as released, then altered as a hostile aggregator
 would alter it; every alteration fails the check with a line naming the aggregator."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,7 @@ from mpdp.protocols.dppp.release import check_round
 from mpdp.sessions.errors import Kind, ProtocolError
 from mpdp.sessions.identity import CLIENT, party
 from mpdp.sessions.matrices import matrix_to_proto
+from mpdp.vote_proofs.assurance import Assurance
 from party.dppp import DpppTeacherSide
 from tests.test_dppp_sessions import CLASSES, HOLDERS, QUERIES, TEACHERS, _resources
 
@@ -36,15 +39,14 @@ def _round(threshold_key, proven: bool, faults: dict[int, str], absent: int | No
     public, shares = threshold_key
     honest_fraction = 1 / 2 if proven else 2 / 3  # proven: two of five out, three must be enough
     parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, honest_fraction, True,
-                                                   public.key_id, proven_votes=proven)
+                                                   public.key_id, assurance=Assurance.PROVEN_VOTES if proven else Assurance.NONE)
     parameters.calibrate()
     features = np.random.default_rng(5).normal(size=(QUERIES, 4))
     teachers = []
     for i in range(1, TEACHERS + 1):
-        own = _resources(public, shares, i)
-        own.fault = faults.get(i)
-        own.contribution_keys = keys(party(i)) if keys is not None else None
-        teachers.append(DpppTeacherSide(SESSION, own, parameters, features, 60.0))
+        own = dataclasses.replace(_resources(public, shares, i), fault=faults.get(i),
+                                  contribution_keys=keys(party(i)) if keys is not None else None)
+        teachers.append(own.side(DpppTeacherSide)(SESSION, own, parameters, features, 60.0))
     rnd = DpppAggregatorSide(SESSION, parameters, matrix_to_proto(features), 60.0, public,
                              list(range(1, TEACHERS + 1)), HOLDERS, keys=keys(CLIENT) if keys is not None else None)
     rnd.receive(CLIENT, "open", dppp_pb2.DpppRoundRequest())

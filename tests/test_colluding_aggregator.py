@@ -20,6 +20,7 @@ from mpdp.sessions.identity import party
 from mpdp.sessions.matrices import matrix_to_proto
 from mpdp.vote_proofs import joint_coin, noise_bits, well_formed
 from mpdp.vote_proofs import votes as vote_proofs
+from mpdp.vote_proofs.assurance import Assurance
 from tests.hostile_aggregator import HostileAggregator
 
 K = 4
@@ -31,7 +32,7 @@ QUERIES = 3
 def _queries(deployment, verifiable: bool):
     public = keyfiles.load_public_key(deployment.topology.public_key)
     parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, QUERIES, 2, K, DEFAULT_HONEST_FRACTION, True,
-                                                   public.key_id, proven_votes=True, verifiable_noise=verifiable)
+                                                   public.key_id, assurance=Assurance.VERIFIABLE_NOISE if verifiable else Assurance.PROVEN_VOTES)
     parameters.calibrate()
     message = dppp_pb2.DpppQueries(parameters=parameters.to_proto(), deadline_seconds=60,
                                    features=matrix_to_proto(deployment.client_data["public_features"][:QUERIES]))
@@ -82,7 +83,7 @@ def test_a_ballot_whose_one_hot_proof_the_aggregator_skipped_is_decrypted_nowher
             request.contributions.add(sender=teacher, ciphertexts=folded, signature=body.signature,
                                       well_formed=well_formed.of_proven(body.votes, body.proven))
         _refused_everywhere(hostile, "colluding-proven", request)
-    report = four.run_dppp(queries=QUERIES, proven_votes=True, honest_fraction=0.5)
+    report = four.run_dppp(queries=QUERIES, assurance=Assurance.PROVEN_VOTES, honest_fraction=0.5)
     assert report["result"]["contributors"] == [1, 3, 4] and list(report["result"]["rejected_votes"]) == ["2"]
     assert report["malicious_party"]["mode"] == "proven votes, unverified noise"
 
@@ -129,7 +130,7 @@ def test_an_unflipped_contribution_the_aggregator_accepted_is_decrypted_nowhere(
 @pytest.mark.network
 def test_with_holders_check_bits_pooled_bits_are_checked_at_every_holder_and_the_round_equals_its_reference(pool):
     """Over real processes: one round's bits filled offline (the skewer's all ones), then a round that spends them
-    with `--holders-check-bits`: every asked holder checks every pooled bit's upload proof before decrypting, the
+    with `--assurance holders-check-bits`: every asked holder checks every pooled bit's upload proof before decrypting, the
     histograms equal the teachers' recorded votes and flipped shares, and the report states no collusion gap."""
     import asyncio
 
@@ -139,11 +140,11 @@ def test_with_holders_check_bits_pooled_bits_are_checked_at_every_holder_and_the
     five = pool.get(5, {5: "noise-skew"})
     public = keyfiles.load_public_key(five.topology.public_key)
     parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, QUERIES, 2, 5, DEFAULT_HONEST_FRACTION, True,
-                                                   public.key_id, proven_votes=True, verifiable_noise=True)
+                                                   public.key_id, assurance=Assurance.VERIFIABLE_NOISE)
     count = parameters.values * parameters.share_range
     filled = asyncio.run(dppp_client.fill_noise_pools(five.topology, count, votes=QUERIES, classes=2))
     assert filled["rejected"] == {}
-    report = five.run_dppp(queries=QUERIES, verifiable_noise=True, holders_check_bits=True, deadline_s=120.0)
+    report = five.run_dppp(queries=QUERIES, assurance=Assurance.HOLDERS_CHECK_BITS, deadline_s=120.0)
     result = report["result"]
     assert result["contributors"] == [1, 2, 3, 4, 5] and result["rejected_votes"] == {}
     records = five.test_records(report["session_id"])

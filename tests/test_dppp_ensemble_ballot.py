@@ -17,6 +17,7 @@ from mpdp.protocols.dppp.reference import noisy_histograms
 from mpdp.sessions.errors import Kind, ProtocolError
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, party
 from mpdp.sessions.matrices import matrix_to_proto
+from mpdp.vote_proofs.assurance import Assurance
 from mpdp.wire.twin import InProcessNetwork
 from party.dppp import DpppTeacherSide
 from party.registry import protocols as party_protocols
@@ -75,7 +76,7 @@ def _released(net) -> np.ndarray:
 @pytest.mark.parametrize("mode", ["unproven", "proven", "verifiable"])
 def test_an_ensemble_round_equals_the_sum_of_each_teachers_t_votes_and_its_noise(threshold_key, mode):
     public, shares = threshold_key
-    parameters = _parameters(public, proven_votes=mode != "unproven", verifiable_noise=mode == "verifiable")
+    parameters = _parameters(public, assurance=Assurance.VERIFIABLE_NOISE if mode == "verifiable" else Assurance.PROVEN_VOTES if mode != "unproven" else Assurance.NONE)
     net, features = _round(public, shares, parameters)
     assert not net.refused and net.sides[AGGREGATOR].state.name == "DONE"
     teachers = [net.sides[party(i)] for i in range(1, TEACHERS + 1)]
@@ -97,7 +98,7 @@ def test_a_proven_ballot_carries_t_proofs_per_query_and_more_than_t_votes_is_nam
     """Model 0's vote in query 0 carries a second 1 (query 0 then holds T + 1 votes, inside the feasible range)
     or 1000 (outside it): its proof fails, the sender is excluded by name, the others' round is released."""
     public, shares = threshold_key
-    parameters = _parameters(public, proven_votes=True, honest_fraction=0.6)
+    parameters = _parameters(public, assurance=Assurance.PROVEN_VOTES, honest_fraction=0.6)
     net, _ = _round(public, shares, parameters, {2: "vote-two-ones", 3: "vote-stuffed"})
     aggregator = net.sides[AGGREGATOR]
     assert aggregator.state.name == "DONE"
@@ -141,7 +142,7 @@ def test_one_model_per_teacher_is_the_protocol_without_the_field(threshold_key):
     without.ClearField("ensemble")
     assert message.SerializeToString(deterministic=True) == without.SerializeToString(deterministic=True)
     assert DpppParameters.from_proto(without) == one
-    assert one.layout(public.n).slot_bits == _parameters(public, ensemble=1, proven_votes=False).layout(public.n).slot_bits
+    assert one.layout(public.n).slot_bits == _parameters(public, ensemble=1, assurance=Assurance.NONE).layout(public.n).slot_bits
     value_bits = (one.share_range + 1).bit_length() + 1  # the one-model width: one vote and one share per summand
     assert one.layout(public.n).value_bits == value_bits
     wide = _parameters(public, ensemble=MAX_ENSEMBLE)

@@ -14,6 +14,7 @@ from launcher.protocols.dppp import commands as dppp_commands
 from mpdp.learning import datasets
 from mpdp.privacy.ledger import UNLIMITED
 from mpdp.protocols.dppp.reference import noisy_histograms
+from mpdp.vote_proofs.assurance import Assurance
 from tests import synthetic_table
 from tests.deployment import Deployment
 from tests.test_dppp_network import closed_form_counts, observed_counts
@@ -72,7 +73,7 @@ def test_a_default_run_casts_ensemble_ballots_and_learns_the_skewed_table(skewed
 
 def test_proven_ensemble_ballots_carry_t_proofs_per_query_and_equal_the_reference(skewed):
     queries, size = 6, 3
-    report = skewed.run_dppp(queries=queries, ensemble=size, proven_votes=True)
+    report = skewed.run_dppp(queries=queries, ensemble=size, assurance=Assurance.PROVEN_VOTES)
     assert report["result"]["rejected_votes"] == {} and report["result"]["contributors"] == list(range(1, 6))
     votes, noise = _records(skewed, report)
     assert all(np.all(v.sum(axis=1) == size) for v in votes)
@@ -81,7 +82,7 @@ def test_proven_ensemble_ballots_carry_t_proofs_per_query_and_equal_the_referenc
     row = next(r for r in report["traffic"] if r["rpc"] == "Step/dppp/votes")
     # Per teacher: Q·T vote ciphertexts (256 bytes at 1024 bits), each with C = 2 commitments of 256 bytes.
     assert row["messages"] == OWNERS and row["request_bytes"] > OWNERS * queries * size * 3 * 256
-    one_model = skewed.run_dppp(queries=queries, ensemble=1, proven_votes=True)
+    one_model = skewed.run_dppp(queries=queries, ensemble=1, assurance=Assurance.PROVEN_VOTES)
     one_row = next(r for r in one_model["traffic"] if r["rpc"] == "Step/dppp/votes")
     assert one_row["request_bytes"] < row["request_bytes"] / 2
 

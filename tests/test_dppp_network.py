@@ -14,6 +14,7 @@ from mpdp.protocols.dppp.reference import labels as argmax_labels
 from mpdp.protocols.dppp.reference import noisy_histograms
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, party
 from mpdp.sessions.matrices import matrix_to_proto
+from mpdp.vote_proofs.assurance import Assurance
 from tests.deployment import deployment, envelope
 from tests.dppp_faults import FAULTS_K5, FAULTS_K8, TAMPERER
 from tests.hostile_aggregator import client_signed
@@ -233,7 +234,7 @@ def test_message_and_byte_counts_k3_verifiable_noise(pool):
     signature."""
     three = pool.get(3)
     queries = 5
-    report = three.run_dppp(queries=queries, verifiable_noise=True, deadline_s=120.0)
+    report = three.run_dppp(queries=queries, assurance=Assurance.VERIFIABLE_NOISE, deadline_s=120.0)
     assert observed_counts(report) == closed_form_counts(3, 3, verifiable_noise=True)
     rows = {row["rpc"]: row for row in report["traffic"]}
     classes, tosses = report["parameters"]["classes"], report["privacy"]["tosses_per_teacher"]
@@ -246,7 +247,7 @@ def test_message_and_byte_counts_k3_verifiable_noise(pool):
     assert rows["Step/dppp/shares"]["request_bytes"] < 3 * 3 * (4 + 32 + 8) + 3 * 64
     assert rows["Step/dppp/flipped"]["request_bytes"] < 3 * (SIGNED + 64)
     # Each of the t = 3 holders gets every teacher's vote ciphertexts with their proofs and its bit ciphertexts
-    # (their proofs stay with the aggregator without --holders-check-bits), its signed commitment and flipped
+    # (their proofs stay with the aggregator without --assurance holders-check-bits), its signed commitment and flipped
     # contribution, and the coin's entries and shares (docs/malicious-party.md, "Checked where it is decrypted").
     per_teacher_min = (bits + queries) * (width - 2) + queries * 2 * (width - 2)  # the votes and their commitments
     per_teacher_max = bits * (width + 8) + queries * per_bit_max + 4 * (width + 8) + 2 * (SIGNED + 16)

@@ -4,6 +4,7 @@ and the summary line that carries it."""
 import pytest
 
 from launcher.common.summary import session_summary
+from mpdp.vote_proofs.assurance import Assurance
 from mpdp.vote_proofs.influence import one_voter
 
 K, TOSSES, CLASSES = 5, 14, 2  # the defaults' K = 5, C = 2 and N_i of ε = 10 over Q = 20
@@ -11,7 +12,7 @@ REPORTED_TOSSES = 638  # N = N_i of the reported case (K = 3 teachers, T = 8): t
 
 
 def test_unproven_votes_are_bounded_only_by_the_feasible_range_and_not_at_all_with_the_aggregator():
-    stated = one_voter("teacher", False, False, TOSSES, K, CLASSES)
+    stated = one_voter("teacher", Assurance.NONE, TOSSES, K, CLASSES)
     assert stated["mode"] == "unproven votes"
     assert stated["steer_per_count"] == K + K * TOSSES  # a count anywhere in [0, K′ + Σ N_i]
     assert stated["steer_per_row_total"] == CLASSES * K * TOSSES  # a total anywhere in [K′, K′ + C·Σ N_i]
@@ -20,7 +21,7 @@ def test_unproven_votes_are_bounded_only_by_the_feasible_range_and_not_at_all_wi
 
 
 def test_proven_votes_with_unverified_noise_leave_the_noise_free():
-    stated = one_voter("teacher", True, False, TOSSES, K, CLASSES)
+    stated = one_voter("teacher", Assurance.PROVEN_VOTES, TOSSES, K, CLASSES)
     assert stated["mode"] == "proven votes, unverified noise"
     assert stated["steer_per_count"] == K + K * TOSSES
     assert f"±{TOSSES // 2}" in stated["noise"]  # even a share in its legal range [0, N_i]
@@ -28,7 +29,7 @@ def test_proven_votes_with_unverified_noise_leave_the_noise_free():
 
 
 def test_proven_votes_and_verifiable_noise_leave_one_vote_and_a_fair_share_even_with_the_aggregator():
-    stated = one_voter("teacher", True, True, TOSSES, K, CLASSES, holders_check_bits=True)
+    stated = one_voter("teacher", Assurance.HOLDERS_CHECK_BITS, TOSSES, K, CLASSES)
     assert stated["mode"] == "proven votes, verifiable noise"
     assert stated["steer_per_count"] == 0 and stated["steer_per_row_total"] == 0
     assert f"Bin({TOSSES}, ½)" in stated["noise"]
@@ -37,20 +38,20 @@ def test_proven_votes_and_verifiable_noise_leave_one_vote_and_a_fair_share_even_
 
 
 def test_without_the_holders_checking_bits_the_aggregator_could_pass_an_accomplices_non_bits():
-    stated = one_voter("teacher", True, True, TOSSES, K, CLASSES)
+    stated = one_voter("teacher", Assurance.VERIFIABLE_NOISE, TOSSES, K, CLASSES)
     assert stated["steer_per_count"] == 0  # alone, its share is fair
     assert stated["with_a_colluding_aggregator"].startswith("unbounded in the noise")
-    assert "--holders-check-bits" in stated["with_a_colluding_aggregator"]
+    assert "--assurance holders-check-bits" in stated["with_a_colluding_aggregator"]
 
 
 def test_hamm_proven_votes_without_noisy_counts_are_one_proven_vote_per_point():
-    stated = one_voter("voter", True, False, 0, 4, 1)
+    stated = one_voter("voter", Assurance.PROVEN_VOTES, 0, 4, 1)
     assert stated["mode"] == "proven votes, no noise shares" and stated["steer_per_count"] == 0
     assert stated["with_a_colluding_aggregator"].startswith("none beyond the above")
 
 
 def test_the_summary_states_it_before_the_result():
-    stated = one_voter("teacher", True, False, TOSSES, K, CLASSES)
+    stated = one_voter("teacher", Assurance.PROVEN_VOTES, TOSSES, K, CLASSES)
     lines = session_summary("DPPP on a9a: …\n  noisy labels agree with the truth on 90.0% of queries",
                             {"malicious_party": stated}).splitlines()
     assert lines[1].startswith("  one malicious teacher (proven votes, unverified noise): moves any count by up to "
@@ -94,7 +95,7 @@ def test_the_stated_steer_is_what_the_aggregators_check_lets_through(threshold_k
     public, _ = threshold_key
     parameters = DpppParameters(10.0, 1e-5, 100, 2, teachers, 2 / 3, True, public.key_id, REPORTED_TOSSES,
                                 ensemble=ensemble)
-    stated = one_voter("teacher", False, False, parameters.share_range, contributors, 2, votes_per_row=ensemble)
+    stated = one_voter("teacher", Assurance.NONE, parameters.share_range, contributors, 2, votes_per_row=ensemble)
     votes = contributors * ensemble
     assert _largest_accepted(lambda v: [[v, votes]] * 100, public, parameters, contributors) == stated["steer_per_count"]
     spread = _largest_accepted(lambda v: [[votes // 2 + v, votes - votes // 2 + v]] * 100, public, parameters,

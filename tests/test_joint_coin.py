@@ -7,6 +7,7 @@ import pytest
 
 from mpdp.sessions.errors import ProtocolError
 from mpdp.vote_proofs import joint_coin
+from mpdp.vote_proofs.assurance import Assurance
 from mpdp.vote_proofs.noise_pool import NoisePool
 
 SESSION = "s"
@@ -126,7 +127,7 @@ def test_the_aggregator_spends_pooled_positions_once_across_rounds(threshold_key
     public, _ = threshold_key
     queries, classes = 2, 2
     parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, queries, classes, 3, 2 / 3, True, public.key_id,
-                                                   proven_votes=True, verifiable_noise=True)
+                                                   assurance=Assurance.VERIFIABLE_NOISE)
     count = parameters.values * parameters.share_range
     pools = Pools()
     _, values = noise_bits.commit(public, np.ones(count, dtype=int), noise_pool.context(public.key_id, 1, 0))
@@ -165,7 +166,7 @@ def test_an_honest_teacher_refuses_a_coin_whose_shares_the_aggregator_replaced(t
     public, shares_of_key = threshold_key
     queries, classes = 2, 2
     parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, queries, classes, 3, 2 / 3, True, public.key_id,
-                                                   proven_votes=True, verifiable_noise=True)
+                                                   assurance=Assurance.VERIFIABLE_NOISE)
     features = np.array([[0.0, 1.0], [1.0, 0.0], [0.5, 0.2], [0.1, 0.9]])
     model = LogisticRegression().fit(features, [0, 1, 1, 0])
     own = PartyResources(1, public, shares_of_key[0], model, features, np.array([0, 1, 1, 0]))

@@ -23,6 +23,7 @@ from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParamete
 from mpdp.protocols.dppp.reference import noisy_histograms
 from mpdp.protocols.hamm import reference as hamm_reference
 from mpdp.sessions.identity import CLIENT, CURATOR, party
+from mpdp.vote_proofs.assurance import Assurance
 from tests.deployment import envelope
 
 SKEWER = 5
@@ -53,7 +54,7 @@ def _skewer_share(report, votes, noise):
 
 
 def test_without_verifiable_noise_the_skewed_share_lands_whole(five):
-    report = five.run_dppp(queries=QUERIES, proven_votes=True, deadline_s=DEADLINE_S)
+    report = five.run_dppp(queries=QUERIES, assurance=Assurance.PROVEN_VOTES, deadline_s=DEADLINE_S)
     assert report["result"]["contributors"] == [1, 2, 3, 4, 5] and report["result"]["rejected_votes"] == {}
     votes, noise = _records(five, report)
     share, tosses = _skewer_share(report, votes, noise)
@@ -71,7 +72,7 @@ def test_with_verifiable_noise_the_skewed_teachers_share_is_a_fair_draw(five):
     """Its bits are all ones on the pushed class and all zeros elsewhere. Flipped by the coin, each class's Q·N_i
     bits are independent fair coins: their sum is within t = √(Q·N_i·ln(2/FAILURE)/2) of Q·N_i/2 except with
     probability FAILURE; unflipped it would be Q·N_i or 0, further than t from the mean."""
-    report = five.run_dppp(queries=QUERIES, verifiable_noise=True, deadline_s=DEADLINE_S)
+    report = five.run_dppp(queries=QUERIES, assurance=Assurance.VERIFIABLE_NOISE, deadline_s=DEADLINE_S)
     result = report["result"]
     assert result["contributors"] == [1, 2, 3, 4, 5] and result["rejected_votes"] == {}
     votes, noise = _records(five, report)
@@ -89,7 +90,7 @@ def test_with_verifiable_noise_the_skewed_teachers_share_is_a_fair_draw(five):
 
 def test_a_malformed_commitment_excludes_its_teacher_by_name(pool):
     four = pool.get(4, {2: "noise-bit-bad"})
-    report = four.run_dppp(queries=5, verifiable_noise=True, honest_fraction=0.5, deadline_s=DEADLINE_S)
+    report = four.run_dppp(queries=5, assurance=Assurance.VERIFIABLE_NOISE, honest_fraction=0.5, deadline_s=DEADLINE_S)
     result = report["result"]
     assert list(result["rejected_votes"]) == ["2"] and "noise bit proof failed" in result["rejected_votes"]["2"]
     assert result["contributors"] == [1, 3, 4]
@@ -103,7 +104,7 @@ def test_a_malformed_commitment_excludes_its_teacher_by_name(pool):
 def _bits_per_round(deployment, queries: int, classes: int) -> int:
     public_key = keyfiles.load_public_key(deployment.topology.public_key)
     parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, queries, classes, 5, DEFAULT_HONEST_FRACTION, True,
-                                                   public_key.key_id, proven_votes=True, verifiable_noise=True)
+                                                   public_key.key_id, assurance=Assurance.VERIFIABLE_NOISE)
     return parameters.values * parameters.share_range
 
 
@@ -119,7 +120,7 @@ def test_pooled_bits_are_spent_in_order_and_a_short_pool_falls_back_inline(five)
     drained = {t: level["available"] - count for t, level in filled["levels"].items()}
     assert set(drained.values()) == {0}, "each pool holds exactly one round's bits"
 
-    report = five.run_dppp(queries=QUERIES, verifiable_noise=True, deadline_s=DEADLINE_S)
+    report = five.run_dppp(queries=QUERIES, assurance=Assurance.VERIFIABLE_NOISE, deadline_s=DEADLINE_S)
     result = report["result"]
     assert result["contributors"] == [1, 2, 3, 4, 5] and result["rejected_votes"] == {}
     votes, noise = _records(five, report)
@@ -133,7 +134,7 @@ def test_pooled_bits_are_spent_in_order_and_a_short_pool_falls_back_inline(five)
     after = asyncio.run(dppp_client.fill_noise_pools(five.topology, 1))  # the levels, one bit more each
     for teacher, level in after["levels"].items():
         assert level["next"] == start[teacher] + count + 1 and level["available"] == 1
-    report = five.run_dppp(queries=QUERIES, verifiable_noise=True, deadline_s=DEADLINE_S)  # 1 < count: inline
+    report = five.run_dppp(queries=QUERIES, assurance=Assurance.VERIFIABLE_NOISE, deadline_s=DEADLINE_S)  # 1 < count: inline
     assert report["result"]["contributors"] == [1, 2, 3, 4, 5]
     inline_bytes = {row["rpc"]: row for row in report["traffic"]}["Step/dppp/votes"]["request_bytes"]
     assert inline_bytes > 5 * count * 256
@@ -144,7 +145,7 @@ def test_a_coin_share_that_does_not_open_its_commitment_aborts_the_round(pool):
     others' shares by a colluding aggregator: the round aborts and releases nothing."""
     four = pool.get(4, {3: "coin-grind"})
     with pytest.raises(grpc.aio.AioRpcError) as raised:
-        four.run_dppp(queries=3, verifiable_noise=True, honest_fraction=0.5, deadline_s=DEADLINE_S)
+        four.run_dppp(queries=3, assurance=Assurance.VERIFIABLE_NOISE, honest_fraction=0.5, deadline_s=DEADLINE_S)
     assert raised.value.code() == grpc.StatusCode.ABORTED
     assert "party 3's coin share does not open its commitment" in raised.value.details()
 
@@ -155,7 +156,7 @@ HAMM_SKEWER = 4
 def _hamm_round(deployment, verifiable: bool):
     """One Hamm session with noisy counts (ε = 10, M = 4); each voter's recorded votes and shares, Charlie's counts."""
     parameters = session_parameters(deployment.topology, deployment.client_data, "vote", 10.0, 1e-5, 0.01, True,
-                                    honest_fraction=0.5, proven_votes=True, verifiable_noise=verifiable)
+                                    honest_fraction=0.5, assurance=Assurance.VERIFIABLE_NOISE if verifiable else Assurance.PROVEN_VOTES)
     report = asyncio.run(run_hamm_session(deployment.topology, deployment.client_data, parameters, deadline_s=DEADLINE_S))
     session = report["session_id"]
     records = {j: deployment.call(party(j), RoleStub, "GetTestRecord", envelope(session, party(j)), CLIENT).hamm.test_record
@@ -188,15 +189,14 @@ def test_hamm_a_skewed_share_lands_whole_without_and_is_a_fair_draw_with_verifia
 
 
 def test_run_with_fill_pool_fills_the_round_first_and_spends_it(five):
-    """`mpdp run dppp --verifiable-noise --fill-pool`: the offline fill makes exactly the round's bits, which the
+    """`mpdp run dppp --assurance verifiable-noise --fill-pool`: the offline fill makes exactly the round's bits, which the
     round then spends (no bit proofs in its votes), and the report carries the fill apart."""
     import argparse
 
     from launcher.protocols.dppp.commands import run_session
 
     args = argparse.Namespace(epsilon=10.0, delta=1e-5, queries=QUERIES, no_packing=False, deadline=DEADLINE_S,
-                              noise="binomial", proven_votes=False, verifiable_noise=True, fill_pool=True, ensemble=1,
-                              holders_check_bits=False)
+                              noise="binomial", assurance="verifiable-noise", fill_pool=True, ensemble=1)
     report = run_session(args, five.topology, five.client_data)
     count = _bits_per_round(five, QUERIES, 2)
     offline = report["offline_fill"]

@@ -13,6 +13,7 @@ from mpdp.proto.v1.role_pb2_grpc import RoleStub
 from mpdp.protocols.dppp.reference import noisy_histograms
 from mpdp.protocols.hamm import reference
 from mpdp.sessions.identity import CLIENT, CURATOR, party
+from mpdp.vote_proofs.assurance import Assurance
 from tests.deployment import envelope
 
 FAULTS = {2: "vote-two-ones", 3: "vote-stuffed"}
@@ -32,7 +33,7 @@ def _reference(deployment, report, teachers):
 
 
 def test_non_one_hot_votes_are_rejected_by_name_and_the_round_goes_on(four):
-    report = four.run_dppp(proven_votes=True, honest_fraction=0.5)
+    report = four.run_dppp(assurance=Assurance.PROVEN_VOTES, honest_fraction=0.5)
     result = report["result"]
     assert sorted(result["rejected_votes"]) == ["2", "3"]
     assert all("vote proof failed" in reason for reason in result["rejected_votes"].values())
@@ -43,7 +44,7 @@ def test_non_one_hot_votes_are_rejected_by_name_and_the_round_goes_on(four):
 def test_an_ensemble_ballot_with_more_than_t_votes_in_a_query_is_rejected_by_name(four):
     """T = 4 proven votes per query: one model's vote with a second 1 (T + 1 votes in query 0) or 1000 fails its
     proof; the sender is named and the others' round released."""
-    report = four.run_dppp(proven_votes=True, honest_fraction=0.5, ensemble=4)
+    report = four.run_dppp(assurance=Assurance.PROVEN_VOTES, honest_fraction=0.5, ensemble=4)
     result = report["result"]
     assert sorted(result["rejected_votes"]) == ["2", "3"] and result["contributors"] == [1, 4]
     assert all("vote proof failed" in reason for reason in result["rejected_votes"].values())
@@ -60,7 +61,7 @@ def test_without_proofs_a_second_one_in_the_feasible_range_passes_unnoticed(four
 
 def test_honest_proven_round_equals_its_reference_and_costs_one_votes_message_per_teacher(pool):
     three = pool.get(3)
-    report = three.run_dppp(proven_votes=True, queries=10)
+    report = three.run_dppp(assurance=Assurance.PROVEN_VOTES, queries=10)
     result = report["result"]
     assert result["rejected_votes"] == {} and result["contributors"] == [1, 2, 3]
     assert np.array_equal(np.array(result["histograms"]), _reference(three, report, [1, 2, 3]))
@@ -74,7 +75,7 @@ def test_honest_proven_round_equals_its_reference_and_costs_one_votes_message_pe
 def test_hamm_voters_with_non_one_hot_votes_are_rejected_by_name(four, noisy):
     """With noisy counts beside their shares; without, a voter sends no noise ciphertexts at all."""
     parameters = session_parameters(four.topology, four.client_data, "vote", 1.0, 1e-5, 0.01, noisy,
-                                    honest_fraction=0.5, proven_votes=True)
+                                    honest_fraction=0.5, assurance=Assurance.PROVEN_VOTES)
     report = asyncio.run(run_hamm_session(four.topology, four.client_data, parameters, deadline_s=60.0))
     result = report["result"]
     assert sorted(result["rejected_votes"]) == ["2", "3"] and result["contributors"] == [1, 4]

@@ -13,13 +13,15 @@ from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.sessions.errors import ProtocolError
 from mpdp.vote_proofs import noise_bits
 from mpdp.vote_proofs import votes as vote_proofs
+from mpdp.vote_proofs.assurance import Assurance
+from tests.malicious_parties import tampered_bit
 
 QUERIES, CLASSES = 3, 2
 
 
 def _setup(public):
     parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, QUERIES, CLASSES, 3, 2 / 3, True, public.key_id,
-                                                   proven_votes=True, verifiable_noise=True)
+                                                   assurance=Assurance.VERIFIABLE_NOISE)
     return parameters, parameters.layout(public.n)
 
 
@@ -50,7 +52,7 @@ def test_a_bit_of_two_cannot_be_proven(threshold_key):
     message, _ = noise_bits.commit(public, bits, b"bits")
     noise_bits.check(public, bits.size, message, b"bits")
     with pytest.raises(mp.MembershipProofInvalid):
-        noise_bits.check(public, bits.size, noise_bits.tampered_bit(public, message), b"bits")
+        noise_bits.check(public, bits.size, tampered_bit(public, message), b"bits")
     with pytest.raises(mp.MembershipProofInvalid):  # bound to its sender's context
         noise_bits.check(public, bits.size, message, b"other")
     with pytest.raises(ProtocolError):  # counts before any proof
@@ -73,7 +75,7 @@ def test_the_fold_packs_slots_across_plaintexts(threshold_key):
     public, shares = threshold_key
     queries, classes = 60, 10
     parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, queries, classes, 3, 2 / 3, True, public.key_id,
-                                                   proven_votes=True)  # the layout alone; two bits per slot below
+                                                   assurance=Assurance.PROVEN_VOTES)  # the layout alone; two bits per slot below
     layout = parameters.layout(public.n)
     assert layout.plaintexts_needed(parameters.values) >= 2
     tosses = 2

@@ -13,6 +13,7 @@ from mpdp.cryptocore.paillier import keyfiles, threshold
 from mpdp.learning import datasets
 from mpdp.sessions.identity import CLIENT, party
 from mpdp.threshold_sum.quorums import QuorumError
+from mpdp.vote_proofs.assurance import Assurance
 from mpdp.wire.identity import Principal
 from tests.hostile_aggregator import client_signature_from
 
@@ -353,7 +354,8 @@ def test_hamm_proven_votes_badly_signed_cost_the_aggregator_no_proof_check(thres
 
     public, shares = threshold_key
     keys = _signing_keys(tmp_path, 5)
-    p = HammParameters("vote", 1.0, 1e-5, 0.01, 2, 5, 4, 3, True, False, 0.6, public.key_id, "binomial", True)
+    p = HammParameters("vote", 1.0, 1e-5, 0.01, 2, 5, 4, 3, True, False, 0.6, public.key_id, "binomial",
+                       assurance=Assurance.PROVEN_VOTES)
     queries = hamm_pb2.HammQueries(parameters=p.to_proto(), features=matrix_to_proto(np.zeros((4, 3))),
                                    deadline_seconds=60, client_signature=client_signature_from(
                                        tmp_path, "hamm", "hamm-signature-first", p))

@@ -13,6 +13,7 @@ from mpdp.sessions.errors import Kind, ProtocolError
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, party
 from mpdp.sessions.matrices import matrix_to_proto
 from mpdp.vote_proofs import well_formed
+from mpdp.vote_proofs.assurance import Assurance
 from party.registry import protocols as party_protocols
 from party.resources import PartyResources
 
@@ -33,7 +34,7 @@ def test_a_proven_ensemble_session_whose_holders_request_cannot_travel_is_refuse
     holder. Every role counts T proven votes per query and refuses the session before any work."""
     public, shares = threshold_key
     parameters = DpppParameters.with_minimal_noise(8.0, 1e-5, QUERIES, CLASSES, TEACHERS, 2 / 3, True, public.key_id,
-                                                   proven_votes=True, ensemble=T)
+                                                   assurance=Assurance.PROVEN_VOTES, ensemble=T)
     well_formed.check_size(public, TEACHERS, QUERIES, CLASSES, 0, False)  # one vote per query would fit
     with pytest.raises(ProtocolError):  # T per query does not
         well_formed.check_size(public, TEACHERS, parameters.proven_rows, CLASSES, 0, False)
@@ -73,7 +74,7 @@ def test_unsigned_evidence_costs_a_key_holder_no_proof_check(threshold_key, monk
     from tests.test_dppp_ensemble_ballot import _parameters, _resources
 
     public, shares = threshold_key
-    parameters = _parameters(public, proven_votes=True)
+    parameters = _parameters(public, assurance=Assurance.PROVEN_VOTES)
     own = {party(i): _resources(public, shares, i) for i in range(1, K + 1)}
     registries = {identity: party_protocols(own.__getitem__) for identity in own}
     registries[AGGREGATOR] = aggregator_protocols(public, list(range(1, K + 1)), list(range(1, K + 1)))

@@ -19,8 +19,8 @@ def same(config_argv: list[str], flags_argv: list[str]) -> None:
 
 
 @pytest.mark.parametrize("command, settings, flags", [
-    (["run", "dppp"], 'run-dir = "r"\nepsilon = 2\nqueries = 7\nnoise = "skellam"\nproven-votes = true\n',
-     ["--run-dir", "r", "--epsilon", "2", "--queries", "7", "--noise", "skellam", "--proven-votes"]),
+    (["run", "dppp"], 'run-dir = "r"\nepsilon = 2\nqueries = 7\nnoise = "skellam"\nassurance = "proven-votes"\n',
+     ["--run-dir", "r", "--epsilon", "2", "--queries", "7", "--noise", "skellam", "--assurance", "proven-votes"]),
     (["run", "pathak"], 'lambda = 0.1\nmechanism = "gaussian"\n', ["--lambda", "0.1", "--mechanism", "gaussian"]),
     (["up"], 'parties = 3\nbits = 1024\nkeygen = "dealer"\nintercept = false\nrun_dir = "r"\n',
      ["--parties", "3", "--bits", "1024", "--keygen", "dealer", "--no-intercept", "--run-dir", "r"]),
@@ -45,7 +45,7 @@ def test_a_flag_on_the_command_line_wins(tmp_path):
 @pytest.mark.parametrize("settings, said", [("epsilon = 2\nbogus = 1\n", "unknown setting 'bogus'"),
                                              ('noise = "nope"\n', "noise: 'nope' is not one of binomial, skellam"),
                                              ("queries = \"many\"\n", "queries: invalid int value"),
-                                             ("proven-votes = 1\n", "must be true or false"),
+                                             ("no-packing = 1\n", "must be true or false"),
                                              ("epsilon = \n", "not TOML")])
 def test_a_bad_setting_is_one_error_line(tmp_path, capsys, settings, said):
     path = tmp_path / "x.toml"

@@ -28,7 +28,7 @@ def test_three_owners_with_two_teachers_each_vote_as_six_proven_teachers(tmp_pat
         assert all(not (a & b) for i, a in enumerate(rows) for b in rows[i + 1:])  # disjoint parts
         assert sum(len(x) for x in parts) == sum(len(r) for r in rows)
         report_path = tmp_path / "dppp.json"
-        assert main(["run", "dppp", "--run-dir", str(run_dir), "--queries", "4", "--proven-votes",
+        assert main(["run", "dppp", "--run-dir", str(run_dir), "--queries", "4", "--assurance", "proven-votes",
                      "--report", str(report_path)]) == 0
         report = json.loads(report_path.read_text())
         assert report["parameters"]["teachers"] == 6 and report["result"]["contributors"] == [1, 2, 3, 4, 5, 6]
@@ -47,7 +47,7 @@ def test_three_owners_with_two_teachers_each_vote_as_six_proven_teachers(tmp_pat
         monkeypatch.setattr(DpppParameters, "with_minimal_noise",
                             lambda *a, **k: lowered(*a, **{**k, "colluding": 1}))
         capsys.readouterr()
-        assert main(["run", "dppp", "--run-dir", str(run_dir), "--queries", "4", "--proven-votes"]) != 0
+        assert main(["run", "dppp", "--run-dir", str(run_dir), "--queries", "4", "--assurance", "proven-votes"]) != 0
         assert "0 of 6 parties contributed" in capsys.readouterr().err  # every teacher refused to open it
         logs = "".join(path.read_text(errors="replace") for path in run_dir.rglob("*.log"))
         assert "contributors per principal" in logs

@@ -21,10 +21,12 @@ from mpdp.sessions.matrices import matrix_to_proto
 from mpdp.threshold_sum.binding import ContributionKeys
 from mpdp.vote_proofs import joint_coin, noise_bits, well_formed
 from mpdp.vote_proofs import votes as vote_proofs
+from mpdp.vote_proofs.assurance import Assurance
 from party.dppp import DpppTeacherSide
 from party.key_holder import signed
 from party.resources import PartyResources
 from party.voter import State
+from tests.malicious_parties import tampered_bit
 
 TEACHERS = (1, 2, 3)
 ACCOMPLICE = 2
@@ -53,16 +55,14 @@ class Round:
                  check_bits: bool = False):
         public, shares = threshold_key
         self.parameters = DpppParameters.with_minimal_noise(10.0, 1e-5, QUERIES, CLASSES, len(TEACHERS), 2 / 3, True,
-                                                            public.key_id, proven_votes=True,
-                                                            verifiable_noise=verifiable, holders_check_bits=check_bits)
+                                                            public.key_id, assurance=Assurance.HOLDERS_CHECK_BITS if check_bits else Assurance.VERIFIABLE_NOISE if verifiable else Assurance.PROVEN_VOTES)
         self.parameters.calibrate()
         model = LogisticRegression().fit(FEATURES, [0, 1, 1, 0])
         faults = faults or {}
-        self.teachers = {
-            i: DpppTeacherSide("s", PartyResources(i, public, shares[i - 1], model, FEATURES, np.array([0, 1, 1, 0]),
-                                                   test_mode=True, fault=faults.get(i),
-                                                   contribution_keys=_keys(issued, party(i))),
-                               self.parameters, FEATURES[:QUERIES], 60.0) for i in TEACHERS}
+        own = {i: PartyResources(i, public, shares[i - 1], model, FEATURES, np.array([0, 1, 1, 0]), test_mode=True,
+                                 fault=faults.get(i), contribution_keys=_keys(issued, party(i))) for i in TEACHERS}
+        self.teachers = {i: own[i].side(DpppTeacherSide)("s", own[i], self.parameters, FEATURES[:QUERIES], 60.0)
+                         for i in TEACHERS}
         self.aggregator = DpppAggregatorSide("s", self.parameters, matrix_to_proto(FEATURES[:QUERIES]), 60.0, public,
                                              list(TEACHERS), list(TEACHERS), keys=_keys(issued, AGGREGATOR))
         self.aggregator.receive(CLIENT, "open", None)
@@ -248,7 +248,7 @@ def _pooled_round(threshold_key, issued, tampered: int | None) -> Round:
             proven, values = noise_bits.commit(round_.public, bits, noise_pool.context(round_.public.key_id, teacher,
                                                                                          first))
             if teacher == tampered and first == 0:
-                proven = noise_bits.tampered_bit(round_.public, proven)
+                proven = tampered_bit(round_.public, proven)
                 values = [int.from_bytes(v, "big") for v in proven.ciphertexts.values]
             side.noise_pool.append(first, values, bits=[int(b) for b in bits])
             pools.of(teacher).append(first, values, proofs=list(proven.proofs))
@@ -282,13 +282,12 @@ def _hamm_round(threshold_key, issued, verifiable: bool, faults: dict[int, str])
 
     public, shares = threshold_key
     parameters = HammParameters("vote", 10.0, 1e-5, 0.01, 2, len(TEACHERS), len(FEATURES), 2, True, False, 2 / 3,
-                                public.key_id, proven_votes=True, verifiable_noise=verifiable)
+                                public.key_id, assurance=Assurance.VERIFIABLE_NOISE if verifiable else Assurance.PROVEN_VOTES)
     parameters.calibrate()
     model = LogisticRegression().fit(FEATURES, [0, 1, 1, 0])
-    voters = {i: HammPartySide("h", PartyResources(i, public, shares[i - 1], model, FEATURES, np.array([0, 1, 1, 0]),
-                                                   test_mode=True, fault=faults.get(i),
-                                                   contribution_keys=_keys(issued, party(i))),
-                               parameters, FEATURES, 60.0) for i in TEACHERS}
+    own = {i: PartyResources(i, public, shares[i - 1], model, FEATURES, np.array([0, 1, 1, 0]), test_mode=True,
+                             fault=faults.get(i), contribution_keys=_keys(issued, party(i))) for i in TEACHERS}
+    voters = {i: own[i].side(HammPartySide)("h", own[i], parameters, FEATURES, 60.0) for i in TEACHERS}
     queries = hamm_pb2.HammQueries(parameters=parameters.to_proto(), features=matrix_to_proto(FEATURES),
                                    deadline_seconds=60)
     aggregator = HammAggregatorSide("h", parameters, queries, public, list(TEACHERS), list(TEACHERS),

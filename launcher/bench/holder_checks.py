@@ -26,6 +26,7 @@ from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParamete
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, party
 from mpdp.sessions.matrices import matrix_to_proto
 from mpdp.vote_proofs import well_formed
+from mpdp.vote_proofs.assurance import Assurance
 from party.dppp import DpppTeacherSide
 from party.resources import PartyResources
 
@@ -34,8 +35,9 @@ EPSILON, DELTA = 10.0, 1e-5
 
 def _round(public, shares, teachers: int, classes: int, queries: int, verifiable: bool, check_bits: bool) -> dict:
     parameters = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, DEFAULT_HONEST_FRACTION,
-                                                   True, public.key_id, proven_votes=True, verifiable_noise=verifiable,
-                                                   holders_check_bits=check_bits)
+                                                   True, public.key_id, assurance=Assurance.HOLDERS_CHECK_BITS if check_bits
+                                                   else Assurance.VERIFIABLE_NOISE if verifiable
+                                                   else Assurance.PROVEN_VOTES)
     parameters.calibrate()
     rng = np.random.default_rng(1)
     features = rng.normal(size=(max(4 * classes, queries), 4))

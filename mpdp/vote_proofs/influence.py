@@ -8,18 +8,21 @@ row's total in [K′T, K′T + C·Σ N_i]: `aggregator/dppp.py`, tests/test_infl
 unproven noise ciphertext is as free as an unproven vote. With proven votes and verifiable noise a voter adds T
 one-hot votes per row and a fair Bin(N_i, ½) share per slot, like an honest one; the key holders check that before
 they decrypt, so an aggregator colluding with it changes nothing, provided the holders also check the committed
-bits' proofs (`holders_check_bits`).
+bits' proofs (the `holders-check-bits` assurance).
 """
 
 from __future__ import annotations
 
+from mpdp.vote_proofs.assurance import Assurance
 
-def one_voter(role: str, proven_votes: bool, verifiable_noise: bool, tosses: int, contributors: int, width: int,
-              holders_check_bits: bool = False, votes_per_row: int = 1) -> dict:
+
+def one_voter(role: str, assurance: Assurance, tosses: int, contributors: int, width: int,
+              votes_per_row: int = 1) -> dict:
     """`role` names the voter ("teacher", "voter"); `tosses` is N_i (0: no noise shares); `width` the slots per row
     (C, or 1 for a binary vote); `votes_per_row` T, the votes each contributor casts per row (DPPP's ensemble).
     `steer_per_count`: how far it can move one decrypted count from where an honest voter's vote and fair share
     would put it, in the worst case; `steer_per_row_total`: likewise a row's total."""
+    proven_votes, verifiable_noise = assurance.proven_votes, assurance.verifiable_noise
     noise_total = contributors * tosses
     votes_total = contributors * votes_per_row  # K′T
     feasible = votes_total + noise_total  # the widest count the aggregator's range check passes
@@ -53,10 +56,10 @@ def one_voter(role: str, proven_votes: bool, verifiable_noise: bool, tosses: int
     elif tosses and not verifiable_noise:
         collusion = ("unbounded in the noise: every key holder checks the vote proofs before it decrypts, but the noise "
                      "ciphertexts are unproven and the feasibility check is the aggregator's own")
-    elif verifiable_noise and not holders_check_bits:
+    elif verifiable_noise and not assurance.holders_check_bits:
         collusion = ("unbounded in the noise: every key holder checks the vote proofs, the signed commitments, the "
                      "joint coin and every flip before it decrypts, but the committed bits' proofs only the "
-                     "aggregator checks (no --holders-check-bits), and a non-bit v flips to 1 − v")
+                     "aggregator checks (below --assurance holders-check-bits), and a non-bit v flips to 1 − v")
     else:
         collusion = ("none beyond the above: every key holder checks each contribution's vote proofs"
                      + (", signed commitments, bit proofs, joint coin and flips" if verifiable_noise else "")

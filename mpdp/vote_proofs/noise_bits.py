@@ -133,15 +133,3 @@ def fold(public_key: ThresholdPublicKey, layout: SlotLayout, rows: int, width: i
         index = vote_proofs.plaintext_of_row(layout, index_of_vote // copies, width)
         result[index] = result[index] * vote % nsquare
     return ciphertexts_to_proto(public_key, result)
-
-
-def tampered_bit(public_key: ThresholdPublicKey, message: common_pb2.ProvenVotes) -> common_pb2.ProvenVotes:
-    """Test mode only: bit 0's ciphertext moved off its proof (its plaintext plus 2), as a malicious teacher would."""
-    values = list(message.ciphertexts.values)
-    first = ct.from_bytes(public_key.paillier, values[0])
-    values[0] = ct.to_bytes(public_key.paillier, first * (1 + 2 * public_key.n) % public_key.paillier.nsquare)
-    result = common_pb2.ProvenVotes()
-    result.CopyFrom(message)
-    del result.ciphertexts.values[:]
-    result.ciphertexts.values.extend(values)
-    return result

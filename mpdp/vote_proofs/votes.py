@@ -159,23 +159,3 @@ def _fold(public_key: ThresholdPublicKey, layout: SlotLayout, width: int, noise_
         index = plaintext_of_row(layout, index_of_vote // copies, width)
         result[index] = result[index] * vote % nsquare
     return ciphertexts_to_proto(public_key, result)
-
-
-def tampered(public_key: ThresholdPublicKey, proven: common_pb2.ProvenVotes, slots: np.ndarray, slot_bits: int,
-             stuffed: bool) -> common_pb2.ProvenVotes:
-    """Test mode only: row 0's ciphertext moved off its proof, to a second 1 (a binary 2; in the feasible range) or
-    1000 in the row's first slot (out of it), as a malicious voter would."""
-    n, nsquare = public_key.n, public_key.paillier.nsquare
-    if stuffed:
-        shift = 1000
-    elif slots.shape[1] == 1:  # a binary vote of 2
-        shift = 2 - int(slots[0, 0])
-    else:
-        shift = 1 << slot_bits if slots[0, 0] else 1
-    values = list(proven.ciphertexts.values)
-    values[0] = ct.to_bytes(public_key.paillier, ct.from_bytes(public_key.paillier, values[0]) * (1 + shift * n) % nsquare)
-    result = common_pb2.ProvenVotes()
-    result.CopyFrom(proven)
-    del result.ciphertexts.values[:]
-    result.ciphertexts.values.extend(values)
-    return result

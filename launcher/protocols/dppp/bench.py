@@ -21,6 +21,7 @@ from launcher.common.progress import progress
 from launcher.protocols.dppp import client as dppp_client
 from mpdp.cryptocore.paillier import keyfiles
 from mpdp.protocols.dppp.parameters import DpppParameters, default_threshold
+from mpdp.vote_proofs.assurance import Assurance
 
 EPSILON, DELTA = 10.0, 1e-5
 TARGETS = {"labels_per_s": 100, "packed_vs_paper": 50, "wall_vs_floor_one_core": 2, "client_checks_vs_round": 0.10}
@@ -28,15 +29,15 @@ UNIT_REPEAT = 30
 DEADLINE_S = 600.0  # per stage: a loaded machine checks ten teachers' committed bits one after another
 
 
-def _rounds(target, queries: int, packed: bool, count: int, label: str, proven_votes: bool = False,
-            verifiable_noise: bool = False, ensemble: int = 1) -> list[dict]:
+def _rounds(target, queries: int, packed: bool, count: int, label: str, assurance: Assurance = Assurance.NONE,
+            ensemble: int = 1) -> list[dict]:
     rounds = []
     meter = CpuMeter(target.pids())
     for number in range(1, count + 1):
         meter.start()
         report = asyncio.run(dppp_client.run_dppp_session(target.topology, target.client_data, EPSILON, DELTA,
-                                                          queries, packed=packed, proven_votes=proven_votes,
-                                                          verifiable_noise=verifiable_noise, deadline_s=DEADLINE_S,
+                                                          queries, packed=packed, assurance=assurance,
+                                                          deadline_s=DEADLINE_S,
                                                           ensemble=ensemble))
         cpu = meter.stop()
         timing = report["timing"]
@@ -87,7 +88,7 @@ def _proof_costs(public_key, teachers: int, classes: int, queries: int = 20, ens
     from mpdp.vote_proofs import votes as vote_proofs
 
     layout = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, 2 / 3, True, public_key.key_id,
-                                               proven_votes=True, ensemble=ensemble).layout(public_key.n)
+                                               assurance=Assurance.PROVEN_VOTES, ensemble=ensemble).layout(public_key.n)
     lists = vote_proofs.choices(layout, queries, classes, ensemble)
     key = vote_proofs.proof_key(public_key)
     picks = [secrets.randbelow(classes) for _ in range(queries * ensemble)]
@@ -122,16 +123,16 @@ def _verifiable(target, public_key, teachers: int, classes: int, queries: int, c
     pool (online; each such round's bits filled just before it, the fill timed apart as the offline phase), one
     warm-up round each, then `count` rounds of each, interleaved so that the machine's load falls on all alike."""
     bits = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, 2 / 3, True, public_key.key_id,
-                                             proven_votes=True, verifiable_noise=True, ensemble=ensemble)
+                                             assurance=Assurance.VERIFIABLE_NOISE, ensemble=ensemble)
     bits_per_round = bits.values * bits.share_range
-    kinds = {"packed": {}, "proven_votes": {"proven_votes": True}, "verifiable_noise": {"verifiable_noise": True},
-             "verifiable_pooled": {"verifiable_noise": True}}
+    kinds = {"packed": Assurance.NONE, "proven_votes": Assurance.PROVEN_VOTES,
+             "verifiable_noise": Assurance.VERIFIABLE_NOISE, "verifiable_pooled": Assurance.VERIFIABLE_NOISE}
     fills: list[dict] = []
 
     def one(name: str, label: str) -> list[dict]:
         if name == "verifiable_pooled":  # the pools are empty otherwise: each pooled round spends what it filled
             fills.append(_fill(target, bits_per_round, bits.proven_rows, classes, f"offline fill before {label}"))
-        return _rounds(target, queries, True, 1, label, ensemble=ensemble, **kinds[name])
+        return _rounds(target, queries, True, 1, label, kinds[name], ensemble=ensemble)
 
     for name in kinds:
         one(name, f"{name} warm-up (Q = {queries})")
@@ -176,9 +177,9 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
         packed = _summary_of(_rounds(target, queries, True, rounds, "packed", ensemble=ensemble), queries)
         proven = None
         if proven_rounds:
-            proven_warmup = _rounds(target, queries, True, 1, "proven votes warm-up", proven_votes=True,
+            proven_warmup = _rounds(target, queries, True, 1, "proven votes warm-up", Assurance.PROVEN_VOTES,
                                     ensemble=ensemble)
-            proven = {**_summary_of(_rounds(target, queries, True, proven_rounds, "proven votes", proven_votes=True,
+            proven = {**_summary_of(_rounds(target, queries, True, proven_rounds, "proven votes", Assurance.PROVEN_VOTES,
                                             ensemble=ensemble), queries), "warmup": proven_warmup}
         verifiable = (_verifiable(target, public_key, teachers, classes, verifiable_queries, verifiable_rounds,
                                   ensemble) if verifiable_rounds else None)

@@ -26,6 +26,7 @@ from mpdp.protocols.dppp.pool_opening import PoolFill
 from mpdp.sessions.identity import AGGREGATOR, CLIENT
 from mpdp.sessions.matrices import matrix_to_proto
 from mpdp.vote_proofs import influence
+from mpdp.vote_proofs.assurance import Assurance
 from mpdp.wire.channels import PeerChannels
 from mpdp.wire.traffic import TrafficLog
 
@@ -33,8 +34,7 @@ from mpdp.wire.traffic import TrafficLog
 async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float, delta: float, queries: int,
                            packed: bool = True, honest_fraction: float = DEFAULT_HONEST_FRACTION,
                            deadline_s: float = 300.0, session_id: str | None = None, noise: str = "binomial",
-                           proven_votes: bool = False, verifiable_noise: bool = False, ensemble: int = 1,
-                           holders_check_bits: bool = False) -> dict:
+                           assurance: Assurance = Assurance.NONE, ensemble: int = 1) -> dict:
     public_key = _public_key(topology.public_key)
     public_features = client_data["public_features"]
     if not 1 <= queries <= len(public_features):
@@ -45,9 +45,8 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
     started = time.perf_counter()
     parameters = DpppParameters.with_minimal_noise(epsilon, delta, queries, classes, len(topology.parties),
                                                    honest_fraction, packed, public_key.key_id, noise,
-                                                   proven_votes or verifiable_noise, verifiable_noise,
-                                                   colluding=topology.colluding, ensemble=ensemble,
-                                                   holders_check_bits=holders_check_bits)
+                                                   Assurance.parse(assurance), colluding=topology.colluding,
+                                                   ensemble=ensemble)
     search_s = time.perf_counter() - started
     session_id = session_id or secrets.token_hex(8)
     progress(f"DPPP (session id {session_id}): {queries} queries, {len(topology.parties)} teachers"
@@ -81,8 +80,8 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
             "teachers": len(topology.parties), "key_holders": public_key.holders, "threshold": public_key.threshold,
             "key_bits": public_key.n.bit_length(), "queries": queries, "classes": classes,
             "epsilon": epsilon, "delta": delta, "honest_fraction": honest_fraction, "packed": packed, "noise": noise,
-            "proven_votes": proven_votes or verifiable_noise, "verifiable_noise": verifiable_noise,
-            "holders_check_bits": holders_check_bits,
+            "proven_votes": parameters.proven_votes, "verifiable_noise": parameters.verifiable_noise,
+            "holders_check_bits": parameters.holders_check_bits,
             "colluding": parameters.colluding, "ensemble": ensemble, "deadline_s": deadline_s,
         },
         "result": {
@@ -104,9 +103,8 @@ async def run_dppp_session(topology: Topology, client_data: dict, epsilon: float
                                    + (f"; the record is in one of the teacher's {ensemble} parts: it moves one "
                                       "model's vote" if ensemble > 1 else ""),
                     **parameters.calibration.report(len(checked.contributors))},
-        "malicious_party": influence.one_voter("teacher", proven_votes or verifiable_noise, verifiable_noise,
-                                               parameters.share_range,
-                                               len(checked.contributors), classes, holders_check_bits,
+        "malicious_party": influence.one_voter("teacher", parameters.assurance, parameters.share_range,
+                                               len(checked.contributors), classes,
                                                votes_per_row=ensemble),
         "traffic": traffic["summary"],
         "transcript": transcript(public_key, topology.ca_certificate.read_bytes() if topology.ca_certificate else None,

@@ -12,6 +12,8 @@ from launcher.protocol import Audit, Bench, DeploymentShape, Experiment, Faults,
 from launcher.protocols.dppp import chart, noise, results
 from launcher.protocols.dppp.closed_form import closed_form
 from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS
+from mpdp.vote_proofs.assurance import OPTIONS as ASSURANCES
+from mpdp.vote_proofs.assurance import Assurance
 
 ENSEMBLE_DEFAULT = 8
 QUERIES_DEFAULT = 100
@@ -32,20 +34,16 @@ def session_options() -> list[Option]:
         Option("no-packing", {"action": "store_true", "help": "the paper's layout, one plain phe ciphertext per (query, class): the baseline"}),
         Option("noise", {"choices": ["binomial", "skellam"], "default": "binomial",
                          "help": "the teachers' noise shares: Bin(N_i, ½) (the paper's) or Sk(μ/K′) (privacy.md)"}),
-        Option("proven-votes", {"action": "store_true",
-                                "help": "each teacher proves its votes one-hot; a failed proof excludes it by name "
-                                        "(docs/malicious-party.md)"}),
-        Option("verifiable-noise", {"action": "store_true",
-                                    "help": "each teacher commits to its noise bits before a joint coin flips them, so "
-                                            "its share is Bin(N_i, ½) whatever it chose; implies --proven-votes "
-                                            "(docs/malicious-party.md)"}),
-        Option("holders-check-bits", {"action": "store_true",
-                                      "help": "with --verifiable-noise: every key holder checks every committed bit's "
-                                              "proof too, so an aggregator colluding with one teacher cannot pass it "
-                                              "non-bits (each holder repeats the aggregator's check; "
-                                              "docs/malicious-party.md)"}),
+        Option("assurance", {"choices": ASSURANCES, "default": "none",
+                             "help": "how much of each teacher is checked, each level adding to the one before "
+                                     "(docs/malicious-party.md): proven-votes, each teacher proves its votes one-hot "
+                                     "and a failed proof excludes it by name; verifiable-noise, each commits to its "
+                                     "noise bits before a joint coin flips them, so its share is Bin(N_i, ½) whatever "
+                                     "it chose; holders-check-bits, every key holder checks every committed bit's "
+                                     "proof too, so an aggregator colluding with one teacher cannot pass it non-bits "
+                                     "(default none)"}),
         Option("fill-pool", {"action": "store_true",
-                             "help": "with --verifiable-noise: first fill every teacher's noise pool with this round's "
+                             "help": "with --assurance verifiable-noise or above: first fill every teacher's noise pool with this round's "
                                      "committed bits and vote exponentiations (the offline phase, timed apart; no "
                                      "budget spent), so the round itself makes none"}),
         Option("deadline", {"type": float, "default": 300.0, "help": "round deadline per stage, seconds (how long a missing teacher is waited for)"}),
@@ -58,13 +56,12 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
     queries = min(args.queries, len(client_data["public_features"]))
     offline = None
     if args.fill_pool:
-        if not args.verifiable_noise:
-            raise ValueError("--fill-pool fills the noise pools of --verifiable-noise")
+        if not Assurance.parse(args.assurance).verifiable_noise:
+            raise ValueError("--fill-pool fills the noise pools of --assurance verifiable-noise")
         offline = asyncio.run(fill_noise_pools(topology, *_round_bits(topology, client_data, args, queries)))
     report = asyncio.run(run_dppp_session(topology, client_data, args.epsilon, args.delta, queries,
                                           packed=not args.no_packing, deadline_s=args.deadline, noise=args.noise,
-                                          proven_votes=args.proven_votes, verifiable_noise=args.verifiable_noise,
-                                          ensemble=args.ensemble, holders_check_bits=args.holders_check_bits))
+                                          assurance=Assurance.parse(args.assurance), ensemble=args.ensemble))
     agreement = plain_vote_agreement(topology, client_data, report["result"]["labels"], args.ensemble)
     if agreement is not None:
         report["evaluator_view"] = {"label_agreement_with_plain_vote": agreement,
@@ -81,9 +78,8 @@ def charge(args: argparse.Namespace, shape: DeploymentShape):
     queries = min(args.queries, len(shape.client_data["public_features"]))
     return DpppParameters.with_minimal_noise(args.epsilon, args.delta, queries, int(shape.client_data["classes"]),
                                              shape.parties, DEFAULT_HONEST_FRACTION, not args.no_packing, shape.key_id,
-                                             args.noise, args.proven_votes or args.verifiable_noise,
-                                             args.verifiable_noise, colluding=shape.colluding, ensemble=args.ensemble,
-                                             holders_check_bits=args.holders_check_bits).guarantee()
+                                             args.noise, Assurance.parse(args.assurance), colluding=shape.colluding,
+                                             ensemble=args.ensemble).guarantee()
 
 
 def _round_bits(topology, client_data: dict, args: argparse.Namespace, queries: int) -> tuple[int, float, None, int, int]:
@@ -95,7 +91,7 @@ def _round_bits(topology, client_data: dict, args: argparse.Namespace, queries: 
     parameters = DpppParameters.with_minimal_noise(args.epsilon, args.delta, queries, classes, len(topology.parties),
                                                    honest_fraction=DEFAULT_HONEST_FRACTION, packed=True,
                                                    key_id=keyfiles.load_public_key(topology.public_key).key_id,
-                                                   proven_votes=True, verifiable_noise=True, ensemble=args.ensemble)
+                                                   assurance=Assurance.VERIFIABLE_NOISE, ensemble=args.ensemble)
     return (parameters.values * parameters.share_range, 5 * args.deadline, None, parameters.proven_rows, classes)
 
 

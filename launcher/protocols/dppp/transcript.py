@@ -25,6 +25,7 @@ from mpdp.protocols.dppp import release
 from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.sessions.errors import ProtocolError
 from mpdp.threshold_sum.binding import ContributionKeys
+from mpdp.vote_proofs.assurance import Assurance
 
 FORMAT = "mpdp/dppp-transcript/v1"
 PRIVACY_FIELDS = ("epsilon", "delta", "epsilon_per_query", "epsilon_all_queries", "total_tosses_required",
@@ -177,8 +178,8 @@ def _without_transcript(report: Report) -> list[str]:
         parameters = DpppParameters(
             float(given["epsilon"]), float(given["delta"]), int(given["queries"]), int(given["classes"]),
             int(given["teachers"]), float(given["honest_fraction"]), bool(given.get("packed", True)), bytes(32),
-            int(privacy["total_tosses_required"]), "binomial", 0, bool(given.get("proven_votes", False)),
-            bool(given.get("verifiable_noise", False)), int(given.get("colluding", 1)), int(given.get("ensemble", 1)))
+            int(privacy["total_tosses_required"]), "binomial", 0, int(given.get("colluding", 1)),
+            int(given.get("ensemble", 1)), Assurance.of_report(given))
         parameters.calibrate()
     except (KeyError, ProtocolError) as error:
         raise VerifyFailed(f"the report's parameters do not make a session: {error}") from None

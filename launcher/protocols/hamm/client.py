@@ -19,19 +19,18 @@ from mpdp.protocols.hamm.parameters import DEFAULT_HONEST_FRACTION, HammParamete
 from mpdp.protocols.hamm.release import Release
 from mpdp.sessions.identity import CURATOR
 from mpdp.vote_proofs import influence
+from mpdp.vote_proofs.assurance import Assurance
 
 
 def session_parameters(topology: Topology, client_data: dict, method: str, epsilon: float, delta: float,
                        regularization: float, noisy_counts: bool = False, protect_aux: bool = False,
                        honest_fraction: float = DEFAULT_HONEST_FRACTION, count_noise: str = "binomial",
-                       proven_votes: bool = False, verifiable_noise: bool = False,
-                       holders_check_bits: bool = False) -> HammParameters:
+                       assurance: Assurance = Assurance.NONE) -> HammParameters:
     public_key = keyfiles.load_public_key(topology.public_key)
     aux = client_data["public_features"]
     return HammParameters(method, epsilon, delta, regularization, int(client_data["classes"]), len(topology.parties),
                           aux.shape[0], aux.shape[1], noisy_counts, protect_aux, honest_fraction, public_key.key_id,
-                          count_noise, proven_votes or verifiable_noise, verifiable_noise,
-                          topology.colluding, holders_check_bits)
+                          count_noise, topology.colluding, assurance)
 
 
 async def run_hamm_session(topology: Topology, client_data: dict, parameters: HammParameters,
@@ -78,10 +77,9 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
             "rejected_votes": {str(r.holder): r.reason for r in result.rejected_votes},
         },
         "privacy": Release(parameters, result.voters).report(),
-        "malicious_party": influence.one_voter("voter", parameters.proven_votes, parameters.verifiable_noise,
+        "malicious_party": influence.one_voter("voter", parameters.assurance,
                                                parameters.share_range if parameters.noisy_counts else 0,
-                                               len(result.contributors), parameters.vote_width,
-                                               parameters.holders_check_bits),
+                                               len(result.contributors), parameters.vote_width),
         "traffic": traffic["summary"],
         "traffic_detail": traffic["detail"],
         "traffic_client_observed": traffic["client_observed"],

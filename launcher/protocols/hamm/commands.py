@@ -22,6 +22,8 @@ from launcher.protocol import (
 )
 from launcher.protocols.hamm import chart, noise, results
 from launcher.protocols.hamm.closed_form import closed_form
+from mpdp.vote_proofs.assurance import OPTIONS as ASSURANCES
+from mpdp.vote_proofs.assurance import Assurance
 
 
 def _epsilon(value: str) -> float:
@@ -46,18 +48,14 @@ def session_options() -> list[Option]:
         Option("count-noise", {"choices": ["binomial", "skellam"], "default": "binomial",
                                "help": "the shares with --noisy-counts: Bin(N_i, ½) or Sk(μ/⌈τM⌉) (privacy.md)"}),
         Option("protect-aux", {"action": "store_true", "help": "Section 4.5: protect X_aux too (soft only)"}),
-        Option("proven-votes", {"action": "store_true",
-                                "help": "each party proves its votes one-hot (binary: a bit); a failed proof excludes "
-                                        "it by name (docs/malicious-party.md)"}),
-        Option("verifiable-noise", {"action": "store_true",
-                                    "help": "with --noisy-counts: each party commits to its noise bits before a joint "
-                                            "coin flips them, so its share is Bin(N_i, ½) whatever it chose; implies "
-                                            "--proven-votes (docs/malicious-party.md)"}),
-        Option("holders-check-bits", {"action": "store_true",
-                                      "help": "with --verifiable-noise: every key holder checks every committed bit's "
-                                              "proof too, so an aggregator colluding with one party cannot pass it "
-                                              "non-bits (each holder repeats the aggregator's check; "
-                                              "docs/malicious-party.md)"}),
+        Option("assurance", {"choices": ASSURANCES, "default": "none",
+                             "help": "how much of each party is checked, each level adding to the one before "
+                                     "(docs/malicious-party.md): proven-votes, each party proves its votes one-hot "
+                                     "(binary: a bit) and a failed proof excludes it by name; verifiable-noise (with "
+                                     "--noisy-counts), each commits to its noise bits before a joint coin flips them, "
+                                     "so its share is Bin(N_i, ½) whatever it chose; holders-check-bits, every key "
+                                     "holder checks every committed bit's proof too, so an aggregator colluding with "
+                                     "one party cannot pass it non-bits (default none)"}),
         Option("deadline", {"type": float, "default": 300.0, "help": "vote collection deadline, seconds"}),
     ]
 
@@ -71,8 +69,7 @@ def charge(args: argparse.Namespace, shape: DeploymentShape):
     return HammParameters(args.method, args.epsilon, args.delta, args.regularization,
                           int(shape.client_data["classes"]), shape.parties, aux.shape[0], aux.shape[1],
                           args.noisy_counts, args.protect_aux, DEFAULT_HONEST_FRACTION, shape.key_id, args.count_noise,
-                          args.proven_votes or args.verifiable_noise, args.verifiable_noise, shape.colluding,
-                          args.holders_check_bits).guarantee()
+                          shape.colluding, Assurance.parse(args.assurance)).guarantee()
 
 
 def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report:
@@ -80,9 +77,7 @@ def run_session(args: argparse.Namespace, topology, client_data: dict) -> Report
 
     parameters = session_parameters(topology, client_data, args.method, args.epsilon, args.delta,
                                     args.regularization, args.noisy_counts, args.protect_aux,
-                                    count_noise=args.count_noise, proven_votes=args.proven_votes,
-                                    verifiable_noise=args.verifiable_noise,
-                                    holders_check_bits=args.holders_check_bits)
+                                    count_noise=args.count_noise, assurance=Assurance.parse(args.assurance))
     report = asyncio.run(run_hamm_session(topology, client_data, parameters, args.deadline))
     report["evaluator_view"] = evaluator_view(topology, client_data, report)
     return report

@@ -1,9 +1,21 @@
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class Assurance(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    ASSURANCE_NONE: _ClassVar[Assurance]
+    ASSURANCE_PROVEN_VOTES: _ClassVar[Assurance]
+    ASSURANCE_VERIFIABLE_NOISE: _ClassVar[Assurance]
+    ASSURANCE_HOLDERS_CHECK_BITS: _ClassVar[Assurance]
+ASSURANCE_NONE: Assurance
+ASSURANCE_PROVEN_VOTES: Assurance
+ASSURANCE_VERIFIABLE_NOISE: Assurance
+ASSURANCE_HOLDERS_CHECK_BITS: Assurance
 
 class Empty(_message.Message):
     __slots__ = ()

@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class DpppParameters(_message.Message):
-    __slots__ = ("epsilon", "delta", "queries", "classes", "teachers", "honest_fraction", "packed", "key_id", "total_tosses", "noise", "skellam_grid", "proven_votes", "verifiable_noise", "colluding", "ensemble", "holders_check_bits")
+    __slots__ = ("epsilon", "delta", "queries", "classes", "teachers", "honest_fraction", "packed", "key_id", "total_tosses", "noise", "skellam_grid", "colluding", "ensemble", "assurance")
     EPSILON_FIELD_NUMBER: _ClassVar[int]
     DELTA_FIELD_NUMBER: _ClassVar[int]
     QUERIES_FIELD_NUMBER: _ClassVar[int]
@@ -20,11 +20,9 @@ class DpppParameters(_message.Message):
     TOTAL_TOSSES_FIELD_NUMBER: _ClassVar[int]
     NOISE_FIELD_NUMBER: _ClassVar[int]
     SKELLAM_GRID_FIELD_NUMBER: _ClassVar[int]
-    PROVEN_VOTES_FIELD_NUMBER: _ClassVar[int]
-    VERIFIABLE_NOISE_FIELD_NUMBER: _ClassVar[int]
     COLLUDING_FIELD_NUMBER: _ClassVar[int]
     ENSEMBLE_FIELD_NUMBER: _ClassVar[int]
-    HOLDERS_CHECK_BITS_FIELD_NUMBER: _ClassVar[int]
+    ASSURANCE_FIELD_NUMBER: _ClassVar[int]
     epsilon: float
     delta: float
     queries: int
@@ -36,12 +34,10 @@ class DpppParameters(_message.Message):
     total_tosses: int
     noise: str
     skellam_grid: int
-    proven_votes: bool
-    verifiable_noise: bool
     colluding: int
     ensemble: int
-    holders_check_bits: bool
-    def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., teachers: _Optional[int] = ..., honest_fraction: _Optional[float] = ..., packed: bool = ..., key_id: _Optional[bytes] = ..., total_tosses: _Optional[int] = ..., noise: _Optional[str] = ..., skellam_grid: _Optional[int] = ..., proven_votes: bool = ..., verifiable_noise: bool = ..., colluding: _Optional[int] = ..., ensemble: _Optional[int] = ..., holders_check_bits: bool = ...) -> None: ...
+    assurance: _common_pb2.Assurance
+    def __init__(self, epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., queries: _Optional[int] = ..., classes: _Optional[int] = ..., teachers: _Optional[int] = ..., honest_fraction: _Optional[float] = ..., packed: bool = ..., key_id: _Optional[bytes] = ..., total_tosses: _Optional[int] = ..., noise: _Optional[str] = ..., skellam_grid: _Optional[int] = ..., colluding: _Optional[int] = ..., ensemble: _Optional[int] = ..., assurance: _Optional[_Union[_common_pb2.Assurance, str]] = ...) -> None: ...
 
 class DpppRoundRequest(_message.Message):
     __slots__ = ("parameters", "features", "deadline_seconds", "client_signature")

@@ -8,7 +8,7 @@ from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Map
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class HammParameters(_message.Message):
-    __slots__ = ("method", "epsilon", "delta", "regularization", "classes", "parties", "aux_points", "dimension", "noisy_counts", "protect_aux", "honest_fraction", "key_id", "count_noise", "proven_votes", "verifiable_noise", "colluding", "holders_check_bits")
+    __slots__ = ("method", "epsilon", "delta", "regularization", "classes", "parties", "aux_points", "dimension", "noisy_counts", "protect_aux", "honest_fraction", "key_id", "count_noise", "colluding", "assurance")
     METHOD_FIELD_NUMBER: _ClassVar[int]
     EPSILON_FIELD_NUMBER: _ClassVar[int]
     DELTA_FIELD_NUMBER: _ClassVar[int]
@@ -22,10 +22,8 @@ class HammParameters(_message.Message):
     HONEST_FRACTION_FIELD_NUMBER: _ClassVar[int]
     KEY_ID_FIELD_NUMBER: _ClassVar[int]
     COUNT_NOISE_FIELD_NUMBER: _ClassVar[int]
-    PROVEN_VOTES_FIELD_NUMBER: _ClassVar[int]
-    VERIFIABLE_NOISE_FIELD_NUMBER: _ClassVar[int]
     COLLUDING_FIELD_NUMBER: _ClassVar[int]
-    HOLDERS_CHECK_BITS_FIELD_NUMBER: _ClassVar[int]
+    ASSURANCE_FIELD_NUMBER: _ClassVar[int]
     method: str
     epsilon: float
     delta: float
@@ -39,11 +37,9 @@ class HammParameters(_message.Message):
     honest_fraction: float
     key_id: bytes
     count_noise: str
-    proven_votes: bool
-    verifiable_noise: bool
     colluding: int
-    holders_check_bits: bool
-    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., classes: _Optional[int] = ..., parties: _Optional[int] = ..., aux_points: _Optional[int] = ..., dimension: _Optional[int] = ..., noisy_counts: bool = ..., protect_aux: bool = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., count_noise: _Optional[str] = ..., proven_votes: bool = ..., verifiable_noise: bool = ..., colluding: _Optional[int] = ..., holders_check_bits: bool = ...) -> None: ...
+    assurance: _common_pb2.Assurance
+    def __init__(self, method: _Optional[str] = ..., epsilon: _Optional[float] = ..., delta: _Optional[float] = ..., regularization: _Optional[float] = ..., classes: _Optional[int] = ..., parties: _Optional[int] = ..., aux_points: _Optional[int] = ..., dimension: _Optional[int] = ..., noisy_counts: bool = ..., protect_aux: bool = ..., honest_fraction: _Optional[float] = ..., key_id: _Optional[bytes] = ..., count_noise: _Optional[str] = ..., colluding: _Optional[int] = ..., assurance: _Optional[_Union[_common_pb2.Assurance, str]] = ...) -> None: ...
 
 class HammOpen(_message.Message):
     __slots__ = ("parameters", "deadline_seconds", "noise_seed", "client_signature")

@@ -27,6 +27,7 @@ from mpdp.proto.v1 import dppp_pb2
 from mpdp.sessions.errors import invalid
 from mpdp.threshold_sum import quorums
 from mpdp.vote_proofs import well_formed
+from mpdp.vote_proofs.assurance import Assurance
 from mpdp.vote_proofs.votes import aligned
 
 MAX_QUERIES = 100_000
@@ -59,13 +60,12 @@ class DpppParameters:
     total_tosses: int  # binomial: N, searched once by the client; every role checks it (`calibrate`)
     noise: str = "binomial"
     skellam_grid: int = 0  # skellam: μ = 2^(j/64), searched and checked the same way
-    proven_votes: bool = False  # one-hot proofs on votes sent apart from the noise (malicious-party.md)
-    verifiable_noise: bool = False  # shares are committed bits flipped by a joint coin (malicious-party.md)
     colluding: int = COLLUDING_CONTRIBUTORS  # c: the most teachers one principal hosts (every party checks its own)
     ensemble: int = 1  # T: models per teacher, each on one of T disjoint parts of its rows; its ballot sums their votes
-    holders_check_bits: bool = False  # every key holder checks the committed bits' proofs too (malicious-party.md)
+    assurance: Assurance = Assurance.NONE  # how much of each teacher is checked (vote_proofs/assurance.py)
 
     def __post_init__(self):
+        object.__setattr__(self, "assurance", Assurance.parse(self.assurance))
         if not (math.isfinite(self.epsilon) and 0 < self.epsilon <= MAX_EPSILON):
             raise invalid(f"ε must be in (0, {MAX_EPSILON:g}]")
         if not MIN_DELTA <= self.delta < 1:
@@ -95,10 +95,8 @@ class DpppParameters:
             raise invalid(f"noise must be one of {', '.join(NOISES)}")
         if self.proven_votes and not self.packed:
             raise invalid("proven votes take the packed layout")
-        if self.verifiable_noise and not (self.proven_votes and self.noise == "binomial"):
-            raise invalid("verifiable noise takes proven votes and Binomial shares (a Skellam share is no sum of bits)")
-        if self.holders_check_bits and not self.verifiable_noise:
-            raise invalid("the key holders check committed bits only with verifiable noise")
+        if self.verifiable_noise and self.noise != "binomial":
+            raise invalid("verifiable noise takes Binomial shares (a Skellam share is no sum of bits)")
         if self.noise == "skellam":
             if self.total_tosses or not 0 <= self.skellam_grid <= MAX_SKELLAM_GRID:
                 raise invalid(f"Skellam noise takes a grid index in [0, {MAX_SKELLAM_GRID}] and no N")
@@ -118,18 +116,16 @@ class DpppParameters:
     @classmethod
     def with_minimal_noise(cls, epsilon: float, delta: float, queries: int, classes: int, teachers: int,
                            honest_fraction: float, packed: bool, key_id: bytes,
-                           noise: str = "binomial", proven_votes: bool = False,
-                           verifiable_noise: bool = False,
-                           colluding: int = COLLUDING_CONTRIBUTORS, ensemble: int = 1,
-                           holders_check_bits: bool = False) -> "DpppParameters":
+                           noise: str = "binomial", assurance: Assurance = Assurance.NONE,
+                           colluding: int = COLLUDING_CONTRIBUTORS, ensemble: int = 1) -> "DpppParameters":
         """The client's side of the calibration: search the smallest N or μ (seconds, once per parameter set)."""
         if noise == "skellam":
             grid = minimal_grid(epsilon, delta, 2 * queries)  # a query moves two counts by 1
             return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, 0, noise, grid,
-                       proven_votes, verifiable_noise, colluding, ensemble, holders_check_bits)
+                       colluding, ensemble, assurance)
         total = minimal_tosses(epsilon, delta, queries)
         return cls(epsilon, delta, queries, classes, teachers, honest_fraction, packed, key_id, total,
-                   noise, 0, proven_votes, verifiable_noise, colluding, ensemble, holders_check_bits)
+                   noise, 0, colluding, ensemble, assurance)
 
     @classmethod
     def from_proto(cls, message: dppp_pb2.DpppParameters) -> "DpppParameters":
@@ -144,6 +140,18 @@ class DpppParameters:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["ensemble"] = 0 if self.ensemble == 1 else self.ensemble
         return dppp_pb2.DpppParameters(**values)
+
+    @property
+    def proven_votes(self) -> bool:
+        return self.assurance.proven_votes
+
+    @property
+    def verifiable_noise(self) -> bool:
+        return self.assurance.verifiable_noise
+
+    @property
+    def holders_check_bits(self) -> bool:
+        return self.assurance.holders_check_bits
 
     @cached_property
     def calibration(self) -> BinomialCalibration | SkellamCalibration:

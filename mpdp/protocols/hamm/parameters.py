@@ -24,6 +24,7 @@ from mpdp.privacy.mechanisms import MAX_EPSILON
 from mpdp.privacy.skellam import TRUNCATION_SHARE_OF_DELTA, SkellamCalibration, minimal_grid, sample_shares
 from mpdp.proto.v1 import hamm_pb2
 from mpdp.sessions.errors import invalid
+from mpdp.vote_proofs.assurance import Assurance
 from mpdp.vote_proofs.votes import aligned
 
 METHODS = ("vote", "soft")
@@ -54,12 +55,11 @@ class HammParameters:
     honest_fraction: float
     key_id: bytes
     count_noise: str = "binomial"  # the voters' shares with noisy counts: Bin(N_i, ½) or Sk(μ/⌈τM⌉)
-    proven_votes: bool = False  # one-hot (binary: bit) proofs on votes sent apart from the noise
-    verifiable_noise: bool = False  # noise shares are committed bits flipped by a joint coin (malicious-party.md)
     colluding: int = COLLUDING_CONTRIBUTORS  # c: the most voters one principal hosts (every party checks its own)
-    holders_check_bits: bool = False  # every key holder checks the committed bits' proofs too (malicious-party.md)
+    assurance: Assurance = Assurance.NONE  # how much of each voter is checked (vote_proofs/assurance.py)
 
     def __post_init__(self):
+        object.__setattr__(self, "assurance", Assurance.parse(self.assurance))
         if self.method not in METHODS:
             raise invalid(f"method must be one of {', '.join(METHODS)}")
         if not (self.epsilon == math.inf or 0 < self.epsilon <= MAX_EPSILON):
@@ -86,11 +86,9 @@ class HammParameters:
             raise invalid("key id must be 32 bytes")
         if self.count_noise not in COUNT_NOISES:
             raise invalid(f"count noise must be one of {', '.join(COUNT_NOISES)}")
-        if self.verifiable_noise and not (self.proven_votes and self.noisy_counts and self.count_noise == "binomial"):
-            raise invalid("verifiable noise takes proven votes and noisy counts with Binomial shares (a Skellam share "
-                          "is no sum of bits)")
-        if self.holders_check_bits and not self.verifiable_noise:
-            raise invalid("the key holders check committed bits only with verifiable noise")
+        if self.verifiable_noise and not (self.noisy_counts and self.count_noise == "binomial"):
+            raise invalid("verifiable noise takes noisy counts with Binomial shares (a Skellam share is no sum of "
+                          "bits)")
         try:  # only noisy counts share noise among the voters
             check_colluding(self.min_contributors, self.colluding if self.noisy_counts else COLLUDING_CONTRIBUTORS)
             if self.colluding < COLLUDING_CONTRIBUTORS:
@@ -109,6 +107,18 @@ class HammParameters:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["epsilon"] = 0.0 if self.epsilon == math.inf else self.epsilon
         return hamm_pb2.HammParameters(**values)
+
+    @property
+    def proven_votes(self) -> bool:
+        return self.assurance.proven_votes
+
+    @property
+    def verifiable_noise(self) -> bool:
+        return self.assurance.verifiable_noise
+
+    @property
+    def holders_check_bits(self) -> bool:
+        return self.assurance.holders_check_bits
 
     @property
     def binary(self) -> bool:
