@@ -125,7 +125,6 @@ NAMES_PROTOCOLS: dict[str, str] = {
     "audit/neighbours.py": "DPPP's and Hamm's neighbouring vote tables",
     "audit/wire.py": "`audit --wire-sample` runs DPPP and Pathak sessions by name",
     "bench/attacks.py": "the fault matrix's Pathak open message and deadline",
-    "bench/dkg.py": "the committee's default threshold from DPPP's parameters",
     "bench/du_proofs.py": "`bench du-proofs`: Du's range proofs",
     "bench/hardening.py": "`bench hardening`: concurrent and repeated DPPP and Pathak sessions",
     "bench/holder_checks.py": "`bench holder-checks`: one DPPP round in process",
@@ -136,10 +135,7 @@ NAMES_PROTOCOLS: dict[str, str] = {
     "common/dataset_options.py": "help texts that say which protocols an option applies to",
     "common/deployment_options.py": "help texts that say which protocols an option applies to",
     "common/session_report.py": "DPPP's student model for the repeated sessions' spread",
-    "common/teacher_layout.py": "the honest fraction from DPPP's parameters",
     "deployment/compose.py": "the demo container's `mpdp run` lines",
-    "deployment/distributed_keygen.py": "the committee's default threshold from DPPP's parameters",
-    "deployment/keygen.py": "the committee's default threshold from DPPP's parameters",
 }
 
 
