@@ -79,6 +79,7 @@ class Bench:
     help: str
     options: Callable[[], list[Option]]
     run: Callable[[argparse.Namespace], int]
+    target: str | None = None  # `mpdp bench <target>`; the protocol's name when None
 
 
 # One measured session of `bench scale`: (topology, client data, parties) -> {"wall_s", "traffic"}.
@@ -178,7 +179,7 @@ class LauncherProtocol:
     `summary(report)` is what the user reads. `in_demo` protocols run in `mpdp demo`,
     in registry order, with their options prefixed by the protocol's name (on `demo_deployment` when set; at
     `demo_settings`' defaults when set).
-    `bench`, `scale` and `faults` put it in `mpdp bench <name>`, `mpdp bench scale` and the hardening fault
+    `bench`, `more_benches`, `scale` and `faults` put it in `mpdp bench <name>` (and each other target), `mpdp bench scale` and the hardening fault
     matrix; `audit_noise` (its default mechanism) in `mpdp audit`; `charge` in `mpdp budget` (what its next
     session at the defaults would cost); `closed_form` beside the traffic of `mpdp report --html`; `verify` in
     `mpdp verify`.
@@ -195,6 +196,7 @@ class LauncherProtocol:
     demo_settings: DemoSettings | None = None  # the demo's defaults where `run`'s cannot learn there
     binary_only: bool = False  # two classes only: the demo skips it on other data sets and says so
     bench: Bench | None = None
+    more_benches: tuple[Bench, ...] = ()  # further benchmarks of the protocol, each under its own target
     scale: Scale | None = None
     faults: Faults | None = None
     audit_noise: str | None = None

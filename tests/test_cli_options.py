@@ -85,7 +85,7 @@ def test_the_startup_bench_sees_whether_health_runs_from_cached_bytecode(tmp_pat
 
 
 def test_every_bench_module_the_cli_names_can_be_imported():
-    """`mpdp bench dkg` and `bench du-proofs` load their module by name when run: a moved module fails here,
+    """`mpdp bench dkg`, `up-stress` and `networks` load their module by name when run: a moved module fails here,
     not in a user's hands."""
     import importlib
     import re

@@ -61,16 +61,6 @@ def add_command(commands) -> None:
 
     observe_command.add_parser(targets)
 
-    du_proofs = targets.add_parser("du-proofs", help="one proven Du upload: build, check and size")
-    du_proofs.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
-    du_proofs.add_argument("--dimension", type=int, default=123, help="d (a9a: 123)")
-    du_proofs.add_argument("--cap", type=int, default=10_854, help="the public cap on n_i")
-    du_proofs.add_argument("--bound", type=float, default=100.0, help="B")
-    du_proofs.add_argument("--repeat", type=int, default=2)
-    du_proofs.set_defaults(handler=lambda args: _bench_module("bench.du_proofs", [
-        "--bits", str(args.bits), "--dimension", str(args.dimension), "--cap", str(args.cap),
-        "--bound", str(args.bound), "--repeat", str(args.repeat)]))
-
     networks = targets.add_parser("networks", help="every protocol under network profiles: measured wall time "
                                                    "beside `mpdp predict`'s (docs/networks.md)")
     networks.add_argument("--parties", type=int, nargs="+", default=[5])
@@ -82,11 +72,11 @@ def add_command(commands) -> None:
         "--out", str(args.out)]))
 
     for protocol in PROTOCOLS.values():
-        if protocol.bench is not None:
-            measured = targets.add_parser(protocol.name, help=protocol.bench.help)
-            for option in protocol.bench.options():
+        for measure in (*filter(None, [protocol.bench]), *protocol.more_benches):
+            measured = targets.add_parser(measure.target or protocol.name, help=measure.help)
+            for option in measure.options():
                 option.add_to(measured)
-            measured.set_defaults(handler=protocol.bench.run)
+            measured.set_defaults(handler=measure.run)
 
     startup = targets.add_parser("startup", help="each role's memory at rest and the CPU of one `mpdp health`, "
                                                  "beside the floors of the same run")
