@@ -226,6 +226,12 @@ class LauncherProtocol:
     # why a protocol has none.
     noise_spread: Callable[[Report, Any, dict], dict] | None = None
     noise_spread_unavailable: str | None = None
+    # Its released labels train a student model: the baselines of its reports (and the check before spending)
+    # include the same student trained on the pooled data without privacy.
+    trains_student: bool = False
+    # Its line in the compose file's demo container (`mpdp run <name>` at its demo settings, then these flags,
+    # which replace a demo setting there: M = 5 parties, each party's default budget); None: not in that container.
+    compose_demo: str | None = None
 
 
 def session_arguments(protocol: LauncherProtocol, argv: list[str] | tuple[str, ...] = ()) -> argparse.Namespace:

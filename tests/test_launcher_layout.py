@@ -131,8 +131,6 @@ NAMES_PROTOCOLS: dict[str, str] = {
     "commands/demo_reference.py": "`demo --reference`: each protocol's in-process reference run",
     "common/dataset_options.py": "help texts that say which protocols an option applies to",
     "common/deployment_options.py": "help texts that say which protocols an option applies to",
-    "common/session_report.py": "DPPP's student model for the repeated sessions' spread",
-    "deployment/compose.py": "the demo container's `mpdp run` lines",
 }
 
 

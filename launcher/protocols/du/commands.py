@@ -249,4 +249,5 @@ PROTOCOL = LauncherProtocol(
     audit_noise="functional",
     audit=Audit(("functional", "objective", "ofaa", "ofpa"), audit),
     release=released_steps,
+    compose_demo="",  # as `mpdp demo` runs it
 )
