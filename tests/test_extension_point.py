@@ -47,10 +47,10 @@ def test_the_launcher_builds_every_command_and_list_from_its_registry(monkeypatc
     """One launcher entry gives `run <name>`, prefixed demo options, an experiment, `bench <name>`, a place in
     `bench scale`, `audit` and the fault matrix, and a test marker; cli.py is not edited."""
     from launcher import cli, registry
-    from launcher.commands import run as run_command
     from launcher.bench import attacks as hardening
     from launcher.bench import scale as bench_scale
     from launcher.commands import audit
+    from launcher.commands import run as run_command
     from launcher.protocol import Bench, Experiment, Faults, LauncherProtocol, Option, Scale, protocol_arguments
     from tests import conftest
 
