@@ -169,14 +169,17 @@ def add_command(commands) -> None:
 
     demo = commands.add_parser("demo", help="up, run " + " and ".join(p.name for p in PROTOCOLS.values() if p.in_demo)
                                + " (options prefixed by the protocol), print summaries, down")
-    demo.add_argument("--parties", type=int, default=5)
-    demo.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
-    add_dataset_options(demo)
+    deployment = demo.add_argument_group("deployment (started for the demo, stopped at its end)")
+    deployment.add_argument("--parties", type=int, default=5)
+    deployment.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
+    add_dataset_options(demo.add_argument_group("data (the set, its columns and scaling)"))
     for protocol in PROTOCOLS.values():
         if protocol.in_demo:
-            Option("report", {"type": Path, "help": f"write {protocol.name}'s JSON report here"}).add_to(demo, protocol.name)
+            own = demo.add_argument_group(f"{protocol.name} (`mpdp run {protocol.name}`'s options, prefixed "
+                                          f"--{protocol.name}-)")
+            Option("report", {"type": Path, "help": f"write {protocol.name}'s JSON report here"}).add_to(own, protocol.name)
             for option in protocol.options():
-                option.add_to(demo, protocol.name)
+                option.add_to(own, protocol.name)
             if protocol.demo_settings is not None:  # the demo's own defaults; each flag still overrides its own
                 demo.set_defaults(**{f"{protocol.name}__{dest}": value
                                      for dest, value in protocol.demo_settings.options.items()})

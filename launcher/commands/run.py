@@ -71,21 +71,25 @@ def add_command(commands) -> None:
     protocols = run.add_subparsers(dest="protocol", required=True)
     for protocol in PROTOCOLS.values():
         session = protocols.add_parser(protocol.name, help=protocol.help)
-        add_deployment_options(session)
-        session.add_argument("--report", type=Path, help="write the JSON report here (`-`: standard output, the "
+        deployment = session.add_argument_group("deployment (the running one the session uses, and what it must hold)")
+        reports = session.add_argument_group("reports (the summary is always printed)")
+        sessions = session.add_argument_group("sessions (how many, and the check before spending)")
+        own = session.add_argument_group(f"{protocol.name} (the protocol's own options)")
+        add_deployment_options(deployment)
+        reports.add_argument("--report", type=Path, help="write the JSON report here (`-`: standard output, the "
                                                          "summary then goes to standard error)")
         if protocol.release is not None:
-            session.add_argument("--export", type=Path, metavar="MODEL",
+            reports.add_argument("--export", type=Path, metavar="MODEL",
                                  help="also write the released model (the first session's) as a scikit-learn "
                                       "Pipeline on raw rows, model.joblib or model.pkl (as `mpdp export`)")
-        session.add_argument("--html", type=Path, metavar="FILE",
+        reports.add_argument("--html", type=Path, metavar="FILE",
                              help="also write the session's report as one self-contained HTML page here")
-        session.add_argument("--repeat", type=int, default=1, metavar="R",
-                             help="run R sessions; the summary gives mean ± std beside the baselines")
-        session.add_argument("--anyway", action="store_true",
-                             help="run even where the check before spending says it will not learn (the same model "
-                                  "non-private cannot rank the test rows, or the noise decides)")
+        sessions.add_argument("--repeat", type=int, default=1, metavar="R",
+                              help="run R sessions; the summary gives mean ± std beside the baselines")
+        sessions.add_argument("--anyway", action="store_true",
+                              help="run even where the check before spending says it will not learn (the same model "
+                                   "non-private cannot rank the test rows, or the noise decides)")
         for option in protocol.options():
-            option.add_to(session)
+            option.add_to(own)
         run_config.add_option(session)
         session.set_defaults(handler=command)

@@ -21,22 +21,26 @@ def command(args) -> int:
 def add_command(commands) -> None:
     serve = commands.add_parser("serve", help="run one role's gRPC server (used by `up` and compose)")
     serve.add_argument("role", choices=["party", "curator", "aggregator"])
-    serve.add_argument("--topology", type=Path, required=True)
-    serve.add_argument("--id", type=int, default=0, help="party number (1..K)")
+    role = serve.add_argument_group("role (which one of the topology this process serves)")
+    server = serve.add_argument_group("server (its channel, messages, logs and metrics)")
+    keys = serve.add_argument_group("key generation (a key holder before the key exists)")
+    budget = serve.add_argument_group("privacy budget (a party's)")
+    role.add_argument("--topology", type=Path, required=True)
+    role.add_argument("--id", type=int, default=0, help="party number (1..K)")
     serve.add_argument("--test-mode", action="store_true",
                        help="TESTS ONLY: expose drawn votes and noise, allow fault injection")
     serve.add_argument("--fault", help=argparse.SUPPRESS)  # test mode only: a party fault, or kill-on:/stop-on:/drop:/delay:
-    serve.add_argument("--log-level", default="INFO")
-    serve.add_argument("--max-message-bytes", type=int, default=64 * 1024 * 1024,
-                       help="largest message this server sends or accepts")
-    serve.add_argument("--insecure", action="store_true", help="serve plaintext (the topology must say so too)")
-    serve.add_argument("--keygen-only", action="store_true",
-                       help="a key holder before the key exists: serve only the distributed key generation")
-    serve.add_argument("--once", action="store_true",
-                       help="with --keygen-only: write the public key beside the share and exit after one "
-                            "ceremony (compose's key holders)")
-    serve.add_argument("--metrics-port", type=int, metavar="PORT",
-                       help="a Prometheus endpoint on this port of the role's host (needs mpdp[observe]; "
-                            "docs/observe.md); spans follow the OTEL_* variables")
-    add_budget_option(serve)
+    server.add_argument("--log-level", default="INFO")
+    server.add_argument("--max-message-bytes", type=int, default=64 * 1024 * 1024,
+                        help="largest message this server sends or accepts")
+    server.add_argument("--insecure", action="store_true", help="serve plaintext (the topology must say so too)")
+    keys.add_argument("--keygen-only", action="store_true",
+                      help="a key holder before the key exists: serve only the distributed key generation")
+    keys.add_argument("--once", action="store_true",
+                      help="with --keygen-only: write the public key beside the share and exit after one "
+                           "ceremony (compose's key holders)")
+    server.add_argument("--metrics-port", type=int, metavar="PORT",
+                        help="a Prometheus endpoint on this port of the role's host (needs mpdp[observe]; "
+                             "docs/observe.md); spans follow the OTEL_* variables")
+    add_budget_option(budget)
     serve.set_defaults(handler=command)
