@@ -74,7 +74,7 @@ def test_each_run_line_passes_the_check_and_beats_the_majority_class(tmp_path, b
                 parties.append(SimpleNamespace(data=path))
             topology = SimpleNamespace(parties=parties, colluding=colluding)
             check = noise_check.estimate(args.protocol, args, topology, client_data)
-            verdict = spend_gate.check(protocol, args, topology, client_data, check, _student(args.protocol))
+            verdict = spend_gate.check(protocol, args, topology, client_data, check, _student(protocol))
             assert verdict["verdict"] == "runs", verdict
         if args.protocol == "hamm":
             found = demo_reference.hamm(args, split, seed, colluding, up.model)
