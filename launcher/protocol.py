@@ -229,6 +229,10 @@ class LauncherProtocol:
     # Its released labels train a student model: the baselines of its reports (and the check before spending)
     # include the same student trained on the pooled data without privacy.
     trains_student: bool = False
+    # `mpdp demo`'s in-process reference (launcher/commands/demo_reference.py): (its demo options, the split, a noise
+    # draw, c, the demo deployment's model or None) -> the metrics and majority rate of one release that equals
+    # its networked session's.
+    demo_reference: Callable[[argparse.Namespace, Any, int, int, str | None], dict] | None = None
     # Its line in the compose file's demo container (`mpdp run <name>` at its demo settings, then these flags,
     # which replace a demo setting there: M = 5 parties, each party's default budget); None: not in that container.
     compose_demo: str | None = None

@@ -128,7 +128,6 @@ NAMES_PROTOCOLS: dict[str, str] = {
     "bench/hardening.py": "`bench hardening`: concurrent and repeated DPPP and Pathak sessions",
     "commands/prepare.py": "help texts that say which protocols an option applies to",
     "commands/up.py": "help texts that say which protocols an option applies to",
-    "commands/demo_reference.py": "`demo --reference`: each protocol's in-process reference run",
     "common/dataset_options.py": "help texts that say which protocols an option applies to",
     "common/deployment_options.py": "help texts that say which protocols an option applies to",
 }

@@ -288,6 +288,14 @@ def audit(*args, **keywords) -> Report:
     return audit_dppp(*args, **keywords)
 
 
+
+def demo_reference(args: argparse.Namespace, split, draw: int, colluding: int, model: str | None) -> dict:
+    """`mpdp demo`'s in-process reference (launcher/protocols/dppp/demo_reference.py), imported when one runs."""
+    from launcher.protocols.dppp.demo_reference import release
+
+    return release(args, split, draw, colluding, model)
+
+
 PROTOCOL = LauncherProtocol(
     name="dppp",
     help="distributed privacy-preserving prediction",
@@ -321,4 +329,5 @@ PROTOCOL = LauncherProtocol(
     # where all 95 at ε = 2.5 are 1.1×).
     compose_demo="--epsilon 3 --delta 2.5e-6 --queries 50",
     trains_student=True,
+    demo_reference=demo_reference,
 )

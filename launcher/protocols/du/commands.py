@@ -209,6 +209,14 @@ def proofs_bench(args: argparse.Namespace) -> int:
     return bench_proofs.run(args)
 
 
+
+def demo_reference(args: argparse.Namespace, split, draw: int, colluding: int, model: str | None) -> dict:
+    """`mpdp demo`'s in-process reference (launcher/protocols/du/demo_reference.py), imported when one runs."""
+    from launcher.protocols.du.demo_reference import release
+
+    return release(args, split, draw, colluding, model)
+
+
 PROTOCOL = LauncherProtocol(
     name="du",
     help="Du–Li–Li OFPA / OFAA and their correct counterparts: rounds of weighted averaging",
@@ -250,4 +258,5 @@ PROTOCOL = LauncherProtocol(
     audit=Audit(("functional", "objective", "ofaa", "ofpa"), audit),
     release=released_steps,
     compose_demo="",  # as `mpdp demo` runs it
+    demo_reference=demo_reference,
 )

@@ -227,6 +227,14 @@ def audit(*args, **keywords) -> Report:
     return audit_pathak(*args, **keywords)
 
 
+
+def demo_reference(args: argparse.Namespace, split, draw: int, colluding: int, model: str | None) -> dict:
+    """`mpdp demo`'s in-process reference (launcher/protocols/pathak/demo_reference.py), imported when one runs."""
+    from launcher.protocols.pathak.demo_reference import release
+
+    return release(args, split, draw, colluding, model)
+
+
 PROTOCOL = LauncherProtocol(
     name="pathak",
     help="Pathak–Rane–Raj 2010 multiparty differentially private classifier",
@@ -258,4 +266,5 @@ PROTOCOL = LauncherProtocol(
             "it is 0.26× (noise ∝ 1/λ, the model bound ∝ 1/√λ); ε is unchanged"),
     release=released_steps,
     compose_demo="",  # as `mpdp demo` runs it (at ε = 0.5 it fell below the majority class in one of seven draws)
+    demo_reference=demo_reference,
 )
