@@ -17,8 +17,8 @@ def audit_hamm(noise: str, epsilon: float, delta: float, trials: int, parties: i
                broken: str | None = None, colluding: int = COLLUDING_CONTRIBUTORS) -> dict:
     worst = WorstSum.fewest(parties, colluding)
     contributors, why = worst.unknown, worst.why(parties)
-    sampler, claim = share_sampler(noise, epsilon, delta, points, parties, points, broken, parties, hamm=True,
-                                   colluding=colluding)
+    sampler, claim = share_sampler(noise, epsilon, delta, points, parties, points, broken, parties,
+                                   split_among_calibrated=True, colluding=colluding)
     votes_d, votes_d_prime, neighbour = neighbours.votes(parties, contributors, points)
     on_d, draws = _releases(votes_d, sampler, contributors, trials)
     on_d_prime, _ = _releases(votes_d_prime, sampler, contributors, trials)
