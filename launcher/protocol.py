@@ -124,6 +124,9 @@ class Audit:
     mechanisms: tuple[str, ...]
     run: Callable[..., Report]
     colluding: bool = False
+    # `--wire-sample`: (the check, its tolerance); the check runs one release over real processes, (topology,
+    # client data, mechanism, ε, δ, session number) -> its largest difference from the in-process reference.
+    wire: tuple[Callable[..., float], float] | None = None
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,6 @@ def test_the_protocol_finder_sees_names_strings_and_imports_but_not_prose(tmp_pa
 # Shared modules that still name protocols, each with what it does with them: each entry is knowledge a registry
 # field does not reach yet. The list only shrinks.
 NAMES_PROTOCOLS: dict[str, str] = {
-    "audit/wire.py": "`audit --wire-sample` runs DPPP and Pathak sessions by name",
     "bench/attacks.py": "the fault matrix's Pathak open message and deadline",
     "bench/hardening.py": "`bench hardening`: concurrent and repeated DPPP and Pathak sessions",
     "commands/prepare.py": "help texts that say which protocols an option applies to",

@@ -296,6 +296,14 @@ def demo_reference(args: argparse.Namespace, split, draw: int, colluding: int, m
     return release(args, split, draw, colluding, model)
 
 
+
+def wire_difference(*args) -> float:
+    """`mpdp audit dppp --wire-sample` (launcher/protocols/dppp/wire_check.py), imported when one runs."""
+    from launcher.protocols.dppp.wire_check import difference
+
+    return difference(*args)
+
+
 PROTOCOL = LauncherProtocol(
     name="dppp",
     help="distributed privacy-preserving prediction",
@@ -322,7 +330,7 @@ PROTOCOL = LauncherProtocol(
     noise_check=noise.check,
     noise_spread_unavailable=noise.SPREAD_UNAVAILABLE,
     audit_noise="binomial",
-    audit=Audit(("binomial", "skellam"), audit, colluding=True),
+    audit=Audit(("binomial", "skellam"), audit, colluding=True, wire=(wire_difference, 0.0)),  # integers: equal
     verify=verify_report,
     release=released_steps,
     # DPPP labels 50 of the 95 public points: fewer queries, less noise per vote (0.68× the unanimous margin at ε = 3,

@@ -235,6 +235,14 @@ def demo_reference(args: argparse.Namespace, split, draw: int, colluding: int, m
     return release(args, split, draw, colluding, model)
 
 
+
+def wire_difference(*args) -> float:
+    """`mpdp audit pathak --wire-sample` (launcher/protocols/pathak/wire_check.py), imported when one runs."""
+    from launcher.protocols.pathak.wire_check import difference
+
+    return difference(*args)
+
+
 PROTOCOL = LauncherProtocol(
     name="pathak",
     help="Pathak–Rane–Raj 2010 multiparty differentially private classifier",
@@ -257,7 +265,8 @@ PROTOCOL = LauncherProtocol(
     noise_check=noise.check,
     noise_spread=noise.spread,
     audit_noise="laplace-paper",
-    audit=Audit(("laplace-paper", "l2-laplace", "gaussian", "distributed"), audit),
+    # The wire sample within 2^−20 per coordinate: the fixed-point encoding's resolution.
+    audit=Audit(("laplace-paper", "l2-laplace", "gaussian", "distributed"), audit, wire=(wire_difference, 2.0**-20)),
     # Breast cancer, 1 000 random splits, one noise draw each (the reference; docs/demo.md): at λ = 0.01 the noise
     # is 1.4× the model bound and about a quarter of releases fell below the majority class; at λ = 0.3, 2 did.
     demo_settings=DemoSettings(
