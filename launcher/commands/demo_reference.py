@@ -65,6 +65,8 @@ def release(name: str, args: argparse.Namespace, dataset, split_seed: int, draw:
     from launcher.registry import PROTOCOLS
 
     protocol = PROTOCOLS[name]
+    if protocol.demo_reference is None:
+        raise ValueError(f"{name} has no in-process demo reference; of {', '.join(protocols())}")
     split, _, topology = deployment(protocol, args, dataset, split_seed)
     seen = protocol_arguments(args, protocol)
     model = protocol.demo_deployment.model if protocol.demo_deployment is not None else None
