@@ -123,10 +123,8 @@ def test_the_protocol_finder_sees_names_strings_and_imports_but_not_prose(tmp_pa
 NAMES_PROTOCOLS: dict[str, str] = {
     "bench/attacks.py": "the fault matrix's Pathak open message and deadline",
     "bench/hardening.py": "`bench hardening`: concurrent and repeated DPPP and Pathak sessions",
-    "commands/prepare.py": "help texts that say which protocols an option applies to",
-    "commands/up.py": "help texts that say which protocols an option applies to",
-    "common/dataset_options.py": "help texts that say which protocols an option applies to",
-    "common/deployment_options.py": "help texts that say which protocols an option applies to",
+    "commands/up.py": "help texts that say which paper a model and a teacher layout come from",
+    "common/dataset_options.py": "help texts that say which paper a split and the public-points setting come from",
 }
 
 

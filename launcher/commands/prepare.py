@@ -78,7 +78,7 @@ def add_command(commands) -> None:
     prepare.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     prepare.add_argument("--model", help="teachers' model")
     prepare.add_argument("--teacher", metavar="MODULE:CLASS",
-                    help="the parties' local model (DPPP's and Hamm's teachers) is this scikit-learn classifier, "
+                    help="the parties' local model (the voting protocols' teachers) is this scikit-learn classifier, "
                          "e.g. sklearn.ensemble:RandomForestClassifier: each party imports it and fits it with its "
                          "defaults on its own rows (docs/data-and-metrics.md)")
     prepare.add_argument("--insecure", action="store_true", help="no certificates: plaintext deployment")

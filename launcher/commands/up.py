@@ -115,7 +115,7 @@ def add_command(commands) -> None:
                              "random-forest, knn, or several "
                              "comma-separated (assigned round-robin)")
     models.add_argument("--teacher", metavar="MODULE:CLASS",
-                        help="the parties' local model (DPPP's and Hamm's teachers) is this scikit-learn classifier, "
+                        help="the parties' local model (the voting protocols' teachers) is this scikit-learn classifier, "
                              "e.g. sklearn.ensemble:RandomForestClassifier: each party imports it and fits it with its "
                              "defaults on its own rows (docs/data-and-metrics.md)")
     deployment.add_argument("--insecure", action="store_true", help="plaintext channels, no mutual TLS (never for real data)")

@@ -31,8 +31,8 @@ def add_budget_option(parser) -> None:
                              "part in (its ledger is a file next to the data); a session that would exceed it is "
                              "refused. Default: 20,2e-5; `inf` for no limit (spending still recorded)")
     parser.add_argument("--allow-unproven", action="store_true",
-                        help="the parties take mechanisms without a proven ε (Du's OFPA/OFAA, Pathak's "
-                             "laplace-paper, non-private runs); refused otherwise")
+                        help="the parties take mechanisms without a proven ε (the papers' own calibrations: "
+                             "OFPA/OFAA, laplace-paper; non-private runs); refused otherwise")
 
 
 def keygen_method(args) -> str:
