@@ -121,8 +121,10 @@ def test_the_protocol_finder_sees_names_strings_and_imports_but_not_prose(tmp_pa
 # Shared modules that still name protocols, each with what it does with them: each entry is knowledge a registry
 # field does not reach yet. The list only shrinks.
 NAMES_PROTOCOLS: dict[str, str] = {
-    "bench/attacks.py": "the fault matrix's Pathak open message and deadline",
-    "bench/hardening.py": "`bench hardening`: concurrent and repeated DPPP and Pathak sessions",
+    "bench/attacks.py": "the hardening target deployment runs Pathak: its open message for out-of-order steps, its "
+                        "deadline, and the check that no Pathak share is published after a failure",
+    "bench/hardening.py": "`bench hardening`: concurrent and repeated DPPP and Pathak sessions, whose counts its "
+                          "report keys name (pathak_completed, dppp_completed)",
     "commands/up.py": "help texts that say which paper a model and a teacher layout come from",
     "common/dataset_options.py": "help texts that say which paper a split and the public-points setting come from",
 }
