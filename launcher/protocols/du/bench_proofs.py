@@ -57,7 +57,7 @@ def options() -> list[Option]:
     return [Option("bits", {"type": key_bits, "default": DEFAULT_KEY_BITS}),
             Option("dimension", {"type": int, "default": 123, "help": "d (a9a: 123)"}),
             Option("cap", {"type": int, "default": 10_854, "help": "the public cap on n_i (a9a's 32 561 rows in 3)"}),
-            Option("bound", {"type": float, "default": 100.0, "help": "B (mpdp run du's default)"}),
+            Option("bound", {"type": float, "default": 100.0, "help": "B (as `mpdp run du` bounds uploads)"}),
             Option("repeat", {"type": int, "default": 2})]
 
 
