@@ -79,6 +79,7 @@ class Bench:
     help: str
     options: Callable[[], list[Option]]
     run: Callable[[argparse.Namespace], int]
+    target: str | None = None  # `mpdp bench <target>`; the protocol's name when None
 
 
 # One measured session of `bench scale`: (topology, client data, parties) -> {"wall_s", "traffic"}.
@@ -123,6 +124,9 @@ class Audit:
     mechanisms: tuple[str, ...]
     run: Callable[..., Report]
     colluding: bool = False
+    # `--wire-sample`: (the check, its tolerance); the check runs one release over real processes, (topology,
+    # client data, mechanism, ε, δ, session number) -> its largest difference from the in-process reference.
+    wire: tuple[Callable[..., float], float] | None = None
 
 
 @dataclass(frozen=True)
@@ -178,7 +182,7 @@ class LauncherProtocol:
     `summary(report)` is what the user reads. `in_demo` protocols run in `mpdp demo`,
     in registry order, with their options prefixed by the protocol's name (on `demo_deployment` when set; at
     `demo_settings`' defaults when set).
-    `bench`, `scale` and `faults` put it in `mpdp bench <name>`, `mpdp bench scale` and the hardening fault
+    `bench`, `more_benches`, `scale` and `faults` put it in `mpdp bench <name>` (and each other target), `mpdp bench scale` and the hardening fault
     matrix; `audit_noise` (its default mechanism) in `mpdp audit`; `charge` in `mpdp budget` (what its next
     session at the defaults would cost); `closed_form` beside the traffic of `mpdp report --html`; `verify` in
     `mpdp verify`.
@@ -195,6 +199,7 @@ class LauncherProtocol:
     demo_settings: DemoSettings | None = None  # the demo's defaults where `run`'s cannot learn there
     binary_only: bool = False  # two classes only: the demo skips it on other data sets and says so
     bench: Bench | None = None
+    more_benches: tuple[Bench, ...] = ()  # further benchmarks of the protocol, each under its own target
     scale: Scale | None = None
     faults: Faults | None = None
     audit_noise: str | None = None
@@ -224,6 +229,16 @@ class LauncherProtocol:
     # why a protocol has none.
     noise_spread: Callable[[Report, Any, dict], dict] | None = None
     noise_spread_unavailable: str | None = None
+    # Its released labels train a student model: the baselines of its reports (and the check before spending)
+    # include the same student trained on the pooled data without privacy.
+    trains_student: bool = False
+    # `mpdp demo`'s in-process reference (launcher/commands/demo_reference.py): (its demo options, the split, a noise
+    # draw, c, the demo deployment's model or None) -> the metrics and majority rate of one release that equals
+    # its networked session's.
+    demo_reference: Callable[[argparse.Namespace, Any, int, int, str | None], dict] | None = None
+    # Its line in the compose file's demo container (`mpdp run <name>` at its demo settings, then these flags,
+    # which replace a demo setting there: M = 5 parties, each party's default budget); None: not in that container.
+    compose_demo: str | None = None
 
 
 def session_arguments(protocol: LauncherProtocol, argv: list[str] | tuple[str, ...] = ()) -> argparse.Namespace:

@@ -83,6 +83,36 @@ class HostileAggregator:
                         out[Identity.parse(envelope.sender).id] = getattr(message, kind)
         return out
 
+    def counts(self, session_id: str, kind: str) -> dict[int, int]:
+        """How many `kind` messages each party sent in `session_id` (`received` keeps the last of each)."""
+        out: dict[int, int] = {}
+        with self.recorder.changed:
+            for envelope in self.recorder.received:
+                if envelope.session_id == session_id:
+                    message = getattr(envelope, envelope.WhichOneof("body"))
+                    if message.WhichOneof("body") == kind:
+                        sender = Identity.parse(envelope.sender).id
+                        out[sender] = out.get(sender, 0) + 1
+        return out
+
+    def heard_after(self, queries, parties: list[int], holders: list[int]) -> None:
+        """Returns once every holder sent this aggregator a message made after everything it was asked before:
+        a fresh DPPP session (`queries`, unproven) opened at `parties`, its honest sum asked of each holder, each
+        holder's partial decryption received. A partial decryption an earlier accepted Step made would have
+        left before it (made earlier, to the same address over the same channel): whatever has not arrived by
+        now was never sent."""
+        from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
+
+        self.probes = getattr(self, "probes", 0) + 1
+        session = f"probe-{self.probes}"
+        votes = self.open(session, "dppp", queries, parties)
+        request = threshold_sum_pb2.DecryptionRequest(contributions=[
+            threshold_sum_pb2.Contribution(sender=sender, ciphertexts=body.votes, signature=body.signature)
+            for sender, body in votes.items()])
+        for holder in holders:
+            self.step(party(holder), session, dppp=dppp_pb2.DpppMessage(decryption_request=request))
+        self.wait_for(session, "partial_decryptions", holders)
+
     def wait_for(self, session_id: str, kind: str, senders: list[int]) -> dict[int, object]:
         deadline = time.monotonic() + WAIT_S
         while True:

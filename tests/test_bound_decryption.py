@@ -6,8 +6,6 @@ the aggregator's certificate and every ciphertext the parties sent it."""
 
 from __future__ import annotations
 
-import time
-
 import grpc
 import numpy as np
 import pytest
@@ -92,9 +90,12 @@ class Attack:
             return error.code()
         return grpc.StatusCode.OK
 
-    def released(self, session_id: str = "target") -> dict:
-        time.sleep(0.5)  # a partial decryption, if one were made, leaves right after the accepted Step
-        return self.hostile.received(session_id, "partial_decryptions")
+    def released(self, session_id: str = "target") -> dict[int, int]:
+        """How many partial decryptions each holder sent in the session, counted once every holder's later
+        message has arrived (HostileAggregator.heard_after): anything sent before it is there."""
+        self.hostile.heard_after(_dppp_queries(self.d.topology, self.d.client_data, 1), list(range(1, K + 1)),
+                                 list(range(1, K + 1)))
+        return self.hostile.counts(session_id, "partial_decryptions")
 
     def close(self) -> None:
         if not self.closed:
@@ -187,7 +188,7 @@ def test_a_second_subset_in_the_same_slot_is_refused(attack):
     assert list(attack.hostile.wait_for("target", "partial_decryptions", [HOLDER])) == [HOLDER]
     subset = [contribution(i, attack.target[i]) for i in (1, 2, 3, 5)]
     assert attack.ask(subset) in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ABORTED)
-    assert list(attack.released()) == [HOLDER]
+    assert attack.released() == {HOLDER: 1}
 
 
 @pytest.mark.network
@@ -215,7 +216,7 @@ def test_a_colluding_key_holder_gets_no_second_subset_of_a_slot_at_the_default_t
         other = "S2" if name == "S1" else "S1"
         assert attack.ask([contribution(i, attack.earlier[i]) for i in subsets[other]], "earlier", holder) in \
             (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ABORTED)
-    assert sorted(attack.released("earlier")) == [2, 3, 4, 5]  # one answer each, no more
+    assert attack.released("earlier") == {2: 1, 3: 1, 4: 1, 5: 1}  # one answer each, no more
     assert all(len(holders) < attack.public.threshold for holders in answered.values())
 
 
@@ -227,7 +228,9 @@ def test_a_session_the_client_did_not_open_spends_nothing_at_any_party(attack):
     from mpdp.sessions import opening
 
     def ledgers() -> dict[int, list]:
-        return {i: Ledger(attack.d.topology.entry(party(i)).data, i).entries() for i in range(1, K + 1)}
+        """Every party's ledger but the sessions that `released` opens to hear from the holders."""
+        return {i: [entry for entry in Ledger(attack.d.topology.entry(party(i)).data, i).entries()
+                    if not str(entry["session"]).startswith("probe-")] for i in range(1, K + 1)}
 
     before = ledgers()
     tls = attack.d.topology.tls_for(AGGREGATOR)

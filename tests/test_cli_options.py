@@ -34,7 +34,7 @@ def test_the_health_command_imports_no_protocol():
              "from launcher.cli import build_parser\n"
              "import launcher.deployment.health\n"
              "args = build_parser('health').parse_args(['health', '--topology', 't.toml', '--role', 'curator'])\n"
-             "assert args.handler.__name__ == '_health'\n"
+             "assert args.handler.__module__ == 'launcher.commands.health'\n"
              "heavy = ('launcher.registry', 'launcher.protocol', 'numpy', 'mpdp.cryptocore.paillier.keypair', 'mpdp.protocols.pathak', 'mpdp.protocols.dppp')\n"
              "print(sorted(m for m in heavy if m in sys.modules))\n")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=600)
@@ -85,7 +85,7 @@ def test_the_startup_bench_sees_whether_health_runs_from_cached_bytecode(tmp_pat
 
 
 def test_every_bench_module_the_cli_names_can_be_imported():
-    """`mpdp bench dkg` and `bench du-proofs` load their module by name when run: a moved module fails here,
+    """`mpdp bench dkg`, `up-stress` and `networks` load their module by name when run: a moved module fails here,
     not in a user's hands."""
     import importlib
     import re
@@ -96,3 +96,37 @@ def test_every_bench_module_the_cli_names_can_be_imported():
     assert len(names) >= 2
     for name in names:
         assert callable(importlib.import_module(f"launcher.{name}").main), name
+
+
+def _ungrouped(parser) -> set[str]:
+    """The options of a parser left out of every titled argument group (argparse's own "options" list)."""
+    import argparse
+
+    options = next(group for group in parser._action_groups if group.title == "options")
+    return {string for action in options._group_actions if action.help != argparse.SUPPRESS
+            for string in action.option_strings}
+
+
+def test_the_big_commands_show_their_options_in_groups():
+    """`run <protocol>`, `demo`, `serve` and `bench hardening` list their options under titled groups: what is left
+    in the flat list is help, --config, --format and serve's --test-mode."""
+    from launcher.cli import build_parser
+    from launcher.registry import PROTOCOLS
+
+    def command(*path: str):
+        parser = build_parser(path[0])
+        for name in path:
+            parser = parser._subparsers._group_actions[0].choices[name]  # type: ignore[union-attr]
+        return parser
+
+    common = {"-h", "--help", "--format"}
+    for name in PROTOCOLS:
+        run = command("run", name)
+        assert _ungrouped(run) == common | {"--config"}, name
+        assert f"{name} (the protocol's own options):" in run.format_help()
+    demo = command("demo")
+    assert _ungrouped(demo) == common | {"--config"}
+    assert all(f"{name} (`mpdp run {name}`'s options" in demo.format_help()
+               for name, protocol in PROTOCOLS.items() if protocol.in_demo)
+    assert _ungrouped(command("serve")) == common | {"--test-mode"}
+    assert _ungrouped(command("bench", "hardening")) == common | {"--json"}

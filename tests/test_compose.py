@@ -69,14 +69,15 @@ def test_each_service_mounts_only_its_own_bundle_as_its_own_uid():
 def test_the_dealer_files_keygen_deals_the_key_in_seconds():
     """prepare's default (3 or more parties) is the holders' ceremony, which keygen would run inside its one
     container, every share in it, for minutes at 2048 bits: the dealer's file must ask prepare for the dealer."""
-    from launcher.cli import _keygen_method, build_parser
+    from launcher.cli import build_parser
+    from launcher.common.deployment_options import keygen_method
 
     for parties in (3, 5):
         command = yaml.safe_load(render(parties))["services"]["keygen"]["command"]
         args = build_parser("prepare").parse_args(command[1:])
-        assert _keygen_method(args) == "dealer"
+        assert keygen_method(args) == "dealer"
     command = yaml.safe_load(render(5, keygen="distributed"))["services"]["prepare"]["command"]
-    assert _keygen_method(build_parser("prepare").parse_args(command[1:])) == "deferred"
+    assert keygen_method(build_parser("prepare").parse_args(command[1:])) == "deferred"
 
 
 def _localise(command: list[str], service: str, deployment: Path, addresses: dict[str, str]) -> list[str]:

@@ -7,11 +7,12 @@ from __future__ import annotations
 import pytest
 
 from launcher.commands import demo
-from launcher.commands.demo_reference import PROTOCOLS as CHECKED
-from launcher.commands.demo_reference import demo_arguments, deployment, distribution, load_dataset
+from launcher.commands.demo_reference import demo_arguments, deployment, distribution, load_dataset, protocols
 from launcher.common import noise_check
 from launcher.protocol import protocol_arguments
 from launcher.registry import PROTOCOLS
+
+CHECKED = protocols()
 
 DRAWS = 20
 
@@ -122,8 +123,8 @@ def test_hamms_noisy_counts_are_checked_before_running_and_the_fix_named(breast_
 
 @pytest.mark.parametrize("argv", [[], ["--pathak-noise-source", "distributed", "--pathak-mechanism", "gaussian"]])
 def test_the_reference_builds_pathaks_parameters_as_run_does(argv):
-    from launcher.commands.demo_reference import pathak_parameters
     from launcher.protocols.pathak.commands import parameters
+    from launcher.protocols.pathak.demo_reference import reference_parameters
 
     seen = protocol_arguments(demo_arguments(argv), PROTOCOLS["pathak"])
-    assert pathak_parameters(seen, 5, 31) == parameters(seen, 5, 31)
+    assert reference_parameters(seen, 5, 31) == parameters(seen, 5, 31)

@@ -3,7 +3,8 @@ and a holder that is gone aborts the ceremony with nothing left behind."""
 
 import pytest
 
-from launcher.cli import _keygen_method, build_parser
+from launcher.cli import build_parser
+from launcher.common.deployment_options import keygen_method
 from launcher.deployment import distributed_keygen
 from mpdp.cryptocore.paillier import keyfiles
 
@@ -12,10 +13,10 @@ from mpdp.cryptocore.paillier import keyfiles
                                      ["compose", "--parties", "3"]])
 def test_up_prepare_and_compose_default_to_the_holders_own_ceremony_where_it_can_run(command):
     parser = build_parser()
-    assert _keygen_method(parser.parse_args(command)) == "distributed"
+    assert keygen_method(parser.parse_args(command)) == "distributed"
     two = [*command[:command.index("--parties") + 1], "2", *command[command.index("--parties") + 2:]]
-    assert _keygen_method(parser.parse_args(two)) == "dealer"  # BGW needs 3 holders
-    assert _keygen_method(parser.parse_args([*command, "--keygen", "dealer"])) == "dealer"
+    assert keygen_method(parser.parse_args(two)) == "dealer"  # BGW needs 3 holders
+    assert keygen_method(parser.parse_args([*command, "--keygen", "dealer"])) == "dealer"
     with pytest.raises(SystemExit):
         parser.parse_args([*command, "--keygen", "trusted-friend"])
 

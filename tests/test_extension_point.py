@@ -50,6 +50,7 @@ def test_the_launcher_builds_every_command_and_list_from_its_registry(monkeypatc
     from launcher.bench import attacks as hardening
     from launcher.bench import scale as bench_scale
     from launcher.commands import audit
+    from launcher.commands import run as run_command
     from launcher.protocol import Bench, Experiment, Faults, LauncherProtocol, Option, Scale, protocol_arguments
     from tests import conftest
 
@@ -74,7 +75,7 @@ def test_the_launcher_builds_every_command_and_list_from_its_registry(monkeypatc
     monkeypatch.setitem(registry.PROTOCOLS, entry.name, entry)
     parser = cli.build_parser()
     run = parser.parse_args(["run", "secure-sum", "--modulus", "11", "--run-dir", "somewhere"])
-    assert run.protocol == "secure-sum" and run.modulus == 11 and run.handler is cli._run
+    assert run.protocol == "secure-sum" and run.modulus == 11 and run.handler is run_command.command
     demo = parser.parse_args(["demo", "--secure-sum-modulus", "13", "--dppp-queries", "3"])
     assert demo.__dict__["secure-sum__modulus"] == 13 and demo.dppp__queries == 3
     seen = protocol_arguments(demo, entry)

@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from launcher.cli import build_parser
-from launcher.commands import demo_reference
 from launcher.common import noise_check, spend_gate
 from launcher.common.session_report import _student
 from launcher.deployment.processes import split_data
@@ -74,12 +73,9 @@ def test_each_run_line_passes_the_check_and_beats_the_majority_class(tmp_path, b
                 parties.append(SimpleNamespace(data=path))
             topology = SimpleNamespace(parties=parties, colluding=colluding)
             check = noise_check.estimate(args.protocol, args, topology, client_data)
-            verdict = spend_gate.check(protocol, args, topology, client_data, check, _student(args.protocol))
+            verdict = spend_gate.check(protocol, args, topology, client_data, check, _student(protocol))
             assert verdict["verdict"] == "runs", verdict
-        if args.protocol == "hamm":
-            found = demo_reference.hamm(args, split, seed, colluding, up.model)
-        else:
-            found = getattr(demo_reference, args.protocol)(args, split, seed)
+        found = protocol.demo_reference(args, split, seed, colluding, up.model)
         margins.append(found["accuracy"] - found["majority"])
     assert min(margins) > 0, margins
     assert np.mean(margins) > 0.1, margins

@@ -46,11 +46,11 @@ from mpdp.threshold_sum.decryption import MIN_CONTRIBUTORS
 
 BROKEN = {
     "no-noise": "no noise at all",
-    "coarse-grid": "every share multiplied by K, as Pathak's first release did: the sum's residue mod K is then a "
-                   "function of the data",
+    "coarse-grid": "every share multiplied by K, as a fixed-point release once did: the sum's residue mod K is then "
+                   "a function of the data",
     "quarter-tosses": "each contributor draws a quarter of its Binomial tosses (Skellam: a quarter of its μ)",
     "claim-mismatch": "noise calibrated to 4ε, claimed as ε",
-    "half-sensitivity": "noise calibrated to half the sensitivity (DPPP, Hamm: half the shifted counts; Pathak: "
+    "half-sensitivity": "noise calibrated to half the sensitivity (vote counts: half the shifted counts; a model: "
                         "half of 2/(nλ) + 2γ/λ + √d·2^−F)",
 }
 HONEST_FRACTION = 2 / 3
@@ -117,7 +117,7 @@ class ShareSampler:
 
 
 def share_sampler(noise: str, epsilon: float, delta: float, shifts: int, contributors_expected: int, values: int,
-                  broken: str | None, multiplier: int, hamm: bool = False,
+                  broken: str | None, multiplier: int, split_among_calibrated: bool = False,
                   colluding: int = COLLUDING_CONTRIBUTORS) -> tuple[ShareSampler, dict]:
     """The sampler a contributor draws with, and the calibration it claims. `broken` plants one of BROKEN."""
     calibrate_epsilon = epsilon * (MISMATCH_FACTOR if broken == "claim-mismatch" else 1)
@@ -133,7 +133,8 @@ def share_sampler(noise: str, epsilon: float, delta: float, shifts: int, contrib
         total = minimal_tosses_for_shifts(calibrate_epsilon, delta, calibrate_shifts)
         per = BinomialCalibration(calibrate_epsilon, delta, 1, contributors_expected, HONEST_FRACTION,
                                   total, colluding).tosses_per_teacher
-        if hamm:  # Hamm: N_i from its own N (one party moves `shifts` counts)
+        if split_among_calibrated:  # N_i from the protocol's own N over the calibrated contributors (one party
+            # moves `shifts` counts), not from a teacher's share of the calibration
             per = -(-total // calibrated_contributors(math.ceil(HONEST_FRACTION * contributors_expected - 1e-9),
                                                       colluding))
             per += per % 2

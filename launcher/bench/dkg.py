@@ -19,7 +19,7 @@ from mpdp.cryptocore.dkg import messages, sieve
 from mpdp.cryptocore.dkg.ceremony import InProcess, run_in_process
 from mpdp.cryptocore.dkg.holder import default_batch
 from mpdp.cryptocore.paillier.threshold import generate_threshold_key
-from mpdp.protocols.dppp.parameters import default_threshold
+from mpdp.threshold_sum.quorums import default_threshold
 
 
 def measure(bits: int, holders: int, bound: int | None = None, batch: int | None = None) -> dict:

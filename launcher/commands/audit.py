@@ -52,7 +52,7 @@ def add_command(commands) -> None:
     """`mpdp audit`: its options."""
     audit = commands.add_parser("audit", help="the exact ε of the sampled noise and an empirical lower bound on "
                                 "ε beside the claimed ε (exit 1 if either is above)")
-    from launcher.audit.wire import SAMPLERS
+    from launcher.audit.wire import samplers
     from launcher.registry import PROTOCOLS
 
     audits = {name: p for name, p in PROTOCOLS.items() if p.audit_noise is not None}
@@ -73,7 +73,7 @@ def add_command(commands) -> None:
                        help=f"{shared}: T contributors per data owner (as `up --teachers-per-party`): the audit "
                             "counts the noise of a decryptable sum without one owner's T shares (default 1)")
     audit.add_argument("--wire-sample", type=int, default=0, metavar="N",
-                       help=f"also run N releases over real processes ({', '.join(SAMPLERS)}) that must equal the "
+                       help=f"also run N releases over real processes ({', '.join(samplers())}) that must equal the "
                             "audited reference computation")
     audit.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="key size of the wire sample")
     audit.add_argument("--json", type=Path, help="also write the figures to this JSON file")

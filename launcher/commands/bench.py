@@ -20,14 +20,16 @@ def add_command(commands) -> None:
     crypto.set_defaults(handler=_bench)
 
     hardening = targets.add_parser("hardening", help="fuzzing, faults, concurrent sessions, resource growth")
-    hardening.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
-    hardening.add_argument("--parties", type=int, default=3)
-    hardening.add_argument("--cases", type=int, default=200, help="fuzz cases per RPC of every role")
-    hardening.add_argument("--sessions", type=int, default=100, help="sequential sessions for resource growth")
-    hardening.add_argument("--seed", type=int, default=1)
-    hardening.add_argument("--faults", choices=["basic", "full"], default="basic",
-                           help="basic: SIGKILL/SIGSTOP of each role mid-session; full: also at every step it takes "
-                                "part in, and every message it sends dropped or delayed (about 30 minutes)")
+    deployment = hardening.add_argument_group("deployment (started for the bench)")
+    measured = hardening.add_argument_group("what is measured")
+    deployment.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
+    deployment.add_argument("--parties", type=int, default=3)
+    measured.add_argument("--cases", type=int, default=200, help="fuzz cases per RPC of every role")
+    measured.add_argument("--sessions", type=int, default=100, help="sequential sessions for resource growth")
+    measured.add_argument("--seed", type=int, default=1)
+    measured.add_argument("--faults", choices=["basic", "full"], default="basic",
+                          help="basic: SIGKILL/SIGSTOP of each role mid-session; full: also at every step it takes "
+                               "part in, and every message it sends dropped or delayed (about 30 minutes)")
     hardening.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     hardening.set_defaults(handler=_bench_hardening)
 
@@ -61,16 +63,6 @@ def add_command(commands) -> None:
 
     observe_command.add_parser(targets)
 
-    du_proofs = targets.add_parser("du-proofs", help="one proven Du upload: build, check and size")
-    du_proofs.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
-    du_proofs.add_argument("--dimension", type=int, default=123, help="d (a9a: 123)")
-    du_proofs.add_argument("--cap", type=int, default=10_854, help="the public cap on n_i")
-    du_proofs.add_argument("--bound", type=float, default=100.0, help="B")
-    du_proofs.add_argument("--repeat", type=int, default=2)
-    du_proofs.set_defaults(handler=lambda args: _bench_module("bench.du_proofs", [
-        "--bits", str(args.bits), "--dimension", str(args.dimension), "--cap", str(args.cap),
-        "--bound", str(args.bound), "--repeat", str(args.repeat)]))
-
     networks = targets.add_parser("networks", help="every protocol under network profiles: measured wall time "
                                                    "beside `mpdp predict`'s (docs/networks.md)")
     networks.add_argument("--parties", type=int, nargs="+", default=[5])
@@ -82,11 +74,11 @@ def add_command(commands) -> None:
         "--out", str(args.out)]))
 
     for protocol in PROTOCOLS.values():
-        if protocol.bench is not None:
-            measured = targets.add_parser(protocol.name, help=protocol.bench.help)
-            for option in protocol.bench.options():
+        for measure in (*filter(None, [protocol.bench]), *protocol.more_benches):
+            measured = targets.add_parser(measure.target or protocol.name, help=measure.help)
+            for option in measure.options():
                 option.add_to(measured)
-            measured.set_defaults(handler=protocol.bench.run)
+            measured.set_defaults(handler=measure.run)
 
     startup = targets.add_parser("startup", help="each role's memory at rest and the CPU of one `mpdp health`, "
                                                  "beside the floors of the same run")
@@ -99,9 +91,10 @@ def add_command(commands) -> None:
 
     scale = targets.add_parser("scale", help="cost growth with the number of parties, with fitted exponents")
     scaled = {protocol.name: protocol.scale for protocol in PROTOCOLS.values() if protocol.scale is not None}
-    scale.add_argument("--protocols", default=",".join(scaled), help=f"comma-separated, of {', '.join(scaled)}")
+    sizes = scale.add_argument_group("protocols and their sizes")
+    sizes.add_argument("--protocols", default=",".join(scaled), help=f"comma-separated, of {', '.join(scaled)}")
     for name, measured_scale in scaled.items():
-        scale.add_argument(f"--{name}-sizes", help=f"parties, comma-separated (default "
+        sizes.add_argument(f"--{name}-sizes", help=f"parties, comma-separated (default "
                                                    f"{','.join(map(str, measured_scale.sizes))})")
     scale.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS, help="modulus size (default 2048)")
     scale.add_argument("--json", type=Path, help="also write the figures to this JSON file")

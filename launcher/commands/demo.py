@@ -4,6 +4,7 @@ baselines; every process stopped at the end."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 import time
 from pathlib import Path
@@ -121,3 +122,66 @@ def run(args, dataset, run_session, stop_on_signals) -> int:
                 processes.down(own_dir)
     print(f"demo finished in {time.perf_counter() - started:.1f} s; every process stopped")
     return 0
+
+
+@contextlib.contextmanager
+def stop_on_signals():
+    """SIGTERM (and SIGINT, as ever) end a foreground run through its `finally`, which stops every role it started;
+    a SIGKILL is covered by the roles' parent-death signal."""
+    import signal
+
+    def interrupted(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def command(args) -> int:
+    from launcher.commands.run import run_session as run_one
+    from launcher.common.data_report import check_parties
+    from launcher.common.dataset_options import load_dataset
+    from launcher.common.options import warn_small_key
+
+    check_parties(args.parties)
+    warn_small_key(args.bits)
+    reports: dict[str, dict] = {}
+
+    def run_session(protocol, session_args) -> dict:
+        reports[protocol.name] = run_one(protocol, session_args)
+        return reports[protocol.name]
+
+    code = run(args, load_dataset(args), run_session, stop_on_signals)
+    args.json_report = {"reports": reports}  # `--format json`: every session's report
+    return code
+
+
+def add_command(commands) -> None:
+    from launcher.common import run_config
+    from launcher.common.dataset_options import add_dataset_options
+    from launcher.common.options import key_bits
+    from launcher.protocol import Option
+    from launcher.registry import PROTOCOLS
+    from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS
+
+    demo = commands.add_parser("demo", help="up, run " + " and ".join(p.name for p in PROTOCOLS.values() if p.in_demo)
+                               + " (options prefixed by the protocol), print summaries, down")
+    deployment = demo.add_argument_group("deployment (started for the demo, stopped at its end)")
+    deployment.add_argument("--parties", type=int, default=5)
+    deployment.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
+    add_dataset_options(demo.add_argument_group("data (the set, its columns and scaling)"))
+    for protocol in PROTOCOLS.values():
+        if protocol.in_demo:
+            own = demo.add_argument_group(f"{protocol.name} (`mpdp run {protocol.name}`'s options, prefixed "
+                                          f"--{protocol.name}-)")
+            Option("report", {"type": Path, "help": f"write {protocol.name}'s JSON report here"}).add_to(own, protocol.name)
+            for option in protocol.options():
+                option.add_to(own, protocol.name)
+            if protocol.demo_settings is not None:  # the demo's own defaults; each flag still overrides its own
+                demo.set_defaults(**{f"{protocol.name}__{dest}": value
+                                     for dest, value in protocol.demo_settings.options.items()})
+    run_config.add_option(demo)
+    demo.set_defaults(handler=command)

@@ -17,8 +17,8 @@ def _regularization(report: dict) -> float | None:
     return float(value) if value is not None else None
 
 
-def _student(protocol: str):
-    if protocol != "dppp":
+def _student(protocol):
+    if not protocol.trains_student:
         return None
     from mpdp.learning import models
 
@@ -49,7 +49,7 @@ def run(protocol, args, topology, client_data: dict) -> dict:
     stated = noise_check.line(check)
     if stated:
         print(stated, file=sys.stderr)
-    gate = spend_gate.check(protocol, args, topology, client_data, check, _student(protocol.name))  # or Stopped
+    gate = spend_gate.check(protocol, args, topology, client_data, check, _student(protocol))  # or Stopped
     for warning in check["warnings"] + ([gate["warning"]] if "warning" in gate else []):
         print(f"WARNING (before running): {warning}", file=sys.stderr, flush=True)
     repeat = max(1, int(getattr(args, "repeat", 1) or 1))
@@ -63,7 +63,7 @@ def run(protocol, args, topology, client_data: dict) -> dict:
         report["repeat"]["session_ids"] = [r.get("session_id") for r in reports]
     report["data"] = evaluation.data_record(client_data)
     report["baselines"] = evaluation.baselines([entry.data for entry in topology.parties if entry.data], client_data,
-                                               _regularization(report), _student(protocol.name))
+                                               _regularization(report), _student(protocol))
     metrics = report.get("result", {}).get("test_metrics")
     if metrics is not None:  # beside the bootstrap over test rows: the privacy noise's own spread
         metrics["noise_spread"] = noise_spread.estimate(protocol.name, report, topology, client_data)

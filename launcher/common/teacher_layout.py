@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 
-from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION
+from mpdp.threshold_sum.quorums import DEFAULT_HONEST_FRACTION
 
 
 def logical_parties(owners: int, teachers_per_owner: int, parties_per_process: int, split: str) -> tuple[int, int]:

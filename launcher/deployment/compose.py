@@ -158,20 +158,16 @@ def demo_flags(protocol: str, instead: str = "") -> str:
 
 
 def demo_command() -> list[str]:
+    """Every protocol with a compose line, in registry order, at settings the check before spending lets run and
+    that learn at M = 5 (measured on the real engine: docs/deployment.md), whose charges fit each party's default
+    budget (ε = 20, δ = 2e-5 per data set; docs/privacy-budget.md) twice, so that a second run on one deployment is
+    admitted (composed: ε ≈ 18.2, δ = 7e-6). Each protocol's entry says why its flags (`compose_demo`)."""
+    from launcher.registry import PROTOCOLS
+
     run = f"--topology {TOPOLOGY} --client-data {CLIENT_DATA}"
-    # DPPP, Pathak and Du at settings the check before spending lets run and that learn at M = 5 (measured on the
-    # real engine: docs/deployment.md), whose charges fit each party's default budget (ε = 20, δ = 2e-5 per data
-    # set; docs/privacy-budget.md) twice, so that a second run on one deployment is admitted (composed: ε ≈ 18.2,
-    # δ = 7e-6). Pathak and Du run as `mpdp demo` does (Pathak at ε = 0.5 fell below the majority class in one of
-    # seven draws). DPPP labels 50 of the 95 public points: fewer queries, less noise per vote (0.68× the unanimous
-    # margin at ε = 3, where all 95 at ε = 2.5 are 1.1×). Hamm's noise falls as 1/M: at M = 5 the check puts its
-    # noisy counts at 23× their margin and would stop it (on the engine 4 of 8 draws beat the majority class);
-    # it runs `--anyway` at a small ε, its summary beside the check's warning (`mpdp demo` runs it with 60 logical
-    # parties).
-    return ["sh", "-c", f"mpdp run dppp {run}{demo_flags('dppp', '--epsilon 3 --delta 2.5e-6 --queries 50')} && "
-                        f"mpdp run pathak {run}{demo_flags('pathak')} && "
-                        f"mpdp run hamm {run}{demo_flags('hamm', '--epsilon 0.5 --delta 1e-6 --anyway')} && "
-                        f"mpdp run du {run}{demo_flags('du')}"]
+    lines = [f"mpdp run {name} {run}{demo_flags(name, entry.compose_demo)}" for name, entry in PROTOCOLS.items()
+             if entry.compose_demo is not None]
+    return ["sh", "-c", " && ".join(lines)]
 
 
 def _own_bundle(service: str) -> list[str]:

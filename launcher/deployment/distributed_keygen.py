@@ -362,8 +362,6 @@ def open_at_holders(topology: Topology, bits: int, public_paths: list[Path], sta
     """Compose's side of the ceremony (`mpdp open-keygen`): the holders already serve `keygen` in their own
     containers (`serve party --keygen-only --once`), each writing its own share and public key; the client opens
     the session at every one, checks that all report the same key and writes it where the other roles read it."""
-    from mpdp.protocols.dppp.parameters import default_threshold
-
     holders = [party(j) for j in topology.key_holders]
     deadline = time.monotonic() + startup_timeout
     waiting = list(holders)
@@ -376,7 +374,7 @@ def open_at_holders(topology: Topology, bits: int, public_paths: list[Path], sta
     started = time.perf_counter()
     colluding = 1 if topology.single_operator else quorums.most_shares(topology.principal_of(h) for h in holders)
     opening = keygen_pb2.KeygenOpen(bits=bits, holders=len(holders),
-                                    threshold=default_threshold(len(holders), colluding))
+                                    threshold=quorums.default_threshold(len(holders), colluding))
     public, figures = asyncio.run(_open_everywhere(topology, holders, f"keygen-{secrets.token_hex(8)}", opening))
     encoded = json.dumps(keyfiles.public_key_to_dict(public), indent=2).encode()
     for path in public_paths:

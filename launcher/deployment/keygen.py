@@ -15,8 +15,8 @@ from launcher.deployment import bundles
 from mpdp.cryptocore.keys import secret_files
 from mpdp.cryptocore.paillier import keyfiles
 from mpdp.cryptocore.paillier.threshold import generate_threshold_key
-from mpdp.protocols.dppp.parameters import default_threshold
 from mpdp.threshold_sum import quorums
+from mpdp.threshold_sum.quorums import default_threshold
 
 MAX_COMMITTEE = 16
 

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
 
+# The share of the parties a session assumes honest unless told otherwise: fewer than a third may fail or collude,
+# the same bound as the default threshold below, so the key and the noise calibrations assume one adversary.
+DEFAULT_HONEST_FRACTION = 2 / 3
+
 
 class QuorumError(ValueError):
     """A threshold or a layout with which one principal's holders could get two subsets of a slot decrypted."""

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from launcher.audit import neighbours as audit_neighbours
 from launcher.audit.counts import WorstSum, _releases, exact_check, report, share_sampler
+from launcher.protocols.dppp import neighbours
 from mpdp.privacy import spec_sensitivity
 from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS
 
@@ -18,7 +18,7 @@ def audit_dppp(noise: str, epsilon: float, delta: float, trials: int, teachers: 
     worst = WorstSum.fewest(teachers, colluding)
     contributors, why = worst.unknown, worst.why(teachers)
     sampler, claim = share_sampler(noise, epsilon, delta, 2, teachers, 2, broken, teachers, colluding=colluding)
-    votes_d, votes_d_prime, neighbour = audit_neighbours.dppp_votes(teachers, contributors)
+    votes_d, votes_d_prime, neighbour = neighbours.votes(teachers, contributors)
     on_d, draws = _releases(votes_d, sampler, contributors, trials)
     on_d_prime, _ = _releases(votes_d_prime, sampler, contributors, trials)
     exact = exact_check(sampler, contributors, spec_sensitivity.dppp_shifts(1),

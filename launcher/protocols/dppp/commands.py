@@ -284,6 +284,22 @@ def audit(*args, **keywords) -> Report:
     return audit_dppp(*args, **keywords)
 
 
+
+def demo_reference(args: argparse.Namespace, split, draw: int, colluding: int, model: str | None) -> dict:
+    """`mpdp demo`'s in-process reference (launcher/protocols/dppp/demo_reference.py), imported when one runs."""
+    from launcher.protocols.dppp.demo_reference import release
+
+    return release(args, split, draw, colluding, model)
+
+
+
+def wire_difference(*args) -> float:
+    """`mpdp audit dppp --wire-sample` (launcher/protocols/dppp/wire_check.py), imported when one runs."""
+    from launcher.protocols.dppp.wire_check import difference
+
+    return difference(*args)
+
+
 PROTOCOL = LauncherProtocol(
     name="dppp",
     help="distributed privacy-preserving prediction",
@@ -310,7 +326,12 @@ PROTOCOL = LauncherProtocol(
     noise_check=noise.check,
     noise_spread_unavailable=noise.SPREAD_UNAVAILABLE,
     audit_noise="binomial",
-    audit=Audit(("binomial", "skellam"), audit, colluding=True),
+    audit=Audit(("binomial", "skellam"), audit, colluding=True, wire=(wire_difference, 0.0)),  # integers: equal
     verify=verify_report,
     release=released_steps,
+    # DPPP labels 50 of the 95 public points: fewer queries, less noise per vote (0.68× the unanimous margin at ε = 3,
+    # where all 95 at ε = 2.5 are 1.1×).
+    compose_demo="--epsilon 3 --delta 2.5e-6 --queries 50",
+    trains_student=True,
+    demo_reference=demo_reference,
 )

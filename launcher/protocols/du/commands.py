@@ -9,6 +9,7 @@ from pathlib import Path
 from launcher.common.summary import traffic_lines
 from launcher.protocol import (
     Audit,
+    Bench,
     DemoSettings,
     DeploymentShape,
     Experiment,
@@ -194,6 +195,28 @@ def audit(*args, **keywords) -> Report:
     return audit_du(*args, **keywords)
 
 
+
+def proofs_bench_options() -> list[Option]:
+    """`mpdp bench du-proofs`'s options (launcher/protocols/du/bench_proofs.py), imported when the parser is built."""
+    from launcher.protocols.du import bench_proofs
+
+    return bench_proofs.options()
+
+
+def proofs_bench(args: argparse.Namespace) -> int:
+    from launcher.protocols.du import bench_proofs
+
+    return bench_proofs.run(args)
+
+
+
+def demo_reference(args: argparse.Namespace, split, draw: int, colluding: int, model: str | None) -> dict:
+    """`mpdp demo`'s in-process reference (launcher/protocols/du/demo_reference.py), imported when one runs."""
+    from launcher.protocols.du.demo_reference import release
+
+    return release(args, split, draw, colluding, model)
+
+
 PROTOCOL = LauncherProtocol(
     name="du",
     help="Du–Li–Li OFPA / OFAA and their correct counterparts: rounds of weighted averaging",
@@ -215,6 +238,8 @@ PROTOCOL = LauncherProtocol(
         why="the functional mechanism adds its noise every round, and on ~75 rows per party ε = 1 per round is 5× "
             "the signal; one round at ε = 6 is 0.87× of it, for a composed ε of 6 (`run`'s 1 per round × 5 "
             "rounds = 5)"),
+    more_benches=(Bench("one proven Du upload: build, check and size", proofs_bench_options, proofs_bench,
+                        target="du-proofs"),),
     scale=Scale(sizes=(5, 10, 20, 40), parties_per_process=5, rows_per_party=60, session=scale_session,
                 target_exponent=1.1),
     faults=Faults(received={"party": ["Step/du/model", "Step/du/decryption_request"],
@@ -232,4 +257,6 @@ PROTOCOL = LauncherProtocol(
     audit_noise="functional",
     audit=Audit(("functional", "objective", "ofaa", "ofpa"), audit),
     release=released_steps,
+    compose_demo="",  # as `mpdp demo` runs it
+    demo_reference=demo_reference,
 )

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from launcher.audit import neighbours as audit_neighbours
 from launcher.audit.counts import WorstSum, _releases, exact_check, report, share_sampler
+from launcher.protocols.hamm import neighbours
 from mpdp.privacy import spec_sensitivity
 from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS
 
@@ -17,9 +17,9 @@ def audit_hamm(noise: str, epsilon: float, delta: float, trials: int, parties: i
                broken: str | None = None, colluding: int = COLLUDING_CONTRIBUTORS) -> dict:
     worst = WorstSum.fewest(parties, colluding)
     contributors, why = worst.unknown, worst.why(parties)
-    sampler, claim = share_sampler(noise, epsilon, delta, points, parties, points, broken, parties, hamm=True,
-                                   colluding=colluding)
-    votes_d, votes_d_prime, neighbour = audit_neighbours.hamm_votes(parties, contributors, points)
+    sampler, claim = share_sampler(noise, epsilon, delta, points, parties, points, broken, parties,
+                                   split_among_calibrated=True, colluding=colluding)
+    votes_d, votes_d_prime, neighbour = neighbours.votes(parties, contributors, points)
     on_d, draws = _releases(votes_d, sampler, contributors, trials)
     on_d_prime, _ = _releases(votes_d_prime, sampler, contributors, trials)
     exact = exact_check(sampler, contributors, spec_sensitivity.hamm_shifts(points),

@@ -210,6 +210,14 @@ def audit(*args, **keywords) -> Report:
     return audit_hamm(*args, **keywords)
 
 
+
+def demo_reference(args: argparse.Namespace, split, draw: int, colluding: int, model: str | None) -> dict:
+    """`mpdp demo`'s in-process reference (launcher/protocols/hamm/demo_reference.py), imported when one runs."""
+    from launcher.protocols.hamm.demo_reference import release
+
+    return release(args, split, draw, colluding, model)
+
+
 PROTOCOL = LauncherProtocol(
     name="hamm",
     help="Hamm–Cao–Belkin 2016 ensemble transfer: threshold vote counting on Charlie's public data",
@@ -253,4 +261,9 @@ PROTOCOL = LauncherProtocol(
     audit_noise="binomial",
     audit=Audit(("binomial", "skellam"), audit, colluding=True),
     release=released_steps,
+    # Hamm's noise falls as 1/M: at M = 5 the check puts its noisy counts at 23× their margin and would stop it (on
+    # the engine 4 of 8 draws beat the majority class); it runs `--anyway` at a small ε, its summary beside the
+    # check's warning (`mpdp demo` runs it with 60 logical parties).
+    compose_demo="--epsilon 0.5 --delta 1e-6 --anyway",
+    demo_reference=demo_reference,
 )

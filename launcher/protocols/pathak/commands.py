@@ -227,6 +227,22 @@ def audit(*args, **keywords) -> Report:
     return audit_pathak(*args, **keywords)
 
 
+
+def demo_reference(args: argparse.Namespace, split, draw: int, colluding: int, model: str | None) -> dict:
+    """`mpdp demo`'s in-process reference (launcher/protocols/pathak/demo_reference.py), imported when one runs."""
+    from launcher.protocols.pathak.demo_reference import release
+
+    return release(args, split, draw, colluding, model)
+
+
+
+def wire_difference(*args) -> float:
+    """`mpdp audit pathak --wire-sample` (launcher/protocols/pathak/wire_check.py), imported when one runs."""
+    from launcher.protocols.pathak.wire_check import difference
+
+    return difference(*args)
+
+
 PROTOCOL = LauncherProtocol(
     name="pathak",
     help="Pathak–Rane–Raj 2010 multiparty differentially private classifier",
@@ -249,7 +265,8 @@ PROTOCOL = LauncherProtocol(
     noise_check=noise.check,
     noise_spread=noise.spread,
     audit_noise="laplace-paper",
-    audit=Audit(("laplace-paper", "l2-laplace", "gaussian", "distributed"), audit),
+    # The wire sample within 2^−20 per coordinate: the fixed-point encoding's resolution.
+    audit=Audit(("laplace-paper", "l2-laplace", "gaussian", "distributed"), audit, wire=(wire_difference, 2.0**-20)),
     # Breast cancer, 1 000 random splits, one noise draw each (the reference; docs/demo.md): at λ = 0.01 the noise
     # is 1.4× the model bound and about a quarter of releases fell below the majority class; at λ = 0.3, 2 did.
     demo_settings=DemoSettings(
@@ -257,4 +274,6 @@ PROTOCOL = LauncherProtocol(
         why="on ~380 training rows the noise at λ = 0.01 is 1.4× the largest model (one draw decides); at λ = 0.3 "
             "it is 0.26× (noise ∝ 1/λ, the model bound ∝ 1/√λ); ε is unchanged"),
     release=released_steps,
+    compose_demo="",  # as `mpdp demo` runs it (at ε = 0.5 it fell below the majority class in one of seven draws)
+    demo_reference=demo_reference,
 )

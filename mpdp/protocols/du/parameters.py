@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from mpdp.privacy.mechanisms import MAX_EPSILON
 from mpdp.proto.v1 import du_pb2
 from mpdp.sessions.errors import invalid
+from mpdp.threshold_sum import quorums
 
 METHODS = ("ofpa", "ofaa", "objective", "functional", "none")
 PAPER_METHODS = ("ofpa", "ofaa")
@@ -20,7 +21,7 @@ MAX_RUN_STEPS = 10_000_000  # rounds × local epochs × ⌈n_i / batch⌉: a par
 MAX_RUN_NOISE = 20_000_000  # rounds × noise draws per round (the quadratics draw one per monomial)
 MAX_BOUND = 1e6
 MIN_DELTA = 1e-15
-DEFAULT_HONEST_FRACTION = 2 / 3
+DEFAULT_HONEST_FRACTION = quorums.DEFAULT_HONEST_FRACTION  # the key's and the calibration's one adversary
 FRACTIONAL_BITS = 32  # uploads on the grid 2^−F, plain and secure alike
 MAX_RECORDS = 10_000_000  # public bound on n_i (the weights' fixed-point range)
 

@@ -24,6 +24,7 @@ from mpdp.privacy.mechanisms import MAX_EPSILON
 from mpdp.privacy.skellam import TRUNCATION_SHARE_OF_DELTA, SkellamCalibration, minimal_grid, sample_shares
 from mpdp.proto.v1 import hamm_pb2
 from mpdp.sessions.errors import invalid
+from mpdp.threshold_sum import quorums
 from mpdp.vote_proofs.assurance import Assurance
 from mpdp.vote_proofs.votes import aligned
 
@@ -35,7 +36,7 @@ MAX_VALUES = 100_000  # slots in one party's votes (N·C, or N when binary)
 MAX_WEIGHTS = 2_048  # released parameters: Newton's Hessian is its square
 MIN_DELTA = 1e-15
 MIN_REGULARIZATION = 1e-8
-DEFAULT_HONEST_FRACTION = 2 / 3
+DEFAULT_HONEST_FRACTION = quorums.DEFAULT_HONEST_FRACTION  # the key's and the calibration's one adversary
 FRACTIONAL_BITS = 32  # the release's grid 2^−F
 GRADIENT_TOLERANCE = 1e-8  # γ: Charlie's minimiser is checked to be this exact
 

@@ -1,4 +1,4 @@
-"""The cost of one proven Du upload (docs/malicious-party-du.md): `python -m launcher.bench.du_proofs`.
+"""The cost of one proven Du upload (docs/malicious-party-du.md): `python -m launcher.protocols.du.bench_proofs`.
 
 One party's upload under secure aggregation with its range proof, at the given key size, d and cap: the time to
 build it (bits, proofs, products, packing), the server's time to check it, and its size on the wire beside the
@@ -16,6 +16,9 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from launcher.common.options import key_bits
+from launcher.protocol import Option
+from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS
 from mpdp.cryptocore.paillier.threshold import generate_threshold_key
 from mpdp.proto.v1 import common_pb2, du_pb2
 from mpdp.protocols.du import proven_upload
@@ -49,18 +52,27 @@ def measure(bits: int, dimension: int, cap: int, bound: float, repeat: int) -> d
             "upload_bytes_without": plain}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bits", type=int, default=2048)
-    parser.add_argument("--dimension", type=int, default=123, help="d (a9a: 123)")
-    parser.add_argument("--cap", type=int, default=10_854, help="the public cap on n_i (a9a's 32 561 rows in 3)")
-    parser.add_argument("--bound", type=float, default=100.0, help="B (mpdp run du's default)")
-    parser.add_argument("--repeat", type=int, default=2)
-    args = parser.parse_args(argv)
+def options() -> list[Option]:
+    """`mpdp bench du-proofs`'s options, which `python -m` of this module takes too."""
+    return [Option("bits", {"type": key_bits, "default": DEFAULT_KEY_BITS}),
+            Option("dimension", {"type": int, "default": 123, "help": "d (a9a: 123)"}),
+            Option("cap", {"type": int, "default": 10_854, "help": "the public cap on n_i (a9a's 32 561 rows in 3)"}),
+            Option("bound", {"type": float, "default": 100.0, "help": "B (as `mpdp run du` bounds uploads)"}),
+            Option("repeat", {"type": int, "default": 2})]
+
+
+def run(args: argparse.Namespace) -> int:
     print(json.dumps({"date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": platform.node(),
                       "python": platform.python_version()}), flush=True)
     print(json.dumps(measure(args.bits, args.dimension, args.cap, args.bound, args.repeat)), flush=True)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    for option in options():
+        option.add_to(parser)
+    return run(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """What the key holders' checks of proven votes and verifiable noise cost (docs/malicious-party.md, "Checked where it
 is decrypted"), beside the aggregator's own checks of the same contributions, in one run:
-`python -m launcher.bench.holder_checks --bits 2048 --teachers 10 --classes 10 --queries 20`.
+`python -m launcher.protocols.dppp.bench_holder_checks --bits 2048 --teachers 10 --classes 10 --queries 20`.
 
 One DPPP round in process, with the real role sides (aggregator/dppp.py, party/dppp.py) and real cryptography: the
 teachers vote, the aggregator checks and folds (CPU seconds of its `votes`, `reveal` and `flipped` steps), and one
