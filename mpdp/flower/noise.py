@@ -20,8 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mpdp.privacy import skellam, vector_skellam
-from mpdp.privacy.collusion import (COLLUDING_CONTRIBUTORS, calibrated_contributors, decryptable_minimum,
-                                    noise_bearing)
+from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS, calibrated_contributors, decryptable_minimum, noise_bearing
 from mpdp.privacy.composition import Guarantee
 
 
