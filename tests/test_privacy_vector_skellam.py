@@ -6,7 +6,7 @@ import math
 import pytest
 
 from mpdp.privacy import skellam, vector_skellam
-from mpdp.privacy.composition import compose
+from mpdp.privacy.composition import Guarantee, compose
 from mpdp.privacy.vector_skellam import VectorRelease, exact_rdp, rdp_bound
 
 
@@ -29,7 +29,13 @@ def test_rounds_compose_in_rdp_below_basic_composition_and_the_guarantee_carries
     rounds = [vector_skellam.guarantee([release] * r, delta, share_mu, bound, r * draws) for r in (1, 4)]
     one, four = rounds
     assert 0 < one.epsilon < four.epsilon < 4 * one.epsilon  # RDP composition beats adding ε
-    assert four.epsilon < compose([one] * 4).epsilon  # mpdp's composition of the per-round guarantees: basic
+    # mpdp's composition of the four per-round guarantees: RDP too, at the δ they bring (4 × one round's).
+    composed = compose([one] * 4)
+    assert composed.epsilon == pytest.approx(vector_skellam.epsilon([release] * 4, 4 * (one.delta - one.extra_delta)))
+    assert composed.epsilon < four.epsilon and composed.delta == pytest.approx(4 * one.delta)
+    assert "RDP composition of 4" in composed.method
+    pure = Guarantee(0.5, 0.0, "pure", {"kind": "pure", "epsilon": 0.5, "count": 1})
+    assert compose([one] * 4 + [pure]).epsilon == pytest.approx(composed.epsilon + 0.5)  # the rest: basic
     assert 0 < four.extra_delta <= delta * skellam.TRUNCATION_SHARE_OF_DELTA and four.delta <= delta
     assert "Δ₂ = 10" in four.mechanism and "unit client" in four.mechanism
     # The same four releases from the RDP curve by hand: RDP adds, dp-accounting converts.

@@ -29,6 +29,8 @@ from mpdp.privacy import skellam
 from mpdp.privacy.composition import Guarantee
 
 RDP_ORDERS = skellam.RDP_ORDERS
+# mpdp.privacy.composition composes these guarantees among themselves in RDP, from the releases their "pld"
+# field lists ({"kind": "skellam-rdp", "releases": [[μ, Δ₁, Δ₂], ...]}), and with others by basic composition.
 
 
 def rdp_bound(alpha: float, mu: float, l1: float, l2: float) -> float:
@@ -109,4 +111,5 @@ def guarantee(releases: list[VectorRelease], delta: float, share_mu: float, boun
     mechanism = (f"vector-skellam: unit {first.unit}, Sk(μ = {min(r.mu for r in releases):.6g}) per coordinate, "
                  f"Δ₁ = {max(r.l1 for r in releases):.6g}, Δ₂ = {max(r.l2 for r in releases):.6g}, "
                  f"{len(releases)} release(s) composed in RDP (Agarwal, Kairouz & Liu 2021, Thm 3.5)")
-    return Guarantee(value, pld_delta + extra, mechanism, None, extra)
+    pld = {"kind": "skellam-rdp", "releases": [[r.mu, r.l1, r.l2] for r in releases]}
+    return Guarantee(value, pld_delta + extra, mechanism, pld, extra)
