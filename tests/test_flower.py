@@ -5,6 +5,7 @@ every test here skips and says so. Keys are 1024-bit, as in every test."""
 
 from __future__ import annotations
 
+import logging
 import math
 
 import pytest
@@ -235,15 +236,22 @@ def test_an_update_beyond_its_bounds_is_refused_not_wrapped():
         codec.encode(np.zeros(3), 5000)
 
 
-def test_noise_shares_give_dp_fedavgs_model_within_the_noise_and_the_run_log_states_epsilon(bundles):
+def test_noise_shares_give_dp_fedavgs_model_within_the_noise_and_the_run_log_states_epsilon(bundles, caplog):
     from mpdp.flower.noise import NoiseShares, clip
+    from mpdp.privacy.composition import Guarantee
 
     noise = NoiseShares(noise_multiplier=1.0, l2_clip=1.0, delta=1e-5)
     workflow = MpdpWorkflow(COMMITTEE, THRESHOLD, noise=noise)
-    got = demo.run(twin(bundles), server_context(), 2, CLIENTS, workflow)
+    with caplog.at_level(logging.INFO, logger="mpdp.flower"):
+        got = demo.run(twin(bundles), server_context(), 2, CLIENTS, workflow)
     first, second = workflow.log.rounds
     assert first.epsilon is not None and second.epsilon_so_far is not None
     assert first.epsilon == pytest.approx(first.epsilon_so_far) and second.epsilon_so_far > second.epsilon > 0
+    # The run's mpdp Guarantee: its ε is the one logged, its δ (truncation included) within the run's.
+    run = Guarantee.from_json(second.guarantee)
+    assert run.epsilon == second.epsilon_so_far and 0 < run.extra_delta and run.delta == second.delta_so_far <= 1e-5
+    logged = [r.getMessage() for r in caplog.records if "over the run" in r.getMessage()]
+    assert len(logged) == 2 and f"ε = {second.epsilon_so_far:.4g} over the run's 2 rounds" in logged[1]
     # Round 1 from the zero model: the noiseless DP-FedAvg step is the mean clipped delta. Each of the K shares
     # has variance μ/(τ − c) (any decryptable sum without the colluder's share carries μ), so the mean's noise per
     # coordinate has σ = √(K·share_μ)/(2^F·K): 6σ bounds the difference but for a chance below 10⁻⁷.
@@ -256,3 +264,12 @@ def test_noise_shares_give_dp_fedavgs_model_within_the_noise_and_the_run_log_sta
     assert np.max(np.abs(difference)) < 6 * sigma
     assert np.max(np.abs(difference)) > 1e-4  # the noise is there: without it the error is 2^-20
     assert np.all(np.isfinite(np.concatenate(got)))
+
+
+def test_a_noisy_round_beyond_what_the_shares_truncation_was_sized_for_is_refused_before_clients_train(bundles):
+    from mpdp.flower.noise import NoiseBudgetExhausted, NoiseShares
+
+    workflow = MpdpWorkflow(COMMITTEE, THRESHOLD, noise=NoiseShares(noise_multiplier=1.0, l2_clip=1.0, max_rounds=1))
+    with pytest.raises(NoiseBudgetExhausted, match="sized for 1 rounds"):
+        demo.run(twin(bundles), server_context(), 2, CLIENTS, workflow)
+    assert len(workflow.log.rounds) == 1

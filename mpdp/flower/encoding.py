@@ -28,6 +28,7 @@ class UpdateCodec:
     max_weight: float = 1000.0  # w ≤ max_weight
     fractional_bits: int = 20
     noise_bound: int = 0  # B: each client's noise share per coordinate is in [−B, B] (noise.py)
+    max_l2: float = 0.0  # > 0: ‖x‖₂ ≤ max_l2, the L2 sensitivity the noise is calibrated on (noise.py)
 
     @property
     def fixed_point(self) -> FixedPoint:
@@ -55,6 +56,8 @@ class UpdateCodec:
             raise EncodingOverflow(f"weight {weight} outside (0, {self.max_weight}]")
         if not np.all(np.abs(values) <= self.clip):
             raise EncodingOverflow(f"a parameter beyond ±{self.clip}: clip the update before aggregation")
+        if self.max_l2 and float(np.linalg.norm(values)) > self.max_l2:
+            raise EncodingOverflow(f"an update of L2 norm beyond {self.max_l2}: the noise is calibrated on that clip")
         point = self.fixed_point
         encoded = [point.encode(float(v) * weight) for v in values]
         if noise is not None:

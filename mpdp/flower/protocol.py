@@ -36,6 +36,8 @@ class RoundTerms:
     noise_multiplier: float = 0.0
     l2_clip: float = 0.0
     delta: float = 0.0
+    noise_max_epsilon: float = 10.0  # the run's ε and noisy rounds the shares' truncation bound is sized for
+    noise_max_rounds: int = 1000
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -47,15 +49,18 @@ class RoundTerms:
     def noise(self):
         from mpdp.flower.noise import NoiseShares
 
-        return NoiseShares(self.noise_multiplier, self.l2_clip, self.delta) if self.noise_multiplier else None
+        if not self.noise_multiplier:
+            return None
+        return NoiseShares(self.noise_multiplier, self.l2_clip, self.delta, max_epsilon=self.noise_max_epsilon,
+                           max_rounds=self.noise_max_rounds)
 
     def codec(self, n: int) -> UpdateCodec:
         noise = self.noise()
         if noise is None:
             return UpdateCodec(self.count, self.summands, n, self.clip, self.max_weight, self.fractional_bits)
-        # Unweighted clipped deltas (|each coordinate| ≤ the L2 clip) and a count of 1 per client.
+        # Unweighted deltas of L2 norm ≤ the clip (the sensitivity the noise is calibrated on), a count of 1.
         bound = noise.bound(self.count, self.fractional_bits, self.min_contributors, self.summands)
-        return UpdateCodec(self.count, self.summands, n, self.l2_clip, 1.0, self.fractional_bits, bound)
+        return UpdateCodec(self.count, self.summands, n, self.l2_clip, 1.0, self.fractional_bits, bound, self.l2_clip)
 
     def slot(self, n: int) -> SumSlot:
         """Slot = the round; terms = the codec and the least number of contributors, as this side holds them."""

@@ -48,6 +48,8 @@ class RoundOutcome:
     total_weight: float
     epsilon: float | None = None  # with noise: this round's release alone, at the run's δ
     epsilon_so_far: float | None = None  # every round up to this one, composed
+    delta_so_far: float | None = None  # the δ really spent so far (≤ the run's δ; includes the truncation's)
+    guarantee: dict | None = None  # mpdp's Guarantee (mpdp.privacy.composition) of the run so far, as JSON
 
 
 @dataclass
@@ -83,12 +85,11 @@ class MpdpWorkflow:
         self.log = RunLog()
         self.rdp_rounds: list[int] = []  # contributors per noisy round, for the accountant
 
-    def _epsilon(self, terms: protocol.RoundTerms, rounds: list[int]) -> float:
-        """ε of these rounds' releases composed (RDP adds over rounds), each with the noise its contributors
-        carry beside the colluding ones."""
+    def _guarantee(self, terms: protocol.RoundTerms, rounds: list[int]):
+        """mpdp's Guarantee of these rounds' releases composed (RDP adds over rounds), each with the noise its
+        contributors carry beside the colluding ones (mpdp.privacy.vector_skellam)."""
         assert self.noise is not None
-        return self.noise.epsilon_of([self.noise.rdp_curve(terms.count, terms.fractional_bits, contributors,
-                                                           self.min_contributors) for contributors in rounds])
+        return self.noise.guarantee(terms.count, terms.fractional_bits, rounds, self.min_contributors, terms.summands)
 
     # --- plumbing --------------------------------------------------------------------------------------------
 
@@ -200,10 +201,14 @@ class MpdpWorkflow:
         assert self.public_key is not None
         proxies = {proxy.node_id: (proxy, fitins) for proxy, fitins in proxy_fitins}
         noise = {} if self.noise is None else {"noise_multiplier": self.noise.noise_multiplier,
-                                               "l2_clip": self.noise.l2_clip, "delta": self.noise.delta}
+                                               "l2_clip": self.noise.l2_clip, "delta": self.noise.delta,
+                                               "noise_max_epsilon": self.noise.max_epsilon,
+                                               "noise_max_rounds": self.noise.max_rounds}
         terms = protocol.RoundTerms(session, current_round, sum(int(np.prod(s)) for s in shapes), len(self.node_of),
                                     self.min_contributors, self.clip, self.max_weight, self.fractional_bits, **noise)
         codec = terms.codec(self.public_key.n)
+        if self.noise is not None:  # refused before any client spends its data on a round the bound cannot cover
+            self.noise.admit(terms.count, terms.fractional_bits, self.rdp_rounds, self.min_contributors, terms.summands)
 
         # Round trip 1: fit instructions out, signed encrypted weighted updates back.
         contents = {}
@@ -264,7 +269,8 @@ class MpdpWorkflow:
         if self.noise is not None:  # the mean clipped delta (noisy), applied to the global model
             mean = np.concatenate([np.ravel(a) for a in parameters_to_ndarrays(parameters)]) + mean
             self.rdp_rounds.append(len(collector.contributors))
-            epsilon = self._epsilon(terms, self.rdp_rounds[-1:]), self._epsilon(terms, self.rdp_rounds)
+            this_round, so_far = self._guarantee(terms, self.rdp_rounds[-1:]), self._guarantee(terms, self.rdp_rounds)
+            epsilon = this_round.epsilon, so_far.epsilon, so_far.delta, so_far.to_json()
         arrays, offset = [], 0
         for shape in shapes:
             size = int(np.prod(shape))
@@ -274,10 +280,11 @@ class MpdpWorkflow:
         for _, fitres in results:
             fitres.parameters = aggregate
         outcome = RoundOutcome(current_round, list(collector.contributors), dict(collector.absent), decryptors,
-                               dict(combiner.rejected), total_weight, *(epsilon or (None, None)))
+                               dict(combiner.rejected), total_weight, *(epsilon or (None, None, None, None)))
         if epsilon is not None:
-            log.info("round %d: ε = %.4g this round, ε = %.4g over the run's %d rounds (δ = %g)", current_round,
-                     epsilon[0], epsilon[1], len(self.rdp_rounds), self.noise.delta)
+            log.info("round %d: ε = %.4g this round, ε = %.4g over the run's %d rounds (δ = %.4g of %g; %s)",
+                     current_round, epsilon[0], epsilon[1], len(self.rdp_rounds), epsilon[2], self.noise.delta,
+                     epsilon[3]["mechanism"])
         self.log.rounds.append(outcome)
         log.info("round %d: %d contributions summed, decrypted by holders %s", current_round,
                  len(collector.contributors), decryptors)

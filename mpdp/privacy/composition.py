@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 
 from mpdp.privacy.accountant_process import in_accountant
 
-PLD_KINDS = ("binomial", "skellam", "pure", "gaussian")
+PLD_KINDS = ("binomial", "skellam", "pure", "gaussian", "skellam-rdp")
 MAX_PLD_GROUPS = 16  # distinct mechanisms composed exactly; the rest by basic composition
 MAX_PLD_FOLDS = 20_000  # elementary mechanisms in one exact composition (its cost grows with them)
 DISCRETIZATION = 1e-4
@@ -27,7 +27,8 @@ class Guarantee:
     delta: float
     mechanism: str
     # {"kind": "binomial", "tosses": N, "shifts": s} | {"kind": "skellam", "grid": j, "shifts": s} |
-    # {"kind": "pure", "epsilon": e, "count": r} | {"kind": "gaussian", "noise_multiplier": σ/Δ₂}
+    # {"kind": "pure", "epsilon": e, "count": r} | {"kind": "gaussian", "noise_multiplier": σ/Δ₂} |
+    # {"kind": "skellam-rdp", "releases": [[μ, Δ₁, Δ₂], ...]} (vector Skellam, composed in RDP: vector_skellam)
     pld: dict | None = None
     extra_delta: float = 0.0  # the part of δ outside the PLD (shares' truncation, clamping)
     proven: bool = True  # False: a paper calibration privacy.md / du.md mark "not proven DP"
@@ -127,9 +128,19 @@ def compose(guarantees: list[Guarantee]) -> Composed:
 def _compose(guarantees: list[Guarantee]) -> Composed:
     """(ε, δ) of all the releases together. δ is Σδ_i (as in basic composition); ε is the PLD composition's at
     the δ the PLD parts bring, where that is smaller than their basic sum, plus the others' ε by basic
-    composition."""
+    composition. Vector Skellam releases have no PLD here: they compose among themselves in RDP (_compose_rdp)
+    and with the rest by basic composition."""
     if not guarantees:
         return Composed(0.0, 0.0, "nothing spent", 0, 0.0)
+    rdp = [g for g in guarantees if g.pld is not None and g.pld["kind"] == "skellam-rdp"]
+    if rdp:
+        rest = _compose([g for g in guarantees if g.pld is None or g.pld["kind"] != "skellam-rdp"])
+        part = _compose_rdp(rdp)
+        if part.epsilon is None or rest.epsilon is None:
+            return Composed(None, min(1.0, part.delta + rest.delta), "some release has no finite ε", len(guarantees))
+        return Composed(part.epsilon + rest.epsilon, min(1.0, part.delta + rest.delta),
+                        part.method + (f"; {rest.method}, basic composition of the two" if rest.releases else ""),
+                        len(guarantees), (part.basic_epsilon or 0.0) + (rest.basic_epsilon or 0.0))
     delta = min(1.0, sum(g.delta for g in guarantees))
     if any(g.epsilon is None for g in guarantees):
         return Composed(None, delta, "some release has no finite ε", len(guarantees), None)
@@ -172,6 +183,23 @@ def _compose(guarantees: list[Guarantee]) -> Composed:
     method = (f"dp-accounting PLD composition of {len(in_pld)} release(s)"
               + (f", basic composition of {len(guarantees) - len(in_pld)}" if len(in_pld) < len(guarantees) else ""))
     return Composed(epsilon, delta, method, len(guarantees), basic)
+
+
+def _compose_rdp(guarantees: list[Guarantee]) -> Composed:
+    """Vector Skellam releases: their RDP curves add (exact for RDP), converted at the δ they bring less their
+    truncation's; never above their basic sum."""
+    from mpdp.privacy import vector_skellam
+
+    delta = min(1.0, sum(g.delta for g in guarantees))
+    basic = sum(g.epsilon for g in guarantees if g.epsilon is not None)
+    releases = [vector_skellam.VectorRelease(float(mu), float(l1), float(l2))
+                for g in guarantees for mu, l1, l2 in (g.pld or {})["releases"]]
+    rdp_delta = sum(g.delta - g.extra_delta for g in guarantees)
+    if not 0 < rdp_delta < 1:
+        return Composed(basic, delta, "basic composition", len(guarantees), basic)
+    epsilon = min(basic, vector_skellam.epsilon(releases, rdp_delta))
+    return Composed(epsilon, delta, f"RDP composition of {len(releases)} vector Skellam release(s)",
+                    len(guarantees), basic)
 
 
 _compose_in_accountant = in_accountant(_compose)
