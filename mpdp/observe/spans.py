@@ -46,9 +46,8 @@ class _Spans:
         self.scope = InstrumentationScope(INSTRUMENTATION)
 
     def start(self, name: str, kind: SpanKind, parent, attributes: dict) -> _Span:
-        parent_span = trace.get_current_span(parent).get_span_context()
-        if not parent_span.is_valid:
-            parent_span = None
+        current = trace.get_current_span(parent).get_span_context()
+        parent_span = current if current.is_valid else None
         trace_id = parent_span.trace_id if parent_span is not None else self.ids.generate_trace_id()
         sampled = self.sampler.should_sample(parent, trace_id, name, kind, attributes)
         flags = TraceFlags(TraceFlags.SAMPLED if sampled.decision.is_sampled() else TraceFlags.DEFAULT)
