@@ -309,7 +309,7 @@ def summary(report: dict) -> str:
         extra_s = report["per_call"]["extra_ms"]["on"] / 1e3 * messages
         lines.append(f"  that per call × {messages} messages = {extra_s * 1e3:.1f} ms, "
                      f"{extra_s / statistics.median(cpu['off']):.2%} of the roles' CPU a session without the extra "
-                     f"(OTLP export and scrapes not included)")
+                     f"(the spans' OTLP sends and the scrapes not included)")
     for check in [*checks, spans]:
         if check["differences"]:
             lines.append(f"  differences (kind, report, counted): {check['differences']}")
