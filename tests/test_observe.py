@@ -89,13 +89,14 @@ class Call:
         return self._task.__await__()
 
 
-def calls(requests, exporter_provider, metrics, log):
-    """Each request from the aggregator's client span interceptor to party/2's server chain, metadata and all."""
+def calls(requests, exporter_provider, metrics, log, server_provider=None):
+    """Each request from the aggregator's client span interceptor to party/2's server chain, metadata and all
+    (party/2's spans to `server_provider` if given)."""
     client = ClientSpanInterceptor("aggregator/0", exporter_provider)
 
     async def go():
         handler = await server_chain([ServerTrafficInterceptor(log, Principal.parse("party/2")),
-                                      ServerSpanInterceptor("party/2", exporter_provider),
+                                      ServerSpanInterceptor("party/2", server_provider or exporter_provider),
                                       MetricsInterceptor(metrics)])
         outcomes = []
         for request in requests:
@@ -168,6 +169,19 @@ def test_prometheus_counts_equal_the_traffic_log(observed):
     assert value("mpdp_rpc_seconds_count", {"role": "party/2", "kind": "Step/dppp/queries"}) == 4
     scraped = generate_latest(metrics.registry).decode()
     assert "s-1" not in scraped and repr(SECRET)[:8] not in scraped  # no session id, no payload as a label
+
+
+def test_the_callers_sampling_decision_crosses_to_the_server(observed):
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF
+
+    exporter, provider, metrics, log = observed  # party/2's: parent-based, sampling every root it starts
+    caller = TracerProvider(sampler=ALWAYS_OFF)
+    dropped = InMemorySpanExporter()
+    caller.add_span_processor(SimpleSpanProcessor(dropped))
+    assert calls([envelope("s-1"), envelope("s-1")], caller, metrics, log, server_provider=provider) == ["OK", "OK"]
+    assert dropped.get_finished_spans() == () and exporter.get_finished_spans() == ()
+    calls([envelope("s-2")], provider, metrics, log)  # sampled: both sides recorded
+    assert len(exporter.get_finished_spans()) == 2
 
 
 def test_budget_gauge_reads_each_ledger(tmp_path):

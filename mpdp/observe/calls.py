@@ -30,6 +30,24 @@ class Call:
         return f"{self.service}/{self.method}"
 
 
+# The last served request described and its Call: the span and metrics interceptors of one server call both
+# ask, and reading the envelope twice (its kind, its size) would be paid twice. Only for served requests: each is
+# freshly deserialized and never changed, so the same object is the same call (held by reference, so its id
+# cannot be reused by another). A caller may change and resend its own request object, so client sides ask
+# call_of.
+_last_served: tuple = (None, None, None)
+
+
+def served_call_of(full_method: str | bytes, request) -> Call:
+    global _last_served
+    last_method, last_request, last_call = _last_served
+    if request is last_request and full_method == last_method:
+        return last_call
+    call = call_of(full_method, request)
+    _last_served = (full_method, request, call)
+    return call
+
+
 def call_of(full_method: str | bytes, request) -> Call:
     text = full_method.decode() if isinstance(full_method, bytes) else full_method
     service, _, method = text.lstrip("/").rpartition("/")

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from typing import Any
 
 import grpc
 from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 
-from mpdp.observe.calls import call_of, role_of
+from mpdp.observe.calls import role_of, served_call_of
 from mpdp.wire.identity import principal_of
 
 # Seconds from a call's arrival to its answer: Step returns at once, AwaitResult waits for a session's end.
@@ -38,6 +39,24 @@ class RoleMetrics:
         self.sessions = Counter("mpdp_sessions", "sessions this role took part in (first message seen)",
                                 ("role", "protocol"), registry=self.registry)
         self._seen: OrderedDict[str, None] = OrderedDict()
+        # Labelled children by label values: prometheus_client checks and joins the labels on every .labels()
+        # call, the main cost of a counted call; the set is bounded (roles × kinds × codes), so kept.
+        self._counted: dict[tuple[str, ...], tuple] = {}
+        self._timed: dict[str, Any] = {}
+
+    def count(self, labels: tuple[str, str, str, str], request_bytes: int, response_bytes: int, seconds: float) -> None:
+        """One call answered: its count, its bytes and its latency, in the series its labels name."""
+        children = self._counted.get(labels)
+        if children is None:
+            children = self._counted[labels] = (self.calls.labels(*labels), self.request_bytes.labels(*labels),
+                                                self.response_bytes.labels(*labels))
+        children[0].inc()
+        children[1].inc(request_bytes)
+        children[2].inc(response_bytes)
+        timed = self._timed.get(labels[2])
+        if timed is None:
+            timed = self._timed[labels[2]] = self.latency.labels(self.me, labels[2])
+        timed.observe(seconds)
 
     def seen(self, session_id: str, protocol: str) -> None:
         if not session_id or not protocol or session_id in self._seen:
@@ -98,7 +117,7 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
         inner, metrics, full_method = handler.unary_unary, self._metrics, handler_call_details.method
 
         async def counted(request, context):
-            call = call_of(full_method, request)
+            call = served_call_of(full_method, request)
             caller = principal_of(context)
             started = time.perf_counter()
             response, status = None, "OK"
@@ -111,10 +130,8 @@ class MetricsInterceptor(grpc.aio.ServerInterceptor):
                 raise
             finally:
                 labels = (metrics.me, caller.role if caller is not None else role_of(call.sender), call.kind, status)
-                metrics.calls.labels(*labels).inc()
-                metrics.request_bytes.labels(*labels).inc(call.request_bytes)
-                metrics.response_bytes.labels(*labels).inc(response.ByteSize() if response is not None else 0)
-                metrics.latency.labels(metrics.me, call.kind).observe(time.perf_counter() - started)
+                metrics.count(labels, call.request_bytes, response.ByteSize() if response is not None else 0,
+                              time.perf_counter() - started)
                 if status == "OK":
                     metrics.seen(call.session_id, call.protocol)
 
