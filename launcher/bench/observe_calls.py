@@ -11,7 +11,7 @@ import time
 
 import grpc
 
-from mpdp.proto.v1 import common_pb2, dppp_pb2, role_pb2
+from mpdp.proto.v1 import common_pb2, role_pb2
 from mpdp.wire.identity import SENDER_METADATA_KEY, Principal
 from mpdp.wire.traffic import ClientTrafficInterceptor, ServerTrafficInterceptor, TrafficLog
 
@@ -90,9 +90,8 @@ async def _per_call(calls: int, parts: tuple[str, ...]) -> float:
         continuation = (lambda inner, outer: (lambda details: outer.intercept_service(inner, details)))(
             continuation, interceptor)
     handler = await continuation(_Details(STEP))
-    features = common_pb2.Matrix(rows=4, columns=3, values=[0.5] * 12)
-    request = role_pb2.Envelope(session_id="s-1", sender=str(me), receiver=str(peer),
-                                dppp=dppp_pb2.DpppMessage(queries=dppp_pb2.DpppQueries(features=features)))
+    request = role_pb2.Envelope(session_id="s-1", sender=str(me), receiver=str(peer))
+    _sample_message(request)
 
     async def send(details, message):
         context = _Context([*details.metadata, (SENDER_METADATA_KEY, str(me))])
@@ -137,3 +136,21 @@ def summary(report: dict) -> str:
     return (f"  in process, {report['calls']} calls × {report['rounds']}: CPU per call {median['off']:.3f} ms without "
             f"the extra; + {extra['metrics']:.3f} ms metrics, + {extra['spans']:.3f} ms spans (a server and a "
             f"client span, OTLP encoding included, the send not), + {extra['on']:.3f} ms both")
+
+
+def _sample_message(envelope) -> None:
+    """The first registered protocol's first message kind that carries a matrix, filled with a 4 × 3 one: a small
+    step of a session, whichever protocols are registered."""
+    from launcher.registry import PROTOCOLS
+
+    kind = next(iter(PROTOCOLS.values())).message_type
+    field = next(f for f in envelope.DESCRIPTOR.fields if f.message_type is kind.DESCRIPTOR)
+    message = getattr(envelope, field.name)
+    for step in kind.DESCRIPTOR.fields:
+        inner = step.message_type
+        matrix = inner and next((f for f in inner.fields if f.message_type is common_pb2.Matrix.DESCRIPTOR), None)
+        if matrix is not None:
+            getattr(getattr(message, step.name), matrix.name).CopyFrom(
+                common_pb2.Matrix(rows=4, columns=3, values=[0.5] * 12))
+            return
+    message.SetInParent()
