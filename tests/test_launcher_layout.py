@@ -125,8 +125,6 @@ NAMES_PROTOCOLS: dict[str, str] = {
                         "deadline, and the check that no Pathak share is published after a failure",
     "bench/hardening.py": "`bench hardening`: concurrent and repeated DPPP and Pathak sessions, whose counts its "
                           "report keys name (pathak_completed, dppp_completed)",
-    "commands/up.py": "help texts that say which paper a model and a teacher layout come from",
-    "common/dataset_options.py": "help texts that say which paper a split and the public-points setting come from",
 }
 
 

@@ -103,7 +103,7 @@ def add_command(commands) -> None:
                          help="logical parties hosted by one process (default 1: a process per party)")
     parties.add_argument("--teachers-per-party", type=int, default=1, metavar="T",
                          help="each of the --parties data owners splits its rows among T teachers (logical parties in "
-                              "its process): DPPP's vote margin grows with the teachers, its noise does not "
+                              "its process): a vote's margin grows with the teachers, its noise does not "
                               "(docs/data-and-metrics.md)")
     parties.add_argument("--single-operator", action="store_true",
                          help="one operator runs all parties (a simulation): allow a process to hold t key shares")
@@ -111,7 +111,7 @@ def add_command(commands) -> None:
     deployment.add_argument("--run-dir", type=Path, default=DEFAULT_RUN_DIR)
     keys.add_argument("--bits", type=key_bits, default=DEFAULT_KEY_BITS)
     models.add_argument("--model", "--models", dest="model",
-                        help="the parties' local models: logistic-balanced (default), svm-rbf (the DPPP paper's), logistic, "
+                        help="the parties' local models: logistic-balanced (default), svm-rbf (a voting paper's), logistic, "
                              "random-forest, knn, or several "
                              "comma-separated (assigned round-robin)")
     models.add_argument("--teacher", metavar="MODULE:CLASS",

@@ -54,11 +54,11 @@ def add_dataset_options(parser) -> None:
                              "standardised columns and one common factor, or each row to norm 1")
     parser.add_argument("--seed", type=int, help="seed of the data split (the split only; noise is always CSPRNG)")
     parser.add_argument("--split", default="even",
-                        help="party data sizes: even, 15, 10 (Pathak's splits) or comma-separated sizes; or "
+                        help="party data sizes: even, 15, 10 (a paper's splits; docs/reproduction.md) or comma-separated sizes; or "
                              "label-skew:α, a non-IID split (each class shared among the parties by a seeded "
                              "Dirichlet(α)); or column:NAME, a cross-silo split (each party the rows of one value or "
                              "range of the column; docs/data-and-metrics.md)")
     parser.add_argument("--aux-fraction", type=float, metavar="F",
-                        help="Hamm's setting: this fraction of the training rows becomes Charlie's public X_aux, the "
+                        help="with a curator: this fraction of the training rows becomes Charlie's public X_aux, the "
                              "rest goes to the parties, the remaining third to the test set (default: a third of the "
                              "rows, halved into public and test rows)")
