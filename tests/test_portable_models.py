@@ -41,7 +41,8 @@ def test_training_in_a_child_keeps_scikit_learn_out_of_the_caller():
         "rng = np.random.default_rng(1)\n"
         "x = rng.normal(size=(200, 5)); y = (x[:, 0] + 0.3 * rng.normal(size=200) > 0).astype(int)\n"
         "m = models.train_portable('svm-rbf', x, y)\n"
-        "assert 'sklearn' not in sys.modules and 'scipy.sparse' not in sys.modules, 'scikit-learn was imported'\n"
+        # scikit-learn only: scipy.special itself imports scipy.sparse in scipy 1.11 to 1.16.
+        "assert 'sklearn' not in sys.modules, 'scikit-learn was imported'\n"
         "print((m.predict(x) == y).mean())\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)

@@ -154,7 +154,11 @@ def _pure_epsilon_by_bisection(epsilon: float, count: int, delta: float) -> floa
     """The oracle: δ(ε′) of randomised response composed `count` times, summed in 200-bit floats, bisected."""
     import gmpy2
 
-    with gmpy2.context(gmpy2.get_context(), precision=200):
+    # Set and restored by hand: gmpy2 2.1's context() takes no positional context, and its `with` keeps the
+    # precision after the block.
+    saved = gmpy2.get_context()
+    gmpy2.set_context(gmpy2.context(precision=200))
+    try:
         e = gmpy2.mpfr(epsilon)
         p = gmpy2.exp(e) / (1 + gmpy2.exp(e))
 
@@ -172,6 +176,8 @@ def _pure_epsilon_by_bisection(epsilon: float, count: int, delta: float) -> floa
             middle = (low + high) / 2
             low, high = (middle, high) if delta_at(middle) > delta else (low, middle)
         return float(high)
+    finally:
+        gmpy2.set_context(saved)
 
 
 @settings(max_examples=25, deadline=None)

@@ -145,7 +145,8 @@ def export(model):
         return Standardised(np.asarray(scaler.mean_, dtype=float), np.asarray(scaler.scale_, dtype=float),
                             export(inner))
     if isinstance(model, DummyClassifier):
-        return Constant(int(model.predict(np.zeros((1, model.n_features_in_)))[0]))
+        # Its prediction reads only the row count; scikit-learn 1.4's DummyClassifier keeps no n_features_in_.
+        return Constant(int(model.predict(np.zeros((1, getattr(model, "n_features_in_", 1))))[0]))
     if isinstance(model, LogisticRegression):
         return Linear(model.coef_.copy(), model.intercept_.copy(), model.classes_.copy())
     if isinstance(model, SVC):

@@ -54,7 +54,8 @@ def _parameters(method: str, epsilon: float, dimension: int, rounds: int, epochs
 def _noise_seeds(seed: int, point: tuple[int, ...], trials: int) -> list[int]:
     """Independent noise seeds for every (sweep, point, method): the curves' points do not share draws."""
     state = np.random.SeedSequence(seed, spawn_key=point).generate_state(trials, np.uint64)
-    return [int(s >> 1) + 1 for s in state]  # 0 would mean an unseeded stream
+    # Shifted as Python ints: NumPy 1.26 has no uint64 >> int (it promotes the pair to float64).
+    return [(int(s) >> 1) + 1 for s in state]  # 0 would mean an unseeded stream
 
 
 def _runs(parameters: DuParameters, parts, test, trials: int, seed: int, point: tuple[int, ...]) -> dict:
