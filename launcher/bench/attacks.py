@@ -93,6 +93,8 @@ def _scalar(field_descriptor, rng: random.Random, context: FuzzContext):
                            "\n\x00\u202e", rng.choice(context.session_ids)])
     if kind == fd.TYPE_BOOL:
         return rng.random() < 0.5
+    if kind == fd.TYPE_ENUM:  # an enum holds int32 values: each declared one, unknown ones and the extremes
+        return rng.choice([value.number for value in fd.enum_type.values] + [rng.randrange(0, 1000), 2**31 - 1, -1])
     if kind in (fd.TYPE_DOUBLE, fd.TYPE_FLOAT):
         return rng.choice([0.0, -1.0, 1.0, 1e-300, 1e300, math.inf, -math.inf, math.nan, rng.uniform(0, 10)])
     signed = kind in (fd.TYPE_INT32, fd.TYPE_INT64, fd.TYPE_SINT32, fd.TYPE_SINT64, fd.TYPE_SFIXED32,
