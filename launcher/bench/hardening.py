@@ -78,12 +78,11 @@ def run(bits: int = 1024, parties: int = 3, cases_per_rpc: int = 200, sessions: 
 
             progress(" and ".join(f"{count} {entries[name].label} sessions" for name, count in at_once_counts.items())
                      + " at once")
-            names = [name for name, count in at_once_counts.items() for _ in range(count)]
 
             async def at_once():
                 return await asyncio.gather(
                     *(session(name, f"concurrent-{name}{index}", CONCURRENT_DEADLINE_S)
-                      for index, name in enumerate(names)),
+                      for name, count in at_once_counts.items() for index in range(count)),
                     return_exceptions=True)
 
             outcomes = asyncio.run(at_once())
