@@ -115,6 +115,35 @@ class Faults:
 
 
 @dataclass(frozen=True)
+class HardeningTarget:
+    """The protocol the hardening target deployment fuzzes and opens sessions of out of order: `parameters(topology,
+    client data, deadline in seconds)` its session parameters there, `deadline(parameters)` their deadline in
+    seconds, `open(parameters)` the body (`to_role`'s keywords) of the Step that opens a session with them at each
+    kind of participant in `opened_at`, and `publishes`: the kinds of participant that hand out a share by
+    AwaitResult (after a failed session none may)."""
+
+    parameters: Callable[[Any, dict, float], Any]
+    deadline: Callable[[Any], float]
+    open: Callable[[Any], dict[str, Any]]
+    opened_at: tuple[str, ...]
+    publishes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Hardening:
+    """The protocol in `mpdp bench hardening`: `concurrent` of its sessions run at once (its target there), it takes
+    turns in the repeated sessions of the resource growth, each session being `session` (as `Faults.session`);
+    `label` names it in the summary. `target`: the hardening deployment fuzzes it; `transport_round`: its session is
+    the honest round beside each transport limit (docs/transport-limits.md)."""
+
+    label: str
+    concurrent: int
+    session: FaultSession
+    target: HardeningTarget | None = None
+    transport_round: bool = False
+
+
+@dataclass(frozen=True)
 class Audit:
     """The protocol in `mpdp audit`: the noise mechanisms its audit takes and
     `run(mechanism, epsilon, delta, trials, broken=…)`, the audit's report (launcher/audit/counts.py `report`);
@@ -183,7 +212,8 @@ class LauncherProtocol:
     in registry order, with their options prefixed by the protocol's name (on `demo_deployment` when set; at
     `demo_settings`' defaults when set).
     `bench`, `more_benches`, `scale` and `faults` put it in `mpdp bench <name>` (and each other target), `mpdp bench scale` and the hardening fault
-    matrix; `audit_noise` (its default mechanism) in `mpdp audit`; `charge` in `mpdp budget` (what its next
+    matrix; `hardening` in the rest of `mpdp bench hardening`; `audit_noise` (its default mechanism) in `mpdp audit`;
+    `charge` in `mpdp budget` (what its next
     session at the defaults would cost); `closed_form` beside the traffic of `mpdp report --html`; `verify` in
     `mpdp verify`.
     """
@@ -202,6 +232,7 @@ class LauncherProtocol:
     more_benches: tuple[Bench, ...] = ()  # further benchmarks of the protocol, each under its own target
     scale: Scale | None = None
     faults: Faults | None = None
+    hardening: Hardening | None = None
     audit_noise: str | None = None
     audit: Audit | None = None
     charge: Charge | None = None

@@ -312,8 +312,8 @@ def test_a_side_refuses_a_kind_it_has_no_handler_for():
 
 
 # Shared launcher code that runs named protocols' sessions directly rather than through the registry: the wire
-# sample of `audit` (DPPP and Pathak releases) and `bench hardening` (concurrent and repeated DPPP and Pathak sessions).
-RUNS_NAMED_PROTOCOLS = {"audit/wire", "bench/hardening", "audit_wire", "bench_hardening"}
+# sample of `audit` (DPPP and Pathak releases).
+RUNS_NAMED_PROTOCOLS = {"audit/wire", "audit_wire"}
 
 
 def _launcher_owner(name: str, protocols: set[str]) -> str | None:

@@ -118,16 +118,6 @@ def test_the_protocol_finder_sees_names_strings_and_imports_but_not_prose(tmp_pa
         ["2", "3", "3"]
 
 
-# Shared modules that still name protocols, each with what it does with them: each entry is knowledge a registry
-# field does not reach yet. The list only shrinks.
-NAMES_PROTOCOLS: dict[str, str] = {
-    "bench/attacks.py": "the hardening target deployment runs Pathak: its open message for out-of-order steps, its "
-                        "deadline, and the check that no Pathak share is published after a failure",
-    "bench/hardening.py": "`bench hardening`: concurrent and repeated DPPP and Pathak sessions, whose counts its "
-                          "report keys name (pathak_completed, dppp_completed)",
-}
-
-
 def test_no_shared_launcher_module_names_a_protocol():
     """Outside launcher/protocols/, no launcher file says a registered protocol's name in its code (its prose may):
     what differs per protocol is a field of the protocol's registry entry."""
@@ -136,14 +126,12 @@ def test_no_shared_launcher_module_names_a_protocol():
     offences = {}
     for path in sorted(LAUNCHER.rglob("*.py")):
         relative = str(path.relative_to(LAUNCHER))
-        if relative.startswith("protocols/") or relative == "registry.py" or relative in NAMES_PROTOCOLS:
+        if relative.startswith("protocols/") or relative == "registry.py":
             continue
         found = names_a_protocol(path, list(PROTOCOLS))
         if found:
             offences[relative] = found
     assert not offences, offences
-    still = {relative for relative in NAMES_PROTOCOLS if names_a_protocol(LAUNCHER / relative, list(PROTOCOLS))}
-    assert still == set(NAMES_PROTOCOLS), f"no longer names a protocol, drop from NAMES_PROTOCOLS: {set(NAMES_PROTOCOLS) - still}"
 
 
 def test_up_shows_its_options_in_groups():

@@ -18,9 +18,10 @@ import grpc
 
 from launcher.common.client import to_role
 from launcher.deployment import processes
+from launcher.protocol import Hardening, HardeningTarget
 from mpdp.deployments.topology import Topology
 from mpdp.privacy.ledger import UNLIMITED
-from mpdp.proto.v1 import pathak_pb2, role_pb2
+from mpdp.proto.v1 import role_pb2
 from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity
 from mpdp.wire.tls import target_options
 
@@ -92,6 +93,8 @@ def _scalar(field_descriptor, rng: random.Random, context: FuzzContext):
                            "\n\x00\u202e", rng.choice(context.session_ids)])
     if kind == fd.TYPE_BOOL:
         return rng.random() < 0.5
+    if kind == fd.TYPE_ENUM:  # an enum holds int32 values: each declared one, unknown ones and the extremes
+        return rng.choice([value.number for value in fd.enum_type.values] + [rng.randrange(0, 1000), 2**31 - 1, -1])
     if kind in (fd.TYPE_DOUBLE, fd.TYPE_FLOAT):
         return rng.choice([0.0, -1.0, 1.0, 1e-300, 1e300, math.inf, -math.inf, math.nan, rng.uniform(0, 10)])
     signed = kind in (fd.TYPE_INT32, fd.TYPE_INT64, fd.TYPE_SINT32, fd.TYPE_SINT64, fd.TYPE_SFIXED32,
@@ -271,12 +274,14 @@ def growth(before: dict[str, dict], after: dict[str, dict]) -> dict[str, dict]:
 
 
 def open_session_ids(topology: Topology, run: processes.RunDirectory, session_id: str, parameters) -> None:
-    """Open (not start) one Pathak session everywhere, so out-of-order steps have a session to hit."""
+    """Open (not start) one session of the target protocol (`target()`) with `parameters` everywhere it opens, so
+    out-of-order steps have a session to hit."""
+    fuzzed = target()
     caller = Caller(topology)
     try:
         for entry in topology.roles:
-            if entry.identity.role in ("party", "curator"):
-                message = to_role(session_id, entry.identity, pathak=pathak_pb2.PathakMessage(open=parameters.to_proto()))
+            if entry.identity.role in fuzzed.opened_at:
+                message = to_role(session_id, entry.identity, **fuzzed.open(parameters))
                 caller.call(CLIENT, Target(entry.identity, "Step", role_pb2.Envelope), message.SerializeToString(),
                             timeout=60)
     finally:
@@ -308,7 +313,25 @@ def fault_entries() -> dict:
     return {name: protocol.faults for name, protocol in PROTOCOLS.items() if protocol.faults is not None}
 
 
-def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_parameters, scenarios, on_progress=None
+def hardened() -> dict[str, Hardening]:
+    """The registry's protocols in `bench hardening`'s concurrent and repeated sessions, in registry order."""
+    from launcher.registry import PROTOCOLS
+
+    return {name: protocol.hardening for name, protocol in PROTOCOLS.items() if protocol.hardening is not None}
+
+
+def target_name() -> str:
+    """The protocol the hardening target deployment fuzzes: the first in the registry that declares a target."""
+    return next(name for name, entry in hardened().items() if entry.target is not None)
+
+
+def target() -> HardeningTarget:
+    fuzzed = hardened()[target_name()].target
+    assert fuzzed is not None
+    return fuzzed
+
+
+def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, parameters, scenarios, on_progress=None
                  ) -> list[dict]:
     """Each scenario is (protocol, role, fault):
     - "SIGKILL" / "SIGSTOP": the role gets that signal 0.3 s into a session (stopped until past the deadline);
@@ -316,7 +339,8 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
     - "drop:LABEL" / "delay:LABEL:S": the role loses, or sends S seconds late, that outgoing message.
     Expected, as the spec says: the session completes, or fails for the client with nothing published by
     anyone and ended at every role that answers (none waits out its deadline); then, with the role back and without the fault, the next session succeeds. Each session is the
-    protocol's `Faults.session` with the deadline of `pathak_parameters`."""
+    protocol's `Faults.session` with the deadline of `parameters` (the target protocol's, from `start_target`).
+    Where the protocol's participants hand out shares (`HardeningTarget.publishes`), none may after a failure."""
     import asyncio
     import json
     import os
@@ -324,8 +348,9 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
     import threading
 
     run = processes.RunDirectory(run_dir)
-    deadline = pathak_parameters.deadline_seconds
+    deadline = target().deadline(parameters)
     entries = fault_entries()
+    publishing = {name: entry.target.publishes for name, entry in hardened().items() if entry.target is not None}
     results = []
 
     def session(protocol: str, session_id: str):
@@ -372,7 +397,8 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
         if not processes._running(pid) or not timed or stopped:
             processes.restart(run.path, identity, test_mode=True, budget=UNLIMITED)  # back, without the fault
         # After a failure nobody may hand out a share (a restarted role no longer knows the session at all).
-        published = _published_anywhere(topology, run, session_id) if protocol == "pathak" and observed != "completed" else []
+        published = _published_anywhere(topology, run, session_id, publishing[protocol]) \
+            if protocol in publishing and observed != "completed" else []
         next_error = None
         try:
             asyncio.run(session(protocol, session_id + "-next"))
@@ -397,30 +423,27 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, pathak_pa
 
 
 def start_target(run_dir: Path, parties: int, bits: int, seed: int, deadline: float):
-    """A deployment to attack (test mode, logistic teachers on breast cancer) and Pathak parameters for it:
-    (run directory, topology, client data, parameters)."""
+    """A deployment to attack (test mode, logistic teachers on breast cancer) and the target protocol's session
+    parameters for it (`target()`): (run directory, topology, client data, parameters)."""
     from launcher.common import client
     from mpdp.learning import datasets
-    from mpdp.protocols.pathak.parameters import PathakParameters
 
     topology = processes.up(run_dir, parties, bits, datasets.load("breast-cancer"), seed=seed, model="logistic",
                             test_mode=True, aux_fraction=0.2,  # Charlie holds X_aux: Hamm runs too
                             budget=UNLIMITED)  # its sessions are attacks and probes, many of them
     run = processes.RunDirectory(run_dir)
     client_data = client.load_client_data(run.client_data)
-    parameters = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",
-                                  calibration="tight", parties=parties,
-                                  dimension=client_data["test_features"].shape[1], deadline_seconds=deadline)
-    return run, topology, client_data, parameters
+    return run, topology, client_data, target().parameters(topology, client_data, deadline)
 
 
-def _published_anywhere(topology: Topology, run: processes.RunDirectory, session_id: str) -> list[str]:
-    """Participants that hand out a share of `session_id` (an aborted session must have none)."""
+def _published_anywhere(topology: Topology, run: processes.RunDirectory, session_id: str,
+                        kinds: tuple[str, ...]) -> list[str]:
+    """Participants of the `kinds` that hand out a share of `session_id` (an aborted session must have none)."""
     caller = Caller(topology)
     published = []
     try:
         for entry in topology.roles:
-            if entry.identity.role in ("party", "curator"):
+            if entry.identity.role in kinds:
                 request = to_role(session_id, entry.identity)
                 status = caller.call(CLIENT, Target(entry.identity, "AwaitResult", role_pb2.Envelope),
                                      request.SerializeToString(), timeout=HANG_S)

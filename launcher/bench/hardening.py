@@ -4,7 +4,6 @@ deployment of real processes."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import os
 import random
 import tempfile
@@ -15,12 +14,17 @@ from pathlib import Path
 from launcher.bench import attacks as hardening
 from launcher.common.progress import progress, steps
 from launcher.deployment import processes
-from launcher.protocols.dppp import client as dppp_client
-from launcher.protocols.pathak.client import run_pathak_session
 from mpdp.sessions.identity import AGGREGATOR, CURATOR, party
 
-TARGETS = {"fuzz_crashes": 0, "fuzz_hangs": 0, "fuzz_undefined_statuses": 0, "concurrent_pathak": 10,
-           "concurrent_dppp": 20}
+FUZZ_TARGETS = {"fuzz_crashes": 0, "fuzz_hangs": 0, "fuzz_undefined_statuses": 0}
+# Many sessions at once take longer each than one alone.
+CONCURRENT_DEADLINE_S = 240.0
+
+
+def targets() -> dict:
+    """The report's targets: nothing crashes, hangs or answers an undefined status under fuzzing, and each protocol's
+    `concurrent` sessions at once complete."""
+    return {**FUZZ_TARGETS, **{f"concurrent_{name}": entry.concurrent for name, entry in hardening.hardened().items()}}
 
 
 def default_scenarios(parties: int) -> list[tuple]:
@@ -37,63 +41,68 @@ def default_scenarios(parties: int) -> list[tuple]:
 
 
 def run(bits: int = 1024, parties: int = 3, cases_per_rpc: int = 200, sessions: int = 100, seed: int = 1,
-        scenarios: list[tuple] | None = None, concurrent: tuple[int, int] = (10, 20), deadline: float = 10.0,
+        scenarios: list[tuple] | None = None, concurrent: dict[str, int] | None = None, deadline: float = 10.0,
         full_faults: bool = False) -> dict:
+    """`concurrent`: sessions at once per protocol (each `Hardening.concurrent` by default)."""
     started = time.perf_counter()
     rng = random.Random(seed)
+    entries = hardening.hardened()
+    fuzzed = hardening.target_name()
+    at_once_counts = {name: entry.concurrent for name, entry in entries.items()} | (concurrent or {})
     with tempfile.TemporaryDirectory(prefix="mpdp-hardening-") as scratch:
         run_dir = Path(scratch) / "run"
         progress(f"starting {parties + 2} roles ({bits}-bit keys)")
         run_directory, topology, client_data, parameters = hardening.start_target(run_dir, parties, bits, seed, deadline)
 
-        def pathak(session_id):
-            return run_pathak_session(topology, client_data, parameters, session_id=session_id)
+        def session(name: str, session_id: str, seconds: float = deadline):
+            return entries[name].session(topology, client_data, seconds, session_id)
 
-        def dppp(session_id):
-            return dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=deadline,
-                                           session_id=session_id)
+        # The repeated sessions take turns, the fuzzed protocol first.
+        turns = [fuzzed, *(name for name in entries if name != fuzzed)]
+
+        def in_turn(index: int, prefix: str):
+            name = turns[index % len(turns)]
+            return session(name, f"{prefix}-{name}{index}")
 
         try:
-            report: dict = {"bits": bits, "parties": parties, "seed": seed, "targets": TARGETS}
-            asyncio.run(pathak("finished-pathak"))
-            hardening.open_session_ids(topology, run_directory, "open-pathak", parameters)
-            context = hardening.FuzzContext(session_ids=["finished-pathak", "open-pathak", "unknown", "x" * 129, ""],
-                                            finished_ids=["finished-pathak"],
+            report: dict = {"bits": bits, "parties": parties, "seed": seed, "targets": targets()}
+            asyncio.run(session(fuzzed, "finished"))
+            hardening.open_session_ids(topology, run_directory, "opened", parameters)
+            context = hardening.FuzzContext(session_ids=["finished", "opened", "unknown", "x" * 129, ""],
+                                            finished_ids=["finished"],
                                             ciphertext_bytes=2 * ((bits + 7) // 8), parties=parties)
             progress(f"fuzzing every RPC of every role, {cases_per_rpc} cases each")
             report["fuzz"] = hardening.fuzz(topology, run_directory, context, cases_per_rpc, rng, progress)
-            asyncio.run(pathak("after-fuzz"))
+            asyncio.run(session(fuzzed, "after-fuzz"))
             report["fuzz"]["next_session_succeeds"] = True
 
-            progress(f"{concurrent[0]} Pathak sessions and {concurrent[1]} DPPP rounds at once")
-
-            relaxed = dataclasses.replace(parameters, deadline_seconds=240.0)  # many at once take longer each
+            progress(" and ".join(f"{count} {entries[name].label} sessions" for name, count in at_once_counts.items())
+                     + " at once")
 
             async def at_once():
                 return await asyncio.gather(
-                    *(run_pathak_session(topology, client_data, relaxed, session_id=f"concurrent-p{i}")
-                      for i in range(concurrent[0])),
-                    *(dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=240.0,
-                                              session_id=f"concurrent-d{i}") for i in range(concurrent[1])),
+                    *(session(name, f"concurrent-{name}{index}", CONCURRENT_DEADLINE_S)
+                      for name, count in at_once_counts.items() for index in range(count)),
                     return_exceptions=True)
 
             outcomes = asyncio.run(at_once())
             failures = [hardening._describe(o) for o in outcomes if isinstance(o, Exception)]
             report["concurrency"] = {
                 "failures": failures,
-                "pathak_requested": concurrent[0], "dppp_requested": concurrent[1],
-                "pathak_completed": sum(not isinstance(o, BaseException) and o["protocol"] == "pathak" for o in outcomes),
-                "dppp_completed": sum(not isinstance(o, BaseException) and o["protocol"] == "dppp" for o in outcomes),
+                **{f"{name}_requested": count for name, count in at_once_counts.items()},
+                **{f"{name}_completed": sum(not isinstance(outcome, BaseException) and outcome["protocol"] == name
+                                            for outcome in outcomes) for name in at_once_counts},
             }
 
-            progress(f"{sessions} sequential sessions (alternating Pathak and DPPP) for resource growth")
+            progress(f"{sessions} sequential sessions (taking turns: "
+                     f"{', '.join(entries[name].label for name in turns)}) for resource growth")
             warm = min(10, sessions // 2)
             for index in range(warm):
-                asyncio.run(pathak(f"warm-p{index}") if index % 2 == 0 else dppp(f"warm-d{index}"))
+                asyncio.run(in_turn(index, "warm"))
             before = hardening.resources(run_directory)
             with steps(sessions, "sequential sessions") as done:
                 for index in range(sessions):
-                    asyncio.run(pathak(f"growth-p{index}") if index % 2 == 0 else dppp(f"growth-d{index}"))
+                    asyncio.run(in_turn(index, "growth"))
                     done.advance()
             after = hardening.resources(run_directory)
             report["growth"] = {"sessions": sessions, "after_warm_up": warm, "before": before, "after": after,
@@ -121,8 +130,9 @@ def summary(report: dict) -> str:
     for name, stats in fuzz["per_rpc"].items():
         statuses = ", ".join(f"{code} {count}" for code, count in sorted(stats["statuses"].items()))
         lines.append(f"    {name:<42} {stats['sent']:>5} sent: {statuses}")
-    lines.append(f"  concurrent: {concurrency['pathak_completed']}/{concurrency['pathak_requested']} Pathak, "
-                 f"{concurrency['dppp_completed']}/{concurrency['dppp_requested']} DPPP completed")
+    lines.append("  concurrent: " + ", ".join(
+        f"{concurrency[f'{name}_completed']}/{concurrency[f'{name}_requested']} {entry.label}"
+        for name, entry in hardening.hardened().items() if f"{name}_requested" in concurrency) + " completed")
     lines.append(f"  growth over {report['growth']['sessions']} sequential sessions (after {report['growth']['after_warm_up']} "
                  "warm-up sessions):")
     for name, delta in report["growth"]["growth"].items():
@@ -148,8 +158,12 @@ def transport_limits(bits: int = 1024, parties: int = 3, seed: int = 5, flood: i
     import socket
 
     from launcher.common.client import to_role
-    from mpdp.proto.v1 import pathak_pb2, role_pb2
+    from mpdp.proto.v1 import role_pb2
     from mpdp.sessions.identity import CLIENT
+
+    # The honest round is the `transport_round` protocol's session; the unstarted sessions are the target's.
+    honest = next(entry for entry in hardening.hardened().values() if entry.transport_round)
+    fuzzed = hardening.target()
 
     deadline = 60.0
     report: dict = {"bits": bits, "parties": parties, "role_descriptors": role_descriptors}
@@ -163,24 +177,23 @@ def transport_limits(bits: int = 1024, parties: int = 3, seed: int = 5, flood: i
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
         everyone = [party(number) for number in range(1, parties + 1)]
 
-        def dppp(session_id: str) -> dict:
+        def honest_round(session_id: str) -> dict:
             started = time.perf_counter()
             try:
-                asyncio.run(dppp_client.run_dppp_session(topology, client_data, 5.0, 1e-5, 6, deadline_s=deadline,
-                                                         session_id=session_id))
+                asyncio.run(honest.session(topology, client_data, deadline, session_id))
                 outcome = "completed"
             except Exception as error:  # the figure is the outcome
                 outcome = f"failed: {hardening._describe(error)}"
             return {"outcome": outcome, "seconds": round(time.perf_counter() - started, 1)}
 
         try:
-            report["warm_up_round"] = dppp("warm-up")
+            report["warm_up_round"] = honest_round("warm-up")
             progress(f"{flood} idle connections to the aggregator from 127.0.0.2")
             held = hardening.idle_connections(topology.entry(AGGREGATOR).address, flood, "127.0.0.2")
             try:
                 time.sleep(1)
                 report["flood"] = {"connected": len(held), "still_open_after_1_s": hardening.still_open(held),
-                                   "round": dppp("under-flood")}
+                                   "round": honest_round("under-flood")}
             finally:
                 hardening.close_all(held)
 
@@ -217,10 +230,9 @@ def transport_limits(bits: int = 1024, parties: int = 3, seed: int = 5, flood: i
                 for receiver in everyone:
                     target = hardening.Target(receiver, "Step", role_pb2.Envelope)
                     for session_id in opened:
-                        message = to_role(session_id, receiver, pathak=pathak_pb2.PathakMessage(
-                            open=parameters.to_proto()))
+                        message = to_role(session_id, receiver, **fuzzed.open(parameters))
                         opens[caller.call(CLIENT, target, message.SerializeToString(), timeout=60)] += 1
-                report["unstarted"] = {"opens": dict(opens), "round": dppp("beside-unstarted")}
+                report["unstarted"] = {"opens": dict(opens), "round": honest_round("beside-unstarted")}
             finally:
                 caller.close()
                 hardening.abort_sessions(topology, run, opened, everyone)
@@ -230,7 +242,7 @@ def transport_limits(bits: int = 1024, parties: int = 3, seed: int = 5, flood: i
             polls = []
             try:
                 for receiver in everyone:
-                    message = to_role("polled", receiver, pathak=pathak_pb2.PathakMessage(open=parameters.to_proto()))
+                    message = to_role("polled", receiver, **fuzzed.open(parameters))
                     caller.call(CLIENT, hardening.Target(receiver, "Step", role_pb2.Envelope),
                                 message.SerializeToString(), timeout=60)
                     polls.append(hardening.long_polls(topology, run, receiver, "polled", 128, timeout=300))
@@ -238,7 +250,7 @@ def transport_limits(bits: int = 1024, parties: int = 3, seed: int = 5, flood: i
                 refused = sum(1 for _, futures in polls for future in futures
                               if future.done() and future.exception() is not None)
                 report["long_polls"] = {"sent": 128 * parties, "refused_at_once": refused,
-                                        "round": dppp("beside-polls")}
+                                        "round": honest_round("beside-polls")}
             finally:
                 hardening.abort_sessions(topology, run, ["polled"], everyone)
                 for poll_caller, futures in polls:

@@ -8,7 +8,18 @@ from pathlib import Path
 
 from launcher.common.options import key_bits, warn_small_key, write_json
 from launcher.common.summary import traffic_lines
-from launcher.protocol import Audit, Bench, DeploymentShape, Experiment, Faults, LauncherProtocol, Option, Report, Scale
+from launcher.protocol import (
+    Audit,
+    Bench,
+    DeploymentShape,
+    Experiment,
+    Faults,
+    Hardening,
+    LauncherProtocol,
+    Option,
+    Report,
+    Scale,
+)
 from launcher.protocols.dppp import chart, noise, results
 from launcher.protocols.dppp.closed_form import closed_form
 from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS
@@ -319,6 +330,8 @@ PROTOCOL = LauncherProtocol(
                   sent={"aggregator": ["Step/dppp/queries", "Step/dppp/decryption_request"],
                         "party": ["Step/dppp/votes", "Step/dppp/partial_decryptions"]},
                   session=fault_session, absent=("curator",)),
+    # DPPP rounds are the honest sessions beside each transport limit (docs/transport-limits.md).
+    hardening=Hardening("DPPP", concurrent=20, session=fault_session, transport_round=True),
     charge=charge,
     closed_form=closed_form,
     message_type=chart.MESSAGE,

@@ -16,6 +16,8 @@ from launcher.protocol import (
     DeploymentShape,
     Experiment,
     Faults,
+    Hardening,
+    HardeningTarget,
     LauncherProtocol,
     Option,
     Report,
@@ -166,6 +168,17 @@ async def fault_session(topology, client_data: dict, deadline: float, session_id
     return await run_pathak_session(topology, client_data, parameters, session_id=session_id)
 
 
+def _hardening_parameters(topology, client_data: dict, deadline: float):
+    return _probe_parameters(topology, client_data, deadline_seconds=deadline)
+
+
+def _open(parameters) -> dict:
+    """The body of the Step that opens (not starts) a session with `parameters` at a participant."""
+    from mpdp.proto.v1 import pathak_pb2
+
+    return {"pathak": pathak_pb2.PathakMessage(open=parameters.to_proto())}
+
+
 def _step(labels: list[str]) -> list[str]:
     return [f"Step/pathak/{label}" for label in labels]
 
@@ -258,6 +271,10 @@ PROTOCOL = LauncherProtocol(
     bench=Bench("a Pathak session's wall time by stage for several K", bench_options, run_bench),
     scale=Scale(sizes=(5, 10, 20, 32), parties_per_process=1, rows_per_party=60, session=scale_session),
     faults=Faults(received=FAULTS_RECEIVED, sent=FAULTS_SENT, session=fault_session, absent=("aggregator",)),
+    # The hardening deployment fuzzes Pathak: its sessions open at parties and curator, which each hand out a share.
+    hardening=Hardening("Pathak", concurrent=10, session=fault_session, target=HardeningTarget(
+        parameters=_hardening_parameters, deadline=lambda parameters: parameters.deadline_seconds, open=_open,
+        opened_at=("party", "curator"), publishes=("party", "curator"))),
     charge=charge,
     closed_form=closed_form,
     message_type=chart.MESSAGE,
