@@ -59,7 +59,9 @@ def test_random_forest_teachers_vote_and_every_release_exports(tmp_path, capsys)
         party_logs = [path.read_text(errors="replace") for path in run_dir.rglob("party_*.log")]
         assert len(party_logs) == 3 and all(f"models ({FOREST}) on first use" in log for log in party_logs)
         assert all(f"trained 1 teachers ({FOREST})" in log for log in party_logs)  # Hamm's local models
-        assert report["result"]["label_agreement_with_truth"] > 0.8
+        # 40 noisy labels: one draw's agreement varies by about ±0.06 (binomial, around 0.85), so 0.8 failed one
+        # draw in five; 0.7 is well above the majority class (about 0.63) and 2.5 deviations below the mean.
+        assert report["result"]["label_agreement_with_truth"] > 0.7
         assert report["result"]["test_metrics"]["accuracy"] > report["baselines"]["majority_class_rate"]
         for protocol, path in reports.items():
             stated = json.loads(path.read_text())["result"]["test_metrics"]["accuracy"]
