@@ -11,20 +11,18 @@ adds a third. `verify` repeats every check of `release.check_round` and compares
 
 from __future__ import annotations
 
-import base64
-import datetime
 import hashlib
 from collections import Counter
 
 from launcher.protocol import Report
-from mpdp.cryptocore.keys.contribution_signature import ContributionVerifier
+from launcher.protocols import stored_transcript
+from launcher.protocols.stored_transcript import VerifyFailed
 from mpdp.cryptocore.paillier import keyfiles
 from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import dppp_pb2
 from mpdp.protocols.dppp import release
 from mpdp.protocols.dppp.parameters import DpppParameters
 from mpdp.sessions.errors import ProtocolError
-from mpdp.threshold_sum.binding import ContributionKeys
 from mpdp.vote_proofs.assurance import Assurance
 
 FORMAT = "mpdp/dppp-transcript/v1"
@@ -32,19 +30,15 @@ PRIVACY_FIELDS = ("epsilon", "delta", "epsilon_per_query", "epsilon_all_queries"
                   "tosses_per_teacher", "tosses_guaranteed", "contributors_counted")
 
 
-class VerifyFailed(ValueError):
-    """The stored report does not hold up: one line says what."""
-
-
 def transcript(public_key: ThresholdPublicKey, ca_certificate: bytes | None, parameters: DpppParameters,
                session_id: str, key_holders: list[int], result: dppp_pb2.DpppRoundResult) -> dict:
     return {"format": FORMAT, "session_id": session_id, "key_holders": key_holders,
-            "parameters": _b64(parameters.to_proto().SerializeToString(deterministic=True)),
-            "result": _b64(result.SerializeToString(deterministic=True)),
+            "parameters": stored_transcript.b64(parameters.to_proto().SerializeToString(deterministic=True)),
+            "result": stored_transcript.b64(result.SerializeToString(deterministic=True)),
             "public_key": keyfiles.public_key_to_dict(public_key),
             "ca_certificate": ca_certificate.decode() if ca_certificate is not None else None,
             # the moment the signatures are judged at when the transcript is verified later (certificates expire)
-            "recorded_at": datetime.datetime.now(datetime.timezone.utc).isoformat()}
+            "recorded_at": stored_transcript.now()}
 
 
 def message_counts(teachers: int, holders: int, asked: int, answered: int, voted: int,
@@ -76,14 +70,14 @@ def verify(report: Report, ca_certificate: bytes | None = None, public_key_pin: 
     public_key = keyfiles.public_key_from_dict(stored["public_key"])
     if public_key_pin is not None and public_key_pin != public_key:
         raise VerifyFailed("the transcript's threshold key is not the one given with --public-key")
-    parameters = DpppParameters.from_proto(dppp_pb2.DpppParameters.FromString(_unb64(stored["parameters"])))
+    parameters = DpppParameters.from_proto(dppp_pb2.DpppParameters.FromString(stored_transcript.unb64(stored["parameters"])))
     parameters.calibrate()  # N the smallest for (ε, δ), as every role checks
-    result = dppp_pb2.DpppRoundResult.FromString(_unb64(stored["result"]))
+    result = dppp_pb2.DpppRoundResult.FromString(stored_transcript.unb64(stored["result"]))
     session_id = str(stored["session_id"])
     if session_id != report.get("session_id"):
         raise VerifyFailed("the transcript is of another session than the report")
     pem = ca_certificate if ca_certificate is not None else (stored["ca_certificate"] or "").encode() or None
-    keys = _keys(pem, stored.get("recorded_at"))
+    keys = stored_transcript.keys(pem, stored.get("recorded_at"))
     try:
         checked = release.check_round(parameters, public_key, session_id, keys, list(stored["key_holders"]), result)
     except ProtocolError as error:
@@ -185,25 +179,3 @@ def _without_transcript(report: Report) -> list[str]:
         raise VerifyFailed(f"the report's parameters do not make a session: {error}") from None
     return [*lines, _check_privacy(report, parameters, contributors)
             + " (the parameters and contributors as the report states them)"]
-
-
-def _keys(pem: bytes | None, recorded_at: str | None) -> ContributionKeys | None:
-    """The signatures' checker, judging certificates at the session's time: the transcript's, or for one that
-    records none, the CA's issue time (the deployment's start, when every certificate it issued was valid)."""
-    if pem is None:
-        return None
-    from cryptography import x509
-
-    from launcher.deployment.serve import speaks_for
-
-    ca = x509.load_pem_x509_certificate(pem)
-    at = datetime.datetime.fromisoformat(recorded_at) if recorded_at else ca.not_valid_before_utc
-    return ContributionKeys(ContributionVerifier(ca, at), speaks_for)
-
-
-def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
-
-
-def _unb64(text: str) -> bytes:
-    return base64.b64decode(text.encode(), validate=True)
