@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from mpdp.privacy import skellam, vector_skellam
+from mpdp.privacy import composition, skellam, vector_skellam
 from mpdp.privacy.composition import Guarantee, compose
 from mpdp.privacy.vector_skellam import VectorRelease, exact_rdp, rdp_bound
 
@@ -26,7 +26,7 @@ def test_rounds_compose_in_rdp_below_basic_composition_and_the_guarantee_carries
     release = VectorRelease(mu=4.0e4, l1=30.0, l2=10.0)
     delta, share_mu, draws = 1e-5, 2.0e4, 2 * 100
     bound = vector_skellam.sized_bound(share_mu, 10 * draws, 10.0, delta)
-    rounds = [vector_skellam.guarantee([release] * r, delta, share_mu, bound, r * draws) for r in (1, 4)]
+    rounds = [composition.skellam_rdp_guarantee([release] * r, delta, share_mu, bound, r * draws) for r in (1, 4)]
     one, four = rounds
     assert 0 < one.epsilon < four.epsilon < 4 * one.epsilon  # RDP composition beats adding ε
     # mpdp's composition of the four per-round guarantees: RDP too, at the δ they bring (4 × one round's).
@@ -51,7 +51,7 @@ def test_a_run_beyond_what_the_truncation_bound_was_sized_for_is_refused():
     release = VectorRelease(mu=400.0, l1=30.0, l2=10.0)
     bound = vector_skellam.sized_bound(200.0, 100, 1.0, 1e-5)  # sized for ε ≤ 1 and 100 shares
     with pytest.raises(ValueError, match="truncation bound"):
-        vector_skellam.guarantee([release] * 5, 1e-5, 200.0, bound, 100)
+        composition.skellam_rdp_guarantee([release] * 5, 1e-5, 200.0, bound, 100)
 
 
 def test_noise_shares_admit_no_round_beyond_max_rounds_or_max_epsilon_and_the_codec_refuses_a_longer_update():

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mpdp.privacy import skellam, vector_skellam
+from mpdp.privacy import composition, skellam, vector_skellam
 from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS, calibrated_contributors, decryptable_minimum, noise_bearing
 from mpdp.privacy.composition import Guarantee
 
@@ -75,7 +75,7 @@ class NoiseShares:
                   summands: int) -> Guarantee:
         """mpdp's Guarantee for the noisy rounds with these contributor counts, composed."""
         releases = [self.release(count, fractional_bits, c, min_contributors) for c in rounds]
-        return vector_skellam.guarantee(releases, self.delta, self.share_mu(count, fractional_bits, min_contributors),
+        return composition.skellam_rdp_guarantee(releases, self.delta, self.share_mu(count, fractional_bits, min_contributors),
                                         self.bound(count, fractional_bits, min_contributors, summands),
                                         sum(rounds) * count)
 

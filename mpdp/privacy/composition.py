@@ -202,4 +202,25 @@ def _compose_rdp(guarantees: list[Guarantee]) -> Composed:
                     len(guarantees), basic)
 
 
+def skellam_rdp_guarantee(releases: list, delta: float, share_mu: float, bound: int, draws: int) -> Guarantee:
+    """mpdp's Guarantee for vector Skellam releases (mpdp.privacy.vector_skellam.VectorRelease) together, composed by
+    `_compose_rdp`: ε at δ less the truncation's δ/1000 share, and the δ really
+    spent, the truncation's part (at this ε, for `draws` shares in all) as extra_delta. ValueError if the
+    truncation costs more than its share, i.e. the run went beyond what B was sized for."""
+    from mpdp.privacy import skellam, vector_skellam
+
+    pld_delta = delta * (1 - skellam.TRUNCATION_SHARE_OF_DELTA)
+    value = vector_skellam.epsilon(releases, pld_delta)
+    extra = vector_skellam.truncation_delta(value, share_mu, bound, draws)
+    if extra > delta * skellam.TRUNCATION_SHARE_OF_DELTA:
+        raise ValueError(f"ε = {value:.4g} over {draws} shares exceeds what the truncation bound B = {bound} was "
+                         "sized for: its δ share would be exceeded")
+    first = releases[0]
+    mechanism = (f"vector-skellam: unit {first.unit}, Sk(μ = {min(r.mu for r in releases):.6g}) per coordinate, "
+                 f"Δ₁ = {max(r.l1 for r in releases):.6g}, Δ₂ = {max(r.l2 for r in releases):.6g}, "
+                 f"{len(releases)} release(s) composed in RDP (Agarwal, Kairouz & Liu 2021, Thm 3.5)")
+    pld = {"kind": "skellam-rdp", "releases": [[r.mu, r.l1, r.l2] for r in releases]}
+    return Guarantee(value, pld_delta + extra, mechanism, pld, extra)
+
+
 _compose_in_accountant = in_accountant(_compose)

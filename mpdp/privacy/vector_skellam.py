@@ -26,7 +26,6 @@ import math
 from dataclasses import dataclass
 
 from mpdp.privacy import skellam
-from mpdp.privacy.composition import Guarantee
 
 RDP_ORDERS = skellam.RDP_ORDERS
 # mpdp.privacy.composition composes these guarantees among themselves in RDP, from the releases their "pld"
@@ -95,21 +94,3 @@ def truncation_delta(epsilon_value: float, share_mu: float, bound: int, draws: i
 def sized_bound(share_mu: float, draws: int, max_epsilon: float, delta: float) -> int:
     """Smallest B whose truncation costs at most δ/1000 for up to `draws` shares at any ε ≤ max_epsilon."""
     return skellam.truncation_bound(share_mu, draws, max_epsilon, delta)
-
-
-def guarantee(releases: list[VectorRelease], delta: float, share_mu: float, bound: int, draws: int) -> Guarantee:
-    """mpdp's Guarantee for the releases together: ε at δ less the truncation's δ/1000 share, and the δ really
-    spent, the truncation's part (at this ε, for `draws` shares in all) as extra_delta. ValueError if the
-    truncation costs more than its share, i.e. the run went beyond what B was sized for."""
-    pld_delta = delta * (1 - skellam.TRUNCATION_SHARE_OF_DELTA)
-    value = epsilon(releases, pld_delta)
-    extra = truncation_delta(value, share_mu, bound, draws)
-    if extra > delta * skellam.TRUNCATION_SHARE_OF_DELTA:
-        raise ValueError(f"ε = {value:.4g} over {draws} shares exceeds what the truncation bound B = {bound} was "
-                         "sized for: its δ share would be exceeded")
-    first = releases[0]
-    mechanism = (f"vector-skellam: unit {first.unit}, Sk(μ = {min(r.mu for r in releases):.6g}) per coordinate, "
-                 f"Δ₁ = {max(r.l1 for r in releases):.6g}, Δ₂ = {max(r.l2 for r in releases):.6g}, "
-                 f"{len(releases)} release(s) composed in RDP (Agarwal, Kairouz & Liu 2021, Thm 3.5)")
-    pld = {"kind": "skellam-rdp", "releases": [[r.mu, r.l1, r.l2] for r in releases]}
-    return Guarantee(value, pld_delta + extra, mechanism, pld, extra)
