@@ -6,6 +6,8 @@ import ast
 import re
 from pathlib import Path
 
+from tests.import_circles import circles
+
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCHER = ROOT / "launcher"
 MAX_TOP_MODULES = 12
@@ -37,45 +39,13 @@ def _graph() -> dict[str, set[str]]:
     return {name: _imports(path, set(files)) - {name} for name, path in files.items()}
 
 
-def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for successor in sorted(graph[node]):
-            if successor not in index:
-                visit(successor)
-                low[node] = min(low[node], low[successor])
-            elif successor in stack:
-                low[node] = min(low[node], index[successor])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return found
-
-
 def test_no_import_circle_in_the_launcher():
     """A package's __init__ importing nothing, every circle is one of modules importing each other (lazily too)."""
-    assert _circles(_graph()) == []
+    assert circles(_graph()) == []
 
 
 def test_the_circle_finder_finds_a_circle():
-    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 def test_at_most_twelve_modules_directly_in_the_launcher():

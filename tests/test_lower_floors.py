@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.import_circles import circles
+
 ROOT = Path(__file__).resolve().parent.parent
 CRYPTOCORE = ROOT / "mpdp" / "cryptocore"
 # The groups of mpdp/cryptocore/, lowest first: a group imports only from groups before it (and errors.py).
@@ -46,38 +48,6 @@ def _imported(path: Path, known: set[str]) -> set[str]:
     return found
 
 
-def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected parts of more than one module, or of one importing itself (Tarjan)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        for following in sorted(graph[node]):
-            if following not in index:
-                visit(following)
-                low[node] = min(low[node], low[following])
-            elif following in stack:
-                low[node] = min(low[node], index[following])
-        if low[node] == index[node]:
-            part = []
-            while True:
-                member = stack.pop()
-                part.append(member)
-                if member == node:
-                    break
-            if len(part) > 1 or node in graph[node]:
-                found.append(sorted(part))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return found
-
-
 @functools.cache
 def _cryptocore_graph() -> dict[str, set[str]]:
     modules = _modules(CRYPTOCORE)
@@ -86,15 +56,15 @@ def _cryptocore_graph() -> dict[str, set[str]]:
 
 
 def test_circles_are_found():
-    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert _circles({"a": {"b"}, "b": set()}) == []
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
 
 
 def test_no_import_circle_in_cryptocore():
     """No module of mpdp/cryptocore/ imports, through any chain, one that imports it."""
     graph = _cryptocore_graph()
     assert "mpdp.cryptocore.paillier.keypair" in graph and graph["mpdp.cryptocore.paillier.keypair"]
-    assert not _circles(graph)
+    assert not circles(graph)
 
 
 def test_cryptocore_groups_import_only_lower_groups():
