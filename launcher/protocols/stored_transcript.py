@@ -40,3 +40,16 @@ def b64(data: bytes) -> str:
 
 def unb64(text: str) -> bytes:
     return base64.b64decode(text.encode(), validate=True)
+
+
+def public_key(stored: dict, format_name: str, pin=None):
+    """The threshold key a transcript of `format_name` records, after checking its format and, given `pin`
+    (`mpdp verify --public-key`), that it is the pinned key."""
+    from mpdp.cryptocore.paillier import keyfiles
+
+    if stored.get("format") != format_name:
+        raise VerifyFailed(f"the transcript's format is {stored.get('format')!r}, not {format_name}")
+    key = keyfiles.public_key_from_dict(stored["public_key"])
+    if pin is not None and pin != key:
+        raise VerifyFailed("the transcript's threshold key is not the one given with --public-key")
+    return key

@@ -65,11 +65,7 @@ def verify(report: Report, ca_certificate: bytes | None = None, public_key_pin: 
     stored = report.get("transcript")
     if stored is None:
         return _without_transcript(report)
-    if stored.get("format") != FORMAT:
-        raise VerifyFailed(f"the transcript's format is {stored.get('format')!r}, not {FORMAT}")
-    public_key = keyfiles.public_key_from_dict(stored["public_key"])
-    if public_key_pin is not None and public_key_pin != public_key:
-        raise VerifyFailed("the transcript's threshold key is not the one given with --public-key")
+    public_key = stored_transcript.public_key(stored, FORMAT, public_key_pin)
     parameters = DpppParameters.from_proto(dppp_pb2.DpppParameters.FromString(stored_transcript.unb64(stored["parameters"])))
     parameters.calibrate()  # N the smallest for (ε, δ), as every role checks
     result = dppp_pb2.DpppRoundResult.FromString(stored_transcript.unb64(stored["result"]))

@@ -17,6 +17,7 @@ import json
 
 from launcher.protocol import Report
 from launcher.protocols.stored_transcript import VerifyFailed, b64, keys, now, unb64
+from launcher.protocols.stored_transcript import public_key as stored_public_key
 from mpdp.cryptocore.paillier import keyfiles
 from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import du_pb2
@@ -43,11 +44,7 @@ def verify(report: Report, ca_certificate: bytes | None = None, public_key_pin: 
     stored = report.get("transcript")
     if stored is None:
         return _without_transcript(report)
-    if stored.get("format") != FORMAT:
-        raise VerifyFailed(f"the transcript's format is {stored.get('format')!r}, not {FORMAT}")
-    public_key = keyfiles.public_key_from_dict(stored["public_key"])
-    if public_key_pin is not None and public_key_pin != public_key:
-        raise VerifyFailed("the transcript's threshold key is not the one given with --public-key")
+    public_key = stored_public_key(stored, FORMAT, public_key_pin)
     parameters = DuParameters.from_proto(du_pb2.DuParameters.FromString(unb64(stored["parameters"])))
     result = du_pb2.DuResult.FromString(unb64(stored["result"]))
     session_id = str(stored["session_id"])
