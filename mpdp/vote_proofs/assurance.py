@@ -62,3 +62,21 @@ class Assurance(enum.IntEnum):
 
 
 OPTIONS = tuple(level.option for level in Assurance)
+
+
+class AssuredParameters:
+    """A voting protocol's parameters with an `assurance` field: the three levels' tests as the reports name them."""
+
+    assurance: Assurance
+
+    @property
+    def proven_votes(self) -> bool:
+        return self.assurance.proven_votes
+
+    @property
+    def verifiable_noise(self) -> bool:
+        return self.assurance.verifiable_noise
+
+    @property
+    def holders_check_bits(self) -> bool:
+        return self.assurance.holders_check_bits

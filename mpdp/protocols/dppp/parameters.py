@@ -27,7 +27,7 @@ from mpdp.proto.v1 import dppp_pb2
 from mpdp.sessions.errors import invalid
 from mpdp.threshold_sum import quorums
 from mpdp.vote_proofs import well_formed
-from mpdp.vote_proofs.assurance import Assurance
+from mpdp.vote_proofs.assurance import Assurance, AssuredParameters
 from mpdp.vote_proofs.votes import aligned
 
 MAX_QUERIES = 100_000
@@ -48,7 +48,7 @@ def default_threshold(holders: int, colluding: int = 1) -> int:
 
 
 @dataclass(frozen=True)
-class DpppParameters:
+class DpppParameters(AssuredParameters):
     epsilon: float
     delta: float
     queries: int
@@ -140,18 +140,6 @@ class DpppParameters:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["ensemble"] = 0 if self.ensemble == 1 else self.ensemble
         return dppp_pb2.DpppParameters(**values)
-
-    @property
-    def proven_votes(self) -> bool:
-        return self.assurance.proven_votes
-
-    @property
-    def verifiable_noise(self) -> bool:
-        return self.assurance.verifiable_noise
-
-    @property
-    def holders_check_bits(self) -> bool:
-        return self.assurance.holders_check_bits
 
     @cached_property
     def calibration(self) -> BinomialCalibration | SkellamCalibration:

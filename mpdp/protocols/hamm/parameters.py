@@ -25,7 +25,7 @@ from mpdp.privacy.skellam import TRUNCATION_SHARE_OF_DELTA, SkellamCalibration, 
 from mpdp.proto.v1 import hamm_pb2
 from mpdp.sessions.errors import invalid
 from mpdp.threshold_sum import quorums
-from mpdp.vote_proofs.assurance import Assurance
+from mpdp.vote_proofs.assurance import Assurance, AssuredParameters
 from mpdp.vote_proofs.votes import aligned
 
 METHODS = ("vote", "soft")
@@ -42,7 +42,7 @@ GRADIENT_TOLERANCE = 1e-8  # γ: Charlie's minimiser is checked to be this exact
 
 
 @dataclass(frozen=True)
-class HammParameters:
+class HammParameters(AssuredParameters):
     method: str
     epsilon: float  # math.inf: non-private (1/ε = 0)
     delta: float
@@ -108,18 +108,6 @@ class HammParameters:
         values = {f.name: getattr(self, f.name) for f in fields(self)}
         values["epsilon"] = 0.0 if self.epsilon == math.inf else self.epsilon
         return hamm_pb2.HammParameters(**values)
-
-    @property
-    def proven_votes(self) -> bool:
-        return self.assurance.proven_votes
-
-    @property
-    def verifiable_noise(self) -> bool:
-        return self.assurance.verifiable_noise
-
-    @property
-    def holders_check_bits(self) -> bool:
-        return self.assurance.holders_check_bits
 
     @property
     def binary(self) -> bool:
