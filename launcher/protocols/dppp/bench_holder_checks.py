@@ -33,11 +33,11 @@ from party.resources import PartyResources
 EPSILON, DELTA = 10.0, 1e-5
 
 
-def _round(public, shares, teachers: int, classes: int, queries: int, verifiable: bool, check_bits: bool) -> dict:
+def in_process_round(public, shares, teachers: int, classes: int, queries: int, assurance: Assurance):
+    """One DPPP round's sides in this process, at ε = 10: K teachers on a seeded toy model and the aggregator,
+    not yet opened (what the benches of its costs drive by hand)."""
     parameters = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, DEFAULT_HONEST_FRACTION,
-                                                   True, public.key_id, assurance=Assurance.HOLDERS_CHECK_BITS if check_bits
-                                                   else Assurance.VERIFIABLE_NOISE if verifiable
-                                                   else Assurance.PROVEN_VOTES)
+                                                   True, public.key_id, assurance=assurance)
     parameters.calibrate()
     rng = np.random.default_rng(1)
     features = rng.normal(size=(max(4 * classes, queries), 4))
@@ -46,6 +46,14 @@ def _round(public, shares, teachers: int, classes: int, queries: int, verifiable
                                 parameters, features[:queries], 600.0) for i in range(1, teachers + 1)}
     aggregator = DpppAggregatorSide("bench", parameters, matrix_to_proto(features[:queries]), 600.0, public,
                                     list(sides), list(sides))
+    return parameters, sides, aggregator
+
+
+def _round(public, shares, teachers: int, classes: int, queries: int, verifiable: bool, check_bits: bool) -> dict:
+    parameters, sides, aggregator = in_process_round(
+        public, shares, teachers, classes, queries,
+        Assurance.HOLDERS_CHECK_BITS if check_bits else Assurance.VERIFIABLE_NOISE if verifiable
+        else Assurance.PROVEN_VOTES)
     aggregator.receive(CLIENT, "open", None)
     aggregator_cpu = 0.0
     request: threshold_sum_pb2.DecryptionRequest | None = None

@@ -15,35 +15,18 @@ import json
 import statistics
 import time
 
-import numpy as np
-from sklearn.linear_model import LogisticRegression
-
-from aggregator.dppp import DpppAggregatorSide
+from launcher.protocols.dppp.bench_holder_checks import in_process_round
 from mpdp.cryptocore.paillier.threshold import generate_threshold_key
 from mpdp.cryptocore.paillier.threshold_batch import verify_one_by_one
 from mpdp.proto.v1 import dppp_pb2, threshold_sum_pb2
-from mpdp.protocols.dppp.parameters import DEFAULT_HONEST_FRACTION, DpppParameters
 from mpdp.protocols.dppp.release import check_round
 from mpdp.sessions.identity import CLIENT, party
-from mpdp.sessions.matrices import matrix_to_proto
 from mpdp.threshold_sum import combiner
-from party.dppp import DpppTeacherSide
-from party.resources import PartyResources
-
-EPSILON, DELTA = 10.0, 1e-5
+from mpdp.vote_proofs.assurance import Assurance
 
 
 def _released(public, shares, teachers: int, classes: int, queries: int):
-    parameters = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, DEFAULT_HONEST_FRACTION,
-                                                   True, public.key_id)
-    parameters.calibrate()
-    rng = np.random.default_rng(1)
-    features = rng.normal(size=(max(4 * classes, queries), 4))
-    model = LogisticRegression().fit(features, np.arange(len(features)) % classes)
-    sides = {i: DpppTeacherSide("bench", PartyResources(i, public, shares[i - 1], model, features, np.zeros(1)),
-                                parameters, features[:queries], 600.0) for i in range(1, teachers + 1)}
-    aggregator = DpppAggregatorSide("bench", parameters, matrix_to_proto(features[:queries]), 600.0, public,
-                                    list(sides), list(sides))
+    parameters, sides, aggregator = in_process_round(public, shares, teachers, classes, queries, Assurance.NONE)
     aggregator.receive(CLIENT, "open", dppp_pb2.DpppRoundRequest())
     requests = []
     for teacher, side in sides.items():
