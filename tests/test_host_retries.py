@@ -97,3 +97,57 @@ def test_two_openings_at_once_open_one_session_and_both_are_taken():
             await peers.close()
 
     asyncio.run(scenario())
+
+
+def _abort(sender: str = "client/0"):
+    from mpdp.proto.v1 import common_pb2
+
+    return common_pb2.AbortRequest(session_id=SESSION, reason="the client lost aggregator/0", sender=sender)
+
+
+def test_the_clients_abort_that_overtakes_an_opening_refuses_the_late_opening():
+    async def scenario():
+        host, peers = await _host()
+        try:
+            with pytest.raises(ProtocolError, match="unknown session"):
+                await host.abort_from_peer(Context("client/0", "x"), _abort())
+            with pytest.raises(ProtocolError, match="aborted: the client lost aggregator/0") as refused:
+                await host.step(Context("party/2", "b"), _first_round_from_2())
+            assert refused.value.kind.name == "ABORTED" and host.open_ids() == []
+        finally:
+            await host.close()
+            await peers.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_peers_abort_of_an_unknown_session_leaves_its_opening_possible():
+    async def scenario():
+        host, peers = await _host()
+        try:
+            with pytest.raises(ProtocolError, match="unknown session"):
+                await host.abort_from_peer(Context("party/2", "x"), _abort("party/2"))
+            opened = await host.step(Context("client/0", "a"), _opening())
+            assert opened.side.state.name == "RUNNING"
+        finally:
+            await host.close()
+            await peers.close()
+
+    asyncio.run(scenario())
+
+
+def test_an_abort_that_meets_the_opening_waits_for_it_and_aborts_the_session():
+    async def scenario():
+        host, peers = await _host()
+        try:
+            opening = asyncio.ensure_future(host.step(Context("client/0", "a"), _opening()))
+            while not host._opening:  # the side is being built in its thread
+                await asyncio.sleep(0)
+            await host.abort_from_peer(Context("client/0", "x"), _abort())
+            await asyncio.gather(opening, return_exceptions=True)  # taken before the abort, or refused after it
+            assert host.side(party(1), SESSION).state.name == "ABORTED" and host.open_ids() == []
+        finally:
+            await host.close()
+            await peers.close()
+
+    asyncio.run(scenario())

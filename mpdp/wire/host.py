@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -25,7 +25,7 @@ from mpdp.sessions.errors import ProtocolError, aborted, clean_reason, denied, e
 from mpdp.sessions.identity import CLIENT, Identity
 from mpdp.sessions.outbound import Outbound
 from mpdp.sessions.protocol import RoleProtocol
-from mpdp.sessions.registry import SessionRegistry
+from mpdp.sessions.registry import SessionRegistry, check_session_id
 from mpdp.sessions.side import RoleSide
 from mpdp.wire import retries
 from mpdp.wire.channels import PeerChannels
@@ -70,6 +70,7 @@ class HostedSession:
 
 
 MAX_IN_FLIGHT_PER_HOST = 16
+EARLY_ABORTS_KEPT = 1024  # the client's aborts of sessions not (yet) open here, remembered newest first
 # Long polls (AwaitResult) one caller may hold at once: the server runs MAX_CONCURRENT_RPCS calls in all, and
 # waiting callers must leave room for the messages that let sessions finish.
 MAX_LONG_POLLS_PER_CALLER = 32
@@ -88,6 +89,9 @@ class RoleHost:
         # A call's answer: its step while being taken, then TAKEN or the refusal (retries.AnsweredCalls).
         self._answered: retries.AnsweredCalls[asyncio.Task | str | BaseException] = retries.AnsweredCalls()
         self._opening: dict[tuple[Identity, str], asyncio.Future[None]] = {}
+        # Sessions the client aborted before they opened here (its abort overtook a peer's opening message that
+        # was already on its way): the late opening is refused instead of waiting out its deadline.
+        self._aborted_early: OrderedDict[str, str] = OrderedDict()
 
     # ------------------------------------------------------------------ lookup
     def _registry(self, me: Identity) -> SessionRegistry[HostedSession]:
@@ -149,6 +153,8 @@ class RoleHost:
         while (opening := self._opening.get((me, session_id))) is not None:
             await asyncio.shield(opening)
         if kind in protocol.opening_kinds and not registry.knows(session_id):
+            if session_id in self._aborted_early:
+                raise aborted(f"session {session_id} aborted: {self._aborted_early[session_id]}")
             opener = str(caller)  # its running sessions here are capped, not everyone's
             registry.check_new(session_id, opener)  # cheap, before the side's (possibly expensive) construction
             opened = self._opening[(me, session_id)] = asyncio.get_running_loop().create_future()
@@ -228,8 +234,10 @@ class RoleHost:
         kind, body = record
         return wrap(envelope.session_id, me, CLIENT, hosted.protocol, kind, body)
 
-    def abort_from_peer(self, context, request: common_pb2.AbortRequest) -> None:
-        """From the client or a participant of the session (as the side defines them); anyone else is refused."""
+    async def abort_from_peer(self, context, request: common_pb2.AbortRequest) -> None:
+        """From the client or a participant of the session (as the side defines them); anyone else is refused.
+        An abort that meets the session being opened here waits for the opening and then aborts it; the client's
+        abort of a session not (yet) known here is remembered, so that its opening, if it comes, is refused."""
         principal = principal_of(context)
         try:
             sender = Identity.parse(request.sender) if request.sender else (principal.single if principal else None)
@@ -238,11 +246,17 @@ class RoleHost:
             raise invalid(f"abort address: {error}") from None
         if sender is None or principal is None or not principal.covers(sender):
             raise denied(f"{principal or 'an unidentified caller'} may not speak for {sender or 'nobody'}")
+        reason = clean_reason(request.reason or f"aborted by {sender}")
+        openings = [future for (me, session_id), future in self._opening.items() if session_id == request.session_id
+                    and (receivers is None or me in receivers)]
+        if openings:  # each is one side's construction in a thread: bounded by the protocol's opening work
+            await asyncio.gather(*(asyncio.shield(future) for future in openings))
         if receivers is None:
             receivers = [me for me, registry in self._sessions.items() if registry.knows(request.session_id)]
             if not receivers:
+                if sender == CLIENT:
+                    self._remember_early_abort(request.session_id, reason)
                 raise precondition(f"unknown session {request.session_id}")
-        reason = clean_reason(request.reason or f"aborted by {sender}")
         targets = [self._hosted(me, request.session_id) for me in receivers]
         for hosted in targets:
             if not hosted.side.may_abort(sender):
@@ -253,6 +267,13 @@ class RoleHost:
                 hosted.announced = True
                 hosted.abort(reason, withdraw_result=True)
                 log.info("session %s aborted at %s by %s: %s", request.session_id, hosted.side.identity, sender, reason)
+
+    def _remember_early_abort(self, session_id: str, reason: str) -> None:
+        check_session_id(session_id)  # a malformed id opens nothing: nothing to remember
+        self._aborted_early[session_id] = reason
+        self._aborted_early.move_to_end(session_id)
+        while len(self._aborted_early) > EARLY_ABORTS_KEPT:
+            self._aborted_early.popitem(last=False)
 
     # ------------------------------------------------------------------ sending and events
     def _spawn(self, hosted: HostedSession, coroutine) -> asyncio.Task:

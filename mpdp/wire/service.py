@@ -42,7 +42,7 @@ class RoleServicer(role_pb2_grpc.RoleServicer):
 
     @translate_errors
     async def AbortSession(self, request, context):
-        self.host.abort_from_peer(context, request)
+        await self.host.abort_from_peer(context, request)
         return common_pb2.Empty()
 
     @translate_errors
