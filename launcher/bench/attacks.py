@@ -331,6 +331,9 @@ def target() -> HardeningTarget:
     return fuzzed
 
 
+NEXT_SESSION_DEADLINE_S = 120.0
+
+
 def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, parameters, scenarios, on_progress=None
                  ) -> list[dict]:
     """Each scenario is (protocol, role, fault):
@@ -338,8 +341,10 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, parameter
     - "kill-on:LABEL" / "stop-on:LABEL": the role kills or stops itself on receiving that message;
     - "drop:LABEL" / "delay:LABEL:S": the role loses, or sends S seconds late, that outgoing message.
     Expected, as the spec says: the session completes, or fails for the client with nothing published by
-    anyone and ended at every role that answers (none waits out its deadline); then, with the role back and without the fault, the next session succeeds. Each session is the
-    protocol's `Faults.session` with the deadline of `parameters` (the target protocol's, from `start_target`).
+    anyone and ended at every role that answers (none waits out its deadline); then, with the role back and
+    without the fault, the next session succeeds. Each session is the protocol's `Faults.session`, the faulty one
+    with the deadline of `parameters` (the target protocol's, from `start_target`), the next one with at least
+    NEXT_SESSION_DEADLINE_S.
     Where the protocol's participants hand out shares (`HardeningTarget.publishes`), none may after a failure."""
     import asyncio
     import json
@@ -353,7 +358,7 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, parameter
     publishing = {name: entry.target.publishes for name, entry in hardened().items() if entry.target is not None}
     results = []
 
-    def session(protocol: str, session_id: str):
+    def session(protocol: str, session_id: str, deadline: float = deadline):
         return entries[protocol].session(topology, client_data, deadline, session_id)
 
     for protocol, identity, fault in scenarios:
@@ -401,7 +406,9 @@ def fault_matrix(run_dir: Path, topology: Topology, client_data: dict, parameter
             if protocol in publishing and observed != "completed" else []
         next_error = None
         try:
-            asyncio.run(session(protocol, session_id + "-next"))
+            # An honest session: its deadline bounds a failure only. A restarted party's first session trains
+            # its teacher first, which on a busy machine alone can take the faults' short deadline.
+            asyncio.run(session(protocol, session_id + "-next", max(deadline, NEXT_SESSION_DEADLINE_S)))
         except Exception as error:
             next_error = _describe(error)
         next_ok = next_error is None
