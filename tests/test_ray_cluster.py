@@ -24,6 +24,7 @@ from launcher.commands import budget  # noqa: E402
 from launcher.deployment import ray_hosts  # noqa: E402
 from launcher.protocols.dppp import client as dppp_client  # noqa: E402
 from launcher.protocols.du.client import run_du_session  # noqa: E402
+from mpdp.cryptocore.paillier import keyfiles  # noqa: E402
 from mpdp.learning import datasets  # noqa: E402
 from mpdp.privacy.ledger import UNLIMITED  # noqa: E402
 from mpdp.proto.v1 import common_pb2  # noqa: E402
@@ -219,6 +220,88 @@ def test_every_protocol_on_two_nodes_equals_a_local_up(cluster, tmp_path, capsys
     assert on_ray["du"]["result"]["theta"] == here["du"]["result"]["theta"]
     assert np.max(np.abs(np.array(on_ray["pathak"]["result"]["w"]) - np.array(here["pathak"]["result"]["w"]))) \
         <= 2**-20
+
+
+def _files_holding(secrets: list[bytes], roots: list[Path], since: float, skip: list[Path]) -> list[Path]:
+    """Files under `roots` written since `since` (outside `skip`) whose bytes, or name, hold a key share."""
+    found = []
+    for root in roots:
+        for directory, subdirectories, files in os.walk(root):
+            here = Path(directory)
+            subdirectories[:] = [name for name in subdirectories if here / name not in skip]
+            for name in files:
+                path = here / name
+                try:
+                    info = path.lstat()
+                    if not path.is_file() or info.st_mtime < since or info.st_size > 64 * 2**20:
+                        continue
+                    content = path.read_bytes()
+                except OSError:  # another user's, or gone meanwhile
+                    continue
+                if name.startswith("key_share_") or any(secret in content for secret in secrets):
+                    found.append(path)
+    return found
+
+
+def test_the_key_ceremony_runs_among_the_actors_and_no_share_reaches_the_launcher(cluster, tmp_path, monkeypatch):
+    """`--keygen distributed` under `up --ray`: each key holder is a process of the actor that hosts it, on its
+    node, and writes its share only into that actor's private directory (not the launcher's run directory, though
+    this cluster's nodes are the launcher's machine); the launcher gets the public key. After the ceremony no file
+    the launcher's side wrote holds a share; a session decrypts with the key; `down` leaves no process of it."""
+    from launcher.deployment import distributed_keygen, keygen
+
+    def on_the_launcher(*args, **kwargs):
+        raise AssertionError("a key made in the launcher's process")
+
+    # the two ways the launcher's process makes shares itself: its own ceremony's holders, the dealer
+    monkeypatch.setattr(distributed_keygen, "ceremony", on_the_launcher)
+    monkeypatch.setattr(keygen, "generate_threshold_key", on_the_launcher)
+    since = time.time() - 1
+    run_dir = tmp_path / "ray-dkg"
+    try:
+        topology = ray_hosts.up(run_dir, cluster.address, 3, 1, TEST_BITS, datasets.load("breast-cancer"), seed=7,
+                                model=TEST_MODEL, test_mode=True, budget=UNLIMITED, startup_timeout=STARTUP_S,
+                                keygen="distributed")
+        d = Deployment(run_dir, topology)
+        hosts = ray_hosts.describe(run_dir)
+        assert len({h["node_id"] for h in hosts}) == 2
+        private = [Path(h["bundle"]) for h in hosts]
+        assert not [directory for directory in private if directory.is_relative_to(run_dir)]
+        public = keyfiles.load_public_key(topology.public_key)  # what the launcher received: the public part
+        shares = {}
+        for h in hosts:
+            directory = Path(h["bundle"])
+            assert directory.stat().st_mode & 0o777 == 0o700 and not (directory / "keygen").exists()
+            assert len(h["holder_pids"]) == (1 if h["principal"].startswith("party/") else 0)
+            for path in directory.glob("key_share_*"):
+                assert path.stat().st_mode & 0o777 == 0o600
+                share = keyfiles.load_key_share(path)
+                assert share.public == public and path.name == f"key_share_{share.index}.json"
+                shares[share.index] = share.secret
+        assert sorted(shares) == [1, 2, 3] and public.holders == 3
+        secrets = [form for secret in shares.values() for form in (f"{secret:x}".encode(), str(secret).encode())]
+        launcher_side = [run_dir, Path(tempfile.gettempdir())]  # the run directory and whatever else it wrote
+        assert not _files_holding(secrets, launcher_side, since, skip=private)
+        assert _files_holding(secrets, private, since, skip=[])  # the scan finds a share where one is
+        report = d.run_dppp(queries=3)  # the key the actors made decrypts the round's sum
+        assert report["result"]["contributors"] == [1, 2, 3]
+    finally:
+        ray_hosts.down(run_dir)
+    deployment_pids = {pid for h in hosts for pid in [h["pid"], h["actor_pid"], *h["holder_pids"]]}
+    deadline = time.monotonic() + 30  # a killed actor's worker exits once its raylet has told it
+    while any(_alive(pid) for pid in deployment_pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [pid for pid in deployment_pids if _alive(pid)]
+    marks = [str(directory).encode() for directory in private] + [str(run_dir).encode()]
+    remaining = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and any(mark in (entry / "cmdline").read_bytes() for mark in marks):
+                remaining.append(int(entry.name))
+        except OSError:
+            continue
+    assert not [pid for pid in remaining if _alive(pid) and pid != os.getpid()]
+    assert not [directory for directory in private if directory.exists()]
 
 
 def test_a_bundle_reaches_only_its_own_actor(tmp_path):
