@@ -223,7 +223,7 @@ def test_every_protocol_on_two_nodes_equals_a_local_up(cluster, tmp_path, capsys
 
 
 def _files_holding(secrets: list[bytes], roots: list[Path], since: float, skip: list[Path]) -> list[Path]:
-    """Files under `roots` written since `since` (outside `skip`) whose bytes, or name, hold a key share."""
+    """Files under `roots` written since `since` (outside `skip`) whose bytes hold one of the key shares."""
     found = []
     for root in roots:
         for directory, subdirectories, files in os.walk(root):
@@ -238,7 +238,7 @@ def _files_holding(secrets: list[bytes], roots: list[Path], since: float, skip: 
                     content = path.read_bytes()
                 except OSError:  # another user's, or gone meanwhile
                     continue
-                if name.startswith("key_share_") or any(secret in content for secret in secrets):
+                if any(secret in content for secret in secrets):
                     found.append(path)
     return found
 
@@ -259,7 +259,8 @@ def test_the_key_ceremony_runs_among_the_actors_and_no_share_reaches_the_launche
     since = time.time() - 1
     run_dir = tmp_path / "ray-dkg"
     try:
-        topology = ray_hosts.up(run_dir, cluster.address, 3, 1, TEST_BITS, datasets.load("breast-cancer"), seed=7,
+        # party/1-2 hosts two key holders (two processes of its actor), party/3 one; t = 3 (2t > ℓ + c = 3 + 2)
+        topology = ray_hosts.up(run_dir, cluster.address, 3, 2, TEST_BITS, datasets.load("breast-cancer"), seed=7,
                                 model=TEST_MODEL, test_mode=True, budget=UNLIMITED, startup_timeout=STARTUP_S,
                                 keygen="distributed")
         d = Deployment(run_dir, topology)
@@ -272,18 +273,20 @@ def test_the_key_ceremony_runs_among_the_actors_and_no_share_reaches_the_launche
         for h in hosts:
             directory = Path(h["bundle"])
             assert directory.stat().st_mode & 0o777 == 0o700 and not (directory / "keygen").exists()
-            assert len(h["holder_pids"]) == (1 if h["principal"].startswith("party/") else 0)
+            assert len(h["holder_pids"]) == {"party/1-2": 2, "party/3": 1}.get(h["principal"], 0)
             for path in directory.glob("key_share_*"):
                 assert path.stat().st_mode & 0o777 == 0o600
                 share = keyfiles.load_key_share(path)
                 assert share.public == public and path.name == f"key_share_{share.index}.json"
                 shares[share.index] = share.secret
-        assert sorted(shares) == [1, 2, 3] and public.holders == 3
+        assert sorted(shares) == [1, 2, 3] and public.holders == 3 and public.threshold == 3
         secrets = [form for secret in shares.values() for form in (f"{secret:x}".encode(), str(secret).encode())]
+        assert not list(run_dir.rglob("key_share_*"))
         launcher_side = [run_dir, Path(tempfile.gettempdir())]  # the run directory and whatever else it wrote
         assert not _files_holding(secrets, launcher_side, since, skip=private)
         assert _files_holding(secrets, private, since, skip=[])  # the scan finds a share where one is
-        report = d.run_dppp(queries=3)  # the key the actors made decrypts the round's sum
+        # τ = 3 contributors: party/1-2 alone controls 2, fewer than a decryptable sum needs
+        report = d.run_dppp(queries=3, honest_fraction=1.0)  # the key the actors made decrypts the round's sum
         assert report["result"]["contributors"] == [1, 2, 3]
     finally:
         ray_hosts.down(run_dir)
