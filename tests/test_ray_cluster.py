@@ -307,6 +307,25 @@ def test_the_key_ceremony_runs_among_the_actors_and_no_share_reaches_the_launche
     assert not [directory for directory in private if directory.exists()]
 
 
+def test_an_actor_receives_only_its_own_holders_ceremony_files(tmp_path):
+    """What the key ceremony hands an actor: the CA certificate and its own holders' TLS files, and a topology that
+    names only those; never another holder's key, the client's, or a share (none exists yet)."""
+    from launcher.deployment import ray_keygen
+    from mpdp.deployments.topology import Topology
+
+    topology = ray_keygen.ceremony_topology(tmp_path, {j: f"127.0.0.1:{20000 + j}" for j in (1, 2, 3)})
+    files = ray_keygen.holder_files(topology, tmp_path, [1, 2])
+    assert set(files) == {"topology.toml", "ca.pem", "party_1.pem", "party_1.key", "party_2.pem", "party_2.key"}
+    (tmp_path / "actor").mkdir()
+    for name, content in files.items():
+        (tmp_path / "actor" / name).write_bytes(content)
+    view = Topology.load(tmp_path / "actor" / "topology.toml")
+    assert view.key_holders == [1, 2, 3]
+    assert [e.identity.id for e in view.parties if e.key is not None] == [1, 2]
+    assert view.entry(party(1)).key_share == tmp_path / "actor" / "key_share_1.json"  # written by the holder
+    assert view.client_key is None and not list(tmp_path.glob("key_share_*"))
+
+
 def test_a_bundle_reaches_only_its_own_actor(tmp_path):
     """What `up` hands an actor: its own bundle's files, never another role's key share, data or TLS key."""
     from launcher.deployment import processes

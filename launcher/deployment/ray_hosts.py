@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from launcher.common.errors import StartupError
-from launcher.deployment import bundles
+from launcher.deployment import bundles, ray_keygen
 from launcher.deployment.processes import RunDirectory, wait_healthy
 from launcher.deployment.ray_keygen import HolderProcesses
 from mpdp.platform.lifetime import die_with_parent
@@ -279,7 +279,7 @@ def up(run_dir: Path, address: str | None, parties: int, per_process: int, bits:
        single_operator: bool = False):
     """Role hosts as Ray actors spread over the cluster's nodes; returns the operator's topology."""
     from launcher.common.progress import progress
-    from launcher.deployment import processes, ray_keygen
+    from launcher.deployment import processes
     from launcher.deployment.keygen import DEFERRED
     from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
     from mpdp.threshold_sum import quorums
@@ -439,6 +439,8 @@ def down(run_dir: Path) -> list[str]:
             ray.shutdown()
         if record.head_temp_dir:
             _stop_head(record.head_temp_dir, record.address)
+        for ceremony in run.path.glob(ray_keygen.CEREMONY_PREFIX + "*"):  # a key ceremony's TLS files, if its launcher was killed
+            shutil.rmtree(ceremony, ignore_errors=True)
         (run.path / RAY_FILE).unlink(missing_ok=True)
     return stopped
 

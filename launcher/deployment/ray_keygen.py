@@ -44,6 +44,7 @@ from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, Identity, party
 from mpdp.wire.identity import Principal
 
 CEREMONY_DIR = "keygen"  # in an actor's private directory
+CEREMONY_PREFIX = ".keygen-ray-"  # the launcher's directory of the ceremony's TLS files, in its run directory
 TOPOLOGY = "topology.toml"
 STOP_GRACE_S = 10.0
 
@@ -212,7 +213,7 @@ def run(ray, actors: dict[Principal, Any], holders: dict[int, Principal], public
                                                        for p, n in by_actor.items()], timeout=timeout)):
         reserved.update({int(number): address for number, address in addresses.items()})
     # The ceremony's TLS identities, made here as every bundle's are, and gone with this directory.
-    work = Path(tempfile.mkdtemp(prefix=".keygen-ray-", dir=run_dir))
+    work = Path(tempfile.mkdtemp(prefix=CEREMONY_PREFIX, dir=run_dir))
     involved = list(by_actor)
     completed = False
     try:
