@@ -5,7 +5,9 @@ bundles for those addresses (launcher/deployment/processes.py) and hands each ac
 bytes of its files, through Ray. The actor writes it to a private directory on its node and starts the
 role's real gRPC server (`mpdp serve`, mutual TLS) from it, as a child that dies with the actor: an actor
 killed is a killed process. Sessions, reports and traffic do not go through Ray; the client speaks gRPC
-to the addresses the actors reported, as with local processes.
+to the addresses the actors reported, as with local processes. With `--keygen distributed` the key holders
+generate the key among themselves inside their actors before the bundles are handed over (ray_keygen): each
+share is written only in its actor's directory, and the launcher's bundles carry the public key alone.
 """
 
 from __future__ import annotations
