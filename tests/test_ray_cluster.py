@@ -24,6 +24,7 @@ from launcher.commands import budget  # noqa: E402
 from launcher.deployment import ray_hosts  # noqa: E402
 from launcher.protocols.dppp import client as dppp_client  # noqa: E402
 from launcher.protocols.du.client import run_du_session  # noqa: E402
+from mpdp.cryptocore.paillier import keyfiles  # noqa: E402
 from mpdp.learning import datasets  # noqa: E402
 from mpdp.privacy.ledger import UNLIMITED  # noqa: E402
 from mpdp.proto.v1 import common_pb2  # noqa: E402
@@ -219,6 +220,110 @@ def test_every_protocol_on_two_nodes_equals_a_local_up(cluster, tmp_path, capsys
     assert on_ray["du"]["result"]["theta"] == here["du"]["result"]["theta"]
     assert np.max(np.abs(np.array(on_ray["pathak"]["result"]["w"]) - np.array(here["pathak"]["result"]["w"]))) \
         <= 2**-20
+
+
+def _files_holding(secrets: list[bytes], roots: list[Path], since: float, skip: list[Path]) -> list[Path]:
+    """Files under `roots` written since `since` (outside `skip`) whose bytes hold one of the key shares."""
+    found = []
+    for root in roots:
+        for directory, subdirectories, files in os.walk(root):
+            here = Path(directory)
+            subdirectories[:] = [name for name in subdirectories if here / name not in skip]
+            for name in files:
+                path = here / name
+                try:
+                    info = path.lstat()
+                    if not path.is_file() or info.st_mtime < since or info.st_size > 64 * 2**20:
+                        continue
+                    content = path.read_bytes()
+                except OSError:  # another user's, or gone meanwhile
+                    continue
+                if any(secret in content for secret in secrets):
+                    found.append(path)
+    return found
+
+
+def test_the_key_ceremony_runs_among_the_actors_and_no_share_reaches_the_launcher(cluster, tmp_path, monkeypatch):
+    """`--keygen distributed` under `up --ray`: each key holder is a process of the actor that hosts it, on its
+    node, and writes its share only into that actor's private directory (not the launcher's run directory, though
+    this cluster's nodes are the launcher's machine); the launcher gets the public key. After the ceremony no file
+    the launcher's side wrote holds a share; a session decrypts with the key; `down` leaves no process of it."""
+    from launcher.deployment import distributed_keygen, keygen
+
+    def on_the_launcher(*args, **kwargs):
+        raise AssertionError("a key made in the launcher's process")
+
+    # the two ways the launcher's process makes shares itself: its own ceremony's holders, the dealer
+    monkeypatch.setattr(distributed_keygen, "ceremony", on_the_launcher)
+    monkeypatch.setattr(keygen, "generate_threshold_key", on_the_launcher)
+    since = time.time() - 1
+    run_dir = tmp_path / "ray-dkg"
+    try:
+        # party/1-2 hosts two key holders (two processes of its actor), party/3 one; t = 3 (2t > ℓ + c = 3 + 2)
+        topology = ray_hosts.up(run_dir, cluster.address, 3, 2, TEST_BITS, datasets.load("breast-cancer"), seed=7,
+                                model=TEST_MODEL, test_mode=True, budget=UNLIMITED, startup_timeout=STARTUP_S,
+                                keygen="distributed")
+        d = Deployment(run_dir, topology)
+        hosts = ray_hosts.describe(run_dir)
+        assert len({h["node_id"] for h in hosts}) == 2
+        private = [Path(h["bundle"]) for h in hosts]
+        assert not [directory for directory in private if directory.is_relative_to(run_dir)]
+        public = keyfiles.load_public_key(topology.public_key)  # what the launcher received: the public part
+        shares = {}
+        for h in hosts:
+            directory = Path(h["bundle"])
+            assert directory.stat().st_mode & 0o777 == 0o700 and not (directory / "keygen").exists()
+            assert len(h["holder_pids"]) == {"party/1-2": 2, "party/3": 1}.get(h["principal"], 0)
+            for path in directory.glob("key_share_*"):
+                assert path.stat().st_mode & 0o777 == 0o600
+                share = keyfiles.load_key_share(path)
+                assert share.public == public and path.name == f"key_share_{share.index}.json"
+                shares[share.index] = share.secret
+        assert sorted(shares) == [1, 2, 3] and public.holders == 3 and public.threshold == 3
+        secrets = [form for secret in shares.values() for form in (f"{secret:x}".encode(), str(secret).encode())]
+        assert not list(run_dir.rglob("key_share_*"))
+        launcher_side = [run_dir, Path(tempfile.gettempdir())]  # the run directory and whatever else it wrote
+        assert not _files_holding(secrets, launcher_side, since, skip=private)
+        assert _files_holding(secrets, private, since, skip=[])  # the scan finds a share where one is
+        # τ = 3 contributors: party/1-2 alone controls 2, fewer than a decryptable sum needs
+        report = d.run_dppp(queries=3, honest_fraction=1.0)  # the key the actors made decrypts the round's sum
+        assert report["result"]["contributors"] == [1, 2, 3]
+    finally:
+        ray_hosts.down(run_dir)
+    deployment_pids = {pid for h in hosts for pid in [h["pid"], h["actor_pid"], *h["holder_pids"]]}
+    deadline = time.monotonic() + 30  # a killed actor's worker exits once its raylet has told it
+    while any(_alive(pid) for pid in deployment_pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not [pid for pid in deployment_pids if _alive(pid)]
+    marks = [str(directory).encode() for directory in private] + [str(run_dir).encode()]
+    remaining = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and any(mark in (entry / "cmdline").read_bytes() for mark in marks):
+                remaining.append(int(entry.name))
+        except OSError:
+            continue
+    assert not [pid for pid in remaining if _alive(pid) and pid != os.getpid()]
+    assert not [directory for directory in private if directory.exists()]
+
+
+def test_an_actor_receives_only_its_own_holders_ceremony_files(tmp_path):
+    """What the key ceremony hands an actor: the CA certificate and its own holders' TLS files, and a topology that
+    names only those; never another holder's key, the client's, or a share (none exists yet)."""
+    from launcher.deployment import ray_keygen
+    from mpdp.deployments.topology import Topology
+
+    topology = ray_keygen.ceremony_topology(tmp_path, {j: f"127.0.0.1:{20000 + j}" for j in (1, 2, 3)})
+    files = ray_keygen.holder_files(topology, tmp_path, [1, 2])
+    assert set(files) == {"topology.toml", "ca.pem", "party_1.pem", "party_1.key", "party_2.pem", "party_2.key"}
+    (tmp_path / "actor").mkdir()
+    for name, content in files.items():
+        (tmp_path / "actor" / name).write_bytes(content)
+    view = Topology.load(tmp_path / "actor" / "topology.toml")
+    assert view.key_holders == [1, 2, 3]
+    assert [e.identity.id for e in view.parties if e.key is not None] == [1, 2]
+    assert view.entry(party(1)).key_share == tmp_path / "actor" / "key_share_1.json"  # written by the holder
+    assert view.client_key is None and not list(tmp_path.glob("key_share_*"))
 
 
 def test_a_bundle_reaches_only_its_own_actor(tmp_path):

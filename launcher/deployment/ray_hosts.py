@@ -5,7 +5,9 @@ bundles for those addresses (launcher/deployment/processes.py) and hands each ac
 bytes of its files, through Ray. The actor writes it to a private directory on its node and starts the
 role's real gRPC server (`mpdp serve`, mutual TLS) from it, as a child that dies with the actor: an actor
 killed is a killed process. Sessions, reports and traffic do not go through Ray; the client speaks gRPC
-to the addresses the actors reported, as with local processes.
+to the addresses the actors reported, as with local processes. With `--keygen distributed` the key holders
+generate the key among themselves inside their actors before the bundles are handed over (ray_keygen): each
+share is written only in its actor's directory, and the launcher's bundles carry the public key alone.
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from launcher.common.errors import StartupError
-from launcher.deployment import bundles
+from launcher.deployment import bundles, ray_keygen
 from launcher.deployment.processes import RunDirectory, wait_healthy
+from launcher.deployment.ray_keygen import HolderProcesses
 from mpdp.platform.lifetime import die_with_parent
 from mpdp.wire.identity import Principal
 
@@ -84,23 +87,55 @@ class RoleHostActor:
         self.directory: Path | None = None
         self.process: subprocess.Popen | None = None
         self.address: str | None = None
+        self.holders: HolderProcesses | None = None
 
     def reserve_address(self) -> str:
-        """A free port on this actor's node: the address peers will dial."""
+        """A free port on this actor's node: the address peers will dial. Also makes the actor's private directory
+        on its node (0700; never the launcher's run directory), which the key ceremony and the bundle share."""
         import ray
 
         from launcher.deployment.children import free_port
 
         host = ray.util.get_node_ip_address()
         self.address = f"{host}:{free_port(host)}"
+        with bundles.private_umask():
+            self.directory = Path(tempfile.mkdtemp(prefix="mpdp-role-"))
         return self.address
 
+    def reserve_holders(self, numbers: list[int]) -> dict[int, str]:
+        """One free port on this node for each key holder this actor hosts, for the key ceremony (ray_keygen)."""
+        import ray
+
+        from launcher.deployment.children import free_ports
+
+        host = ray.util.get_node_ip_address()
+        return {number: f"{host}:{port}" for number, port in zip(numbers, free_ports(len(numbers), host))}
+
+    def start_holders(self, files: dict[str, bytes], numbers: list[int]) -> dict[int, int]:
+        assert self.directory is not None, "reserve_address first"
+        self.holders = HolderProcesses(self.directory, CODE_ROOT)
+        return self.holders.start(files, numbers)
+
+    def holders_exited(self) -> dict[int, str]:
+        return {} if self.holders is None else self.holders.exited()
+
+    def finish_holders(self, public_key: bytes) -> list[str]:
+        """The committed shares moved into this actor's bundle directory; their file names (never their content)."""
+        assert self.holders is not None
+        return self.holders.finish(public_key)
+
+    def abort_holders(self) -> None:
+        if self.holders is not None:
+            self.holders.stop()
+            self.holders.remove()
+
     def start(self, files: dict[str, bytes], arguments: list[str]) -> int:
-        """Write this role's bundle (and nothing else) to a private directory and start its server from it."""
+        """Write this role's bundle (and nothing else) to its private directory and start its server from it."""
         if self.process is not None:
             raise RuntimeError(f"{self.principal} already started")
         with bundles.private_umask():
-            self.directory = Path(tempfile.mkdtemp(prefix="mpdp-role-"))
+            if self.directory is None:
+                self.directory = Path(tempfile.mkdtemp(prefix="mpdp-role-"))
             for name, content in files.items():
                 path = (self.directory / name).resolve()
                 if not path.is_relative_to(self.directory) or "/" in name:
@@ -126,7 +161,8 @@ class RoleHostActor:
         status = {"principal": self.principal, "address": self.address, "node": ray.util.get_node_ip_address(),
                   "node_id": ray.get_runtime_context().get_node_id(),
                   "pid": None if self.process is None else self.process.pid, "actor_pid": os.getpid(),
-                  "bundle": None if self.directory is None else str(self.directory), "running": False}
+                  "bundle": None if self.directory is None else str(self.directory), "running": False,
+                  "holder_pids": [] if self.holders is None else [p.pid for p in self.holders.processes.values()]}
         if self.process is not None and self.process.poll() is None:
             status["running"] = True
             try:
@@ -156,6 +192,8 @@ class RoleHostActor:
 
     def stop(self) -> None:
         """SIGTERM the server, SIGKILL after a grace period, and remove the bundle from this node."""
+        if self.holders is not None:
+            self.holders.stop()
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
             try:
@@ -242,8 +280,11 @@ def up(run_dir: Path, address: str | None, parties: int, per_process: int, bits:
        host_cpus: float = DEFAULT_HOST_CPUS, host_memory_mb: int = DEFAULT_HOST_MEMORY_MB,
        single_operator: bool = False):
     """Role hosts as Ray actors spread over the cluster's nodes; returns the operator's topology."""
+    from launcher.common.progress import progress
     from launcher.deployment import processes
-    from mpdp.sessions.identity import AGGREGATOR, CURATOR, party
+    from launcher.deployment.keygen import DEFERRED
+    from mpdp.sessions.identity import AGGREGATOR, CLIENT, CURATOR, party
+    from mpdp.threshold_sum import quorums
 
     ray = require_ray()
     run = RunDirectory(Path(run_dir))
@@ -267,9 +308,19 @@ def up(run_dir: Path, address: str | None, parties: int, per_process: int, bits:
         reported = dict(zip(principals, ray.get([actors[p].reserve_address.remote() for p in principals],
                                                 timeout=startup_timeout)))
         addresses = {identity: reported[hosts.get(identity) or Principal.of(identity)] for identity in identities}
+        # The holders' own ceremony runs among the actors (ray_keygen): the bundles are written without a key first.
+        on_actors = keygen == "distributed"
         topology = processes.prepare(run.path, parties, bits, dataset, addresses, seed, model, threshold, split,
-                                     insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction, keygen=keygen,
-                                     single_operator=single_operator)
+                                     insecure, overwrite=True, hosts=hosts, aux_fraction=aux_fraction,
+                                     keygen=DEFERRED if on_actors else keygen, single_operator=single_operator)
+        if on_actors:
+            holders = {j: hosts.get(party(j)) or Principal.of(party(j)) for j in topology.key_holders}
+            colluding = 1 if single_operator else quorums.most_shares(holders.values())
+            figures = ray_keygen.run(ray, actors, holders, [run.bundle(p) for p in principals]
+                                     + [run.bundle(Principal.of(CLIENT))], run.path, bits,
+                                     threshold or quorums.default_threshold(len(holders), colluding), startup_timeout)
+            progress(f"distributed key generation among the actors: {figures['seconds']} s, "
+                     f"{figures['candidates_tried']} candidates")
         started = []
         for principal in principals:
             identity = principal.identities[0]
@@ -277,7 +328,7 @@ def up(run_dir: Path, address: str | None, parties: int, per_process: int, bits:
                                                   (faults or {}).get(identity.id), budget, allow_unproven)
             started.append(actors[principal].start.remote(_bundle_files(run.bundle(principal)), arguments))
         ray.get(started, timeout=startup_timeout)
-        forget_key_shares(run, principals)  # each actor holds its own now
+        forget_key_shares(run, principals)  # a dealt key (--keygen dealer): each actor holds its own share now
         try:
             wait_healthy(topology, timeout=startup_timeout)
         except StartupError as error:
@@ -390,6 +441,8 @@ def down(run_dir: Path) -> list[str]:
             ray.shutdown()
         if record.head_temp_dir:
             _stop_head(record.head_temp_dir, record.address)
+        for ceremony in run.path.glob(ray_keygen.CEREMONY_PREFIX + "*"):  # a key ceremony's TLS files, if its launcher was killed
+            shutil.rmtree(ceremony, ignore_errors=True)
         (run.path / RAY_FILE).unlink(missing_ok=True)
     return stopped
 
