@@ -24,12 +24,13 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from launcher.bench import observe
-from launcher.bench.deployment import CpuMeter, Deployment
+from launcher.bench.deployment import CpuMeter, Deployment, wait_until_idle
 from launcher.common.progress import progress
 
 TARGET_RATIO = observe.TARGET_RATIO
 TARGET_READS = "cpu_s"  # the role processes' CPU seconds, summed
-ORDERS = (("off", "on"), ("on", "off"))  # pair by pair, so that neither side always runs first
+ORDERS = (("off", "on"), ("on", "off"))
+IDLE_LIMIT_S = 10.0  # at most this long for the roles to fall idle before a round  # pair by pair, so that neither side always runs first
 
 # One round on a deployment's topology with its client data → {"wall_s": …, "traffic": the report's rows}.
 Round = Callable[[Any, dict], Awaitable[dict]]
@@ -71,7 +72,7 @@ def ratios(measured: dict[str, dict[str, list[float]]], what: str) -> dict:
     per_pair = [a / b for a, b in zip(on, off)]
     return {"per_pair": per_pair, "median": statistics.median(per_pair), "lowest": min(per_pair),
             "highest": max(per_pair), "median_off": statistics.median(off), "median_on": statistics.median(on),
-            "of_medians": statistics.median(on) / statistics.median(off)}
+            "of_medians": statistics.median(on) / statistics.median(off), "of_totals": sum(on) / sum(off)}
 
 
 def run(off: Deployment, start_observed: Callable[[], AbstractContextManager[Deployment]], play: Round,
@@ -93,8 +94,13 @@ def run(off: Deployment, start_observed: Callable[[], AbstractContextManager[Dep
             warm = [observer.session(played, on, parties, spans=number == 0)[1] for number in range(warmup)]
             known = set(observer.receiver.sessions())
             meters = {"off": CpuMeter(off.pids()), "on": CpuMeter(on.pids())}
+            both = CpuMeter({f"{side} {name}": pid for side, target in (("off", off), ("on", on))
+                             for name, pid in target.pids().items()})
 
             def measure(side: str) -> tuple[float, float]:
+                # Each round starts with every role of both deployments idle: what one round (or the scrape after
+                # it) leaves a process doing is not counted into the next.
+                wait_until_idle(both, limit_s=IDLE_LIMIT_S)
                 if side == "on":
                     wall, check = observer.session(played, on, parties, spans=False, meter=meters["on"])
                     checks.append(check)
@@ -133,7 +139,8 @@ class _Played:
 
 def _line(name: str, figures: dict) -> str:
     return (f"median of pairs {figures['median']:.3f} (lowest {figures['lowest']:.3f}, highest "
-            f"{figures['highest']:.3f}; medians {figures['median_off']:.2f} → {figures['median_on']:.2f} {name})")
+            f"{figures['highest']:.3f}; of the totals {figures['of_totals']:.3f}; medians {figures['median_off']:.2f} "
+            f"→ {figures['median_on']:.2f} {name})")
 
 
 def lines(report: dict) -> list[str]:

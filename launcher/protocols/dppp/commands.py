@@ -248,9 +248,9 @@ def bench_options() -> list[Option]:
         Option("ensemble", {"type": int, "default": 1,
                             "help": "T models per teacher in every round (default 1, the one-model protocol; `run "
                                     f"dppp` takes {ENSEMBLE_DEFAULT}): a proven ballot carries Q·T proofs"}),
-        Option("observe-pairs", {"type": int, "default": 6,
+        Option("observe-pairs", {"type": int, "default": 10,
                                  "help": "pairs of packed rounds without and with the [observe] extra, alternating "
-                                         "with a second deployment, for its overhead (default 6; 0 skips them)"}),
+                                         "with a second deployment, for its overhead (default 10; 0 skips them)"}),
         Option("json", {"type": Path, "help": "also write the figures to this JSON file"}),
     ]
 
