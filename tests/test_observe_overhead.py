@@ -45,11 +45,12 @@ def test_rounds_alternate_and_each_pair_gives_its_ratio():
 
 def test_the_printed_section_carries_the_measured_ratios_and_the_verdict_they_give():
     low, _ = _measured({"off": [3.5, 3.6, 3.4], "on": [3.52, 3.62, 3.45]})
-    text = "\n".join(observe_overhead.lines(_report(low)))
+    text = "\n".join(observe_overhead.lines({**_report(low), "load_average": [[17.4, 14.7, 9.3], [16.0, 15.1, 9.9]]}))
     cpu = observe_overhead.ratios(low, "cpu_s")
     assert f"median of pairs {cpu['median']:.3f}" in text and f"highest {cpu['highest']:.3f}" in text
     assert "role processes' CPU" in text and "round's wall time" in text and ": met, read here" in text
     assert "3 of 3 observed rounds" in text and "yes (120 spans, 120 messages)" in text
+    assert "load average 17.4 → 16.0" in text
 
     high, _ = _measured({"off": [3.5, 3.6, 3.4], "on": [3.7, 3.8, 3.6]})
     text = "\n".join(observe_overhead.lines(_report(high, spans_match=False)))

@@ -17,9 +17,10 @@ the server spans received, summed over the measured rounds, their messages summe
 from __future__ import annotations
 
 import asyncio
+import os
 import statistics
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -33,14 +34,12 @@ ORDERS = (("off", "on"), ("on", "off"))
 IDLE_LIMIT_S = 10.0  # at most this long for the roles to fall idle before a round  # pair by pair, so that neither side always runs first
 
 # One round on a deployment's topology with its client data → {"wall_s": …, "traffic": the report's rows}.
-Round = Callable[[Any, dict], Awaitable[dict]]
+Round = Callable[[Any, dict], Coroutine[Any, Any, dict]]
 
 
 def skipped_because() -> str | None:
     """Why the overhead cannot be measured here, or None. The bench's own deployment must run without the extra
     (it is the `off` side), and the extra must be installed for the other."""
-    import os
-
     from mpdp.observe import metrics_available, tracing_available
     from mpdp.observe.exporting import requested
     from mpdp.observe.role import BASE_VARIABLE, PORT_VARIABLE
@@ -109,7 +108,9 @@ def run(off: Deployment, start_observed: Callable[[], AbstractContextManager[Dep
                 wall = asyncio.run(play(off.topology, off.client_data))["wall_s"]
                 return wall, sum(meters["off"].stop().values())
 
+            load = [list(os.getloadavg())]  # the machine's other work meanwhile, beside the figures it blurs
             measured = alternate(pairs, measure)
+            load.append(list(os.getloadavg()))
             seen, spans = observe.spans_of_all(observer.receiver, known, pairs,
                                                sum(sum(check["reported"].values()) for check in checks))
     finally:
@@ -121,7 +122,7 @@ def run(off: Deployment, start_observed: Callable[[], AbstractContextManager[Dep
     span_check = {**observe.check_counts(reported, None, spans), "sessions_seen": seen}
     cpu, wall = ratios(measured, "cpu_s"), ratios(measured, "wall_s")
     return {"pairs": pairs, "warmup": warmup, "measured": measured, "cpu": cpu, "wall": wall,
-            "target_ratio": TARGET_RATIO, "target_reads": TARGET_READS,
+            "target_ratio": TARGET_RATIO, "target_reads": TARGET_READS, "load_average": load,
             "met": cpu["median"] <= TARGET_RATIO, "warmup_checks": warm, "checks": checks, "spans": span_check,
             "all_match": all(c["metrics_match"] for c in checks) and span_check["spans_match"] and seen == pairs
             and all(c["metrics_match"] and c.get("spans_match", True) for c in warm)}
@@ -152,7 +153,9 @@ def lines(report: dict) -> list[str]:
     verdict = f"target ≤ {target:.2f} ({100 * (target - 1):.0f} %): {'met' if report['met'] else 'NOT met'}"
     return [
         f"  observe overhead ([observe] on: spans over OTLP and Prometheus, against off; {report['pairs']} pairs of "
-        "rounds alternating between two deployments, same run; on/off):",
+        "rounds alternating between two deployments, same run; on/off"
+        + (", load average {:.1f} → {:.1f}".format(*(load[0] for load in report["load_average"]))
+           if report.get("load_average") else "") + "):",
         f"    role processes' CPU  {_line('CPU-s a round', cpu)}; {verdict}, read here",
         f"    round's wall time    {_line('s', wall)}; load-bound, not the target's",
         f"    counted: Prometheus calls = report messages, kind by kind, in {sum(c['metrics_match'] for c in checks)} "
