@@ -24,7 +24,7 @@ from collections.abc import Callable, Coroutine
 from contextlib import AbstractContextManager
 from typing import Any
 
-from launcher.bench import observe
+from launcher.bench import observe, observe_calls
 from launcher.bench.deployment import CpuMeter, Deployment, wait_until_idle
 from launcher.common.progress import progress
 
@@ -121,9 +121,16 @@ def run(off: Deployment, start_observed: Callable[[], AbstractContextManager[Dep
         check.pop("cpu_s")
     span_check = {**observe.check_counts(reported, None, spans), "sessions_seen": seen}
     cpu, wall = ratios(measured, "cpu_s"), ratios(measured, "wall_s")
+    # The pairs' ratios move with the machine's load by more than the extra costs; its own work per call, measured
+    # alone, times a round's messages, is the share they cannot resolve.
+    progress("observe overhead: the interceptors' CPU per call, in process")
+    per_call = observe_calls.run()
+    messages = statistics.median(check["messages"] for check in checks)
+    per_call["round_messages"] = messages
+    per_call["share_of_round_cpu"] = per_call["extra_ms"]["on"] / 1e3 * messages / cpu["median_off"]
     return {"pairs": pairs, "warmup": warmup, "measured": measured, "cpu": cpu, "wall": wall,
             "target_ratio": TARGET_RATIO, "target_reads": TARGET_READS, "load_average": load,
-            "met": cpu["median"] <= TARGET_RATIO, "warmup_checks": warm, "checks": checks, "spans": span_check,
+            "met": cpu["median"] <= TARGET_RATIO, "per_call": per_call, "warmup_checks": warm, "checks": checks, "spans": span_check,
             "all_match": all(c["metrics_match"] for c in checks) and span_check["spans_match"] and seen == pairs
             and all(c["metrics_match"] and c.get("spans_match", True) for c in warm)}
 
@@ -161,6 +168,11 @@ def lines(report: dict) -> list[str]:
         f"    counted: Prometheus calls = report messages, kind by kind, in {sum(c['metrics_match'] for c in checks)} "
         f"of {len(checks)} observed rounds; server spans = messages, all rounds together: "
         f"{'yes' if spans['spans_match'] else 'NO'} ({spans['server_spans']} spans, {spans['messages']} messages)",
+        *([f"    the interceptors alone, in process: + {per_call['extra_ms']['on']:.3f} ms of CPU a call (a server and a "
+           f"client span, their OTLP encoding, the counters) × {per_call['round_messages']:.0f} messages = "
+           f"{per_call['extra_ms']['on'] * per_call['round_messages']:.1f} ms, {100 * per_call['share_of_round_cpu']:.2f} % "
+           "of the roles' CPU a round without the extra (the OTLP sends and the scrapes not in it)"]
+          if (per_call := report.get("per_call")) else []),
         *([f"    differences (kind, report, counted): {next(c['differences'] for c in [*checks, spans] if c['differences'])}"]
           if any(c["differences"] for c in [*checks, spans]) else []),
     ]
