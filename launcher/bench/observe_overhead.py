@@ -130,7 +130,8 @@ def run(off: Deployment, start_observed: Callable[[], AbstractContextManager[Dep
     per_call["share_of_round_cpu"] = per_call["extra_ms"]["on"] / 1e3 * messages / cpu["median_off"]
     return {"pairs": pairs, "warmup": warmup, "measured": measured, "cpu": cpu, "wall": wall,
             "target_ratio": TARGET_RATIO, "target_reads": TARGET_READS, "load_average": load,
-            "met": cpu["median"] <= TARGET_RATIO, "per_call": per_call, "warmup_checks": warm, "checks": checks, "spans": span_check,
+            "met": cpu["median"] <= TARGET_RATIO, "per_call": per_call, "warmup_checks": warm, "checks": checks,
+            "spans": span_check,
             "all_match": all(c["metrics_match"] for c in checks) and span_check["spans_match"] and seen == pairs
             and all(c["metrics_match"] and c.get("spans_match", True) for c in warm)}
 
