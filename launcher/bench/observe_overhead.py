@@ -12,7 +12,9 @@ the round's wall time; the figure is the median of the pairs' ratios, printed wi
 The ≤ 3 % target reads the CPU ratio: the machine is shared, and a round's wall time moves with the other jobs'
 load by far more than 3 %, the CPU the roles spend much less. The wall ratio is printed beside it. Every observed
 round is also counted: the calls its role endpoints answered must equal its report's messages kind by kind, and
-the server spans received, summed over the measured rounds, their messages summed."""
+the server spans received, summed over the measured rounds, their messages summed. Last, the interceptors' CPU per
+call in process (observe_calls.py) times a round's messages gives their own share, which the pairs' ratios, moving
+by several percent from pair to pair under load, cannot resolve."""
 
 from __future__ import annotations
 
@@ -30,8 +32,8 @@ from launcher.common.progress import progress
 
 TARGET_RATIO = observe.TARGET_RATIO
 TARGET_READS = "cpu_s"  # the role processes' CPU seconds, summed
-ORDERS = (("off", "on"), ("on", "off"))
-IDLE_LIMIT_S = 10.0  # at most this long for the roles to fall idle before a round  # pair by pair, so that neither side always runs first
+ORDERS = (("off", "on"), ("on", "off"))  # pair by pair, so that neither side always runs first
+IDLE_LIMIT_S = 10.0  # at most this long for the roles to fall idle before a round
 
 # One round on a deployment's topology with its client data → {"wall_s": …, "traffic": the report's rows}.
 Round = Callable[[Any, dict], Coroutine[Any, Any, dict]]
