@@ -20,7 +20,7 @@ def test_bench_dppp_reports_labels_per_second_beside_the_paper_layout_and_the_fl
     path = tmp_path / "dppp.json"
     result = _mpdp("bench", "dppp", "--teachers", "3", "--classes", "3", "--queries", "20", "--bits", "1024",
                    "--rounds", "2", "--warmup", "1", "--paper-queries", "2", "--paper-rounds", "1", "--proven-rounds", "0",
-                   "--verifiable-queries", "4", "--verifiable-rounds", "1", "--json", str(path))
+                   "--verifiable-queries", "4", "--verifiable-rounds", "1", "--observe-pairs", "1", "--json", str(path))
     assert result.returncode == 0, result.stderr
     assert "packed layout" in result.stdout and "floor, one core" in result.stdout
     assert "verifiable noise" in result.stdout
@@ -53,6 +53,10 @@ def test_bench_dppp_reports_labels_per_second_beside_the_paper_layout_and_the_fl
     offline = verifiable["offline_fill"]
     assert len(offline["fills"]) == 1 and offline["fills"][0]["bytes"] > verifiable["verifiable_pooled"]["rounds"][0]["bytes"]
     assert "offline fill" in result.stdout
+    observed = report["observe_overhead"]  # a pair of packed rounds against a second, observed deployment
+    assert observed["cpu"]["median"] == pytest.approx(observed["measured"]["on"]["cpu_s"][0]
+                                                      / observed["measured"]["off"]["cpu_s"][0])
+    assert f"median of pairs {observed['cpu']['median']:.3f}" in result.stdout and observed["all_match"]
 
 
 def test_bench_pathak_reports_every_stage(tmp_path):

@@ -28,7 +28,7 @@ SPAN_WAIT_S = 20.0  # the batch processor exports every 5 s (OTEL_BSP_SCHEDULE_D
 
 
 @contextlib.contextmanager
-def _environment(values: dict[str, str]):
+def environment(values: dict[str, str]):
     """Variables the role processes started inside inherit; the previous values back afterwards."""
     before = {name: os.environ.get(name) for name in values}
     os.environ.update(values)
@@ -63,7 +63,7 @@ def scrape(topology, base: int) -> Counter[tuple[str, str]]:
 COLLECTION = "GetTraffic"
 
 
-def _reported(traffic: list[dict]) -> Counter[str]:
+def reported_counts(traffic: list[dict]) -> Counter[str]:
     counts: Counter[str] = Counter()
     for row in traffic:
         counts[row["rpc"]] += row["messages"]
@@ -74,7 +74,7 @@ def _server_spans(spans: Counter[tuple[str, str]]) -> Counter[str]:
     return Counter({kind: n for (side, kind), n in spans.items() if side == "server" and kind != COLLECTION})
 
 
-def _check(reported: Counter[str], scraped: Counter[tuple[str, str]] | None,
+def check_counts(reported: Counter[str], scraped: Counter[tuple[str, str]] | None,
            spans: Counter[tuple[str, str]] | None) -> dict:
     """Kind by kind: the calls the role endpoints answered OK and the server spans (each when given), against the
     report's messages."""
@@ -110,7 +110,7 @@ def _session_spans(receiver, known: set[str], expected: int) -> Counter:
         time.sleep(0.2)
 
 
-class _Observer:
+class Observer:
     """The counting span receiver and the observed deployment's metrics base: the environment its roles get."""
 
     def __init__(self, parties: int, export_delay_ms: int | None = None):
@@ -135,11 +135,11 @@ class _Observer:
             meter.start()
         result = asyncio.run(scale.session(target.topology, target.client_data, parties))
         cpu = sum(meter.stop().values()) if meter is not None else None
-        reported = _reported(result["traffic"])
+        reported = reported_counts(result["traffic"])
         scraped = scrape(target.topology, self.base)
         scraped.subtract(scraped_before)
         arrived = _session_spans(self.receiver, known, sum(reported.values())) if spans else None
-        return result["wall_s"], {**_check(reported, scraped, arrived), "reported": reported, "cpu_s": cpu}
+        return result["wall_s"], {**check_counts(reported, scraped, arrived), "reported": reported, "cpu_s": cpu}
 
     def stop(self) -> None:
         self.server.stop(None)
@@ -164,15 +164,15 @@ def run(protocol: str, parties: int = 5, bits: int = 2048, sessions: int = 10, s
         raise ValueError("--sessions must be at least 1")
     scales, dataset, options = _setup([protocol], parties, seed)
     scale = scales[protocol]
-    observer = _Observer(parties)
+    observer = Observer(parties)
     walls: dict[str, list[float]] = {"off": [], "on": []}
     cpu: dict[str, list[float]] = {"off": [], "on": []}  # the role processes' CPU seconds (less load-bound)
     checks = []
     try:
         progress(f"{protocol}: starting two deployments of {parties} parties ({bits}-bit keys), observe off and on")
-        with _environment({name: "" for name in observer.environment}), \
+        with environment({name: "" for name in observer.environment}), \
                 deployment(parties, bits, dataset, seed=seed, **options) as off:
-            with _environment(observer.environment), deployment(parties, bits, dataset, seed=seed, **options) as on:
+            with environment(observer.environment), deployment(parties, bits, dataset, seed=seed, **options) as on:
                 asyncio.run(scale.session(off.topology, off.client_data, parties))  # warm-up: imports, teachers
                 observer.session(scale, on, parties)
                 known = set(observer.receiver.sessions())
@@ -189,7 +189,7 @@ def run(protocol: str, parties: int = 5, bits: int = 2048, sessions: int = 10, s
                             cpu["off"].append(sum(meters["off"].stop().values()))
                         walls[name].append(wall)
                     progress(f"pair {number + 1}/{sessions}: off {walls['off'][-1]:.2f} s, on {walls['on'][-1]:.2f} s")
-                spans = _spans_of_all(observer.receiver, known, sessions, sum(sum(c["reported"].values()) for c in checks))
+                spans = spans_of_all(observer.receiver, known, sessions, sum(sum(c["reported"].values()) for c in checks))
     finally:
         observer.stop()
     off_s, on_s = statistics.median(walls["off"]), statistics.median(walls["on"])
@@ -198,7 +198,7 @@ def run(protocol: str, parties: int = 5, bits: int = 2048, sessions: int = 10, s
     progress("the interceptors' CPU per call, in process")
     per_call = observe_calls.run()
     reported: Counter[str] = sum((c.pop("reported") for c in checks), Counter())
-    span_check = {**_check(reported, None, spans[1]), "sessions_seen": spans[0]}
+    span_check = {**check_counts(reported, None, spans[1]), "sessions_seen": spans[0]}
     return {"protocol": protocol, "parties": parties, "bits": bits, "sessions_each": sessions,
             "cores": os.cpu_count(), "load_average": list(os.getloadavg()),
             "wall_s": walls, "median_off_s": off_s, "median_on_s": on_s, "ratio": on_s / off_s,
@@ -210,7 +210,7 @@ def run(protocol: str, parties: int = 5, bits: int = 2048, sessions: int = 10, s
             and spans[0] == sessions}
 
 
-def _spans_of_all(receiver, known: set[str], sessions: int, expected: int) -> tuple[int, Counter]:
+def spans_of_all(receiver, known: set[str], sessions: int, expected: int) -> tuple[int, Counter]:
     """After the measured sessions: the observed ones' spans summed (the sessions new since `known`, once their
     server spans reach `expected` or the wait ends), and how many sessions they came from."""
     deadline = time.monotonic() + SPAN_WAIT_S
@@ -227,9 +227,9 @@ def _spans_of_all(receiver, known: set[str], sessions: int, expected: int) -> tu
 def counts(protocols: list[str], parties: int = 3, bits: int = 1024, seed: int = 1) -> dict[str, dict]:
     """One observed deployment, one session of each protocol: each one's counts against its report."""
     scales, dataset, options = _setup(protocols, parties, seed)
-    observer = _Observer(parties, export_delay_ms=200)  # counted, not timed: spans exported sooner
+    observer = Observer(parties, export_delay_ms=200)  # counted, not timed: spans exported sooner
     try:
-        with _environment(observer.environment), deployment(parties, bits, dataset, seed=seed, **options) as on:
+        with environment(observer.environment), deployment(parties, bits, dataset, seed=seed, **options) as on:
             checks = {name: observer.session(scale, on, parties)[1] for name, scale in scales.items()}
             for check in checks.values():
                 check.pop("reported")

@@ -16,6 +16,7 @@ import time
 
 import gmpy2
 
+from launcher.bench import observe_overhead
 from launcher.bench.deployment import CpuMeter, by_role, deployment, synthetic_dataset
 from launcher.common.progress import progress
 from launcher.protocols.dppp import client as dppp_client
@@ -153,13 +154,20 @@ def _verifiable(target, public_key, teachers: int, classes: int, queries: int, c
                        for name in ("proven_votes", "verifiable_noise", "verifiable_pooled")}}
 
 
+async def _packed_round(topology, client_data: dict, queries: int, ensemble: int) -> dict:
+    report = await dppp_client.run_dppp_session(topology, client_data, EPSILON, DELTA, queries, packed=True,
+                                                deadline_s=DEADLINE_S, ensemble=ensemble)
+    return {"wall_s": report["timing"]["client_round_trip"], "traffic": report["traffic"]}
+
+
 def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2048, rounds: int = 5,
         warmup: int = 2, paper_queries: int = 10, paper_rounds: int = 2, seed: int = 1,
         proven_rounds: int | None = None, verifiable_queries: int = 20, verifiable_rounds: int | None = None,
-        ensemble: int = 1) -> dict:
+        ensemble: int = 1, observe_pairs: int = 0) -> dict:
     """`proven_rounds` (default: `rounds`) rounds with proven votes, in the same run after one warm-up round;
     `verifiable_rounds` (default: `rounds`) rounds each of packed, proven and verifiable at `verifiable_queries`;
-    every round with `ensemble` models per teacher (a proven ballot carries Q·T proofs)."""
+    every round with `ensemble` models per teacher (a proven ballot carries Q·T proofs); `observe_pairs` pairs of
+    packed rounds without and with the [observe] extra (launcher/bench/observe_overhead.py)."""
     proven_rounds = rounds if proven_rounds is None else proven_rounds
     verifiable_rounds = rounds if verifiable_rounds is None else verifiable_rounds
     rows = max(6 * max(queries, paper_queries) + 600, 60 * teachers)
@@ -175,6 +183,10 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
         search_s = time.perf_counter() - search_started  # the client's once-per-parameter-set search
         cold = _rounds(target, queries, True, warmup, "warm-up", ensemble=ensemble)
         packed = _summary_of(_rounds(target, queries, True, rounds, "packed", ensemble=ensemble), queries)
+        observed = observe_overhead.run(
+            target, lambda: deployment(teachers, bits, dataset, seed=seed, model="logistic"),
+            lambda topology, data: _packed_round(topology, data, queries, ensemble), teachers,
+            observe_pairs, warmup=max(warmup, 1)) if observe_pairs else None
         proven = None
         if proven_rounds:
             proven_warmup = _rounds(target, queries, True, 1, "proven votes warm-up", Assurance.PROVEN_VOTES,
@@ -220,6 +232,7 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
                    **({"proven_vs_packed": proven["labels_per_s"] / packed["labels_per_s"]} if proven else {})},
         "targets": TARGETS,
         "default_threshold": default_threshold(public_key.holders),
+        "observe_overhead": observed,
     }
 
 
@@ -283,5 +296,6 @@ def summary(report: dict) -> str:
         if report["warmup"] else "  no warm-up rounds",
         f"  the client's search for N = {setup['total_tosses']}: {setup['client_noise_search_s']:.2f} s once per "
         f"parameter set (every role checks N in two accountant evaluations)",
+        *(observe_overhead.lines(report["observe_overhead"]) if report.get("observe_overhead") else []),
     ]
     return "\n".join(lines)

@@ -248,6 +248,9 @@ def bench_options() -> list[Option]:
         Option("ensemble", {"type": int, "default": 1,
                             "help": "T models per teacher in every round (default 1, the one-model protocol; `run "
                                     f"dppp` takes {ENSEMBLE_DEFAULT}): a proven ballot carries Q·T proofs"}),
+        Option("observe-pairs", {"type": int, "default": 10,
+                                 "help": "pairs of packed rounds without and with the [observe] extra, alternating "
+                                         "with a second deployment, for its overhead (default 10; 0 skips them)"}),
         Option("json", {"type": Path, "help": "also write the figures to this JSON file"}),
     ]
 
@@ -259,7 +262,7 @@ def run_bench(args: argparse.Namespace) -> int:
     report = bench_dppp.run(args.teachers, args.classes, args.queries, args.bits, args.rounds, args.warmup,
                             args.paper_queries, args.paper_rounds, proven_rounds=args.proven_rounds,
                             verifiable_queries=args.verifiable_queries, verifiable_rounds=args.verifiable_rounds,
-                            ensemble=args.ensemble)
+                            ensemble=args.ensemble, observe_pairs=args.observe_pairs)
     print(bench_dppp.summary(report))
     write_json(args.json, report)
     args.json_report = report
