@@ -126,6 +126,20 @@ def _public_key(path):
     return _key_of(Path(path).read_bytes())
 
 
+@functools.lru_cache(maxsize=4)
+def _client_keys(ca_certificate: bytes):
+    """The contributions' checker, one per deployment CA for the process's life: a certificate's chain is verified
+    the first time it is met (its validity period at every use), as a serving role keeps them; each session's
+    signatures are checked every time."""
+    from cryptography import x509
+
+    from launcher.deployment.serve import speaks_for
+    from mpdp.cryptocore.keys.contribution_signature import ContributionVerifier
+    from mpdp.threshold_sum.binding import ContributionKeys
+
+    return ContributionKeys(ContributionVerifier(x509.load_pem_x509_certificate(ca_certificate)), speaks_for)
+
+
 CLIENT_CHECKS = ("every contribution's signature, C = Π contributions, every forwarded partial decryption's "
                  "proof, the combination, the histograms, the labels (argmax), the contributors (and so ε), "
                  "every blame it can repeat (docs/client-checks.md)")
@@ -134,10 +148,9 @@ CLIENT_CHECKS = ("every contribution's signature, C = Π contributions, every fo
 def check_result(topology: Topology, public_key, parameters: DpppParameters, session_id: str,
                  result: dppp_pb2.DpppRoundResult) -> tuple[release.CheckedRound, float]:
     """The client's own check of the aggregator's result, and its seconds; the session fails if it lies."""
-    from launcher.deployment.serve import contribution_keys
-
     started = time.perf_counter()
-    keys = contribution_keys(topology, CLIENT, signs=False)
+    tls = topology.tls_for(CLIENT)
+    keys = _client_keys(Path(tls.ca).read_bytes()) if tls is not None else None  # None: a plaintext deployment
     checked = release.check_round(parameters, public_key, session_id, keys, topology.key_holders,
                                   result)
     return checked, time.perf_counter() - started

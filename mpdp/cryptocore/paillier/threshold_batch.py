@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import gmpy2
 
-from mpdp.cryptocore.arithmetic.multi_exponent import multi_powmod
+from mpdp.cryptocore.arithmetic.multi_exponent import SharedBases, multi_powmod, sliding_multi_powmod
 from mpdp.cryptocore.errors import InvalidCiphertext, InvalidShare
 from mpdp.cryptocore.paillier import ciphertext as ct
 from mpdp.cryptocore.paillier.threshold import (
@@ -45,7 +45,6 @@ from mpdp.cryptocore.paillier.threshold import (
 )
 
 FOLD_EXPONENT_BITS = 128  # δ_i, odd: a wrong proof passes the folded check with probability at most 2^-127
-LONG_WINDOW_BITS = 6  # Straus' window for ~4 800-bit exponents over t ≤ 64 bases (64 entries a base)
 
 
 @dataclass(frozen=True)
@@ -68,12 +67,14 @@ def verify_holders(public: ThresholdPublicKey, ciphertexts: Sequence[int],
     batches = list(batches)
     rejected: dict[int, str] = {}
     folded: list[tuple[BatchPartialDecryption, _Proof]] = []
+    # every holder combines the same ciphertexts (with its own coefficients): their digit tables are built once
+    shared = SharedBases(ciphertexts, public.paillier.nsquare) if len(batches) > 1 and ciphertexts else None
     for batch in batches:
         try:
             if batch.commitments is None:
                 verify_batch(public, ciphertexts, batch, context)
             else:
-                folded.append((batch, _opened(public, ciphertexts, batch, context)))
+                folded.append((batch, _opened(public, ciphertexts, batch, context, shared)))
         except InvalidShare as error:
             rejected[batch.holder] = error.reason
     if folded and not _fold_holds(public, [proof for _, proof in folded]):
@@ -94,7 +95,7 @@ def verify_one_by_one(public: ThresholdPublicKey, ciphertexts: Sequence[int],
 
 
 def _opened(public: ThresholdPublicKey, ciphertexts: list[int], batch: BatchPartialDecryption,
-            context: bytes) -> _Proof:
+            context: bytes, shared: SharedBases | None = None) -> _Proof:
     """The cheap part of one proof's check: sizes, ranges, its combinations and its hash."""
     holder = batch.holder
     if len(batch.values) != len(ciphertexts) or not ciphertexts:
@@ -115,7 +116,8 @@ def _opened(public: ThresholdPublicKey, ciphertexts: list[int], batch: BatchPart
             raise InvalidShare(holder, f"commitment {name} invalid: {error}") from None
     nsquare = public.paillier.nsquare
     coefficients = batch_coefficients(public, holder, context, ciphertexts, batch.values)
-    c4 = gmpy2.powmod(multi_powmod(ciphertexts, coefficients, nsquare), 4, nsquare)
+    combined = shared.power(coefficients) if shared is not None else multi_powmod(ciphertexts, coefficients, nsquare)
+    c4 = gmpy2.powmod(combined, 4, nsquare)
     ci2 = gmpy2.powmod(multi_powmod(batch.values, coefficients, nsquare), 2, nsquare)
     if _challenge(public, holder, context, c4, ci2, a, b) != batch.challenge:
         raise InvalidShare(holder, "proof of correct decryption does not verify")
@@ -125,8 +127,7 @@ def _opened(public: ThresholdPublicKey, ciphertexts: list[int], batch: BatchPart
 def _fold_holds(public: ThresholdPublicKey, proofs: list[_Proof]) -> bool:
     nsquare = public.paillier.nsquare
     weights = [2 * (secrets.randbits(FOLD_EXPONENT_BITS) | 1) for _ in proofs]  # odd δ: never 0
-    long = multi_powmod([p.c4 for p in proofs], [w * p.response for w, p in zip(weights, proofs)], nsquare,
-                        window_bits=LONG_WINDOW_BITS)
+    long = sliding_multi_powmod([p.c4 for p in proofs], [w * p.response for w, p in zip(weights, proofs)], nsquare)
     short = multi_powmod([p.a for p in proofs] + [p.ci2 for p in proofs],
                          weights + [w * p.challenge for w, p in zip(weights, proofs)], nsquare)
     if long != short:
