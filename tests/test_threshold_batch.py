@@ -8,6 +8,7 @@ from dataclasses import replace
 import gmpy2
 import pytest
 
+from mpdp.cryptocore.errors import CryptoError, NotEnoughShares
 from mpdp.cryptocore.paillier import threshold_batch
 from mpdp.cryptocore.paillier.threshold import (
     BatchPartialDecryption,
@@ -15,6 +16,7 @@ from mpdp.cryptocore.paillier.threshold import (
     _combination,
     batch_coefficients,
     combine,
+    combine_vector,
     verify_batch,
 )
 from mpdp.cryptocore.paillier.threshold_batch import verify_holders, verify_one_by_one
@@ -145,3 +147,17 @@ def test_combiner_checks_named_holders_alone_and_rechecks_when_combination_fails
     assert combiner.rejected == {1: "proof of correct decryption does not verify"}
     plaintexts, decryptors = combiner.combine()
     assert decryptors == [2, 3, 4] and plaintexts[3] == 2**150
+
+
+def test_a_vector_combines_as_each_ciphertext_alone(answers):
+    public, _, ciphertexts, batches = answers
+    for chosen in (batches[:public.threshold], batches[-public.threshold:]):
+        shares = {b.holder: b.values for b in chosen}
+        assert combine_vector(public, shares) == [combine(public, [b.share(j) for b in chosen])
+                                                  for j in range(len(ciphertexts))]
+    wrong = {b.holder: b.values for b in batches[:public.threshold]}
+    wrong[1] = (wrong[1][0] * 4 % public.paillier.nsquare, *wrong[1][1:])
+    with pytest.raises(CryptoError):
+        combine_vector(public, wrong)
+    with pytest.raises(NotEnoughShares):
+        combine_vector(public, {b.holder: b.values for b in batches[:public.threshold - 1]})
