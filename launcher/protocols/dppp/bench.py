@@ -192,8 +192,10 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
         search_s = time.perf_counter() - search_started  # the client's once-per-parameter-set search
         agreement = AgreementTimer(public_key, contribution_keys(target.topology, CLIENT, signs=False))
         cold = _rounds(target, queries, True, warmup, "warm-up", ensemble=ensemble, agreement=agreement)
+        load_before = os.getloadavg()[0]  # the shared machine's load stretches a one-process check the most
         packed = _summary_of(_rounds(target, queries, True, rounds, "packed", ensemble=ensemble, agreement=agreement),
                              queries)
+        load_after = os.getloadavg()[0]
         proven = None
         if proven_rounds:
             proven_warmup = _rounds(target, queries, True, 1, "proven votes warm-up", Assurance.PROVEN_VOTES,
@@ -223,6 +225,7 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
                   "delta": DELTA, "dataset": dataset.name, "rows": rows, "teacher_model": "logistic",
                   "ensemble": ensemble,
                   "startup_s": startup_s, "client_noise_search_s": search_s,
+                  "load_average_packed_rounds": [load_before, load_after],
                   "total_tosses": parameters.total_tosses, "tosses_per_teacher": parameters.share_range},
         "warmup": cold,
         "packed": packed,
@@ -299,9 +302,12 @@ def summary(report: dict) -> str:
         f"{1000 * packed['median_client_checks_cpu_s']:.0f} ms, {100 * ratios['client_checks_cpu_vs_round']:.1f} % "
         "of the round",
         f"  the holders' agreement on the slot's one subset  {1000 * packed['median_holder_agreement_s']:.1f} ms a "
-        f"holder, {setup['threshold']} asked: {100 * ratios['holders_agreement_vs_round']:.1f} % of the round "
+        f"holder (CPU {1000 * packed['median_holder_agreement_cpu_s']:.1f} ms), {setup['threshold']} asked: {100 * ratios['holders_agreement_vs_round']:.1f} % of the round "
         f"(target ≤ {100 * report['targets']['holders_agreement_vs_round']:.0f} %; t steps one after another): the "
         "request's shape, the K signatures, C = Π contributions, before any exponentiation with a share",
+        *([f"  load average over the packed rounds: {loads[0]:.1f} to {loads[1]:.1f} on {setup['cores']} cores (a "
+           "one-process step's wall time stretches with it; its CPU time does not)"]
+          if (loads := setup.get("load_average_packed_rounds")) else []),
         "  a packed round's stages: " + ", ".join(f"{k} {v:.2f} s" for k, v in stages.items()),
         f"  first round (cold: fixed-base tables not yet built): {report['warmup'][0]['wall_s']:.2f} s"
         if report["warmup"] else "  no warm-up rounds",
