@@ -45,6 +45,7 @@ from mpdp.cryptocore.paillier.threshold import (
 )
 
 FOLD_EXPONENT_BITS = 128  # δ_i, odd: a wrong proof passes the folded check with probability at most 2^-127
+SHARES_WINDOW_BITS = 4  # V_i over one holder's P ≈ 11 shares, 128-bit ρ: 8 odd powers a share, no table reuse
 
 
 @dataclass(frozen=True)
@@ -118,7 +119,7 @@ def _opened(public: ThresholdPublicKey, ciphertexts: list[int], batch: BatchPart
     coefficients = batch_coefficients(public, holder, context, ciphertexts, batch.values)
     combined = shared.power(coefficients) if shared is not None else multi_powmod(ciphertexts, coefficients, nsquare)
     c4 = gmpy2.powmod(combined, 4, nsquare)
-    ci2 = gmpy2.powmod(multi_powmod(batch.values, coefficients, nsquare), 2, nsquare)
+    ci2 = gmpy2.powmod(sliding_multi_powmod(batch.values, coefficients, nsquare, SHARES_WINDOW_BITS), 2, nsquare)
     if _challenge(public, holder, context, c4, ci2, a, b) != batch.challenge:
         raise InvalidShare(holder, "proof of correct decryption does not verify")
     return _Proof(holder, int(c4), int(ci2), a, b, batch.challenge, batch.response)
