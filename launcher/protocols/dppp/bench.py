@@ -298,7 +298,7 @@ def summary(report: dict) -> str:
         f"  the client's checks  {1000 * packed['median_client_checks_s']:.0f} ms per packed round, "
         f"{100 * ratios['client_checks_vs_round']:.1f} % of the round (target ≤ "
         f"{100 * report['targets']['client_checks_vs_round']:.0f} %): signatures, C, t partial-decryption proofs, "
-        "the combination, the histograms and labels; its CPU "
+        "the combination, the histograms and labels; its CPU (with its worker process's) "
         f"{1000 * packed['median_client_checks_cpu_s']:.0f} ms, {100 * ratios['client_checks_cpu_vs_round']:.1f} % "
         "of the round",
         f"  the holders' agreement on the slot's one subset  {1000 * packed['median_holder_agreement_s']:.1f} ms a "
