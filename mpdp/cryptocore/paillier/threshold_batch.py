@@ -10,8 +10,9 @@ exponents δ_i chosen by the verifier (from `secrets`, after every answer is fix
     Π (c4_i)^(2δ_i·z_i)  =  Π a_i^(2δ_i) · (ci2_i)^(2δ_i·e_i)
     v^(Σ 2δ_i·z_i)       =  Π b_i^(2δ_i) · v_i^(2δ_i·e_i)
 
-one simultaneous multi-exponentiation for the long exponents, one fixed-base power of v, and short ones.
-When the folded equations fail, each proof is checked alone, which names the holders whose proofs fail.
+one simultaneous multi-exponentiation with sliding windows for the long exponents (computed, with the c4_i, in
+`offload`'s worker process when the caller started one, beside the rest), one fixed-base power of v, and short
+ones. When the folded equations fail, each proof is checked alone, which names the holders whose proofs fail.
 
 Soundness, argued in `docs/client-checks.md`: if some holder's equation is off by X_k with X_k² ≠ 1, the folded
 one holds for at most one value of δ_k mod ord(X_k²) given the others (small-exponent test, Bellare–Garay–Rabin):
