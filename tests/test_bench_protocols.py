@@ -34,6 +34,13 @@ def test_bench_dppp_reports_labels_per_second_beside_the_paper_layout_and_the_fl
         packed["median_client_checks_s"] / packed["median_wall_s"])
     assert 0 < packed["median_client_checks_cpu_s"] and report["ratios"]["client_checks_cpu_vs_round"] == pytest.approx(
         packed["median_client_checks_cpu_s"] / packed["median_wall_s"])
+    # The holders' agreement step, timed on each round's own request: t = 3 holders took it, its ratio follows.
+    assert "the holders' agreement" in result.stdout
+    assert all(r["holders_agreement"]["holders"] == 3 and r["holders_agreement"]["wall_s"] > 0 for r in packed["rounds"])
+    assert report["ratios"]["holders_agreement_vs_round"] == pytest.approx(
+        packed["median_holders_agreement_s"] / packed["median_wall_s"])
+    shares = sorted(r["stages_s"]["client_checks"] / r["wall_s"] for r in packed["rounds"])
+    assert packed["median_client_checks_share"] == pytest.approx((shares[0] + shares[1]) / 2)  # two rounds
     # t = 3 of 3 holders: every one decrypts each of the teachers' ciphertexts (one each at Q·C = 60 slots).
     assert report["setup"]["threshold"] == 3 and floor["ciphertexts_per_teacher"] == 1
     assert floor["seconds_per_round_one_core"] == pytest.approx(

@@ -8,7 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mpdp.cryptocore.arithmetic.multi_exponent import BUCKET_MIN_BASES, multi_powmod
+from mpdp.cryptocore.arithmetic.multi_exponent import (
+    BUCKET_MIN_BASES,
+    SharedBases,
+    multi_powmod,
+    sliding_multi_powmod,
+)
 
 MODULI = st.integers(min_value=2, max_value=2**600)
 TERMS = st.lists(st.tuples(st.integers(min_value=0, max_value=2**700), st.integers(min_value=0, max_value=2**200)),
@@ -26,6 +31,16 @@ def _separately(bases, exponents, modulus):
 def test_equals_the_product_of_separate_powers(terms, modulus, window):
     bases, exponents = [b for b, _ in terms], [e for _, e in terms]
     assert multi_powmod(bases, exponents, modulus, window) == _separately(bases, exponents, modulus)
+
+
+@given(TERMS, MODULI, st.integers(min_value=1, max_value=8))
+def test_sliding_windows_and_shared_tables_equal_the_product_of_separate_powers(terms, modulus, window):
+    bases, exponents = [b for b, _ in terms], [e for _, e in terms]
+    expected = _separately(bases, exponents, modulus)
+    assert sliding_multi_powmod(bases, exponents, modulus, window) == expected
+    shared = SharedBases(bases, modulus, window)
+    assert shared.power(exponents) == expected
+    assert shared.power(exponents[::-1]) == _separately(bases, exponents[::-1], modulus)  # the tables are reused
 
 
 MANY = st.lists(st.tuples(st.integers(min_value=0, max_value=2**300), st.integers(min_value=0, max_value=2**70)),

@@ -8,6 +8,8 @@ from dataclasses import replace
 import gmpy2
 import pytest
 
+from mpdp.cryptocore.arithmetic import offload
+from mpdp.cryptocore.errors import CryptoError, NotEnoughShares
 from mpdp.cryptocore.paillier import threshold_batch
 from mpdp.cryptocore.paillier.threshold import (
     BatchPartialDecryption,
@@ -15,6 +17,7 @@ from mpdp.cryptocore.paillier.threshold import (
     _combination,
     batch_coefficients,
     combine,
+    combine_vector,
     verify_batch,
 )
 from mpdp.cryptocore.paillier.threshold_batch import verify_holders, verify_one_by_one
@@ -145,3 +148,52 @@ def test_combiner_checks_named_holders_alone_and_rechecks_when_combination_fails
     assert combiner.rejected == {1: "proof of correct decryption does not verify"}
     plaintexts, decryptors = combiner.combine()
     assert decryptors == [2, 3, 4] and plaintexts[3] == 2**150
+
+
+def test_a_vector_combines_as_each_ciphertext_alone(answers):
+    public, _, ciphertexts, batches = answers
+    for chosen in (batches[:public.threshold], batches[-public.threshold:]):
+        shares = {b.holder: b.values for b in chosen}
+        assert combine_vector(public, shares) == [combine(public, [b.share(j) for b in chosen])
+                                                  for j in range(len(ciphertexts))]
+    wrong = {b.holder: b.values for b in batches[:public.threshold]}
+    wrong[1] = (wrong[1][0] * 4 % public.paillier.nsquare, *wrong[1][1:])
+    with pytest.raises(CryptoError):
+        combine_vector(public, wrong)
+    with pytest.raises(NotEnoughShares):
+        combine_vector(public, {b.holder: b.values for b in batches[:public.threshold - 1]})
+
+
+def test_the_folded_check_with_its_long_part_in_a_worker_process_gives_the_same_verdicts(answers):
+    """What the DPPP client runs (`offload.start()`): honest answers pass, a wrong share names its holder only, a
+    holder whose hash fails leaves the product without failing the others."""
+    public, _, ciphertexts, batches = answers
+    values = list(batches[2].values)
+    values[1] = values[1] * (public.n + 1) % public.paillier.nsquare
+    offload.start()
+    try:
+        pending = offload.submit(pow, 3, 4, 7)
+        assert pending is not None and offload.run(pending, pow, 0, 0) == 4  # the worker answered, not this process
+        spent = offload.worker_cpu_seconds()
+        assert verify_holders(public, ciphertexts, batches, CONTEXT) == {}
+        assert offload.worker_cpu_seconds() > spent  # the long part ran there, and its CPU is counted
+        assert set(verify_holders(public, ciphertexts, [*batches[:2], replace(batches[2], values=tuple(values)),
+                                                        *batches[3:]], CONTEXT)) == {3}
+        assert verify_holders(public, ciphertexts, [replace(batches[0], challenge=batches[0].challenge ^ 1),
+                                                    *batches[1:]], CONTEXT) == {
+            1: "proof of correct decryption does not verify"}
+    finally:
+        offload.stop()
+
+
+def test_a_dead_worker_leaves_the_check_to_this_process(answers):
+    public, _, ciphertexts, batches = answers
+    offload.start()
+    try:
+        process = offload._worker[0]
+        process.terminate()
+        process.join()
+        assert verify_holders(public, ciphertexts, batches, CONTEXT) == {}
+        assert offload._worker is None  # not used again
+    finally:
+        offload.stop()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from mpdp.cryptocore.errors import InvalidShare, NotEnoughShares
-from mpdp.cryptocore.paillier.threshold import BatchPartialDecryption, ThresholdPublicKey, combine, verify_batch
+from mpdp.cryptocore.paillier.threshold import BatchPartialDecryption, ThresholdPublicKey, combine_vector, verify_batch
 from mpdp.cryptocore.paillier.threshold_batch import verify_holders, verify_one_by_one
 from mpdp.proto.v1 import threshold_sum_pb2
 from mpdp.sessions.errors import aborted, denied, precondition
@@ -115,9 +115,7 @@ class SumCombiner:
         if len(self.partials) < self.public_key.threshold:
             raise aborted(str(NotEnoughShares(self.public_key.threshold, len(self.partials), self.rejected)))
         decryptors = sorted(self.partials)[: self.public_key.threshold]
-        plaintexts = [combine(self.public_key, [self.partials[h].share(index) for h in decryptors])
-                      for index in range(len(self.aggregate))]
-        return plaintexts, decryptors
+        return combine_vector(self.public_key, {h: self.partials[h].values for h in decryptors}), decryptors
 
     def forget(self) -> None:
         self.partials.clear()

@@ -19,19 +19,23 @@ import gmpy2
 from launcher.bench import observe_overhead
 from launcher.bench.deployment import CpuMeter, by_role, deployment, synthetic_dataset
 from launcher.common.progress import progress
+from launcher.deployment.serve import contribution_keys
 from launcher.protocols.dppp import client as dppp_client
+from launcher.protocols.dppp.bench_agreement import AgreementTimer
 from mpdp.cryptocore.paillier import keyfiles
 from mpdp.protocols.dppp.parameters import DpppParameters, default_threshold
+from mpdp.sessions.identity import CLIENT
 from mpdp.vote_proofs.assurance import Assurance
 
 EPSILON, DELTA = 10.0, 1e-5
-TARGETS = {"labels_per_s": 100, "packed_vs_paper": 50, "wall_vs_floor_one_core": 2, "client_checks_vs_round": 0.10}
+TARGETS = {"labels_per_s": 100, "packed_vs_paper": 50, "wall_vs_floor_one_core": 2, "client_checks_vs_round": 0.10,
+           "holders_agreement_vs_round": 0.10}
 UNIT_REPEAT = 30
 DEADLINE_S = 600.0  # per stage: a loaded machine checks ten teachers' committed bits one after another
 
 
 def _rounds(target, queries: int, packed: bool, count: int, label: str, assurance: Assurance = Assurance.NONE,
-            ensemble: int = 1) -> list[dict]:
+            ensemble: int = 1, agreement: AgreementTimer | None = None) -> list[dict]:
     rounds = []
     meter = CpuMeter(target.pids())
     for number in range(1, count + 1):
@@ -46,6 +50,8 @@ def _rounds(target, queries: int, packed: bool, count: int, label: str, assuranc
                        "stages_s": {k: v for k, v in timing.items() if k != "client_round_trip"},
                        "cpu_s_by_role": by_role(cpu), "cpu_s_total": sum(cpu.values()),
                        "bytes": sum(r["request_bytes"] + r["response_bytes"] for r in report["traffic"])})
+        if agreement is not None:
+            rounds[-1]["holders_agreement"] = agreement.time(report)
         progress(f"{label} round {number}/{count}: {queries / timing['client_round_trip']:.1f} labels/s "
                  f"({timing['client_round_trip']:.2f} s)")
     return rounds
@@ -60,7 +66,24 @@ def _summary_of(rounds: list[dict], queries: int) -> dict:
             "median_client_checks_s": statistics.median(r["stages_s"].get("client_checks", 0.0) for r in rounds),
             # the launcher is one process among the roles' many: on a loaded machine its wall time stretches more
             "median_client_checks_cpu_s": statistics.median(r["stages_s"].get("client_checks_cpu", 0.0)
-                                                            for r in rounds)}
+                                                            for r in rounds),
+            # each check over its own round: the two measured back to back, under the same load
+            "median_client_checks_share": statistics.median(r["stages_s"].get("client_checks", 0.0) / r["wall_s"]
+                                                            for r in rounds),
+            **_agreement_summary(rounds)}
+
+
+def _agreement_summary(rounds: list[dict]) -> dict:
+    """The holders' agreement step (bench_agreement.py): one holder's, and t of them one after another, per round."""
+    timed = [r["holders_agreement"] for r in rounds if "holders_agreement" in r]
+    if not timed:
+        return {}
+    return {"median_holder_agreement_s": statistics.median(a["wall_s"] for a in timed),
+            "median_holder_agreement_cpu_s": statistics.median(a["cpu_s"] for a in timed),
+            "median_holders_agreement_s": statistics.median(a["holders"] * a["wall_s"] for a in timed),
+            "median_holders_agreement_share": statistics.median(r["holders_agreement"]["holders"]
+                                                                * r["holders_agreement"]["wall_s"] / r["wall_s"]
+                                                                for r in rounds if "holders_agreement" in r)}
 
 
 def _unit_costs(public_key) -> dict:
@@ -181,8 +204,12 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
         parameters = DpppParameters.with_minimal_noise(EPSILON, DELTA, queries, classes, teachers, 2 / 3, True,
                                                        public_key.key_id, ensemble=ensemble)
         search_s = time.perf_counter() - search_started  # the client's once-per-parameter-set search
-        cold = _rounds(target, queries, True, warmup, "warm-up", ensemble=ensemble)
-        packed = _summary_of(_rounds(target, queries, True, rounds, "packed", ensemble=ensemble), queries)
+        agreement = AgreementTimer(public_key, contribution_keys(target.topology, CLIENT, signs=False))
+        cold = _rounds(target, queries, True, warmup, "warm-up", ensemble=ensemble, agreement=agreement)
+        load_before = os.getloadavg()[0]  # the shared machine's load stretches a one-process check the most
+        packed = _summary_of(_rounds(target, queries, True, rounds, "packed", ensemble=ensemble, agreement=agreement),
+                             queries)
+        load_after = os.getloadavg()[0]
         observed = observe_overhead.run(
             target, lambda: deployment(teachers, bits, dataset, seed=seed, model="logistic"),
             lambda topology, data: _packed_round(topology, data, queries, ensemble), teachers,
@@ -216,6 +243,7 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
                   "delta": DELTA, "dataset": dataset.name, "rows": rows, "teacher_model": "logistic",
                   "ensemble": ensemble,
                   "startup_s": startup_s, "client_noise_search_s": search_s,
+                  "load_average_packed_rounds": [load_before, load_after],
                   "total_tosses": parameters.total_tosses, "tosses_per_teacher": parameters.share_range},
         "warmup": cold,
         "packed": packed,
@@ -229,6 +257,7 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
                    "wall_vs_floor_all_cores": packed["median_wall_s"] / (floor_round_s / cores),
                    "client_checks_vs_round": packed["median_client_checks_s"] / packed["median_wall_s"],
                    "client_checks_cpu_vs_round": packed["median_client_checks_cpu_s"] / packed["median_wall_s"],
+                   "holders_agreement_vs_round": packed["median_holders_agreement_s"] / packed["median_wall_s"],
                    **({"proven_vs_packed": proven["labels_per_s"] / packed["labels_per_s"]} if proven else {})},
         "targets": TARGETS,
         "default_threshold": default_threshold(public_key.holders),
@@ -287,10 +316,19 @@ def summary(report: dict) -> str:
         f"{report['targets']['wall_vs_floor_one_core']}×), {ratios['wall_vs_floor_all_cores']:.2f}× all cores",
         f"  the client's checks  {1000 * packed['median_client_checks_s']:.0f} ms per packed round, "
         f"{100 * ratios['client_checks_vs_round']:.1f} % of the round (target ≤ "
-        f"{100 * report['targets']['client_checks_vs_round']:.0f} %): signatures, C, t partial-decryption proofs, "
-        "the combination, the histograms and labels; its CPU "
+        f"{100 * report['targets']['client_checks_vs_round']:.0f} %; each round's own: median "
+        f"{100 * packed['median_client_checks_share']:.1f} %): signatures, C, t partial-decryption proofs, "
+        "the combination, the histograms and labels; its CPU (with its worker process's) "
         f"{1000 * packed['median_client_checks_cpu_s']:.0f} ms, {100 * ratios['client_checks_cpu_vs_round']:.1f} % "
         "of the round",
+        f"  the holders' agreement on the slot's one subset  {1000 * packed['median_holder_agreement_s']:.1f} ms a "
+        f"holder (CPU {1000 * packed['median_holder_agreement_cpu_s']:.1f} ms), {setup['threshold']} asked: {100 * ratios['holders_agreement_vs_round']:.1f} % of the round "
+        f"(target ≤ {100 * report['targets']['holders_agreement_vs_round']:.0f} %; each round's own: median "
+        f"{100 * packed['median_holders_agreement_share']:.1f} %; t steps one after another): the "
+        "request's shape, the K signatures, C = Π contributions, before any exponentiation with a share",
+        *([f"  load average over the packed rounds: {loads[0]:.1f} to {loads[1]:.1f} on {setup['cores']} cores (a "
+           "one-process step's wall time stretches with it; its CPU time does not)"]
+          if (loads := setup.get("load_average_packed_rounds")) else []),
         "  a packed round's stages: " + ", ".join(f"{k} {v:.2f} s" for k, v in stages.items()),
         f"  first round (cold: fixed-base tables not yet built): {report['warmup'][0]['wall_s']:.2f} s"
         if report["warmup"] else "  no warm-up rounds",

@@ -100,12 +100,13 @@ class SlotLayout:
             raise ValueError("number of biased summands outside the layout")
         if len(plaintexts) != self.plaintexts_needed(count):
             raise EncodingOverflow(f"{len(plaintexts)} plaintexts cannot hold exactly {count} values")
-        slot_mask = (1 << self.slot_bits) - 1
+        width, per_plaintext = self.slot_bits, self.slots_per_plaintext  # properties: read once, not per slot
+        slot_mask = (1 << width) - 1
         offset = biased_summands * self.bias
         values: list[int] = []
         for plaintext in plaintexts:
             if not 0 <= plaintext < 1 << self.plaintext_bits:
                 raise EncodingOverflow("packed plaintext outside the layout (negative or too large)")
-            for position in range(min(self.slots_per_plaintext, count - len(values))):
-                values.append(((plaintext >> (position * self.slot_bits)) & slot_mask) - offset)
+            for position in range(min(per_plaintext, count - len(values))):
+                values.append(((plaintext >> (position * width)) & slot_mask) - offset)
         return values

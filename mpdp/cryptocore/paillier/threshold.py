@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import math
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -34,6 +35,7 @@ BATCH_COEFFICIENT_BITS = 128
 MAX_HOLDERS = 64  # Δ = ℓ! grows fast; the launcher's committees have at most 16
 # A dealer's share is below n·m < n²; a share dealt by the key holders themselves (integer secret sharing,
 # docs/distributed-keygen.md) is below n²·2^SHARE_SLACK_BITS, and the proof's randomness covers that too.
+COMBINE_WINDOW_BITS = 3  # t ≈ 7 shares raised to 2λ_i of ~25 bits: 6 table entries a share pay off
 SHARE_SLACK_BITS = 320
 
 
@@ -331,6 +333,38 @@ def combine(public: ThresholdPublicKey, partials: list[PartialDecryption]) -> in
         raise CryptoError("the partial decryptions do not combine to a decryption (c′ ≢ 1 mod n)")
     scale = gmpy2.invert(4 * public.delta * public.delta, n)
     return int((combined - 1) // n * scale % n)
+
+
+def combine_vector(public: ThresholdPublicKey, shares: dict[int, Sequence[int]]) -> list[int]:
+    """`combine` for every ciphertext of a vector, from exactly t holders' shares of each ({holder: shares}): the
+    Lagrange coefficients once, and per ciphertext one multi-exponentiation of the shares with positive
+    coefficients over one of those with negative ones (one inversion instead of one per negative coefficient).
+    Raises as `combine` does when the shares of any ciphertext do not combine to a decryption."""
+    if len(shares) != public.threshold:
+        raise NotEnoughShares(public.threshold, len(shares), {})
+    holders = sorted(shares)
+    lengths = {len(values) for values in shares.values()}
+    if len(lengths) != 1:
+        raise ValueError("the holders' share vectors differ in length")
+    n, nsquare = public.n, public.paillier.nsquare
+    exponents = {h: 2 * lagrange_coefficient(public.delta, holders, h) for h in holders}
+    positive = [h for h in holders if exponents[h] > 0]
+    negative = [h for h in holders if exponents[h] < 0]
+    scale = gmpy2.invert(4 * public.delta * public.delta, n)
+    plaintexts = []
+    for index in range(lengths.pop()):
+        above = multi_powmod([shares[h][index] for h in positive], [exponents[h] for h in positive], nsquare,
+                             window_bits=COMBINE_WINDOW_BITS)
+        below = multi_powmod([shares[h][index] for h in negative], [-exponents[h] for h in negative], nsquare,
+                             window_bits=COMBINE_WINDOW_BITS)
+        try:
+            combined = above * gmpy2.invert(below, nsquare) % nsquare
+        except ZeroDivisionError:  # a share that is no unit: no decryption either
+            raise CryptoError("the partial decryptions do not combine to a decryption (a share is no unit)") from None
+        if combined % n != 1:
+            raise CryptoError("the partial decryptions do not combine to a decryption (c′ ≢ 1 mod n)")
+        plaintexts.append(int((combined - 1) // n * scale % n))
+    return plaintexts
 
 
 def decrypt(

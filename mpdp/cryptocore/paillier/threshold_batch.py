@@ -10,8 +10,9 @@ exponents δ_i chosen by the verifier (from `secrets`, after every answer is fix
     Π (c4_i)^(2δ_i·z_i)  =  Π a_i^(2δ_i) · (ci2_i)^(2δ_i·e_i)
     v^(Σ 2δ_i·z_i)       =  Π b_i^(2δ_i) · v_i^(2δ_i·e_i)
 
-one simultaneous multi-exponentiation for the long exponents, one fixed-base power of v, and short ones.
-When the folded equations fail, each proof is checked alone, which names the holders whose proofs fail.
+one simultaneous multi-exponentiation with sliding windows for the long exponents (computed, with the c4_i, in
+`offload`'s worker process when the caller started one, beside the rest), one fixed-base power of v, and short
+ones. When the folded equations fail, each proof is checked alone, which names the holders whose proofs fail.
 
 Soundness, argued in `docs/client-checks.md`: if some holder's equation is off by X_k with X_k² ≠ 1, the folded
 one holds for at most one value of δ_k mod ord(X_k²) given the others (small-exponent test, Bellare–Garay–Rabin):
@@ -31,7 +32,8 @@ from dataclasses import dataclass
 
 import gmpy2
 
-from mpdp.cryptocore.arithmetic.multi_exponent import multi_powmod
+from mpdp.cryptocore.arithmetic import offload
+from mpdp.cryptocore.arithmetic.multi_exponent import SharedBases, multi_powmod, sliding_multi_powmod
 from mpdp.cryptocore.errors import InvalidCiphertext, InvalidShare
 from mpdp.cryptocore.paillier import ciphertext as ct
 from mpdp.cryptocore.paillier.threshold import (
@@ -45,7 +47,7 @@ from mpdp.cryptocore.paillier.threshold import (
 )
 
 FOLD_EXPONENT_BITS = 128  # δ_i, odd: a wrong proof passes the folded check with probability at most 2^-127
-LONG_WINDOW_BITS = 6  # Straus' window for ~4 800-bit exponents over t ≤ 64 bases (64 entries a base)
+SHARES_WINDOW_BITS = 4  # V_i over one holder's P ≈ 11 shares, 128-bit ρ: 8 odd powers a share, no table reuse
 
 
 @dataclass(frozen=True)
@@ -63,21 +65,47 @@ def verify_holders(public: ThresholdPublicKey, ciphertexts: Sequence[int],
                    batches: Iterable[BatchPartialDecryption], context: bytes) -> dict[int, str]:
     """{holder: reason} for every answer whose proof fails; every other answer's proof holds (up to the
     order-2 slack the module's docstring states, which `combine` catches). Answers without commitments are
-    checked one by one."""
+    checked one by one. With `offload.start()` called, the C_i and the long product run in a second process
+    meanwhile (`_long_side`); the verdicts are the same."""
     ciphertexts = list(ciphertexts)
     batches = list(batches)
+    nsquare = public.paillier.nsquare
     rejected: dict[int, str] = {}
-    folded: list[tuple[BatchPartialDecryption, _Proof]] = []
+    admitted: list[tuple[BatchPartialDecryption, list[int]]] = []
     for batch in batches:
         try:
             if batch.commitments is None:
                 verify_batch(public, ciphertexts, batch, context)
             else:
-                folded.append((batch, _opened(public, ciphertexts, batch, context)))
+                admitted.append((batch, _admitted(public, ciphertexts, batch, context)))
         except InvalidShare as error:
             rejected[batch.holder] = error.reason
-    if folded and not _fold_holds(public, [proof for _, proof in folded]):
-        rejected.update(verify_one_by_one(public, ciphertexts, [batch for batch, _ in folded], context))
+    if not admitted:
+        return rejected
+    # δ_i, drawn here after every answer is fixed; they never leave this process and its worker
+    weights = [2 * (secrets.randbits(FOLD_EXPONENT_BITS) | 1) for _ in admitted]  # odd δ: never 0
+    long_arguments = (ciphertexts, [coefficients for _, coefficients in admitted],
+                      [w * batch.response for w, (batch, _) in zip(weights, admitted)], nsquare)
+    pending = offload.submit(_long_side, *long_arguments)
+    shares = [gmpy2.powmod(sliding_multi_powmod(batch.values, coefficients, nsquare, SHARES_WINDOW_BITS), 2, nsquare)
+              for batch, coefficients in admitted]
+    sides = _short_sides(public, [batch for batch, _ in admitted], shares, weights)
+    c4s, long = offload.run(pending, _long_side, *long_arguments)
+    proofs: list[tuple[BatchPartialDecryption, _Proof, int]] = []
+    for (batch, _), c4, ci2, weight in zip(admitted, c4s, shares, weights):
+        assert batch.commitments is not None
+        a, b = batch.commitments
+        if _challenge(public, batch.holder, context, c4, ci2, a, b) != batch.challenge:
+            rejected[batch.holder] = "proof of correct decryption does not verify"
+        else:
+            proofs.append((batch, _Proof(batch.holder, int(c4), int(ci2), a, b, batch.challenge, batch.response),
+                           weight))
+    if len(proofs) < len(admitted) and proofs:  # a hash failed: that holder's terms leave both sides
+        kept = [w for _, _, w in proofs]
+        long = sliding_multi_powmod([p.c4 for _, p, _ in proofs], [w * p.response for _, p, w in proofs], nsquare)
+        sides = _short_sides(public, [batch for batch, _, _ in proofs], [p.ci2 for _, p, _ in proofs], kept)
+    if proofs and not _fold_holds(long, sides):
+        rejected.update(verify_one_by_one(public, ciphertexts, [batch for batch, _, _ in proofs], context))
     return rejected
 
 
@@ -93,9 +121,9 @@ def verify_one_by_one(public: ThresholdPublicKey, ciphertexts: Sequence[int],
     return rejected
 
 
-def _opened(public: ThresholdPublicKey, ciphertexts: list[int], batch: BatchPartialDecryption,
-            context: bytes) -> _Proof:
-    """The cheap part of one proof's check: sizes, ranges, its combinations and its hash."""
+def _admitted(public: ThresholdPublicKey, ciphertexts: list[int], batch: BatchPartialDecryption,
+              context: bytes) -> list[int]:
+    """The cheap checks of one answer (sizes, ranges, commitments) and its coefficients ρ."""
     holder = batch.holder
     if len(batch.values) != len(ciphertexts) or not ciphertexts:
         raise InvalidShare(holder, f"{len(batch.values)} shares for {len(ciphertexts)} ciphertexts")
@@ -107,34 +135,47 @@ def _opened(public: ThresholdPublicKey, ciphertexts: list[int], batch: BatchPart
     if not 0 <= batch.response < max_response:
         raise InvalidShare(holder, "response out of range")
     assert batch.commitments is not None
-    a, b = batch.commitments
-    for name, element in (("a", a), ("b", b)):
+    for name, element in zip("ab", batch.commitments):
         try:
             ct.validate(public.paillier, element)
         except InvalidCiphertext as error:
             raise InvalidShare(holder, f"commitment {name} invalid: {error}") from None
-    nsquare = public.paillier.nsquare
-    coefficients = batch_coefficients(public, holder, context, ciphertexts, batch.values)
-    c4 = gmpy2.powmod(multi_powmod(ciphertexts, coefficients, nsquare), 4, nsquare)
-    ci2 = gmpy2.powmod(multi_powmod(batch.values, coefficients, nsquare), 2, nsquare)
-    if _challenge(public, holder, context, c4, ci2, a, b) != batch.challenge:
-        raise InvalidShare(holder, "proof of correct decryption does not verify")
-    return _Proof(holder, int(c4), int(ci2), a, b, batch.challenge, batch.response)
+    return batch_coefficients(public, holder, context, ciphertexts, batch.values)
 
 
-def _fold_holds(public: ThresholdPublicKey, proofs: list[_Proof]) -> bool:
+def _long_side(ciphertexts: list[int], coefficients: list[list[int]], exponents: list[int],
+               nsquare: int) -> tuple[list[int], int]:
+    """([C_i⁴], Π (C_i⁴)^exponents_i): every holder's combination of the same ciphertexts (their digit tables built
+    once) and the folded equation's long product. Public values only: it may run in `offload`'s worker."""
+    shared = SharedBases(ciphertexts, nsquare)
+    c4s = [int(gmpy2.powmod(shared.power(row), 4, nsquare)) for row in coefficients]
+    return c4s, int(sliding_multi_powmod(c4s, exponents, nsquare))
+
+
+@dataclass(frozen=True)
+class _ShortSides:
+    short: int  # Π a_i^(2δ_i)·(V_i²)^(2δ_i e_i)
+    base: int  # v^(Σ 2δ_i z_i)
+    keys: int  # Π b_i^(2δ_i)·v_i^(2δ_i e_i)
+
+
+def _short_sides(public: ThresholdPublicKey, batches: list[BatchPartialDecryption], shares: list,
+                 weights: list[int]) -> _ShortSides:
+    """The folded equations' sides other than the long product, from the answers and V_i² (`shares`)."""
     nsquare = public.paillier.nsquare
-    weights = [2 * (secrets.randbits(FOLD_EXPONENT_BITS) | 1) for _ in proofs]  # odd δ: never 0
-    long = multi_powmod([p.c4 for p in proofs], [w * p.response for w, p in zip(weights, proofs)], nsquare,
-                        window_bits=LONG_WINDOW_BITS)
-    short = multi_powmod([p.a for p in proofs] + [p.ci2 for p in proofs],
-                         weights + [w * p.challenge for w, p in zip(weights, proofs)], nsquare)
-    if long != short:
-        return False
-    base_side = _verification_base_power(public, sum(w * p.response for w, p in zip(weights, proofs)))
-    keys_side = multi_powmod([p.b for p in proofs] + [public.verification_key(p.holder) for p in proofs],
-                             weights + [w * p.challenge for w, p in zip(weights, proofs)], nsquare)
-    return base_side == keys_side
+    commitments = [batch.commitments for batch in batches]
+    assert all(c is not None for c in commitments)
+    short = multi_powmod([c[0] for c in commitments if c] + list(shares),
+                         weights + [w * batch.challenge for w, batch in zip(weights, batches)], nsquare)
+    base = _verification_base_power(public, sum(w * batch.response for w, batch in zip(weights, batches)))
+    keys = multi_powmod([c[1] for c in commitments if c] + [public.verification_key(b.holder) for b in batches],
+                        weights + [w * batch.challenge for w, batch in zip(weights, batches)], nsquare)
+    return _ShortSides(int(short), int(base), int(keys))
+
+
+def _fold_holds(long: int, sides: _ShortSides) -> bool:
+    """Π (C_i⁴)^(2δ_i z_i) = Π a_i^(2δ_i)·(V_i²)^(2δ_i e_i) and v^(Σ 2δ_i z_i) = Π b_i^(2δ_i)·v_i^(2δ_i e_i)."""
+    return long == sides.short and sides.base == sides.keys
 
 
 def _verification_base_power(public: ThresholdPublicKey, exponent: int) -> int:
