@@ -64,7 +64,7 @@ def _provider():
 PARTS = {"off": (), "metrics": ("metrics",), "spans": ("spans",), "on": ("spans", "metrics")}
 
 
-async def _per_call(calls: int, parts: tuple[str, ...]) -> float:
+async def _per_call(calls: int, parts: tuple[str, ...], kind) -> float:
     """CPU seconds per call from the client's interceptors to the servicer and back."""
     me, peer = Principal.parse("aggregator/0"), Principal.parse("party/2")
     servers: list = [ServerTrafficInterceptor(TrafficLog(), peer)]
@@ -91,7 +91,7 @@ async def _per_call(calls: int, parts: tuple[str, ...]) -> float:
             continuation, interceptor)
     handler = await continuation(_Details(STEP))
     request = role_pb2.Envelope(session_id="s-1", sender=str(me), receiver=str(peer))
-    _sample_message(request)
+    _sample_message(request, kind)
 
     async def send(details, message):
         context = _Context([*details.metadata, (SENDER_METADATA_KEY, str(me))])
@@ -119,13 +119,14 @@ async def _per_call(calls: int, parts: tuple[str, ...]) -> float:
     return (time.process_time() - started) / calls
 
 
-def run(calls: int = 2000, rounds: int = 3) -> dict:
+def run(kind, calls: int = 2000, rounds: int = 3) -> dict:
     """`rounds` interleaved measurements of `calls` calls for each set of interceptors (none, metrics only, spans
-    only, both); medians in ms of CPU per call, and each one's extra over none."""
+    only, both), each carrying a small message of the protocol whose message type is `kind`; medians in ms of CPU
+    per call, and each one's extra over none."""
     measured: dict[str, list[float]] = {name: [] for name in PARTS}
     for _ in range(rounds):
         for name, parts in PARTS.items():
-            measured[name].append(asyncio.run(_per_call(calls, parts)) * 1e3)
+            measured[name].append(asyncio.run(_per_call(calls, parts, kind)) * 1e3)
     medians = {name: statistics.median(values) for name, values in measured.items()}
     return {"calls": calls, "rounds": rounds, "ms": measured, "median_ms": medians,
             "extra_ms": {name: medians[name] - medians["off"] for name in PARTS if name != "off"}}
@@ -138,12 +139,9 @@ def summary(report: dict) -> str:
             f"client span, OTLP encoding included, the send not), + {extra['on']:.3f} ms both")
 
 
-def _sample_message(envelope) -> None:
-    """The first registered protocol's first message kind that carries a matrix, filled with a 4 × 3 one: a small
-    step of a session, whichever protocols are registered."""
-    from launcher.registry import PROTOCOLS
-
-    kind = next(iter(PROTOCOLS.values())).message_type
+def _sample_message(envelope, kind) -> None:
+    """The protocol message type `kind`'s first step that carries a matrix, filled with a 4 × 3 one: a small step of
+    a session, whichever protocol it is."""
     field = next(f for f in envelope.DESCRIPTOR.fields if f.message_type is kind.DESCRIPTOR)
     message = getattr(envelope, field.name)
     for step in kind.DESCRIPTOR.fields:

@@ -26,11 +26,11 @@ from collections.abc import Callable, Coroutine
 from contextlib import AbstractContextManager
 from typing import Any
 
-from launcher.bench import observe, observe_calls
+from launcher.bench import observe_calls, observed_roles
 from launcher.bench.deployment import CpuMeter, Deployment, wait_until_idle
 from launcher.common.progress import progress
 
-TARGET_RATIO = observe.TARGET_RATIO
+TARGET_RATIO = observed_roles.TARGET_RATIO
 TARGET_READS = "cpu_s"  # the role processes' CPU seconds, summed
 ORDERS = (("off", "on"), ("on", "off"))  # pair by pair, so that neither side always runs first
 IDLE_LIMIT_S = 10.0  # at most this long for the roles to fall idle before a round
@@ -77,21 +77,22 @@ def ratios(measured: dict[str, dict[str, list[float]]], what: str) -> dict:
 
 
 def run(off: Deployment, start_observed: Callable[[], AbstractContextManager[Deployment]], play: Round,
-        parties: int, pairs: int, warmup: int = 1) -> dict:
+        parties: int, pairs: int, message_type, warmup: int = 1) -> dict:
     """`off` is the bench's running deployment; `start_observed()` starts one alike (it is started inside the
-    variables that turn the extra on); `play` is the bench's round. `warmup` rounds on the new deployment first
+    variables that turn the extra on); `play` is the bench's round; `message_type` the protocol's message, which
+    the per-call measurement carries. `warmup` rounds on the new deployment first
     (its fixed-base tables are cold), the first one's spans waited for and counted."""
     if pairs < 1:
         raise ValueError("observe overhead: at least one pair of rounds")
     reason = skipped_because()
     if reason is not None:
         return {"skipped": reason}
-    observer = observe.Observer(parties)
+    observer = observed_roles.Observer(parties)
     played = _Played(play)
     checks: list[dict] = []
     try:
         progress(f"observe overhead: starting a second deployment of {parties} parties with the [observe] extra on")
-        with observe.environment(observer.environment), start_observed() as on:
+        with observed_roles.environment(observer.environment), start_observed() as on:
             warm = [observer.session(played, on, parties, spans=number == 0)[1] for number in range(warmup)]
             known = set(observer.receiver.sessions())
             meters = {"off": CpuMeter(off.pids()), "on": CpuMeter(on.pids())}
@@ -113,7 +114,7 @@ def run(off: Deployment, start_observed: Callable[[], AbstractContextManager[Dep
             load = [list(os.getloadavg())]  # the machine's other work meanwhile, beside the figures it blurs
             measured = alternate(pairs, measure)
             load.append(list(os.getloadavg()))
-            seen, spans = observe.spans_of_all(observer.receiver, known, pairs,
+            seen, spans = observed_roles.spans_of_all(observer.receiver, known, pairs,
                                                sum(sum(check["reported"].values()) for check in checks))
     finally:
         observer.stop()
@@ -121,12 +122,12 @@ def run(off: Deployment, start_observed: Callable[[], AbstractContextManager[Dep
     for check in warm:
         check.pop("reported")
         check.pop("cpu_s")
-    span_check = {**observe.check_counts(reported, None, spans), "sessions_seen": seen}
+    span_check = {**observed_roles.check_counts(reported, None, spans), "sessions_seen": seen}
     cpu, wall = ratios(measured, "cpu_s"), ratios(measured, "wall_s")
     # The pairs' ratios move with the machine's load by more than the extra costs; its own work per call, measured
     # alone, times a round's messages, is the share they cannot resolve.
     progress("observe overhead: the interceptors' CPU per call, in process")
-    per_call = observe_calls.run()
+    per_call = observe_calls.run(message_type)
     messages = statistics.median(check["messages"] for check in checks)
     per_call["round_messages"] = messages
     per_call["share_of_round_cpu"] = per_call["extra_ms"]["on"] / 1e3 * messages / cpu["median_off"]
@@ -139,7 +140,7 @@ def run(off: Deployment, start_observed: Callable[[], AbstractContextManager[Dep
 
 
 class _Played:
-    """A bench's round in the shape `observe.Observer.session` plays (that of a `bench scale` session)."""
+    """A bench's round in the shape `observed_roles.Observer.session` plays (that of a `bench scale` session)."""
 
     def __init__(self, play: Round):
         self._play = play

@@ -23,6 +23,7 @@ from launcher.deployment.serve import contribution_keys
 from launcher.protocols.dppp import client as dppp_client
 from launcher.protocols.dppp.bench_agreement import AgreementTimer
 from mpdp.cryptocore.paillier import keyfiles
+from mpdp.proto.v1 import dppp_pb2
 from mpdp.protocols.dppp.parameters import DpppParameters, default_threshold
 from mpdp.sessions.identity import CLIENT
 from mpdp.vote_proofs.assurance import Assurance
@@ -213,7 +214,7 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
         observed = observe_overhead.run(
             target, lambda: deployment(teachers, bits, dataset, seed=seed, model="logistic"),
             lambda topology, data: _packed_round(topology, data, queries, ensemble), teachers,
-            observe_pairs, warmup=max(warmup, 1)) if observe_pairs else None
+            observe_pairs, dppp_pb2.DpppMessage, warmup=max(warmup, 1)) if observe_pairs else None
         proven = None
         if proven_rounds:
             proven_warmup = _rounds(target, queries, True, 1, "proven votes warm-up", Assurance.PROVEN_VOTES,
