@@ -15,6 +15,8 @@ which settles a comparison a burst of load upset and cannot settle one the relay
 
 from __future__ import annotations
 
+import asyncio
+import json
 from collections import Counter
 
 import pytest
@@ -55,6 +57,37 @@ def relayed(tmp_path_factory):
     finally:
         network.down(run_dir)
     assert not (run_dir / network.RELAY_PID_FILE).exists()
+
+
+SEED = 11  # the noise seed of the sessions whose results are compared
+
+
+async def _pathak(topology, client_data: dict, session_id: str) -> dict:
+    from launcher.protocols.pathak.client import run_pathak_session
+    from mpdp.protocols.pathak.parameters import PathakParameters
+
+    parameters = PathakParameters(epsilon=1.0, delta=1e-5, regularization=0.01, mechanism="l2-laplace",
+                                  calibration="tight", parties=len(topology.parties),
+                                  dimension=client_data["test_features"].shape[1], noise_seed=SEED)
+    return await run_pathak_session(topology, client_data, parameters, session_id=session_id)
+
+
+async def _hamm(topology, client_data: dict, session_id: str) -> dict:
+    from launcher.protocols.hamm import client
+
+    parameters = client.session_parameters(topology, client_data, "soft", 1.0, 1e-5, 0.01)
+    return await client.run_hamm_session(topology, client_data, parameters, session_id=session_id, noise_seed=SEED)
+
+
+async def _du(topology, client_data: dict, session_id: str) -> dict:
+    from launcher.protocols.du import client
+
+    parameters = client.session_parameters(topology, client_data, "functional", 1.0, 2, True, local_epochs=5)
+    return await client.run_du_session(topology, client_data, parameters, session_id=session_id, noise_seed=SEED)
+
+
+# The protocols whose noise a session's seed fixes (DPPP's parties draw theirs from the system's randomness).
+SEEDED = {"pathak": _pathak, "hamm": _hamm, "du": _du}
 
 
 def _counts(report: dict) -> Counter:
@@ -112,3 +145,26 @@ def test_delay_costs_the_critical_path_and_predict_matches(relayed, name):
     print(f"{name}: {len(walls[UNDELAYED.name])} turns, wall times {walls}")  # shown by pytest -rP
     assert _delay_shortfall(best) is None, (_delay_shortfall(best), walls)
     assert not _prediction_misses(best), (_prediction_misses(best), walls)
+
+
+def _outcome(value):
+    """A result without its timings (`seconds`: how long a round took), which no two sessions share."""
+    if isinstance(value, dict):
+        return {key: _outcome(item) for key, item in value.items() if key != "seconds"}
+    if isinstance(value, list):
+        return [_outcome(item) for item in value]
+    return value
+
+
+@pytest.mark.parametrize("name", SEEDED)
+def test_a_profile_changes_neither_counts_nor_results_of_a_seeded_session(relayed, name):
+    run_dir, topology, client_data = relayed
+    reports = []
+    for profile in (UNDELAYED, NARROW):
+        network.reshape(run_dir, profile)
+        with network.active(run_dir):
+            reports.append(asyncio.run(SEEDED[name](topology, client_data, f"netem-seeded-{name}-{len(reports)}")))
+    loopback, narrow = reports
+    assert _counts(loopback) == _counts(narrow)
+    assert json.dumps(_outcome(loopback["result"]), sort_keys=True, default=str) == \
+        json.dumps(_outcome(narrow["result"]), sort_keys=True, default=str)
