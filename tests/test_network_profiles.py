@@ -101,9 +101,9 @@ def test_predict_rebuilds_the_measured_run_and_adds_each_crossing_once():
     same = predict(report, NetworkProfile("loopback"))
     assert same.predicted_wall_s == pytest.approx(0.32)
     delayed = predict(report, NetworkProfile("d", latency_ms=10))
-    # 6 sequential one-way trips, and the client's fresh channel's TLS handshake (one RTT)
+    # 6 sequential one-way trips, and the client's fresh channel's opening: TLS 1.3, then the server's SETTINGS
     assert delayed.sequential_trips == 6
-    assert delayed.predicted_wall_s == pytest.approx(0.32 + 6 * 0.010 + 0.020)
+    assert delayed.predicted_wall_s == pytest.approx(0.32 + 6 * 0.010 + 2 * 0.020)
     assert {step["rpc"] for step in delayed.critical_path} >= {"Step/x/ask", "AwaitResult/x/open"}
     narrow = predict(report, NetworkProfile("n", bandwidth_mbit=0.008))  # 1 byte per ms
     assert narrow.predicted_wall_s == pytest.approx(0.32 + 3 * 0.1 + 3 * 0.01)

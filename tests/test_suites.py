@@ -1,6 +1,5 @@
-"""The suites .ci/run runs (the README's quick one from pyproject's addopts, then the network, slow and
-hardening ones and Ray's), with the emulated networks' suite run by hand, run every test exactly once, whatever
-combination of markers it carries."""
+"""The suites .ci/run runs (the README's quick one from pyproject's addopts, then the network, slow, hardening,
+emulated networks' and Ray's ones) run every test exactly once, whatever combination of markers it carries."""
 
 import itertools
 import re
@@ -10,8 +9,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 MARKERS = ("network", "slow", "hardening", "netem", "ray")
-# Suites run by hand, not by .ci/run: wall-time comparisons under emulated links depend on the machine's load.
-BY_HAND = {"netem": "netem and not hardening and not ray"}
 
 
 def _selections() -> dict[str, str]:
@@ -26,22 +23,18 @@ def _selections() -> dict[str, str]:
     return selections
 
 
-def _all_selections() -> dict[str, str]:
-    return {**_selections(), **BY_HAND}
-
-
 def _selects(expression: str, marked: set[str]) -> bool:
     if not re.fullmatch(r"[a-z_ ()]+", expression):
         raise ValueError(f"unexpected -m expression {expression!r}")
     return bool(eval(expression, {"__builtins__": {}}, {name: name in marked for name in MARKERS}))
 
 
-def test_ci_runs_the_quick_suite_and_four_others():
-    assert list(_selections()) == ["quick", "network", "slow", "hardening", "ray"]
+def test_ci_runs_the_quick_suite_and_five_others():
+    assert list(_selections()) == ["quick", "network", "slow", "hardening", "netem", "ray"]
 
 
 def test_every_combination_of_markers_is_in_exactly_one_suite():
-    selections = _all_selections()
+    selections = _selections()
     for count in range(len(MARKERS) + 1):
         for marked in itertools.combinations(MARKERS, count):
             if "ray" in marked and "slow" not in marked:  # a Ray cluster test is slow (tests/test_ray_cluster.py)

@@ -19,6 +19,7 @@ import platform
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from launcher.bench.deployment import CpuMeter, wait_until_idle
@@ -52,24 +53,30 @@ def _meter(run_dir: Path) -> CpuMeter:
 
 
 def measure_protocol(run_dir: Path, topology, client_data: dict, protocol, profiles: list[NetworkProfile],
-                     repeats: int = 1) -> dict[str, dict]:
-    """The protocol's session under no delay and under each profile, `repeats` times in turn, each once the
-    roles are idle (a session's background work, e.g. refilling a pool, is not the next one's), after one
-    first session that pays once for what later ones reuse (models, calibrations, the roles' channels).
-    Returns each profile's fastest session's report: the least disturbed by the machine's other load."""
+                     repeats: int = 1, settled: Callable[[dict[str, dict]], bool] | None = None,
+                     most: int | None = None) -> dict[str, dict]:
+    """The protocol's session under no delay and under each profile, `repeats` turns of one session each in turn,
+    each once the roles are idle (a session's background work, e.g. refilling a pool, is not the next one's), after
+    one first session that pays once for what later ones reuse (models, calibrations, the roles' channels).
+    Returns each profile's fastest session's report (its "walls_s": every session's wall time): the least disturbed
+    by the machine's other load. With `settled`, further turns (up to `most` in all) while it answers False on the
+    fastest so far: each profile's fastest session only comes closer to its undisturbed time with more turns, so
+    they can settle a comparison a burst of other load upset, never one the sessions' own times decide."""
     meter = _meter(run_dir)
     wait_until_idle(meter, limit_s=IDLE_LIMIT_S)
     _session(run_dir, topology, client_data, protocol, UNDELAYED, "first")
     best: dict[str, dict] = {}
-    for repeat in range(repeats):
+    turn = 0
+    while turn < repeats or (settled is not None and turn < (most or repeats) and not settled(best)):
         for profile in (UNDELAYED, *profiles):
             wait_until_idle(meter, limit_s=IDLE_LIMIT_S)
-            report = _session(run_dir, topology, client_data, protocol, profile, f"{profile.name}-{repeat}")
+            report = _session(run_dir, topology, client_data, protocol, profile, f"{profile.name}-{turn}")
             kept = best.get(profile.name)
             walls = [*(kept or {}).get("walls_s", []), measured_wall(report)]
             if kept is None or (measured_wall(report) or 0.0) < (measured_wall(kept) or 0.0):
                 best[profile.name] = report
             best[profile.name]["walls_s"] = walls
+        turn += 1
     return best
 
 

@@ -12,9 +12,11 @@ that host). Under the measured profile this rebuilds the measured times; under a
 time. Following each event's predecessor back from the last one gives the critical
 path: its network crossings are the session's sequential one-way trips.
 
-A caller's first RPC to a host on a fresh channel also pays a TLS 1.3 handshake (one round trip, before any
-byte of the request): the client opens fresh channels every session; role hosts keep theirs between sessions,
-so the model charges it for the client's channels only.
+A caller's first RPC to a host on a fresh channel also pays its opening: a TLS 1.3 handshake (one round trip),
+then gRPC's wait for the server's HTTP/2 SETTINGS frame, which the server sends once its side of the handshake
+is done (one more: gRPC core starts no RPC on a connection before it, grpc/grpc#23636), before any byte of the
+request. The client opens fresh channels every session; role hosts keep theirs between sessions, so the model
+charges it for the client's channels only.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from launcher.commands import trace
 from mpdp.wire.profiles import LOOPBACK, NetworkProfile
 
 KINDS = ("send", "receive", "reply", "answer")
+OPENING_ROUND_TRIPS = 2  # a fresh channel's TLS 1.3 handshake and the server's HTTP/2 SETTINGS
 
 
 @dataclass
@@ -129,8 +132,8 @@ def predict(report: dict, profile: NetworkProfile) -> Prediction:
             heard[event.host] = event
     for event in events:  # in measured order: every predecessor is computed first
         if event.network_from is not None:
-            # the measured local time before this send already holds the measured profile's handshake
-            handshake = profile.rtt_s - base.rtt_s if event.handshake else 0.0
+            # the measured local time before this send already holds the measured profile's opening
+            handshake = OPENING_ROUND_TRIPS * (profile.rtt_s - base.rtt_s) if event.handshake else 0.0
             event.predicted = event.network_from.predicted + profile.one_way_s(event.bytes) + handshake
         elif event.local_from is not None:
             event.predicted = event.local_from.predicted + event.measured - event.local_from.measured
