@@ -3,12 +3,20 @@
 ŵ_j = argmin (1/n) Σ log(1 + exp(−y wᵀx)) + (λ/2)‖w‖², labels ±1, rows in the
 unit ball, no intercept. The sensitivity 2/(nλ) assumes the exact minimiser,
 so the gradient norm at the returned point is checked against γ.
+
+The Newton systems are d × d with d in the tens to low hundreds: BLAS runs them on one thread. With OpenBLAS's
+default pool (one thread a core) every party process of a deployment spins its worker threads for cores that
+the other roles hold; at K = 32 on two cores a party's training took 0.06–0.3 CPU-s that way against 0.006 s
+on one thread (a9a, 1526 rows, 2026-12-07).
 """
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy.special import expit
+from threadpoolctl import ThreadpoolController
 
 
 class InexactMinimiser(ValueError):
@@ -31,9 +39,20 @@ def objective(w: np.ndarray, features: np.ndarray, signs: np.ndarray, regulariza
     return float(np.mean(np.logaddexp(0.0, -signs * (features @ w))) + regularization / 2 * (w @ w))
 
 
+@functools.cache
+def _blas() -> ThreadpoolController:
+    """The process's BLAS libraries, found once (a lookup costs about 2 ms; limiting through it 13 µs)."""
+    return ThreadpoolController()
+
+
 def train(features: np.ndarray, labels: np.ndarray, regularization: float, tolerance: float) -> np.ndarray:
     """Damped Newton from 0 (the objective is λ-strongly convex and smooth, so it converges from anywhere), in
     numpy alone: a party needs no scikit-learn for Pathak."""
+    with _blas().limit(limits=1, user_api="blas"):
+        return _newton(features, labels, regularization, tolerance)
+
+
+def _newton(features: np.ndarray, labels: np.ndarray, regularization: float, tolerance: float) -> np.ndarray:
     if np.linalg.norm(features, axis=1).max(initial=0) > 1 + 1e-9:
         raise ValueError("rows must lie in the unit ball")
     signs = signed_labels(labels)

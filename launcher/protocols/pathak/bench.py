@@ -58,6 +58,7 @@ def _one_k(parties: int, bits: int, dataset: datasets.Dataset, sessions: int, se
             progress(f"K = {parties} {label}: protocol {stages['protocol']:.2f} s "
                      f"(tournament {stages['stage1_tournament']:.2f} s)")
             return {"stages_s": stages, "cpu_s_by_role": by_role(cpu), "cpu_s_total": sum(cpu.values()),
+                    "cpu_s_leader": cpu["party/1"],  # on the critical path: it answers every comparison
                     "test_accuracy": report["result"]["test_accuracy"],
                     "messages": sum(r["messages"] for r in report["evaluator_view"]["traffic"]),
                     "bytes": sum(r["request_bytes"] + r["response_bytes"] for r in report["evaluator_view"]["traffic"])}
