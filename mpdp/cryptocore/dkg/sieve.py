@@ -16,8 +16,9 @@ A coalition of at most t′ holders sees t′ points of each degree-t′ sharing
 nothing about any a_i or about Π a_i (semi-honest; perfect but for the 2^−64 of
 shamir.random_residues). Nothing is published.
 
-Primes r ≤ ℓ are not in M (Z_r has fewer than ℓ nonzero points): they are left to the trial division of
-the revealed n, as are the primes above B. B is chosen by measurement (docs/performance-dkg.md) and kept
+Primes r ≤ ℓ are not in M (Z_r has fewer than ℓ nonzero points): the same sieve runs for them in
+GF(r^k) (small_primes.py), and a candidate is a unit mod M·R; the primes above B are left to the trial
+division of the revealed n. B is chosen by measurement (docs/performance-dkg.md) and kept
 small enough that the lift leaves at least SPREAD_BITS random bits in every share.
 
 A holder that sends inconsistent shares or reshares changes Π a_i into an arbitrary residue; candidates
@@ -32,7 +33,7 @@ from functools import lru_cache
 
 import gmpy2
 
-from mpdp.cryptocore.dkg import candidates, shamir
+from mpdp.cryptocore.dkg import candidates, shamir, small_primes
 
 SPREAD_BITS = 128  # random bits of c_i left in every share after the lift (candidates.candidate_share)
 
@@ -51,7 +52,7 @@ def sieving_modulus(bits: int, holders: int, bound: int) -> int:
     while r <= bound:
         modulus *= r
         r = gmpy2.next_prime(r)
-    if candidates.share_bits(bits, holders) - modulus.bit_length() - 1 < SPREAD_BITS:
+    if candidates.share_bits(bits, holders) - (modulus * small_primes.modulus(holders)).bit_length() - 1 < SPREAD_BITS:
         raise ValueError(f"a sieving bound of {bound} is too large for {bits}-bit keys")
     return int(modulus)
 
@@ -68,8 +69,9 @@ def density_gain(modulus: int) -> float:
 
 
 def expected_pairs(bits: int, holders: int, bound: int) -> float:
-    """Candidate pairs one expects to try: (ln 2^{bits/2} / (2·gain))² (p is odd and a unit mod M)."""
-    single = 2 * density_gain(sieving_modulus(bits, holders, bound)) / (bits / 2 * math.log(2))
+    """Candidate pairs one expects to try: (ln 2^{bits/2} / (2·gain))² (p is odd and a unit mod M·R)."""
+    units_of = sieving_modulus(bits, holders, bound) * small_primes.modulus(holders)
+    single = 2 * density_gain(units_of) / (bits / 2 * math.log(2))
     return 1 / single ** 2
 
 
