@@ -395,11 +395,12 @@ def test_integer_shares_hide_the_dealt_value_by_the_documented_slack():
 
 
 def _sieve_inputs(seen: list[Message], holders: int, modulus: int, chains: int) -> list[list[int]]:
-    """Every holder's multiplicative shares a_j (one per chain), which no holder has: interpolated from the
-    points of its SIEVE sharing that it sent the others."""
+    """Every contributor's multiplicative shares a_j (one per chain), which no holder has: interpolated from the
+    points of its SIEVE sharing that it sent the others. The other holders send nothing in SIEVE."""
+    assert not any(m.values for m in seen if m.sender not in sieve.contributors(holders))
     degree = shamir.bgw_degree(holders)
     inputs = []
-    for sender in range(1, holders + 1):
+    for sender in sieve.contributors(holders):
         sent = sorted((m.recipient, m.values) for m in seen if m.sender == sender)[: degree + 1]
         xs = tuple(x for x, _ in sent)
         inputs.append([int(shamir.interpolate([values[c] for _, values in sent], xs, modulus)) for c in range(chains)])
@@ -413,7 +414,7 @@ def _small_sieve_inputs(seen: list[Message], holders: int, modulus: int, chains:
     products = []
     for s, f in enumerate(small_primes.fields(holders)):
         product = [1] * chains
-        for sender in range(1, holders + 1):
+        for sender in sieve.contributors(holders):
             sent = sorted((m.recipient, m.values) for m in seen if m.sender == sender)[: degree + 1]
             xs = tuple(x for x, _ in sent)
             weights = small_primes.lagrange_weights(f.r, holders, xs, 0)
@@ -450,6 +451,7 @@ def test_a_sieved_candidate_is_the_product_of_the_multiplicative_shares_mod_m(ho
     assert modulus == sieve.sieving_modulus(BITS, holders, sieve.default_bound(BITS))
     assert math.gcd(modulus, math.factorial(holders)) == 1 and modulus % gmpy2.next_prime(holders) == 0  # ℓ < r ≤ B
     inputs = _sieve_inputs(seen, holders, modulus, 2 * batch)
+    assert len(inputs) == shamir.bgw_degree(holders) + 1  # t′ + 1 contributors: a coalition of t′ misses one
     assert all(math.gcd(a, modulus) == 1 for row in inputs for a in row)
     small = _small_sieve_inputs(seen, holders, modulus, 2 * batch)
     for k in range(batch):

@@ -210,6 +210,8 @@ class Holder:
         """A new attempt: a_i for p and q of every candidate (chain 2k is candidate k's p, 2k + 1 its q)."""
         self.attempt += 1
         modulus = self.sieve_modulus
+        if self.index not in sieve.contributors(self.holders):
+            return self._emit(messages.SIEVE, private={h: [] for h in range(1, self.holders + 1)})
         columns = shamir.evaluations_many(sieve.multiplicative_shares(2 * self.batch, modulus),
                                           self.degree, self.holders, modulus)
         small = [small_primes.evaluations(f, a, self.degree, self.holders) for f, a in
@@ -217,7 +219,10 @@ class Holder:
         return self._emit(messages.SIEVE, private=self._sieve_points(columns, small))
 
     def _on_sieve(self, broadcasts, privates) -> list[Message]:
-        split = [self._split(column) for column in self._column(privates, 2 * self.batch, 0, self._packed_bound)]
+        contributors = sieve.contributors(self.holders)
+        for sender in range(1, self.holders + 1):
+            self._values(privates, sender, 2 * self.batch if sender in contributors else 0, 0, self._packed_bound)
+        split = [self._split(privates[sender]) for sender in contributors]
         self._chains = [[large[c] for large, _ in split] for c in range(2 * self.batch)]
         # per field: (chains, ℓ) — column j is holder j's sharing
         self._small_chains = [np.stack([small[s] for _, small in split], axis=1)

@@ -12,7 +12,8 @@ with degree t′; the ℓ sharings are multiplied pairwise in a tree (`multiply`
 sharings has degree 2t′ ≤ ℓ − 1; each holder of the first 2t′ + 1 points (`basis`) reshares its point with
 degree t′, and holder j's point of the product is Σ λ_i·g_i(j) (holder.py). The last product is not
 reshared: holder i of the basis takes b_i = λ_i·h(i) mod M (`additive_weight`), the others b_i = 0.
-A coalition of at most t′ holders sees t′ points of each degree-t′ sharing and its own degree-2t′ points:
+Only the holders 1..t′+1 draw an a_i (`contributors`): a coalition of at most t′ misses one of them, which
+suffices, and the tree then has t′+1 leaves instead of ℓ. A coalition of at most t′ holders sees t′ points of each degree-t′ sharing and its own degree-2t′ points:
 nothing about any a_i or about Π a_i (semi-honest; perfect but for the 2^−64 of
 shamir.random_residues). Nothing is published.
 
@@ -81,6 +82,13 @@ def multiplicative_shares(count: int, modulus: int) -> list:
     while len(units) < count:
         units += [a for a in shamir.random_residues(2 * (count - len(units)) + 8, modulus) if gmpy2.gcd(a, modulus) == 1]
     return units[:count]
+
+
+def contributors(holders: int) -> tuple[int, ...]:
+    """The holders that draw multiplicative shares: 1..t′+1. Any coalition the BGW sharing tolerates (at most t′)
+    misses one of them, whose a_i hides Π a_i and makes it uniform in Z*_M; t′+1 inputs need t′ products per
+    candidate instead of ℓ − 1, and the reshares are most of the sieve's bytes."""
+    return tuple(range(1, shamir.bgw_degree(holders) + 2))
 
 
 def basis(holders: int) -> tuple[int, ...]:
