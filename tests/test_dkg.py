@@ -7,9 +7,8 @@ import secrets
 from dataclasses import replace
 
 import gmpy2
-import pytest
-
 import numpy as np
+import pytest
 
 from mpdp.cryptocore.dkg import biprimality, candidates, integer_sharing, messages, shamir, sieve, small_primes
 from mpdp.cryptocore.dkg import holder as holder_module

@@ -71,6 +71,7 @@ def one_attempt(bits: int, holders: int, bound: int, batch: int) -> dict:
             "sieve_modulus_bits": sieve.sieving_modulus(bits, holders, bound).bit_length(),
             "biprimality_tests": ceremony.holders[0].biprimality_tests,
             "sieve_cpu_ms_per_pair": round(1000 * sieve_cpu / batch, 3), "cpu_ms_per_pair": round(1000 * per_pair, 3),
+            "kb_sent_per_holder_per_pair": round(max(h.bytes_sent for h in ceremony.figures.holders.values()) / 1e3 / batch, 2),
             "expected_pairs": round(expected), "expected_cpu_s": round(expected * per_pair, 1)}
 
 

@@ -20,7 +20,16 @@ from functools import lru_cache
 import gmpy2
 import numpy as np
 
-from mpdp.cryptocore.dkg import biprimality, candidates, integer_sharing, messages, shamir, sieve, small_primes, transcript
+from mpdp.cryptocore.dkg import (
+    biprimality,
+    candidates,
+    integer_sharing,
+    messages,
+    shamir,
+    sieve,
+    small_primes,
+    transcript,
+)
 from mpdp.cryptocore.dkg.errors import DkgAborted
 from mpdp.cryptocore.dkg.messages import BROADCAST, Message
 from mpdp.cryptocore.errors import CryptoError, InvalidShare, ProtocolStateError
@@ -271,9 +280,9 @@ class Holder:
                         for m in range(width)]
             self._chains[c] = combined + carried
         for s, f in enumerate(small_primes.fields(self.holders)):
-            combined = small_primes.combine(f, small_primes.lagrange_weights(f.r, self.holders, basis, 0),
-                                            [small[s] for _, small in split])
-            self._small_chains[s] = np.concatenate([combined.reshape(len(self._chains), width),
+            reduced = small_primes.combine(f, small_primes.lagrange_weights(f.r, self.holders, basis, 0),
+                                           [small[s] for _, small in split])
+            self._small_chains[s] = np.concatenate([reduced.reshape(len(self._chains), width),
                                                     self._small_carried[s]], axis=1)
         return self._sieve_level()
 
