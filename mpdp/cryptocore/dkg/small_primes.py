@@ -72,22 +72,19 @@ def field(r: int, holders: int) -> Field:
     if k > 3:
         raise ValueError("a root-free polynomial is irreducible only up to degree 3")
     q, low = r ** k, _irreducible(r, k)
-    add = np.zeros((q, q), dtype=np.int16)
-    mul = np.zeros((q, q), dtype=np.int16)
-    for a in range(q):
-        da = _digits(a, r, k)
-        for b in range(q):
-            db = _digits(b, r, k)
-            add[a, b] = _number([(x + y) % r for x, y in zip(da, db)], r)
-            product = [0] * (2 * k - 1)
-            for i, x in enumerate(da):
-                for j, y in enumerate(db):
-                    product[i + j] += x * y
-            for top in range(2 * k - 2, k - 1, -1):  # x^k ≡ −Σ low_j x^j
-                carry, product[top] = product[top], 0
-                for j, c in enumerate(low):
-                    product[top - k + j] -= carry * c
-            mul[a, b] = _number([c % r for c in product[:k]], r)
+    digits = np.array([_digits(a, r, k) for a in range(q)], dtype=np.int64)  # (q, k), lowest digit first
+    weights = np.array([r ** j for j in range(k)], dtype=np.int64)
+    add = ((digits[:, None, :] + digits[None, :, :]) % r @ weights).astype(np.int16)
+    product = np.zeros((q, q, 2 * k - 1), dtype=np.int64)  # all q² products of polynomials at once
+    for i in range(k):
+        for j in range(k):
+            product[:, :, i + j] += digits[:, None, i] * digits[None, :, j]
+    for top in range(2 * k - 2, k - 1, -1):  # x^k ≡ −Σ low_j x^j
+        carry = product[:, :, top].copy()
+        product[:, :, top] = 0
+        for j, c in enumerate(low):
+            product[:, :, top - k + j] -= carry * c
+    mul = (product[:, :, :k] % r @ weights).astype(np.int16)
     inverse = np.zeros(q, dtype=np.int16)
     for a in range(1, q):
         inverse[a] = int(np.nonzero(mul[a] == 1)[0][0])
