@@ -1,14 +1,14 @@
 """Distributed sieving: candidate primes that are units mod M = Π r (ℓ < r ≤ B, r prime), before any product.
 
-Malkin–Wu–Boneh, "Experimenting with shared generation of RSA keys" (NDSS 1999), §3: each holder draws a
+Malkin–Wu–Boneh, "Experimenting with shared generation of RSA keys" (NDSS 1999), §3: each contributor (`contributors`) draws a
 multiplicative share a_i uniform in Z*_M, the holders turn Π a_i mod M into additive shares b_i mod M,
 and each lifts b_i to its integer share p_i = b_i + M·c_i (candidates.candidate_share). Then p ≡ Π a_i
 (mod M) is a unit mod M, uniform in Z*_M because one honest a_i is.
 
 The conversion is BGW over Z_M (Ben-Or–Goldwasser–Wigderson 1988, semi-honest degree reduction as in
 Gennaro–Rabin–Rabin, PODC 1998): every prime factor of M exceeds ℓ, so the points 1..ℓ and their
-differences are units mod M and Shamir sharing works factor by factor (shamir.py). Each holder shares a_i
-with degree t′; the ℓ sharings are multiplied pairwise in a tree (`multiply`): a product of two degree-t′
+differences are units mod M and Shamir sharing works factor by factor (shamir.py). Each contributor shares
+a_i with degree t′; the t′+1 sharings are multiplied pairwise in a tree (`multiply`): a product of two degree-t′
 sharings has degree 2t′ ≤ ℓ − 1; each holder of the first 2t′ + 1 points (`basis`) reshares its point with
 degree t′, and holder j's point of the product is Σ λ_i·g_i(j) (holder.py). The last product is not
 reshared: holder i of the basis takes b_i = λ_i·h(i) mod M (`additive_weight`), the others b_i = 0.
