@@ -7,9 +7,10 @@ import secrets
 from dataclasses import replace
 
 import gmpy2
+import numpy as np
 import pytest
 
-from mpdp.cryptocore.dkg import biprimality, candidates, integer_sharing, messages, shamir, sieve
+from mpdp.cryptocore.dkg import biprimality, candidates, integer_sharing, messages, shamir, sieve, small_primes
 from mpdp.cryptocore.dkg import holder as holder_module
 from mpdp.cryptocore.dkg.ceremony import InProcess, run_in_process
 from mpdp.cryptocore.dkg.errors import DkgAborted
@@ -393,18 +394,50 @@ def test_integer_shares_hide_the_dealt_value_by_the_documented_slack():
 
 
 def _sieve_inputs(seen: list[Message], holders: int, modulus: int, chains: int) -> list[list[int]]:
-    """Every holder's multiplicative shares a_j (one per chain), which no holder has: interpolated from the
-    points of its SIEVE sharing that it sent the others."""
+    """Every contributor's multiplicative shares a_j (one per chain), which no holder has: interpolated from the
+    points of its SIEVE sharing that it sent the others. The other holders send nothing in SIEVE."""
+    assert not any(m.values for m in seen if m.sender not in sieve.contributors(holders))
     degree = shamir.bgw_degree(holders)
     inputs = []
-    for sender in range(1, holders + 1):
+    for sender in sieve.contributors(holders):
         sent = sorted((m.recipient, m.values) for m in seen if m.sender == sender)[: degree + 1]
         xs = tuple(x for x, _ in sent)
         inputs.append([int(shamir.interpolate([values[c] for _, values in sent], xs, modulus)) for c in range(chains)])
     return inputs
 
 
-@pytest.mark.parametrize("holders", [3, 4, 7])
+def _small_sieve_inputs(seen: list[Message], holders: int, modulus: int, chains: int) -> list[list[int]]:
+    """Per prime r ≤ ℓ: the product over holders of their a_j mod r for each chain, interpolated in GF(r^k) from the
+    points packed above the points mod M in the SIEVE messages."""
+    degree = shamir.bgw_degree(holders)
+    products = []
+    for s, f in enumerate(small_primes.fields(holders)):
+        product = [1] * chains
+        for sender in sieve.contributors(holders):
+            sent = sorted((m.recipient, m.values) for m in seen if m.sender == sender)[: degree + 1]
+            xs = tuple(x for x, _ in sent)
+            weights = small_primes.lagrange_weights(f.r, holders, xs, 0)
+            rows = [small_primes.unpack([v // modulus for v in values], holders)[s] for _, values in sent]
+            secret = small_primes.combine(f, weights, rows)
+            assert all(0 < a < f.r for a in secret)  # a constant of GF(r^k), a unit mod r
+            product = [p * int(a) % f.r for p, a in zip(product, secret)]
+        products.append(product)
+    return products
+
+
+@pytest.mark.parametrize("r,holders", [(3, 3), (3, 16), (5, 16), (13, 16)])
+def test_the_small_prime_fields_are_fields_containing_z_r(r, holders):
+    f = small_primes.field(r, holders)
+    assert f.q == r ** f.k > holders
+    elements = np.arange(f.q)
+    assert all(f.mul[a, f.inverse[a]] == 1 for a in range(1, f.q))
+    assert all(sorted(f.mul[a]) == list(range(f.q)) for a in range(1, f.q))  # no zero divisors
+    a, b, c = (elements[np.random.default_rng(seed).integers(0, f.q, 200)] for seed in (1, 2, 3))
+    assert (f.mul[a, f.add[b, c]] == f.add[f.mul[a, b], f.mul[a, c]]).all()
+    assert all(f.mul[x, y] == x * y % r and f.add[x, y] == (x + y) % r for x in range(r) for y in range(r))
+
+
+@pytest.mark.parametrize("holders", [3, 4, 7, 16])
 def test_a_sieved_candidate_is_the_product_of_the_multiplicative_shares_mod_m(holders):
     """p = Σ p_i ≡ Π a_j (mod M), a unit mod M, ≡ 3 (mod 4) and of half the key's size, for every candidate
     (reconstructed here from every holder's messages and state; the protocol never does)."""
@@ -415,14 +448,19 @@ def test_a_sieved_candidate_is_the_product_of_the_multiplicative_shares_mod_m(ho
     ceremony.run(until=messages.CANDIDATES)
     modulus = ceremony.holders[0].sieve_modulus
     assert modulus == sieve.sieving_modulus(BITS, holders, sieve.default_bound(BITS))
-    assert math.gcd(modulus, math.factorial(holders)) == 1 and modulus % 11 == 0  # primes ℓ < r ≤ B
+    assert math.gcd(modulus, math.factorial(holders)) == 1 and modulus % gmpy2.next_prime(holders) == 0  # ℓ < r ≤ B
     inputs = _sieve_inputs(seen, holders, modulus, 2 * batch)
+    assert len(inputs) == shamir.bgw_degree(holders) + 1  # t′ + 1 contributors: a coalition of t′ misses one
     assert all(math.gcd(a, modulus) == 1 for row in inputs for a in row)
+    small = _small_sieve_inputs(seen, holders, modulus, 2 * batch)
     for k in range(batch):
         for chain, shares in ((2 * k, [h._p[k] for h in ceremony.holders]), (2 * k + 1, [h._q[k] for h in ceremony.holders])):
             prime_candidate = sum(shares)
             assert prime_candidate % modulus == math.prod(row[chain] for row in inputs) % modulus
             assert math.gcd(prime_candidate, modulus) == 1
+            # the primes r ≤ ℓ (3..13 among 16 holders), sieved in GF(r^k): p ≡ Π a_j (mod r), never 0
+            for r, products in zip(small_primes.primes(holders), small):
+                assert prime_candidate % r == products[chain] != 0
             assert prime_candidate % 4 == 3 and prime_candidate.bit_length() == BITS // 2
             assert shares[0] % 4 == 3 and all(share % 4 == 0 for share in shares[1:])
 
@@ -445,5 +483,22 @@ def test_an_inconsistent_sieve_message_aborts_the_ceremony_before_any_key(stage)
         ceremony = InProcess(BITS, 5, 4, batch=32)
         modulus = ceremony.holders[0].sieve_modulus
         ceremony.intercept = _tamper(stage, 2, 1, lambda values: tuple((v + 1) % modulus for v in values))
+        ceremony.run()
+    assert all(h.result is None for h in ceremony.holders)
+
+
+@pytest.mark.parametrize("stage", [messages.SIEVE, messages.SIEVE_RESHARE])
+def test_an_inconsistent_small_prime_point_aborts_the_ceremony_before_any_key(stage):
+    """Only the GF(3^k) point packed above the point mod M changes: candidates ≡ 0 (mod 3) appear and everyone
+    aborts, as for M."""
+    ceremony = InProcess(BITS, 5, 4, batch=32)
+    modulus, q = ceremony.holders[0].sieve_modulus, small_primes.field(3, 5).q
+
+    def shifted(v):
+        packed = v // modulus
+        return v - modulus * (packed % q) + modulus * ((packed % q + 1) % q)
+
+    ceremony.intercept = _tamper(stage, 2, 1, lambda values: tuple(shifted(v) for v in values))
+    with pytest.raises(DkgAborted, match="sieving modulus"):
         ceremony.run()
     assert all(h.result is None for h in ceremony.holders)

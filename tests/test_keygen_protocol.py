@@ -96,14 +96,15 @@ def test_a_round_from_outside_the_committee_or_far_ahead_is_refused_and_changes_
     assert side.holder.round == before and not side.finished
 
 
-def test_an_inconsistent_sieve_reshare_on_the_wire_aborts_every_holder_and_stores_nothing(monkeypatch):
-    """Holder 2 adds 1 to every resharing it sends holder 1: a revealed candidate then shares a factor with
-    the sieving modulus, holder 1 aborts, the abort reaches every holder and no share is kept."""
+def test_an_inconsistent_sieve_sharing_on_the_wire_aborts_every_holder_and_stores_nothing(monkeypatch):
+    """Holder 2 adds 1 to every sieve point it sends holder 1 (among three holders the two contributors' sharings
+    are multiplied once, without a reshare): a revealed candidate then shares a factor with the sieving modulus,
+    holder 1 aborts, the abort reaches every holder and no share is kept."""
     modulus = sieve.sieving_modulus(BITS, HOLDERS, sieve.default_bound(BITS))
     honest = codec.round_to_proto
 
     def tampered(message):
-        if message.stage == messages.SIEVE_RESHARE and message.sender == 2 and message.recipient == 1:
+        if message.stage == messages.SIEVE and message.sender == 2 and message.recipient == 1:
             message = replace(message, values=tuple((v + 1) % modulus for v in message.values))
         return honest(message)
 

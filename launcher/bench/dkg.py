@@ -15,7 +15,7 @@ import sys
 import time
 from datetime import datetime, timezone
 
-from mpdp.cryptocore.dkg import messages, sieve
+from mpdp.cryptocore.dkg import messages, sieve, small_primes
 from mpdp.cryptocore.dkg.ceremony import InProcess, run_in_process
 from mpdp.cryptocore.dkg.holder import default_batch
 from mpdp.cryptocore.paillier.threshold import generate_threshold_key
@@ -45,6 +45,8 @@ def measure(bits: int, holders: int, bound: int | None = None, batch: int | None
         "cpu_s_per_holder_max": round(max(h.cpu_seconds for h in per_holder), 1),
         "messages_per_holder_max": max(h.messages_sent for h in per_holder),
         "mb_sent_per_holder_max": round(max(h.bytes_sent for h in per_holder) / 1e6, 1),
+        "kb_sent_per_holder_per_pair": round(max(h.bytes_sent for h in per_holder) / 1e3 / figures.candidates_tried, 2),
+        "small_primes_sieved": list(small_primes.primes(holders)),  # in GF(r^k), beside M's primes ℓ < r ≤ B
         "rounds": figures.rounds, "attempts": figures.attempts, "candidates_tried": figures.candidates_tried,
         "biprimality_tests": figures.biprimality_tests,
         "cpu_ms_per_pair_all_holders": round(1000 * cpu / figures.candidates_tried, 2),
@@ -69,6 +71,7 @@ def one_attempt(bits: int, holders: int, bound: int, batch: int) -> dict:
             "sieve_modulus_bits": sieve.sieving_modulus(bits, holders, bound).bit_length(),
             "biprimality_tests": ceremony.holders[0].biprimality_tests,
             "sieve_cpu_ms_per_pair": round(1000 * sieve_cpu / batch, 3), "cpu_ms_per_pair": round(1000 * per_pair, 3),
+            "kb_sent_per_holder_per_pair": round(max(h.bytes_sent for h in ceremony.figures.holders.values()) / 1e3 / batch, 2),
             "expected_pairs": round(expected), "expected_cpu_s": round(expected * per_pair, 1)}
 
 

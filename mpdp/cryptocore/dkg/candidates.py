@@ -2,7 +2,8 @@
 
 p = Σ p_i with holder 1's share ≡ 3 (mod 4) and every other share ≡ 0 (mod 4), so p ≡ 3
 (mod 4) as the biprimality test requires. Each share is p_i = b_i + M·c_i, where b_i is the
-holder's additive share mod M of a unit (sieve.py): p ≡ Σ b_i (mod M) is then a unit mod M
+holder's additive share mod M of a unit (sieve.py; M here is the sieving modulus times the primes r ≤ ℓ of
+small_primes.py): p ≡ Σ b_i (mod M) is then a unit mod M
 (Malkin–Wu–Boneh 1999). c_i = 4·w_i + (the residue that makes p_i ≡ 3 or 0 mod 4; M is odd), w_i
 uniform below 2^W with W = share_bits − bits(M) − 1, so every share is below 2^{h−2}/ℓ (h = bits/2).
 Holder 1 also adds O, the least multiple of 4M at or above 2^{h−1} + 2^{h−2}, so p ∈ [1.5·2^{h−1}, 2^h)

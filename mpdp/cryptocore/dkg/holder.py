@@ -18,8 +18,18 @@ import secrets
 from functools import lru_cache
 
 import gmpy2
+import numpy as np
 
-from mpdp.cryptocore.dkg import biprimality, candidates, integer_sharing, messages, shamir, sieve, transcript
+from mpdp.cryptocore.dkg import (
+    biprimality,
+    candidates,
+    integer_sharing,
+    messages,
+    shamir,
+    sieve,
+    small_primes,
+    transcript,
+)
 from mpdp.cryptocore.dkg.errors import DkgAborted
 from mpdp.cryptocore.dkg.messages import BROADCAST, Message
 from mpdp.cryptocore.errors import CryptoError, InvalidShare, ProtocolStateError
@@ -74,6 +84,9 @@ class Holder:
             raise ValueError(f"1 to {MAX_BATCH} candidates per attempt")
         self.sieve_bound = sieve_bound or sieve.default_bound(bits)
         self.sieve_modulus = sieve.sieving_modulus(bits, holders, self.sieve_bound)
+        # the primes r ≤ ℓ, sieved in GF(r^k) alongside (small_primes.py): candidates are units mod M·R
+        self.residue_modulus = self.sieve_modulus * small_primes.modulus(holders)
+        self._packed_bound = self.sieve_modulus * small_primes.packing_bound(holders)
         self.batch = batch or default_batch(bits, holders, self.sieve_bound)
         self.degree = shamir.bgw_degree(holders)
         self.delta = math.factorial(holders)
@@ -189,56 +202,94 @@ class Holder:
 
     # --- distributed sieving: additive shares mod M of Π a_i for every candidate (sieve.py) -------------------
 
+    def _sieve_points(self, columns: list, small: list) -> dict[int, list]:
+        """Each recipient's points: mod M and, packed above it, in every GF(r^k) (small_primes.py)."""
+        modulus = self.sieve_modulus
+        return {h: [int(column[h - 1]) + modulus * packed
+                    for column, packed in zip(columns, small_primes.pack([s[:, h - 1] for s in small], self.holders))]
+                for h in range(1, self.holders + 1)}
+
+    def _split(self, values) -> tuple[list, list]:
+        """(the points mod M, each GF(r^k)'s points) of the values `_sieve_points` made."""
+        modulus = self.sieve_modulus
+        return ([gmpy2.mpz(v % modulus) for v in values],
+                small_primes.unpack([v // modulus for v in values], self.holders))
+
     def _send_sieve(self) -> list[Message]:
         """A new attempt: a_i for p and q of every candidate (chain 2k is candidate k's p, 2k + 1 its q)."""
         self.attempt += 1
         modulus = self.sieve_modulus
+        if self.index not in sieve.contributors(self.holders):
+            return self._emit(messages.SIEVE, private={h: [] for h in range(1, self.holders + 1)})
         columns = shamir.evaluations_many(sieve.multiplicative_shares(2 * self.batch, modulus),
                                           self.degree, self.holders, modulus)
-        return self._emit(messages.SIEVE, private={h: [column[h - 1] for column in columns]
-                                                   for h in range(1, self.holders + 1)})
+        small = [small_primes.evaluations(f, a, self.degree, self.holders) for f, a in
+                 zip(small_primes.fields(self.holders), small_primes.multiplicative_shares(2 * self.batch, self.holders))]
+        return self._emit(messages.SIEVE, private=self._sieve_points(columns, small))
 
     def _on_sieve(self, broadcasts, privates) -> list[Message]:
-        columns = self._column(privates, 2 * self.batch, 0, self.sieve_modulus)
-        self._chains = [[gmpy2.mpz(column[c]) for column in columns] for c in range(2 * self.batch)]
+        contributors = sieve.contributors(self.holders)
+        for sender in range(1, self.holders + 1):
+            self._values(privates, sender, 2 * self.batch if sender in contributors else 0, 0, self._packed_bound)
+        split = [self._split(privates[sender]) for sender in contributors]
+        self._chains = [[large[c] for large, _ in split] for c in range(2 * self.batch)]
+        # per field: (chains, ℓ) — column j is holder j's sharing
+        self._small_chains = [np.stack([small[s] for _, small in split], axis=1)
+                              for s in range(len(small_primes.primes(self.holders)))]
         return self._sieve_level()
 
     def _sieve_level(self) -> list[Message]:
         """Multiply adjacent sharings of every chain; reshare the products, or take the last one as b_i."""
         modulus = self.sieve_modulus
         steps = [sieve.multiply(chain, modulus) for chain in self._chains]
+        fields = small_primes.fields(self.holders)
+        small_steps = [small_primes.multiply(f, chains) for f, chains in zip(fields, self._small_chains)]
         if len(steps[0][0]) + len(steps[0][1]) == 1:
             weight = sieve.additive_weight(self.index, self.holders, modulus)
-            residues = [int(weight * products[0] % modulus) for products, _ in steps]
-            del self._chains
+            basis = sieve.basis(self.holders)
+            small = [small_primes.additive_residues(f, small_primes.lagrange_weights(
+                        f.r, self.holders, basis, 0)[self.index - 1], products[:, 0]) if self.index in basis
+                     else np.zeros(len(products), dtype=np.int64) for f, (products, _) in zip(fields, small_steps)]
+            residues = [small_primes.residue(int(weight * products[0] % modulus), modulus,
+                                             [s[c] for s in small], self.holders)
+                        for c, (products, _) in enumerate(steps)]
+            del self._chains, self._small_chains
             return self._send_candidates(residues[0::2], residues[1::2])
         self._carried = [carried for _, carried in steps]
+        self._small_carried = [carried for _, carried in small_steps]
         self._products_per_chain = len(steps[0][0])
         out: dict[int, list] = {h: [] for h in range(1, self.holders + 1)}
         if self.index in sieve.basis(self.holders):
             columns = shamir.evaluations_many([product for products, _ in steps for product in products],
                                               self.degree, self.holders, modulus)
-            for h in range(1, self.holders + 1):
-                out[h] = [column[h - 1] for column in columns]
+            small = [small_primes.evaluations(f, products.reshape(-1), self.degree, self.holders)
+                     for f, (products, _) in zip(fields, small_steps)]
+            out = self._sieve_points(columns, small)
         return self._emit(messages.SIEVE_RESHARE, private=out)
 
     def _on_sieve_reshare(self, broadcasts, privates) -> list[Message]:
         modulus, width = self.sieve_modulus, self._products_per_chain
         basis = sieve.basis(self.holders)
         for sender in range(1, self.holders + 1):
-            self._values(privates, sender, len(self._chains) * width if sender in basis else 0, 0, modulus)
+            self._values(privates, sender, len(self._chains) * width if sender in basis else 0, 0, self._packed_bound)
         weights = shamir.lagrange_weights(basis, 0, modulus)
-        rows = [privates[i] for i in basis]
+        split = [self._split(privates[i]) for i in basis]
+        rows = [large for large, _ in split]
         for c, carried in enumerate(self._carried):
-            combined = [sum(w * gmpy2.mpz(row[c * width + m]) for w, row in zip(weights, rows)) % modulus
+            combined = [sum(w * row[c * width + m] for w, row in zip(weights, rows)) % modulus
                         for m in range(width)]
             self._chains[c] = combined + carried
+        for s, f in enumerate(small_primes.fields(self.holders)):
+            reduced = small_primes.combine(f, small_primes.lagrange_weights(f.r, self.holders, basis, 0),
+                                           [small[s] for _, small in split])
+            self._small_chains[s] = np.concatenate([reduced.reshape(len(self._chains), width),
+                                                    self._small_carried[s]], axis=1)
         return self._sieve_level()
 
     # --- the modulus: candidates, BGW product, trial division, biprimality ---------------------------------
 
     def _send_candidates(self, p_residues: list[int], q_residues: list[int]) -> list[Message]:
-        field, modulus = modulus_field(self.bits), self.sieve_modulus
+        field, modulus = modulus_field(self.bits), self.residue_modulus
         self._p = [candidates.candidate_share(self.bits, self.holders, self.index, b, modulus) for b in p_residues]
         self._q = [candidates.candidate_share(self.bits, self.holders, self.index, b, modulus) for b in q_residues]
         ps = shamir.evaluations_many(self._p, self.degree, self.holders, field)
@@ -263,7 +314,7 @@ class Holder:
         field = modulus_field(self.bits)
         moduli = self._interpolate(self._column(broadcasts, self.batch, 0, field), field)
         self.candidates_tried += self.batch
-        if any(gmpy2.gcd(n, self.sieve_modulus) != 1 for n in moduli):
+        if any(gmpy2.gcd(n, self.residue_modulus) != 1 for n in moduli):
             # honest shares give units mod M: someone's sieve shares or reshares were inconsistent
             raise DkgAborted("a candidate shares a factor with the sieving modulus: inconsistent sieve messages")
         self._survivors = [(k, int(n)) for k, n in enumerate(moduli) if biprimality.passes_trial_division(n, self.bits)]
