@@ -28,17 +28,23 @@ SLIDING_WINDOW_BITS = 7  # t ≈ 7 bases, ~5 000-bit exponents: 64 odd powers a 
 def multi_powmod(bases: Sequence[int], exponents: Sequence[int], modulus: int,
                  window_bits: int = WINDOW_BITS) -> gmpy2.mpz:
     """Π bases[j]^exponents[j] mod modulus, for exponents ≥ 0."""
-    if len(bases) != len(exponents):
-        raise ValueError(f"{len(bases)} bases for {len(exponents)} exponents")
-    if window_bits <= 0:
-        raise ValueError("the window must be at least one bit")
-    exponents = [int(e) for e in exponents]
-    if any(e < 0 for e in exponents):
-        raise ValueError("exponents must be non-negative")
+    exponents = _checked(len(bases), exponents, window_bits)
     modulus = gmpy2.mpz(modulus)
     if len(bases) >= BUCKET_MIN_BASES:
         return _buckets(bases, exponents, modulus)
     return _straus(_tables(bases, modulus, window_bits), exponents, modulus, window_bits)
+
+
+def _checked(bases: int, exponents: Sequence[int], window_bits: int) -> list[int]:
+    """The exponents as ints, once their count matches the bases' and none is negative."""
+    if bases != len(exponents):
+        raise ValueError(f"{bases} bases for {len(exponents)} exponents")
+    if window_bits <= 0:
+        raise ValueError("the window must be at least one bit")
+    checked = [int(e) for e in exponents]
+    if any(e < 0 for e in checked):
+        raise ValueError("exponents must be non-negative")
+    return checked
 
 
 def _tables(bases: Sequence[int], modulus: gmpy2.mpz, window_bits: int) -> list[list[gmpy2.mpz]]:
@@ -79,11 +85,7 @@ class SharedBases:
 
     def power(self, exponents: Sequence[int]) -> gmpy2.mpz:
         """Π bases[j]^exponents[j] mod modulus, for exponents ≥ 0."""
-        if len(exponents) != self.count:
-            raise ValueError(f"{self.count} bases for {len(exponents)} exponents")
-        exponents = [int(e) for e in exponents]
-        if any(e < 0 for e in exponents):
-            raise ValueError("exponents must be non-negative")
+        exponents = _checked(self.count, exponents, self.window_bits)
         return _straus(self._tables, exponents, self.modulus, self.window_bits)
 
 
@@ -91,13 +93,7 @@ def sliding_multi_powmod(bases: Sequence[int], exponents: Sequence[int], modulus
                          window_bits: int = SLIDING_WINDOW_BITS) -> gmpy2.mpz:
     """Π bases[j]^exponents[j] mod modulus, for exponents ≥ 0, with sliding windows: each exponent is cut into
     odd digits of at most w bits separated by zeros, and each base keeps only its odd powers b, b³, …, b^(2^w − 1)."""
-    if len(bases) != len(exponents):
-        raise ValueError(f"{len(bases)} bases for {len(exponents)} exponents")
-    if window_bits <= 0:
-        raise ValueError("the window must be at least one bit")
-    exponents = [int(e) for e in exponents]
-    if any(e < 0 for e in exponents):
-        raise ValueError("exponents must be non-negative")
+    exponents = _checked(len(bases), exponents, window_bits)
     modulus = gmpy2.mpz(modulus)
     top = max((e.bit_length() for e in exponents), default=0)
     # at[i]: the table entries to multiply in once the running result has been squared down to bit i
