@@ -33,7 +33,7 @@ from mpdp.threshold_sum.binding import ContributionKeys, SumSlot
 from mpdp.threshold_sum.combiner import SumCombiner
 from mpdp.threshold_sum.context import proof_context
 from mpdp.threshold_sum.decryption import check_request
-from mpdp.threshold_sum.release_check import lie
+from mpdp.threshold_sum.release_check import evidence_of, lie
 
 MAX_DEADLINE_S = 3600.0
 
@@ -69,6 +69,7 @@ class HammCuratorSide(RoleSide):
         self.layout = parameters.layout(public_key.n)
         self.combiner: SumCombiner | None = None
         self.contributors: list[int] = []
+        self.counted = threshold_sum_pb2.DecryptionRequest()  # the signed votes of C, for the client's transcript
         self.rejected_votes: list[threshold_sum_pb2.RejectedShare] = []
         self.early: dict[int, threshold_sum_pb2.PartialDecryptions] = {}  # shares that overtook the aggregate
         self.unreachable: dict[int, str] = {}  # notices that overtook it
@@ -135,6 +136,7 @@ class HammCuratorSide(RoleSide):
         except (ProtocolError, CryptoError) as error:
             self.fail(str(lie("aggregator", f"the votes it forwarded do not verify ({error})")))
         self.rejected_votes = self._blame(body.rejected_votes)
+        self.counted = evidence_of(body.request, {}).request  # signatures and ciphertexts; no proofs, no partials
         self.combiner = SumCombiner(self.public_key, self.key_holders, aggregate,
                                     proof_context("hamm", self.session_id))
         self.timer.lap("collect_votes")
@@ -221,7 +223,7 @@ class HammCuratorSide(RoleSide):
             contributors=self.contributors, decryptors=decryptors,
             rejected=[threshold_sum_pb2.RejectedShare(holder=h, reason=r) for h, r in sorted(self.combiner.rejected.items())],
             timing=self.timer.to_proto(), rejected_votes=self.rejected_votes,
-            tosses_per_party=p.tosses_per_party, noise_norm_scale=release.norm_scale,
+            tosses_per_party=p.tosses_per_party, noise_norm_scale=release.norm_scale, votes=self.counted,
         )
         if self.test_mode:
             self.drawn = hamm_pb2.HammTestRecord(counts=counts.ravel().tolist(), eta=outcome.eta.ravel().tolist())

@@ -10,6 +10,7 @@ import numpy as np
 
 from launcher.common.client import await_result, opening_signature
 from launcher.common.progress import progress
+from launcher.protocols.hamm.transcript import transcript
 from mpdp.cryptocore.paillier import keyfiles
 from mpdp.deployments.topology import Topology
 from mpdp.learning import evaluation, threshold
@@ -64,6 +65,7 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
             "count_noise": parameters.count_noise, "proven_votes": parameters.proven_votes,
             "verifiable_noise": parameters.verifiable_noise, "holders_check_bits": parameters.holders_check_bits,
             "key_bits": keyfiles.load_public_key(topology.public_key).n.bit_length(), "deadline_s": deadline_s,
+            "colluding": parameters.colluding, "key_holders": len(topology.key_holders),
         },
         "result": {
             "weights": weights.tolist(),
@@ -84,6 +86,10 @@ async def run_hamm_session(topology: Topology, client_data: dict, parameters: Ha
         "traffic_detail": traffic["detail"],
         "traffic_client_observed": traffic["client_observed"],
         "timing": timing,
+        # What `mpdp verify` re-checks (launcher/protocols/hamm/transcript.py): public values only.
+        "transcript": transcript(keyfiles.load_public_key(topology.public_key),
+                                 topology.ca_certificate.read_bytes() if topology.ca_certificate else None,
+                                 parameters, session_id, topology.key_holders, result),
     }
 
 

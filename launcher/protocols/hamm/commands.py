@@ -203,6 +203,13 @@ def released_steps(report: Report, client_data: dict) -> list:
     return [("model", released.linear(weights, 0.0, np.arange(len(weights))))]
 
 
+def verify_report(report: Report, ca_certificate: bytes | None, public_key) -> list[str]:
+    """`mpdp verify` (launcher/protocols/hamm/transcript.py), imported when a report is verified."""
+    from launcher.protocols.hamm.transcript import verify
+
+    return verify(report, ca_certificate, public_key)
+
+
 def audit(*args, **keywords) -> Report:
     """`mpdp audit hamm` (launcher/protocols/hamm/audit.py), imported when an audit runs."""
     from launcher.protocols.hamm.audit import audit_hamm
@@ -254,6 +261,7 @@ PROTOCOL = LauncherProtocol(
                   session=fault_session),
     charge=charge,
     closed_form=closed_form,
+    verify=verify_report,
     message_type=chart.MESSAGE,
     stages=chart.STAGES,
     noise_check=noise.check,

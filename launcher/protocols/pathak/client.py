@@ -13,6 +13,7 @@ import numpy as np
 
 from launcher.common.client import ABORT_TIMEOUT_S, abort_everywhere, collect_traffic, lost, role_stub, to_role
 from launcher.common.progress import progress
+from launcher.protocols.pathak.transcript import transcript
 from mpdp.deployments.topology import Topology
 from mpdp.learning import evaluation, threshold
 from mpdp.learning.pathak_local import signed_labels
@@ -130,6 +131,8 @@ async def run_pathak_session(topology: Topology, client_data: dict, parameters: 
         },
         "privacy": parameters.privacy_report(),
         **_what_is_hidden(parameters),
+        # What `mpdp verify` re-checks (launcher/protocols/pathak/transcript.py): the published shares alone.
+        "transcript": transcript(parameters, session_id, [str(p) for p in participants], shares),
         "timing": {"open": opened - started, "protocol": finished - opened, "total": finished - started},
         # What only the operator can assemble (every role's logs, the launcher's split): it names π1 and the
         # party sizes, so it is kept apart from what the protocol publishes and from what any role learns.

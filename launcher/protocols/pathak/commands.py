@@ -233,6 +233,13 @@ def released_steps(report: Report, client_data: dict) -> list:
     return [("model", released.linear(np.array(report["result"]["w"]), -released.cut_of(report), [0, 1]))]
 
 
+def verify_report(report: Report, ca_certificate: bytes | None, public_key) -> list[str]:
+    """`mpdp verify` (launcher/protocols/pathak/transcript.py), imported when a report is verified."""
+    from launcher.protocols.pathak.transcript import verify
+
+    return verify(report, ca_certificate, public_key)
+
+
 def audit(*args, **keywords) -> Report:
     """`mpdp audit pathak` (launcher/protocols/pathak/audit.py), imported when an audit runs."""
     from launcher.protocols.pathak.audit import audit_pathak
@@ -277,6 +284,7 @@ PROTOCOL = LauncherProtocol(
         opened_at=("party", "curator"), publishes=("party", "curator"))),
     charge=charge,
     closed_form=closed_form,
+    verify=verify_report,
     message_type=chart.MESSAGE,
     stages=chart.STAGES,
     noise_check=noise.check,

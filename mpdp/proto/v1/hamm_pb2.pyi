@@ -102,7 +102,7 @@ class HolderUnreachable(_message.Message):
     def __init__(self, holder: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class HammResult(_message.Message):
-    __slots__ = ("weights", "rows", "voters", "contributors", "decryptors", "rejected", "timing", "tosses_per_party", "noise_norm_scale", "rejected_votes")
+    __slots__ = ("weights", "rows", "voters", "contributors", "decryptors", "rejected", "timing", "tosses_per_party", "noise_norm_scale", "rejected_votes", "votes")
     WEIGHTS_FIELD_NUMBER: _ClassVar[int]
     ROWS_FIELD_NUMBER: _ClassVar[int]
     VOTERS_FIELD_NUMBER: _ClassVar[int]
@@ -113,6 +113,7 @@ class HammResult(_message.Message):
     TOSSES_PER_PARTY_FIELD_NUMBER: _ClassVar[int]
     NOISE_NORM_SCALE_FIELD_NUMBER: _ClassVar[int]
     REJECTED_VOTES_FIELD_NUMBER: _ClassVar[int]
+    VOTES_FIELD_NUMBER: _ClassVar[int]
     weights: _containers.RepeatedScalarFieldContainer[float]
     rows: int
     voters: int
@@ -123,7 +124,8 @@ class HammResult(_message.Message):
     tosses_per_party: int
     noise_norm_scale: float
     rejected_votes: _containers.RepeatedCompositeFieldContainer[_threshold_sum_pb2.RejectedShare]
-    def __init__(self, weights: _Optional[_Iterable[float]] = ..., rows: _Optional[int] = ..., voters: _Optional[int] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_party: _Optional[int] = ..., noise_norm_scale: _Optional[float] = ..., rejected_votes: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ...) -> None: ...
+    votes: _threshold_sum_pb2.DecryptionRequest
+    def __init__(self, weights: _Optional[_Iterable[float]] = ..., rows: _Optional[int] = ..., voters: _Optional[int] = ..., contributors: _Optional[_Iterable[int]] = ..., decryptors: _Optional[_Iterable[int]] = ..., rejected: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., timing: _Optional[_Iterable[_Union[_common_pb2.StageTiming, _Mapping]]] = ..., tosses_per_party: _Optional[int] = ..., noise_norm_scale: _Optional[float] = ..., rejected_votes: _Optional[_Iterable[_Union[_threshold_sum_pb2.RejectedShare, _Mapping]]] = ..., votes: _Optional[_Union[_threshold_sum_pb2.DecryptionRequest, _Mapping]] = ...) -> None: ...
 
 class HammTestRecord(_message.Message):
     __slots__ = ("votes", "noise", "counts", "eta")
