@@ -10,6 +10,7 @@ import pytest
 
 from launcher.protocols.hamm import commands as hamm_commands
 from launcher.protocols.hamm.client import evaluator_view, run_hamm_session, session_parameters
+from launcher.registry import PROTOCOLS
 from mpdp.cryptocore.keys.contribution_signature import ContributionSigner
 from mpdp.cryptocore.paillier import ciphertext as ct
 from mpdp.cryptocore.paillier import keyfiles
@@ -71,6 +72,9 @@ def test_the_release_equals_the_reference_and_a_tampered_share_is_rejected(five)
     assert result["voters"] == 5 and result["decryptors"] == [1, 3, 4, 5]
     assert str(TAMPERER) in result["rejected_shares"]
     assert observed_counts(report) == closed_form(5, 5)
+    # `mpdp verify` repeats the signatures and C of the votes the report's transcript carries, under the CA.
+    lines = PROTOCOLS["hamm"].verify(report, None, None)
+    assert any("voters signed by their senders under the CA" in line for line in lines)
     # Charlie is sent the opening, one aggregate of ciphertexts and proven shares: never a party's votes.
     to_charlie = {row["rpc"] for row in report["traffic_detail"] if row["to"] == "curator/0"}
     assert to_charlie == {"AwaitResult/hamm/open", "Step/hamm/aggregate", "Step/hamm/partial_decryptions"}

@@ -6,6 +6,7 @@ import grpc
 import numpy as np
 import pytest
 
+from launcher.registry import PROTOCOLS
 from mpdp.learning import datasets
 from mpdp.learning.pathak_local import train
 from mpdp.proto.v1 import common_pb2, pathak_pb2
@@ -65,6 +66,8 @@ def test_networked_result_equals_the_reference_and_the_closed_form(pool, parties
     assert np.max(np.abs(np.array(report["result"]["w"]) - expected)) <= 2**-20
     self_routed = sum(kinds.get("routed_share", 0) for kinds in report["evaluator_view"]["self_deliveries"].values())
     assert observed(report) == closed_form(parties, self_routed)
+    # `mpdp verify` re-adds the published shares the report carries (launcher/protocols/pathak/transcript.py).
+    assert any("published shares add up" in line for line in PROTOCOLS["pathak"].verify(report, None, None))
     assert report["evaluator_view"]["self_deliveries"]["party/1"]["barrier_ready"] == 1  # the leader's own, local
     assert report["privacy"]["mechanism"] == "gaussian" and report["parameters"]["comparison_bits"] == 33 + (parties - 1).bit_length()
 

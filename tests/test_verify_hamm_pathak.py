@@ -179,10 +179,9 @@ def pathak_report(keypair):
     """A twin session's report: its parameters, ŵˢ as the client reconstructs it, the published shares."""
     import dataclasses
 
+    from mpdp.learning import datasets
     from tests.pathak_router import reconstruct, run
     from tests.test_pathak_sessions import SIZES, _parameters
-
-    from mpdp.learning import datasets
 
     data = datasets.load("breast-cancer")
     bounds = np.cumsum([0] + SIZES)
