@@ -46,8 +46,9 @@ def has_transcript(path: Path) -> bool:
 def add_command(commands) -> None:
     """`mpdp verify`: its options."""
     verify = commands.add_parser("verify", help="re-check a stored session report offline from its transcript: "
-                                 "signatures, proofs, C, the combination, labels, ε and message counts (exit 1 if "
-                                 "any does not hold)")
+                                 "signatures, proofs, C, the combination, labels, ε and message counts, as far as the "
+                                 "protocol's report may carry them (it says what it cannot check; exit 1 if any "
+                                 "does not hold)")
     verify.add_argument("report", type=Path, help="a session report (`mpdp run … --json`)")
     verify.add_argument("--ca", type=Path, help="the deployment CA's certificate to trust (default: the one the "
                         "transcript names, whose fingerprint is printed)")
