@@ -152,8 +152,8 @@ def _check_privacy(report: Report, parameters: HammParameters, voters: int) -> s
 
 
 def _check_counts(report: Report, holders: int, threshold: int, voters: int) -> str:
-    """The observed messages against the closed form: every kind exact but the votes (M′ to M: a party may drop
-    out) and the partial decryptions (t to ℓ: a holder may be unreachable)."""
+    """The observed messages against the closed form: every kind exact but the votes and the joint coin's steps
+    (M′ to M: a party may drop out) and the partial decryptions (t to ℓ: a holder may be unreachable)."""
     if "traffic" not in report:
         return "no traffic in the report: message counts not checked"
     observed = {(row["from"], row["to"], row["rpc"]): row["messages"] for row in report["traffic"]
@@ -162,6 +162,9 @@ def _check_counts(report: Report, holders: int, threshold: int, voters: int) -> 
     parties = int(report["parameters"]["parties"])
     ranges = {("party", "aggregator", "Step/hamm/votes"): (voters, parties),
               ("party", "curator", "Step/hamm/partial_decryptions"): (threshold, holders)}
+    if report["parameters"].get("verifiable_noise"):  # the joint coin's steps: with each voter that got that far
+        ranges |= {key: (voters, parties) for key in expected if key[2].split("/")[-1] in ("coin", "reveal", "shares",
+                                                                                           "flipped")}
     for key in set(observed) | set(expected):
         low, high = ranges.get(key, (expected.get(key, 0), expected.get(key, 0)))
         if not low <= observed.get(key, 0) <= high:
