@@ -120,6 +120,15 @@ def test_an_honest_hamm_report_verifies(hamm_report):
     assert lines[-1].startswith("not checked, by design")
 
 
+def test_hamm_votes_are_judged_under_the_ca_given(hamm_report, tmp_path):
+    """`mpdp verify --ca`: signatures that hold under the transcript's CA fail under another deployment's."""
+    from launcher.deployment import certs
+
+    certs.issue(tmp_path, [party(1)], ca_name="another deployment CA")
+    with pytest.raises(ValueError, match="do not verify"):
+        PROTOCOLS["hamm"].verify(hamm_report, (tmp_path / certs.CA_FILE).read_bytes(), None)
+
+
 def test_tampered_hamm_votes_are_rejected(hamm_report):
     def dropped(contributions):  # four of five still reach ⌈τM⌉: only the report's contributors tell
         del contributions[4]
