@@ -246,7 +246,13 @@ class BallotCollectorSide(RoleSide):
     def on_deadline(self) -> list[Outbound]:
         """Each collecting phase waits one deadline; then it goes on with who answered (or aborts)."""
         if self.state is self.State["COLLECTING"]:
-            return self._ask_reveals() if self.parameters.verifiable_noise else self._close_collection()
+            if self.parameters.verifiable_noise:
+                return self._ask_reveals()
+            silent = set(self.voters) - set(self.collector.contributions) - set(self.collector.absent)
+            for voter in sorted(silent):  # named, so a failed close says the deadline, not only a count
+                self.collector.mark_absent(voter, f"no vote within the session's deadline of "
+                                           f"{self.deadline_seconds:g} s (the client's --deadline)")
+            return self._close_collection()
         if self.state is self.State["REVEALING"]:
             if time.monotonic() - self.phase_started < self.deadline_seconds:
                 return []  # a tick queued while the commitments were checked: the reveals get a whole deadline

@@ -392,6 +392,19 @@ def test_a_sum_short_of_contributors_names_why_the_others_are_missing():
     assert "parties 1, 2, 3: over the budget" in str(refused.value) and "4: sent no votes" in str(refused.value)
 
 
+def test_thousands_missing_for_one_reason_are_named_by_the_first_few():
+    """At M = 10 000 a passed deadline leaves thousands silent: the line names eight and counts the rest."""
+    from mpdp.threshold_sum.collector import SumCollector
+
+    collector = SumCollector(None, list(range(1, 10_001)), 1, 6_667, SumSlot("hamm", "s"))
+    for number in range(1, 10_001):
+        collector.mark_absent(number, "no vote within the session's deadline of 300 s")
+    with pytest.raises(ProtocolError) as refused:
+        collector.close()
+    assert "parties 1, 2, 3, 4, 5, 6, 7, 8 and 9992 more: no vote within" in str(refused.value)
+    assert len(str(refused.value)) < 300
+
+
 def test_a_colluding_key_holder_got_two_subsets_of_one_slot_decrypted_with_t_3_of_5(threshold_key, tmp_path):
     """The key `keygen --threshold 3` made for five holders before 2t > ℓ + c was required (here made through
     mpdp.cryptocore, below the launcher's check). Du with secure aggregation, in process, every holder's real side:

@@ -165,6 +165,8 @@ def test_two_missing_teachers_abort(setup):
     with pytest.raises(ProtocolError) as raised:
         rnd.on_deadline()
     assert raised.value.kind is Kind.ABORTED and rnd.finished and not rnd.collector.contributions
+    # the line says why the two are missing, so the user knows a longer --deadline is the remedy
+    assert "parties 4, 5: no vote within the session's deadline" in str(raised.value)
 
 
 def _kind(action) -> Kind:

@@ -87,6 +87,13 @@ def absent_reasons(absent: dict[int, str], shown: int = 3) -> str:
     by_reason: dict[str, list[int]] = {}
     for party, reason in sorted(absent.items()):
         by_reason.setdefault(reason[:200], []).append(party)
-    parts = [f"{', '.join(map(str, parties))}: {reason}" for reason, parties in list(by_reason.items())[:shown]]
+    parts = [f"{_some(parties)}: {reason}" for reason, parties in list(by_reason.items())[:shown]]
     more = f"; {len(by_reason) - shown} other reasons" if len(by_reason) > shown else ""
     return f" (parties {'; parties '.join(parts)}{more})"
+
+
+def _some(parties: list[int], shown: int = 8) -> str:
+    """The first parties of a reason and how many more: thousands of logical parties share one reason when a
+    deadline passes, and the whole list would bury the line that names it."""
+    more = f" and {len(parties) - shown} more" if len(parties) > shown else ""
+    return ", ".join(map(str, parties[:shown])) + more
