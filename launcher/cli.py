@@ -102,6 +102,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # SIGINT, or SIGTERM in a foreground run: what it started is already stopped
         print("mpdp: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        if not _reader_gone(sys.stdout):
+            raise
+        # the reader of our output left (`mpdp verify R | head`): stop quietly, as a command killed by SIGPIPE
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the exit's flush would complain again
+        return 128 + 13
     except Exception as error:
         message = _user_error(error)
         if message is None or os.environ.get("MPDP_DEBUG"):
@@ -109,6 +115,19 @@ def main(argv: list[str] | None = None) -> int:
         hint = "; pass --force to replace them" if isinstance(error, FileExistsError) and hasattr(args, "force") else ""
         print(f"mpdp: error: {message}{hint}", file=sys.stderr)
         return 2
+
+
+def _reader_gone(stream) -> bool:
+    """Whether `stream` is a pipe whose reading end is closed (poll reports an error on it): a broken pipe of
+    the user's shell, not one inside the command."""
+    import select
+
+    try:
+        poller = select.poll()
+        poller.register(stream.fileno(), 0)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError):
+        return False
 
 
 if __name__ == "__main__":

@@ -30,3 +30,18 @@ def test_a_paper_calibration_that_does_not_deliver_the_epsilon_asked_is_refused_
     assert main(["run", protocol, "--run-dir", str(d.run.path), *options]) == 2
     error = capsys.readouterr().err
     assert "--allow-paper-calibration" in error and "Traceback" not in error
+
+
+def test_a_reader_that_leaves_early_ends_the_command_quietly():
+    """`mpdp verify R | head -1`: the pipe's reader is gone before the command writes; no traceback, no error
+    line, the status of a command ended by SIGPIPE."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    stored = Path(__file__).resolve().parent.parent / "docs" / "results" / "baselines" / "a9a_pathak.json"
+    command = subprocess.Popen([sys.executable, "-m", "launcher.cli", "verify", str(stored)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    command.stdout.close()  # the reader leaves before the first line is written
+    _, errors = command.communicate(timeout=120)
+    assert command.returncode == 141 and errors == b""
