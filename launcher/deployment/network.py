@@ -19,7 +19,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 
 from mpdp.platform.lifetime import die_with_parent
@@ -61,22 +61,26 @@ def host_principals(parties: int, parties_per_process: int = 1) -> list[Principa
     return [Principal.of(CLIENT), Principal.of(AGGREGATOR), Principal.of(CURATOR), *hosts]
 
 
+def directed_links(parties: int, parties_per_process: int = 1) -> list[tuple[str, str]]:
+    """Every directed link between two hosts, (source, target), in one order: nobody dials the client.
+    `up` and `compose` (launcher.deployment.compose_network) both give each of these one relay."""
+    hosts = [str(p) for p in host_principals(parties, parties_per_process)]
+    return [(source, target) for source in hosts for target in hosts
+            if source != target and target != str(Principal.of(CLIENT))]
+
+
 def plan(run_dir: Path, profile: NetworkProfile, parties: int, parties_per_process: int = 1) -> Path:
-    """A relay port for every directed link between two hosts (nobody dials the client), in `network.json`."""
+    """A relay port for every directed link between two hosts, in `network.json`."""
     from launcher.deployment.children import free_port
 
-    hosts = [str(p) for p in host_principals(parties, parties_per_process)]
     taken: set[int] = set()
     table: dict[tuple[str, str], str] = {}
-    for source in hosts:
-        for target in hosts:
-            if source == target or target == str(Principal.of(CLIENT)):
-                continue
+    for link in directed_links(parties, parties_per_process):
+        port = free_port()
+        while port in taken:
             port = free_port()
-            while port in taken:
-                port = free_port()
-            taken.add(port)
-            table[(source, target)] = f"127.0.0.1:{port}"
+        taken.add(port)
+        table[link] = f"127.0.0.1:{port}"
     usable, why = netem_status()
     path = Path(run_dir) / LINKS_FILE
     links.write(path, profile, f"{EMULATOR} (user-space, one per directed link; tc netem {'usable' if usable else 'not'}: {why})",
@@ -220,25 +224,23 @@ def down(run_dir: Path) -> list[str]:
     return stopped
 
 
-async def _serve(table_path: Path, topology_path: Path) -> None:
-    from mpdp.deployments.topology import Topology
-
+async def serve(table_path: Path, resolve: Callable[[str], Awaitable[tuple[str, int]]],
+                listen_host: str | None = None, ready: Callable[[], None] | None = None) -> None:
+    """Run the relay of every link in the table until SIGTERM or SIGINT; SIGHUP reads the table's profile again.
+    Each relay listens at its link's address (on `listen_host` instead of the address's host, when given: a
+    container listens on every interface for the name its peers dial) and leads to `resolve(target)`."""
     table = json.loads(table_path.read_text())
     profile = NetworkProfile.from_json(table["profile"])
-    addresses: dict[str, tuple[str, int]] = {}
 
-    async def resolve(target: str) -> tuple[str, int]:
-        if target not in addresses:  # the topology is written after the relays start: read it at first use
-            topology = Topology.load(topology_path)
-            for entry in topology.host_entries:
-                host, port = entry.address.rsplit(":", 1)
-                addresses[str(entry.principal)] = (host, int(port))
-        return addresses[target]
+    def listen(address: str) -> tuple[str, int]:
+        host, port = address.rsplit(":", 1)
+        return (listen_host or host, int(port))
 
-    relays = Relays(profile, [Link(link["from"], link["to"], (link["address"].rsplit(":", 1)[0],
-                                                              int(link["address"].rsplit(":", 1)[1])))
-                              for link in table["links"]], resolve)
+    relays = Relays(profile, [Link(link["from"], link["to"], listen(link["address"])) for link in table["links"]],
+                    resolve)
     await relays.start()
+    if ready is not None:
+        ready()
     print(f"{READY}: {len(table['links'])} links under {profile.describe()}", flush=True)
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -251,8 +253,26 @@ async def _serve(table_path: Path, topology_path: Path) -> None:
     loop.add_signal_handler(signal.SIGHUP, reshape)
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stopping.set)
-    await stopping.wait()
-    await relays.close()
+    try:
+        await stopping.wait()
+    finally:  # stopped by a signal, or cancelled (in one process with its caller)
+        await relays.close()
+
+
+async def _serve(table_path: Path, topology_path: Path) -> None:
+    from mpdp.deployments.topology import Topology
+
+    addresses: dict[str, tuple[str, int]] = {}
+
+    async def resolve(target: str) -> tuple[str, int]:
+        if target not in addresses:  # the topology is written after the relays start: read it at first use
+            topology = Topology.load(topology_path)
+            for entry in topology.host_entries:
+                host, port = entry.address.rsplit(":", 1)
+                addresses[str(entry.principal)] = (host, int(port))
+        return addresses[target]
+
+    await serve(table_path, resolve)
 
 
 if __name__ == "__main__":
@@ -260,11 +280,12 @@ if __name__ == "__main__":
 
 
 def add_options(parser) -> None:
-    """`--network PROFILE` and the explicit link figures, for `mpdp up`."""
+    """`--network PROFILE` and the explicit link figures, for `mpdp up` and `mpdp compose`."""
     from mpdp.wire.profiles import PROFILES
 
     group = parser.add_argument_group("network emulation (every link between role hosts; docs/networks.md)")
-    group.add_argument("--network", choices=list(PROFILES), metavar="PROFILE",
+    # No argparse `choices`: `profile_of` refuses an unknown name in one line, not under a usage.
+    group.add_argument("--network", metavar="PROFILE",
                        help=f"a named link profile: {', '.join(PROFILES)} (default: plain loopback)")
     group.add_argument("--latency", metavar="MS", help="one-way delay added on each link, e.g. 20ms (RTT = twice it)")
     group.add_argument("--bandwidth", metavar="RATE", help="each link direction's rate, e.g. 100mbit")
