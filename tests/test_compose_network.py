@@ -169,3 +169,16 @@ def test_docker_compose_accepts_the_networked_file(tmp_path):
     result = subprocess.run(["docker-compose", "-f", str(tmp_path / "docker-compose.yml"), "config", "-q"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("parties, keygen", [(2, "dealer"), (5, "dealer"), (5, "distributed")])
+def test_the_header_command_remakes_the_same_file(tmp_path, parties, keygen):
+    """The first line names the command that wrote the file, `--keygen` included where it is not the default."""
+    from launcher.cli import main
+    from launcher.deployment.compose import render
+
+    text = render(parties, keygen)
+    command = text.splitlines()[0].split("`")[1].split()[1:]  # `mpdp compose …` without the program
+    out = tmp_path / "again.yml"
+    assert main([*command, "--out", str(out)]) == 0
+    assert out.read_text() == text

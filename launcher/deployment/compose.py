@@ -18,7 +18,7 @@ the holders agree on; then every role starts as before.
 from __future__ import annotations
 
 from launcher.deployment import compose_network, compose_observe
-from launcher.deployment.keygen import DEFERRED, committee_size
+from launcher.deployment.keygen import DEFERRED, committee_size, default_method
 from mpdp.cryptocore.paillier.keyfiles import PUBLIC_KEY_FILE
 from mpdp.wire.profiles import NetworkProfile
 
@@ -232,7 +232,7 @@ def render(parties: int, keygen: str = "dealer", bits: int | None = None, networ
     """The compose file; with `network`, every link between roles goes through the relay service
     (launcher/deployment/compose_network.py), whose link table `network.json` lies beside the file."""
     prepare = "keygen" if keygen == "dealer" else PREPARE
-    options = "" if keygen == "dealer" else " --keygen distributed"
+    options = "" if keygen == default_method(parties) else f" --keygen {keygen}"  # the header's command remakes this file
     options += "" if bits is None else f" --bits {bits}"
     options += "" if network is None else compose_network.flags(network)
     lines = [
