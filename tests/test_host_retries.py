@@ -151,3 +151,40 @@ def test_an_abort_that_meets_the_opening_waits_for_it_and_aborts_the_session():
             await peers.close()
 
     asyncio.run(scenario())
+
+
+def test_a_message_whose_call_the_transport_cancelled_is_sent_again_under_its_call_id(monkeypatch):
+    """A receiver's connection reset mid-call ends the call CANCELLED: the message is sent again, once it gets
+    through no failure is reported, and every attempt carries the same call id (the receiver takes it once)."""
+    import grpc
+
+    from mpdp.sessions.outbound import Outbound
+    from mpdp.wire import host as host_module
+
+    monkeypatch.setattr(host_module, "RETRY_PAUSE_S", 0.0)
+    attempts: list[str] = []
+
+    class Stub:
+        async def Step(self, envelope, metadata, timeout):  # noqa: N802 (gRPC's name)
+            call_id = dict(metadata)[CALL_ID_METADATA_KEY]
+            attempts.append(call_id)
+            if attempts.count(call_id) < 3:  # each message's first two attempts are cancelled
+                raise grpc.aio.AioRpcError(grpc.StatusCode.CANCELLED, grpc.aio.Metadata(), grpc.aio.Metadata(),
+                                           "CANCELLED")
+
+    async def scenario():
+        host, peers = await _host()
+        try:
+            hosted = await host.step(Context("client/0", "call-1"), _opening())
+            undeliverable: list[str] = []
+            monkeypatch.setattr(hosted.side, "on_undeliverable", lambda to, kind, reason: undeliverable.append(reason) or [])
+            monkeypatch.setattr(host, "_stub", lambda to: Stub())
+            body = codec.round_to_proto(next(m for m in Holder(1, HOLDERS, THRESHOLD, BITS, BATCH).start()
+                                             if m.recipient in (0, 2)))
+            await host._send(hosted, Outbound(party(2), "round", body))
+            assert attempts and all(attempts.count(call_id) == 3 for call_id in attempts) and undeliverable == []
+        finally:
+            await host.close()
+            await peers.close()
+
+    asyncio.run(scenario())
