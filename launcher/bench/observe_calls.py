@@ -142,8 +142,8 @@ async def _hops(calls: int, switch) -> float:
 
     lookup, client, details = innermost, sent, _Details(STEP)
     if switch is not None:
-        servers = [ServerSpanInterceptor("party/2", _provider(), switch),
-                   MetricsInterceptor(RoleMetrics("party/2", switch=switch))]
+        servers: list[grpc.aio.ServerInterceptor] = [ServerSpanInterceptor("party/2", _provider(), switch),
+                                                     MetricsInterceptor(RoleMetrics("party/2", switch=switch))]
         for interceptor in reversed(servers):
             lookup = (lambda inner, outer: (lambda d: outer.intercept_service(inner, d)))(lookup, interceptor)
         span_client = ClientSpanInterceptor("aggregator/0", _provider(), switch)
