@@ -160,12 +160,14 @@ class Observer:
         result = asyncio.run(scale.session(target.topology, target.client_data, parties))
         if meter is not None and tail_s:
             time.sleep(tail_s)
-        cpu = sum(meter.stop().values()) if meter is not None else None
+        by_process = meter.stop() if meter is not None else {}
+        cpu = sum(by_process.values()) if meter is not None else None
         reported = reported_counts(result["traffic"])
         scraped = scrape(target.topology, self.base)
         scraped.subtract(scraped_before)
         arrived = _session_spans(self.receiver, known, sum(reported.values())) if spans else None
-        return result["wall_s"], {**check_counts(reported, scraped, arrived), "reported": reported, "cpu_s": cpu}
+        return result["wall_s"], {**check_counts(reported, scraped, arrived), "reported": reported, "cpu_s": cpu,
+                                  **({"cpu_s_by_process": by_process} if by_process else {})}
 
     def stop(self) -> None:
         self.server.stop(None)
