@@ -60,10 +60,16 @@ def test_bench_dppp_reports_labels_per_second_beside_the_paper_layout_and_the_fl
     offline = verifiable["offline_fill"]
     assert len(offline["fills"]) == 1 and offline["fills"][0]["bytes"] > verifiable["verifiable_pooled"]["rounds"][0]["bytes"]
     assert "offline fill" in result.stdout
-    observed = report["observe_overhead"]  # a pair of packed rounds against a second, observed deployment
+    # A pair of packed rounds in one deployment with the extra, switched off and on by signal: the observed round
+    # counted and spanned in full, the one switched off not at all.
+    observed = report["observe_overhead"]
     assert observed["cpu"]["median"] == pytest.approx(observed["measured"]["on"]["cpu_s"][0]
                                                       / observed["measured"]["off"]["cpu_s"][0])
     assert f"median of pairs {observed['cpu']['median']:.3f}" in result.stdout and observed["all_match"]
+    assert observed["checks"][0]["metric_calls"] == observed["checks"][0]["server_spans"] == \
+        observed["checks"][0]["messages"] > 0
+    assert observed["off"] == {"rounds": 1, "metric_calls": 0, "sessions_with_spans": 0, "nothing_counted": True}
+    assert observed["off_checks"][0]["messages"] == observed["checks"][0]["messages"]
 
 
 def test_bench_pathak_reports_every_stage(tmp_path):
