@@ -3,6 +3,7 @@ JSON whose derived figures follow from the measured ones. No time is asserted.""
 
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -11,16 +12,17 @@ import pytest
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
 
-def _mpdp(*args, timeout=600):
+def _mpdp(*args, timeout=600, env=None):
     return subprocess.run([sys.executable, "-m", "launcher.cli", *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
 
 
 def test_bench_dppp_reports_labels_per_second_beside_the_paper_layout_and_the_floor(tmp_path):
     path = tmp_path / "dppp.json"
     result = _mpdp("bench", "dppp", "--teachers", "3", "--classes", "3", "--queries", "20", "--bits", "1024",
                    "--rounds", "2", "--warmup", "1", "--paper-queries", "2", "--paper-rounds", "1", "--proven-rounds", "0",
-                   "--verifiable-queries", "4", "--verifiable-rounds", "1", "--observe-pairs", "1", "--json", str(path))
+                   "--verifiable-queries", "4", "--verifiable-rounds", "1", "--observe-pairs", "1", "--json", str(path),
+                   env={**os.environ, "OTEL_BSP_SCHEDULE_DELAY": "200"})  # spans exported, and rounds read, sooner
     assert result.returncode == 0, result.stderr
     assert "packed layout" in result.stdout and "floor, one core" in result.stdout
     assert "verifiable noise" in result.stdout

@@ -36,9 +36,13 @@ TARGET_RATIO = observed_roles.TARGET_RATIO
 TARGET_READS = "cpu_s"  # the role processes' CPU seconds, summed
 ORDERS = (("off", "on"), ("on", "off"))  # pair by pair, so that neither side always runs first
 IDLE_LIMIT_S = 10.0  # at most this long for the roles to fall idle before a round
-# The batch processor exports every 5 s (OTEL_BSP_SCHEDULE_DELAY's default, kept: a real deployment's export):
-# a round's CPU is read this long after its answer on both sides, so that its spans' export is inside it.
-EXPORT_TAIL_S = 5.5
+# A round's CPU is read this long after its answer on both sides, past the batch processor's next export, so that
+# its spans' export is inside it: OTEL_BSP_SCHEDULE_DELAY (5 s by default, a real deployment's) and a margin.
+EXPORT_MARGIN_S = 0.5
+
+
+def export_tail_s(environ=os.environ) -> float:
+    return float(environ.get("OTEL_BSP_SCHEDULE_DELAY") or 5000) / 1e3 + EXPORT_MARGIN_S
 
 # One round on a deployment's topology with its client data → {"wall_s": …, "traffic": the report's rows}.
 Round = Callable[[Any, dict], Coroutine[Any, Any, dict]]
@@ -97,6 +101,7 @@ def run(start: Callable[[], AbstractContextManager[Deployment]], play: Round, pa
     played = _Played(play)
     checks: dict[str, list[dict]] = {"off": [], "on": []}
     switching: list[float] = []
+    tail_s = export_tail_s()
     try:
         progress(f"observe overhead: starting a deployment of {parties} parties with the [observe] extra installed")
         with observed_roles.environment(observer.environment), start() as target:
@@ -110,7 +115,7 @@ def run(start: Callable[[], AbstractContextManager[Deployment]], play: Round, pa
                 # switch) leaves a process doing is not counted into the next.
                 wait_until_idle(meter, limit_s=IDLE_LIMIT_S)
                 wall, check = observer.session(played, target, parties, spans=side == "on", meter=meter,
-                                               tail_s=EXPORT_TAIL_S)
+                                               tail_s=tail_s)
                 checks[side].append(check)
                 return wall, check.pop("cpu_s")
 
@@ -141,7 +146,7 @@ def run(start: Callable[[], AbstractContextManager[Deployment]], play: Round, pa
     per_call["share_of_round_cpu"] = per_call["extra_ms"]["on"] / 1e3 * messages / cpu["median_off"]
     per_call["flag_checks"]["share_of_round_cpu"] = (per_call["flag_checks"]["extra_us"] / 1e6 * messages
                                                      / cpu["median_off"])
-    return {"pairs": pairs, "warmup": warmup, "same_deployment": True, "export_tail_s": EXPORT_TAIL_S,
+    return {"pairs": pairs, "warmup": warmup, "same_deployment": True, "export_tail_s": tail_s,
             "measured": measured, "cpu": cpu, "wall": wall, "target_ratio": TARGET_RATIO,
             "target_reads": TARGET_READS, "load_average": load, "met": cpu["median"] <= TARGET_RATIO,
             "per_call": per_call, "switch_s": switching, "warmup_checks": warm, "checks": checks["on"],
