@@ -35,7 +35,9 @@ from launcher.common.progress import progress
 TARGET_RATIO = observed_roles.TARGET_RATIO
 TARGET_READS = "cpu_s"  # the role processes' CPU seconds, summed
 ORDERS = (("off", "on"), ("on", "off"))  # pair by pair, so that neither side always runs first
-IDLE_LIMIT_S = 10.0  # at most this long for the roles to fall idle before a round
+# At most this long for the roles to fall idle before a round: long enough for what a warm-up round leaves them
+# doing (teachers' pools, their models), which a round begun earlier would count as its own.
+IDLE_LIMIT_S = 60.0
 # A round's CPU is read this long after its answer on both sides, past the batch processor's next export, so that
 # its spans' export is inside it: OTEL_BSP_SCHEDULE_DELAY (5 s by default, a real deployment's) and a margin.
 EXPORT_MARGIN_S = 0.5
@@ -101,6 +103,7 @@ def run(start: Callable[[], AbstractContextManager[Deployment]], play: Round, pa
     played = _Played(play)
     checks: dict[str, list[dict]] = {"off": [], "on": []}
     switching: list[float] = []
+    idle: dict[str, list[list[float]]] = {"off": [], "on": []}  # (seconds waited, CPU seconds meanwhile) a round
     tail_s = export_tail_s()
     try:
         progress(f"observe overhead: starting a deployment of {parties} parties with the [observe] extra installed")
@@ -113,7 +116,7 @@ def run(start: Callable[[], AbstractContextManager[Deployment]], play: Round, pa
                 switching.append(observed_roles.switch(target, side == "on", observer.base))
                 # Each round starts with every role idle: what one round (its export, the scrape after it, the
                 # switch) leaves a process doing is not counted into the next.
-                wait_until_idle(meter, limit_s=IDLE_LIMIT_S)
+                idle[side].append(list(wait_until_idle(meter, limit_s=IDLE_LIMIT_S)))
                 wall, check = observer.session(played, target, parties, spans=side == "on", meter=meter,
                                                tail_s=tail_s)
                 checks[side].append(check)
@@ -149,7 +152,7 @@ def run(start: Callable[[], AbstractContextManager[Deployment]], play: Round, pa
     return {"pairs": pairs, "warmup": warmup, "same_deployment": True, "export_tail_s": tail_s,
             "measured": measured, "cpu": cpu, "wall": wall, "target_ratio": TARGET_RATIO,
             "target_reads": TARGET_READS, "load_average": load, "met": cpu["median"] <= TARGET_RATIO,
-            "per_call": per_call, "switch_s": switching, "warmup_checks": warm, "checks": checks["on"],
+            "per_call": per_call, "switch_s": switching, "idle_waits": idle, "warmup_checks": warm, "checks": checks["on"],
             "off_checks": checks["off"], "off": off, "totals": totals,
             "all_match": all(c["metrics_match"] and c["spans_match"] for c in checks["on"]) and off["nothing_counted"]
             and all(c["metrics_match"] and c.get("spans_match", True) for c in warm)}
