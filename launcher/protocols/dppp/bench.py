@@ -228,7 +228,7 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
     observed = observe_overhead.run(
         lambda: deployment(teachers, bits, dataset, seed=seed, model="logistic"),
         lambda topology, data: _packed_round(topology, data, queries, ensemble), teachers,
-        observe_pairs, dppp_pb2.DpppMessage, warmup=max(warmup, 1)) if observe_pairs else None
+        observe_pairs, dppp_pb2.DpppMessage, warmup=max(warmup, observe_overhead.WARMUP)) if observe_pairs else None
     per_teacher = parameters.layout(public_key.n).plaintexts_needed(parameters.values)
     threshold = public_key.threshold
     floor_round_s = (teachers * per_teacher * units["fixed_base_encryption_s"]
