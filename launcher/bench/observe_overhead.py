@@ -35,8 +35,8 @@ from launcher.common.progress import progress
 TARGET_RATIO = observed_roles.TARGET_RATIO
 TARGET_READS = "cpu_s"  # the role processes' CPU seconds, summed
 ORDERS = (("off", "on"), ("on", "off"))  # pair by pair, so that neither side always runs first
-# Rounds before the pairs, at least: a fresh deployment's first round builds its tables, and its second still cost
-# every party about 0.2 CPU-s more than the rounds after it (the first pair's first side, on this machine).
+# Rounds before the pairs, at least: a fresh deployment's first round builds its tables, and its second cost every
+# party 0.1–0.3 CPU-s more than the rounds after it (in two runs on this machine, as the first pair's first side).
 WARMUP = 2
 # At most this long for the roles to fall idle before a round: long enough for what a warm-up round leaves them
 # doing (teachers' pools, their models), which a round begun earlier would count as its own.
