@@ -3,6 +3,7 @@ JSON whose derived figures follow from the measured ones. No time is asserted.""
 
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -11,16 +12,17 @@ import pytest
 pytestmark = [pytest.mark.network, pytest.mark.slow]
 
 
-def _mpdp(*args, timeout=600):
+def _mpdp(*args, timeout=600, env=None):
     return subprocess.run([sys.executable, "-m", "launcher.cli", *args], capture_output=True, text=True,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
 
 
 def test_bench_dppp_reports_labels_per_second_beside_the_paper_layout_and_the_floor(tmp_path):
     path = tmp_path / "dppp.json"
     result = _mpdp("bench", "dppp", "--teachers", "3", "--classes", "3", "--queries", "20", "--bits", "1024",
                    "--rounds", "2", "--warmup", "1", "--paper-queries", "2", "--paper-rounds", "1", "--proven-rounds", "0",
-                   "--verifiable-queries", "4", "--verifiable-rounds", "1", "--observe-pairs", "1", "--json", str(path))
+                   "--verifiable-queries", "4", "--verifiable-rounds", "1", "--observe-pairs", "1", "--json", str(path),
+                   env={**os.environ, "OTEL_BSP_SCHEDULE_DELAY": "200"})  # spans exported, and rounds read, sooner
     assert result.returncode == 0, result.stderr
     assert "packed layout" in result.stdout and "floor, one core" in result.stdout
     assert "verifiable noise" in result.stdout
@@ -60,10 +62,16 @@ def test_bench_dppp_reports_labels_per_second_beside_the_paper_layout_and_the_fl
     offline = verifiable["offline_fill"]
     assert len(offline["fills"]) == 1 and offline["fills"][0]["bytes"] > verifiable["verifiable_pooled"]["rounds"][0]["bytes"]
     assert "offline fill" in result.stdout
-    observed = report["observe_overhead"]  # a pair of packed rounds against a second, observed deployment
+    # A pair of packed rounds in one deployment with the extra, switched off and on by signal: the observed round
+    # counted and spanned in full, the one switched off not at all.
+    observed = report["observe_overhead"]
     assert observed["cpu"]["median"] == pytest.approx(observed["measured"]["on"]["cpu_s"][0]
                                                       / observed["measured"]["off"]["cpu_s"][0])
     assert f"median of pairs {observed['cpu']['median']:.3f}" in result.stdout and observed["all_match"]
+    assert observed["checks"][0]["metric_calls"] == observed["checks"][0]["server_spans"] == \
+        observed["checks"][0]["messages"] > 0
+    assert observed["off"] == {"rounds": 1, "metric_calls": 0, "sessions_with_spans": 0, "nothing_counted": True}
+    assert observed["off_checks"][0]["messages"] == observed["checks"][0]["messages"]
 
 
 def test_bench_pathak_reports_every_stage(tmp_path):

@@ -238,3 +238,71 @@ def test_a_launcher_asking_for_spans_gets_client_spans_on_every_channel(monkeypa
     assert observe_client(environ={}) is False and channels.PROCESS_INTERCEPTORS == []
     assert observe_client(environ={"OTEL_TRACES_EXPORTER": "console"}) is True
     assert [type(i) for i in channels.PROCESS_INTERCEPTORS] == [ClientSpanInterceptor]
+
+
+@pytest.fixture
+def switch_by_signal():
+    """The process's observe switch listening to its signals, as in a role; both put back afterwards."""
+    import signal
+
+    from mpdp.observe import switch
+
+    previous = {signum: signal.getsignal(signum) for signum in (switch.ON_SIGNAL, switch.OFF_SIGNAL)}
+    assert switch.listen()
+    try:
+        yield switch
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        switch.SWITCH.on = True
+
+
+def _signal(switch, signum, expected: bool) -> None:
+    import os
+    import time
+
+    os.kill(os.getpid(), signum)
+    deadline = time.monotonic() + 5  # Python runs the handler at its next instruction in the main thread
+    while switch.SWITCH.on != expected and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert switch.SWITCH.on is expected
+
+
+def test_signals_switch_the_interceptors_off_and_on(observed, switch_by_signal):
+    exporter, provider, metrics, log = observed
+    switch = switch_by_signal
+    value = metrics.registry.get_sample_value
+    counted = {"role": "party/2", "caller": "aggregator", "kind": "Step/dppp/queries", "status": "OK"}
+    assert value("mpdp_observe_on", {"role": "party/2"}) == 1.0
+
+    _signal(switch, switch.OFF_SIGNAL, False)
+    assert value("mpdp_observe_on", {"role": "party/2"}) == 0.0
+    assert calls([envelope("s-1"), envelope("s-1")], provider, metrics, log) == ["OK", "OK"]
+    assert len(log.records("s-1")) == 2  # the calls went through; the extra saw none of them
+    assert exporter.get_finished_spans() == () and value("mpdp_rpc_calls_total", counted) is None
+
+    _signal(switch, switch.ON_SIGNAL, True)
+    assert value("mpdp_observe_on", {"role": "party/2"}) == 1.0
+    assert calls([envelope("s-2"), envelope("s-2"), envelope("s-2")], provider, metrics, log) == ["OK"] * 3
+    spans = exporter.get_finished_spans()
+    assert len(spans) == 6 and {s.attributes["mpdp.session_id"] for s in spans} == {"s-2"}  # a server and a client each
+    assert value("mpdp_rpc_calls_total", counted) == 3
+
+    _signal(switch, switch.OFF_SIGNAL, False)
+    calls([envelope("s-3")], provider, metrics, log)
+    assert len(exporter.get_finished_spans()) == 6 and value("mpdp_rpc_calls_total", counted) == 3
+
+
+def test_an_observed_role_takes_the_signals_and_an_unobserved_one_does_not(switch_by_signal):
+    import signal
+
+    from mpdp.observe.role import observe
+
+    switch = switch_by_signal
+    for signum in (switch.ON_SIGNAL, switch.OFF_SIGNAL):
+        signal.signal(signum, signal.SIG_DFL)
+    observe("party/1", environ={})  # nothing observed: the signals keep their default (ending the process)
+    assert signal.getsignal(switch.OFF_SIGNAL) == signal.SIG_DFL
+    observe("party/1", environ={"OTEL_TRACES_EXPORTER": "console"}).shutdown()
+    _signal(switch, switch.OFF_SIGNAL, False)
+    _signal(switch, switch.ON_SIGNAL, True)

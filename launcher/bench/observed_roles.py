@@ -1,21 +1,23 @@
-"""The observed deployment the benches compare with an unobserved one: the counting span receiver, the roles'
-metrics endpoints, and the counts of both against a session's report (`mpdp bench observe`, and the overhead section
-of a protocol's bench). Knows no protocol."""
+"""The observed deployment the benches measure: the counting span receiver, the roles' metrics endpoints, the
+counts of both against a session's report, and the signals that switch its roles' interceptors off and on
+(`mpdp bench observe`, and the overhead section of a protocol's bench). Knows no protocol."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
+import signal
 import time
 import urllib.request
 from collections import Counter
 from typing import Any
 
-from mpdp.observe.role import BASE_VARIABLE, offset
+from mpdp.observe.role import BASE_VARIABLE, PORT_VARIABLE, offset
 
 TARGET_RATIO = 1.03
 SPAN_WAIT_S = 20.0  # the batch processor exports every 5 s (OTEL_BSP_SCHEDULE_DELAY's default)
+SWITCH_WAIT_S = 10.0  # a signal is taken at once; the endpoints answer within a scrape
 
 
 @contextlib.contextmanager
@@ -33,21 +35,50 @@ def environment(values: dict[str, str]):
                 os.environ[name] = value
 
 
-def scrape(topology, base: int) -> Counter[tuple[str, str]]:
-    """(kind, status) → calls answered, summed over every role host's endpoint."""
+def _samples(topology, base: int):
+    """(host principal, sample) for every sample every role host's endpoint serves."""
     from prometheus_client.parser import text_string_to_metric_families
 
-    counts: Counter[tuple[str, str]] = Counter()
     for entry in topology.host_entries:
         url = f"http://127.0.0.1:{base + offset(str(entry.principal))}/metrics"
         with urllib.request.urlopen(url, timeout=10) as answer:  # noqa: S310 (loopback, our own endpoint)
             text = answer.read().decode()
         for family in text_string_to_metric_families(text):
-            if family.name == "mpdp_rpc_calls":
-                for sample in family.samples:
-                    if sample.name == "mpdp_rpc_calls_total":
-                        counts[(sample.labels["kind"], sample.labels["status"])] += int(sample.value)
+            for sample in family.samples:
+                yield str(entry.principal), sample
+
+
+def scrape(topology, base: int) -> Counter[tuple[str, str]]:
+    """(kind, status) → calls answered, summed over every role host's endpoint."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for _, sample in _samples(topology, base):
+        if sample.name == "mpdp_rpc_calls_total":
+            counts[(sample.labels["kind"], sample.labels["status"])] += int(sample.value)
     return counts
+
+
+def switched(topology, base: int) -> dict[str, bool]:
+    """Each role host's observe switch as its endpoint reports it (mpdp_observe_on)."""
+    return {principal: sample.value == 1 for principal, sample in _samples(topology, base)
+            if sample.name == "mpdp_observe_on"}
+
+
+def switch(target, on: bool, base: int, limit_s: float = SWITCH_WAIT_S) -> float:
+    """Every role process of `target` (pids from its run directory) switched on or off by its signal
+    (mpdp/observe/switch.py); returns once every endpoint reports the new state, the seconds that took."""
+    from mpdp.observe.switch import OFF_SIGNAL, ON_SIGNAL
+
+    started = time.monotonic()
+    for pid in target.pids().values():
+        os.kill(pid, ON_SIGNAL if on else OFF_SIGNAL)
+    while True:
+        states = switched(target.topology, base)
+        if len(states) == len(target.topology.host_entries) and all(state == on for state in states.values()):
+            return time.monotonic() - started
+        if time.monotonic() - started > limit_s:
+            raise RuntimeError(f"observe switch {'on' if on else 'off'} ({signal.Signals(ON_SIGNAL if on else OFF_SIGNAL).name}"
+                               f") not taken within {limit_s:.0f} s: {states}")
+        time.sleep(0.05)
 
 
 # The report's own collection of each role's records, made after the session: not in the report's traffic.
@@ -112,25 +143,31 @@ class Observer:
         self.server, self.receiver = sink.start(port)
         self.base = _metrics_base(parties, free_ports)
         self.environment = {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{port}",
-                            "OTEL_EXPORTER_OTLP_INSECURE": "true", BASE_VARIABLE: str(self.base)}
+                            "OTEL_EXPORTER_OTLP_INSECURE": "true", BASE_VARIABLE: str(self.base),
+                            PORT_VARIABLE: ""}  # one port for all would win over the base (role.metrics_port_of)
         if export_delay_ms is not None:
             self.environment["OTEL_BSP_SCHEDULE_DELAY"] = str(export_delay_ms)
 
-    def session(self, scale, target, parties: int, spans: bool = True, meter=None) -> tuple[float, dict]:
+    def session(self, scale, target, parties: int, spans: bool = True, meter=None,
+                tail_s: float = 0.0) -> tuple[float, dict]:
         """One session on the observed deployment: its wall time, its counts against its report. `spans` False:
         its spans are not waited for (they are exported while later sessions run, as in use), only its metrics
-        are checked here."""
+        are checked here. `tail_s`: the meter goes on that long after the session's answer (its spans' export)."""
         scraped_before = scrape(target.topology, self.base)
         known = set(self.receiver.sessions())
         if meter is not None:  # the roles' CPU over the session alone, not over the scrapes around it
             meter.start()
         result = asyncio.run(scale.session(target.topology, target.client_data, parties))
-        cpu = sum(meter.stop().values()) if meter is not None else None
+        if meter is not None and tail_s:
+            time.sleep(tail_s)
+        by_process = meter.stop() if meter is not None else {}
+        cpu = sum(by_process.values()) if meter is not None else None
         reported = reported_counts(result["traffic"])
         scraped = scrape(target.topology, self.base)
         scraped.subtract(scraped_before)
         arrived = _session_spans(self.receiver, known, sum(reported.values())) if spans else None
-        return result["wall_s"], {**check_counts(reported, scraped, arrived), "reported": reported, "cpu_s": cpu}
+        return result["wall_s"], {**check_counts(reported, scraped, arrived), "reported": reported, "cpu_s": cpu,
+                                  **({"cpu_s_by_process": by_process} if by_process else {})}
 
     def stop(self) -> None:
         self.server.stop(None)

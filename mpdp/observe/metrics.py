@@ -13,10 +13,11 @@ from collections import OrderedDict
 from typing import Any
 
 import grpc
-from prometheus_client import CollectorRegistry, Counter, Histogram, start_http_server
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 from prometheus_client.core import GaugeMetricFamily
 
 from mpdp.observe.calls import role_of, served_call_of
+from mpdp.observe.switch import SWITCH, Switch
 from mpdp.wire.identity import principal_of
 
 # Seconds from a call's arrival to its answer: Step returns at once, AwaitResult waits for a session's end.
@@ -25,9 +26,13 @@ SESSIONS_REMEMBERED = 4096  # session ids kept to count each session once (oldes
 
 
 class RoleMetrics:
-    def __init__(self, me: str, registry: CollectorRegistry | None = None):
+    def __init__(self, me: str, registry: CollectorRegistry | None = None, switch: Switch = SWITCH):
         self.registry = registry if registry is not None else CollectorRegistry()
         self.me = me
+        self.switch = switch
+        # Read at scrape time: whether this role's interceptors are counting and spanning now (switch.py).
+        Gauge("mpdp_observe_on", "1 while this role's observe interceptors are on, 0 while switched off",
+              ("role",), registry=self.registry).labels(me).set_function(lambda: float(switch.on))
         labels = ("role", "caller", "kind", "status")
         self.calls = Counter("mpdp_rpc_calls", "RPCs this role answered", labels, registry=self.registry)
         self.request_bytes = Counter("mpdp_rpc_request_bytes", "serialized request bytes this role received",
@@ -109,10 +114,12 @@ class _BudgetCollector:
 class MetricsInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, metrics: RoleMetrics):
         self._metrics = metrics
+        self._switch = metrics.switch
 
     async def intercept_service(self, continuation, handler_call_details):
         handler = await continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None:
+        # Switched off (switch.py): the handler as it is, the call not counted.
+        if not self._switch.on or handler is None or handler.unary_unary is None:
             return handler
         inner, metrics, full_method = handler.unary_unary, self._metrics, handler_call_details.method
 

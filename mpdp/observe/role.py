@@ -1,6 +1,7 @@
 """What a role server adds when observed: its interceptors (spans when OTEL_TRACES_EXPORTER asks for them, counts
-when a metrics port is given), the endpoint, and a flush of buffered spans when it stops. With neither asked for,
-nothing of the extra is imported and the role runs as without it."""
+when a metrics port is given), the endpoint, the signals that switch the interceptors off and on (switch.py), and
+a flush of buffered spans when it stops. With neither asked for, nothing of the extra is imported, no signal is
+taken and the role runs as without it."""
 
 from __future__ import annotations
 
@@ -78,6 +79,11 @@ def observe(me: str, metrics_port: int | None = None, metrics_host: str = "127.0
         observed.server_interceptors += (MetricsInterceptor(observed.metrics),)
         serve_endpoint(observed.metrics, metrics_port, metrics_host)
         log.info("%s: Prometheus metrics on http://%s:%d/metrics", me, metrics_host, metrics_port)
+    if observed.server_interceptors:
+        from mpdp.observe.switch import listen
+
+        if listen():
+            log.info("%s: observe interceptors on; SIGUSR2 switches them off, SIGUSR1 on", me)
     return observed
 
 

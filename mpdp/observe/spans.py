@@ -17,6 +17,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from mpdp.observe.calls import Call, call_of, served_call_of
+from mpdp.observe.switch import SWITCH, Switch
 
 INSTRUMENTATION = "mpdp.observe"
 
@@ -94,13 +95,15 @@ def _spans_of(provider) -> _Spans | None:
 
 
 class ServerSpanInterceptor(grpc.aio.ServerInterceptor):
-    def __init__(self, me: str, provider=None):
+    def __init__(self, me: str, provider=None, switch: Switch = SWITCH):
         self._me = me
         self._spans = _spans_of(provider)
+        self._switch = switch
 
     async def intercept_service(self, continuation, handler_call_details):
         handler = await continuation(handler_call_details)
-        if handler is None or handler.unary_unary is None or self._spans is None:
+        # Switched off (switch.py): the handler as it is, the call unread and unspanned.
+        if not self._switch.on or handler is None or handler.unary_unary is None or self._spans is None:
             return handler
         inner, spans, me, full_method = handler.unary_unary, self._spans, self._me, handler_call_details.method
 
@@ -130,12 +133,13 @@ class ServerSpanInterceptor(grpc.aio.ServerInterceptor):
 
 
 class ClientSpanInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
-    def __init__(self, me: str, provider=None):
+    def __init__(self, me: str, provider=None, switch: Switch = SWITCH):
         self._me = me
         self._spans = _spans_of(provider)
+        self._switch = switch
 
     async def intercept_unary_unary(self, continuation, client_call_details, request):
-        if self._spans is None:
+        if not self._switch.on or self._spans is None:  # switched off: no span, no trace context sent
             return await continuation(client_call_details, request)
         call = call_of(client_call_details.method, request)
         # A child of the span current here: the server span of the call this role is answering, if any.

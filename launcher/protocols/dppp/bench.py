@@ -191,7 +191,7 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
     """`proven_rounds` (default: `rounds`) rounds with proven votes, in the same run after one warm-up round;
     `verifiable_rounds` (default: `rounds`) rounds each of packed, proven and verifiable at `verifiable_queries`;
     every round with `ensemble` models per teacher (a proven ballot carries Q·T proofs); `observe_pairs` pairs of
-    packed rounds without and with the [observe] extra (launcher/bench/observe_overhead.py)."""
+    packed rounds with the [observe] extra switched off and on in one deployment (launcher/bench/observe_overhead.py)."""
     proven_rounds = rounds if proven_rounds is None else proven_rounds
     verifiable_rounds = rounds if verifiable_rounds is None else verifiable_rounds
     rows = max(6 * max(queries, paper_queries) + 600, 60 * teachers)
@@ -211,10 +211,6 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
         packed = _summary_of(_rounds(target, queries, True, rounds, "packed", ensemble=ensemble, agreement=agreement),
                              queries)
         load_after = os.getloadavg()[0]
-        observed = observe_overhead.run(
-            target, lambda: deployment(teachers, bits, dataset, seed=seed, model="logistic"),
-            lambda topology, data: _packed_round(topology, data, queries, ensemble), teachers,
-            observe_pairs, dppp_pb2.DpppMessage, warmup=max(warmup, 1)) if observe_pairs else None
         proven = None
         if proven_rounds:
             proven_warmup = _rounds(target, queries, True, 1, "proven votes warm-up", Assurance.PROVEN_VOTES,
@@ -227,6 +223,12 @@ def run(teachers: int = 10, classes: int = 10, queries: int = 200, bits: int = 2
                             paper_queries)
         units = _unit_costs(public_key)
         proof_units = _proof_costs(public_key, teachers, classes, ensemble=ensemble) if proven_rounds else None
+    # After the bench's own deployment is down: one deployment with the extra installed, switched off and on between
+    # rounds, alone on the machine's share this run has.
+    observed = observe_overhead.run(
+        lambda: deployment(teachers, bits, dataset, seed=seed, model="logistic"),
+        lambda topology, data: _packed_round(topology, data, queries, ensemble), teachers,
+        observe_pairs, dppp_pb2.DpppMessage, warmup=max(warmup, observe_overhead.WARMUP)) if observe_pairs else None
     per_teacher = parameters.layout(public_key.n).plaintexts_needed(parameters.values)
     threshold = public_key.threshold
     floor_round_s = (teachers * per_teacher * units["fixed_base_encryption_s"]

@@ -249,8 +249,9 @@ def bench_options() -> list[Option]:
                             "help": "T models per teacher in every round (default 1, the one-model protocol; `run "
                                     f"dppp` takes {ENSEMBLE_DEFAULT}): a proven ballot carries Q·T proofs"}),
         Option("observe-pairs", {"type": int, "default": 10,
-                                 "help": "pairs of packed rounds without and with the [observe] extra, alternating "
-                                         "with a second deployment, for its overhead (default 10; 0 skips them)"}),
+                                 "help": "pairs of packed rounds with the [observe] extra switched off and on by "
+                                         "signal in one deployment started with it, for its overhead (default 10; "
+                                         "0 skips them)"}),
         Option("json", {"type": Path, "help": "also write the figures to this JSON file"}),
     ]
 
