@@ -18,11 +18,11 @@ the holders agree on; then every role starts as before.
 from __future__ import annotations
 
 from launcher.deployment import compose_network, compose_observe
+from launcher.deployment.compose_names import PORT, service_name
 from launcher.deployment.keygen import DEFERRED, committee_size, default_method
 from mpdp.cryptocore.paillier.keyfiles import PUBLIC_KEY_FILE
 from mpdp.wire.profiles import NetworkProfile
 
-PORT = 50051
 PREPARE = "prepare"  # the one-shot that writes the bundles when no dealer makes the key
 # A key-generation service: runs once after `prepare`, is never restarted and has no health to check.
 ONE_SHOT_AFTER_PREPARE = (
@@ -43,10 +43,6 @@ CLIENT_UID = 10002
 AGGREGATOR_UID = 10010
 CURATOR_UID = 10011
 PARTY_UID_BASE = 10100
-
-
-def service_name(role: str, number: int) -> str:
-    return f"party-{number}" if role == "party" else role
 
 
 def bundle_name(service: str) -> str:

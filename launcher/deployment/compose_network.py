@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 from launcher.deployment import network
+from launcher.deployment.compose_names import PORT, service_name
 from mpdp.wire import links
 from mpdp.wire.identity import Principal
 from mpdp.wire.profiles import PROFILES, NetworkProfile
@@ -108,8 +109,6 @@ def depends() -> list[str]:
 
 async def _resolve(target: str) -> tuple[str, int]:
     """A link's target host → its service on the compose network (every compose role serves at PORT)."""
-    from launcher.deployment.compose import PORT, service_name  # compose imports this module
-
     principal = Principal.parse(target)
     return service_name(principal.role, principal.first), PORT
 
