@@ -16,6 +16,7 @@ from launcher.registry import PROTOCOLS
 from mpdp.proto.v1 import du_pb2
 from mpdp.protocols.du import accounting
 from tests.test_client_checks import HOLDERS, du_released  # noqa: F401  (the twin's one-round run)
+from tests.test_verify_hamm_pathak import _edited
 
 SESSION = "du"  # the twin's session id
 
@@ -88,13 +89,7 @@ def test_a_tampered_transcript_is_rejected(report):
 
 def test_a_report_that_differs_from_its_transcript_is_rejected(report):
     def edited(path, value):
-        changed = copy.deepcopy(report)
-        *parents, last = path
-        target = changed
-        for key in parents:
-            target = target[key]
-        target[last] = value
-        return changed
+        return _edited(report, path, value)
 
     _rejected(edited(("result", "theta"), [t + 1e-6 for t in report["result"]["theta"]]), "θ")
     _rejected(edited(("result", "history"), [{**report["result"]["history"][0],

@@ -53,3 +53,17 @@ def public_key(stored: dict, format_name: str, pin=None):
     if pin is not None and pin != key:
         raise VerifyFailed("the transcript's threshold key is not the one given with --public-key")
     return key
+
+
+def record(format_name: str, session_id: str, key_holders: list[int], parameters, public_key, ca_certificate: bytes | None,
+           **messages) -> dict:
+    """A threshold-sum protocol's transcript: its format, the session, the key holders, the parameters, the key
+    and the CA certificate its signatures are judged under, and each named protobuf message, base64-encoded."""
+    from mpdp.cryptocore.paillier import keyfiles
+
+    return {"format": format_name, "session_id": session_id, "key_holders": list(key_holders),
+            "parameters": b64(parameters.to_proto().SerializeToString(deterministic=True)),
+            **{name: b64(message.SerializeToString(deterministic=True)) for name, message in messages.items()},
+            "public_key": keyfiles.public_key_to_dict(public_key),
+            "ca_certificate": ca_certificate.decode() if ca_certificate is not None else None,
+            "recorded_at": now()}

@@ -16,9 +16,8 @@ import hashlib
 import json
 
 from launcher.protocol import Report
-from launcher.protocols.stored_transcript import VerifyFailed, b64, keys, now, unb64
+from launcher.protocols.stored_transcript import VerifyFailed, keys, record, unb64
 from launcher.protocols.stored_transcript import public_key as stored_public_key
-from mpdp.cryptocore.paillier import keyfiles
 from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.proto.v1 import du_pb2
 from mpdp.protocols.du import accounting, release
@@ -30,12 +29,7 @@ FORMAT = "mpdp/du-transcript/v1"
 
 def transcript(public_key: ThresholdPublicKey, ca_certificate: bytes | None, parameters: DuParameters,
                session_id: str, key_holders: list[int], result: du_pb2.DuResult) -> dict:
-    return {"format": FORMAT, "session_id": session_id, "key_holders": key_holders,
-            "parameters": b64(parameters.to_proto().SerializeToString(deterministic=True)),
-            "result": b64(result.SerializeToString(deterministic=True)),
-            "public_key": keyfiles.public_key_to_dict(public_key),
-            "ca_certificate": ca_certificate.decode() if ca_certificate is not None else None,
-            "recorded_at": now()}
+    return record(FORMAT, session_id, key_holders, parameters, public_key, ca_certificate, result=result)
 
 
 def verify(report: Report, ca_certificate: bytes | None = None, public_key_pin: ThresholdPublicKey | None = None

@@ -22,10 +22,9 @@ import math
 
 from launcher.protocol import Report
 from launcher.protocols.hamm.closed_form import closed_form
-from launcher.protocols.stored_transcript import VerifyFailed, b64, keys, now, unb64
+from launcher.protocols.stored_transcript import VerifyFailed, keys, record, unb64
 from launcher.protocols.stored_transcript import public_key as stored_public_key
 from mpdp.cryptocore.errors import CryptoError
-from mpdp.cryptocore.paillier import keyfiles
 from mpdp.cryptocore.paillier.threshold import ThresholdPublicKey
 from mpdp.privacy.collusion import COLLUDING_CONTRIBUTORS
 from mpdp.proto.v1 import hamm_pb2, threshold_sum_pb2
@@ -45,12 +44,7 @@ UNCHECKABLE = ("not checked, by design: the combination, the counts and the weig
 
 def transcript(public_key: ThresholdPublicKey, ca_certificate: bytes | None, parameters: HammParameters,
                session_id: str, key_holders: list[int], result: hamm_pb2.HammResult) -> dict:
-    return {"format": FORMAT, "session_id": session_id, "key_holders": list(key_holders),
-            "parameters": b64(parameters.to_proto().SerializeToString(deterministic=True)),
-            "votes": b64(result.votes.SerializeToString(deterministic=True)),
-            "public_key": keyfiles.public_key_to_dict(public_key),
-            "ca_certificate": ca_certificate.decode() if ca_certificate is not None else None,
-            "recorded_at": now()}
+    return record(FORMAT, session_id, key_holders, parameters, public_key, ca_certificate, votes=result.votes)
 
 
 def verify(report: Report, ca_certificate: bytes | None = None, public_key_pin: ThresholdPublicKey | None = None
