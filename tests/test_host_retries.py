@@ -188,3 +188,28 @@ def test_a_message_whose_call_the_transport_cancelled_is_sent_again_under_its_ca
             await peers.close()
 
     asyncio.run(scenario())
+
+
+def test_retry_pauses_give_a_busy_receiver_a_minute_and_a_missing_peer_three_seconds():
+    """The pauses a failed call waits before going again (mpdp.wire.host._retry_pause)."""
+    import grpc
+
+    from mpdp.wire.host import BUSY_RETRY_WINDOW_S, CALL_LIMIT_DETAILS, SEND_ATTEMPTS, _retry_pause
+
+    def schedule(code, details, deadline_s=300.0):
+        waited, pauses = 0.0, []
+        while (pause := _retry_pause(code, details, len(pauses) + 1, waited, deadline_s)) is not None:
+            pauses.append(pause)
+            waited += pause
+        return waited, pauses
+
+    waited, pauses = schedule(grpc.StatusCode.UNAVAILABLE, "connection refused")
+    assert len(pauses) == SEND_ATTEMPTS - 1 and waited == pytest.approx(3.0)  # a peer restarting, or given up
+    for code, details in ((grpc.StatusCode.RESOURCE_EXHAUSTED, CALL_LIMIT_DETAILS), (grpc.StatusCode.CANCELLED, "")):
+        waited, pauses = schedule(code, details)
+        assert BUSY_RETRY_WINDOW_S <= waited < BUSY_RETRY_WINDOW_S + 4.0 and max(pauses) <= 4.0
+        assert schedule(code, details, deadline_s=10.0)[0] < 14.0  # never much past the session's deadline
+    # mpdp's own RESOURCE_EXHAUSTED refuses a message's size: going again would not change that
+    assert len(schedule(grpc.StatusCode.RESOURCE_EXHAUSTED, "request of 70000 bytes is over the limit")[1]) \
+        == SEND_ATTEMPTS - 1
+    assert _retry_pause(grpc.StatusCode.PERMISSION_DENIED, "no", 1, 0.0, 300.0) is None

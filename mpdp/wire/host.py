@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field
@@ -40,14 +41,34 @@ SEND_ATTEMPTS = 7
 RETRY_PAUSE_S = 0.5
 RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.RESOURCE_EXHAUSTED)
 RETRYABLE_REFUSALS = frozenset(code.name for code in RETRYABLE)
-# A call the transport cancelled under load (the receiver's connection reset mid-call: 562 of 20 000 votes at
-# M = 20 000 on two cores) is sent again too: the receiver takes each call id once and runs a step to its end
-# whoever waits for it, so a retry is answered as the first attempt was.
-SEND_RETRYABLE = (*RETRYABLE, grpc.StatusCode.CANCELLED)
+# A receiver that is up but busy (RESOURCE_EXHAUSTED: its concurrent-call limit, when 20 party hosts send their
+# votes at once) and a call the transport cancelled under load (a connection reset mid-call) are sent again with
+# a growing pause for up to BUSY_RETRY_WINDOW_S, within the session's deadline: at M = 20 000 on two cores, 3 s
+# lost 24 votes to the first and 562 to the second, and the session then waited for its whole deadline. The
+# receiver takes each call id once and runs a step to its end whoever waits for it, so a retry is answered as
+# the first attempt was.
+CALL_LIMIT_DETAILS = "Concurrent RPC limit exceeded!"  # grpc's server; mpdp's own RESOURCE_EXHAUSTED refuses a size
+BUSY_RETRY_WINDOW_S = 60.0
+BUSY_PAUSE_MAX_S = 4.0
 ABORT_TIMEOUT_S = 5.0
 SETTLE_WAIT_S = 5.0
 STEP_CHECK_S = 1.0
 TAKEN = "taken"  # a retried call's first attempt was taken (its answer: the session it went to)  # how long a finished side's result waits for its last messages to leave
+
+
+def _retry_pause(code: grpc.StatusCode, details: str | None, attempt: int, waited_s: float, deadline_s: float
+                 ) -> float | None:
+    """How long to wait before sending a failed call again, or None to give up: a peer that is not connected
+    gets SEND_ATTEMPTS tries RETRY_PAUSE_S apart (3 s: a restarting peer is reached, a dead one soon given up);
+    a busy one a pause that doubles up to BUSY_PAUSE_MAX_S, with jitter so that the senders it refused do not
+    all come back at once, for BUSY_RETRY_WINDOW_S at most and never past the session's deadline."""
+    busy = code == grpc.StatusCode.CANCELLED or (code == grpc.StatusCode.RESOURCE_EXHAUSTED
+                                                 and details == CALL_LIMIT_DETAILS)
+    if not busy and code in RETRYABLE:
+        return RETRY_PAUSE_S if attempt < SEND_ATTEMPTS else None
+    if busy and waited_s < min(BUSY_RETRY_WINDOW_S, deadline_s):
+        return min(RETRY_PAUSE_S * 2 ** (attempt - 1), BUSY_PAUSE_MAX_S) * random.uniform(0.5, 1.0)
+    return None
 
 
 @dataclass
@@ -319,15 +340,19 @@ class RoleHost:
                 return
             envelope = wrap(hosted.session_id, side.identity, message.to, hosted.protocol, message.kind, message.body)
             metadata = ((CALL_ID_METADATA_KEY, new_call_id()),)  # one message, one call id, however many attempts
-            for attempt in range(1, SEND_ATTEMPTS + 1):
+            started, attempt = time.monotonic(), 0
+            while True:
+                attempt += 1
                 try:
                     await self._stub(message.to).Step(envelope, metadata=metadata, timeout=side.deadline_seconds)
                     reason = None
                     break
                 except grpc.aio.AioRpcError as error:
                     # A side's last message leaves as it finishes: retry it too, unless the side aborted.
-                    if error.code() in SEND_RETRYABLE and attempt < SEND_ATTEMPTS and side.state.name != "ABORTED":
-                        await asyncio.sleep(RETRY_PAUSE_S)
+                    pause = _retry_pause(error.code(), error.details(), attempt, time.monotonic() - started,
+                                         side.deadline_seconds)
+                    if pause is not None and side.state.name != "ABORTED":
+                        await asyncio.sleep(pause)
                         continue
                     reason = f"{error.code().name}: {error.details()}"
                     log.warning("session %s: %s to %s failed: %s", hosted.session_id, message.kind, message.to, reason)
