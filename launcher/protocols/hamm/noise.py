@@ -8,11 +8,15 @@ import random
 import numpy as np
 
 from launcher.common import noise as shared
+from launcher.protocols.hamm import preview
 from mpdp.learning import evaluation
 from mpdp.learning import noise_spread as spreads
 
 
-def release(args, parties: int, client_data: dict, colluding: int = 1) -> dict | None:
+def release(args, parties: int, client_data: dict, colluding: int = 1, topology=None) -> dict | None:
+    """The noise on a class score against the scores the release would have without it: from the operator's
+    preview (launcher/protocols/hamm/preview.py) where this launcher holds the parties' data, else against the
+    largest score the regulariser allows, which a fit to vote fractions comes nowhere near (said in the line)."""
     if math.isinf(args.epsilon):
         return None
     if getattr(args, "noisy_counts", False):
@@ -22,17 +26,33 @@ def release(args, parties: int, client_data: dict, colluding: int = 1) -> dict |
     per_party = (2.0 if classes == 2 else math.sqrt(2)) / args.regularization  # one party's model moves w by Δ·M
     voters = parties if args.method == "soft" else 1
     noise = shared.score_noise(weights, per_party / voters, args.epsilon)
-    signal = shared.weight_bound(args.regularization, classes)
+    noise_formula = f"√(D + 1)·Δ/ε = √({weights} + 1)·{per_party:.3g}/({voters}·ε)"
+    seen = preview.vote_fractions(topology, client_data) if topology is not None else None
+    spread = (preview.score_spread(args.method, args.regularization, client_data["public_features"], seen[0])
+              if seen is not None else None)
+    if seen is not None and spread is not None:
+        # the spread does not depend on M (α̂ is an average); a release that scores every row alike cannot rank them
+        signal, sampled = max(spread, 1e-12), seen[1]
+        read = "every party's" if sampled == parties else f"{sampled} randomly chosen parties'"
+        formula = (f"std of the noise on a class score {noise_formula} against the spread of the release's scores "
+                   f"without noise over Charlie's {len(client_data['public_features'])} public rows, along the votes' "
+                   f"fractions (std × correlation), previewed from {read} local models on the operator's copy of "
+                   "their data")
+        names = dict(signal_name="the scores' spread without noise", short="score spread without noise")
+        lever = "λ (--lambda; the noise falls as 1/λ, the release's spread more slowly)"
+    else:
+        signal = shared.weight_bound(args.regularization, classes)
+        formula = (f"std of the noise on a class score {noise_formula} against the largest score "
+                   f"√(2·ln {classes}/λ), which a fit to vote fractions stays far below: without the parties' "
+                   "data here, nothing smaller is known")
+        names = dict(signal_name="the largest score the regulariser allows", short="score bound")
+        lever = "λ (--lambda; noise ∝ 1/(Mλ), the model bound ∝ 1/√λ)"
     needed = (math.ceil(shared.score_noise(weights, per_party, args.epsilon) / (shared.TARGET * signal))
               if args.method == "soft" else None)
     fix = (f"raise M (logical parties: `mpdp up --parties {needed} --parties-per-process {max(1, needed // 4)}`) "
-           f"or λ (--lambda; noise ∝ 1/(Mλ), the model bound ∝ 1/√λ)" if needed else
-           "use --method soft (its sensitivity falls as 1/M) or raise λ")
-    return shared.judged("Hamm output perturbation", noise, signal,
-                  f"std of the noise on a class score √(D + 1)·Δ/ε = √({weights} + 1)·{per_party:.3g}/({voters}·ε) "
-                  f"against the largest score √(2·ln {classes}/λ)", fix, parties,
-                  signal_name="the largest score the regulariser allows", short="score bound",
-                  noise_name="noise std on a class score")
+           f"or {lever}" if needed else "use --method soft (its sensitivity falls as 1/M) or raise λ")
+    return shared.judged("Hamm output perturbation", noise, signal, formula, fix, parties,
+                         noise_name="noise std on a class score", **names)
 
 
 def counts(args, parties: int, client_data: dict, colluding: int = 1) -> dict | None:
@@ -60,7 +80,7 @@ def counts(args, parties: int, client_data: dict, colluding: int = 1) -> dict | 
 
 def check(args, topology, client_data: dict) -> dict | None:
     """N_i of noisy counts depends on how many parties one principal hosts."""
-    return release(args, len(topology.parties), client_data, getattr(topology, "colluding", 1))
+    return release(args, len(topology.parties), client_data, getattr(topology, "colluding", 1), topology)
 
 
 def spread(report: dict, topology, client_data: dict) -> dict:
