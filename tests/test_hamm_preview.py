@@ -93,7 +93,7 @@ def test_where_the_preview_passes_the_release_ranks(deployment, thirty_rows):
     assert min(ranked) > 0.7
     # three rows a party, the same λ: the check says it cannot learn, and no noise draw ranks as well
     few = noise_check.estimate("hamm", _args(1.0), *deployment)
-    assert few["ratio"] > 2 * common_noise.NOISY and "one noise draw decides" in few["warnings"][0]
+    assert few["ratio"] > 2 * common_noise.NOISY and few["warnings"]
     assert np.median(_release_aucs(*deployment, 1.0)) < np.median(ranked) - 0.1
 
 
@@ -110,8 +110,4 @@ def test_the_preview_is_charlies_fit_on_the_parties_votes(deployment):
     fractions = np.stack([1 - votes / PARTIES, votes / PARTIES], axis=1)
     assert np.allclose(preview.vote_fractions(topology, client_data)[0], fractions)
     w = fit(public, fractions, 0.1, GRADIENT_TOLERANCE)
-    scores = public @ w
-    assert preview.score_spread("soft", 0.1, public, fractions) == pytest.approx(
-        np.std(scores) * abs(np.corrcoef(scores, fractions[:, 1])[0, 1]))
-    # a vote release on a table where every row's majority is one class scores all rows alike: it cannot rank
-    assert preview.score_spread("vote", 0.1, public, np.tile([0.8, 0.2], (len(public), 1))) == pytest.approx(0, abs=1e-9)
+    assert preview.score_spread("soft", 0.1, public, fractions) == pytest.approx(np.std(public @ w))

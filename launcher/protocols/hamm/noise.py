@@ -35,9 +35,8 @@ def release(args, parties: int, client_data: dict, colluding: int = 1, topology=
         signal, sampled = max(spread, 1e-12), seen[1]
         read = "every party's" if sampled == parties else f"{sampled} randomly chosen parties'"
         formula = (f"std of the noise on a class score {noise_formula} against the spread of the release's scores "
-                   f"without noise over Charlie's {len(client_data['public_features'])} public rows, along the votes' "
-                   f"fractions (std × correlation), previewed from {read} local models on the operator's copy of "
-                   "their data")
+                   f"without noise (std) over Charlie's {len(client_data['public_features'])} public rows, previewed from "
+                   f"{read} local models on the operator's copy of their data")
         names = dict(signal_name="the scores' spread without noise", short="score spread without noise")
         lever = "λ (--lambda; the noise falls as 1/λ, the release's spread more slowly)"
     else:
