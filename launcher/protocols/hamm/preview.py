@@ -30,7 +30,8 @@ def vote_fractions(topology, client_data: dict) -> tuple[np.ndarray, int] | None
     if not entries or public is None or len(public) == 0 or any(getattr(e, "data", None) is None for e in entries):
         return None
     files = [Path(entry.data) for entry in entries]
-    key = (tuple(map(str, files)), tuple(entry.model for entry in entries), np.asarray(public).tobytes())
+    names = [getattr(entry, "model", None) or models.DEFAULT_TEACHER_MODEL for entry in entries]
+    key = (tuple(map(str, files)), tuple(names), np.asarray(public).tobytes())
     if key in _cache:
         return _cache[key]
     chosen = np.sort(np.random.default_rng(0).choice(len(files), size=min(len(files), SAMPLED_PARTIES),
@@ -42,7 +43,7 @@ def vote_fractions(topology, client_data: dict) -> tuple[np.ndarray, int] | None
     rows = np.arange(len(public))
     for i in chosen:
         features, labels = datasets.load_part(files[i])[:2]
-        model = models.train(entries[i].model or models.DEFAULT_TEACHER_MODEL, features, labels, classes)
+        model = models.train(names[i], features, labels, classes)
         votes[rows, np.asarray(model.predict(public), dtype=int)] += 1
     found = (votes / len(chosen), len(chosen))
     _cache.clear()  # one deployment's preview at a time: the fix's search asks again at other λ and ε
