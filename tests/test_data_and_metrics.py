@@ -259,3 +259,17 @@ def test_format_json_is_json_all_the_way_down(capsys, tmp_path):
     assert cli.main(["report", "--html", str(report), "--format", "json"]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert answer == {"success": True, "report": {"page": str(report.with_suffix(".html"))}}
+
+
+@pytest.mark.parametrize("content", [None, b"garbage", b"PK\x03\x04truncated"])
+def test_a_party_file_that_is_not_one_is_named_in_one_line(tmp_path, content):
+    """Every check and role reading a part (the Hamm preview, the same-model check, a role's start) names the file."""
+    path = tmp_path / "party_3.npz"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(ValueError, match=r"party_3\.npz: not a party's data file"):
+        datasets.load_part(path)
+    good = tmp_path / "party_4.npz"
+    datasets.save_part(good, np.eye(2) / 2, np.array([0, 1]), 2)
+    features, labels, classes = datasets.load_part(good)
+    assert classes == 2 and labels.tolist() == [0, 1] and features.shape == (2, 2)

@@ -487,5 +487,12 @@ def load_public(path: Path) -> np.ndarray:
 
 
 def load_part(path: Path) -> tuple[np.ndarray, np.ndarray, int]:
-    with np.load(path) as data:
-        return data["features"], data["labels"].astype(int), int(data["classes"])
+    """A party's rows as `save_part` wrote them; a missing, truncated or foreign file is a ValueError naming it
+    (every role and check that reads a part says which file, not only what numpy found)."""
+    import zipfile
+
+    try:
+        with np.load(path) as data:
+            return data["features"], data["labels"].astype(int), int(data["classes"])
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as error:
+        raise ValueError(f"{path}: not a party's data file as `mpdp up` writes it ({error})") from None
