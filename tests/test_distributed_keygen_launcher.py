@@ -21,6 +21,32 @@ def test_up_prepare_and_compose_default_to_the_holders_own_ceremony_where_it_can
         parser.parse_args([*command, "--keygen", "trusted-friend"])
 
 
+@pytest.mark.parametrize(("parties", "per_process", "single_operator", "expected"), [
+    (100, 50, True, "dealer"),  # party/1-50 would hold all 16 shares: the ceremony protects nothing against it
+    (100, 20, True, "dealer"),
+    (100, 10, True, "distributed"),  # 10 of 16 shares, t = 11: no process decrypts alone, the ceremony matters
+    (100, 5, True, "distributed"),
+    (100, 1, False, "distributed"),
+    (100, 50, False, "distributed"),  # refused later (2t > ℓ + c), never dealt by default
+])
+def test_up_deals_the_key_only_where_one_process_would_decrypt_alone(parties, per_process, single_operator,
+                                                                       expected, capsys):
+    from launcher.commands.up import _local_keygen
+    from launcher.deployment.keygen import quorum_in_one_host
+    from launcher.deployment.processes import party_hosts
+    from mpdp.sessions.identity import party
+
+    command = ["up", "--parties", str(parties), "--parties-per-process", str(per_process)]
+    args = build_parser().parse_args(command + (["--single-operator"] if single_operator else []))
+    assert _local_keygen(args) == expected
+    said = capsys.readouterr().out
+    assert ("decrypts alone however the key is made" in said) == (expected == "dealer")
+    holders = [party_hosts(parties, per_process)[party(number)] for number in range(1, 17)]
+    assert quorum_in_one_host(holders) == (per_process >= 20)
+    args.keygen = "distributed"  # the user's choice wins: the ceremony can still be measured
+    assert _local_keygen(args) == "distributed"
+
+
 def test_keygen_keeps_the_dealer_and_takes_the_choice():
     parser = build_parser()
     assert parser.parse_args(["keygen", "--parties", "3", "--out", "k"]).keygen == "dealer"

@@ -2,10 +2,11 @@
 succeed, on a quiet machine or while other processes keep every core busy (`--load`).
 
 Each run is the real command in its own process (`mpdp up --parties P --bits B --run-dir D`, the key holders'
-own ceremony included), then `mpdp down`; a run counts as a success when `up` exits 0 and every role serves.
+own ceremony included where it is the default, with any of `up`'s layout, data and key options given here:
+`--parties-per-process`, `--single-operator`, `--dataset`, `--keygen`), then `mpdp down`; a run counts as a success when `up` exits 0 and every role serves.
 Bounded in time: runs stop at `--max-minutes`. The load is one busy loop per core, niced as this command is,
 dying with it. Prints one line per run (seconds, or the failure's last line, and the 1-minute load average as the
-run ended: other processes' load counts as much as `--load`'s) and the count; with `--json`, the figures, loads,
+run ended: other processes' load counts as much as `--load`'s), the count and the successful runs' median; with `--json`, the figures, loads,
 date, machine and the command.
 """
 
@@ -17,6 +18,7 @@ import os
 import platform
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,12 +42,12 @@ def _load(cores: int) -> list[subprocess.Popen]:
             for _ in range(cores)]
 
 
-def one_run(parties: int, bits: int, timeout: float) -> dict:
+def one_run(parties: int, bits: int, timeout: float, options: tuple[str, ...] = ()) -> dict:
     run_dir = Path(tempfile.mkdtemp(prefix="mpdp-up-stress-"))
     started = time.perf_counter()
     try:
         try:
-            up = _mpdp("up", "--parties", str(parties), "--bits", str(bits), "--run-dir", str(run_dir),
+            up = _mpdp("up", "--parties", str(parties), "--bits", str(bits), "--run-dir", str(run_dir), *options,
                        timeout=timeout)
         except subprocess.TimeoutExpired:
             return {"ok": False, "seconds": round(time.perf_counter() - started, 1),
@@ -61,6 +63,14 @@ def one_run(parties: int, bits: int, timeout: float) -> dict:
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
+def up_options(args) -> tuple[str, ...]:
+    """The options of `up` this bench passes on, as `up` takes them."""
+    return ((("--parties-per-process", str(args.parties_per_process)) if args.parties_per_process else ())
+            + (("--single-operator",) if args.single_operator else ())
+            + (("--dataset", args.dataset) if args.dataset else ())
+            + (("--keygen", args.keygen) if args.keygen else ()))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mpdp bench up-stress", description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=50)
@@ -70,7 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-minutes", type=float, default=60.0, help="stop starting runs after this")
     parser.add_argument("--run-timeout", type=float, default=600.0, help="one `up` at most (seconds)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--parties-per-process", type=int)
+    parser.add_argument("--single-operator", action="store_true")
+    parser.add_argument("--dataset")
+    parser.add_argument("--keygen", choices=("dealer", "distributed"))
     args = parser.parse_args(argv)
+    options = up_options(args)
     load = _load(os.cpu_count() or 1) if args.load else []
     results = []
     limit = time.monotonic() + args.max_minutes * 60
@@ -79,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
             if time.monotonic() > limit:
                 print(f"stopped after {args.max_minutes:g} minutes", flush=True)
                 break
-            result = one_run(args.parties, args.bits, args.run_timeout)
+            result = one_run(args.parties, args.bits, args.run_timeout, options)
             result["load"] = round(os.getloadavg()[0], 2)
             results.append(result)
             detail = f"{result['seconds']} s" if result["ok"] else f"FAILED after {result['seconds']} s: {result['error']}"
@@ -91,14 +106,17 @@ def main(argv: list[str] | None = None) -> int:
     succeeded = sum(result["ok"] for result in results)
     streak = next((index for index, result in enumerate(results) if not result["ok"]), len(results))
     loads = sorted(result["load"] for result in results) or [0.0]
-    print(f"up --parties {args.parties} --bits {args.bits}{' under load' if args.load else ''}: "
-          f"{succeeded}/{len(results)} succeeded, the first {streak} in a row; load average {loads[0]:g}–{loads[-1]:g} "
-          f"(median {loads[len(loads) // 2]:g})")
+    seconds = sorted(result["seconds"] for result in results if result["ok"])
+    median = f"; median {statistics.median(seconds):g} s ({seconds[0]:g}–{seconds[-1]:g})" if seconds else ""
+    print(f"up --parties {args.parties} --bits {args.bits}{''.join(' ' + o for o in options)}"
+          f"{' under load' if args.load else ''}: {succeeded}/{len(results)} succeeded, the first {streak} in a row"
+          f"{median}; load average {loads[0]:g}–{loads[-1]:g} (median {loads[len(loads) // 2]:g})")
     if args.json:
         args.json.write_text(json.dumps({
             "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "machine": platform.node(),
             "cpus": os.cpu_count(), "command": "mpdp bench up-stress " + " ".join(argv or sys.argv[1:]),
-            "load": args.load, "runs": results, "succeeded": succeeded}, indent=2))
+            "load": args.load, "runs": results, "succeeded": succeeded,
+            "median_seconds": statistics.median(seconds) if seconds else None}, indent=2))
     return 0 if succeeded == len(results) else 1
 
 

@@ -54,10 +54,15 @@ def add_command(commands) -> None:
     stress.add_argument("--load", action="store_true", help="one busy loop per core meanwhile")
     stress.add_argument("--max-minutes", type=float, default=60.0, help="start no run after this (default 60)")
     stress.add_argument("--json", type=Path, help="also write the figures to this JSON file")
+    layout = stress.add_argument_group("passed on to `mpdp up`")
+    layout.add_argument("--parties-per-process", type=int)
+    layout.add_argument("--single-operator", action="store_true")
+    layout.add_argument("--dataset", help="a data set name; MPDP_DATA_DIR as for `up`")
+    layout.add_argument("--keygen", choices=("dealer", "distributed"), help="default: `up`'s own default")
     stress.set_defaults(handler=lambda args: _bench_module("bench.up_stress", [
         "--runs", str(args.runs), "--parties", str(args.parties), "--bits", str(args.bits),
         "--max-minutes", str(args.max_minutes), *(["--load"] if args.load else []),
-        *(["--json", str(args.json)] if args.json else [])]))
+        *(["--json", str(args.json)] if args.json else []), *up_stress_options(args)]))
 
     from launcher.bench import observe_command
 
@@ -139,6 +144,13 @@ def _bench_scale(args) -> int:
     write_json(args.json, report)
     args.json_report = report
     return 0
+
+
+def up_stress_options(args) -> list[str]:
+    """`up`'s options that `mpdp bench up-stress` passes on: its module takes them under `up`'s own names."""
+    from launcher.bench.up_stress import up_options
+
+    return list(up_options(args))
 
 
 def _bench_module(name: str, argv: list[str]) -> int:

@@ -75,11 +75,12 @@ def command(args) -> int:
         return 0
     from launcher.deployment import network
 
+    keygen = _local_keygen(args)
     topology = network.up(args.run_dir, network.profile_of(args), args.parties, args.bits, load_dataset(args),
                           args.seed, args.model, args.test_mode, faults(args.fault), split=args.split,
                           insecure=args.insecure, startup_timeout=args.startup_timeout,
                           parties_per_process=args.parties_per_process, aux_fraction=args.aux_fraction,
-                          budget=args.budget, allow_unproven=args.allow_unproven, keygen=keygen_method(args),
+                          budget=args.budget, allow_unproven=args.allow_unproven, keygen=keygen,
                           single_operator=args.single_operator)
     for entry in topology.host_entries:
         print(f"  {str(entry.principal):<14} {entry.address}")
@@ -88,6 +89,24 @@ def command(args) -> int:
     print(f"up: {len(topology.host_entries)} processes for {len(topology.roles)} roles; "
           f"topology {processes.RunDirectory(args.run_dir).topology}")
     return 0
+
+
+def _local_keygen(args) -> str:
+    """The key's method on this machine: without --keygen, the dealer where one process of a single operator's
+    simulation would hold a decrypting quorum of the shares (the ceremony would protect nothing there; said).
+    Ray keeps the holders' ceremony: there the launcher's host need not be the parties' (docs/ray.md)."""
+    from launcher.deployment.keygen import committee_size, quorum_in_one_host
+    from launcher.deployment.processes import party_hosts
+    from mpdp.sessions.identity import party
+
+    layout = party_hosts(args.parties, args.parties_per_process)
+    holders = [layout[party(number)] for number in range(1, committee_size(args.parties) + 1)]
+    method = keygen_method(args, holders if args.single_operator else None)
+    if args.keygen is None and method == "dealer" and args.single_operator and quorum_in_one_host(holders):
+        print(f"keys: dealt by this launcher, not the holders' ceremony: one process holds "
+              f"{max(holders.count(host) for host in holders)} of the {len(holders)} key shares and decrypts alone "
+              "however the key is made (--keygen distributed runs the ceremony anyway)")
+    return method
 
 
 def add_command(commands) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 from launcher.common.options import DEFAULT_RUN_DIR
@@ -35,11 +36,12 @@ def add_budget_option(parser) -> None:
                              "OFPA/OFAA, laplace-paper; non-private runs); refused otherwise")
 
 
-def keygen_method(args) -> str:
-    """--keygen, or the default for this many parties (launcher.deployment.keygen.default_method)."""
+def keygen_method(args, holder_hosts: Sequence[Hashable] | None = None) -> str:
+    """--keygen, or the default for this many parties and, where given, this layout of the key holders'
+    processes (launcher.deployment.keygen.default_method)."""
     from launcher.deployment.keygen import default_method
 
-    return args.keygen or default_method(args.parties)
+    return args.keygen or default_method(args.parties, holder_hosts)
 
 
 def add_keygen_method_option(parser, deferred: bool = False, default: str | None = None) -> None:
@@ -50,7 +52,8 @@ def add_keygen_method_option(parser, deferred: bool = False, default: str | None
                              "holds it (about a minute of CPU at 2048 bits among 5; docs/distributed-keygen.md); "
                              "dealer: one process deals the shares (seconds; tests). "
                              + ("default: dealer" if default else "default: distributed with 3 or more parties, "
-                                "dealer with 2")
+                                "dealer with 2, and dealer where one process of `up --single-operator` would "
+                                "hold enough shares to decrypt alone")
                              + ("; deferred: no key yet, the holders' own `serve party --keygen-only --once` "
                                 "processes make it (compose)" if deferred else ""))
 

@@ -9,6 +9,7 @@ an int in place: dropping every reference is what it can do, after which the mem
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 from launcher.deployment import bundles
@@ -30,10 +31,25 @@ METHODS = ("dealer", "distributed")
 DKG_MIN_HOLDERS = 3  # BGW needs an honest majority of at least two (mpdp.cryptocore.dkg.holder.MIN_HOLDERS)
 
 
-def default_method(parties: int) -> str:
+def default_method(parties: int, holder_hosts: Sequence[Hashable] | None = None) -> str:
     """`up`, `prepare` and `compose` without --keygen: the holders' own ceremony whenever it can run (3 or more
-    key holders; 2048 bits among 5 takes about a minute of CPU, docs/performance-dkg.md), the dealer for 2."""
-    return "distributed" if committee_size(parties) >= DKG_MIN_HOLDERS else "dealer"
+    key holders; 2048 bits among 5 takes about a minute of CPU, docs/performance-dkg.md), the dealer for 2, and
+    the dealer where `holder_hosts` (the process of each key holder, in a layout whose launcher runs on the hosts'
+    own machine) puts a decrypting quorum in one process (`quorum_in_one_host`)."""
+    if committee_size(parties) < DKG_MIN_HOLDERS:
+        return "dealer"
+    if holder_hosts is not None and quorum_in_one_host(holder_hosts):
+        return "dealer"
+    return "distributed"
+
+
+def quorum_in_one_host(holder_hosts: Sequence[Hashable]) -> bool:
+    """Whether one process would hold at least t of the shares (t the default threshold of a single operator's
+    simulation, c = 1: processes.check_quorum_hosts). Only `--single-operator` lays parties out so. That process
+    then decrypts alone whoever made the key, so the holders' ceremony protects nothing against its operator,
+    who also runs the launcher that would deal it: a dealer loses nothing there and saves the ceremony's minutes
+    (4 365 candidate pairs on average among 16 holders at 2048 bits, docs/performance-dkg.md)."""
+    return quorums.most_shares(holder_hosts) >= default_threshold(len(holder_hosts), 1)
 # `prepare` only: bundles without a key; the key holders' own containers generate it (compose, distributed)
 DEFERRED = "deferred"
 
