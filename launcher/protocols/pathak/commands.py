@@ -25,6 +25,7 @@ from launcher.protocol import (
 )
 from launcher.protocols.pathak import chart, noise, results
 from launcher.protocols.pathak.closed_form import closed_form
+from launcher.protocols.pathak.session_parameters import parameters
 from mpdp.cryptocore.keys.key_sizes import DEFAULT_KEY_BITS
 
 
@@ -52,17 +53,6 @@ def session_options() -> list[Option]:
                                            "help": "run a paper calibration that does not deliver the ε asked for "
                                                    "(refused without this flag)"}),
     ]
-
-
-def parameters(args: argparse.Namespace, parties: int, dimension: int):
-    from mpdp.protocols.pathak.parameters import PathakParameters
-
-    return PathakParameters(
-        epsilon=args.epsilon, delta=args.delta, regularization=args.regularization, mechanism=args.mechanism,
-        calibration=args.calibration, parties=parties, dimension=dimension, n_min=args.n_min,
-        deadline_seconds=args.deadline, noise_source=args.noise_source,
-        calibrate_to=args.calibrate_to or ("n_min" if args.noise_source == "distributed" else "n_1"),
-    )
 
 
 def charge(args: argparse.Namespace, shape: DeploymentShape):
