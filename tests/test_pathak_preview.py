@@ -1,7 +1,8 @@
-"""Pathak's check before spending reads the release's scores where the operator holds the parties' data: the spread
-of η·x against that of ŵ·x without noise on the same rows (launcher/protocols/pathak/preview.py); without the data,
-the regulariser's bound, which read within a factor of 0.6 to 1.3 of it on the tables measured
-(docs/results/noise-checks/)."""
+"""Pathak's check before spending: the regulariser's bound decides, and where the operator holds the parties' data
+the release's own scores are read beside it, the spread of η·x against that of ŵ·x without noise on the same rows
+(launcher/protocols/pathak/preview.py). The bound read within a factor of 0.6 to 1.3 of that on breast cancer and
+a9a, 0.27 on a skewed table (docs/results/noise-checks/); where the preview reads above 1× and the bound does not,
+the check warns."""
 
 from __future__ import annotations
 
@@ -49,28 +50,38 @@ def test_the_preview_is_the_average_local_model_against_the_noise_the_session_dr
     topology, client_data, split = deployment
     args = _args(regularization=0.3, epsilon=1.0)
     seen = noise_check.estimate("pathak", args, topology, client_data)
-    assert "score spread without noise" in noise_check.line(seen) and "every party's local models" in seen["formula"]
+    assert "the release's own scores: 0.3×" in noise_check.line(seen)
+    assert "every party's local models" in seen["preview"]["formula"]
     parameters = pathak_commands.parameters(args, PARTIES, split.test_features.shape[1])
     rows = np.vstack([x for x, _ in split.teacher_parts])  # fewer than SAMPLED_ROWS: every row
     w = np.mean([train(x, y, 0.3, parameters.gradient_tolerance) for x, y in split.teacher_parts], axis=0)
-    assert seen["signal_bound"] == pytest.approx(np.std(rows @ w))
+    assert seen["preview"]["signal"] == pytest.approx(np.std(rows @ w))
     smallest = min(len(y) for _, y in split.teacher_parts)
     noise = [np.std(rows @ preview.noise_vector(parameters, smallest, f"mpdp/noise-preview/{k}"))
              for k in range(preview.DRAWS)]
-    assert seen["noise"] == pytest.approx(np.median(noise))
-    assert seen["ratio"] < common_noise.TARGET and not seen["warnings"]
+    assert seen["preview"]["noise"] == pytest.approx(np.median(noise))
+    assert seen["preview"]["ratio"] < common_noise.TARGET and not seen["warnings"]
 
 
 @pytest.mark.parametrize(("regularization", "epsilon", "calibration"), [
     (0.3, 1.0, "tight"), (0.3, 1.0, "paper"), (0.1, 1.0, "paper"), (0.05, 0.3, "paper")])
-def test_without_the_data_the_bound_reads_near_the_preview(deployment, regularization, epsilon, calibration):
+def test_the_bound_decides_and_reads_near_the_preview(deployment, regularization, epsilon, calibration):
     topology, client_data, _ = deployment
     args = _args(regularization=regularization, epsilon=epsilon, calibration=calibration)
     seen = noise_check.estimate("pathak", args, topology, client_data)
     blind = noise_check.estimate("pathak", args, SimpleNamespace(parties=[SimpleNamespace(data=None)] * PARTIES),
                                  client_data)
-    assert "largest model the regulariser allows" in blind["formula"]
-    assert 0.6 <= blind["ratio"] / seen["ratio"] <= 1.5, (blind["ratio"], seen["ratio"])
+    assert "preview" not in blind and seen["ratio"] == blind["ratio"]
+    assert 0.6 <= blind["ratio"] / seen["preview"]["ratio"] <= 1.5, (blind["ratio"], seen["preview"]["ratio"])
+
+
+def test_a_preview_above_the_bound_warns_without_stopping(deployment):
+    """ε = 0.25: the bound reads 0.99× (it runs), the release's own scores about 1.2×: said, as a warning."""
+    topology, client_data, _ = deployment
+    seen = noise_check.estimate("pathak", _args(regularization=0.3, epsilon=0.25), topology, client_data)
+    assert seen["ratio"] <= common_noise.NOISY < seen["preview"]["ratio"]
+    assert len(seen["warnings"]) == 1 and "one noise draw decides" in seen["warnings"][0]
+    assert "the release's own scores" in seen["warnings"][0]
 
 
 def test_what_the_preview_says_is_what_the_release_does(deployment):
@@ -88,12 +99,13 @@ def test_what_the_preview_says_is_what_the_release_does(deployment):
             for k in range(30)]
 
     quiet = _args(regularization=0.3, epsilon=1.0)
-    assert noise_check.estimate("pathak", quiet, topology, client_data)["ratio"] < common_noise.TARGET
+    assert noise_check.estimate("pathak", quiet, topology, client_data)["preview"]["ratio"] < common_noise.TARGET
     plain, released = aucs(quiet)
     assert min(released) > plain - 0.05
     loud = _args(regularization=0.3, epsilon=0.05, calibration="paper")
     swamped = noise_check.estimate("pathak", loud, topology, client_data)
-    assert swamped["ratio"] > common_noise.TOO_NOISY and "it cannot learn" in swamped["warnings"][0]
+    assert min(swamped["ratio"], swamped["preview"]["ratio"]) > common_noise.TOO_NOISY
+    assert "it cannot learn" in swamped["warnings"][0]
     _, released = aucs(loud)
     assert abs(np.median(released) - 0.5) < 0.2 and min(released) < 0.5 < max(released)
 
@@ -102,7 +114,7 @@ def test_a_party_file_gone_falls_back_to_the_bound(deployment, tmp_path):
     _, client_data, _ = deployment
     missing = SimpleNamespace(parties=[SimpleNamespace(data=tmp_path / "gone.npz")] * PARTIES)
     blind = noise_check.estimate("pathak", _args(regularization=0.3), missing, client_data)
-    assert "largest model the regulariser allows" in blind["formula"]
+    assert "preview" not in blind and "the release's own scores" not in noise_check.line(blind)
     # the draws are seeded by name (noise_vector): the check reads the same each time
-    assert noise_check.estimate("pathak", _args(regularization=0.3), *deployment[:2])["noise"] == \
-        noise_check.estimate("pathak", _args(regularization=0.3), *deployment[:2])["noise"]
+    assert noise_check.estimate("pathak", _args(regularization=0.3), *deployment[:2])["preview"] == \
+        noise_check.estimate("pathak", _args(regularization=0.3), *deployment[:2])["preview"]

@@ -6,8 +6,8 @@ objective at w = 0 is ln C, the minimiser's is no larger, and the loss is non-ne
 bound reads no data. Output perturbation with L2 sensitivity Δ adds η with E‖η‖ = D·Δ/ε (l2-laplace: a
 uniform direction, ‖η‖ ~ Gamma(D, Δ/ε)). What a prediction sees is η·x: on a unit row its standard deviation
 is √(E‖η‖²/D) = √(D + 1)·Δ/ε, while the model's score w·x is at most ‖w‖. Hamm's check compares those two;
-Pathak's compares the norms. Where the operator holds the parties' data, both read the release's own scores
-instead (launcher/protocols/{hamm,pathak}/preview.py).
+Pathak's compares the norms. Where the operator holds the parties' data, Hamm's reads the release's own scores
+instead and Pathak's shows them beside (launcher/protocols/{hamm,pathak}/preview.py).
 """
 
 from __future__ import annotations

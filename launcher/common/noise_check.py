@@ -18,8 +18,9 @@ def estimate(protocol: str, args, topology, client_data: dict) -> dict:
 def line(check: dict) -> str | None:
     if "ratio" not in check:
         return None
+    previewed = f"; the release's own scores: {check['preview']['ratio']:.2g}×" if "preview" in check else ""
     return (f"noise check ({check['release']}): {check['noise_name']} {check['noise']:.3g} against a "
-            f"{check.get('signal', 'model bound')} {check['signal_bound']:.3g} ({check['ratio']:.2g}×)")
+            f"{check.get('signal', 'model bound')} {check['signal_bound']:.3g} ({check['ratio']:.2g}×{previewed})")
 
 
 def demo_lines(args, topology, client_data_path, protocols) -> list[str]:
