@@ -118,3 +118,23 @@ def test_a_party_file_gone_falls_back_to_the_bound(deployment, tmp_path):
     # the draws are seeded by name (noise_vector): the check reads the same each time
     assert noise_check.estimate("pathak", _args(regularization=0.3), *deployment[:2])["preview"] == \
         noise_check.estimate("pathak", _args(regularization=0.3), *deployment[:2])["preview"]
+
+
+def test_a_deployment_remade_at_the_same_paths_is_read_anew(tmp_path):
+    """The preview keeps one deployment's data between the fix's candidates; new files at those paths are new data."""
+    split = datasets.split_for_teachers(datasets.load("breast-cancer"), PARTIES, np.random.default_rng(2))
+    paths = [tmp_path / f"party_{number}.npz" for number in range(1, PARTIES + 1)]
+    topology = SimpleNamespace(parties=[SimpleNamespace(data=path) for path in paths])
+    client_data = {"test_features": split.test_features, "test_labels": split.test_labels, "classes": 2,
+                   "party_sizes": np.array([len(labels) for _, labels in split.teacher_parts])}
+    for path, (features, labels) in zip(paths, split.teacher_parts):
+        datasets.save_part(path, features, labels, 2)
+    first = noise_check.estimate("pathak", _args(regularization=0.3), topology, client_data)["preview"]
+    for path, (features, labels) in zip(paths, split.teacher_parts):
+        datasets.save_part(path, features, 1 - labels, 2)  # the same rows, every label flipped: ŵ → −ŵ
+    again = noise_check.estimate("pathak", _args(regularization=0.3), topology, client_data)["preview"]
+    assert again["signal"] == pytest.approx(first["signal"])  # the spread of −ŵ·x is that of ŵ·x …
+    weights = preview.release_without_noise(topology, 0.3, 1e-6)[0]
+    flipped = np.mean([train(x, 1 - y, 0.3, 1e-6) for x, y in split.teacher_parts], axis=0)
+    assert np.allclose(weights, flipped)  # … but the model is the new files' one, not the one read first
+    assert not np.allclose(weights, np.mean([train(x, y, 0.3, 1e-6) for x, y in split.teacher_parts], axis=0))

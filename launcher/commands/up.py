@@ -98,15 +98,16 @@ def _local_keygen(args) -> str:
     from launcher.deployment.keygen import committee_size, quorum_in_one_host
     from launcher.deployment.processes import party_hosts
     from mpdp.sessions.identity import party
+    from mpdp.threshold_sum import quorums
 
     layout = party_hosts(args.parties, args.parties_per_process)
     holders = [layout[party(number)] for number in range(1, committee_size(args.parties) + 1)]
-    method = keygen_method(args, holders if args.single_operator else None)
-    if args.keygen is None and method == "dealer" and args.single_operator and quorum_in_one_host(holders):
+    alone = args.single_operator and quorum_in_one_host(holders)
+    if args.keygen is None and alone:
         print(f"keys: dealt by this launcher, not the holders' ceremony: one process holds "
-              f"{max(holders.count(host) for host in holders)} of the {len(holders)} key shares and decrypts alone "
+              f"{quorums.most_shares(holders)} of the {len(holders)} key shares and decrypts alone "
               "however the key is made (--keygen distributed runs the ceremony anyway)")
-    return method
+    return keygen_method(args, alone)
 
 
 def add_command(commands) -> None:

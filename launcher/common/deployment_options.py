@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 from launcher.common.options import DEFAULT_RUN_DIR
@@ -36,12 +35,11 @@ def add_budget_option(parser) -> None:
                              "OFPA/OFAA, laplace-paper; non-private runs); refused otherwise")
 
 
-def keygen_method(args, holder_hosts: Sequence[Hashable] | None = None) -> str:
-    """--keygen, or the default for this many parties and, where given, this layout of the key holders'
-    processes (launcher.deployment.keygen.default_method)."""
+def keygen_method(args, one_process_decrypts: bool = False) -> str:
+    """--keygen, or the default for this many parties and this layout (launcher.deployment.keygen.default_method)."""
     from launcher.deployment.keygen import default_method
 
-    return args.keygen or default_method(args.parties, holder_hosts)
+    return args.keygen or default_method(args.parties, one_process_decrypts)
 
 
 def add_keygen_method_option(parser, deferred: bool = False, default: str | None = None) -> None:

@@ -56,6 +56,12 @@ def judged(what: str, noise: float, signal: float, formula: str, fix: str, parti
     return result
 
 
+def files_key(files: list[Path]) -> tuple:
+    """What a cache of data read from `files` is kept under: their paths, inodes and modification times, so that
+    a deployment remade at the same paths in one process (the Python API, tests) is read anew."""
+    return tuple((str(path), path.stat().st_ino, path.stat().st_mtime_ns) for path in files)
+
+
 def _data_files(topology) -> list[Path] | None:
     files = [Path(entry.data) for entry in topology.parties if entry.data is not None]
     return files if files and len(files) == len(topology.parties) and all(f.is_file() for f in files) else None

@@ -31,14 +31,12 @@ METHODS = ("dealer", "distributed")
 DKG_MIN_HOLDERS = 3  # BGW needs an honest majority of at least two (mpdp.cryptocore.dkg.holder.MIN_HOLDERS)
 
 
-def default_method(parties: int, holder_hosts: Sequence[Hashable] | None = None) -> str:
+def default_method(parties: int, one_process_decrypts: bool = False) -> str:
     """`up`, `prepare` and `compose` without --keygen: the holders' own ceremony whenever it can run (3 or more
     key holders; 2048 bits among 5 takes about a minute of CPU, docs/performance-dkg.md), the dealer for 2, and
-    the dealer where `holder_hosts` (the process of each key holder, in a layout whose launcher runs on the hosts'
-    own machine) puts a decrypting quorum in one process (`quorum_in_one_host`)."""
-    if committee_size(parties) < DKG_MIN_HOLDERS:
-        return "dealer"
-    if holder_hosts is not None and quorum_in_one_host(holder_hosts):
+    the dealer where one process on the launcher's own machine would hold a decrypting quorum of the shares
+    anyway (`quorum_in_one_host`)."""
+    if committee_size(parties) < DKG_MIN_HOLDERS or one_process_decrypts:
         return "dealer"
     return "distributed"
 

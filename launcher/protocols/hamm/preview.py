@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from launcher.common import noise as shared
+
 SAMPLED_PARTIES = 1000  # α̂'s sampling error per public row is at most √(¼/1000) ≈ 0.016 beyond this many parties
 _cache: dict[tuple, tuple[np.ndarray, int]] = {}
 
@@ -31,13 +33,13 @@ def vote_fractions(topology, client_data: dict) -> tuple[np.ndarray, int] | None
         return None
     files = [Path(entry.data) for entry in entries]
     names = [getattr(entry, "model", None) or models.DEFAULT_TEACHER_MODEL for entry in entries]
-    key = (tuple(map(str, files)), tuple(names), np.asarray(public).tobytes())
-    if key in _cache:
-        return _cache[key]
     chosen = np.sort(np.random.default_rng(0).choice(len(files), size=min(len(files), SAMPLED_PARTIES),
                                                      replace=False))
     if not all(files[i].is_file() for i in chosen):
         return None
+    key = (shared.files_key([files[i] for i in chosen]), tuple(names), np.asarray(public).tobytes())
+    if key in _cache:
+        return _cache[key]
     classes = int(client_data["classes"])
     votes = np.zeros((len(public), classes))
     rows = np.arange(len(public))

@@ -20,10 +20,13 @@ from pathlib import Path
 
 import numpy as np
 
+from launcher.common import noise as shared
+
 SAMPLED_PARTIES = 1000  # beyond this many, ŵ from a random sample (each local model counts 1/K either way)
 SAMPLED_ROWS = 5000  # the rows the spreads are read on
 DRAWS = 20  # noise draws; the check reads their median spread
-_models: dict[tuple, tuple[np.ndarray, np.ndarray, int]] = {}
+_parts: dict[tuple, tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray]] = {}
+_weights: dict[tuple[float, float], np.ndarray] = {}  # ŵ by (λ, tolerance), for the deployment in _parts
 
 
 @dataclass(frozen=True)
@@ -44,35 +47,45 @@ def noise_vector(parameters, records: int, label: str) -> np.ndarray:
     return total / (2.0 ** parameters.fractional_bits * parameters.parties)
 
 
-def release_without_noise(topology, regularization: float,
-                          tolerance: float) -> tuple[np.ndarray, np.ndarray, int] | None:
-    """(ŵ, rows, parties read) from the operator's copy of the parties' data, or None without it."""
+def _sampled_parts(topology) -> tuple[list[tuple[np.ndarray, np.ndarray]], np.ndarray] | None:
+    """(the sampled parties' rows and labels, the rows the spreads are read on), read once per deployment: the
+    fix's search asks again at other λ and ε, which change the models, not the data."""
     from mpdp.learning import datasets
-    from mpdp.learning.pathak_local import train
 
     entries = list(getattr(topology, "parties", ()))
     if not entries or any(getattr(entry, "data", None) is None for entry in entries):
         return None
     files = [Path(entry.data) for entry in entries]
-    key = (tuple(map(str, files)), regularization, tolerance)
-    if key in _models:
-        return _models[key]
     rng = np.random.default_rng(0)
     chosen = np.sort(rng.choice(len(files), size=min(len(files), SAMPLED_PARTIES), replace=False))
     if not all(files[i].is_file() for i in chosen):
         return None
-    models, rows = [], []
-    for i in chosen:
-        features, labels = datasets.load_part(files[i])[:2]
-        models.append(train(features, labels, regularization, tolerance))
-        rows.append(features)
-    pooled = np.vstack(rows)
+    key = shared.files_key([files[i] for i in chosen])
+    if key in _parts:
+        return _parts[key]
+    parts = [datasets.load_part(files[i])[:2] for i in chosen]
+    pooled = np.vstack([features for features, _ in parts])
     if len(pooled) > SAMPLED_ROWS:
         pooled = pooled[np.sort(rng.choice(len(pooled), SAMPLED_ROWS, replace=False))]
-    if len(_models) >= 8:  # the fix's search asks again at a few λ; one deployment's at a time
-        _models.clear()
-    _models[key] = found = (np.mean(models, axis=0), pooled, len(chosen))
+    _parts.clear()  # one deployment's at a time, and the models fitted on it
+    _weights.clear()
+    _parts[key] = found = (parts, pooled)
     return found
+
+
+def release_without_noise(topology, regularization: float,
+                          tolerance: float) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(ŵ, rows, parties read) from the operator's copy of the parties' data, or None without it."""
+    from mpdp.learning.pathak_local import train
+
+    sampled = _sampled_parts(topology)
+    if sampled is None:
+        return None
+    parts, pooled = sampled
+    if (regularization, tolerance) not in _weights:  # the fix's candidates repeat each λ at several ε
+        _weights[(regularization, tolerance)] = np.mean(
+            [train(features, labels, regularization, tolerance) for features, labels in parts], axis=0)
+    return _weights[(regularization, tolerance)], pooled, len(parts)
 
 
 def preview(parameters, topology, smallest: int) -> Preview | None:
