@@ -59,7 +59,7 @@ def judged(what: str, noise: float, signal: float, formula: str, fix: str, parti
 def files_key(files: list[Path]) -> tuple:
     """What a cache of data read from `files` is kept under: their paths, inodes and modification times, so that
     a deployment remade at the same paths in one process (the Python API, tests) is read anew."""
-    return tuple((str(path), path.stat().st_ino, path.stat().st_mtime_ns) for path in files)
+    return tuple((str(path), found.st_ino, found.st_mtime_ns) for path in files for found in (path.stat(),))
 
 
 def _data_files(topology) -> list[Path] | None:
